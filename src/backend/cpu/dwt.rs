@@ -1,0 +1,166 @@
+//! The DWT on the CPU: traces spread over the pool's threads; a batch of fewer traces
+//! than threads (one long signal, say) is instead split within each level.
+
+use super::CpuBackend;
+use crate::dwt::denoise::{self, DenoiseOptions};
+use crate::dwt::transform::Filters;
+use crate::dwt::wavelet::Wavelet;
+use crate::dwt::{Direction, Traces};
+use crate::error::{try_vec, Result};
+use crate::layout::TraceBatch;
+use crate::sample::Sample;
+use rayon::prelude::*;
+
+/// Output positions per parallel task when one signal is split.
+const CHUNK: usize = 1 << 14;
+/// Signals shorter than this are never split: the work per level is too small.
+const SPLIT_MIN: usize = 1 << 16;
+
+/// Per-thread buffers, allocated up front so that exhaustion is a status, not an abort.
+struct Work<T> {
+    buf: Vec<T>,
+    tmp: Vec<T>,
+    scratch: Vec<T>,
+}
+
+impl<T: Sample> Work<T> {
+    fn new(n: usize) -> Result<Work<T>> {
+        Ok(Work {
+            buf: try_vec(n, T::zero(), "a DWT work buffer")?,
+            tmp: try_vec(n, T::zero(), "a DWT work buffer")?,
+            scratch: Vec::new(),
+        })
+    }
+}
+
+fn forward_levels<T: Sample>(f: &Filters<T>, levels: u32, w: &mut Work<T>, split: bool) {
+    for l in 0..levels {
+        let m = w.buf.len() >> l;
+        let (x, out) = (&w.buf[..m], &mut w.tmp[..m]);
+        let (a, d) = out.split_at_mut(m / 2);
+        if split && m / 2 > CHUNK {
+            a.par_chunks_mut(CHUNK)
+                .zip(d.par_chunks_mut(CHUNK))
+                .enumerate()
+                .for_each(|(c, (a, d))| f.forward(x, c * CHUNK, a, d));
+        } else {
+            f.forward(x, 0, a, d);
+        }
+        w.buf[..m].copy_from_slice(&w.tmp[..m]);
+    }
+}
+
+fn inverse_levels<T: Sample>(f: &Filters<T>, levels: u32, w: &mut Work<T>, split: bool) {
+    for l in (0..levels).rev() {
+        let m = w.buf.len() >> l;
+        let (a, d) = w.buf[..m].split_at(m / 2);
+        let out = &mut w.tmp[..m];
+        if split && m > CHUNK {
+            out.par_chunks_mut(CHUNK)
+                .enumerate()
+                .for_each(|(c, o)| f.inverse(a, d, c * CHUNK, o));
+        } else {
+            f.inverse(a, d, 0, out);
+        }
+        w.buf[..m].copy_from_slice(&w.tmp[..m]);
+    }
+}
+
+/// Runs `body` on every trace: the trace is copied into `Work::buf`, transformed there
+/// by `body`, and written back to the output. Returns what `body` returned, per trace.
+fn for_each_trace<T: Sample, R: Send>(
+    cpu: &CpuBackend,
+    traces: Traces<T>,
+    batch: TraceBatch,
+    body: impl Fn(&mut Work<T>, bool) -> R + Sync,
+) -> Result<Vec<R>> {
+    let n = batch.n_samples;
+    let split = batch.n_traces < cpu.threads() && n >= SPLIT_MIN;
+    let groups = if split {
+        1
+    } else {
+        cpu.threads().min(batch.n_traces)
+    };
+    let mut works = (0..groups)
+        .map(|_| Work::new(n))
+        .collect::<Result<Vec<_>>>()?;
+    let (input, output): (Option<&[T]>, &mut [T]) = match traces {
+        Traces::InPlace(d) => (None, d),
+        Traces::Separate { input, output } => (Some(input), output),
+    };
+    let mut outs: Vec<(usize, &mut [T])> = output[..batch.len()]
+        .chunks_mut(batch.trace_stride)
+        .map(|c| &mut c[..n])
+        .enumerate()
+        .collect();
+    let per_group = batch.n_traces.div_ceil(groups);
+    cpu.install(|| {
+        let run_group = |(group, w): (&mut [(usize, &mut [T])], &mut Work<T>)| -> Vec<R> {
+            group
+                .iter_mut()
+                .map(|(t, out)| {
+                    match input {
+                        Some(inp) => w.buf.copy_from_slice(&inp[*t * batch.trace_stride..][..n]),
+                        None => w.buf.copy_from_slice(out),
+                    }
+                    let r = body(w, split);
+                    out.copy_from_slice(&w.buf);
+                    r
+                })
+                .collect()
+        };
+        let per: Vec<Vec<R>> = if split {
+            outs.chunks_mut(per_group)
+                .zip(works.iter_mut())
+                .map(run_group)
+                .collect()
+        } else {
+            outs.par_chunks_mut(per_group)
+                .zip(works.par_iter_mut())
+                .map(run_group)
+                .collect()
+        };
+        Ok(per.into_iter().flatten().collect())
+    })
+}
+
+pub fn transform<T: Sample>(
+    cpu: &CpuBackend,
+    wavelet: &Wavelet,
+    direction: Direction,
+    levels: u32,
+    traces: Traces<T>,
+    batch: TraceBatch,
+) -> Result<()> {
+    let f = Filters::<T>::new(wavelet);
+    for_each_trace(cpu, traces, batch, |w, split| match direction {
+        Direction::Forward => forward_levels(&f, levels, w, split),
+        Direction::Inverse => inverse_levels(&f, levels, w, split),
+    })?;
+    Ok(())
+}
+
+/// Denoises every trace; returns the thresholds used, n_traces × levels.
+pub fn denoise<T: Sample>(
+    cpu: &CpuBackend,
+    wavelet: &Wavelet,
+    options: &DenoiseOptions,
+    levels: u32,
+    traces: Traces<T>,
+    batch: TraceBatch,
+) -> Result<Vec<f64>> {
+    let f = Filters::<T>::new(wavelet);
+    let n = batch.n_samples;
+    let per_trace = for_each_trace(cpu, traces, batch, |w, split| {
+        forward_levels(&f, levels, w, split);
+        let lambdas = denoise::level_thresholds(options, &w.buf, levels, &mut w.scratch);
+        for (j, &lambda) in (1..=levels).zip(&lambdas) {
+            if options.thresholds_level(j) {
+                denoise::shrink(&mut w.buf[n >> j..n >> (j - 1)], lambda, options.mode);
+            }
+        }
+        inverse_levels(&f, levels, w, split);
+        lambdas
+    })?;
+    Ok(per_trace.into_iter().flatten().collect())
+}

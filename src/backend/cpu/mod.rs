@@ -1,0 +1,36 @@
+//! The CPU backend: a rayon pool per context; algorithms run inside it.
+
+pub mod dwt;
+
+use crate::error::{Error, Result};
+
+pub struct CpuBackend {
+    pool: rayon::ThreadPool,
+}
+
+impl CpuBackend {
+    /// A pool of `SEISGPU_NUM_THREADS` threads, or one per core when it is unset or 0.
+    pub fn new() -> Result<CpuBackend> {
+        let threads = match std::env::var("SEISGPU_NUM_THREADS") {
+            Err(_) => 0,
+            Ok(v) => v.trim().parse::<usize>().map_err(|_| {
+                crate::invalid!("SEISGPU_NUM_THREADS={v:?} is not a non-negative integer")
+            })?,
+        };
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("seisgpu-cpu-{i}"))
+            .build()
+            .map_err(|e| Error::OutOfMemory(format!("could not start the CPU thread pool: {e}")))?;
+        Ok(CpuBackend { pool })
+    }
+
+    pub fn threads(&self) -> usize {
+        self.pool.current_num_threads()
+    }
+
+    /// Runs `f` inside this context's pool, so that rayon calls in it use these threads.
+    pub fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        self.pool.install(f)
+    }
+}

@@ -1,0 +1,15 @@
+//! The CUDA C sources of `kernels/`, embedded in the library.
+
+/// One file of `kernels/`.
+pub struct KernelSource {
+    pub file: &'static str,
+    pub source: &'static str,
+}
+
+pub const DWT: KernelSource = KernelSource {
+    file: "dwt.cu",
+    source: include_str!("../../../kernels/dwt.cu"),
+};
+
+/// Every embedded kernel file, so that tests can compile them all.
+pub const ALL: &[&KernelSource] = &[&DWT];

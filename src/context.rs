@@ -1,0 +1,75 @@
+//! A context: the backend every plan created from it runs on.
+
+use crate::backend::cpu::CpuBackend;
+use crate::backend::cuda::CudaBackend;
+use crate::backend::{BackendKind, BackendRequest};
+use crate::error::{Error, Result};
+use std::sync::Arc;
+
+pub struct Context {
+    /// Always present: the CPU backend runs CPU contexts and the host-side
+    /// staging work of CUDA contexts.
+    pub(crate) cpu: CpuBackend,
+    pub(crate) cuda: Option<CudaBackend>,
+    description: String,
+}
+
+impl Context {
+    /// Creates a context. `device_ordinal` picks the GPU (ignored on the CPU).
+    /// A forced CUDA request fails with `CudaUnavailable` rather than falling back.
+    pub fn new(request: BackendRequest, device_ordinal: i32) -> Result<Arc<Context>> {
+        let (request, forced_by) = request.with_environment()?;
+        let cpu = CpuBackend::new()?;
+        let cpu_line = format!("CPU: {} threads", cpu.threads());
+        let (cuda, why) = match request {
+            BackendRequest::Cpu => {
+                let who = forced_by.unwrap_or_else(|| "the caller".into());
+                (None, format!("CPU chosen by {who}"))
+            }
+            BackendRequest::Cuda | BackendRequest::Auto => {
+                if device_ordinal < 0 {
+                    return Err(crate::invalid!(
+                        "device_ordinal is {device_ordinal}; expected 0 or more"
+                    ));
+                }
+                match CudaBackend::new(device_ordinal as usize) {
+                    Ok(cuda) => (Some(cuda), String::new()),
+                    Err(e) if request == BackendRequest::Auto => {
+                        (None, format!("CPU chosen automatically: {e}"))
+                    }
+                    Err(e) => {
+                        let who = forced_by.map(|f| format!(" ({f})")).unwrap_or_default();
+                        return Err(match e {
+                            Error::CudaUnavailable(m) => Error::CudaUnavailable(format!(
+                                "the CUDA backend was requested{who} but is unavailable: {m}"
+                            )),
+                            other => other,
+                        });
+                    }
+                }
+            }
+        };
+        let description = match &cuda {
+            Some(c) => format!("backend: CUDA\n{}\n{cpu_line} (host staging)", c.describe()),
+            None => format!("backend: CPU\n{why}\n{cpu_line}"),
+        };
+        Ok(Arc::new(Context {
+            cpu,
+            cuda,
+            description,
+        }))
+    }
+
+    pub fn backend(&self) -> BackendKind {
+        if self.cuda.is_some() {
+            BackendKind::Cuda
+        } else {
+            BackendKind::Cpu
+        }
+    }
+
+    /// Several lines: backend, device, libraries found, or why the CPU was chosen.
+    pub fn describe(&self) -> &str {
+        &self.description
+    }
+}

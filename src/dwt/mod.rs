@@ -1,0 +1,194 @@
+//! Batched 1D discrete wavelet transforms, GSL-compatible, and wavelet denoising.
+//!
+//! Periodic boundaries, power-of-two lengths, and GSL's coefficient layout: after L
+//! levels of an n-sample trace, [a_L | d_L | d_{L−1} | … | d_1] with d_j of length n/2^j
+//! at offset n/2^j (a full transform has L = log2 n and a single approximation value).
+
+pub mod denoise;
+pub mod filters;
+pub mod transform;
+pub mod wavelet;
+
+use crate::backend::{cpu, cuda};
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::layout::TraceBatch;
+use crate::sample::Sample;
+use denoise::DenoiseOptions;
+use std::sync::Arc;
+use wavelet::{Family, Wavelet};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    Forward,
+    Inverse,
+}
+
+/// The caller's arrays: one array transformed in place, or an input and an output.
+pub enum Traces<'a, T> {
+    InPlace(&'a mut [T]),
+    Separate { input: &'a [T], output: &'a mut [T] },
+}
+
+impl<T> Traces<'_, T> {
+    pub fn input(&self) -> &[T] {
+        match self {
+            Traces::InPlace(d) => d,
+            Traces::Separate { input, .. } => input,
+        }
+    }
+}
+
+/// A transform of one wavelet and trace length, on one context. Immutable once made:
+/// any number of threads may execute one plan at once.
+pub struct DwtPlan {
+    ctx: Arc<Context>,
+    wavelet: Wavelet,
+    n_samples: usize,
+}
+
+impl DwtPlan {
+    pub fn new(
+        ctx: Arc<Context>,
+        family: Family,
+        member: u32,
+        n_samples: usize,
+    ) -> Result<DwtPlan> {
+        if n_samples < 2 || !n_samples.is_power_of_two() {
+            return Err(Error::Unsupported(format!(
+                "n_samples is {n_samples}; the periodic wavelet transform needs a power of two ≥ 2"
+            )));
+        }
+        let wavelet = Wavelet::new(family, member)?;
+        Ok(DwtPlan {
+            ctx,
+            wavelet,
+            n_samples,
+        })
+    }
+
+    pub fn n_samples(&self) -> usize {
+        self.n_samples
+    }
+
+    pub fn wavelet(&self) -> &Wavelet {
+        &self.wavelet
+    }
+
+    pub fn context(&self) -> &Arc<Context> {
+        &self.ctx
+    }
+
+    /// log2(n_samples): the depth of a full transform.
+    pub fn max_levels(&self) -> u32 {
+        self.n_samples.trailing_zeros()
+    }
+
+    /// The depth to use: 0 means all levels.
+    pub fn resolve_levels(&self, requested: u32) -> Result<u32> {
+        match requested {
+            0 => Ok(self.max_levels()),
+            l if l <= self.max_levels() => Ok(l),
+            l => Err(crate::invalid!(
+                "n_levels is {l}, but a {}-sample trace has at most {} levels",
+                self.n_samples,
+                self.max_levels()
+            )),
+        }
+    }
+
+    fn check<T: Sample>(&self, traces: &Traces<T>, batch: &TraceBatch) -> Result<()> {
+        if batch.n_samples != self.n_samples {
+            return Err(crate::invalid!(
+                "batch has {} samples per trace but the plan was made for {}",
+                batch.n_samples,
+                self.n_samples
+            ));
+        }
+        let need = batch.len();
+        let short = match traces {
+            Traces::InPlace(d) => d.len() < need,
+            Traces::Separate { input, output } => input.len() < need || output.len() < need,
+        };
+        if short {
+            return Err(crate::invalid!(
+                "arrays shorter than the {need} elements the batch spans"
+            ));
+        }
+        batch.check_finite(traces.input())
+    }
+
+    /// Forward or inverse transform of `levels` levels (0 = all) of every trace.
+    /// The samples between traces (stride padding) are left untouched.
+    pub fn transform<T: Sample>(
+        &self,
+        direction: Direction,
+        levels: u32,
+        traces: Traces<T>,
+        batch: TraceBatch,
+    ) -> Result<()> {
+        let levels = self.resolve_levels(levels)?;
+        self.check(&traces, &batch)?;
+        match &self.ctx.cuda {
+            Some(gpu) => cuda::dwt::transform(
+                gpu,
+                &self.ctx.cpu,
+                &self.wavelet,
+                direction,
+                levels,
+                traces,
+                batch,
+            ),
+            None => cpu::dwt::transform(
+                &self.ctx.cpu,
+                &self.wavelet,
+                direction,
+                levels,
+                traces,
+                batch,
+            ),
+        }
+    }
+
+    /// Forward transform, thresholding, inverse transform. `thresholds`, if given,
+    /// receives n_traces × levels values (trace-major): the threshold applied to each
+    /// level of each trace, 0 for levels left alone.
+    pub fn denoise<T: Sample>(
+        &self,
+        options: &DenoiseOptions,
+        traces: Traces<T>,
+        batch: TraceBatch,
+        thresholds: Option<&mut [f64]>,
+    ) -> Result<()> {
+        options.validate()?;
+        let levels = self.resolve_levels(options.levels)?;
+        self.check(&traces, &batch)?;
+        let wanted = batch.n_traces * levels as usize;
+        if let Some(t) = &thresholds {
+            if t.len() < wanted {
+                return Err(crate::invalid!(
+                    "thresholds has {} elements; {wanted} needed",
+                    t.len()
+                ));
+            }
+        }
+        let used = match &self.ctx.cuda {
+            Some(gpu) => cuda::dwt::denoise(
+                gpu,
+                &self.ctx.cpu,
+                &self.wavelet,
+                options,
+                levels,
+                traces,
+                batch,
+            )?,
+            None => {
+                cpu::dwt::denoise(&self.ctx.cpu, &self.wavelet, options, levels, traces, batch)?
+            }
+        };
+        if let Some(t) = thresholds {
+            t[..wanted].copy_from_slice(&used);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,94 @@
+//! Wavelet families and members as GSL names them, with the four filters of each.
+
+use super::filters::{self, Taps};
+use crate::error::{Error, Result};
+
+/// GSL's wavelet families (`gsl_wavelet_daubechies`, `…_centered`, …).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Family {
+    Daubechies,
+    DaubechiesCentered,
+    Haar,
+    HaarCentered,
+    Bspline,
+    BsplineCentered,
+}
+
+impl Family {
+    pub fn is_centered(self) -> bool {
+        matches!(
+            self,
+            Family::DaubechiesCentered | Family::HaarCentered | Family::BsplineCentered
+        )
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Daubechies => "daubechies",
+            Family::DaubechiesCentered => "daubechies_centered",
+            Family::Haar => "haar",
+            Family::HaarCentered => "haar_centered",
+            Family::Bspline => "bspline",
+            Family::BsplineCentered => "bspline_centered",
+        }
+    }
+}
+
+/// The filters of one wavelet, as used by a periodic transform step:
+/// approximation a[i] = Σ_k h1[k]·x[(2i + k − offset) mod n], detail with g1;
+/// the inverse scatters h2[k]·a[i] + g2[k]·d[i] back to the same positions.
+#[derive(Clone, Debug)]
+pub struct Wavelet {
+    pub family: Family,
+    pub member: u32,
+    pub h1: Vec<f64>,
+    pub g1: Vec<f64>,
+    pub h2: Vec<f64>,
+    pub g2: Vec<f64>,
+    pub offset: usize,
+}
+
+impl Wavelet {
+    pub fn new(family: Family, member: u32) -> Result<Wavelet> {
+        let table: &[Taps] = match family {
+            Family::Daubechies | Family::DaubechiesCentered => filters::DAUBECHIES,
+            Family::Haar | Family::HaarCentered => std::slice::from_ref(&filters::HAAR),
+            Family::Bspline | Family::BsplineCentered => filters::BSPLINE,
+        };
+        let taps = table.iter().find(|t| t.member == member).ok_or_else(|| {
+            let members: Vec<String> = table.iter().map(|t| t.member.to_string()).collect();
+            Error::Unsupported(format!(
+                "member {member} does not exist in the {} family; members are {}",
+                family.name(),
+                members.join(", ")
+            ))
+        })?;
+        // CDF splines with an even first digit (2xx, 3xx) carry the opposite sign in
+        // their high-pass filters, as GSL tabulates them.
+        let sign = if matches!(family, Family::Bspline | Family::BsplineCentered) && member >= 200 {
+            -1.0
+        } else {
+            1.0
+        };
+        let nc = taps.analysis.len();
+        let high = |h: &[f64]| -> Vec<f64> {
+            (0..nc)
+                .map(|k| sign * if k % 2 == 0 { 1.0 } else { -1.0 } * h[nc - 1 - k])
+                .collect()
+        };
+        Ok(Wavelet {
+            family,
+            member,
+            h1: taps.analysis.to_vec(),
+            g1: high(taps.synthesis),
+            h2: taps.synthesis.to_vec(),
+            g2: high(taps.analysis),
+            offset: if family.is_centered() { nc / 2 } else { 0 },
+        })
+    }
+
+    /// Number of filter taps.
+    pub fn taps(&self) -> usize {
+        self.h1.len()
+    }
+}

@@ -1,0 +1,345 @@
+//! `sg_dwt_plan`: batched, GSL-compatible wavelet transforms and denoising.
+
+use super::context::sg_context;
+use super::status::sg_status;
+use super::{arg_ref, guard, out_ptr};
+use crate::dwt::denoise::{DenoiseOptions, NoiseEstimate, ThresholdMode, ThresholdRule};
+use crate::dwt::wavelet::Family;
+use crate::dwt::{Direction, DwtPlan, Traces};
+use crate::error::{Error, Result};
+use crate::layout::TraceBatch;
+use crate::sample::Sample;
+
+/// GSL `gsl_wavelet_daubechies`: members 4, 6, …, 20 (GSL's member 8 is PyWavelets' `db4`).
+pub const SG_WAVELET_DAUBECHIES: i32 = 1;
+/// GSL `gsl_wavelet_daubechies_centered`.
+pub const SG_WAVELET_DAUBECHIES_CENTERED: i32 = 2;
+/// GSL `gsl_wavelet_haar`: member 2.
+pub const SG_WAVELET_HAAR: i32 = 3;
+/// GSL `gsl_wavelet_haar_centered`.
+pub const SG_WAVELET_HAAR_CENTERED: i32 = 4;
+/// GSL `gsl_wavelet_bspline`: members 103, 105, 202, 204, 206, 208, 301, 303, 305, 307, 309.
+pub const SG_WAVELET_BSPLINE: i32 = 5;
+/// GSL `gsl_wavelet_bspline_centered`.
+pub const SG_WAVELET_BSPLINE_CENTERED: i32 = 6;
+
+/// Forward transform (GSL's `gsl_wavelet_forward`).
+pub const SG_DWT_FORWARD: i32 = 1;
+/// Inverse transform (GSL's `gsl_wavelet_backward`).
+pub const SG_DWT_INVERSE: i32 = -1;
+
+/// Universal threshold σ·√(2 ln n), n the trace length (VisuShrink).
+pub const SG_THRESHOLD_UNIVERSAL: i32 = 0;
+/// The caller's `fixed_threshold`, for every thresholded level.
+pub const SG_THRESHOLD_FIXED: i32 = 1;
+/// Soft thresholding: sign(d)·max(|d| − λ, 0).
+pub const SG_THRESHOLD_SOFT: i32 = 0;
+/// Hard thresholding: d where |d| > λ, else 0.
+pub const SG_THRESHOLD_HARD: i32 = 1;
+/// σ = median(|d₁|)/0.6745 from the finest detail level, for all levels.
+pub const SG_NOISE_FINEST_LEVEL: i32 = 0;
+/// σⱼ = median(|dⱼ|)/0.6745 from each level's own coefficients.
+pub const SG_NOISE_PER_LEVEL: i32 = 1;
+
+/// Options of `sg_dwt_denoise_*`. Start from `sg_dwt_denoise_options_default()`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct sg_dwt_denoise_options {
+    /// `SG_THRESHOLD_UNIVERSAL` (default) or `SG_THRESHOLD_FIXED`.
+    pub threshold_rule: i32,
+    /// `SG_THRESHOLD_SOFT` (default) or `SG_THRESHOLD_HARD`.
+    pub threshold_mode: i32,
+    /// `SG_NOISE_FINEST_LEVEL` (default) or `SG_NOISE_PER_LEVEL`.
+    pub noise_estimate: i32,
+    /// Transform depth; 0 (default) means all levels, log2(n_samples).
+    pub n_levels: u32,
+    /// The threshold of `SG_THRESHOLD_FIXED` (≥ 0); ignored otherwise.
+    pub fixed_threshold: f64,
+    /// Bit j−1 set: detail level j (1 = finest) is thresholded. Default: all bits set.
+    pub level_mask: u64,
+}
+
+/// A DWT plan: one wavelet, one trace length, on one context. Opaque.
+pub struct sg_dwt_plan(DwtPlan);
+
+/// The default denoising options: universal threshold, soft, σ from the finest level,
+/// all levels transformed and thresholded. Thread-safe.
+#[no_mangle]
+pub extern "C" fn sg_dwt_denoise_options_default() -> sg_dwt_denoise_options {
+    let d = DenoiseOptions::default();
+    sg_dwt_denoise_options {
+        threshold_rule: SG_THRESHOLD_UNIVERSAL,
+        threshold_mode: SG_THRESHOLD_SOFT,
+        noise_estimate: SG_NOISE_FINEST_LEVEL,
+        n_levels: d.levels,
+        fixed_threshold: d.fixed_threshold,
+        level_mask: d.level_mask,
+    }
+}
+
+fn family(code: i32) -> Result<Family> {
+    Ok(match code {
+        SG_WAVELET_DAUBECHIES => Family::Daubechies,
+        SG_WAVELET_DAUBECHIES_CENTERED => Family::DaubechiesCentered,
+        SG_WAVELET_HAAR => Family::Haar,
+        SG_WAVELET_HAAR_CENTERED => Family::HaarCentered,
+        SG_WAVELET_BSPLINE => Family::Bspline,
+        SG_WAVELET_BSPLINE_CENTERED => Family::BsplineCentered,
+        other => {
+            return Err(crate::invalid!(
+                "family is {other}; expected one of SG_WAVELET_* (1 to 6)"
+            ))
+        }
+    })
+}
+
+/// One of two choices, coded 0 or 1.
+fn pick<E>(v: i32, name: &str, zero: E, one: E) -> Result<E> {
+    match v {
+        0 => Ok(zero),
+        1 => Ok(one),
+        _ => Err(crate::invalid!("options.{name} is {v}; expected 0 or 1")),
+    }
+}
+
+fn options(o: &sg_dwt_denoise_options) -> Result<DenoiseOptions> {
+    Ok(DenoiseOptions {
+        rule: pick(
+            o.threshold_rule,
+            "threshold_rule",
+            ThresholdRule::Universal,
+            ThresholdRule::Fixed,
+        )?,
+        mode: pick(
+            o.threshold_mode,
+            "threshold_mode",
+            ThresholdMode::Soft,
+            ThresholdMode::Hard,
+        )?,
+        noise: pick(
+            o.noise_estimate,
+            "noise_estimate",
+            NoiseEstimate::FinestLevel,
+            NoiseEstimate::PerLevel,
+        )?,
+        fixed_threshold: o.fixed_threshold,
+        levels: o.n_levels,
+        level_mask: o.level_mask,
+    })
+}
+
+/// Creates a plan for `n_samples`-sample traces (a power of two ≥ 2) with the wavelet
+/// `family` (`SG_WAVELET_*`) and `member` (as GSL numbers them). `SG_ERR_UNSUPPORTED`
+/// for a length or member the wavelet does not allow. On success `*out` receives a plan
+/// the caller owns (`sg_dwt_plan_destroy`); it holds its own reference to `ctx`. `ctx`
+/// and `out` must not be NULL. Thread-safe.
+#[no_mangle]
+pub extern "C" fn sg_dwt_plan_create(
+    ctx: *const sg_context,
+    family: i32,
+    member: i32,
+    n_samples: usize,
+    out: *mut *mut sg_dwt_plan,
+) -> sg_status {
+    guard(|| {
+        let ctx = arg_ref(ctx, "ctx")?;
+        let out = out_ptr(out, "out")?;
+        let family = self::family(family)?;
+        let member = u32::try_from(member)
+            .map_err(|_| Error::Unsupported(format!("member {member} is negative")))?;
+        let plan = DwtPlan::new(ctx.0.clone(), family, member, n_samples)?;
+        // SAFETY: checked non-NULL; written only on success.
+        unsafe { *out = Box::into_raw(Box::new(sg_dwt_plan(plan))) };
+        Ok(())
+    })
+}
+
+/// Releases a plan. NULL is a no-op. Must not race with other calls on the same plan.
+#[no_mangle]
+pub extern "C" fn sg_dwt_plan_destroy(plan: *mut sg_dwt_plan) {
+    super::destroy(plan);
+}
+
+/// The caller's arrays as slices: the same pointer means in place; any other overlap
+/// is refused (the result would depend on the order of work).
+fn traces<'a, T: Sample>(
+    input: *const T,
+    output: *mut T,
+    batch: &TraceBatch,
+) -> Result<Traces<'a, T>> {
+    if input.is_null() {
+        return Err(Error::NullPointer("`input` is NULL".into()));
+    }
+    if output.is_null() {
+        return Err(Error::NullPointer("`output` is NULL".into()));
+    }
+    let len = batch.len();
+    // SAFETY (both): the C contract says each array holds the batch's span of elements.
+    if std::ptr::eq(input, output) {
+        return Ok(Traces::InPlace(unsafe {
+            std::slice::from_raw_parts_mut(output, len)
+        }));
+    }
+    let (a, b) = (input as usize, output as usize);
+    let bytes = len * std::mem::size_of::<T>();
+    if a < b + bytes && b < a + bytes {
+        return Err(crate::invalid!(
+            "`input` and `output` overlap without being the same array; pass the same pointer for in place"
+        ));
+    }
+    Ok(Traces::Separate {
+        input: unsafe { std::slice::from_raw_parts(input, len) },
+        output: unsafe { std::slice::from_raw_parts_mut(output, len) },
+    })
+}
+
+fn execute<T: Sample>(
+    plan: *const sg_dwt_plan,
+    direction: i32,
+    n_levels: u32,
+    input: *const T,
+    output: *mut T,
+    n_traces: usize,
+    trace_stride: usize,
+) -> sg_status {
+    guard(|| {
+        let plan = &arg_ref(plan, "plan")?.0;
+        let direction = match direction {
+            SG_DWT_FORWARD => Direction::Forward,
+            SG_DWT_INVERSE => Direction::Inverse,
+            d => {
+                return Err(crate::invalid!(
+                    "direction is {d}; expected SG_DWT_FORWARD (1) or SG_DWT_INVERSE (-1)"
+                ))
+            }
+        };
+        let batch = TraceBatch::new(plan.n_samples(), n_traces, trace_stride)?;
+        let traces = traces(input, output, &batch)?;
+        plan.transform(direction, n_levels, traces, batch)
+    })
+}
+
+fn denoise<T: Sample>(
+    plan: *const sg_dwt_plan,
+    opts: *const sg_dwt_denoise_options,
+    input: *const T,
+    output: *mut T,
+    n_traces: usize,
+    trace_stride: usize,
+    thresholds: *mut f64,
+) -> sg_status {
+    guard(|| {
+        let plan = &arg_ref(plan, "plan")?.0;
+        let options = match unsafe { opts.as_ref() } {
+            Some(o) => self::options(o)?,
+            None => DenoiseOptions::default(),
+        };
+        let batch = TraceBatch::new(plan.n_samples(), n_traces, trace_stride)?;
+        let traces = traces(input, output, &batch)?;
+        let levels = plan.resolve_levels(options.levels)? as usize;
+        // SAFETY: the C contract: a non-NULL `thresholds` holds n_traces × levels doubles.
+        let thresholds = (!thresholds.is_null())
+            .then(|| unsafe { std::slice::from_raw_parts_mut(thresholds, n_traces * levels) });
+        plan.denoise(&options, traces, batch, thresholds)
+    })
+}
+
+/// Transforms `n_traces` traces of `plan`'s length, trace t starting at element
+/// `t * trace_stride` (≥ n_samples) of `input`, into the same positions of `output`.
+/// `direction`: `SG_DWT_FORWARD` or `SG_DWT_INVERSE`. `n_levels`: depth, 0 for all
+/// (log2 n). The coefficient layout is GSL's: [a_L | d_L | … | d_1]. `input == output`
+/// transforms in place; other overlaps are refused. Samples between traces are not
+/// touched. Non-finite input is refused (`SG_ERR_NON_FINITE`) and nothing is written.
+/// No pointer may be NULL. Several threads may execute one plan at once.
+#[no_mangle]
+pub extern "C" fn sg_dwt_execute_f32(
+    plan: *const sg_dwt_plan,
+    direction: i32,
+    n_levels: u32,
+    input: *const f32,
+    output: *mut f32,
+    n_traces: usize,
+    trace_stride: usize,
+) -> sg_status {
+    execute(
+        plan,
+        direction,
+        n_levels,
+        input,
+        output,
+        n_traces,
+        trace_stride,
+    )
+}
+
+/// `sg_dwt_execute_f32` for `double` traces.
+#[no_mangle]
+pub extern "C" fn sg_dwt_execute_f64(
+    plan: *const sg_dwt_plan,
+    direction: i32,
+    n_levels: u32,
+    input: *const f64,
+    output: *mut f64,
+    n_traces: usize,
+    trace_stride: usize,
+) -> sg_status {
+    execute(
+        plan,
+        direction,
+        n_levels,
+        input,
+        output,
+        n_traces,
+        trace_stride,
+    )
+}
+
+/// Denoises `n_traces` traces (layout as in `sg_dwt_execute_f32`) by wavelet shrinkage:
+/// forward transform, thresholding of the detail levels chosen by `options`, inverse
+/// transform, in one call. `options` may be NULL for the defaults. `thresholds` may be
+/// NULL; otherwise it receives n_traces × levels doubles, trace by trace, the threshold
+/// applied to each level (finest first), 0 for levels left alone. Non-finite input is
+/// refused (`SG_ERR_NON_FINITE`) and nothing is written. Several threads may use one
+/// plan at once.
+#[no_mangle]
+pub extern "C" fn sg_dwt_denoise_f32(
+    plan: *const sg_dwt_plan,
+    options: *const sg_dwt_denoise_options,
+    input: *const f32,
+    output: *mut f32,
+    n_traces: usize,
+    trace_stride: usize,
+    thresholds: *mut f64,
+) -> sg_status {
+    denoise(
+        plan,
+        options,
+        input,
+        output,
+        n_traces,
+        trace_stride,
+        thresholds,
+    )
+}
+
+/// `sg_dwt_denoise_f32` for `double` traces.
+#[no_mangle]
+pub extern "C" fn sg_dwt_denoise_f64(
+    plan: *const sg_dwt_plan,
+    options: *const sg_dwt_denoise_options,
+    input: *const f64,
+    output: *mut f64,
+    n_traces: usize,
+    trace_stride: usize,
+    thresholds: *mut f64,
+) -> sg_status {
+    denoise(
+        plan,
+        options,
+        input,
+        output,
+        n_traces,
+        trace_stride,
+        thresholds,
+    )
+}

@@ -1,0 +1,55 @@
+//! Status codes returned by every fallible `sg_*` call.
+
+use std::ffi::c_char;
+
+/// Result of a fallible call: `SG_OK` (0) or one of the `SG_ERR_*` codes.
+/// `sg_last_error_message()` gives the details of the last failure on this thread.
+#[allow(non_camel_case_types)]
+pub type sg_status = i32;
+
+/// Success.
+pub const SG_OK: sg_status = 0;
+/// An argument has a value outside what the call accepts (a size, a stride, an enum value).
+pub const SG_ERR_INVALID_ARGUMENT: sg_status = 1;
+/// A pointer argument that must not be NULL was NULL.
+pub const SG_ERR_NULL_POINTER: sg_status = 2;
+/// Valid in general but not for this plan (e.g. a length the chosen wavelet does not allow).
+pub const SG_ERR_UNSUPPORTED: sg_status = 3;
+/// Host memory could not be allocated.
+pub const SG_ERR_OUT_OF_MEMORY: sg_status = 4;
+/// Device memory could not be allocated; the context stays usable.
+pub const SG_ERR_DEVICE_OUT_OF_MEMORY: sg_status = 5;
+/// No CUDA device, or a CUDA library (driver, NVRTC, cuFFT) could not be found.
+pub const SG_ERR_CUDA_UNAVAILABLE: sg_status = 6;
+/// The CUDA driver reported an error.
+pub const SG_ERR_CUDA_DRIVER: sg_status = 7;
+/// NVRTC could not compile a kernel; the message holds its log.
+pub const SG_ERR_KERNEL_COMPILE: sg_status = 8;
+/// The input holds NaN or infinity; nothing was written.
+pub const SG_ERR_NON_FINITE: sg_status = 9;
+/// A caller-supplied buffer is too small; `*needed` says how large it must be.
+pub const SG_ERR_BUFFER_TOO_SMALL: sg_status = 10;
+/// A bug in seisgpu (a caught panic); the process may go on.
+pub const SG_ERR_INTERNAL: sg_status = 11;
+
+/// A static, NUL-terminated name for `status` ("SG_OK", "SG_ERR_NULL_POINTER", …;
+/// "unknown status" for values not listed). Never NULL; thread-safe.
+#[no_mangle]
+pub extern "C" fn sg_status_string(status: sg_status) -> *const c_char {
+    let s: &'static [u8] = match status {
+        SG_OK => b"SG_OK\0",
+        SG_ERR_INVALID_ARGUMENT => b"SG_ERR_INVALID_ARGUMENT\0",
+        SG_ERR_NULL_POINTER => b"SG_ERR_NULL_POINTER\0",
+        SG_ERR_UNSUPPORTED => b"SG_ERR_UNSUPPORTED\0",
+        SG_ERR_OUT_OF_MEMORY => b"SG_ERR_OUT_OF_MEMORY\0",
+        SG_ERR_DEVICE_OUT_OF_MEMORY => b"SG_ERR_DEVICE_OUT_OF_MEMORY\0",
+        SG_ERR_CUDA_UNAVAILABLE => b"SG_ERR_CUDA_UNAVAILABLE\0",
+        SG_ERR_CUDA_DRIVER => b"SG_ERR_CUDA_DRIVER\0",
+        SG_ERR_KERNEL_COMPILE => b"SG_ERR_KERNEL_COMPILE\0",
+        SG_ERR_NON_FINITE => b"SG_ERR_NON_FINITE\0",
+        SG_ERR_BUFFER_TOO_SMALL => b"SG_ERR_BUFFER_TOO_SMALL\0",
+        SG_ERR_INTERNAL => b"SG_ERR_INTERNAL\0",
+        _ => b"unknown status\0",
+    };
+    s.as_ptr().cast()
+}

@@ -1,0 +1,16 @@
+//! seisgpu: GPU (CUDA, loaded at run time) and multi-core CPU kernels for seismic and
+//! well-log processing, behind a stable C ABI (`include/seisgpu.h`).
+//!
+//! Layout: `ffi` is the C ABI and nothing else; one module per capability (`dwt`);
+//! backends in `backend::cpu` and `backend::cuda`; kernels in `kernels/*.cu`.
+
+pub mod backend;
+pub mod context;
+pub mod dwt;
+pub mod error;
+#[allow(non_camel_case_types)]
+pub mod ffi;
+pub mod layout;
+pub mod sample;
+
+pub use error::{Error, Result};
