@@ -81,7 +81,7 @@ impl Libraries {
         }
         let candidates = cudarc::get_lib_name_candidates("nvrtc")
             .into_iter()
-            .filter(|c| c.contains(".so"))
+            .filter(|c| c.starts_with("libnvrtc.so"))
             .collect::<Vec<_>>()
             .join(", ");
         Some(format!(

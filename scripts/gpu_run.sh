@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Runs on the device machine, from the repository root, what scripts/gpu_stage.sh staged:
+# every test with the GPU required, the examples, the demo and the benchmark. Leaves in
+# $OUT (the device tool's output folder, which returns few files; out/gpu elsewhere): the
+# summary, the benchmark table, the demo images and one archive of all the logs.
+set -uo pipefail
+OUT=${OUT:-out/gpu}
+LOGS=$(mktemp -d)
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH="$PWD/.gpu/lib:${LD_LIBRARY_PATH:-}"
+export SEISGPU_REQUIRE_CUDA=1
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv >"$LOGS/device.txt" 2>&1
+summary=()
+step() { # step NAME COMMAND…: runs, logs to $OUT/NAME.log, records pass/fail
+    local name=$1; shift
+    local t0=$SECONDS
+    if "$@" >"$LOGS/$name.log" 2>&1; then r=pass; else r="FAIL($?)"; fi
+    summary+=("$(printf '%-22s %-9s %4ss' "$name" "$r" $((SECONDS - t0)))")
+}
+# Tests that read the source tree (header, Fortran module) are CPU-only checks run by CI.
+for t in .gpu/tests/*; do
+    case $(basename "$t") in header | fortran_module) continue ;; esac
+    step "test_$(basename "$t")" "$t" --test-threads=4
+done
+step example_c .gpu/bin/dwt_denoise_c
+step example_fortran .gpu/bin/dwt_denoise_f90
+step demo .gpu/bin/demo_penobscot data/penobscot-xl1155/penobscot_xl1155.sgy "$LOGS/demo"
+step bench .gpu/bin/bench_dwt --bench
+sed -n '/^|/p' "$LOGS/bench.log" >"$OUT/bench_table.md"
+printf '%s\n' "${summary[@]}" | tee "$OUT/summary.txt"
+cp "$LOGS"/demo/*.png "$OUT/" 2>/dev/null
+tar czf "$OUT/logs.tgz" -C "$LOGS" .
