@@ -79,15 +79,18 @@ impl Libraries {
         if missing.is_empty() {
             return None;
         }
-        let candidates = cudarc::get_lib_name_candidates("nvrtc")
-            .into_iter()
-            .filter(|c| c.starts_with("libnvrtc.so"))
-            .collect::<Vec<_>>()
-            .join(", ");
+        let candidates = |l: &str| {
+            let lib = l.trim_start_matches("lib");
+            cudarc::get_lib_name_candidates(lib)
+                .into_iter()
+                .filter(|c| c.starts_with(&format!("{l}.so")))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let detail: Vec<String> = missing.iter().map(|l| format!("{l} (tried {})", candidates(l))).collect();
         Some(format!(
-            "{} not found by the dynamic loader (names tried for NVRTC: {candidates}; \
-             add the folder that holds them to LD_LIBRARY_PATH)",
-            missing.join(", ")
+            "not found by the dynamic loader: {}; add the folders that hold them to LD_LIBRARY_PATH",
+            detail.join("; ")
         ))
     }
 

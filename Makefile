@@ -1,0 +1,97 @@
+# seisgpu: build, test, examples and demo.
+#
+#   make lib        the library (target/release/libseisgpu.so, .so.0 link, .a)
+#   make header     regenerate include/seisgpu.h from src/ffi (cbindgen)
+#   make examples   build the C and Fortran examples against target/release
+#   make test       install missing test dependencies, run the Rust tests, build and run
+#                   both examples; non-zero on any failure (this is what CI runs)
+#   make demo       build and run the Penobscot demo (PNG figures into out/)
+#   make demo-build build the demo only (target/examples/demo_penobscot, linked from
+#                   target/demo_penobscot)
+#   make clean      remove build outputs and out/
+#
+# The examples and the demo are linked with an rpath to target/release, so they run
+# from the work tree without installing anything.
+
+CARGO ?= cargo
+CC ?= cc
+ifeq ($(origin FC),default)
+FC := gfortran
+endif
+
+RELEASE := target/release
+RELEASE_ABS := $(abspath $(RELEASE))
+BUILD := target/examples
+# The Fortran module's .mod and .o; kept out of $(BUILD), which holds only programs.
+FMOD := target/fortran
+LIB := $(RELEASE)/libseisgpu.so
+
+CFLAGS ?= -std=c11 -O2 -Wall -Wextra -pedantic
+FFLAGS ?= -std=f2003 -O2 -Wall -Wextra -pedantic
+SEISGPU_LDFLAGS := -L$(RELEASE) -lseisgpu -Wl,-rpath,$(RELEASE_ABS)
+DEMO_CFLAGS ?= -O2 -Wall -Wextra
+DEMO_LDLIBS ?= -lm -lz
+
+# NVRTC from PyPI, unpacked by scripts/install_test_deps.sh.
+NVRTC_DIR := $(CURDIR)/.tools/nvrtc/nvidia/cuda_nvrtc/lib
+RUN_ENV := LD_LIBRARY_PATH="$(NVRTC_DIR)$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH}"
+
+EXAMPLES := $(BUILD)/dwt_denoise_c $(BUILD)/dwt_denoise_f90
+DEMO := $(BUILD)/demo_penobscot
+
+.PHONY: all lib header examples run-examples test demo demo-build clean FORCE
+
+all: lib
+
+lib: $(LIB)
+
+# Cargo decides what to rebuild; the SONAME link lets the examples find the library.
+$(LIB): FORCE
+	$(CARGO) build --release
+	ln -sf libseisgpu.so $(RELEASE)/libseisgpu.so.0
+
+FORCE:
+
+header:
+	SEISGPU_UPDATE_HEADER=1 $(CARGO) test --release --test header
+
+examples: lib $(EXAMPLES)
+
+$(BUILD)/dwt_denoise_c: examples/c/dwt_denoise.c include/seisgpu.h $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Iinclude $< -o $@ $(SEISGPU_LDFLAGS) -lm
+
+# The module (seisgpu.mod, seisgpu.o) is built from include/seisgpu.f90 into its own
+# folder, then the example against it.
+$(FMOD)/seisgpu.o: include/seisgpu.f90
+	@mkdir -p $(@D)
+	$(FC) $(FFLAGS) -c $< -J $(@D) -o $@
+
+$(BUILD)/dwt_denoise_f90: examples/fortran/dwt_denoise.f90 $(FMOD)/seisgpu.o $(LIB)
+	@mkdir -p $(@D)
+	$(FC) $(FFLAGS) -I$(FMOD) $< $(FMOD)/seisgpu.o -o $@ $(SEISGPU_LDFLAGS)
+
+run-examples: examples
+	$(RUN_ENV) $(BUILD)/dwt_denoise_c
+	$(RUN_ENV) $(BUILD)/dwt_denoise_f90
+
+test:
+	bash scripts/install_test_deps.sh
+	$(MAKE) --no-print-directory lib
+	$(RUN_ENV) SEISGPU_REQUIRE_NVRTC=1 SEISGPU_REQUIRE_GFORTRAN=1 $(CARGO) test --release
+	$(MAKE) --no-print-directory run-examples
+
+demo-build: lib $(DEMO)
+
+$(DEMO): examples/c/demo_penobscot.c include/seisgpu.h $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(DEMO_CFLAGS) -Iinclude $< -o $@ $(SEISGPU_LDFLAGS) $(DEMO_LDLIBS)
+	ln -sf examples/demo_penobscot target/demo_penobscot
+
+demo: demo-build
+	@mkdir -p out
+	$(RUN_ENV) target/demo_penobscot data/penobscot-xl1155/penobscot_xl1155.sgy out/
+
+clean:
+	$(CARGO) clean
+	rm -rf out

@@ -1,0 +1,356 @@
+! seisgpu: Fortran 2003 bindings to the C ABI of libseisgpu (include/seisgpu.h).
+!
+! Hand-written to match the generated header one for one: every sg_* function has a
+! bind(C) interface of the same name, every #define a named constant of the same value,
+! sg_dwt_denoise_options a bind(C) derived type with the same fields in order.
+! tests/fortran_module.rs checks this file against the header; keep the two in step.
+!
+! Build: gfortran -c include/seisgpu.f90 (makes seisgpu.mod), then `use seisgpu` and link
+! with -lseisgpu.
+!
+! Conventions, as in C:
+!  * every fallible call returns an integer(c_int32_t) status, SG_OK (0) on success;
+!    sg_last_error() gives the message of the last failed call on this thread;
+!  * handles (contexts, plans) are type(c_ptr); initialise them to c_null_ptr, and
+!    release each one with its *_destroy (destroying c_null_ptr is a no-op); a failed
+!    *_create leaves its `out` argument unchanged;
+!  * traces are contiguous arrays of real(c_float) or real(c_double); trace t (0-based)
+!    starts at element t*trace_stride + 1 of the Fortran array, so a 2-D array
+!    x(n_samples, n_traces) is a batch with trace_stride = n_samples;
+!  * C's unsigned uint32_t / uint64_t are integer(c_int32_t) / integer(c_int64_t): same
+!    bits (level_mask = -1_c_int64_t sets every bit);
+!  * in-place transforms: pass the same array as input and output (the library accepts
+!    it; strict Fortran forbids aliasing two arguments when one is modified, so compile
+!    such callers without assumptions of its absence across the call, as gfortran does).
+!  * pointers that C allows to be NULL and that have no Fortran stand-in are type(c_ptr),
+!    value: the `thresholds` argument of sg_dwt_denoise_* takes c_null_ptr or c_loc(a)
+!    of a target array of n_traces*levels real(c_double).
+module seisgpu
+  use, intrinsic :: iso_c_binding, only: c_int32_t, c_int64_t, c_size_t, c_float, &
+    c_double, c_char, c_ptr, c_null_ptr, c_null_char, c_associated, c_f_pointer
+  implicit none
+  private :: c_ptr_to_string
+
+  ! Backends (sg_context_create).
+  integer(c_int32_t), parameter :: SG_BACKEND_AUTO = 0
+  integer(c_int32_t), parameter :: SG_BACKEND_CPU = 1
+  integer(c_int32_t), parameter :: SG_BACKEND_CUDA = 2
+
+  ! Wavelet families (sg_dwt_plan_create), as GSL names them.
+  integer(c_int32_t), parameter :: SG_WAVELET_DAUBECHIES = 1
+  integer(c_int32_t), parameter :: SG_WAVELET_DAUBECHIES_CENTERED = 2
+  integer(c_int32_t), parameter :: SG_WAVELET_HAAR = 3
+  integer(c_int32_t), parameter :: SG_WAVELET_HAAR_CENTERED = 4
+  integer(c_int32_t), parameter :: SG_WAVELET_BSPLINE = 5
+  integer(c_int32_t), parameter :: SG_WAVELET_BSPLINE_CENTERED = 6
+
+  ! Transform directions.
+  integer(c_int32_t), parameter :: SG_DWT_FORWARD = 1
+  integer(c_int32_t), parameter :: SG_DWT_INVERSE = -1
+
+  ! Denoising options.
+  integer(c_int32_t), parameter :: SG_THRESHOLD_UNIVERSAL = 0
+  integer(c_int32_t), parameter :: SG_THRESHOLD_FIXED = 1
+  integer(c_int32_t), parameter :: SG_THRESHOLD_SOFT = 0
+  integer(c_int32_t), parameter :: SG_THRESHOLD_HARD = 1
+  integer(c_int32_t), parameter :: SG_NOISE_FINEST_LEVEL = 0
+  integer(c_int32_t), parameter :: SG_NOISE_PER_LEVEL = 1
+
+  ! The version of the header these bindings match (compare with sg_version_number()).
+  integer(c_int32_t), parameter :: SG_VERSION_MAJOR = 0
+  integer(c_int32_t), parameter :: SG_VERSION_MINOR = 1
+  integer(c_int32_t), parameter :: SG_VERSION_PATCH = 0
+
+  ! Status codes.
+  integer(c_int32_t), parameter :: SG_OK = 0
+  integer(c_int32_t), parameter :: SG_ERR_INVALID_ARGUMENT = 1
+  integer(c_int32_t), parameter :: SG_ERR_NULL_POINTER = 2
+  integer(c_int32_t), parameter :: SG_ERR_UNSUPPORTED = 3
+  integer(c_int32_t), parameter :: SG_ERR_OUT_OF_MEMORY = 4
+  integer(c_int32_t), parameter :: SG_ERR_DEVICE_OUT_OF_MEMORY = 5
+  integer(c_int32_t), parameter :: SG_ERR_CUDA_UNAVAILABLE = 6
+  integer(c_int32_t), parameter :: SG_ERR_CUDA_DRIVER = 7
+  integer(c_int32_t), parameter :: SG_ERR_KERNEL_COMPILE = 8
+  integer(c_int32_t), parameter :: SG_ERR_NON_FINITE = 9
+  integer(c_int32_t), parameter :: SG_ERR_BUFFER_TOO_SMALL = 10
+  integer(c_int32_t), parameter :: SG_ERR_INTERNAL = 11
+
+  ! Options of sg_dwt_denoise_*; start from sg_dwt_denoise_options_default().
+  type, bind(C) :: sg_dwt_denoise_options
+    integer(c_int32_t) :: threshold_rule   ! SG_THRESHOLD_UNIVERSAL or SG_THRESHOLD_FIXED
+    integer(c_int32_t) :: threshold_mode   ! SG_THRESHOLD_SOFT or SG_THRESHOLD_HARD
+    integer(c_int32_t) :: noise_estimate   ! SG_NOISE_FINEST_LEVEL or SG_NOISE_PER_LEVEL
+    integer(c_int32_t) :: n_levels         ! uint32_t: depth, 0 for all levels
+    real(c_double) :: fixed_threshold      ! the threshold of SG_THRESHOLD_FIXED (>= 0)
+    integer(c_int64_t) :: level_mask       ! uint64_t: bit j-1 set thresholds level j
+  end type sg_dwt_denoise_options
+
+  interface
+
+    ! ---- contexts -------------------------------------------------------------------
+
+    function sg_context_create(backend, device_ordinal, out) &
+        bind(C, name="sg_context_create") result(status)
+      import :: c_int32_t, c_ptr
+      integer(c_int32_t), value, intent(in) :: backend
+      integer(c_int32_t), value, intent(in) :: device_ordinal
+      type(c_ptr), intent(inout) :: out
+      integer(c_int32_t) :: status
+    end function sg_context_create
+
+    function sg_context_backend(ctx, backend) &
+        bind(C, name="sg_context_backend") result(status)
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value, intent(in) :: ctx
+      integer(c_int32_t), intent(out) :: backend
+      integer(c_int32_t) :: status
+    end function sg_context_backend
+
+    ! buf: len bytes, NUL-terminated on success; len = 0 queries the size into needed.
+    ! Prefer sg_context_description(ctx) below.
+    function sg_context_describe(ctx, buf, len, needed) &
+        bind(C, name="sg_context_describe") result(status)
+      import :: c_int32_t, c_size_t, c_char, c_ptr
+      type(c_ptr), value, intent(in) :: ctx
+      character(kind=c_char), intent(out) :: buf(*)
+      integer(c_size_t), value, intent(in) :: len
+      integer(c_size_t), intent(out) :: needed
+      integer(c_int32_t) :: status
+    end function sg_context_describe
+
+    subroutine sg_context_destroy(ctx) bind(C, name="sg_context_destroy")
+      import :: c_ptr
+      type(c_ptr), value, intent(in) :: ctx
+    end subroutine sg_context_destroy
+
+    ! ---- DWT plans ------------------------------------------------------------------
+
+    function sg_dwt_denoise_options_default() &
+        bind(C, name="sg_dwt_denoise_options_default") result(options)
+      import :: sg_dwt_denoise_options
+      type(sg_dwt_denoise_options) :: options
+    end function sg_dwt_denoise_options_default
+
+    function sg_dwt_plan_create(ctx, family, member, n_samples, out) &
+        bind(C, name="sg_dwt_plan_create") result(status)
+      import :: c_int32_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: ctx
+      integer(c_int32_t), value, intent(in) :: family
+      integer(c_int32_t), value, intent(in) :: member
+      integer(c_size_t), value, intent(in) :: n_samples
+      type(c_ptr), intent(inout) :: out
+      integer(c_int32_t) :: status
+    end function sg_dwt_plan_create
+
+    subroutine sg_dwt_plan_destroy(plan) bind(C, name="sg_dwt_plan_destroy")
+      import :: c_ptr
+      type(c_ptr), value, intent(in) :: plan
+    end subroutine sg_dwt_plan_destroy
+
+    ! n_levels is C's uint32_t; 0 for all levels.
+    function sg_dwt_execute_f32(plan, direction, n_levels, input, output, n_traces, &
+        trace_stride) bind(C, name="sg_dwt_execute_f32") result(status)
+      import :: c_int32_t, c_size_t, c_float, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      integer(c_int32_t), value, intent(in) :: direction
+      integer(c_int32_t), value, intent(in) :: n_levels
+      real(c_float), intent(in) :: input(*)
+      real(c_float), intent(inout) :: output(*)
+      integer(c_size_t), value, intent(in) :: n_traces
+      integer(c_size_t), value, intent(in) :: trace_stride
+      integer(c_int32_t) :: status
+    end function sg_dwt_execute_f32
+
+    function sg_dwt_execute_f64(plan, direction, n_levels, input, output, n_traces, &
+        trace_stride) bind(C, name="sg_dwt_execute_f64") result(status)
+      import :: c_int32_t, c_size_t, c_double, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      integer(c_int32_t), value, intent(in) :: direction
+      integer(c_int32_t), value, intent(in) :: n_levels
+      real(c_double), intent(in) :: input(*)
+      real(c_double), intent(inout) :: output(*)
+      integer(c_size_t), value, intent(in) :: n_traces
+      integer(c_size_t), value, intent(in) :: trace_stride
+      integer(c_int32_t) :: status
+    end function sg_dwt_execute_f64
+
+    ! options: pass sg_dwt_denoise_options_default() for the defaults.
+    ! thresholds: c_null_ptr, or c_loc(t) of a target array t(levels*n_traces).
+    function sg_dwt_denoise_f32(plan, options, input, output, n_traces, trace_stride, &
+        thresholds) bind(C, name="sg_dwt_denoise_f32") result(status)
+      import :: c_int32_t, c_size_t, c_float, c_ptr, sg_dwt_denoise_options
+      type(c_ptr), value, intent(in) :: plan
+      type(sg_dwt_denoise_options), intent(in) :: options
+      real(c_float), intent(in) :: input(*)
+      real(c_float), intent(inout) :: output(*)
+      integer(c_size_t), value, intent(in) :: n_traces
+      integer(c_size_t), value, intent(in) :: trace_stride
+      type(c_ptr), value, intent(in) :: thresholds
+      integer(c_int32_t) :: status
+    end function sg_dwt_denoise_f32
+
+    function sg_dwt_denoise_f64(plan, options, input, output, n_traces, trace_stride, &
+        thresholds) bind(C, name="sg_dwt_denoise_f64") result(status)
+      import :: c_int32_t, c_size_t, c_double, c_ptr, sg_dwt_denoise_options
+      type(c_ptr), value, intent(in) :: plan
+      type(sg_dwt_denoise_options), intent(in) :: options
+      real(c_double), intent(in) :: input(*)
+      real(c_double), intent(inout) :: output(*)
+      integer(c_size_t), value, intent(in) :: n_traces
+      integer(c_size_t), value, intent(in) :: trace_stride
+      type(c_ptr), value, intent(in) :: thresholds
+      integer(c_int32_t) :: status
+    end function sg_dwt_denoise_f64
+
+    ! ---- errors and versions --------------------------------------------------------
+
+    ! A C string owned by the library; prefer sg_last_error() below.
+    function sg_last_error_message() bind(C, name="sg_last_error_message") result(message)
+      import :: c_ptr
+      type(c_ptr) :: message
+    end function sg_last_error_message
+
+    function sg_last_error_copy(buf, len, needed) &
+        bind(C, name="sg_last_error_copy") result(status)
+      import :: c_int32_t, c_size_t, c_char
+      character(kind=c_char), intent(out) :: buf(*)
+      integer(c_size_t), value, intent(in) :: len
+      integer(c_size_t), intent(out) :: needed
+      integer(c_int32_t) :: status
+    end function sg_last_error_copy
+
+    ! A static C string; prefer sg_status_name(status) below.
+    function sg_status_string(status) bind(C, name="sg_status_string") result(name)
+      import :: c_int32_t, c_ptr
+      integer(c_int32_t), value, intent(in) :: status
+      type(c_ptr) :: name
+    end function sg_status_string
+
+    ! A static C string; prefer sg_version_string() below.
+    function sg_version() bind(C, name="sg_version") result(version)
+      import :: c_ptr
+      type(c_ptr) :: version
+    end function sg_version
+
+    ! C's uint32_t: MAJOR*10000 + MINOR*100 + PATCH.
+    function sg_version_number() bind(C, name="sg_version_number") result(number)
+      import :: c_int32_t
+      integer(c_int32_t) :: number
+    end function sg_version_number
+
+  end interface
+
+contains
+
+  ! The message of the last failed sg_* call on this thread ("" after a success), as a
+  ! Fortran string of exactly its length. Leaves that message unchanged.
+  function sg_last_error() result(message)
+    character(len=:), allocatable :: message
+    character(kind=c_char), allocatable :: buf(:)
+    character(kind=c_char) :: none(1)
+    integer(c_size_t) :: needed, capacity
+    integer(c_int32_t) :: status
+    integer :: i
+
+    ! Size query (len = 0), then the copy; neither changes the message.
+    needed = 0
+    status = sg_last_error_copy(none, 0_c_size_t, needed)
+    capacity = max(needed, 1_c_size_t)
+    allocate(buf(capacity))
+    status = sg_last_error_copy(buf, capacity, needed)
+    if (status /= SG_OK) then
+      message = ""
+      return
+    end if
+    i = 0
+    do while (i < size(buf))
+      if (buf(i + 1) == c_null_char) exit
+      i = i + 1
+    end do
+    allocate(character(len=i) :: message)
+    do i = 1, len(message)
+      message(i:i) = buf(i)
+    end do
+  end function sg_last_error
+
+  ! The description of a context (backend; device and libraries, or why the CPU was
+  ! chosen), lines separated by new_line('a'). On failure, status (if present) receives
+  ! the status and the result is "".
+  function sg_context_description(ctx, status) result(text)
+    type(c_ptr), intent(in) :: ctx
+    integer(c_int32_t), intent(out), optional :: status
+    character(len=:), allocatable :: text
+    character(kind=c_char), allocatable :: buf(:)
+    character(kind=c_char) :: none(1)
+    integer(c_size_t) :: needed, capacity
+    integer(c_int32_t) :: st
+    integer :: i, n
+
+    needed = 0
+    st = sg_context_describe(ctx, none, 0_c_size_t, needed)
+    if (st == SG_OK .or. st == SG_ERR_BUFFER_TOO_SMALL) then
+      capacity = max(needed, 1_c_size_t)
+      allocate(buf(capacity))
+      st = sg_context_describe(ctx, buf, capacity, needed)
+    end if
+    if (present(status)) status = st
+    if (st /= SG_OK) then
+      text = ""
+      return
+    end if
+    n = 0
+    do while (n < size(buf))
+      if (buf(n + 1) == c_null_char) exit
+      n = n + 1
+    end do
+    allocate(character(len=n) :: text)
+    do i = 1, n
+      text(i:i) = buf(i)
+    end do
+  end function sg_context_description
+
+  ! The name of a status code ("SG_OK", "SG_ERR_NULL_POINTER", ...).
+  function sg_status_name(status) result(name)
+    integer(c_int32_t), intent(in) :: status
+    character(len=:), allocatable :: name
+    name = c_ptr_to_string(sg_status_string(status))
+  end function sg_status_name
+
+  ! The library's version, e.g. "0.1.0".
+  function sg_version_string() result(version)
+    character(len=:), allocatable :: version
+    version = c_ptr_to_string(sg_version())
+  end function sg_version_string
+
+  ! A one-line account of a failed call: "<what>: <status name>: <message>".
+  function sg_error_summary(status, what) result(line)
+    integer(c_int32_t), intent(in) :: status
+    character(len=*), intent(in) :: what
+    character(len=:), allocatable :: line
+    line = what // ": " // sg_status_name(status) // ": " // sg_last_error()
+  end function sg_error_summary
+
+  ! Copies a NUL-terminated C string (static, from the library) into a Fortran string.
+  function c_ptr_to_string(p) result(text)
+    type(c_ptr), intent(in) :: p
+    character(len=:), allocatable :: text
+    character(kind=c_char), pointer :: chars(:)
+    integer :: n, i
+
+    if (.not. c_associated(p)) then
+      text = ""
+      return
+    end if
+    ! The bound only lets the scan below run; it stops at the first NUL.
+    call c_f_pointer(p, chars, [huge(0)])
+    n = 0
+    do while (chars(n + 1) /= c_null_char)
+      n = n + 1
+    end do
+    allocate(character(len=n) :: text)
+    do i = 1, n
+      text(i:i) = chars(i)
+    end do
+  end function c_ptr_to_string
+
+end module seisgpu

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Installs what `make test` needs, only where it is missing:
+#   * gcc, gfortran, libgsl-dev, zlib1g-dev (Debian packages; `apt-get update` first,
+#     quietly, and only when something has to be installed);
+#   * NVRTC 12 from PyPI (the nvidia-cuda-nvrtc-cu12 wheel, no dependencies), unpacked
+#     under .tools/nvrtc so that libnvrtc.so.12 is at
+#     .tools/nvrtc/nvidia/cuda_nvrtc/lib/libnvrtc.so.12 (the Makefile's NVRTC_DIR).
+# Idempotent: a second run installs nothing. Run from anywhere; paths are relative to
+# the repository root.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+tools="$root/.tools"
+nvrtc_root="$tools/nvrtc"
+nvrtc_lib="$nvrtc_root/nvidia/cuda_nvrtc/lib"
+# The NVRTC generation seisgpu's CUDA backend loads (libnvrtc.so.12); any 12.x works.
+nvrtc_package="${SEISGPU_NVRTC_PACKAGE:-nvidia-cuda-nvrtc-cu12}"
+
+say() { printf 'install_test_deps: %s\n' "$*"; }
+
+# ---- Debian packages -------------------------------------------------------------------
+missing=()
+command -v cc >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1 || missing+=(gcc)
+command -v gfortran >/dev/null 2>&1 || missing+=(gfortran)
+[ -f /usr/include/gsl/gsl_wavelet.h ] || missing+=(libgsl-dev)
+[ -f /usr/include/zlib.h ] || missing+=(zlib1g-dev)
+python_ok=1
+python3 -m pip --version >/dev/null 2>&1 || python_ok=0
+
+if [ "${#missing[@]}" -gt 0 ] || { [ "$python_ok" = 0 ] && [ ! -e "$nvrtc_lib/libnvrtc.so.12" ]; }; then
+    [ "$python_ok" = 0 ] && [ ! -e "$nvrtc_lib/libnvrtc.so.12" ] && missing+=(python3-pip)
+    sudo=()
+    if [ "$(id -u)" != 0 ]; then
+        if command -v sudo >/dev/null 2>&1; then
+            sudo=(sudo)
+        else
+            say "missing ${missing[*]}, and not root (no sudo): install them and run again" >&2
+            exit 1
+        fi
+    fi
+    say "installing ${missing[*]} (apt-get)"
+    export DEBIAN_FRONTEND=noninteractive
+    "${sudo[@]}" apt-get update -qq
+    "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+    say "gcc, gfortran, libgsl-dev, zlib1g-dev: present"
+fi
+
+# ---- NVRTC from PyPI ---------------------------------------------------------------------
+if [ -e "$nvrtc_lib/libnvrtc.so.12" ]; then
+    say "NVRTC: present in ${nvrtc_lib#"$root"/}"
+else
+    say "NVRTC: downloading $nvrtc_package (pip download --no-deps)"
+    wheels="$tools/wheels"
+    mkdir -p "$wheels"
+    python3 -m pip download --quiet --disable-pip-version-check --no-deps \
+        --only-binary=:all: --dest "$wheels" "$nvrtc_package"
+    wheel="$(ls -t "$wheels"/nvidia_cuda_nvrtc_cu12-*.whl 2>/dev/null | head -n 1)"
+    if [ -z "$wheel" ]; then
+        say "no nvidia_cuda_nvrtc_cu12 wheel in ${wheels#"$root"/} after pip download" >&2
+        exit 1
+    fi
+    # Unpack into a fresh folder, then move it into place, so a broken run leaves nothing
+    # that looks installed.
+    rm -rf "$nvrtc_root.partial"
+    python3 -m zipfile -e "$wheel" "$nvrtc_root.partial"
+    rm -rf "$nvrtc_root"
+    mv "$nvrtc_root.partial" "$nvrtc_root"
+    if [ ! -e "$nvrtc_lib/libnvrtc.so.12" ]; then
+        say "the wheel $(basename "$wheel") has no nvidia/cuda_nvrtc/lib/libnvrtc.so.12" >&2
+        exit 1
+    fi
+    rm -f "$wheel"
+    say "NVRTC: installed $(basename "$wheel") into ${nvrtc_lib#"$root"/}"
+fi
