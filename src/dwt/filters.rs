@@ -5,6 +5,8 @@
 //! `analysis` is GSL's h1 (decomposition low-pass) and `synthesis` its h2; the high-pass
 //! filters follow as g[k] = sign·(-1)^k·h[nc-1-k] (see `Wavelet::new`).
 
+#![allow(clippy::approx_constant, clippy::excessive_precision)] // the tables are published digits, kept as printed
+
 /// Low-pass filters of one wavelet member.
 pub struct Taps {
     pub member: u32,
