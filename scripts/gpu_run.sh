@@ -25,7 +25,7 @@ done
 step example_c .gpu/bin/dwt_denoise_c
 step example_fortran .gpu/bin/dwt_denoise_f90
 step demo .gpu/bin/demo_penobscot data/penobscot-xl1155/penobscot_xl1155.sgy "$LOGS/demo"
-step bench .gpu/bin/bench_dwt --bench
+step bench .gpu/bin/bench_dwt --cases 16,20,22,24,26,65536x1024 --budget 1 --reps 7 --gpu-reps 51
 sed -n '/^|/p' "$LOGS/bench.log" >"$OUT/bench_table.md"
 printf '%s\n' "${summary[@]}" | tee "$OUT/summary.txt"
 cp "$LOGS"/demo/*.png "$OUT/" 2>/dev/null

@@ -87,7 +87,10 @@ impl Libraries {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        let detail: Vec<String> = missing.iter().map(|l| format!("{l} (tried {})", candidates(l))).collect();
+        let detail: Vec<String> = missing
+            .iter()
+            .map(|l| format!("{l} (tried {})", candidates(l)))
+            .collect();
         Some(format!(
             "not found by the dynamic loader: {}; add the folders that hold them to LD_LIBRARY_PATH",
             detail.join("; ")

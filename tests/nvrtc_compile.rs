@@ -1,0 +1,137 @@
+//! Every file of `kernels/` is embedded (`kernels::ALL`) and compiles with NVRTC, with every
+//! prelude the library can produce, for sm_70, sm_80 and sm_90. Needs no GPU, only NVRTC:
+//! without it the test reports "skipped", unless SEISGPU_REQUIRE_NVRTC=1 makes that a failure.
+
+use seisgpu::backend::cuda::{dwt, kernels, nvrtc};
+use seisgpu::Error;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+const ARCHS: [&str; 3] = ["sm_70", "sm_80", "sm_90"];
+
+fn nvrtc_required() -> bool {
+    std::env::var("SEISGPU_REQUIRE_NVRTC").is_ok_and(|v| v.trim() == "1")
+}
+
+/// The preludes a kernel file is compiled with by the library.
+fn preludes_for(file: &str) -> Vec<(String, String)> {
+    match file {
+        "dwt.cu" => dwt::dwt_kernel_preludes(),
+        // A file without constants baked in by its host code.
+        _ => vec![("no prelude".to_string(), String::new())],
+    }
+}
+
+#[test]
+fn every_kernel_file_is_registered() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels");
+    let registered: Vec<&str> = kernels::ALL.iter().map(|k| k.file).collect();
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(&dir).expect("kernels/ is readable") {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        if name.ends_with(".cu") || name.ends_with(".cuh") {
+            files.push(name);
+        }
+    }
+    files.sort();
+    assert!(
+        !files.is_empty(),
+        "no kernel files found in {}",
+        dir.display()
+    );
+    for f in &files {
+        assert!(
+            registered.contains(&f.as_str()),
+            "kernels/{f} is not registered in seisgpu::backend::cuda::kernels::ALL"
+        );
+        let embedded = kernels::ALL.iter().find(|k| k.file == f).unwrap();
+        let on_disk = std::fs::read_to_string(dir.join(f)).unwrap();
+        assert_eq!(
+            embedded.source, on_disk,
+            "kernels/{f}: embedded copy is stale"
+        );
+    }
+    for r in &registered {
+        assert!(
+            files.iter().any(|f| f == r),
+            "ALL names {r}, which kernels/ does not hold"
+        );
+    }
+}
+
+#[test]
+fn every_kernel_compiles_for_every_prelude_and_arch() {
+    // Probe once: without NVRTC every compile would fail the same way.
+    match nvrtc::compile(
+        "probe.cu",
+        "extern \"C\" __global__ void probe() {}",
+        "",
+        "sm_70",
+    ) {
+        Err(Error::CudaUnavailable(why)) => {
+            assert!(
+                !nvrtc_required(),
+                "SEISGPU_REQUIRE_NVRTC=1 but NVRTC is missing: {why}"
+            );
+            println!("skipped: NVRTC not found ({why})");
+            return;
+        }
+        Err(e) => panic!("NVRTC failed on an empty kernel: {e}"),
+        Ok(_) => {}
+    }
+    let mut jobs = Vec::new();
+    for k in kernels::ALL {
+        for (label, prelude) in preludes_for(k.file) {
+            for arch in ARCHS {
+                jobs.push((*k, label.clone(), prelude.clone(), arch));
+            }
+        }
+    }
+    let next = AtomicUsize::new(0);
+    let failures = Mutex::new(Vec::new());
+    let started = std::time::Instant::now();
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .min(16);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some((k, label, prelude, arch)) = jobs.get(i) else {
+                    break;
+                };
+                let t = std::time::Instant::now();
+                let result = nvrtc::compile(k.file, k.source, prelude, arch);
+                let status = match &result {
+                    Ok(ptx) => format!("ok ({} kB PTX)", ptx.to_src().len() / 1024),
+                    Err(_) => "FAILED".to_string(),
+                };
+                println!(
+                    "{:<10} {:<32} {:<6} {:>6.2} s  {status}",
+                    k.file,
+                    label,
+                    arch,
+                    t.elapsed().as_secs_f64()
+                );
+                if let Err(e) = result {
+                    failures
+                        .lock()
+                        .unwrap()
+                        .push(format!("{} [{label}] {arch}: {e}", k.file));
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().unwrap();
+    println!(
+        "{} compilations in {:.1} s, {} failed",
+        jobs.len(),
+        started.elapsed().as_secs_f64(),
+        failures.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "NVRTC failures:\n{}",
+        failures.join("\n\n")
+    );
+}
