@@ -17,9 +17,7 @@ step() { # step NAME COMMAND…: runs, logs to $OUT/NAME.log, records pass/fail
     if "$@" >"$LOGS/$name.log" 2>&1; then r=pass; else r="FAIL($?)"; fi
     summary+=("$(printf '%-22s %-9s %4ss' "$name" "$r" $((SECONDS - t0)))")
 }
-# Tests that read the source tree (header, Fortran module) are CPU-only checks run by CI.
 for t in .gpu/tests/*; do
-    case $(basename "$t") in header | fortran_module) continue ;; esac
     step "test_$(basename "$t")" "$t" --test-threads=4
 done
 step example_c .gpu/bin/dwt_denoise_c

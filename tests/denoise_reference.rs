@@ -39,7 +39,7 @@ struct Fixture {
 }
 
 fn load() -> Fixture {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/");
+    let dir = "tests/data/"; // cargo runs tests from the package root
     let text = std::fs::read_to_string(format!("{dir}denoise_reference.txt"))
         .expect("tests/data/denoise_reference.txt");
     let bytes = std::fs::read(format!("{dir}denoise_reference.bin"))
