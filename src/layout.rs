@@ -28,7 +28,7 @@ impl TraceBatch {
             n_traces,
             trace_stride,
         };
-        batch.len_checked().ok_or_else(|| {
+        batch.span_checked().ok_or_else(|| {
             crate::invalid!(
                 "{n_traces} traces with stride {trace_stride} overflow the address space"
             )
@@ -38,11 +38,11 @@ impl TraceBatch {
 
     /// Elements spanned in memory: from the first sample of the first trace to the last
     /// sample of the last trace.
-    pub fn len(&self) -> usize {
-        self.len_checked().expect("checked in TraceBatch::new")
+    pub fn span(&self) -> usize {
+        self.span_checked().expect("checked in TraceBatch::new")
     }
 
-    fn len_checked(&self) -> Option<usize> {
+    fn span_checked(&self) -> Option<usize> {
         (self.n_traces - 1)
             .checked_mul(self.trace_stride)?
             .checked_add(self.n_samples)

@@ -51,7 +51,7 @@ impl Rng {
 
 /// A batch in caller layout: each trace a few sinusoids plus noise, padding = SENTINEL.
 fn batch_input<T: Sample>(rng: &mut Rng, batch: &TraceBatch) -> Vec<T> {
-    let mut v = vec![T::from_f64(SENTINEL).unwrap(); batch.len()];
+    let mut v = vec![T::from_f64(SENTINEL).unwrap(); batch.span()];
     let n = batch.n_samples;
     for t in 0..batch.n_traces {
         let (f, a) = (1.0 + rng.below(40) as f64, 0.5 + rng.uniform());
@@ -74,7 +74,7 @@ fn dense<T: Sample>(v: &[T], batch: &TraceBatch) -> Vec<T> {
 
 /// Output array: NaN in the traces, SENTINEL in the padding.
 fn poisoned<T: Sample>(batch: &TraceBatch) -> Vec<T> {
-    let mut v = vec![T::from_f64(SENTINEL).unwrap(); batch.len()];
+    let mut v = vec![T::from_f64(SENTINEL).unwrap(); batch.span()];
     for t in 0..batch.n_traces {
         v[t * batch.trace_stride..][..batch.n_samples].fill(T::nan());
     }

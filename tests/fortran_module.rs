@@ -16,6 +16,8 @@
 //!   `T **`: type(c_ptr) by reference (not intent(in)), or type(c_ptr), value;
 //!   returns: void ↔ subroutine; a pointer ↔ type(c_ptr); otherwise the by-value rule.
 
+#![allow(clippy::type_complexity)] // parse results are plain tuples, read once
+
 use std::collections::BTreeMap;
 use std::path::Path;
 

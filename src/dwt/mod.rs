@@ -105,7 +105,7 @@ impl DwtPlan {
                 self.n_samples
             ));
         }
-        let need = batch.len();
+        let need = batch.span();
         let short = match traces {
             Traces::InPlace(d) => d.len() < need,
             Traces::Separate { input, output } => input.len() < need || output.len() < need,

@@ -173,7 +173,7 @@ fn traces<'a, T: Sample>(
     if output.is_null() {
         return Err(Error::NullPointer("`output` is NULL".into()));
     }
-    let len = batch.len();
+    let len = batch.span();
     // SAFETY (both): the C contract says each array holds the batch's span of elements.
     if std::ptr::eq(input, output) {
         return Ok(Traces::InPlace(unsafe {

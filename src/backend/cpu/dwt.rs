@@ -88,7 +88,7 @@ fn for_each_trace<T: Sample, R: Send>(
         Traces::InPlace(d) => (None, d),
         Traces::Separate { input, output } => (Some(input), output),
     };
-    let mut outs: Vec<(usize, &mut [T])> = output[..batch.len()]
+    let mut outs: Vec<(usize, &mut [T])> = output[..batch.span()]
         .chunks_mut(batch.trace_stride)
         .map(|c| &mut c[..n])
         .enumerate()

@@ -1514,10 +1514,10 @@ fn check_device_batch(
             "{levels} levels asked for {n}-sample traces"
         ));
     }
-    if input < batch.len() || output < batch.len() {
+    if input < batch.span() || output < batch.span() {
         return Err(crate::invalid!(
             "device buffers shorter than the {} elements the batch spans",
-            batch.len()
+            batch.span()
         ));
     }
     Ok(levels)
