@@ -135,3 +135,32 @@ fn every_kernel_compiles_for_every_prelude_and_arch() {
         failures.join("\n\n")
     );
 }
+
+#[test]
+fn a_kernel_that_does_not_compile_reports_nvrtc_log() {
+    let broken = "extern \"C\" __global__ void k(float *x) { x[0] = undeclared_name; }";
+    match nvrtc::compile("broken.cu", broken, "", "sm_80") {
+        Err(Error::KernelCompile(log)) => {
+            assert!(log.contains("broken.cu"), "message names the file: {log}");
+            assert!(
+                log.contains("undeclared_name"),
+                "message holds NVRTC's log: {log}"
+            );
+            assert_eq!(
+                Error::KernelCompile(String::new()).status(),
+                seisgpu::ffi::status::SG_ERR_KERNEL_COMPILE
+            );
+        }
+        Err(Error::CudaUnavailable(why)) => {
+            assert!(
+                !nvrtc_required(),
+                "SEISGPU_REQUIRE_NVRTC=1 but NVRTC is unavailable: {why}"
+            );
+            println!("skipped: NVRTC not found ({why})");
+        }
+        other => panic!(
+            "expected SG_ERR_KERNEL_COMPILE, got {:?}",
+            other.map(|_| ())
+        ),
+    }
+}
