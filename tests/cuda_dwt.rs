@@ -16,8 +16,8 @@ use seisgpu::backend::cuda::{dwt as gpu_dwt, kernels, CudaBackend};
 use seisgpu::backend::BackendRequest;
 use seisgpu::context::Context;
 use seisgpu::dwt::denoise::{DenoiseOptions, NoiseEstimate, ThresholdMode, ThresholdRule};
-use seisgpu::dwt::filters;
-use seisgpu::dwt::wavelet::{Family, Wavelet};
+
+use seisgpu::dwt::wavelet::{self, Family, Wavelet};
 use seisgpu::dwt::{Direction, DwtPlan, Traces};
 use seisgpu::layout::TraceBatch;
 use seisgpu::sample::Sample;
@@ -419,20 +419,7 @@ fn batch_input_check<T: Sample>(input: &[T], batch: &TraceBatch) -> Option<Strin
 }
 
 fn wavelets() -> Vec<(Family, u32)> {
-    let mut out = Vec::new();
-    for (family, table) in [
-        (Family::Daubechies, filters::DAUBECHIES),
-        (Family::DaubechiesCentered, filters::DAUBECHIES),
-        (Family::Haar, std::slice::from_ref(&filters::HAAR)),
-        (Family::HaarCentered, std::slice::from_ref(&filters::HAAR)),
-        (Family::Bspline, filters::BSPLINE),
-        (Family::BsplineCentered, filters::BSPLINE),
-    ] {
-        for t in table {
-            out.push((family, t.member));
-        }
-    }
-    out
+    wavelet::all().map(|w| (w.family, w.member)).collect()
 }
 
 fn default_denoise() -> Op {

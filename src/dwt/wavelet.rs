@@ -15,6 +15,24 @@ pub enum Family {
 }
 
 impl Family {
+    pub const ALL: [Family; 6] = [
+        Family::Daubechies,
+        Family::DaubechiesCentered,
+        Family::Haar,
+        Family::HaarCentered,
+        Family::Bspline,
+        Family::BsplineCentered,
+    ];
+
+    /// The filter table of this family's members.
+    fn table(self) -> &'static [Taps] {
+        match self {
+            Family::Daubechies | Family::DaubechiesCentered => filters::DAUBECHIES,
+            Family::Haar | Family::HaarCentered => std::slice::from_ref(&filters::HAAR),
+            Family::Bspline | Family::BsplineCentered => filters::BSPLINE,
+        }
+    }
+
     pub fn is_centered(self) -> bool {
         matches!(
             self,
@@ -50,11 +68,7 @@ pub struct Wavelet {
 
 impl Wavelet {
     pub fn new(family: Family, member: u32) -> Result<Wavelet> {
-        let table: &[Taps] = match family {
-            Family::Daubechies | Family::DaubechiesCentered => filters::DAUBECHIES,
-            Family::Haar | Family::HaarCentered => std::slice::from_ref(&filters::HAAR),
-            Family::Bspline | Family::BsplineCentered => filters::BSPLINE,
-        };
+        let table = family.table();
         let taps = table.iter().find(|t| t.member == member).ok_or_else(|| {
             let members: Vec<String> = table.iter().map(|t| t.member.to_string()).collect();
             Error::Unsupported(format!(
@@ -91,4 +105,14 @@ impl Wavelet {
     pub fn taps(&self) -> usize {
         self.h1.len()
     }
+}
+
+/// Every wavelet GSL provides: each family with each of its members.
+pub fn all() -> impl Iterator<Item = Wavelet> {
+    Family::ALL.into_iter().flat_map(|family| {
+        family
+            .table()
+            .iter()
+            .map(move |t| Wavelet::new(family, t.member).expect("a tabulated member"))
+    })
 }

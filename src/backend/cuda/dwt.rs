@@ -21,8 +21,8 @@ use super::staging::PinnedBuffer;
 use super::{driver_error, CudaBackend};
 use crate::backend::cpu::CpuBackend;
 use crate::dwt::denoise::{self, DenoiseOptions, NoiseEstimate, ThresholdMode, ThresholdRule};
-use crate::dwt::filters;
-use crate::dwt::wavelet::{Family, Wavelet};
+
+use crate::dwt::wavelet::{self, Wavelet};
 use crate::dwt::{Direction, Traces};
 use crate::error::{Error, Result};
 use crate::layout::TraceBatch;
@@ -121,22 +121,11 @@ pub fn prelude<T: Sample>(wavelet: &Wavelet) -> String {
 /// Every prelude this module can produce, labelled: each GSL family and member, f32 and f64.
 /// (Trace length, depth and launch shape are kernel arguments, not prelude constants.)
 pub fn dwt_kernel_preludes() -> Vec<(String, String)> {
-    let families = [
-        (Family::Daubechies, filters::DAUBECHIES),
-        (Family::DaubechiesCentered, filters::DAUBECHIES),
-        (Family::Haar, std::slice::from_ref(&filters::HAAR)),
-        (Family::HaarCentered, std::slice::from_ref(&filters::HAAR)),
-        (Family::Bspline, filters::BSPLINE),
-        (Family::BsplineCentered, filters::BSPLINE),
-    ];
     let mut out = Vec::new();
-    for (family, table) in families {
-        for taps in table {
-            let w = Wavelet::new(family, taps.member).expect("a tabulated member");
-            let label = format!("{} {}", family.name(), taps.member);
-            out.push((format!("{label} f32"), prelude::<f32>(&w)));
-            out.push((format!("{label} f64"), prelude::<f64>(&w)));
-        }
+    for w in wavelet::all() {
+        let label = format!("{} {}", w.family.name(), w.member);
+        out.push((format!("{label} f32"), prelude::<f32>(&w)));
+        out.push((format!("{label} f64"), prelude::<f64>(&w)));
     }
     out
 }
