@@ -14,16 +14,18 @@ pub enum Family {
     BsplineCentered,
 }
 
-impl Family {
-    pub const ALL: [Family; 6] = [
-        Family::Daubechies,
-        Family::DaubechiesCentered,
-        Family::Haar,
-        Family::HaarCentered,
-        Family::Bspline,
-        Family::BsplineCentered,
-    ];
+/// Every family. (A module constant, not a public associated one: cbindgen would export
+/// `Family` into the C header for the latter.)
+const FAMILIES: [Family; 6] = [
+    Family::Daubechies,
+    Family::DaubechiesCentered,
+    Family::Haar,
+    Family::HaarCentered,
+    Family::Bspline,
+    Family::BsplineCentered,
+];
 
+impl Family {
     /// The filter table of this family's members.
     fn table(self) -> &'static [Taps] {
         match self {
@@ -109,7 +111,7 @@ impl Wavelet {
 
 /// Every wavelet GSL provides: each family with each of its members.
 pub fn all() -> impl Iterator<Item = Wavelet> {
-    Family::ALL.into_iter().flat_map(|family| {
+    FAMILIES.into_iter().flat_map(|family| {
         family
             .table()
             .iter()
