@@ -28,7 +28,7 @@ cargo test --release --no-run --message-format=json 2>/dev/null | executables |
         # tree) and compiling every kernel variant for sm_70/80/90 (minutes of NVRTC).
         case $name in header | fortran_module | nvrtc_compile) ;; *) cp "$path" ".gpu/tests/$name" ;; esac
     done
-cargo bench --bench dwt --no-run --message-format=json 2>/dev/null | executables |
+cargo bench --no-run --message-format=json 2>/dev/null | executables |
     while read -r name path; do cp "$path" ".gpu/bin/bench_$name"; done
 cp target/examples/* .gpu/bin/
 # Debug info makes each executable ~25 MB; the device tool carries 64 MiB in all.
