@@ -12,5 +12,6 @@ pub mod error;
 pub mod ffi;
 pub mod layout;
 pub mod sample;
+pub mod usfft;
 
 pub use error::{Error, Result};

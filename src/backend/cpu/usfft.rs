@@ -1,0 +1,402 @@
+//! The USFFT on the CPU: rayon over bins of sorted points, rustfft on the fine grid.
+//!
+//! Type 1 spreads bin by bin into a private padded tile (the bin's cells plus the kernel's
+//! reach), then adds the tile into the fine grid. Tiles divide the grid exactly and are at
+//! least w − 1 cells wide, so a tile's padded cells touch only its neighbours: tiles are
+//! processed in colour phases (parity per dimension, a third colour for the last of an odd
+//! count) in which no two padded tiles overlap, and the adds need no locks or atomics.
+//! Type 2 gathers: each sorted point reads its w^d cells; results go to the caller's order.
+
+use crate::backend::cpu::CpuBackend;
+use crate::error::{try_vec, Result};
+use crate::usfft::grid::{dividing_tile, Tiling};
+use crate::usfft::points::{origin_shift, sort_points, SortedPoints, SyncPtr};
+use crate::usfft::{Real, TransformType, UsfftSpec};
+use num_complex::Complex;
+use rayon::prelude::*;
+use rustfft::{FftDirection, FftPlanner};
+
+/// Largest tile edge per dimension count (cells): about 32 KiB of f32 cells in 3D.
+const TILE_MAX: [usize; 3] = [4096, 64, 16];
+
+/// The CPU's tiling of a plan's fine grid.
+pub fn tiling(spec: &UsfftSpec) -> Tiling {
+    let w = spec.kernel.width;
+    let mut tile = [1usize; 3];
+    for (d, t) in tile.iter_mut().enumerate().take(spec.dim) {
+        *t = dividing_tile(
+            spec.fine[d],
+            w.saturating_sub(1).max(1),
+            TILE_MAX[spec.dim - 1],
+        );
+    }
+    Tiling::new(spec.fine, tile)
+}
+
+pub fn set_points<T: Real>(
+    cpu: &CpuBackend,
+    spec: &UsfftSpec,
+    coords: [&[T]; 3],
+    m: usize,
+) -> Result<SortedPoints<T>> {
+    cpu.install(|| sort_points(coords, spec.dim, m, spec.kernel.width, tiling(spec)))
+}
+
+pub fn execute<T: Real>(
+    cpu: &CpuBackend,
+    spec: &UsfftSpec,
+    pts: &SortedPoints<T>,
+    c: &mut [Complex<T>],
+    f: &mut [Complex<T>],
+) -> Result<()> {
+    cpu.install(|| {
+        let nft = spec.fine_count();
+        let mut grid = try_vec(
+            spec.n_vectors * nft,
+            Complex::default(),
+            "the USFFT fine grid",
+        )?;
+        match spec.kind {
+            TransformType::Type1 => {
+                spread(spec, pts, c, &mut grid);
+                for g in grid.chunks_mut(nft) {
+                    fft_nd(g, spec);
+                }
+                copy_modes_out(spec, &grid, f);
+            }
+            TransformType::Type2 => {
+                copy_modes_in(spec, f, &mut grid);
+                for g in grid.chunks_mut(nft) {
+                    fft_nd(g, spec);
+                }
+                interpolate(spec, pts, &grid, c);
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Kernel weights φ((d + k)/(w/2)) of one coordinate, k = 0..w.
+#[inline]
+fn weights<T: Real>(spec: &UsfftSpec, d: T, out: &mut [T]) {
+    let k = &spec.kernel;
+    let scale = T::from_f64(2.0 / k.width as f64).unwrap();
+    let beta = T::from_f64(k.beta).unwrap();
+    let one = T::one();
+    for (i, o) in out.iter_mut().enumerate() {
+        let z = (d + T::from_usize(i).unwrap()) * scale;
+        *o = match k.shape {
+            crate::usfft::KernelShape::ExpSemicircle => {
+                (beta * ((one - z * z).max(T::zero()).sqrt() - one)).exp()
+            }
+            crate::usfft::KernelShape::Gaussian => (-beta * z * z).exp(),
+        };
+    }
+}
+
+#[inline]
+fn wrap(i: i64, n: usize) -> usize {
+    i.rem_euclid(n as i64) as usize
+}
+
+/// Type 1 spreading of every vector of `c` onto `grid` (zeroed, n_vectors fine grids).
+fn spread<T: Real>(
+    spec: &UsfftSpec,
+    pts: &SortedPoints<T>,
+    c: &[Complex<T>],
+    grid: &mut [Complex<T>],
+) {
+    let t = &pts.tiling;
+    let w = spec.kernel.width;
+    let dim = spec.dim;
+    let shift = origin_shift(w);
+    let mut pad = [1usize; 3];
+    for d in 0..dim {
+        pad[d] = t.tile[d] + w - 1;
+    }
+    let tile_len = pad[0] * pad[1] * pad[2];
+    let nft = spec.fine_count();
+    let nv = spec.n_vectors;
+    let m = pts.m;
+    let colours: [usize; 3] = std::array::from_fn(|d| match t.bins[d] {
+        1 => 1,
+        b if b % 2 == 0 => 2,
+        _ => 3,
+    });
+    let colour_of = |d: usize, b: usize| {
+        if colours[d] == 3 && b == t.bins[d] - 1 {
+            2
+        } else {
+            b % 2
+        }
+    };
+    let out = SyncPtr(grid.as_mut_ptr());
+    for phase in 0..colours.iter().product::<usize>() {
+        let want = [
+            phase % colours[0],
+            (phase / colours[0]) % colours[1],
+            phase / (colours[0] * colours[1]),
+        ];
+        let bins: Vec<usize> = (0..t.n_bins())
+            .filter(|&b| pts.bin_start[b] < pts.bin_start[b + 1])
+            .filter(|&b| {
+                let idx = [
+                    b % t.bins[0],
+                    (b / t.bins[0]) % t.bins[1],
+                    b / (t.bins[0] * t.bins[1]),
+                ];
+                (0..3).all(|d| colour_of(d, idx[d]) == want[d])
+            })
+            .collect();
+        bins.par_iter().for_each_init(
+            || {
+                (
+                    Vec::<Complex<T>>::new(),
+                    [vec![T::zero(); w], vec![T::zero(); w], vec![T::zero(); w]],
+                )
+            },
+            |(buf, ker), &b| {
+                let idx = [
+                    b % t.bins[0],
+                    (b / t.bins[0]) % t.bins[1],
+                    b / (t.bins[0] * t.bins[1]),
+                ];
+                let origin: [i64; 3] = std::array::from_fn(|d| {
+                    if d < dim {
+                        (idx[d] * t.tile[d]) as i64 - shift
+                    } else {
+                        0
+                    }
+                });
+                buf.clear();
+                buf.resize(nv * tile_len, Complex::default());
+                for p in pts.bin_start[b] as usize..pts.bin_start[b + 1] as usize {
+                    let mut l = [0usize; 3];
+                    for d in 0..dim {
+                        weights(spec, pts.offset[d][p], &mut ker[d]);
+                        l[d] = (pts.first[d][p] as i64 - origin[d]) as usize;
+                    }
+                    if dim < 3 {
+                        ker[2][0] = T::one();
+                    }
+                    if dim < 2 {
+                        ker[1][0] = T::one();
+                    }
+                    let (w2, w3) = (if dim >= 2 { w } else { 1 }, if dim >= 3 { w } else { 1 });
+                    let j = pts.perm[p] as usize;
+                    for v in 0..nv {
+                        let cv = c[v * m + j];
+                        let tv = &mut buf[v * tile_len..(v + 1) * tile_len];
+                        for k3 in 0..w3 {
+                            for k2 in 0..w2 {
+                                let a = cv * (ker[2][k3] * ker[1][k2]);
+                                let row = ((l[2] + k3) * pad[1] + l[1] + k2) * pad[0] + l[0];
+                                for (cell, &kx) in tv[row..row + w].iter_mut().zip(ker[0].iter()) {
+                                    *cell = *cell + a * kx;
+                                }
+                            }
+                        }
+                    }
+                }
+                // Add the padded tile into the grid: this phase's tiles do not overlap.
+                let wrapped: [Vec<usize>; 3] = std::array::from_fn(|d| {
+                    (0..pad[d])
+                        .map(|j| wrap(origin[d] + j as i64, t.nf[d]))
+                        .collect()
+                });
+                let out = &out;
+                for v in 0..nv {
+                    let tv = &buf[v * tile_len..(v + 1) * tile_len];
+                    for j3 in 0..pad[2] {
+                        for j2 in 0..pad[1] {
+                            let g = (wrapped[2][j3] * t.nf[1] + wrapped[1][j2]) * t.nf[0] + v * nft;
+                            let row = &tv[(j3 * pad[1] + j2) * pad[0]..][..pad[0]];
+                            for (j1, &val) in row.iter().enumerate() {
+                                // SAFETY: cells of tiles processed in one phase are disjoint.
+                                unsafe {
+                                    let cell = out.0.add(g + wrapped[0][j1]);
+                                    *cell = *cell + val;
+                                }
+                            }
+                        }
+                    }
+                }
+            },
+        );
+    }
+}
+
+/// Type 2 interpolation: c[v·M + j] = Σ grid cells × kernel weights, for each point j.
+fn interpolate<T: Real>(
+    spec: &UsfftSpec,
+    pts: &SortedPoints<T>,
+    grid: &[Complex<T>],
+    c: &mut [Complex<T>],
+) {
+    let w = spec.kernel.width;
+    let dim = spec.dim;
+    let nf = spec.fine;
+    let nft = spec.fine_count();
+    let nv = spec.n_vectors;
+    let m = pts.m;
+    let out = SyncPtr(c.as_mut_ptr());
+    (0..m).into_par_iter().with_min_len(1024).for_each_init(
+        || {
+            (
+                [vec![T::zero(); w], vec![T::zero(); w], vec![T::zero(); w]],
+                [vec![0usize; w], vec![0usize; w], vec![0usize; w]],
+            )
+        },
+        |(ker, idx), p| {
+            let out = &out;
+            for d in 0..3 {
+                if d < dim {
+                    weights(spec, pts.offset[d][p], &mut ker[d]);
+                    let i0 = pts.first[d][p] as i64;
+                    for (k, ix) in idx[d].iter_mut().enumerate() {
+                        *ix = wrap(i0 + k as i64, nf[d]);
+                    }
+                } else {
+                    ker[d][0] = T::one();
+                    idx[d][0] = 0;
+                }
+            }
+            let (w2, w3) = (if dim >= 2 { w } else { 1 }, if dim >= 3 { w } else { 1 });
+            let j = pts.perm[p] as usize;
+            for v in 0..nv {
+                let g = &grid[v * nft..(v + 1) * nft];
+                let mut acc = Complex::<T>::default();
+                for k3 in 0..w3 {
+                    for k2 in 0..w2 {
+                        let base = (idx[2][k3] * nf[1] + idx[1][k2]) * nf[0];
+                        let mut row = Complex::<T>::default();
+                        for k1 in 0..w {
+                            row = row + g[base + idx[0][k1]] * ker[0][k1];
+                        }
+                        acc = acc + row * (ker[2][k3] * ker[1][k2]);
+                    }
+                }
+                // SAFETY: perm is a permutation: each (v, j) is written by one point.
+                unsafe { *out.0.add(v * m + j) = acc };
+            }
+        },
+    );
+}
+
+/// In-place unnormalised FFT of one fine grid along every used dimension, with exponent
+/// sign `spec.sign`.
+fn fft_nd<T: Real>(grid: &mut [Complex<T>], spec: &UsfftSpec) {
+    let dir = if spec.sign < 0 {
+        FftDirection::Forward
+    } else {
+        FftDirection::Inverse
+    };
+    let mut planner = FftPlanner::<T>::new();
+    let nf = spec.fine;
+    // Dimension 1: contiguous rows.
+    let f1 = planner.plan_fft(nf[0], dir);
+    let rows_per_task = (16384 / nf[0]).max(1);
+    grid.par_chunks_mut(nf[0] * rows_per_task).for_each_init(
+        || vec![Complex::default(); f1.get_inplace_scratch_len()],
+        |s, rows| f1.process_with_scratch(rows, s),
+    );
+    // Dimensions 2 and 3: blocks of columns gathered into contiguous lines.
+    const BLOCK: usize = 16;
+    let base = SyncPtr(grid.as_mut_ptr());
+    for d in 1..spec.dim {
+        let n = nf[d];
+        let stride: usize = nf[..d].iter().product();
+        let outer: usize = nf[d + 1..].iter().product();
+        let fft = planner.plan_fft(n, dir);
+        let blocks = stride.div_ceil(BLOCK);
+        (0..outer * blocks).into_par_iter().for_each_init(
+            || {
+                (
+                    vec![Complex::<T>::default(); BLOCK * n],
+                    vec![Complex::default(); fft.get_inplace_scratch_len()],
+                )
+            },
+            |(buf, scratch), task| {
+                let base = &base;
+                let o = task / blocks;
+                let c0 = (task % blocks) * BLOCK;
+                let cb = BLOCK.min(stride - c0);
+                let start = o * n * stride + c0;
+                for i in 0..n {
+                    for j in 0..cb {
+                        // SAFETY: this task alone touches columns c0..c0+cb of slab o.
+                        buf[j * n + i] = unsafe { *base.0.add(start + i * stride + j) };
+                    }
+                }
+                fft.process_with_scratch(&mut buf[..cb * n], scratch);
+                for i in 0..n {
+                    for j in 0..cb {
+                        // SAFETY: as above.
+                        unsafe { *base.0.add(start + i * stride + j) = buf[j * n + i] };
+                    }
+                }
+            },
+        );
+    }
+}
+
+/// Per dimension: fine index and deconvolution factor of each mode index.
+fn mode_tables<T: Real>(spec: &UsfftSpec) -> [(Vec<usize>, Vec<T>); 3] {
+    std::array::from_fn(|d| {
+        (
+            spec.fine_index(d),
+            spec.deconv[d]
+                .iter()
+                .map(|&x| T::from_f64(x).unwrap())
+                .collect(),
+        )
+    })
+}
+
+/// Type 1: modes out of the fine grid, divided by the kernel's transform.
+fn copy_modes_out<T: Real>(spec: &UsfftSpec, grid: &[Complex<T>], f: &mut [Complex<T>]) {
+    let t = mode_tables::<T>(spec);
+    let [n1, n2, n3] = spec.modes;
+    let nf = spec.fine;
+    let nft = spec.fine_count();
+    let per_vector = n1 * n2 * n3;
+    f[..spec.n_vectors * per_vector]
+        .par_chunks_mut(n1)
+        .enumerate()
+        .for_each(|(r, row)| {
+            let v = r / (n2 * n3);
+            let (m2, m3) = (r % n2, (r / n2) % n3);
+            let g = &grid[v * nft + (t[2].0[m3] * nf[1] + t[1].0[m2]) * nf[0]..];
+            let s = t[2].1[m3] * t[1].1[m2];
+            for (m1, out) in row.iter_mut().enumerate() {
+                *out = g[t[0].0[m1]] * (s * t[0].1[m1]);
+            }
+        });
+}
+
+/// Type 2: modes, divided by the kernel's transform, into the zeroed fine grid.
+fn copy_modes_in<T: Real>(spec: &UsfftSpec, f: &[Complex<T>], grid: &mut [Complex<T>]) {
+    let t = mode_tables::<T>(spec);
+    let [n1, n2, n3] = spec.modes;
+    let nf = spec.fine;
+    let nft = spec.fine_count();
+    // One task per vector and fine plane of dimension 3: rows of distinct m3 never share cells.
+    grid.par_chunks_mut(nf[0] * nf[1])
+        .enumerate()
+        .for_each(|(plane, g)| {
+            let v = plane / nf[2];
+            let i3 = plane % nf[2];
+            let Some(m3) = (0..n3).find(|&m3| t[2].0[m3] == i3) else {
+                return;
+            };
+            for m2 in 0..n2 {
+                let row = &f[v * n1 * n2 * n3 + (m3 * n2 + m2) * n1..][..n1];
+                let s = t[2].1[m3] * t[1].1[m2];
+                let g = &mut g[t[1].0[m2] * nf[0]..];
+                for (m1, &val) in row.iter().enumerate() {
+                    g[t[0].0[m1]] = val * (s * t[0].1[m1]);
+                }
+            }
+        });
+    let _ = nft;
+}

@@ -1,0 +1,174 @@
+//! The spreading kernel: its shape, width and Fourier transform.
+//!
+//! The kernel is a function φ(z) of z ∈ [−1, 1] stretched over `width` fine-grid cells:
+//! a point at fine-grid coordinate g puts weight φ((l − g)/(width/2)) on cell l.
+//! - ES, "exponential of semicircle": φ(z) = exp(β(√(1 − z²) − 1)) with β = 2.30·width for
+//!   upsampling 2 (β/width 2.20, 2.26, 2.38 for widths 2, 3, 4), the published FINUFFT
+//!   choice. FINUFFT's width ceil(log10(1/tol)) + 1 leaves relative ℓ2 errors of 1–2.5× tol
+//!   (more in 3D, where the three dimensions' errors add); one cell more keeps them below
+//!   tol, so the width is ceil(log10(1/tol)) + 2, at most 16.
+//! - Gaussian (the seed's kernel): φ(z) = exp(−β z²), truncated at |z| = 1. With Greengard
+//!   and Lee's τ for upsampling R = 2 and a half-width of s cells, β = π s (R − ½)/R and the
+//!   error is about e^{−π s (R − ½)/R} ≈ 10^{−1.02 s}: s = ceil(log10(1/tol)/1.02) + 1, so the
+//!   width 2s is about twice that of ES for the same accuracy.
+
+/// The kernel family chosen in the plan options.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KernelShape {
+    ExpSemicircle,
+    Gaussian,
+}
+
+/// The widest kernel, in fine-grid cells (ES caps at 16; the Gaussian needs about twice as
+/// many cells for the same accuracy).
+pub const MAX_WIDTH: usize = 32;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SpreadKernel {
+    pub shape: KernelShape,
+    /// Cells covered per dimension.
+    pub width: usize,
+    pub beta: f64,
+}
+
+impl SpreadKernel {
+    /// The kernel reaching relative accuracy `tol` with upsampling 2.
+    pub fn for_tolerance(shape: KernelShape, tol: f64) -> SpreadKernel {
+        let digits = (1.0 / tol).log10().ceil().max(1.0) as usize;
+        match shape {
+            KernelShape::ExpSemicircle => {
+                let width = (digits + 2).clamp(2, 16);
+                let per_cell = match width {
+                    2 => 2.20,
+                    3 => 2.26,
+                    4 => 2.38,
+                    _ => 2.30,
+                };
+                SpreadKernel {
+                    shape,
+                    width,
+                    beta: per_cell * width as f64,
+                }
+            }
+            KernelShape::Gaussian => {
+                let half = ((1.0 / tol).log10() / 1.02).ceil().max(1.0) as usize + 1;
+                let width = (2 * half).min(MAX_WIDTH);
+                let half = width as f64 / 2.0;
+                SpreadKernel {
+                    shape,
+                    width,
+                    beta: std::f64::consts::PI * half * 0.75,
+                }
+            }
+        }
+    }
+
+    /// φ(z) for |z| ≤ 1 (0 outside).
+    pub fn eval(&self, z: f64) -> f64 {
+        if z.abs() > 1.0 {
+            return 0.0;
+        }
+        match self.shape {
+            KernelShape::ExpSemicircle => (self.beta * ((1.0 - z * z).max(0.0).sqrt() - 1.0)).exp(),
+            KernelShape::Gaussian => (-self.beta * z * z).exp(),
+        }
+    }
+
+    /// The Fourier transform of the stretched kernel ψ(t) = φ(2t/width) at frequency k of a
+    /// fine grid of `nf` cells: ∫ ψ(t) cos(2π k t / nf) dt, by Gauss–Legendre quadrature
+    /// over z ∈ [0, 1] (ψ is even). One value per k in `ks`.
+    pub fn fourier(&self, nf: usize, ks: impl Iterator<Item = i64>) -> Vec<f64> {
+        let half = self.width as f64 / 2.0;
+        let (nodes, weights) = gauss_legendre(2 * self.width + 24);
+        // On [0, 1]: z = (x + 1)/2, dz = dx/2.
+        let samples: Vec<(f64, f64)> = nodes
+            .iter()
+            .zip(&weights)
+            .map(|(&x, &w)| {
+                let z = 0.5 * (x + 1.0);
+                (z, 0.5 * w * self.eval(z))
+            })
+            .collect();
+        ks.map(|k| {
+            let omega = 2.0 * std::f64::consts::PI * k as f64 / nf as f64 * half;
+            2.0 * half
+                * samples
+                    .iter()
+                    .map(|&(z, wphi)| wphi * (omega * z).cos())
+                    .sum::<f64>()
+        })
+        .collect()
+    }
+}
+
+/// Nodes and weights of the n-point Gauss–Legendre rule on [−1, 1], by Newton's method on
+/// the Legendre recurrence from Chebyshev-like starting points.
+pub fn gauss_legendre(n: usize) -> (Vec<f64>, Vec<f64>) {
+    let mut nodes = vec![0.0; n];
+    let mut weights = vec![0.0; n];
+    for i in 0..n.div_ceil(2) {
+        let mut x = (std::f64::consts::PI * (i as f64 + 0.75) / (n as f64 + 0.5)).cos();
+        let mut dp = 1.0;
+        for _ in 0..100 {
+            let (mut p0, mut p1) = (1.0, x);
+            for k in 2..=n {
+                let p2 = ((2 * k - 1) as f64 * x * p1 - (k - 1) as f64 * p0) / k as f64;
+                p0 = p1;
+                p1 = p2;
+            }
+            // p1 = P_n(x), p0 = P_{n−1}(x).
+            dp = n as f64 * (x * p1 - p0) / (x * x - 1.0);
+            let step = p1 / dp;
+            x -= step;
+            if step.abs() < 1e-16 {
+                break;
+            }
+        }
+        let w = 2.0 / ((1.0 - x * x) * dp * dp);
+        nodes[i] = -x;
+        nodes[n - 1 - i] = x;
+        weights[i] = w;
+        weights[n - 1 - i] = w;
+    }
+    (nodes, weights)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gauss_legendre_integrates_polynomials_exactly() {
+        let (x, w) = gauss_legendre(10);
+        // ∫_{−1}^{1} t^18 dt = 2/19 (degree 2n − 2 is within reach).
+        let s: f64 = x.iter().zip(&w).map(|(x, w)| w * x.powi(18)).sum();
+        assert!((s - 2.0 / 19.0).abs() < 1e-14, "{s}");
+        let total: f64 = w.iter().sum();
+        assert!((total - 2.0).abs() < 1e-14);
+    }
+
+    #[test]
+    fn fourier_transform_matches_a_riemann_sum() {
+        let k = SpreadKernel::for_tolerance(KernelShape::ExpSemicircle, 1e-6);
+        let nf = 64;
+        let got = k.fourier(nf, [0i64, 5, 16].into_iter());
+        let half = k.width as f64 / 2.0;
+        for (i, &kk) in [0i64, 5, 16].iter().enumerate() {
+            let steps = 200_000;
+            let h = 2.0 * half / steps as f64;
+            let sum: f64 = (0..steps)
+                .map(|s| {
+                    let t = -half + (s as f64 + 0.5) * h;
+                    k.eval(t / half)
+                        * (2.0 * std::f64::consts::PI * kk as f64 * t / nf as f64).cos()
+                        * h
+                })
+                .sum();
+            assert!(
+                (got[i] - sum).abs() < 1e-8 * sum.abs(),
+                "{} vs {sum}",
+                got[i]
+            );
+        }
+    }
+}
