@@ -21,20 +21,26 @@
 
 #define SHIFT (NSPREAD / 2 + 1)
 
+// φ(z); not inlined, so that each of the w unrolled weights is a call rather than a copy
+// of exp (compile time grows with w × kernels otherwise; the spreading loops dominate the
+// run time).
+__device__ __noinline__ REAL phi(REAL z, REAL beta)
+{
+#if KERNEL_ES
+    REAL q = (REAL)1 - z * z;
+    q = q > (REAL)0 ? q : (REAL)0;
+    return exp(beta * (sqrt(q) - (REAL)1));
+#else
+    return exp(-beta * z * z);
+#endif
+}
+
 __device__ __forceinline__ void weights(REAL d, REAL beta, REAL *k)
 {
     const REAL s = (REAL)2 / (REAL)NSPREAD;
 #pragma unroll
-    for (int i = 0; i < NSPREAD; ++i) {
-        const REAL z = (d + (REAL)i) * s;
-#if KERNEL_ES
-        REAL q = (REAL)1 - z * z;
-        q = q > (REAL)0 ? q : (REAL)0;
-        k[i] = exp(beta * (sqrt(q) - (REAL)1));
-#else
-        k[i] = exp(-beta * z * z);
-#endif
-    }
+    for (int i = 0; i < NSPREAD; ++i)
+        k[i] = phi((d + (REAL)i) * s, beta);
 }
 
 __device__ __forceinline__ int wrap(int i, int n)

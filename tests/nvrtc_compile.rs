@@ -2,7 +2,7 @@
 //! prelude the library can produce, for sm_70, sm_80 and sm_90. Needs no GPU, only NVRTC:
 //! without it the test reports "skipped", unless SEISGPU_REQUIRE_NVRTC=1 makes that a failure.
 
-use seisgpu::backend::cuda::{dwt, kernels, nvrtc};
+use seisgpu::backend::cuda::{dwt, kernels, nvrtc, usfft};
 use seisgpu::Error;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -13,13 +13,31 @@ fn nvrtc_required() -> bool {
     std::env::var("SEISGPU_REQUIRE_NVRTC").is_ok_and(|v| v.trim() == "1")
 }
 
-/// The preludes a kernel file is compiled with by the library.
-fn preludes_for(file: &str) -> Vec<(String, String)> {
+/// The preludes a kernel file is compiled with by the library, each with the architectures
+/// to compile it for.
+fn preludes_for(file: &str) -> Vec<(String, String, &'static [&'static str])> {
     match file {
-        "dwt.cu" => dwt::dwt_kernel_preludes(),
+        "dwt.cu" => with_archs(dwt::dwt_kernel_preludes(), &ARCHS),
+        // Every USFFT variant for sm_80; a representative few (each dimension, the default
+        // f32/f64 widths, the widest kernels) for every architecture.
+        "usfft.cu" => usfft::usfft_kernel_preludes()
+            .into_iter()
+            .map(|(label, prelude)| {
+                let few = ["1d es w8 f32", "2d es w8 f64", "3d es w8 f32", "3d es w11 f64", "3d es w16 f64", "3d gauss w30 f64"];
+                let archs: &'static [&'static str] = if few.contains(&label.as_str()) { &ARCHS } else { &["sm_80"] };
+                (label, prelude, archs)
+            })
+            .collect(),
         // A file without constants baked in by its host code.
-        _ => vec![("no prelude".to_string(), String::new())],
+        _ => vec![("no prelude".to_string(), String::new(), &ARCHS)],
     }
+}
+
+fn with_archs(
+    preludes: Vec<(String, String)>,
+    archs: &'static [&'static str],
+) -> Vec<(String, String, &'static [&'static str])> {
+    preludes.into_iter().map(|(l, p)| (l, p, archs)).collect()
 }
 
 #[test]
@@ -81,8 +99,8 @@ fn every_kernel_compiles_for_every_prelude_and_arch() {
     }
     let mut jobs = Vec::new();
     for k in kernels::ALL {
-        for (label, prelude) in preludes_for(k.file) {
-            for arch in ARCHS {
+        for (label, prelude, archs) in preludes_for(k.file) {
+            for &arch in archs {
                 jobs.push((*k, label.clone(), prelude.clone(), arch));
             }
         }

@@ -63,6 +63,15 @@ impl SpreadKernel {
         }
     }
 
+    /// Every width a plan can choose for `shape` with tolerances down to `min_tol`.
+    pub fn reachable_widths(shape: KernelShape, min_tol: f64) -> Vec<usize> {
+        let mut w: Vec<usize> = (1..=(1.0 / min_tol).log10().round() as i32)
+            .map(|d| SpreadKernel::for_tolerance(shape, 10f64.powi(-d)).width)
+            .collect();
+        w.dedup();
+        w
+    }
+
     /// φ(z) for |z| ≤ 1 (0 outside).
     pub fn eval(&self, z: f64) -> f64 {
         if z.abs() > 1.0 {

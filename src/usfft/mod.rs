@@ -28,9 +28,13 @@ use num_complex::Complex;
 use std::sync::Arc;
 
 /// The sample types of a USFFT plan: f32 and f64 (what rustfft and the kernels need of them).
-pub trait Real: Sample + rustfft::FftNum + Default {}
+pub trait Real: Sample + rustfft::FftNum + Default + cudarc::driver::ValidAsZeroBits {}
 impl Real for f32 {}
 impl Real for f64 {}
+
+/// The smallest tolerances a plan accepts, per precision.
+pub const MIN_TOL_F32: f64 = 1e-6;
+pub const MIN_TOL_F64: f64 = 1e-14;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TransformType {
@@ -126,8 +130,8 @@ impl UsfftSpec {
             ));
         }
         // Rounding in the FFT and in the sums leaves a relative error of a few N·ε_mach (N the
-        // modes of the largest dimension); below ~8·ε_mach·10 no kernel helps.
-        let floor = if epsilon > 1e-10 { 1e-6 } else { 1e-14 };
+        // modes of the largest dimension); no kernel width helps below that.
+        let floor = if epsilon > 1e-10 { MIN_TOL_F32 } else { MIN_TOL_F64 };
         if tolerance < floor {
             return Err(crate::invalid!(
                 "tolerance {tolerance:e} is below what this precision can reach ({floor:e}): rounding \
@@ -366,6 +370,39 @@ impl<T: Real> UsfftPlan<T> {
                     .expect("device points on a CUDA context");
                 cuda::usfft::execute(gpu, &self.spec, p, c, f)
             }
+        }
+    }
+
+    /// Device-resident execute on a CUDA context, queued on the plan's stream
+    /// (`device_points().stream()`) without waiting. `c` holds 2·n_vectors·M reals
+    /// (interleaved complex strengths, vector v from 2·v·M), `f` 2·n_vectors·N1N2N3 reals;
+    /// type 1 reads c and writes f, type 2 reads f and writes c.
+    pub fn execute_device(
+        &self,
+        c: &mut cudarc::driver::CudaSlice<T>,
+        f: &mut cudarc::driver::CudaSlice<T>,
+    ) -> Result<()> {
+        self.execute_device_timed(c, f, None)
+    }
+
+    /// `execute_device`, recording `events` (if given) at the start, after spreading (type 1)
+    /// or the copy into the fine grid (type 2), after the FFT, and at the end.
+    pub fn execute_device_timed(
+        &self,
+        c: &mut cudarc::driver::CudaSlice<T>,
+        f: &mut cudarc::driver::CudaSlice<T>,
+        events: Option<&[cudarc::driver::CudaEvent; 4]>,
+    ) -> Result<()> {
+        match (&self.points, &self.ctx.cuda) {
+            (PointsState::Device(p), Some(gpu)) => {
+                cuda::usfft::execute_device(gpu, p, c, f, events)
+            }
+            (PointsState::None, _) => Err(crate::invalid!(
+                "no points set: call set_points before execute"
+            )),
+            _ => Err(Error::Unsupported(
+                "device-resident execute needs a plan on a CUDA context".into(),
+            )),
         }
     }
 

@@ -16,11 +16,11 @@ use crate::error::{Error, Result};
 use crate::sample::Sample;
 use crate::usfft::grid::Tiling;
 use crate::usfft::points::{sort_points, SortedPoints};
-use crate::usfft::{KernelShape, Real, TransformType, UsfftSpec};
+use crate::usfft::{KernelShape, Real, SpreadKernel, TransformType, UsfftSpec, MIN_TOL_F32, MIN_TOL_F64};
 use cudarc::cufft::{result as cufft_result, sys as cufft_sys};
 use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{
-    result, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig,
+    result, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig,
     PushKernelArg,
 };
 use num_complex::Complex;
@@ -40,29 +40,17 @@ pub fn prelude<T: Sample>(dim: usize, width: usize, shape: KernelShape) -> Strin
     )
 }
 
-/// Every prelude the library can produce, labelled: each dimension, ES width 2..16 and
-/// Gaussian width 4..32 (even), f32 and f64.
+/// Every prelude the library can produce, labelled ("3d es w8 f32"): each dimension, kernel
+/// shape and precision with every width its tolerances reach (f32 down to 1e-6, f64 to 1e-14).
 pub fn usfft_kernel_preludes() -> Vec<(String, String)> {
     let mut out = Vec::new();
     for dim in 1..=3 {
-        for (shape, widths) in [
-            (KernelShape::ExpSemicircle, (2..=16).collect::<Vec<_>>()),
-            (KernelShape::Gaussian, (4..=32).step_by(2).collect()),
-        ] {
-            for w in widths {
-                let name = if shape == KernelShape::ExpSemicircle {
-                    "es"
-                } else {
-                    "gauss"
-                };
-                out.push((
-                    format!("{dim}d {name} w{w} f32"),
-                    prelude::<f32>(dim, w, shape),
-                ));
-                out.push((
-                    format!("{dim}d {name} w{w} f64"),
-                    prelude::<f64>(dim, w, shape),
-                ));
+        for (shape, name) in [(KernelShape::ExpSemicircle, "es"), (KernelShape::Gaussian, "gauss")] {
+            for w in SpreadKernel::reachable_widths(shape, MIN_TOL_F32) {
+                out.push((format!("{dim}d {name} w{w} f32"), prelude::<f32>(dim, w, shape)));
+            }
+            for w in SpreadKernel::reachable_widths(shape, MIN_TOL_F64) {
+                out.push((format!("{dim}d {name} w{w} f64"), prelude::<f64>(dim, w, shape)));
             }
         }
     }
@@ -353,13 +341,26 @@ impl<T: Real> DevicePoints<T> {
 
     /// Queues one execute on the plan's stream: `c` (2·n_vectors·M reals) and `f`
     /// (2·n_vectors·N1N2N3 reals) are device addresses; `grid` the fine grids.
-    fn enqueue(&self, c: DevPtr, f: DevPtr, grid: &mut CudaSlice<T>) -> Result<()> {
+    fn enqueue(
+        &self,
+        c: DevPtr,
+        f: DevPtr,
+        grid: &mut CudaSlice<T>,
+        events: Option<&[CudaEvent; 4]>,
+    ) -> Result<()> {
+        let mark = |i: usize| -> Result<()> {
+            match events {
+                Some(e) => e[i].record(&self.stream).map_err(driver_error("recording an event")),
+                None => Ok(()),
+            }
+        };
         let spec = &self.spec;
         let s = &self.stream;
         let g = {
             let (p, _r) = grid.device_ptr_mut(s);
             p
         };
+        mark(0)?;
         // SAFETY: the fine grids span grid.len() elements of T.
         unsafe {
             result::memset_d8_async(g, 0, grid.len() * std::mem::size_of::<T>(), s.cu_stream())
@@ -470,12 +471,16 @@ impl<T: Real> DevicePoints<T> {
                         }
                     }
                 }
+                mark(1)?;
                 self.fft(g)?;
+                mark(2)?;
                 deconvolve(1)?;
             }
             TransformType::Type2 => {
                 deconvolve(0)?;
+                mark(1)?;
                 self.fft(g)?;
+                mark(2)?;
                 if self.m > 0 {
                     let func = self.function("usfft_interp", 0)?;
                     let mut b = s.launch_builder(&func);
@@ -500,7 +505,7 @@ impl<T: Real> DevicePoints<T> {
                 }
             }
         }
-        Ok(())
+        mark(3)
     }
 
     fn fft(&self, grid: DevPtr) -> Result<()> {
@@ -573,7 +578,7 @@ pub fn execute<T: Real>(
         // synchronised below before the host slice can go away.
         unsafe { result::memcpy_htod_async(input_dev, input, s.cu_stream()) }.map_err(copy_err)?;
     }
-    pts.enqueue(cd, fd, grid)?;
+    pts.enqueue(cd, fd, grid, None)?;
     let (output, output_dev) = match spec.kind {
         TransformType::Type1 => (&mut as_reals_mut(f)[..nm], fd),
         TransformType::Type2 => (&mut as_reals_mut(c)[..nc], cd),
@@ -593,11 +598,15 @@ pub fn execute<T: Real>(
 /// Device-resident execute, queued on the plan's stream (`DevicePoints::stream`) without
 /// waiting: `c` holds 2·n_vectors·M reals (interleaved complex strengths, vector v at 2·v·M),
 /// `f` 2·n_vectors·N1N2N3 reals. Type 1 reads c and writes f; type 2 reads f and writes c.
+///
+/// `events`, if given, are recorded at the start, after spreading (type 1) or the copy into
+/// the fine grid (type 2), after the FFT, and at the end (for benchmarks).
 pub fn execute_device<T: Real>(
     gpu: &CudaBackend,
     pts: &DevicePoints<T>,
     c: &mut CudaSlice<T>,
     f: &mut CudaSlice<T>,
+    events: Option<&[CudaEvent; 4]>,
 ) -> Result<()> {
     let spec = &pts.spec;
     let nc = 2 * spec.n_vectors * pts.m;
@@ -616,5 +625,5 @@ pub fn execute_device<T: Real>(
     let (cp, _rc) = c.device_ptr_mut(&s);
     let (fp, _rf) = f.device_ptr_mut(&s);
     let mut work = pts.work.lock().unwrap();
-    pts.enqueue(cp, fp, &mut work.grid)
+    pts.enqueue(cp, fp, &mut work.grid, events)
 }
