@@ -35,7 +35,12 @@ fn sizes(dim: usize) -> ([usize; 3], usize) {
 }
 
 /// GPU vs direct sums (≤ tol) and GPU vs CPU (≤ 2·tol) over the same matrix as the CPU test.
-fn sweep<T: Real>(gpu: &Arc<Context>, cpu: &Arc<Context>, tols: &[f64], failures: &mut Vec<String>) {
+fn sweep<T: Real>(
+    gpu: &Arc<Context>,
+    cpu: &Arc<Context>,
+    tols: &[f64],
+    failures: &mut Vec<String>,
+) {
     for dim in 1..=3 {
         let (modes, m) = sizes(dim);
         for kind in [TransformType::Type1, TransformType::Type2] {
@@ -78,7 +83,9 @@ fn sweep<T: Real>(gpu: &Arc<Context>, cpu: &Arc<Context>, tols: &[f64], failures
                     let e_cpu = rel_l2(&g, &c);
                     println!("{label}: vs direct {e_direct:.2e}, vs CPU {e_cpu:.2e}");
                     if !(e_direct <= tol && e_cpu <= 2.0 * tol) {
-                        failures.push(format!("{label}: vs direct {e_direct:.3e}, vs CPU {e_cpu:.3e}"));
+                        failures.push(format!(
+                            "{label}: vs direct {e_direct:.3e}, vs CPU {e_cpu:.3e}"
+                        ));
                     }
                 }
             }
@@ -89,7 +96,12 @@ fn sweep<T: Real>(gpu: &Arc<Context>, cpu: &Arc<Context>, tols: &[f64], failures
 /// Degenerate points on the GPU: coincident, on the boundary, far outside; M = 0; N = 1.
 fn degenerate(gpu: &Arc<Context>, failures: &mut Vec<String>) {
     for kind in [TransformType::Type1, TransformType::Type2] {
-        for (dim, modes, m) in [(1, [1, 1, 1], 40), (2, [1, 5, 1], 40), (3, [3, 1, 5], 40), (3, [6, 6, 6], 0)] {
+        for (dim, modes, m) in [
+            (1, [1, 1, 1], 40),
+            (2, [1, 5, 1], 40),
+            (3, [3, 1, 5], 40),
+            (3, [6, 6, 6], 0),
+        ] {
             let case = Case {
                 kind,
                 dim,
@@ -118,7 +130,9 @@ fn degenerate(gpu: &Arc<Context>, failures: &mut Vec<String>) {
                     let e = rel_l2(&got, &direct(&case, &seen, &p.input));
                     println!("degenerate {kind:?} {dim}D {modes:?} M={m}: {e:.2e}");
                     if !(e <= 1e-9) {
-                        failures.push(format!("degenerate {kind:?} {dim}D {modes:?} M={m}: {e:.3e}"));
+                        failures.push(format!(
+                            "degenerate {kind:?} {dim}D {modes:?} M={m}: {e:.3e}"
+                        ));
                     }
                 }
                 Err(e) => failures.push(format!("degenerate {kind:?} {dim}D M={m}: {e}")),
@@ -165,28 +179,60 @@ fn large<T: Real>(gpu: &Arc<Context>, cpu: &Arc<Context>, tol: f64, failures: &m
         };
         println!("{label}: GPU vs CPU {e:.2e}, device-resident vs host-to-host {e_dev:.2e}");
         if !(e <= 2.0 * tol) || (dev.is_ok() && !(e_dev <= tol)) {
-            failures.push(format!("{label}: GPU vs CPU {e:.3e}, device vs host {e_dev:.3e}"));
+            failures.push(format!(
+                "{label}: GPU vs CPU {e:.3e}, device vs host {e_dev:.3e}"
+            ));
         }
     }
 }
 
-fn device_resident<T: Real>(gpu: &Arc<Context>, case: &Case, p: &Problem) -> Result<Vec<Complex<f64>>, String> {
-    let mut plan = UsfftPlan::<T>::new(gpu.clone(), case.kind, case.dim, case.modes, case.sign, case.tol, case.nvec, case.options)
-        .map_err(|e| e.to_string())?;
+fn device_resident<T: Real>(
+    gpu: &Arc<Context>,
+    case: &Case,
+    p: &Problem,
+) -> Result<Vec<Complex<f64>>, String> {
+    let mut plan = UsfftPlan::<T>::new(
+        gpu.clone(),
+        case.kind,
+        case.dim,
+        case.modes,
+        case.sign,
+        case.tol,
+        case.nvec,
+        case.options,
+    )
+    .map_err(|e| e.to_string())?;
     let xs: Vec<Vec<T>> = (0..3)
-        .map(|d| p.coords[d].iter().map(|&x| T::from_f64(x).unwrap()).collect())
+        .map(|d| {
+            p.coords[d]
+                .iter()
+                .map(|&x| T::from_f64(x).unwrap())
+                .collect()
+        })
         .collect();
-    plan.set_points(case.m, &xs[0], Some(&xs[1]), Some(&xs[2])).map_err(|e| e.to_string())?;
+    plan.set_points(case.m, &xs[0], Some(&xs[1]), Some(&xs[2]))
+        .map_err(|e| e.to_string())?;
     let pts = plan.device_points().ok_or("no device points")?;
     let s = pts.stream().clone();
-    let reals: Vec<T> = p.input.iter().flat_map(|z| [T::from_f64(z.re).unwrap(), T::from_f64(z.im).unwrap()]).collect();
+    let reals: Vec<T> = p
+        .input
+        .iter()
+        .flat_map(|z| [T::from_f64(z.re).unwrap(), T::from_f64(z.im).unwrap()])
+        .collect();
     let nm: usize = case.modes.iter().product::<usize>() * case.nvec;
     let nc = case.m * case.nvec;
     let (mut c, mut f): (CudaSlice<T>, CudaSlice<T>) = match case.kind {
-        TransformType::Type1 => (s.clone_htod(&reals).unwrap(), s.alloc_zeros(2 * nm).unwrap()),
-        TransformType::Type2 => (s.alloc_zeros(2 * nc).unwrap(), s.clone_htod(&reals).unwrap()),
+        TransformType::Type1 => (
+            s.clone_htod(&reals).unwrap(),
+            s.alloc_zeros(2 * nm).unwrap(),
+        ),
+        TransformType::Type2 => (
+            s.alloc_zeros(2 * nc).unwrap(),
+            s.clone_htod(&reals).unwrap(),
+        ),
     };
-    plan.execute_device(&mut c, &mut f).map_err(|e| e.to_string())?;
+    plan.execute_device(&mut c, &mut f)
+        .map_err(|e| e.to_string())?;
     let out = match case.kind {
         TransformType::Type1 => s.clone_dtoh(&f),
         TransformType::Type2 => s.clone_dtoh(&c),
@@ -210,5 +256,10 @@ fn gpu_usfft_matches_direct_sums_and_the_cpu() {
     degenerate(&gpu, &mut failures);
     large::<f32>(&gpu, &cpu, 1e-5, &mut failures);
     large::<f64>(&gpu, &cpu, 1e-9, &mut failures);
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

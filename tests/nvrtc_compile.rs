@@ -23,8 +23,19 @@ fn preludes_for(file: &str) -> Vec<(String, String, &'static [&'static str])> {
         "usfft.cu" => usfft::usfft_kernel_preludes()
             .into_iter()
             .map(|(label, prelude)| {
-                let few = ["1d es w8 f32", "2d es w8 f64", "3d es w8 f32", "3d es w11 f64", "3d es w16 f64", "3d gauss w30 f64"];
-                let archs: &'static [&'static str] = if few.contains(&label.as_str()) { &ARCHS } else { &["sm_80"] };
+                let few = [
+                    "1d es w8 f32",
+                    "2d es w8 f64",
+                    "3d es w8 f32",
+                    "3d es w11 f64",
+                    "3d es w16 f64",
+                    "3d gauss w30 f64",
+                ];
+                let archs: &'static [&'static str] = if few.contains(&label.as_str()) {
+                    &ARCHS
+                } else {
+                    &["sm_80"]
+                };
                 (label, prelude, archs)
             })
             .collect(),

@@ -131,7 +131,11 @@ impl UsfftSpec {
         }
         // Rounding in the FFT and in the sums leaves a relative error of a few N·ε_mach (N the
         // modes of the largest dimension); no kernel width helps below that.
-        let floor = if epsilon > 1e-10 { MIN_TOL_F32 } else { MIN_TOL_F64 };
+        let floor = if epsilon > 1e-10 {
+            MIN_TOL_F32
+        } else {
+            MIN_TOL_F64
+        };
         if tolerance < floor {
             return Err(crate::invalid!(
                 "tolerance {tolerance:e} is below what this precision can reach ({floor:e}): rounding \

@@ -172,4 +172,3 @@ pub fn error_of<T: Real>(ctx: &Arc<Context>, case: &Case, seed: u64) -> f64 {
     assert_eq!(got.len(), want.len());
     rel_l2(&got, &want)
 }
-

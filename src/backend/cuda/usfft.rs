@@ -16,12 +16,14 @@ use crate::error::{Error, Result};
 use crate::sample::Sample;
 use crate::usfft::grid::Tiling;
 use crate::usfft::points::{sort_points, SortedPoints};
-use crate::usfft::{KernelShape, Real, SpreadKernel, TransformType, UsfftSpec, MIN_TOL_F32, MIN_TOL_F64};
+use crate::usfft::{
+    KernelShape, Real, SpreadKernel, TransformType, UsfftSpec, MIN_TOL_F32, MIN_TOL_F64,
+};
 use cudarc::cufft::{result as cufft_result, sys as cufft_sys};
 use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{
-    result, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig,
-    PushKernelArg,
+    result, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut,
+    LaunchConfig, PushKernelArg,
 };
 use num_complex::Complex;
 use std::sync::{Arc, Mutex};
@@ -45,12 +47,21 @@ pub fn prelude<T: Sample>(dim: usize, width: usize, shape: KernelShape) -> Strin
 pub fn usfft_kernel_preludes() -> Vec<(String, String)> {
     let mut out = Vec::new();
     for dim in 1..=3 {
-        for (shape, name) in [(KernelShape::ExpSemicircle, "es"), (KernelShape::Gaussian, "gauss")] {
+        for (shape, name) in [
+            (KernelShape::ExpSemicircle, "es"),
+            (KernelShape::Gaussian, "gauss"),
+        ] {
             for w in SpreadKernel::reachable_widths(shape, MIN_TOL_F32) {
-                out.push((format!("{dim}d {name} w{w} f32"), prelude::<f32>(dim, w, shape)));
+                out.push((
+                    format!("{dim}d {name} w{w} f32"),
+                    prelude::<f32>(dim, w, shape),
+                ));
             }
             for w in SpreadKernel::reachable_widths(shape, MIN_TOL_F64) {
-                out.push((format!("{dim}d {name} w{w} f64"), prelude::<f64>(dim, w, shape)));
+                out.push((
+                    format!("{dim}d {name} w{w} f64"),
+                    prelude::<f64>(dim, w, shape),
+                ));
             }
         }
     }
@@ -350,7 +361,9 @@ impl<T: Real> DevicePoints<T> {
     ) -> Result<()> {
         let mark = |i: usize| -> Result<()> {
             match events {
-                Some(e) => e[i].record(&self.stream).map_err(driver_error("recording an event")),
+                Some(e) => e[i]
+                    .record(&self.stream)
+                    .map_err(driver_error("recording an event")),
                 None => Ok(()),
             }
         };
