@@ -451,8 +451,22 @@ fn time_mode<T: Real>(
                 TransformType::Type2 => (median(&phase[2]), "interp", 1.0),
             };
             let gbs = (m as f64 * per_point + grid_passes * fine) / (spread_ms * 1e-3) / 1e9;
+            let pts = plan.device_points().ok_or("no device points")?;
+            let bins = pts.tiling.tile;
+            let method = match pts.method {
+                seisgpu::backend::cuda::usfft::SpreadMethod::SharedTiles { shared_bytes } => {
+                    format!(
+                        "SM {}×{}×{} bins, {} KiB",
+                        bins[0],
+                        bins[1],
+                        bins[2],
+                        shared_bytes / 1024
+                    )
+                }
+                seisgpu::backend::cuda::usfft::SpreadMethod::GlobalAtomics => "GM".to_string(),
+            };
             row.notes = format!(
-                "w={w}; {name} {spread_ms:.2} ms ({:.0}% of {:.0} GB/s HBM), FFT {:.2} ms, {} {:.2} ms",
+                "w={w}, {method}; {name} {spread_ms:.2} ms ({:.0}% of {:.0} GB/s HBM), FFT {:.2} ms, {} {:.2} ms",
                 100.0 * gbs / gpu.peak_gbs,
                 gpu.peak_gbs,
                 median(&phase[1]),

@@ -99,6 +99,46 @@
 #define SG_NOISE_PER_LEVEL 1
 
 /*
+ Type 1 ("u2e"): irregular points → regular modes, f_k = Σ_j c_j e^{i·sign·k·x_j}.
+ */
+#define SG_USFFT_TYPE1 1
+
+/*
+ Type 2 ("e2u"): regular modes → irregular points, c_j = Σ_k f_k e^{i·sign·k·x_j}.
+ */
+#define SG_USFFT_TYPE2 2
+
+/*
+ Single precision: float coordinates and interleaved float complex arrays.
+ */
+#define SG_USFFT_F32 1
+
+/*
+ Double precision.
+ */
+#define SG_USFFT_F64 2
+
+/*
+ Exponential-of-semicircle kernel exp(β(√(1−z²)−1)) (the default).
+ */
+#define SG_USFFT_KERNEL_ES 0
+
+/*
+ Gaussian kernel (the seed's choice; about twice as wide for the same accuracy).
+ */
+#define SG_USFFT_KERNEL_GAUSSIAN 1
+
+/*
+ Modes stored centred: k = −N/2 … (N−1)/2 (the default).
+ */
+#define SG_USFFT_MODES_CENTRED 0
+
+/*
+ Modes stored in FFT order: k = 0 … (N−1)/2, then −N/2 … −1.
+ */
+#define SG_USFFT_MODES_FFT 1
+
+/*
  Major version: changes when the ABI breaks.
  */
 #define SG_VERSION_MAJOR 0
@@ -123,6 +163,12 @@ typedef struct sg_context sg_context;
  A DWT plan: one wavelet, one trace length, on one context. Opaque.
  */
 typedef struct sg_dwt_plan sg_dwt_plan;
+
+/*
+ A USFFT plan: one type, dimension, mode counts, sign, tolerance, precision and batch size,
+ on one context, with the points of its last `sg_usfft_set_points_*` call. Opaque.
+ */
+typedef struct sg_usfft_plan sg_usfft_plan;
 
 /*
  Result of a fallible call: `SG_OK` (0) or one of the `SG_ERR_*` codes.
@@ -159,6 +205,25 @@ typedef struct {
    */
   uint64_t level_mask;
 } sg_dwt_denoise_options;
+
+/*
+ Options of `sg_usfft_plan_create`. Start from `sg_usfft_options_default()`.
+ */
+typedef struct {
+  /*
+   `SG_USFFT_KERNEL_ES` (default) or `SG_USFFT_KERNEL_GAUSSIAN`.
+   */
+  int32_t kernel;
+  /*
+   `SG_USFFT_MODES_CENTRED` (default) or `SG_USFFT_MODES_FFT`.
+   */
+  int32_t mode_order;
+  /*
+   Fine-grid size over mode count: 2.0 (the default and the only value supported;
+   others give `SG_ERR_UNSUPPORTED`).
+   */
+  double upsampling;
+} sg_usfft_options;
 
 /*
  Success.
@@ -357,6 +422,76 @@ sg_status sg_last_error_copy(char *buf, size_t len, size_t *needed);
  "unknown status" for values not listed). Never NULL; thread-safe.
  */
 const char *sg_status_string(sg_status status);
+
+/*
+ The default options: ES kernel, centred modes, upsampling 2. Thread-safe.
+ */
+sg_usfft_options sg_usfft_options_default(void);
+
+/*
+ Creates a plan. `type`: `SG_USFFT_TYPE1` or `SG_USFFT_TYPE2`; `dim`: 1, 2 or 3;
+ `n_modes`: `dim` mode counts N1, N2, N3 (dimension 1 fastest in the mode array), each ≥ 1;
+ `sign`: +1 or −1, the exponent's sign; `tolerance`: the relative ℓ2 accuracy wanted, from
+ just below 1 down to 1e-6 (f32) or 1e-14 (f64) — smaller values give
+ `SG_ERR_INVALID_ARGUMENT` (rounding leaves errors of order N·ε_mach); `precision`:
+ `SG_USFFT_F32` or `SG_USFFT_F64`; `n_vectors`: vectors transformed by each execute (≥ 1),
+ sharing the points; `options` may be NULL for the defaults. On success `*out` receives a
+ plan the caller owns (`sg_usfft_plan_destroy`). Thread-safe.
+ */
+sg_status sg_usfft_plan_create(const sg_context *ctx,
+                               int32_t type,
+                               int32_t dim,
+                               const size_t *n_modes,
+                               int32_t sign,
+                               double tolerance,
+                               int32_t precision,
+                               size_t n_vectors,
+                               const sg_usfft_options *options,
+                               sg_usfft_plan **out);
+
+/*
+ Releases a plan. NULL is a no-op. Must not race with other calls on the same plan.
+ */
+void sg_usfft_plan_destroy(sg_usfft_plan *plan);
+
+/*
+ Sets the plan's `m` points (replacing earlier ones): coordinates `x` (and `y` for 2D and
+ up, `z` for 3D; the others are ignored and may be NULL) in radians, period 2π — points
+ are expected in [−π, π) and any finite value is folded back into it. For the seed's
+ convention (x ∈ [−½, ½), e^{−2πixn}) pass 2π·x and sign −1. Non-finite coordinates give
+ `SG_ERR_NON_FINITE` and keep the previous points. The points are sorted once here for
+ every later execute. Must not race with other calls on the same plan.
+ */
+sg_status sg_usfft_set_points_f32(sg_usfft_plan *plan,
+                                  size_t m,
+                                  const float *x,
+                                  const float *y,
+                                  const float *z);
+
+/*
+ `sg_usfft_set_points_f32` for a double-precision plan.
+ */
+sg_status sg_usfft_set_points_f64(sg_usfft_plan *plan,
+                                  size_t m,
+                                  const double *x,
+                                  const double *y,
+                                  const double *z);
+
+/*
+ Runs the transform on every vector of the batch. `c`: n_vectors × M complex strengths,
+ `f`: n_vectors × N1·N2·N3 complex modes (dimension 1 fastest, in the plan's mode order),
+ both interleaved (re, im) floats, vector v starting at complex element v·M resp. v·N1N2N3.
+ Type 1 reads `c` and writes `f`; type 2 reads `f` and writes `c`. The arrays must not
+ overlap; an empty one (M = 0) may be NULL. Non-finite strengths or modes are not checked:
+ they propagate to the output. Several threads may execute one plan at once (on the GPU
+ they take turns).
+ */
+sg_status sg_usfft_execute_f32(const sg_usfft_plan *plan, float *c, float *f);
+
+/*
+ `sg_usfft_execute_f32` for a double-precision plan.
+ */
+sg_status sg_usfft_execute_f64(const sg_usfft_plan *plan, double *c, double *f);
 
 /*
  The library version as a static string, e.g. "0.1.0". Never NULL; thread-safe.

@@ -8,6 +8,7 @@ pub mod context;
 pub mod dwt;
 pub mod last_error;
 pub mod status;
+pub mod usfft;
 pub mod version;
 
 use crate::error::{Error, Result};

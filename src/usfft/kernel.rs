@@ -21,7 +21,7 @@ pub enum KernelShape {
 
 /// The widest kernel, in fine-grid cells (ES caps at 16; the Gaussian needs about twice as
 /// many cells for the same accuracy).
-pub const MAX_WIDTH: usize = 32;
+const MAX_WIDTH: usize = 32;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SpreadKernel {

@@ -33,8 +33,8 @@ impl Real for f32 {}
 impl Real for f64 {}
 
 /// The smallest tolerances a plan accepts, per precision.
-pub const MIN_TOL_F32: f64 = 1e-6;
-pub const MIN_TOL_F64: f64 = 1e-14;
+pub(crate) const MIN_TOL_F32: f64 = 1e-6;
+pub(crate) const MIN_TOL_F64: f64 = 1e-14;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TransformType {

@@ -34,7 +34,7 @@ pub fn origin_shift(width: usize) -> i64 {
 }
 
 /// The largest number of points a plan accepts (indices are 32-bit on the device).
-pub const MAX_POINTS: usize = i32::MAX as usize;
+pub(crate) const MAX_POINTS: usize = i32::MAX as usize;
 
 /// (i0, d) of one coordinate on a fine grid of `nf` cells.
 #[inline]

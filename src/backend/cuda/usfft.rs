@@ -29,9 +29,9 @@ use num_complex::Complex;
 use std::sync::{Arc, Mutex};
 
 const THREADS: u32 = 256;
-/// Shared memory a spreading tile may use before a larger one is considered (bytes): small
-/// enough for several blocks per multiprocessor.
-const TILE_BUDGET: usize = 48 * 1024;
+/// Shared memory a spreading tile may use before a larger one is considered (bytes): two
+/// blocks per multiprocessor on sm_80/sm_90.
+const TILE_BUDGET: usize = 100 * 1024;
 
 /// The NVRTC prelude for one dimension, kernel and precision.
 pub fn prelude<T: Sample>(dim: usize, width: usize, shape: KernelShape) -> String {
@@ -103,23 +103,26 @@ pub enum SpreadMethod {
     GlobalAtomics,
 }
 
-/// The GPU's bin shape and spreading method for a plan: the smallest padding overhead whose
-/// padded tile fits `TILE_BUDGET`, else the largest that fits shared memory at all, else
-/// global atomics with small bins (for the sort's locality).
+/// The GPU's bin shape and spreading method for a plan with `m` points. Per point, a bin
+/// costs w^d shared atomics plus its share of the tile's flush (one global atomic per padded
+/// cell, weighted ×8): the cheapest bin whose padded tile leaves room for two blocks per
+/// multiprocessor (≤ `TILE_BUDGET`) wins, else the cheapest that fits shared memory at all,
+/// else global atomics with small bins (the sort still gives locality).
 pub fn choose_tiling(
     spec: &UsfftSpec,
+    m: usize,
     real_bytes: usize,
     max_shared: usize,
 ) -> (Tiling, SpreadMethod) {
     let w = spec.kernel.width;
     let dim = spec.dim;
-    let bytes = |t: &[usize; 3]| -> usize {
-        (0..dim).map(|d| t[d] + w - 1).product::<usize>() * 2 * real_bytes
-    };
-    let overhead = |t: &[usize; 3]| -> f64 {
-        (0..dim)
-            .map(|d| (t[d] + w - 1) as f64 / t[d] as f64)
-            .product()
+    let padded = |t: &[usize; 3]| -> usize { (0..dim).map(|d| t[d] + w - 1).product() };
+    let bytes = |t: &[usize; 3]| padded(t) * 2 * real_bytes;
+    let density = m.max(1) as f64 / spec.fine_count() as f64;
+    let cost = |t: &[usize; 3]| -> f64 {
+        let cells: usize = t.iter().product();
+        let points = (cells as f64 * density).max(1.0);
+        (w as f64).powi(dim as i32) + 8.0 * padded(t) as f64 / points
     };
     // Bins larger than the grid only waste shared memory.
     let clamp = |t: [usize; 3]| -> [usize; 3] {
@@ -130,7 +133,7 @@ pub fn choose_tiling(
         cands
             .iter()
             .filter(|t| bytes(t) <= limit)
-            .min_by(|a, b| overhead(a).partial_cmp(&overhead(b)).unwrap())
+            .min_by(|a, b| cost(a).partial_cmp(&cost(b)).unwrap())
             .copied()
     };
     match pick(TILE_BUDGET.min(max_shared)).or_else(|| pick(max_shared)) {
@@ -149,6 +152,8 @@ pub fn choose_tiling(
 
 /// A plan's points on the device, its fine grid, its cuFFT plan and its stream.
 pub struct DevicePoints<T: Real> {
+    /// First, so that it is destroyed before the buffers and the stream.
+    fft: CufftPlan,
     stream: Arc<CudaStream>,
     module: Arc<CudaModule>,
     pub m: usize,
@@ -162,7 +167,6 @@ pub struct DevicePoints<T: Real> {
     deconv: Vec<CudaSlice<T>>,
     /// Fine grids (n_vectors of them) and host-to-host staging buffers, one execute at a time.
     work: Mutex<Work<T>>,
-    fft: CufftPlan,
     spec: UsfftSpec,
 }
 
@@ -173,7 +177,7 @@ struct Work<T> {
 }
 
 /// A cuFFT plan over the batch of fine grids, bound to the plan's stream.
-struct CufftPlan(cufft_sys::cufftHandle);
+struct CufftPlan(cufft_sys::cufftHandle, Arc<CudaStream>);
 
 // SAFETY: a cuFFT handle may be used from any thread; executes are serialised by `work`.
 unsafe impl Send for CufftPlan {}
@@ -181,6 +185,8 @@ unsafe impl Sync for CufftPlan {}
 
 impl Drop for CufftPlan {
     fn drop(&mut self) {
+        // The plan may be dropped on another thread than the one that made it.
+        let _ = self.1.context().bind_to_thread();
         // SAFETY: created by cufftPlanMany, destroyed once.
         let _ = unsafe { cufft_result::destroy(self.0) };
     }
@@ -223,7 +229,7 @@ pub fn set_points<T: Real>(
     m: usize,
 ) -> Result<DevicePoints<T>> {
     let size = std::mem::size_of::<T>();
-    let (tiling, method) = choose_tiling(spec, size, gpu.max_shared_bytes);
+    let (tiling, method) = choose_tiling(spec, m, size, gpu.max_shared_bytes);
     let sorted: SortedPoints<T> =
         cpu.install(|| sort_points(coords, spec.dim, m, spec.kernel.width, tiling))?;
     gpu.ctx
@@ -322,7 +328,7 @@ fn cufft_plan<T: Real>(spec: &UsfftSpec, stream: &Arc<CudaStream>) -> Result<Cuf
         )
     }
     .map_err(cufft_error("planning the fine-grid FFT"))?;
-    let plan = CufftPlan(handle);
+    let plan = CufftPlan(handle, stream.clone());
     // SAFETY: the stream outlives the plan (both owned by DevicePoints).
     unsafe { cufft_result::set_stream(handle, stream.cu_stream() as _) }
         .map_err(cufft_error("binding the FFT to a stream"))?;

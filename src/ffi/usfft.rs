@@ -1,0 +1,290 @@
+//! `sg_usfft_plan`: non-uniform FFTs (types 1 and 2) in 1D, 2D and 3D, in the FINUFFT spirit.
+
+use super::context::sg_context;
+use super::status::sg_status;
+use super::{arg_ref, guard, out_ptr};
+use crate::error::{Error, Result};
+use crate::usfft::{KernelShape, ModeOrder, Real, TransformType, UsfftOptions, UsfftPlan};
+use num_complex::Complex;
+
+/// Type 1 ("u2e"): irregular points → regular modes, f_k = Σ_j c_j e^{i·sign·k·x_j}.
+pub const SG_USFFT_TYPE1: i32 = 1;
+/// Type 2 ("e2u"): regular modes → irregular points, c_j = Σ_k f_k e^{i·sign·k·x_j}.
+pub const SG_USFFT_TYPE2: i32 = 2;
+/// Single precision: float coordinates and interleaved float complex arrays.
+pub const SG_USFFT_F32: i32 = 1;
+/// Double precision.
+pub const SG_USFFT_F64: i32 = 2;
+/// Exponential-of-semicircle kernel exp(β(√(1−z²)−1)) (the default).
+pub const SG_USFFT_KERNEL_ES: i32 = 0;
+/// Gaussian kernel (the seed's choice; about twice as wide for the same accuracy).
+pub const SG_USFFT_KERNEL_GAUSSIAN: i32 = 1;
+/// Modes stored centred: k = −N/2 … (N−1)/2 (the default).
+pub const SG_USFFT_MODES_CENTRED: i32 = 0;
+/// Modes stored in FFT order: k = 0 … (N−1)/2, then −N/2 … −1.
+pub const SG_USFFT_MODES_FFT: i32 = 1;
+
+/// Options of `sg_usfft_plan_create`. Start from `sg_usfft_options_default()`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct sg_usfft_options {
+    /// `SG_USFFT_KERNEL_ES` (default) or `SG_USFFT_KERNEL_GAUSSIAN`.
+    pub kernel: i32,
+    /// `SG_USFFT_MODES_CENTRED` (default) or `SG_USFFT_MODES_FFT`.
+    pub mode_order: i32,
+    /// Fine-grid size over mode count: 2.0 (the default and the only value supported;
+    /// others give `SG_ERR_UNSUPPORTED`).
+    pub upsampling: f64,
+}
+
+enum Plan {
+    F32(UsfftPlan<f32>),
+    F64(UsfftPlan<f64>),
+}
+
+/// A USFFT plan: one type, dimension, mode counts, sign, tolerance, precision and batch size,
+/// on one context, with the points of its last `sg_usfft_set_points_*` call. Opaque.
+pub struct sg_usfft_plan(Plan);
+
+/// The default options: ES kernel, centred modes, upsampling 2. Thread-safe.
+#[no_mangle]
+pub extern "C" fn sg_usfft_options_default() -> sg_usfft_options {
+    sg_usfft_options {
+        kernel: SG_USFFT_KERNEL_ES,
+        mode_order: SG_USFFT_MODES_CENTRED,
+        upsampling: 2.0,
+    }
+}
+
+fn options(o: &sg_usfft_options) -> Result<UsfftOptions> {
+    Ok(UsfftOptions {
+        kernel: match o.kernel {
+            SG_USFFT_KERNEL_ES => KernelShape::ExpSemicircle,
+            SG_USFFT_KERNEL_GAUSSIAN => KernelShape::Gaussian,
+            k => {
+                return Err(crate::invalid!(
+                "options.kernel is {k}; expected SG_USFFT_KERNEL_ES (0) or SG_USFFT_KERNEL_GAUSSIAN (1)"
+            ))
+            }
+        },
+        mode_order: match o.mode_order {
+            SG_USFFT_MODES_CENTRED => ModeOrder::Centred,
+            SG_USFFT_MODES_FFT => ModeOrder::Fft,
+            m => {
+                return Err(crate::invalid!(
+                "options.mode_order is {m}; expected SG_USFFT_MODES_CENTRED (0) or SG_USFFT_MODES_FFT (1)"
+            ))
+            }
+        },
+        upsampling: o.upsampling,
+    })
+}
+
+/// Creates a plan. `type`: `SG_USFFT_TYPE1` or `SG_USFFT_TYPE2`; `dim`: 1, 2 or 3;
+/// `n_modes`: `dim` mode counts N1, N2, N3 (dimension 1 fastest in the mode array), each ≥ 1;
+/// `sign`: +1 or −1, the exponent's sign; `tolerance`: the relative ℓ2 accuracy wanted, from
+/// just below 1 down to 1e-6 (f32) or 1e-14 (f64) — smaller values give
+/// `SG_ERR_INVALID_ARGUMENT` (rounding leaves errors of order N·ε_mach); `precision`:
+/// `SG_USFFT_F32` or `SG_USFFT_F64`; `n_vectors`: vectors transformed by each execute (≥ 1),
+/// sharing the points; `options` may be NULL for the defaults. On success `*out` receives a
+/// plan the caller owns (`sg_usfft_plan_destroy`). Thread-safe.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn sg_usfft_plan_create(
+    ctx: *const sg_context,
+    r#type: i32,
+    dim: i32,
+    n_modes: *const usize,
+    sign: i32,
+    tolerance: f64,
+    precision: i32,
+    n_vectors: usize,
+    options: *const sg_usfft_options,
+    out: *mut *mut sg_usfft_plan,
+) -> sg_status {
+    guard(|| {
+        let ctx = arg_ref(ctx, "ctx")?;
+        let out = out_ptr(out, "out")?;
+        if n_modes.is_null() {
+            return Err(Error::NullPointer("`n_modes` is NULL".into()));
+        }
+        let kind = match r#type {
+            SG_USFFT_TYPE1 => TransformType::Type1,
+            SG_USFFT_TYPE2 => TransformType::Type2,
+            t => {
+                return Err(crate::invalid!(
+                    "type is {t}; expected SG_USFFT_TYPE1 (1) or SG_USFFT_TYPE2 (2)"
+                ))
+            }
+        };
+        if !(1..=3).contains(&dim) {
+            return Err(crate::invalid!("dim is {dim}; expected 1, 2 or 3"));
+        }
+        let mut modes = [1usize; 3];
+        // SAFETY: the C contract: n_modes holds `dim` values.
+        modes[..dim as usize]
+            .copy_from_slice(unsafe { std::slice::from_raw_parts(n_modes, dim as usize) });
+        // SAFETY: the C contract: a non-NULL pointer to an options struct.
+        let opts = match unsafe { options.as_ref() } {
+            Some(o) => self::options(o)?,
+            None => UsfftOptions::default(),
+        };
+        let c = ctx.0.clone();
+        let (d, n) = (dim as usize, n_vectors);
+        let plan = match precision {
+            SG_USFFT_F32 => Plan::F32(UsfftPlan::new(c, kind, d, modes, sign, tolerance, n, opts)?),
+            SG_USFFT_F64 => Plan::F64(UsfftPlan::new(c, kind, d, modes, sign, tolerance, n, opts)?),
+            p => {
+                return Err(crate::invalid!(
+                    "precision is {p}; expected SG_USFFT_F32 (1) or SG_USFFT_F64 (2)"
+                ))
+            }
+        };
+        // SAFETY: checked non-NULL; written only on success.
+        unsafe { *out = Box::into_raw(Box::new(sg_usfft_plan(plan))) };
+        Ok(())
+    })
+}
+
+/// Releases a plan. NULL is a no-op. Must not race with other calls on the same plan.
+#[no_mangle]
+pub extern "C" fn sg_usfft_plan_destroy(plan: *mut sg_usfft_plan) {
+    super::destroy(plan);
+}
+
+/// A caller array of `len` elements; NULL is allowed only when `len` is 0.
+fn slice<'a, T>(p: *const T, len: usize, name: &str) -> Result<&'a [T]> {
+    if len == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return Err(Error::NullPointer(format!("`{name}` is NULL")));
+    }
+    // SAFETY: the C contract: `p` holds `len` elements.
+    Ok(unsafe { std::slice::from_raw_parts(p, len) })
+}
+
+fn set_points<T: Real>(
+    plan: &mut UsfftPlan<T>,
+    m: usize,
+    x: *const T,
+    y: *const T,
+    z: *const T,
+) -> Result<()> {
+    let dim = plan.spec().dim;
+    let x = slice(x, m, "x")?;
+    let y = if dim >= 2 {
+        Some(slice(y, m, "y")?)
+    } else {
+        None
+    };
+    let z = if dim >= 3 {
+        Some(slice(z, m, "z")?)
+    } else {
+        None
+    };
+    plan.set_points(m, x, y, z)
+}
+
+/// Sets the plan's `m` points (replacing earlier ones): coordinates `x` (and `y` for 2D and
+/// up, `z` for 3D; the others are ignored and may be NULL) in radians, period 2π — points
+/// are expected in [−π, π) and any finite value is folded back into it. For the seed's
+/// convention (x ∈ [−½, ½), e^{−2πixn}) pass 2π·x and sign −1. Non-finite coordinates give
+/// `SG_ERR_NON_FINITE` and keep the previous points. The points are sorted once here for
+/// every later execute. Must not race with other calls on the same plan.
+#[no_mangle]
+pub extern "C" fn sg_usfft_set_points_f32(
+    plan: *mut sg_usfft_plan,
+    m: usize,
+    x: *const f32,
+    y: *const f32,
+    z: *const f32,
+) -> sg_status {
+    guard(|| match &mut arg_mut(plan)?.0 {
+        Plan::F32(p) => set_points(p, m, x, y, z),
+        Plan::F64(_) => Err(wrong_precision("a double", "sg_usfft_set_points_f64")),
+    })
+}
+
+/// `sg_usfft_set_points_f32` for a double-precision plan.
+#[no_mangle]
+pub extern "C" fn sg_usfft_set_points_f64(
+    plan: *mut sg_usfft_plan,
+    m: usize,
+    x: *const f64,
+    y: *const f64,
+    z: *const f64,
+) -> sg_status {
+    guard(|| match &mut arg_mut(plan)?.0 {
+        Plan::F64(p) => set_points(p, m, x, y, z),
+        Plan::F32(_) => Err(wrong_precision("a single", "sg_usfft_set_points_f32")),
+    })
+}
+
+fn arg_mut<'a>(plan: *mut sg_usfft_plan) -> Result<&'a mut sg_usfft_plan> {
+    // SAFETY: the C contract: a live plan not used by another call at the same time.
+    unsafe { plan.as_mut() }.ok_or_else(|| Error::NullPointer("`plan` is NULL".into()))
+}
+
+fn wrong_precision(which: &str, call: &str) -> Error {
+    crate::invalid!("the plan was created for {which}-precision transform; call {call}")
+}
+
+fn execute<T: Real>(plan: &UsfftPlan<T>, c: *mut T, f: *mut T) -> Result<()> {
+    let nv = plan.spec().n_vectors;
+    let (nc, nf) = (nv * plan.n_points(), nv * plan.spec().mode_count());
+    let (a, b) = (c as usize, f as usize);
+    let (ab, bb) = (2 * nc * size_of::<T>(), 2 * nf * size_of::<T>());
+    if nc > 0 && nf > 0 && a < b + bb && b < a + ab {
+        return Err(crate::invalid!("`c` and `f` overlap"));
+    }
+    let mut cs: &mut [Complex<T>] = &mut [];
+    let mut fs: &mut [Complex<T>] = &mut [];
+    if nc > 0 {
+        if c.is_null() {
+            return Err(Error::NullPointer("`c` is NULL".into()));
+        }
+        // SAFETY: the C contract: c holds 2·n_vectors·M values, interleaved (re, im).
+        cs = unsafe { std::slice::from_raw_parts_mut(c.cast::<Complex<T>>(), nc) };
+    }
+    if nf > 0 {
+        if f.is_null() {
+            return Err(Error::NullPointer("`f` is NULL".into()));
+        }
+        // SAFETY: as above, 2·n_vectors·N1N2N3 values.
+        fs = unsafe { std::slice::from_raw_parts_mut(f.cast::<Complex<T>>(), nf) };
+    }
+    plan.execute(cs, fs)
+}
+
+/// Runs the transform on every vector of the batch. `c`: n_vectors × M complex strengths,
+/// `f`: n_vectors × N1·N2·N3 complex modes (dimension 1 fastest, in the plan's mode order),
+/// both interleaved (re, im) floats, vector v starting at complex element v·M resp. v·N1N2N3.
+/// Type 1 reads `c` and writes `f`; type 2 reads `f` and writes `c`. The arrays must not
+/// overlap; an empty one (M = 0) may be NULL. Non-finite strengths or modes are not checked:
+/// they propagate to the output. Several threads may execute one plan at once (on the GPU
+/// they take turns).
+#[no_mangle]
+pub extern "C" fn sg_usfft_execute_f32(
+    plan: *const sg_usfft_plan,
+    c: *mut f32,
+    f: *mut f32,
+) -> sg_status {
+    guard(|| match &arg_ref(plan, "plan")?.0 {
+        Plan::F32(p) => execute(p, c, f),
+        Plan::F64(_) => Err(wrong_precision("a double", "sg_usfft_execute_f64")),
+    })
+}
+
+/// `sg_usfft_execute_f32` for a double-precision plan.
+#[no_mangle]
+pub extern "C" fn sg_usfft_execute_f64(
+    plan: *const sg_usfft_plan,
+    c: *mut f64,
+    f: *mut f64,
+) -> sg_status {
+    guard(|| match &arg_ref(plan, "plan")?.0 {
+        Plan::F64(p) => execute(p, c, f),
+        Plan::F32(_) => Err(wrong_precision("a single", "sg_usfft_execute_f32")),
+    })
+}
