@@ -56,6 +56,16 @@ module seisgpu
   integer(c_int32_t), parameter :: SG_NOISE_FINEST_LEVEL = 0
   integer(c_int32_t), parameter :: SG_NOISE_PER_LEVEL = 1
 
+  ! USFFT (non-uniform FFT) plans: type, precision, kernel, mode order.
+  integer(c_int32_t), parameter :: SG_USFFT_TYPE1 = 1
+  integer(c_int32_t), parameter :: SG_USFFT_TYPE2 = 2
+  integer(c_int32_t), parameter :: SG_USFFT_F32 = 1
+  integer(c_int32_t), parameter :: SG_USFFT_F64 = 2
+  integer(c_int32_t), parameter :: SG_USFFT_KERNEL_ES = 0
+  integer(c_int32_t), parameter :: SG_USFFT_KERNEL_GAUSSIAN = 1
+  integer(c_int32_t), parameter :: SG_USFFT_MODES_CENTRED = 0
+  integer(c_int32_t), parameter :: SG_USFFT_MODES_FFT = 1
+
   ! The version of the header these bindings match (compare with sg_version_number()).
   integer(c_int32_t), parameter :: SG_VERSION_MAJOR = 0
   integer(c_int32_t), parameter :: SG_VERSION_MINOR = 1
@@ -84,6 +94,13 @@ module seisgpu
     real(c_double) :: fixed_threshold      ! the threshold of SG_THRESHOLD_FIXED (>= 0)
     integer(c_int64_t) :: level_mask       ! uint64_t: bit j-1 set thresholds level j
   end type sg_dwt_denoise_options
+
+  ! Options of sg_usfft_plan_create; start from sg_usfft_options_default().
+  type, bind(C) :: sg_usfft_options
+    integer(c_int32_t) :: kernel           ! SG_USFFT_KERNEL_ES or SG_USFFT_KERNEL_GAUSSIAN
+    integer(c_int32_t) :: mode_order       ! SG_USFFT_MODES_CENTRED or SG_USFFT_MODES_FFT
+    real(c_double) :: upsampling           ! 2.0 (the only value supported)
+  end type sg_usfft_options
 
   interface
 
@@ -201,6 +218,81 @@ module seisgpu
       type(c_ptr), value, intent(in) :: thresholds
       integer(c_int32_t) :: status
     end function sg_dwt_denoise_f64
+
+    ! ---- USFFT plans ----------------------------------------------------------------
+
+    function sg_usfft_options_default() &
+        bind(C, name="sg_usfft_options_default") result(options)
+      import :: sg_usfft_options
+      type(sg_usfft_options) :: options
+    end function sg_usfft_options_default
+
+    ! n_modes(dim): mode counts, dimension 1 fastest. options: sg_usfft_options_default()
+    ! for the defaults.
+    function sg_usfft_plan_create(ctx, type, dim, n_modes, sign, tolerance, precision, &
+        n_vectors, options, out) bind(C, name="sg_usfft_plan_create") result(status)
+      import :: c_int32_t, c_size_t, c_double, c_ptr, sg_usfft_options
+      type(c_ptr), value, intent(in) :: ctx
+      integer(c_int32_t), value, intent(in) :: type
+      integer(c_int32_t), value, intent(in) :: dim
+      integer(c_size_t), intent(in) :: n_modes(*)
+      integer(c_int32_t), value, intent(in) :: sign
+      real(c_double), value, intent(in) :: tolerance
+      integer(c_int32_t), value, intent(in) :: precision
+      integer(c_size_t), value, intent(in) :: n_vectors
+      type(sg_usfft_options), intent(in) :: options
+      type(c_ptr), intent(inout) :: out
+      integer(c_int32_t) :: status
+    end function sg_usfft_plan_create
+
+    subroutine sg_usfft_plan_destroy(plan) bind(C, name="sg_usfft_plan_destroy")
+      import :: c_ptr
+      type(c_ptr), value, intent(in) :: plan
+    end subroutine sg_usfft_plan_destroy
+
+    ! x, y, z: m coordinates each, radians; a plan of lower dimension ignores y and z
+    ! (pass x again).
+    function sg_usfft_set_points_f32(plan, m, x, y, z) &
+        bind(C, name="sg_usfft_set_points_f32") result(status)
+      import :: c_int32_t, c_size_t, c_float, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      integer(c_size_t), value, intent(in) :: m
+      real(c_float), intent(in) :: x(*)
+      real(c_float), intent(in) :: y(*)
+      real(c_float), intent(in) :: z(*)
+      integer(c_int32_t) :: status
+    end function sg_usfft_set_points_f32
+
+    function sg_usfft_set_points_f64(plan, m, x, y, z) &
+        bind(C, name="sg_usfft_set_points_f64") result(status)
+      import :: c_int32_t, c_size_t, c_double, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      integer(c_size_t), value, intent(in) :: m
+      real(c_double), intent(in) :: x(*)
+      real(c_double), intent(in) :: y(*)
+      real(c_double), intent(in) :: z(*)
+      integer(c_int32_t) :: status
+    end function sg_usfft_set_points_f64
+
+    ! c, f: c_loc of complex (target) arrays: c(m, n_vectors) strengths and
+    ! f(n1, n2, n3, n_vectors) modes. Type 1 reads c and writes f; type 2 the reverse.
+    function sg_usfft_execute_f32(plan, c, f) &
+        bind(C, name="sg_usfft_execute_f32") result(status)
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      type(c_ptr), value, intent(in) :: c
+      type(c_ptr), value, intent(in) :: f
+      integer(c_int32_t) :: status
+    end function sg_usfft_execute_f32
+
+    function sg_usfft_execute_f64(plan, c, f) &
+        bind(C, name="sg_usfft_execute_f64") result(status)
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      type(c_ptr), value, intent(in) :: c
+      type(c_ptr), value, intent(in) :: f
+      integer(c_int32_t) :: status
+    end function sg_usfft_execute_f64
 
     ! ---- errors and versions --------------------------------------------------------
 
