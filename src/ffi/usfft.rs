@@ -105,9 +105,6 @@ pub extern "C" fn sg_usfft_plan_create(
     guard(|| {
         let ctx = arg_ref(ctx, "ctx")?;
         let out = out_ptr(out, "out")?;
-        if n_modes.is_null() {
-            return Err(Error::NullPointer("`n_modes` is NULL".into()));
-        }
         let kind = match r#type {
             SG_USFFT_TYPE1 => TransformType::Type1,
             SG_USFFT_TYPE2 => TransformType::Type2,
@@ -121,13 +118,10 @@ pub extern "C" fn sg_usfft_plan_create(
             return Err(crate::invalid!("dim is {dim}; expected 1, 2 or 3"));
         }
         let mut modes = [1usize; 3];
-        // SAFETY: the C contract: n_modes holds `dim` values.
-        modes[..dim as usize]
-            .copy_from_slice(unsafe { std::slice::from_raw_parts(n_modes, dim as usize) });
-        // SAFETY: the C contract: a non-NULL pointer to an options struct.
-        let opts = match unsafe { options.as_ref() } {
-            Some(o) => self::options(o)?,
-            None => UsfftOptions::default(),
+        modes[..dim as usize].copy_from_slice(slice(n_modes, dim as usize, "n_modes")?);
+        let opts = match options.is_null() {
+            true => UsfftOptions::default(),
+            false => self::options(arg_ref(options, "options")?)?,
         };
         let c = ctx.0.clone();
         let (d, n) = (dim as usize, n_vectors);

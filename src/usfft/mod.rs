@@ -235,7 +235,7 @@ pub fn frequency(m: usize, n: usize, order: ModeOrder) -> i64 {
 /// Where a plan's sorted points live.
 enum PointsState<T: Real> {
     None,
-    Host(points::SortedPoints<T>),
+    Host(Box<points::SortedPoints<T>>),
     Device(Box<cuda::usfft::DevicePoints<T>>),
 }
 
@@ -249,6 +249,7 @@ pub struct UsfftPlan<T: Real> {
 }
 
 impl<T: Real> UsfftPlan<T> {
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         ctx: Arc<Context>,
         kind: TransformType,
@@ -321,12 +322,12 @@ impl<T: Real> UsfftPlan<T> {
                 coords,
                 m,
             )?)),
-            None => PointsState::Host(cpu::usfft::set_points(
+            None => PointsState::Host(Box::new(cpu::usfft::set_points(
                 &self.ctx.cpu,
                 &self.spec,
                 coords,
                 m,
-            )?),
+            )?)),
         };
         self.points = new;
         self.m = m;

@@ -110,10 +110,7 @@ fn spread<T: Real>(
     let w = spec.kernel.width;
     let dim = spec.dim;
     let shift = origin_shift(w);
-    let mut pad = [1usize; 3];
-    for d in 0..dim {
-        pad[d] = t.tile[d] + w - 1;
-    }
+    let pad: [usize; 3] = std::array::from_fn(|d| if d < dim { t.tile[d] + w - 1 } else { 1 });
     let tile_len = pad[0] * pad[1] * pad[2];
     let nft = spec.fine_count();
     let nv = spec.n_vectors;
