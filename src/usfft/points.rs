@@ -174,7 +174,7 @@ mod tests {
     #[test]
     fn placement_covers_the_kernel_support() {
         for &w in &[2usize, 7, 8, 16] {
-            for &x in &[-std::f64::consts::PI, -1.0, 0.0, 1e-9, 3.14, 10.0, -100.0] {
+            for &x in &[-std::f64::consts::PI, -1.0, 0.0, 1e-9, 3.0, 10.0, -100.0] {
                 let nf = 40;
                 let (i0, d) = place(x, nf, w);
                 assert!(d >= -(w as f64) / 2.0 - 1e-12 && d < -(w as f64) / 2.0 + 1.0);
