@@ -82,7 +82,7 @@ fn sweep<T: Real>(
                     let e_direct = rel_l2(&g, &direct(&case, &seen, &p.input));
                     let e_cpu = rel_l2(&g, &c);
                     println!("{label}: vs direct {e_direct:.2e}, vs CPU {e_cpu:.2e}");
-                    if !(e_direct <= tol && e_cpu <= 2.0 * tol) {
+                    if !(within(e_direct, tol) && within(e_cpu, 2.0 * tol)) {
                         failures.push(format!(
                             "{label}: vs direct {e_direct:.3e}, vs CPU {e_cpu:.3e}"
                         ));
@@ -129,7 +129,7 @@ fn degenerate(gpu: &Arc<Context>, failures: &mut Vec<String>) {
                 Ok((got, seen)) => {
                     let e = rel_l2(&got, &direct(&case, &seen, &p.input));
                     println!("degenerate {kind:?} {dim}D {modes:?} M={m}: {e:.2e}");
-                    if !(e <= 1e-9) {
+                    if !within(e, 1e-9) {
                         failures.push(format!(
                             "degenerate {kind:?} {dim}D {modes:?} M={m}: {e:.3e}"
                         ));
@@ -178,7 +178,7 @@ fn large<T: Real>(gpu: &Arc<Context>, cpu: &Arc<Context>, tol: f64, failures: &m
             }
         };
         println!("{label}: GPU vs CPU {e:.2e}, device-resident vs host-to-host {e_dev:.2e}");
-        if !(e <= 2.0 * tol) || (dev.is_ok() && !(e_dev <= tol)) {
+        if !within(e, 2.0 * tol) || (dev.is_ok() && !within(e_dev, tol)) {
             failures.push(format!(
                 "{label}: GPU vs CPU {e:.3e}, device vs host {e_dev:.3e}"
             ));

@@ -62,7 +62,7 @@ fn sweep<T: Real>(tols: &[f64]) {
                         "{dim}D {kind:?} {shape:?} tol {tol:e} sign {} nvec {} {:?}: rel l2 {e:.2e}",
                         case.sign, case.nvec, case.options.mode_order
                     );
-                    if !(e <= tol) {
+                    if !within(e, tol) {
                         failures.push(format!("{dim}D {kind:?} {shape:?} tol {tol:e}: {e:.3e}"));
                     }
                     worst = worst.max(e / tol);

@@ -10,6 +10,14 @@ use seisgpu::Error;
 use std::f64::consts::PI;
 use std::sync::Arc;
 
+/// `e ≤ limit`, false for NaN.
+pub fn within(e: f64, limit: f64) -> bool {
+    e <= limit
+}
+
+/// A plan's output in f64 and the coordinates as the plan saw them (rounded to T).
+pub type Output = (Vec<Complex<f64>>, [Vec<f64>; 3]);
+
 pub struct Rng(pub u64);
 
 impl Rng {
@@ -114,11 +122,7 @@ pub fn rel_l2(a: &[Complex<f64>], b: &[Complex<f64>]) -> f64 {
 }
 
 /// Runs the plan in precision T; returns the output in f64 and the coordinates as T saw them.
-pub fn run<T: Real>(
-    ctx: &Arc<Context>,
-    case: &Case,
-    p: &Problem,
-) -> Result<(Vec<Complex<f64>>, [Vec<f64>; 3]), Error> {
+pub fn run<T: Real>(ctx: &Arc<Context>, case: &Case, p: &Problem) -> Result<Output, Error> {
     let mut plan = UsfftPlan::<T>::new(
         ctx.clone(),
         case.kind,
