@@ -281,7 +281,11 @@ fn interpolate<T: Real>(
 }
 
 /// In-place unnormalised FFT of one fine grid along every used dimension, with exponent
-/// sign `spec.sign`.
+/// sign `spec.sign`. Lines that cannot matter are skipped: only the modes' cells are nonzero
+/// before a type 2 FFT (so a pass along d needs only lines whose coordinates along later
+/// dimensions are mode cells), and only the modes' cells are read after a type 1 FFT (a pass
+/// along d needs only lines whose coordinates along earlier dimensions are mode cells). In
+/// 3D this leaves 1.75 of the 3 passes' work.
 fn fft_nd<T: Real>(grid: &mut [Complex<T>], spec: &UsfftSpec) {
     let dir = if spec.sign < 0 {
         FftDirection::Forward
@@ -290,12 +294,28 @@ fn fft_nd<T: Real>(grid: &mut [Complex<T>], spec: &UsfftSpec) {
     };
     let mut planner = FftPlanner::<T>::new();
     let nf = spec.fine;
+    let mode_cell: [Vec<bool>; 3] = std::array::from_fn(|d| {
+        let mut v = vec![false; nf[d]];
+        for i in spec.fine_index(d) {
+            v[i] = true;
+        }
+        v
+    });
+    let type1 = spec.kind == TransformType::Type1;
+    // Whether the line along `d` through the cell with coordinates `at` must be transformed.
+    let needed = |d: usize, at: [usize; 3]| -> bool {
+        let constrained = |e: usize| if type1 { e < d } else { e > d };
+        (0..3).all(|e| !constrained(e) || mode_cell[e][at[e]])
+    };
     // Dimension 1: contiguous rows.
     let f1 = planner.plan_fft(nf[0], dir);
-    let rows_per_task = (16384 / nf[0]).max(1);
-    grid.par_chunks_mut(nf[0] * rows_per_task).for_each_init(
+    grid.par_chunks_mut(nf[0]).enumerate().for_each_init(
         || vec![Complex::default(); f1.get_inplace_scratch_len()],
-        |s, rows| f1.process_with_scratch(rows, s),
+        |s, (r, row)| {
+            if needed(0, [0, r % nf[1], r / nf[1]]) {
+                f1.process_with_scratch(row, s);
+            }
+        },
     );
     // Dimensions 2 and 3: blocks of columns gathered into contiguous lines.
     const BLOCK: usize = 16;
@@ -306,6 +326,14 @@ fn fft_nd<T: Real>(grid: &mut [Complex<T>], spec: &UsfftSpec) {
         let outer: usize = nf[d + 1..].iter().product();
         let fft = planner.plan_fft(n, dir);
         let blocks = stride.div_ceil(BLOCK);
+        // Coordinates of column c of slab o (the coordinate along d is irrelevant).
+        let coords = |o: usize, c: usize| -> [usize; 3] {
+            if d == 1 {
+                [c, 0, o]
+            } else {
+                [c % nf[0], c / nf[0], 0]
+            }
+        };
         (0..outer * blocks).into_par_iter().for_each_init(
             || {
                 (
@@ -318,6 +346,9 @@ fn fft_nd<T: Real>(grid: &mut [Complex<T>], spec: &UsfftSpec) {
                 let o = task / blocks;
                 let c0 = (task % blocks) * BLOCK;
                 let cb = BLOCK.min(stride - c0);
+                if !(c0..c0 + cb).any(|c| needed(d, coords(o, c))) {
+                    return;
+                }
                 let start = o * n * stride + c0;
                 for i in 0..n {
                     for j in 0..cb {
