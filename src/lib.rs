@@ -7,6 +7,7 @@
 pub mod backend;
 pub mod context;
 pub mod dwt;
+pub mod fxdecon;
 pub mod error;
 #[allow(non_camel_case_types)]
 pub mod ffi;
