@@ -2,7 +2,7 @@
 //! prelude the library can produce, for sm_70, sm_80 and sm_90. Needs no GPU, only NVRTC:
 //! without it the test reports "skipped", unless SEISGPU_REQUIRE_NVRTC=1 makes that a failure.
 
-use seisgpu::backend::cuda::{dwt, kernels, nvrtc};
+use seisgpu::backend::cuda::{dwt, fxdecon, kernels, nvrtc};
 use seisgpu::Error;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -17,6 +17,7 @@ fn nvrtc_required() -> bool {
 fn preludes_for(file: &str) -> Vec<(String, String)> {
     match file {
         "dwt.cu" => dwt::dwt_kernel_preludes(),
+        "fxdecon.cu" => vec![("f32".to_string(), fxdecon::prelude())],
         // A file without constants baked in by its host code.
         _ => vec![("no prelude".to_string(), String::new())],
     }

@@ -11,5 +11,10 @@ pub const DWT: KernelSource = KernelSource {
     source: include_str!("../../../kernels/dwt.cu"),
 };
 
+pub const FXDECON: KernelSource = KernelSource {
+    file: "fxdecon.cu",
+    source: include_str!("../../../kernels/fxdecon.cu"),
+};
+
 /// Every embedded kernel file, so that tests can compile them all.
-pub const ALL: &[&KernelSource] = &[&DWT];
+pub const ALL: &[&KernelSource] = &[&DWT, &FXDECON];
