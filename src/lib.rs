@@ -7,10 +7,10 @@
 pub mod backend;
 pub mod context;
 pub mod dwt;
-pub mod fxdecon;
 pub mod error;
 #[allow(non_camel_case_types)]
 pub mod ffi;
+pub mod fxdecon;
 pub mod layout;
 pub mod sample;
 

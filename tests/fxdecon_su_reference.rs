@@ -57,7 +57,12 @@ fn run<T: Copy + Default>(
         &mut plan,
     ));
     let mut out = vec![T::default(); input.len()];
-    ok(exec(plan, input.as_ptr(), out.as_mut_ptr(), PENOBSCOT_SAMPLES));
+    ok(exec(
+        plan,
+        input.as_ptr(),
+        out.as_mut_ptr(),
+        PENOBSCOT_SAMPLES,
+    ));
     sg_fxdecon_plan_destroy(plan);
     out
 }
@@ -65,7 +70,11 @@ fn run<T: Copy + Default>(
 fn subset<T: Copy>(out: &[T], traces: &[usize]) -> Vec<T> {
     traces
         .iter()
-        .flat_map(|&t| out[t * PENOBSCOT_SAMPLES..][..PENOBSCOT_SAMPLES].iter().copied())
+        .flat_map(|&t| {
+            out[t * PENOBSCOT_SAMPLES..][..PENOBSCOT_SAMPLES]
+                .iter()
+                .copied()
+        })
         .collect()
 }
 

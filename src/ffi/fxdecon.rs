@@ -225,7 +225,13 @@ pub extern "C" fn sg_fxdecon_plan_create_3d(
     out: *mut *mut sg_fxdecon_plan,
 ) -> sg_status {
     create(ctx, out, |c| {
-        FxdeconPlan::new_3d(c, &self::options(options)?, n_samples, n_inline, n_crossline)
+        FxdeconPlan::new_3d(
+            c,
+            &self::options(options)?,
+            n_samples,
+            n_inline,
+            n_crossline,
+        )
     })
 }
 
@@ -321,7 +327,9 @@ pub extern "C" fn sg_fxdecon_execute_3d_f32(
     inline_stride: usize,
     crossline_stride: usize,
 ) -> sg_status {
-    execute(plan, 3, input, output, |p| p.layout_3d(inline_stride, crossline_stride))
+    execute(plan, 3, input, output, |p| {
+        p.layout_3d(inline_stride, crossline_stride)
+    })
 }
 
 /// `sg_fxdecon_execute_3d_f32` for `double` traces.
@@ -333,5 +341,7 @@ pub extern "C" fn sg_fxdecon_execute_3d_f64(
     inline_stride: usize,
     crossline_stride: usize,
 ) -> sg_status {
-    execute(plan, 3, input, output, |p| p.layout_3d(inline_stride, crossline_stride))
+    execute(plan, 3, input, output, |p| {
+        p.layout_3d(inline_stride, crossline_stride)
+    })
 }

@@ -48,8 +48,10 @@ pub fn filter_window(
     for l in centre..bw * bh {
         let dx = (l % bw) as i64 - lx as i64;
         let dy = (l / bw) as i64 - ly as i64;
-        let xs = (ex.start as i64).max(ex.start as i64 - dx)..(ex.end as i64).min(ex.end as i64 - dx);
-        let ys = (ey.start as i64).max(ey.start as i64 - dy)..(ey.end as i64).min(ey.end as i64 - dy);
+        let xs =
+            (ex.start as i64).max(ex.start as i64 - dx)..(ex.end as i64).min(ex.end as i64 - dx);
+        let ys =
+            (ey.start as i64).max(ey.start as i64 - dy)..(ey.end as i64).min(ey.end as i64 - dy);
         let mut r = ZERO;
         for iy in ys {
             for ix in xs.clone() {

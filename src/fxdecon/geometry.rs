@@ -51,7 +51,11 @@ pub struct AxisWindows {
 impl AxisWindows {
     /// The longest gather.
     pub fn local_len(&self) -> usize {
-        self.windows.iter().map(|w| w.gather.len()).max().unwrap_or(0)
+        self.windows
+            .iter()
+            .map(|w| w.gather.len())
+            .max()
+            .unwrap_or(0)
     }
 
     /// A trivial axis of one trace.
@@ -183,7 +187,10 @@ impl Stencil {
     pub fn reach(&self) -> (usize, usize) {
         let mut e = (0usize, 0usize);
         for &(x, y) in &self.offsets {
-            e = (e.0.max(x.unsigned_abs() as usize), e.1.max(y.unsigned_abs() as usize));
+            e = (
+                e.0.max(x.unsigned_abs() as usize),
+                e.1.max(y.unsigned_abs() as usize),
+            );
         }
         e
     }
@@ -209,10 +216,18 @@ pub struct Setup {
 }
 
 impl Setup {
-    pub fn new(o: &FxdeconOptions, n_samples: usize, nx: usize, ny: usize, dims: usize) -> Result<Setup> {
+    pub fn new(
+        o: &FxdeconOptions,
+        n_samples: usize,
+        nx: usize,
+        ny: usize,
+        dims: usize,
+    ) -> Result<Setup> {
         o.validate(dims)?;
         if n_samples == 0 {
-            return Err(crate::invalid!("n_samples is 0; expected at least one sample"));
+            return Err(crate::invalid!(
+                "n_samples is 0; expected at least one sample"
+            ));
         }
         if nx == 0 || ny == 0 {
             return Err(crate::invalid!("the data has no traces ({nx} × {ny})"));
@@ -227,7 +242,11 @@ impl Setup {
     fn standard(o: &FxdeconOptions, n: usize, nx: usize, ny: usize, dims: usize) -> Result<Setup> {
         let dt = o.sample_interval;
         let samples = |s: f64| (s / dt).round() as usize;
-        let len = if o.time_window > 0.0 { samples(o.time_window).clamp(1, n) } else { n };
+        let len = if o.time_window > 0.0 {
+            samples(o.time_window).clamp(1, n)
+        } else {
+            n
+        };
         let taper = samples(o.taper).min(len / 2);
         let time = tapered_windows(n, len, taper);
         let nfft = fft_length(o.fft_length, len, len.next_power_of_two())?;
@@ -291,7 +310,11 @@ impl Setup {
     fn seismic_unix(o: &FxdeconOptions, nsp: usize, ntrc: usize) -> Result<Setup> {
         let nint = |x: f32| (x as f64 + 0.5).floor() as usize;
         let dt = o.sample_interval as f32;
-        let taper = if o.taper == 0.0 { 0.004f32 } else { o.taper as f32 };
+        let taper = if o.taper == 0.0 {
+            0.004f32
+        } else {
+            o.taper as f32
+        };
         let mut twlen = if o.time_window > 0.0 {
             o.time_window as f32
         } else {
@@ -338,8 +361,9 @@ impl Setup {
                     }
                 }
                 if iw + 1 < ntw {
-                    for it in len.saturating_sub(nstaper)..len {
-                        w[it] = fall(it + nstaper - len);
+                    let from = len.saturating_sub(nstaper);
+                    for (it, v) in w.iter_mut().enumerate().skip(from) {
+                        *v = fall(it + nstaper - len);
                     }
                 } else {
                     for v in w.iter_mut().skip(len.saturating_sub(nstaper)) {
@@ -437,7 +461,9 @@ fn fft_length(requested: usize, longest_window: usize, auto: usize) -> Result<us
         n if n < longest_window => Err(crate::invalid!(
             "options.fft_length {n} is shorter than the time window ({longest_window} samples)"
         )),
-        n if n % 2 == 1 => Err(crate::invalid!("options.fft_length {n} is odd; expected even")),
+        n if n % 2 == 1 => Err(crate::invalid!(
+            "options.fft_length {n} is odd; expected even"
+        )),
         n => Ok(n),
     }
 }

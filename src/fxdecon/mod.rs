@@ -33,7 +33,13 @@ pub struct Volume {
 
 impl Volume {
     /// Checks that the traces do not overlap and the span fits the address space.
-    pub fn new(n_samples: usize, nx: usize, ny: usize, stride_x: usize, stride_y: usize) -> Result<Volume> {
+    pub fn new(
+        n_samples: usize,
+        nx: usize,
+        ny: usize,
+        stride_x: usize,
+        stride_y: usize,
+    ) -> Result<Volume> {
         let v = Volume {
             n_samples,
             nx,
@@ -112,9 +118,18 @@ pub struct FxdeconPlan {
 
 impl FxdeconPlan {
     /// A plan for sections of `n_traces` traces of `n_samples` samples.
-    pub fn new_2d(ctx: Arc<Context>, options: &FxdeconOptions, n_samples: usize, n_traces: usize) -> Result<FxdeconPlan> {
+    pub fn new_2d(
+        ctx: Arc<Context>,
+        options: &FxdeconOptions,
+        n_samples: usize,
+        n_traces: usize,
+    ) -> Result<FxdeconPlan> {
         let setup = Setup::new(options, n_samples, 1, n_traces, 2)?;
-        Ok(FxdeconPlan { ctx, dims: 2, setup })
+        Ok(FxdeconPlan {
+            ctx,
+            dims: 2,
+            setup,
+        })
     }
 
     /// A plan for volumes of `n_inline × n_crossline` traces.
@@ -126,7 +141,11 @@ impl FxdeconPlan {
         n_crossline: usize,
     ) -> Result<FxdeconPlan> {
         let setup = Setup::new(options, n_samples, n_inline, n_crossline, 3)?;
-        Ok(FxdeconPlan { ctx, dims: 3, setup })
+        Ok(FxdeconPlan {
+            ctx,
+            dims: 3,
+            setup,
+        })
     }
 
     pub fn dims(&self) -> usize {
@@ -148,7 +167,13 @@ impl FxdeconPlan {
 
     /// 3D: trace (il, xl) at `il · inline_stride + xl · crossline_stride`.
     pub fn layout_3d(&self, inline_stride: usize, crossline_stride: usize) -> Result<Volume> {
-        Volume::new(self.setup.n_samples, self.setup.nx, self.setup.ny, inline_stride, crossline_stride)
+        Volume::new(
+            self.setup.n_samples,
+            self.setup.nx,
+            self.setup.ny,
+            inline_stride,
+            crossline_stride,
+        )
     }
 
     /// Filters `input` into `output` (same layout; the samples between traces are left
@@ -156,11 +181,15 @@ impl FxdeconPlan {
     pub fn execute<T: Sample>(&self, input: &[T], output: &mut [T], layout: Volume) -> Result<()> {
         let s = &self.setup;
         if (layout.n_samples, layout.nx, layout.ny) != (s.n_samples, s.nx, s.ny) {
-            return Err(crate::invalid!("the layout does not match the plan's shape"));
+            return Err(crate::invalid!(
+                "the layout does not match the plan's shape"
+            ));
         }
         let need = layout.span();
         if input.len() < need || output.len() < need {
-            return Err(crate::invalid!("arrays shorter than the {need} elements the data span"));
+            return Err(crate::invalid!(
+                "arrays shorter than the {need} elements the data span"
+            ));
         }
         layout.check_finite(input)?;
         if s.pass_through {
@@ -178,7 +207,10 @@ impl FxdeconPlan {
                 let (i, o) = unsafe {
                     (
                         std::slice::from_raw_parts(input.as_ptr().cast::<f32>(), input.len()),
-                        std::slice::from_raw_parts_mut(output.as_mut_ptr().cast::<f32>(), output.len()),
+                        std::slice::from_raw_parts_mut(
+                            output.as_mut_ptr().cast::<f32>(),
+                            output.len(),
+                        ),
                     )
                 };
                 cuda::fxdecon::execute(gpu, &self.ctx.cpu, s, i, o, layout)

@@ -100,7 +100,9 @@ impl FxdeconOptions {
             if v.is_finite() && v >= 0.0 {
                 Ok(())
             } else {
-                Err(crate::invalid!("options.{name} is {v}; expected a finite value ≥ 0"))
+                Err(crate::invalid!(
+                    "options.{name} is {v}; expected a finite value ≥ 0"
+                ))
             }
         };
         if !(o.sample_interval.is_finite() && o.sample_interval > 0.0) {
@@ -141,7 +143,9 @@ impl FxdeconOptions {
         }
         if dims == 2 {
             if o.operator_traces == 0 {
-                return Err(crate::invalid!("options.operator_traces is 0; expected ≥ 1"));
+                return Err(crate::invalid!(
+                    "options.operator_traces is 0; expected ≥ 1"
+                ));
             }
             let extent = match o.prediction {
                 Prediction::TwoSided => 2 * o.operator_traces + 1,
@@ -183,7 +187,12 @@ impl FxdeconOptions {
     }
 }
 
-fn check_window(window: usize, overlap: usize, operator_extent: usize, what: &str) -> crate::Result<()> {
+fn check_window(
+    window: usize,
+    overlap: usize,
+    operator_extent: usize,
+    what: &str,
+) -> crate::Result<()> {
     if overlap >= window {
         return Err(crate::invalid!(
             "the spatial window of {window} {what} must be larger than its overlap ({overlap})"

@@ -60,14 +60,20 @@ mod tests {
         let mut a = vec![C64::new(0.0, 0.0); k * k];
         for i in 0..k {
             for j in 0..k {
-                let mut s = if i == j { C64::new(1.0, 0.0) } else { C64::new(0.0, 0.0) };
+                let mut s = if i == j {
+                    C64::new(1.0, 0.0)
+                } else {
+                    C64::new(0.0, 0.0)
+                };
                 for p in 0..k {
                     s += m[i * k + p] * m[j * k + p].conj();
                 }
                 a[i * k + j] = s;
             }
         }
-        let x: Vec<C64> = (0..k).map(|i| C64::new(i as f64 + 1.0, -(i as f64))).collect();
+        let x: Vec<C64> = (0..k)
+            .map(|i| C64::new(i as f64 + 1.0, -(i as f64)))
+            .collect();
         let mut b: Vec<C64> = (0..k)
             .map(|i| (0..k).map(|j| a[i * k + j] * x[j]).sum())
             .collect();

@@ -19,10 +19,10 @@ use crate::fxdecon::Volume;
 use cudarc::cufft::{result as cufft_result, sys as cufft_sys, CudaFft};
 use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{
-    result, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, LaunchConfig,
-    PushKernelArg,
+    result, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
 };
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Threads per block of `fx_window_solve` (`FX_THREADS`).
@@ -32,6 +32,15 @@ const SOLVE_THREADS: u32 = 256;
 const SLAB_BYTES: usize = 64 << 20;
 /// Relative pivot threshold of the f32 Cholesky.
 const TOL_REL: f32 = 1e-6;
+
+/// 0: slabs of `SLAB_BYTES`.
+static SLAB_LIMIT: AtomicUsize = AtomicUsize::new(0);
+
+/// Caps the input bytes of a slab (None: the default), so that tests can run many slabs on
+/// small volumes. Process-wide.
+pub fn set_slab_bytes(bytes: Option<usize>) {
+    SLAB_LIMIT.store(bytes.unwrap_or(0), Ordering::Relaxed);
+}
 
 /// The prelude of kernels/fxdecon.cu (one module for every shape).
 pub fn prelude() -> String {
@@ -55,7 +64,8 @@ fn cufft_error(doing: &'static str) -> impl Fn(cufft_result::CufftError) -> Erro
 }
 
 fn to_i32(v: usize, what: &str) -> Result<i32> {
-    i32::try_from(v).map_err(|_| Error::Unsupported(format!("{what} ({v}) exceeds what the kernels index")))
+    i32::try_from(v)
+        .map_err(|_| Error::Unsupported(format!("{what} ({v}) exceeds what the kernels index")))
 }
 
 /// The shared memory `fx_window_solve` uses (a mirror of its layout).
@@ -84,13 +94,22 @@ impl AxisTables {
         for w in windows {
             let g = w.gather.len();
             for j in 0..max {
-                t.gather.push(to_i32(w.gather[j.min(g - 1)] - shift, "a trace index")?);
+                t.gather
+                    .push(to_i32(w.gather[j.min(g - 1)] - shift, "a trace index")?);
             }
-            for v in [g, w.est.start, w.est.len(), w.out.start, w.out.len(), w.out_first - shift] {
+            for v in [
+                g,
+                w.est.start,
+                w.est.len(),
+                w.out.start,
+                w.out.len(),
+                w.out_first - shift,
+            ] {
                 t.params.push(to_i32(v, "a window size")?);
             }
             for j in 0..max {
-                t.weight.push(w.weights.get(j).copied().unwrap_or(0.0) as f32);
+                t.weight
+                    .push(w.weights.get(j).copied().unwrap_or(0.0) as f32);
             }
         }
         Ok(t)
@@ -106,8 +125,16 @@ struct Slab {
 
 fn slab_of(s: &Setup, windows: std::ops::Range<usize>) -> Slab {
     let ws = &s.y.windows[windows.clone()];
-    let read = ws.iter().flat_map(|w| w.gather.iter().copied()).min().unwrap()
-        ..ws.iter().flat_map(|w| w.gather.iter().copied()).max().unwrap() + 1;
+    let read = ws
+        .iter()
+        .flat_map(|w| w.gather.iter().copied())
+        .min()
+        .unwrap()
+        ..ws.iter()
+            .flat_map(|w| w.gather.iter().copied())
+            .max()
+            .unwrap()
+            + 1;
     let write = ws.iter().map(|w| w.out_first).min().unwrap()
         ..ws.iter().map(|w| w.out_first + w.out.len()).max().unwrap();
     Slab {
@@ -127,6 +154,10 @@ fn plan_slabs(s: &Setup, budget: usize) -> Vec<Slab> {
     let per_y = s.nx * bytes_per_trace(s);
     let in_per_y = s.nx * s.n_samples * 4;
     let nwy = s.y.windows.len();
+    let slab_bytes = match SLAB_LIMIT.load(Ordering::Relaxed) {
+        0 => SLAB_BYTES,
+        b => b,
+    };
     let mut slabs = Vec::new();
     let mut w0 = 0;
     while w0 < nwy {
@@ -134,7 +165,7 @@ fn plan_slabs(s: &Setup, budget: usize) -> Vec<Slab> {
         while w1 < nwy {
             let next = slab_of(s, w0..w1 + 1);
             let traces = next.read.len();
-            if traces * in_per_y > SLAB_BYTES || traces * per_y > budget {
+            if traces * in_per_y > slab_bytes || traces * per_y > budget {
                 break;
             }
             w1 += 1;
@@ -169,7 +200,10 @@ impl Drop for Slots<'_> {
     fn drop(&mut self) {
         for slot in &mut self.slots {
             let idle = slot.stream.synchronize().is_ok();
-            for b in [slot.pinned_in.take(), slot.pinned_out.take()].into_iter().flatten() {
+            for b in [slot.pinned_in.take(), slot.pinned_out.take()]
+                .into_iter()
+                .flatten()
+            {
                 if idle {
                     self.gpu.staging.put(b);
                 }
@@ -266,8 +300,16 @@ pub fn execute(
 
     // Tables shared by all slabs, on the first stream (others wait for it below).
     let first_stream = gpu.stream()?;
-    let up_i = |v: &[i32]| first_stream.clone_htod(v).map_err(driver_error("copying tables to the device"));
-    let up_f = |v: &[f32]| first_stream.clone_htod(v).map_err(driver_error("copying tables to the device"));
+    let up_i = |v: &[i32]| {
+        first_stream
+            .clone_htod(v)
+            .map_err(driver_error("copying tables to the device"))
+    };
+    let up_f = |v: &[f32]| {
+        first_stream
+            .clone_htod(v)
+            .map_err(driver_error("copying tables to the device"))
+    };
     let tw_max = s.time.max_len();
     let tw_start: Vec<i32> = s.time.starts.iter().map(|&v| v as i32).collect();
     let tw_len: Vec<i32> = s.time.lens.iter().map(|&v| v as i32).collect();
@@ -282,7 +324,12 @@ pub fn execute(
     for &f in &s.band {
         in_band[f] = 1;
     }
-    let offsets: Vec<i32> = s.stencil.offsets.iter().flat_map(|&(x, y)| [x, y]).collect();
+    let offsets: Vec<i32> = s
+        .stencil
+        .offsets
+        .iter()
+        .flat_map(|&(x, y)| [x, y])
+        .collect();
     let xt = AxisTables::new(&s.x.windows, 0, x_max)?;
     let d_tw_start = up_i(&tw_start)?;
     let d_tw_len = up_i(&tw_len)?;
@@ -297,8 +344,16 @@ pub fn execute(
         .synchronize()
         .map_err(driver_error("copying tables to the device"))?;
     let fs = &first_stream;
-    let (p_tw_start, p_tw_len, p_tw_weight) = (dptr(&d_tw_start, fs), dptr(&d_tw_len, fs), dptr(&d_tw_weight, fs));
-    let (p_band, p_in_band, p_offsets) = (dptr(&d_band, fs), dptr(&d_in_band, fs), dptr(&d_offsets, fs));
+    let (p_tw_start, p_tw_len, p_tw_weight) = (
+        dptr(&d_tw_start, fs),
+        dptr(&d_tw_len, fs),
+        dptr(&d_tw_weight, fs),
+    );
+    let (p_band, p_in_band, p_offsets) = (
+        dptr(&d_band, fs),
+        dptr(&d_in_band, fs),
+        dptr(&d_offsets, fs),
+    );
     let (p_xg, p_xp, p_xw) = (dptr(&d_xg, fs), dptr(&d_xp, fs), dptr(&d_xw, fs));
 
     let mut slots = Slots {
@@ -306,11 +361,16 @@ pub fn execute(
         slots: Vec::new(),
     };
     for i in 0..n_slots {
-        let stream = if i == 0 { first_stream.clone() } else { gpu.stream()? };
+        let stream = if i == 0 {
+            first_stream.clone()
+        } else {
+            gpu.stream()?
+        };
         let alloc = |len: usize| {
             // SAFETY: written by copies or kernels before being read.
-            unsafe { stream.alloc::<f32>(len.max(1)) }
-                .map_err(driver_error("allocating device memory for a slab of traces"))
+            unsafe { stream.alloc::<f32>(len.max(1)) }.map_err(driver_error(
+                "allocating device memory for a slab of traces",
+            ))
         };
         let read = max_read * nx;
         slots.slots.push(Slot {
@@ -335,7 +395,11 @@ pub fn execute(
                 .synchronize()
                 .map_err(driver_error("running F-X prediction filtering"))?;
             let w = &slabs[c].write;
-            let staged = slot.pinned_out.as_mut().unwrap().slice_mut::<f32>(w.len() * nx * n);
+            let staged = slot
+                .pinned_out
+                .as_mut()
+                .unwrap()
+                .slice_mut::<f32>(w.len() * nx * n);
             let staged = &*staged;
             let already = *written_until;
             let out_ptr = &out_ptr;
@@ -389,40 +453,98 @@ pub fn execute(
                 .map_err(driver_error("copying traces to the device"))?;
         }
         let yt = AxisTables::new(&s.y.windows[slab.windows.clone()], slab.read.start, y_max)?;
-        let d_yg = stream.clone_htod(&yt.gather).map_err(driver_error("copying tables to the device"))?;
-        let d_yp = stream.clone_htod(&yt.params).map_err(driver_error("copying tables to the device"))?;
-        let d_yw = stream.clone_htod(&yt.weight).map_err(driver_error("copying tables to the device"))?;
-        let (p_yg, p_yp, p_yw) = (dptr(&d_yg, &stream), dptr(&d_yp, &stream), dptr(&d_yw, &stream));
+        let d_yg = stream
+            .clone_htod(&yt.gather)
+            .map_err(driver_error("copying tables to the device"))?;
+        let d_yp = stream
+            .clone_htod(&yt.params)
+            .map_err(driver_error("copying tables to the device"))?;
+        let d_yw = stream
+            .clone_htod(&yt.weight)
+            .map_err(driver_error("copying tables to the device"))?;
+        let (p_yg, p_yp, p_yw) = (
+            dptr(&d_yg, &stream),
+            dptr(&d_yp, &stream),
+            dptr(&d_yw, &stream),
+        );
 
         let batch = nread * ntw;
         if slot.ffts.as_ref().map(|f| f.0) != Some(batch) {
             slot.ffts = None;
             let b = to_i32(batch, "the FFT batch")?;
             let nfft_i = to_i32(nfft, "the FFT length")?;
-            let r2c = CudaFft::plan_many(&[nfft_i], None, 1, nfft_i, None, 1, nf as i32, cufft_sys::cufftType::CUFFT_R2C, b, stream.clone())
-                .map_err(cufft_error("planning the forward FFTs"))?;
-            let c2r = CudaFft::plan_many(&[nfft_i], None, 1, nf as i32, None, 1, nfft_i, cufft_sys::cufftType::CUFFT_C2R, b, stream.clone())
-                .map_err(cufft_error("planning the inverse FFTs"))?;
+            let r2c = CudaFft::plan_many(
+                &[nfft_i],
+                None,
+                1,
+                nfft_i,
+                None,
+                1,
+                nf as i32,
+                cufft_sys::cufftType::CUFFT_R2C,
+                b,
+                stream.clone(),
+            )
+            .map_err(cufft_error("planning the forward FFTs"))?;
+            let c2r = CudaFft::plan_many(
+                &[nfft_i],
+                None,
+                1,
+                nf as i32,
+                None,
+                1,
+                nfft_i,
+                cufft_sys::cufftType::CUFFT_C2R,
+                b,
+                stream.clone(),
+            )
+            .map_err(cufft_error("planning the inverse FFTs"))?;
             slot.ffts = Some((batch, r2c, c2r));
         }
         let (_, r2c, c2r) = slot.ffts.as_ref().unwrap();
 
         let total = (nread * ntw * nfft) as i64;
         let (n_i, ntw_i, nfft_i, nf_i) = (n as i32, ntw as i32, nfft as i32, nf as i32);
-        launch!(kit, stream, "fx_extract", grid_1d(total as usize), &traces, &windows, &total, &n_i, &ntw_i, &nfft_i, &p_tw_start, &p_tw_len);
+        launch!(
+            kit,
+            stream,
+            "fx_extract",
+            grid_1d(total as usize),
+            &traces,
+            &windows,
+            &total,
+            &n_i,
+            &ntw_i,
+            &nfft_i,
+            &p_tw_start,
+            &p_tw_len
+        );
         // SAFETY: plans made for this batch on this stream; buffers sized for it.
         unsafe { cufft_result::exec_r2c(r2c.handle(), windows as *mut _, spec_in as *mut _) }
             .map_err(cufft_error("running the forward FFTs"))?;
         let total_spec = (nread * ntw * nf) as i64;
         let zero_oob = (s.out_of_band == OutOfBand::Zero) as i32;
-        launch!(kit, stream, "fx_init_out", grid_1d(total_spec as usize), &spec_in, &spec_out, &total_spec, &nf_i, &p_in_band, &zero_oob);
+        launch!(
+            kit,
+            stream,
+            "fx_init_out",
+            grid_1d(total_spec as usize),
+            &spec_in,
+            &spec_out,
+            &total_spec,
+            &nf_i,
+            &p_in_band,
+            &zero_oob
+        );
         let nband = s.band.len();
         let nwx = s.x.windows.len();
         let nwy = slab.windows.len();
         if nband > 0 {
             let grid_x = to_i32(nband * ntw, "frequencies × time windows")? as u32;
             if nwx * nwy > 65535 {
-                return Err(Error::Unsupported("more than 65535 spatial windows in one slab".into()));
+                return Err(Error::Unsupported(
+                    "more than 65535 spatial windows in one slab".into(),
+                ));
             }
             let (lx, ly) = s.stencil.lag_extent();
             let cfg = LaunchConfig {
@@ -430,14 +552,49 @@ pub fn execute(
                 block_dim: (SOLVE_THREADS, 1, 1),
                 shared_mem_bytes: shared as u32,
             };
-            let (nband_i, nx_i, xmax_i, nwx_i, ymax_i) = (nband as i32, nx as i32, x_max as i32, nwx as i32, y_max as i32);
-            let (k_i, fb_i, lx_i, ly_i) = (s.stencil.offsets.len() as i32, s.stencil.forward_backward as i32, lx as i32, ly as i32);
+            let (nband_i, nx_i, xmax_i, nwx_i, ymax_i) = (
+                nband as i32,
+                nx as i32,
+                x_max as i32,
+                nwx as i32,
+                y_max as i32,
+            );
+            let (k_i, fb_i, lx_i, ly_i) = (
+                s.stencil.offsets.len() as i32,
+                s.stencil.forward_backward as i32,
+                lx as i32,
+                ly as i32,
+            );
             let damping = s.damping as f32;
-            launch!(kit, stream, "fx_window_solve", cfg,
-                &spec_in, &spec_out, &nf_i, &ntw_i, &nband_i, &p_band, &nx_i,
-                &p_xg, &p_xp, &p_xw, &xmax_i, &nwx_i,
-                &p_yg, &p_yp, &p_yw, &ymax_i,
-                &p_offsets, &k_i, &fb_i, &lx_i, &ly_i, &damping, &TOL_REL);
+            launch!(
+                kit,
+                stream,
+                "fx_window_solve",
+                cfg,
+                &spec_in,
+                &spec_out,
+                &nf_i,
+                &ntw_i,
+                &nband_i,
+                &p_band,
+                &nx_i,
+                &p_xg,
+                &p_xp,
+                &p_xw,
+                &xmax_i,
+                &nwx_i,
+                &p_yg,
+                &p_yp,
+                &p_yw,
+                &ymax_i,
+                &p_offsets,
+                &k_i,
+                &fb_i,
+                &lx_i,
+                &ly_i,
+                &damping,
+                &TOL_REL
+            );
         }
         // SAFETY: as above; C2R may overwrite its input, which is not needed afterwards.
         unsafe { cufft_result::exec_c2r(c2r.handle(), spec_out as *mut _, windows as *mut _) }
@@ -446,10 +603,30 @@ pub fn execute(
         let first = ((slab.write.start - slab.read.start) * nx) as i64;
         let scale = 1.0f32 / nfft as f32;
         let tw_max_i = tw_max as i32;
-        launch!(kit, stream, "fx_overlap_add", grid_1d(total_out as usize), &windows, &out, &total_out, &n_i, &first, &ntw_i, &nfft_i,
-            &p_tw_start, &p_tw_len, &p_tw_weight, &tw_max_i, &scale);
+        launch!(
+            kit,
+            stream,
+            "fx_overlap_add",
+            grid_1d(total_out as usize),
+            &windows,
+            &out,
+            &total_out,
+            &n_i,
+            &first,
+            &ntw_i,
+            &nfft_i,
+            &p_tw_start,
+            &p_tw_len,
+            &p_tw_weight,
+            &tw_max_i,
+            &scale
+        );
         {
-            let staged = slot.pinned_out.as_mut().unwrap().slice_mut::<f32>(nwrite * n);
+            let staged = slot
+                .pinned_out
+                .as_mut()
+                .unwrap()
+                .slice_mut::<f32>(nwrite * n);
             // SAFETY: as above, device to host.
             unsafe { result::memcpy_dtoh_async(staged, out, cu) }
                 .map_err(driver_error("copying traces from the device"))?;
