@@ -43,15 +43,23 @@ extern "C" __global__ void fx_extract(const float *__restrict__ traces, float *_
 }
 
 // The filtered spectra start at zero in band (windows add into them) and outside the band
-// hold the input (passed through) or zero.
+// hold zero or the input (passed through) times the share of the trace's window weights
+// that this slab's windows hold (a trace near a slab edge is finished by two slabs).
 extern "C" __global__ void fx_init_out(const float2 *__restrict__ spec_in, float2 *__restrict__ spec_out,
-                                       long long total, int nf, const int *__restrict__ in_band,
-                                       int zero_out_of_band)
+                                       long long total, int nf, int ntw, int nx,
+                                       const int *__restrict__ in_band, int zero_out_of_band,
+                                       const float *__restrict__ y_share)
 {
     for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total;
          e += (long long)gridDim.x * blockDim.x) {
         int f = (int)(e % nf);
-        spec_out[e] = (in_band[f] || zero_out_of_band) ? make_float2(0.0f, 0.0f) : spec_in[e];
+        if (in_band[f] || zero_out_of_band) {
+            spec_out[e] = make_float2(0.0f, 0.0f);
+        } else {
+            float w = y_share[e / ((long long)nf * ntw) / nx];
+            float2 v = spec_in[e];
+            spec_out[e] = make_float2(w * v.x, w * v.y);
+        }
     }
 }
 

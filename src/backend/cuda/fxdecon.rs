@@ -467,6 +467,17 @@ pub fn execute(
             dptr(&d_yp, &stream),
             dptr(&d_yw, &stream),
         );
+        // Out-of-band pass-through: each slab adds its windows' share of a trace.
+        let mut share = vec![0f32; slab.read.len()];
+        for w in &s.y.windows[slab.windows.clone()] {
+            for (i, &wt) in w.weights.iter().enumerate() {
+                share[w.out_first + i - slab.read.start] += wt as f32;
+            }
+        }
+        let d_share = stream
+            .clone_htod(&share)
+            .map_err(driver_error("copying tables to the device"))?;
+        let p_share = dptr(&d_share, &stream);
 
         let batch = nread * ntw;
         if slot.ffts.as_ref().map(|f| f.0) != Some(batch) {
@@ -504,7 +515,8 @@ pub fn execute(
         let (_, r2c, c2r) = slot.ffts.as_ref().unwrap();
 
         let total = (nread * ntw * nfft) as i64;
-        let (n_i, ntw_i, nfft_i, nf_i) = (n as i32, ntw as i32, nfft as i32, nf as i32);
+        let (n_i, ntw_i, nfft_i, nf_i, nx_i) =
+            (n as i32, ntw as i32, nfft as i32, nf as i32, nx as i32);
         launch!(
             kit,
             stream,
@@ -533,8 +545,11 @@ pub fn execute(
             &spec_out,
             &total_spec,
             &nf_i,
+            &ntw_i,
+            &nx_i,
             &p_in_band,
-            &zero_oob
+            &zero_oob,
+            &p_share
         );
         let nband = s.band.len();
         let nwx = s.x.windows.len();
@@ -552,13 +567,8 @@ pub fn execute(
                 block_dim: (SOLVE_THREADS, 1, 1),
                 shared_mem_bytes: shared as u32,
             };
-            let (nband_i, nx_i, xmax_i, nwx_i, ymax_i) = (
-                nband as i32,
-                nx as i32,
-                x_max as i32,
-                nwx as i32,
-                y_max as i32,
-            );
+            let (nband_i, xmax_i, nwx_i, ymax_i) =
+                (nband as i32, x_max as i32, nwx as i32, y_max as i32);
             let (k_i, fb_i, lx_i, ly_i) = (
                 s.stencil.offsets.len() as i32,
                 s.stencil.forward_backward as i32,
@@ -632,7 +642,7 @@ pub fn execute(
                 .map_err(driver_error("copying traces from the device"))?;
         }
         // The per-slab tables are freed in stream order, after the kernels that read them.
-        drop((d_yg, d_yp, d_yw));
+        drop((d_yg, d_yp, d_yw, d_share));
         slot.pending = Some(c);
     }
     // Finish in slab order, so that a trace shared by two slabs is assigned, then added.
