@@ -25,6 +25,8 @@ for t in .gpu/tests/*; do
 done
 step example_c .gpu/bin/dwt_denoise_c
 step example_fortran .gpu/bin/dwt_denoise_f90
+step example_fxdecon_c .gpu/bin/fxdecon_2d_c
+step example_fxdecon_fortran .gpu/bin/fxdecon_3d_f90
 step demo .gpu/bin/demo_penobscot data/penobscot-xl1155/penobscot_xl1155.sgy "$LOGS/demo"
 # One line per capability's benchmark; their Markdown tables are gathered into one file.
 step bench_dwt .gpu/bin/bench_dwt --cases 16,20,22,24,26,65536x1024 --budget 1 --reps 7 --gpu-reps 51

@@ -101,9 +101,16 @@ impl Volume {
         });
         match bad {
             None => Ok(()),
-            Some((ix, iy, i)) => Err(Error::NonFinite(format!(
-                "the input holds a non-finite value (NaN or infinity) at trace ({ix}, {iy}), sample {i}; nothing was written"
-            ))),
+            Some((ix, iy, i)) => {
+                let trace = if self.nx == 1 {
+                    format!("trace {iy}")
+                } else {
+                    format!("trace (inline {ix}, crossline {iy})")
+                };
+                Err(Error::NonFinite(format!(
+                    "the input holds a non-finite value (NaN or infinity) at {trace}, sample {i}; nothing was written"
+                )))
+            }
         }
     }
 }
