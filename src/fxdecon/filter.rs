@@ -14,6 +14,7 @@ pub struct Scratch {
     lags: Vec<C64>,
     a: Vec<C64>,
     b: Vec<C64>,
+    pred: Vec<C64>,
 }
 
 const ZERO: C64 = C64::new(0.0, 0.0);
@@ -36,7 +37,8 @@ pub fn filter_window(
         }
     }
     let local = &w.local;
-    let at = |ix: i64, iy: i64| local[ix as usize + gx * iy as usize];
+    // Row iy of the local buffer, columns xs.
+    let row = |iy: usize, xs: &std::ops::Range<usize>| &local[gx * iy + xs.start..gx * iy + xs.end];
 
     // Lags over the estimation rectangle; r(−d) = conj r(d).
     let (lx, ly) = setup.stencil.lag_extent();
@@ -45,18 +47,18 @@ pub fn filter_window(
     w.lags.resize(bw * bh, ZERO);
     let centre = (bw * bh - 1) / 2;
     let (ex, ey) = (&wx.est, &wy.est);
+    let clip = |e: &std::ops::Range<usize>, d: i64| {
+        let (s, t) = (e.start as i64, e.end as i64);
+        (s.max(s - d) as usize)..(t.min(t - d).max(s.max(s - d)) as usize)
+    };
     for l in centre..bw * bh {
         let dx = (l % bw) as i64 - lx as i64;
         let dy = (l / bw) as i64 - ly as i64;
-        let xs =
-            (ex.start as i64).max(ex.start as i64 - dx)..(ex.end as i64).min(ex.end as i64 - dx);
-        let ys =
-            (ey.start as i64).max(ey.start as i64 - dy)..(ey.end as i64).min(ey.end as i64 - dy);
+        let xs = clip(ex, dx);
+        let xs2 = (xs.start as i64 + dx) as usize..(xs.end as i64 + dx) as usize;
         let mut r = ZERO;
-        for iy in ys {
-            for ix in xs.clone() {
-                r += at(ix, iy).conj() * at(ix + dx, iy + dy);
-            }
+        for iy in clip(ey, dy) {
+            r += dot_conj_first(row(iy, &xs), row((iy as i64 + dy) as usize, &xs2));
         }
         w.lags[l] = r;
         w.lags[2 * centre - l] = r.conj();
@@ -81,23 +83,46 @@ pub fn filter_window(
     let tol = 1e-12 * r0 * (1.0 + setup.damping);
     solve_hermitian(&mut w.a, &mut w.b, k, tol);
 
+    // Prediction of the output rectangle: one row update per operator coefficient.
     let fb = setup.stencil.forward_backward;
-    for (j, iy) in wy.out.clone().enumerate() {
-        for (i, ix) in wx.out.clone().enumerate() {
-            let (ix, iy) = (ix as i64, iy as i64);
-            let mut pred = ZERO;
-            for (p, &(dx, dy)) in offs.iter().enumerate() {
-                let (dx, dy) = (dx as i64, dy as i64);
-                pred += w.b[p] * at(ix + dx, iy + dy);
-                if fb {
-                    pred += w.b[p].conj() * at(ix - dx, iy - dy);
-                }
-            }
+    let (ox, oy) = (&wx.out, &wy.out);
+    let (oxl, oyl) = (ox.len(), oy.len());
+    w.pred.clear();
+    w.pred.resize(oxl * oyl, ZERO);
+    let scale = if fb { 0.5 } else { 1.0 };
+    let shifted = |d: i64| (ox.start as i64 + d) as usize..(ox.end as i64 + d) as usize;
+    for (p, &(dx, dy)) in offs.iter().enumerate() {
+        let (dx, dy) = (dx as i64, dy as i64);
+        let c = w.b[p] * scale;
+        for (j, iy) in oy.clone().enumerate() {
+            let dst = &mut w.pred[j * oxl..(j + 1) * oxl];
+            axpy(dst, c, row((iy as i64 + dy) as usize, &shifted(dx)));
             if fb {
-                pred *= 0.5;
+                axpy(dst, c.conj(), row((iy as i64 - dy) as usize, &shifted(-dx)));
             }
-            let t = (wx.out_first + i) + nx * (wy.out_first + j);
-            out[t] += pred * (wx.weights[i] * wy.weights[j]);
         }
+    }
+    for (j, &wyj) in wy.weights.iter().enumerate() {
+        let o = &mut out[wx.out_first + nx * (wy.out_first + j)..][..oxl];
+        for ((o, p), &wxi) in o.iter_mut().zip(&w.pred[j * oxl..]).zip(&wx.weights) {
+            *o += p * (wxi * wyj);
+        }
+    }
+}
+
+/// Σ conj(x)·y.
+fn dot_conj_first(x: &[C64], y: &[C64]) -> C64 {
+    let (mut re, mut im) = (0.0, 0.0);
+    for (a, b) in x.iter().zip(y) {
+        re += a.re * b.re + a.im * b.im;
+        im += a.re * b.im - a.im * b.re;
+    }
+    C64::new(re, im)
+}
+
+/// y += c·x.
+fn axpy(y: &mut [C64], c: C64, x: &[C64]) {
+    for (y, x) in y.iter_mut().zip(x) {
+        *y += c * x;
     }
 }

@@ -11,29 +11,24 @@ use num_complex::Complex64 as C64;
 /// its lower triangle is read, and it is overwritten by the factor.
 pub fn solve_hermitian(a: &mut [C64], b: &mut [C64], k: usize, tol: f64) {
     for j in 0..k {
-        let mut d = a[j * k + j].re;
-        for p in 0..j {
-            d -= a[j * k + p].norm_sqr();
-        }
+        // Row j, and the rows below it whose column j is computed from row j.
+        let (row_j, below) = a[j * k..].split_at_mut(k);
+        let d = row_j[j].re - row_j[..j].iter().map(|v| v.norm_sqr()).sum::<f64>();
         let pivot = if d > tol { d.sqrt() } else { 0.0 };
-        a[j * k + j] = C64::new(pivot, 0.0);
+        row_j[j] = C64::new(pivot, 0.0);
         let inv = if pivot > 0.0 { 1.0 / pivot } else { 0.0 };
-        for i in j + 1..k {
-            let mut s = a[i * k + j];
-            for p in 0..j {
-                s -= a[i * k + p] * a[j * k + p].conj();
-            }
-            a[i * k + j] = s * inv;
+        let lj = &row_j[..j];
+        for row_i in below.chunks_exact_mut(k) {
+            let s = row_i[j] - dot_conj_second(&row_i[..j], lj);
+            row_i[j] = s * inv;
         }
     }
     // L y = b
     for i in 0..k {
-        let mut s = b[i];
-        for p in 0..i {
-            s -= a[i * k + p] * b[p];
-        }
+        let (done, rest) = b.split_at_mut(i);
+        let s = rest[0] - dot(&a[i * k..i * k + i], done);
         let l = a[i * k + i].re;
-        b[i] = if l > 0.0 { s / l } else { C64::new(0.0, 0.0) };
+        rest[0] = if l > 0.0 { s / l } else { C64::new(0.0, 0.0) };
     }
     // Lᴴ x = y
     for i in (0..k).rev() {
@@ -44,6 +39,21 @@ pub fn solve_hermitian(a: &mut [C64], b: &mut [C64], k: usize, tol: f64) {
         let l = a[i * k + i].re;
         b[i] = if l > 0.0 { s / l } else { C64::new(0.0, 0.0) };
     }
+}
+
+/// Σ x·conj(y).
+fn dot_conj_second(x: &[C64], y: &[C64]) -> C64 {
+    let (mut re, mut im) = (0.0, 0.0);
+    for (a, b) in x.iter().zip(y) {
+        re += a.re * b.re + a.im * b.im;
+        im += a.im * b.re - a.re * b.im;
+    }
+    C64::new(re, im)
+}
+
+/// Σ x·y.
+fn dot(x: &[C64], y: &[C64]) -> C64 {
+    x.iter().zip(y).map(|(a, b)| a * b).sum()
 }
 
 #[cfg(test)]

@@ -667,3 +667,50 @@ fn output_copy(cpu: &CpuBackend, input: &[f32], output: &mut [f32], layout: Volu
         })
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fxdecon::options::FxdeconOptions;
+
+    /// The host side of the slab decomposition: every window in one slab, every trace
+    /// written, the passed-through shares summing to one, tables inside each slab.
+    #[test]
+    fn slabs_cover_every_window_and_trace_once() {
+        let o = FxdeconOptions::default();
+        for (nx, ny, dims, bytes) in [
+            (1, 601, 2, 20 << 10),
+            (40, 97, 3, 300 << 10),
+            (30, 50, 3, 1),
+        ] {
+            let s = Setup::new(&o, 200, nx, ny, dims).unwrap();
+            SLAB_LIMIT.store(bytes, Ordering::Relaxed);
+            let slabs = plan_slabs(&s, usize::MAX);
+            SLAB_LIMIT.store(0, Ordering::Relaxed);
+            assert!(slabs.len() > 1, "{nx}×{ny}: one slab");
+            let mut next = 0;
+            let mut share = vec![0f64; ny];
+            for sl in &slabs {
+                assert_eq!(sl.windows.start, next);
+                next = sl.windows.end;
+                let ws = &s.y.windows[sl.windows.clone()];
+                let t = AxisTables::new(ws, sl.read.start, s.y.local_len()).unwrap();
+                assert!(t
+                    .gather
+                    .iter()
+                    .all(|&g| g >= 0 && (g as usize) < sl.read.len()));
+                for w in ws {
+                    assert!(
+                        sl.write.start <= w.out_first && w.out_first + w.out.len() <= sl.write.end
+                    );
+                    for (i, wt) in w.weights.iter().enumerate() {
+                        share[w.out_first + i] += wt;
+                    }
+                }
+                assert!(sl.write.start >= sl.read.start && sl.write.end <= sl.read.end);
+            }
+            assert_eq!(next, s.y.windows.len());
+            assert!(share.iter().all(|v| (v - 1.0).abs() < 1e-12));
+        }
+    }
+}
