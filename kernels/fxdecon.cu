@@ -67,11 +67,16 @@ extern "C" __global__ void fx_init_out(const float2 *__restrict__ spec_in, float
 // (with the operator's halo) into shared memory, forms the autocorrelation lags over the
 // estimation region, the Hermitian (block-)Toeplitz normal equations with damping, solves
 // them by Cholesky (a pivot ≤ tol drops its unknown), predicts the output traces and adds
-// them, weighted, into spec_out. Mirrors src/fxdecon/filter.rs.
+// them, weighted, into spec_out. Mirrors src/fxdecon/filter.rs. Data and prediction are
+// f32; lags (exact products of f32 values summed in double) and the solve are f64, so that
+// ill-conditioned windows (no damping in SU mode) lose no more than the f32 data.
 //
 // Axis tables, per window w: params[6w..] = gather length, estimation start, estimation
 // length, output start, output length, first output trace; gather[w * max + j] = trace of
 // local position j; weight[w * max + i] = weight of output position i.
+//
+// Dynamic shared memory (the host mirrors it in solve_shared_bytes): double2 lags[nl],
+// part[max(nh, FX_THREADS)], A[K*K], rhs[K], then float2 loc[x_max * y_max].
 extern "C" __global__ void __launch_bounds__(FX_THREADS)
 fx_window_solve(const float2 *__restrict__ spec_in, float2 *spec_out, int nf, int ntw, int nband,
                 const int *__restrict__ band, int nx,
@@ -80,10 +85,10 @@ fx_window_solve(const float2 *__restrict__ spec_in, float2 *spec_out, int nf, in
                 const int *__restrict__ y_gather, const int *__restrict__ y_params,
                 const float *__restrict__ y_weight, int y_max,
                 const int *__restrict__ offsets, int K, int forward_backward, int lx, int ly,
-                float damping, float tol_rel)
+                double damping, double tol_rel)
 {
-    extern __shared__ float2 sh[];
-    __shared__ float s_inv;
+    extern __shared__ double2 shd[];
+    __shared__ double s_inv;
     const int tid = threadIdx.x;
     const int b = blockIdx.x % nband, k = blockIdx.x / nband, f = band[b];
     const int wx = blockIdx.y % nwx, wy = blockIdx.y / nwx;
@@ -93,11 +98,11 @@ fx_window_solve(const float2 *__restrict__ spec_in, float2 *spec_out, int nf, in
     const int bw = 2 * lx + 1, nl = bw * (2 * ly + 1), centre = (nl - 1) / 2, nh = nl - centre;
     const int nparts = nh > FX_THREADS ? nh : FX_THREADS;
 
-    float2 *loc = sh;                  // x_max * y_max
-    float2 *lags = loc + x_max * y_max; // nl
-    float2 *part = lags + nl;          // nparts
-    float2 *A = part + nparts;         // K * K
-    float2 *rhs = A + K * K;           // K
+    double2 *lags = shd;             // nl
+    double2 *part = lags + nl;       // nparts
+    double2 *A = part + nparts;      // K * K
+    double2 *rhs = A + K * K;        // K
+    float2 *loc = (float2 *)(rhs + K); // x_max * y_max
 
     for (int e = tid; e < gxl * gyl; e += FX_THREADS) {
         int jx = e % gxl, jy = e / gxl;
@@ -117,32 +122,34 @@ fx_window_solve(const float2 *__restrict__ spec_in, float2 *spec_out, int nf, in
         int x0 = max(exs, exs - dx), x1 = min(exs + exl, exs + exl - dx);
         int y0 = max(eys, eys - dy), y1 = min(eys + eyl, eys + eyl - dy);
         int cx = max(x1 - x0, 0), cy = max(y1 - y0, 0);
-        float2 s = make_float2(0.0f, 0.0f);
+        double sr = 0.0, si = 0.0;
         for (int e = p; e < cx * cy; e += P) {
             int ix = x0 + e % cx, iy = y0 + e / cx;
-            float2 v = cmulc(loc[ix + gxl * iy], loc[ix + dx + gxl * (iy + dy)]);
-            s.x += v.x;
-            s.y += v.y;
+            float2 a = loc[ix + gxl * iy], c = loc[ix + dx + gxl * (iy + dy)];
+            // conj(a) * c
+            sr += (double)a.x * c.x + (double)a.y * c.y;
+            si += (double)a.x * c.y - (double)a.y * c.x;
         }
-        part[item] = s;
+        part[item] = make_double2(sr, si);
     }
     __syncthreads();
     for (int l = tid; l < nh; l += FX_THREADS) {
-        float2 s = make_float2(0.0f, 0.0f);
+        double sr = 0.0, si = 0.0;
         for (int p = 0; p < P; ++p) {
-            s.x += part[p * nh + l].x;
-            s.y += part[p * nh + l].y;
+            sr += part[p * nh + l].x;
+            si += part[p * nh + l].y;
         }
-        lags[centre + l] = s;
-        lags[centre - l] = cconj(s);
+        lags[centre + l] = make_double2(sr, si);
+        if (l > 0)
+            lags[centre - l] = make_double2(sr, -si);
     }
     __syncthreads();
 
-    const float r0 = lags[centre].x;
+    const double r0 = lags[centre].x;
     for (int e = tid; e < K * K; e += FX_THREADS) {
         int q = e / K, p = e % K;
         int dx = offsets[2 * p] - offsets[2 * q], dy = offsets[2 * p + 1] - offsets[2 * q + 1];
-        float2 v = lags[dx + lx + bw * (dy + ly)];
+        double2 v = lags[dx + lx + bw * (dy + ly)];
         if (p == q)
             v.x += damping * r0;
         A[e] = v;
@@ -152,16 +159,16 @@ fx_window_solve(const float2 *__restrict__ spec_in, float2 *spec_out, int nf, in
     __syncthreads();
 
     // Cholesky, right-looking, lower triangle.
-    const float tol = tol_rel * r0 * (1.0f + damping);
+    const double tol = tol_rel * r0 * (1.0 + damping);
     for (int j = 0; j < K; ++j) {
         if (tid == 0) {
-            float d = A[j * K + j].x;
-            float piv = d > tol ? sqrtf(d) : 0.0f;
-            A[j * K + j] = make_float2(piv, 0.0f);
-            s_inv = piv > 0.0f ? 1.0f / piv : 0.0f;
+            double d = A[j * K + j].x;
+            double piv = d > tol ? sqrt(d) : 0.0;
+            A[j * K + j] = make_double2(piv, 0.0);
+            s_inv = piv > 0.0 ? 1.0 / piv : 0.0;
         }
         __syncthreads();
-        const float inv = s_inv;
+        const double inv = s_inv;
         for (int i = j + 1 + tid; i < K; i += FX_THREADS) {
             A[i * K + j].x *= inv;
             A[i * K + j].y *= inv;
@@ -171,9 +178,10 @@ fx_window_solve(const float2 *__restrict__ spec_in, float2 *spec_out, int nf, in
         for (int e = tid; e < m * m; e += FX_THREADS) {
             int i = j + 1 + e / m, c = j + 1 + e % m;
             if (c <= i) {
-                float2 v = cmul(A[i * K + j], cconj(A[c * K + j]));
-                A[i * K + c].x -= v.x;
-                A[i * K + c].y -= v.y;
+                // A[i][c] -= L[i][j] * conj(L[c][j])
+                double2 u = A[i * K + j], v = A[c * K + j];
+                A[i * K + c].x -= u.x * v.x + u.y * v.y;
+                A[i * K + c].y -= u.y * v.x - u.x * v.y;
             }
         }
         __syncthreads();
@@ -181,51 +189,51 @@ fx_window_solve(const float2 *__restrict__ spec_in, float2 *spec_out, int nf, in
     // L y = rhs, then L^H a = y.
     for (int j = 0; j < K; ++j) {
         if (tid == 0) {
-            float l = A[j * K + j].x;
-            rhs[j] = l > 0.0f ? make_float2(rhs[j].x / l, rhs[j].y / l) : make_float2(0.0f, 0.0f);
+            double l = A[j * K + j].x;
+            rhs[j] = l > 0.0 ? make_double2(rhs[j].x / l, rhs[j].y / l) : make_double2(0.0, 0.0);
         }
         __syncthreads();
-        const float2 y = rhs[j];
+        const double2 y = rhs[j];
         for (int i = j + 1 + tid; i < K; i += FX_THREADS) {
-            float2 v = cmul(A[i * K + j], y);
-            rhs[i].x -= v.x;
-            rhs[i].y -= v.y;
+            double2 u = A[i * K + j]; // rhs[i] -= u * y
+            rhs[i].x -= u.x * y.x - u.y * y.y;
+            rhs[i].y -= u.x * y.y + u.y * y.x;
         }
         __syncthreads();
     }
     for (int j = K - 1; j >= 0; --j) {
         if (tid == 0) {
-            float l = A[j * K + j].x;
-            rhs[j] = l > 0.0f ? make_float2(rhs[j].x / l, rhs[j].y / l) : make_float2(0.0f, 0.0f);
+            double l = A[j * K + j].x;
+            rhs[j] = l > 0.0 ? make_double2(rhs[j].x / l, rhs[j].y / l) : make_double2(0.0, 0.0);
         }
         __syncthreads();
-        const float2 x = rhs[j];
+        const double2 x = rhs[j];
         for (int i = tid; i < j; i += FX_THREADS) {
-            float2 v = cmulc(A[j * K + i], x);
-            rhs[i].x -= v.x;
-            rhs[i].y -= v.y;
+            double2 u = A[j * K + i]; // rhs[i] -= conj(u) * x
+            rhs[i].x -= u.x * x.x + u.y * x.y;
+            rhs[i].y -= u.x * x.y - u.y * x.x;
         }
         __syncthreads();
     }
 
+    const float half = forward_backward ? 0.5f : 1.0f;
     for (int e = tid; e < oxl * oyl; e += FX_THREADS) {
         int i = e % oxl, j = e / oxl;
         int ix = oxs + i, iy = oys + j;
         float2 pred = make_float2(0.0f, 0.0f);
         for (int p = 0; p < K; ++p) {
             int dx = offsets[2 * p], dy = offsets[2 * p + 1];
-            float2 v = cmul(rhs[p], loc[ix + dx + gxl * (iy + dy)]);
+            float2 a = make_float2((float)rhs[p].x, (float)rhs[p].y);
+            float2 v = cmul(a, loc[ix + dx + gxl * (iy + dy)]);
             pred.x += v.x;
             pred.y += v.y;
             if (forward_backward) {
-                v = cmulc(rhs[p], loc[ix - dx + gxl * (iy - dy)]);
+                v = cmulc(a, loc[ix - dx + gxl * (iy - dy)]);
                 pred.x += v.x;
                 pred.y += v.y;
             }
         }
-        float w = x_weight[wx * x_max + i] * y_weight[wy * y_max + j];
-        if (forward_backward)
-            w *= 0.5f;
+        float w = half * x_weight[wx * x_max + i] * y_weight[wy * y_max + j];
         long long tr = (oxf + i) + (long long)nx * (oyf + j);
         float2 *o = spec_out + (tr * ntw + k) * nf + f;
         atomicAdd(&o->x, w * pred.x);

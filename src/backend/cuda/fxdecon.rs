@@ -30,8 +30,8 @@ const SOLVE_THREADS: u32 = 256;
 /// Input bytes per slab: small enough that several slabs pipeline, large enough to keep
 /// the device busy.
 const SLAB_BYTES: usize = 64 << 20;
-/// Relative pivot threshold of the f32 Cholesky.
-const TOL_REL: f32 = 1e-6;
+/// Relative pivot threshold of the Cholesky (f64 on f32 data).
+const TOL_REL: f64 = 1e-10;
 
 /// 0: slabs of `SLAB_BYTES`.
 static SLAB_LIMIT: AtomicUsize = AtomicUsize::new(0);
@@ -68,13 +68,14 @@ fn to_i32(v: usize, what: &str) -> Result<i32> {
         .map_err(|_| Error::Unsupported(format!("{what} ({v}) exceeds what the kernels index")))
 }
 
-/// The shared memory `fx_window_solve` uses (a mirror of its layout).
+/// The shared memory `fx_window_solve` uses (a mirror of its layout): double2 lags, partial
+/// sums, matrix and right-hand side, then the float2 local traces.
 fn solve_shared_bytes(x_max: usize, y_max: usize, s: &Setup) -> usize {
     let (lx, ly) = s.stencil.lag_extent();
     let nl = (2 * lx + 1) * (2 * ly + 1);
     let nh = nl - (nl - 1) / 2;
     let k = s.stencil.offsets.len();
-    8 * (x_max * y_max + nl + nh.max(SOLVE_THREADS as usize) + k * k + k)
+    16 * (nl + nh.max(SOLVE_THREADS as usize) + k * k + k) + 8 * x_max * y_max
 }
 
 /// An axis's windows as kernel tables: gather, params (6 per window), weights.
@@ -575,7 +576,7 @@ pub fn execute(
                 lx as i32,
                 ly as i32,
             );
-            let damping = s.damping as f32;
+            let damping = s.damping;
             launch!(
                 kit,
                 stream,
