@@ -121,6 +121,8 @@ pub struct FxdeconPlan {
     ctx: Arc<Context>,
     dims: usize,
     setup: Setup,
+    /// GPU buffers and FFT plans kept between calls.
+    gpu_cache: cuda::fxdecon::Cache,
 }
 
 impl FxdeconPlan {
@@ -136,6 +138,7 @@ impl FxdeconPlan {
             ctx,
             dims: 2,
             setup,
+            gpu_cache: Default::default(),
         })
     }
 
@@ -152,6 +155,7 @@ impl FxdeconPlan {
             ctx,
             dims: 3,
             setup,
+            gpu_cache: Default::default(),
         })
     }
 
@@ -220,7 +224,7 @@ impl FxdeconPlan {
                         ),
                     )
                 };
-                cuda::fxdecon::execute(gpu, &self.ctx.cpu, s, i, o, layout)
+                cuda::fxdecon::execute(gpu, &self.ctx.cpu, s, &self.gpu_cache, i, o, layout)
             }
             _ => cpu::fxdecon::execute(&self.ctx.cpu, s, input, output, layout),
         }

@@ -23,7 +23,7 @@ use cudarc::driver::{
 };
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// Threads per block of `fx_window_solve` (`FX_THREADS`).
 const SOLVE_THREADS: u32 = 256;
@@ -187,7 +187,8 @@ struct Slot {
     spec_in: CudaSlice<f32>,
     spec_out: CudaSlice<f32>,
     out: CudaSlice<f32>,
-    ffts: Option<(usize, CudaFft, CudaFft)>,
+    /// Forward and inverse plans by batch size (the last slab may be smaller).
+    ffts: Vec<(usize, CudaFft, CudaFft)>,
     /// Index of the slab in flight.
     pending: Option<usize>,
 }
@@ -211,6 +212,63 @@ impl Drop for Slots<'_> {
             }
         }
     }
+}
+
+/// The streams, device buffers, FFT plans and staging buffers of a finished call, and its
+/// slabs, kept by the plan for its next call (allocating device memory and planning FFTs
+/// cost more than a small volume's filtering).
+#[derive(Default)]
+pub struct Cache(Mutex<Vec<Resources>>);
+
+struct Resources {
+    slabs: Vec<Slab>,
+    slots: Vec<Slot>,
+}
+
+/// Calls that run at once on one plan keep at most this many sets.
+const CACHE_KEEP: usize = 2;
+
+impl Cache {
+    fn take(&self) -> Option<Resources> {
+        self.0.lock().unwrap().pop()
+    }
+
+    fn put(&self, r: Resources) {
+        let mut v = self.0.lock().unwrap();
+        if v.len() < CACHE_KEEP {
+            v.push(r);
+        }
+    }
+}
+
+/// Two streams (one for a single slab) with buffers for the largest slab.
+fn new_slots(gpu: &CudaBackend, s: &Setup, slabs: &[Slab]) -> Result<Vec<Slot>> {
+    let (n, nfft, nf, ntw, nx) = (s.n_samples, s.nfft, s.n_freq(), s.time.count(), s.nx);
+    let read = slabs.iter().map(|sl| sl.read.len()).max().unwrap() * nx;
+    let write = slabs.iter().map(|sl| sl.write.len()).max().unwrap() * nx;
+    let mut slots = Vec::new();
+    for _ in 0..slabs.len().min(2) {
+        let stream = gpu.stream()?;
+        let alloc = |len: usize| {
+            // SAFETY: written by copies or kernels before being read.
+            unsafe { stream.alloc::<f32>(len.max(1)) }.map_err(driver_error(
+                "allocating device memory for a slab of traces",
+            ))
+        };
+        slots.push(Slot {
+            traces: alloc(read * n)?,
+            windows: alloc(read * ntw * nfft)?,
+            spec_in: alloc(read * ntw * nf * 2)?,
+            spec_out: alloc(read * ntw * nf * 2)?,
+            out: alloc(write * n)?,
+            pinned_in: Some(gpu.staging.take(&gpu.ctx, read * n * 4)?),
+            pinned_out: Some(gpu.staging.take(&gpu.ctx, write * n * 4)?),
+            ffts: Vec::new(),
+            pending: None,
+            stream,
+        });
+    }
+    Ok(slots)
 }
 
 struct Kit {
@@ -263,6 +321,7 @@ pub fn execute(
     gpu: &CudaBackend,
     cpu: &CpuBackend,
     s: &Setup,
+    cache: &Cache,
     input: &[f32],
     output: &mut [f32],
     layout: Volume,
@@ -289,15 +348,6 @@ pub fn execute(
         .modules
         .get(&gpu.ctx, &gpu.arch, &kernels::FXDECON, &prelude())?;
     let kit = Kit { module };
-
-    let (free, _) = gpu
-        .ctx
-        .mem_get_info()
-        .map_err(driver_error("reading free device memory"))?;
-    let slabs = plan_slabs(s, (free / 4).max(1));
-    let max_read = slabs.iter().map(|sl| sl.read.len()).max().unwrap();
-    let max_write = slabs.iter().map(|sl| sl.write.len()).max().unwrap();
-    let n_slots = slabs.len().min(2);
 
     // Tables shared by all slabs, on the first stream (others wait for it below).
     let first_stream = gpu.stream()?;
@@ -357,36 +407,25 @@ pub fn execute(
     );
     let (p_xg, p_xp, p_xw) = (dptr(&d_xg, fs), dptr(&d_xp, fs), dptr(&d_xw, fs));
 
+    // Declared after the tables: on an early return the slots' streams are synchronised
+    // (Slots::drop) before the tables are freed.
+    let (slabs, slot_vec) = match cache.take() {
+        Some(r) => (r.slabs, r.slots),
+        None => {
+            let (free, _) = gpu
+                .ctx
+                .mem_get_info()
+                .map_err(driver_error("reading free device memory"))?;
+            let slabs = plan_slabs(s, (free / 4).max(1));
+            let slots = new_slots(gpu, s, &slabs)?;
+            (slabs, slots)
+        }
+    };
+    let n_slots = slot_vec.len();
     let mut slots = Slots {
         gpu,
-        slots: Vec::new(),
+        slots: slot_vec,
     };
-    for i in 0..n_slots {
-        let stream = if i == 0 {
-            first_stream.clone()
-        } else {
-            gpu.stream()?
-        };
-        let alloc = |len: usize| {
-            // SAFETY: written by copies or kernels before being read.
-            unsafe { stream.alloc::<f32>(len.max(1)) }.map_err(driver_error(
-                "allocating device memory for a slab of traces",
-            ))
-        };
-        let read = max_read * nx;
-        slots.slots.push(Slot {
-            traces: alloc(read * n)?,
-            windows: alloc(read * ntw * nfft)?,
-            spec_in: alloc(read * ntw * nf * 2)?,
-            spec_out: alloc(read * ntw * nf * 2)?,
-            out: alloc(max_write * nx * n)?,
-            pinned_in: Some(gpu.staging.take(&gpu.ctx, read * n * 4)?),
-            pinned_out: Some(gpu.staging.take(&gpu.ctx, max_write * nx * n * 4)?),
-            ffts: None,
-            pending: None,
-            stream,
-        });
-    }
 
     let out_ptr = SharedOut(output.as_mut_ptr());
     let mut written_until = 0usize;
@@ -481,8 +520,7 @@ pub fn execute(
         let p_share = dptr(&d_share, &stream);
 
         let batch = nread * ntw;
-        if slot.ffts.as_ref().map(|f| f.0) != Some(batch) {
-            slot.ffts = None;
+        if !slot.ffts.iter().any(|f| f.0 == batch) {
             let b = to_i32(batch, "the FFT batch")?;
             let nfft_i = to_i32(nfft, "the FFT length")?;
             let r2c = CudaFft::plan_many(
@@ -511,9 +549,9 @@ pub fn execute(
                 stream.clone(),
             )
             .map_err(cufft_error("planning the inverse FFTs"))?;
-            slot.ffts = Some((batch, r2c, c2r));
+            slot.ffts.push((batch, r2c, c2r));
         }
-        let (_, r2c, c2r) = slot.ffts.as_ref().unwrap();
+        let (_, r2c, c2r) = slot.ffts.iter().find(|f| f.0 == batch).unwrap();
 
         let total = (nread * ntw * nfft) as i64;
         let (n_i, ntw_i, nfft_i, nf_i, nx_i) =
@@ -652,6 +690,10 @@ pub fn execute(
     for i in order {
         finish(&mut slots.slots[i], &mut written_until)?;
     }
+    cache.put(Resources {
+        slabs,
+        slots: std::mem::take(&mut slots.slots),
+    });
     Ok(())
 }
 
