@@ -326,6 +326,57 @@ fn gpu_matches_cpu() {
         report.case(name, rel_rms(&g, &c), 1e-4, tc, tg);
     }
 
+    // One plan, called again (its cached buffers and FFT plans) and from two threads at once.
+    {
+        let shape = (300, 60, 45);
+        let clean = events(shape.0, shape.1, shape.2, &evs);
+        let input: Vec<f32> = with_noise(&clean, 0.3, 9)
+            .iter()
+            .map(|&v| v as f32)
+            .collect();
+        let o = FxdeconOptions {
+            time_window: 0.6,
+            ..Default::default()
+        };
+        gpu_fx::set_slab_bytes(Some(512 << 10));
+        let plan = FxdeconPlan::new_3d(gpu.clone(), &o, 300, 60, 45).unwrap();
+        let layout = plan.layout_3d(300, 300 * 60).unwrap();
+        let mut first = vec![0f32; input.len()];
+        plan.execute(&input, &mut first, layout).unwrap();
+        let outs: Vec<Vec<f32>> = std::thread::scope(|sc| {
+            let hs: Vec<_> = (0..3)
+                .map(|_| {
+                    sc.spawn(|| {
+                        let mut out = vec![0f32; input.len()];
+                        plan.execute(&input, &mut out, layout).unwrap();
+                        out
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        gpu_fx::set_slab_bytes(None);
+        let (c, _) = run(&cpu, &o, 3, shape, (300, 300 * 60), &input);
+        let worst = outs
+            .iter()
+            .map(|out| rel_rms(out, &first))
+            .fold(0.0, f64::max);
+        report.case(
+            "3D plan reused, 3 threads at once (vs first call)",
+            worst,
+            1e-6,
+            0.0,
+            0.0,
+        );
+        report.case(
+            "3D plan reused (first call vs CPU)",
+            rel_rms(&first, &c),
+            1e-4,
+            0.0,
+            0.0,
+        );
+    }
+
     // Zero input: zero output; NaN input: refused, output untouched.
     {
         let shape = (200, 30, 25);
