@@ -349,7 +349,7 @@ pub fn execute(
         .get(&gpu.ctx, &gpu.arch, &kernels::FXDECON, &prelude())?;
     let kit = Kit { module };
 
-    // Tables shared by all slabs, on the first stream (others wait for it below).
+    // Tables shared by all slabs, uploaded on their own stream and synchronised.
     let first_stream = gpu.stream()?;
     let up_i = |v: &[i32]| {
         first_stream
