@@ -448,13 +448,14 @@ pub fn execute(
                     let (ix, iy) = (r % nx, w.start + r / nx);
                     let o = layout.offset(ix, iy);
                     let src = &staged[r * n..(r + 1) * n];
-                    for (i, &v) in src.iter().enumerate() {
-                        // SAFETY: traces are disjoint (Volume::new) and inside `output`
-                        // (checked by the plan); each trace is written by one task.
-                        unsafe {
-                            let p = out_ptr.0.add(o + i);
-                            *p = if iy < already { *p + v } else { v };
-                        }
+                    // SAFETY: traces are disjoint (Volume::new) and inside `output` (checked
+                    // by the plan); each trace is written by one task.
+                    let dst = unsafe { std::slice::from_raw_parts_mut(out_ptr.0.add(o), n) };
+                    if iy < already {
+                        // Also covered by the previous slab's windows: add.
+                        dst.iter_mut().zip(src).for_each(|(d, &v)| *d += v);
+                    } else {
+                        dst.copy_from_slice(src);
                     }
                 });
             });
