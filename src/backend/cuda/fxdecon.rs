@@ -6,7 +6,8 @@
 //! of spatial windows along y (the crossline index, the slowest axis), each with the
 //! traces its windows gather (their halo); a trace covered by windows of two slabs gets
 //! both contributions, added on the host. Slabs are staged through page-locked buffers on
-//! two streams, so that one slab's copies and kernels overlap the other's host work.
+//! two streams, so that one slab's copies and kernels overlap the other's host work. The
+//! plan keeps the streams, buffers and cuFFT plans for its next call (`Cache`).
 
 use super::kernels;
 use super::staging::PinnedBuffer;
