@@ -151,6 +151,26 @@ impl AxisWindows {
     }
 }
 
+impl AxisWindow {
+    /// The same window with trace numbers counted from `first`.
+    pub fn shifted(&self, first: usize) -> AxisWindow {
+        AxisWindow {
+            gather: self.gather.iter().map(|&t| t - first).collect(),
+            out_first: self.out_first - first,
+            ..self.clone()
+        }
+    }
+}
+
+/// Consecutive y-windows processed together, the y-lines they read (with their halos) and
+/// those they write. A line written by two slabs gets each slab's windows' part.
+#[derive(Clone, Debug)]
+pub struct Slab {
+    pub windows: Range<usize>,
+    pub read: Range<usize>,
+    pub write: Range<usize>,
+}
+
 /// Window starts: multiples of `step`, the last one clamped to end at `n`.
 fn starts(n: usize, w: usize, step: usize) -> Vec<usize> {
     if n <= w {
@@ -410,6 +430,56 @@ impl Setup {
             damping: 0.0,
             pass_through: false,
         })
+    }
+
+    /// The slab of y-windows `windows`.
+    pub fn slab(&self, windows: Range<usize>) -> Slab {
+        let ws = &self.y.windows[windows.clone()];
+        let lo = ws
+            .iter()
+            .flat_map(|w| w.gather.iter().copied())
+            .min()
+            .unwrap();
+        let hi = ws
+            .iter()
+            .flat_map(|w| w.gather.iter().copied())
+            .max()
+            .unwrap();
+        let write = ws.iter().map(|w| w.out_first).min().unwrap()
+            ..ws.iter().map(|w| w.out_first + w.out.len()).max().unwrap();
+        Slab {
+            windows,
+            read: lo..hi + 1,
+            write,
+        }
+    }
+
+    /// Slabs that read at most `max_lines` y-lines each (but at least one window).
+    pub fn slabs(&self, max_lines: usize) -> Vec<Slab> {
+        let nwy = self.y.windows.len();
+        let mut slabs = Vec::new();
+        let mut w0 = 0;
+        while w0 < nwy {
+            let mut w1 = w0 + 1;
+            while w1 < nwy && self.slab(w0..w1 + 1).read.len() <= max_lines {
+                w1 += 1;
+            }
+            slabs.push(self.slab(w0..w1));
+            w0 = w1;
+        }
+        slabs
+    }
+
+    /// Per line of `slab.read`: the part of its window weights that the slab's windows
+    /// hold (what the slab passes through of the out-of-band spectrum).
+    pub fn share(&self, slab: &Slab) -> Vec<f64> {
+        let mut share = vec![0.0; slab.read.len()];
+        for w in &self.y.windows[slab.windows.clone()] {
+            for (i, &wt) in w.weights.iter().enumerate() {
+                share[w.out_first + i - slab.read.start] += wt;
+            }
+        }
+        share
     }
 
     pub fn n_freq(&self) -> usize {

@@ -14,7 +14,7 @@ use super::staging::PinnedBuffer;
 use super::{driver_error, CudaBackend};
 use crate::backend::cpu::CpuBackend;
 use crate::error::{Error, Result};
-use crate::fxdecon::geometry::{AxisWindow, Setup};
+use crate::fxdecon::geometry::{AxisWindow, Setup, Slab};
 use crate::fxdecon::options::OutOfBand;
 use crate::fxdecon::Volume;
 use cudarc::cufft::{result as cufft_result, sys as cufft_sys, CudaFft};
@@ -118,34 +118,6 @@ impl AxisTables {
     }
 }
 
-/// A group of y-windows processed together, and the traces (along y) it reads and writes.
-struct Slab {
-    windows: std::ops::Range<usize>,
-    read: std::ops::Range<usize>,
-    write: std::ops::Range<usize>,
-}
-
-fn slab_of(s: &Setup, windows: std::ops::Range<usize>) -> Slab {
-    let ws = &s.y.windows[windows.clone()];
-    let read = ws
-        .iter()
-        .flat_map(|w| w.gather.iter().copied())
-        .min()
-        .unwrap()
-        ..ws.iter()
-            .flat_map(|w| w.gather.iter().copied())
-            .max()
-            .unwrap()
-            + 1;
-    let write = ws.iter().map(|w| w.out_first).min().unwrap()
-        ..ws.iter().map(|w| w.out_first + w.out.len()).max().unwrap();
-    Slab {
-        windows,
-        read,
-        write,
-    }
-}
-
 /// Device bytes per trace of a slab: input, windows, two spectra, output.
 fn bytes_per_trace(s: &Setup) -> usize {
     let ntw = s.time.count();
@@ -155,27 +127,11 @@ fn bytes_per_trace(s: &Setup) -> usize {
 fn plan_slabs(s: &Setup, budget: usize) -> Vec<Slab> {
     let per_y = s.nx * bytes_per_trace(s);
     let in_per_y = s.nx * s.n_samples * 4;
-    let nwy = s.y.windows.len();
     let slab_bytes = match SLAB_LIMIT.load(Ordering::Relaxed) {
         0 => SLAB_BYTES,
         b => b,
     };
-    let mut slabs = Vec::new();
-    let mut w0 = 0;
-    while w0 < nwy {
-        let mut w1 = w0 + 1;
-        while w1 < nwy {
-            let next = slab_of(s, w0..w1 + 1);
-            let traces = next.read.len();
-            if traces * in_per_y > slab_bytes || traces * per_y > budget {
-                break;
-            }
-            w1 += 1;
-        }
-        slabs.push(slab_of(s, w0..w1));
-        w0 = w1;
-    }
-    slabs
+    s.slabs((slab_bytes / in_per_y).min(budget / per_y))
 }
 
 /// One stream's buffers and FFT plans.
@@ -510,12 +466,7 @@ pub fn execute(
             dptr(&d_yw, &stream),
         );
         // Out-of-band pass-through: each slab adds its windows' share of a trace.
-        let mut share = vec![0f32; slab.read.len()];
-        for w in &s.y.windows[slab.windows.clone()] {
-            for (i, &wt) in w.weights.iter().enumerate() {
-                share[w.out_first + i - slab.read.start] += wt as f32;
-            }
-        }
+        let share: Vec<f32> = s.share(slab).iter().map(|&v| v as f32).collect();
         let d_share = stream
             .clone_htod(&share)
             .map_err(driver_error("copying tables to the device"))?;
