@@ -297,8 +297,9 @@ pub fn execute(
             gpu.max_shared_bytes
         )));
     }
-    if s.band.is_empty() && s.out_of_band == OutOfBand::Pass {
-        output_copy(cpu, input, output, layout);
+    if s.band.is_empty() {
+        // Nothing to filter: the input, or zeros when the band alone is kept.
+        output_fill(cpu, input, output, layout, s.out_of_band == OutOfBand::Pass);
         return Ok(());
     }
     let module = gpu
@@ -650,15 +651,18 @@ pub fn execute(
     Ok(())
 }
 
-fn output_copy(cpu: &CpuBackend, input: &[f32], output: &mut [f32], layout: Volume) {
+fn output_fill(cpu: &CpuBackend, input: &[f32], output: &mut [f32], layout: Volume, copy: bool) {
     let out_ptr = SharedOut(output.as_mut_ptr());
     let out_ptr = &out_ptr;
     cpu.install(|| {
         (0..layout.nx * layout.ny).into_par_iter().for_each(|t| {
             let o = layout.offset(t % layout.nx, t / layout.nx);
-            for i in 0..layout.n_samples {
-                // SAFETY: disjoint traces, one task each.
-                unsafe { *out_ptr.0.add(o + i) = input[o + i] };
+            // SAFETY: disjoint traces inside `output`, one task each.
+            let dst = unsafe { std::slice::from_raw_parts_mut(out_ptr.0.add(o), layout.n_samples) };
+            if copy {
+                dst.copy_from_slice(&input[o..o + layout.n_samples]);
+            } else {
+                dst.fill(0.0);
             }
         })
     });
