@@ -403,7 +403,25 @@ fn gpu_matches_cpu() {
             .unwrap_err();
         assert!(matches!(e, Error::NonFinite(_)), "{e}");
         assert!(out.iter().all(|&v| v == SENTINEL));
-        println!("| zero input → zero output; NaN input refused | | | | | ok |");
+        // An empty band (7.3 Hz between bins): the input, or zeros.
+        let x: Vec<f32> = with_noise(&vec![0.0; 256 * 40], 1.0, 4)
+            .iter()
+            .map(|&v| v as f32)
+            .collect();
+        let o = FxdeconOptions {
+            fmin: 7.3,
+            fmax: 7.3,
+            ..Default::default()
+        };
+        let (g, _) = run(&gpu, &o, 2, (256, 1, 40), (0, 256), &x);
+        assert!(rel_rms(&g, &x) < 1e-6);
+        let o = FxdeconOptions {
+            out_of_band: OutOfBand::Zero,
+            ..o
+        };
+        let (g, _) = run(&gpu, &o, 2, (256, 1, 40), (0, 256), &x);
+        assert!(g.iter().all(|&v| v == 0.0));
+        println!("| zero input → zero output; NaN input refused; empty band | | | | | ok |");
     }
     assert!(
         report.failures.is_empty(),

@@ -495,3 +495,18 @@ fn strided_in_place_and_wrong_calls() {
     );
     sg_fxdecon_plan_destroy(p);
 }
+
+#[test]
+fn an_empty_band_passes_or_zeroes_everything() {
+    // 7.3 Hz lies between two frequency bins (0.98 Hz apart): nothing is filtered.
+    let ctx = Ctx::cpu();
+    let x = noisy(250 * 30, 8);
+    let mut o = sg_fxdecon_options_default();
+    o.fmin_hz = 7.3;
+    o.fmax_hz = 7.3;
+    let out = run_2d(&ctx, &o, 250, &x);
+    assert!(rel_rms(&out, &x) < 1e-6, "{}", rel_rms(&out, &x));
+    o.out_of_band = SG_FXDECON_ZERO_OUT_OF_BAND;
+    let out = run_2d(&ctx, &o, 250, &x);
+    assert!(out.iter().all(|&v| v == 0.0));
+}
