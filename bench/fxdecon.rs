@@ -7,7 +7,8 @@
 //! windows stepping 17, 150-sample time windows (0.6 s at 4 ms, 20-sample tapers) padded to
 //! 256. Throughput counts the input traces' bytes (4 per sample); the CPU also reports
 //! traces/s per core. The GPU output is checked against the CPU's (relative RMS ≤ 1e-4)
-//! when both run. Prints a Markdown table.
+//! when both run. A reference row times a page-locked host→device→host copy of the input,
+//! the floor of a host-to-host GPU call. Prints a Markdown table.
 
 use seisgpu::backend::BackendRequest;
 use seisgpu::context::Context;
@@ -185,6 +186,33 @@ fn run(ctx: &Arc<Context>, c: &Case, reps: usize) -> Result<(f64, Vec<f32>), Str
     Ok((times[times.len() / 2], out))
 }
 
+/// Milliseconds to copy `bytes` host→device then device→host through page-locked memory:
+/// the floor of any host-to-host GPU row (median of 5).
+fn pinned_round_trip_ms(bytes: usize) -> Result<f64, String> {
+    use cudarc::driver::CudaContext;
+    let ctx = CudaContext::new(0).map_err(|e| format!("{e:?}"))?;
+    let stream = ctx.default_stream();
+    let n = bytes / 4;
+    // SAFETY: filled before use.
+    let mut host = unsafe { ctx.alloc_pinned::<f32>(n) }.map_err(|e| format!("{e:?}"))?;
+    let mut dev = stream.alloc_zeros::<f32>(n).map_err(|e| format!("{e:?}"))?;
+    let mut times = Vec::new();
+    for _ in 0..6 {
+        let t = Instant::now();
+        stream
+            .memcpy_htod(&host, &mut dev)
+            .map_err(|e| format!("{e:?}"))?;
+        stream
+            .memcpy_dtoh(&dev, &mut host)
+            .map_err(|e| format!("{e:?}"))?;
+        stream.synchronize().map_err(|e| format!("{e:?}"))?;
+        times.push(t.elapsed().as_secs_f64());
+    }
+    times.remove(0);
+    times.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    Ok(times[times.len() / 2] * 1e3)
+}
+
 fn rel_rms(a: &[f32], b: &[f32]) -> f64 {
     let (mut d, mut r) = (0.0f64, 0.0f64);
     for (&x, &y) in a.iter().zip(b) {
@@ -256,6 +284,14 @@ fn main() {
                     );
                 }
                 Err(e) => println!("| {} | GPU | error: {e} | | | | |", c.name),
+            }
+            match pinned_round_trip_ms(n * nx * ny * 4) {
+                Ok(ms) => println!(
+                    "| {} | reference: pinned H→D + D→H copy of the input | {ms:.1} | {:.1} | | | |",
+                    c.name,
+                    mb / (ms * 1e-3)
+                ),
+                Err(e) => println!("| {} | reference copy | error: {e} | | | | |", c.name),
             }
         }
     }
