@@ -1,7 +1,8 @@
 //! The filter of one frequency slice in one spatial window: autocorrelation of the
 //! estimation region, normal equations (block-)Toeplitz in the lags, exact solve, and the
 //! prediction at the output positions, added with its window weight. The CPU backend runs
-//! this in f64; kernels/fxdecon.cu (`fx_window_solve`) is its f32 twin.
+//! this in f64; kernels/fxdecon.cu (`fx_window_solve`) is its GPU twin (f32 data and
+//! prediction, f64 lags and solve).
 
 use super::geometry::{AxisWindow, Setup};
 use super::solve::solve_hermitian;

@@ -193,14 +193,17 @@ impl Stencil {
     /// Half extents (x, y) of the lags the normal equations need: every difference of two
     /// offsets and every offset.
     pub fn lag_extent(&self) -> (usize, usize) {
-        let mut e = (0i32, 0i32);
-        for &(px, py) in &self.offsets {
-            e = (e.0.max(px.abs()), e.1.max(py.abs()));
-            for &(qx, qy) in &self.offsets {
-                e = (e.0.max((px - qx).abs()), e.1.max((py - qy).abs()));
-            }
-        }
-        (e.0 as usize, e.1 as usize)
+        let extent = |c: fn(&(i32, i32)) -> i32| {
+            let (lo, hi) = self
+                .offsets
+                .iter()
+                .map(c)
+                .fold((0, 0), |(lo, hi), v| (lo.min(v), hi.max(v)));
+            // Differences span hi − lo; the offsets themselves (the right-hand side) reach
+            // max(|lo|, hi), which hi − lo covers since 0 lies in [lo, hi].
+            (hi - lo) as usize
+        };
+        (extent(|o| o.0), extent(|o| o.1))
     }
 
     /// How far (x, y) the operator reaches from the predicted trace.
