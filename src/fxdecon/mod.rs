@@ -213,7 +213,8 @@ impl FxdeconPlan {
             return Ok(());
         }
         match &self.ctx.cuda {
-            Some(gpu) if std::mem::size_of::<T>() == 4 => {
+            // f64 data, and operators too large for a block's shared memory, run on the CPU.
+            Some(gpu) if std::mem::size_of::<T>() == 4 && cuda::fxdecon::fits(gpu, s) => {
                 // SAFETY: T is f32 (the only 4-byte Sample).
                 let (i, o) = unsafe {
                     (

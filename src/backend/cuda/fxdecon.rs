@@ -79,6 +79,12 @@ fn solve_shared_bytes(x_max: usize, y_max: usize, s: &Setup) -> usize {
     16 * (nl + nh.max(SOLVE_THREADS as usize) + k * k + k) + 8 * x_max * y_max
 }
 
+/// Whether `fx_window_solve` can run this setup: its operator and windows fit in a block's
+/// shared memory (up to about 110 coefficients with 20 × 20 windows on an H100).
+pub fn fits(gpu: &CudaBackend, s: &Setup) -> bool {
+    solve_shared_bytes(s.x.local_len(), s.y.local_len(), s) <= gpu.max_shared_bytes
+}
+
 /// An axis's windows as kernel tables: gather, params (6 per window), weights.
 struct AxisTables {
     gather: Vec<i32>,
