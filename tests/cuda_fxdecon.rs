@@ -301,6 +301,26 @@ fn gpu_matches_cpu() {
             seed_options.clone(),
         ),
         (
+            "3D 50×45×200 operator 9×9 (80 coefficients, 118 kB of shared memory)",
+            (200, 50, 45),
+            (200, 200 * 50),
+            None,
+            FxdeconOptions {
+                operator: [9, 9],
+                ..Default::default()
+            },
+        ),
+        (
+            "3D 50×45×200 operator 11×11 (too large: runs on the CPU threads)",
+            (200, 50, 45),
+            (200, 200 * 50),
+            None,
+            FxdeconOptions {
+                operator: [11, 11],
+                ..Default::default()
+            },
+        ),
+        (
             "3D 40×30×400 operator 5×3, windows 12×9 overlap 4×2, zero out of band",
             (400, 40, 30),
             (400, 400 * 40),
