@@ -111,14 +111,22 @@ pub fn filter_window(
     }
 }
 
-/// Σ conj(x)·y.
+/// Σ conj(x)·y, in two interleaved partial sums (independent chains run in parallel).
 fn dot_conj_first(x: &[C64], y: &[C64]) -> C64 {
-    let (mut re, mut im) = (0.0, 0.0);
-    for (a, b) in x.iter().zip(y) {
-        re += a.re * b.re + a.im * b.im;
-        im += a.re * b.im - a.im * b.re;
+    let (mut re, mut im) = ([0.0; 2], [0.0; 2]);
+    let (xc, yc) = (x.chunks_exact(2), y.chunks_exact(2));
+    let (xr, yr) = (xc.remainder(), yc.remainder());
+    for (a, b) in xc.zip(yc) {
+        for k in 0..2 {
+            re[k] += a[k].re * b[k].re + a[k].im * b[k].im;
+            im[k] += a[k].re * b[k].im - a[k].im * b[k].re;
+        }
     }
-    C64::new(re, im)
+    for (a, b) in xr.iter().zip(yr) {
+        re[0] += a.re * b.re + a.im * b.im;
+        im[0] += a.re * b.im - a.im * b.re;
+    }
+    C64::new(re[0] + re[1], im[0] + im[1])
 }
 
 /// y += c·x.
