@@ -36,7 +36,8 @@ DEMO_LDLIBS ?= -lm -lz
 NVRTC_DIR := $(CURDIR)/.tools/nvrtc/nvidia/cuda_nvrtc/lib
 RUN_ENV := LD_LIBRARY_PATH="$(NVRTC_DIR)$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH}"
 
-EXAMPLES := $(BUILD)/dwt_denoise_c $(BUILD)/dwt_denoise_f90 $(BUILD)/usfft_c $(BUILD)/usfft_f90
+EXAMPLES := $(BUILD)/dwt_denoise_c $(BUILD)/dwt_denoise_f90 $(BUILD)/usfft_c $(BUILD)/usfft_f90 \
+	$(BUILD)/fxdecon_2d_c $(BUILD)/fxdecon_3d_f90
 DEMO := $(BUILD)/demo_penobscot
 
 .PHONY: all lib header examples run-examples test demo demo-build clean FORCE
@@ -61,6 +62,10 @@ $(BUILD)/dwt_denoise_c: examples/c/dwt_denoise.c include/seisgpu.h $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Iinclude $< -o $@ $(SEISGPU_LDFLAGS) -lm
 
+$(BUILD)/fxdecon_2d_c: examples/c/fxdecon_2d.c include/seisgpu.h $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Iinclude $< -o $@ $(SEISGPU_LDFLAGS) -lm
+
 # The module (seisgpu.mod, seisgpu.o) is built from include/seisgpu.f90 into its own
 # folder, then the example against it.
 $(FMOD)/seisgpu.o: include/seisgpu.f90
@@ -79,11 +84,17 @@ $(BUILD)/usfft_f90: examples/fortran/usfft.f90 $(FMOD)/seisgpu.o $(LIB)
 	@mkdir -p $(@D)
 	$(FC) $(FFLAGS) -I$(FMOD) $< $(FMOD)/seisgpu.o -o $@ $(SEISGPU_LDFLAGS)
 
+$(BUILD)/fxdecon_3d_f90: examples/fortran/fxdecon_3d.f90 $(FMOD)/seisgpu.o $(LIB)
+	@mkdir -p $(@D)
+	$(FC) $(FFLAGS) -I$(FMOD) $< $(FMOD)/seisgpu.o -o $@ $(SEISGPU_LDFLAGS)
+
 run-examples: examples
 	$(RUN_ENV) $(BUILD)/dwt_denoise_c
 	$(RUN_ENV) $(BUILD)/dwt_denoise_f90
 	$(RUN_ENV) $(BUILD)/usfft_c
 	$(RUN_ENV) $(BUILD)/usfft_f90
+	$(RUN_ENV) $(BUILD)/fxdecon_2d_c
+	$(RUN_ENV) $(BUILD)/fxdecon_3d_f90
 
 test:
 	bash scripts/install_test_deps.sh

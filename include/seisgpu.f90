@@ -66,6 +66,12 @@ module seisgpu
   integer(c_int32_t), parameter :: SG_USFFT_MODES_CENTRED = 0
   integer(c_int32_t), parameter :: SG_USFFT_MODES_FFT = 1
 
+  ! F-X decon (sg_fxdecon_options): prediction operator and out-of-band behaviour.
+  integer(c_int32_t), parameter :: SG_FXDECON_TWO_SIDED = 0
+  integer(c_int32_t), parameter :: SG_FXDECON_FORWARD_BACKWARD = 1
+  integer(c_int32_t), parameter :: SG_FXDECON_PASS_OUT_OF_BAND = 0
+  integer(c_int32_t), parameter :: SG_FXDECON_ZERO_OUT_OF_BAND = 1
+
   ! The version of the header these bindings match (compare with sg_version_number()).
   integer(c_int32_t), parameter :: SG_VERSION_MAJOR = 0
   integer(c_int32_t), parameter :: SG_VERSION_MINOR = 1
@@ -101,6 +107,30 @@ module seisgpu
     integer(c_int32_t) :: mode_order       ! SG_USFFT_MODES_CENTRED or SG_USFFT_MODES_FFT
     real(c_double) :: upsampling           ! 2.0 (the only value supported)
   end type sg_usfft_options
+
+  ! Options of sg_fxdecon_plan_create_2d/_3d; start from sg_fxdecon_options_default()
+  ! or sg_fxdecon_options_seismic_unix(). Units and defaults: see include/seisgpu.h.
+  type, bind(C) :: sg_fxdecon_options
+    real(c_double) :: sample_interval_s    ! seconds (0.004)
+    real(c_double) :: fmin_hz              ! Hz (6)
+    real(c_double) :: fmax_hz              ! Hz; 0 = 0.6 x Nyquist
+    real(c_double) :: time_window_s        ! seconds; 0 = whole trace
+    real(c_double) :: taper_s              ! seconds (0.1)
+    integer(c_int32_t) :: fft_length       ! 0 = automatic
+    integer(c_int32_t) :: window_traces    ! 2D (20)
+    integer(c_int32_t) :: overlap_traces   ! 2D (3)
+    integer(c_int32_t) :: operator_traces  ! 2D: L traces on each side (4)
+    integer(c_int32_t) :: window_inline    ! 3D (20)
+    integer(c_int32_t) :: window_crossline ! 3D (20)
+    integer(c_int32_t) :: overlap_inline   ! 3D (3)
+    integer(c_int32_t) :: overlap_crossline ! 3D (3)
+    integer(c_int32_t) :: operator_inline  ! 3D: odd extent Lx (7)
+    integer(c_int32_t) :: operator_crossline ! 3D: odd extent Ly (7)
+    real(c_double) :: damping              ! fraction of the zero lag (0.01)
+    integer(c_int32_t) :: prediction       ! SG_FXDECON_TWO_SIDED or _FORWARD_BACKWARD
+    integer(c_int32_t) :: out_of_band      ! SG_FXDECON_PASS_OUT_OF_BAND or _ZERO_
+    integer(c_int32_t) :: su_compatible    ! 1: reproduce Seismic Unix sufxdecon (2D)
+  end type sg_fxdecon_options
 
   interface
 
@@ -293,6 +323,93 @@ module seisgpu
       type(c_ptr), value, intent(in) :: f
       integer(c_int32_t) :: status
     end function sg_usfft_execute_f64
+
+    ! ---- F-X / F-XY prediction filtering -------------------------------------------
+
+    function sg_fxdecon_options_default() &
+        bind(C, name="sg_fxdecon_options_default") result(options)
+      import :: sg_fxdecon_options
+      type(sg_fxdecon_options) :: options
+    end function sg_fxdecon_options_default
+
+    function sg_fxdecon_options_seismic_unix() &
+        bind(C, name="sg_fxdecon_options_seismic_unix") result(options)
+      import :: sg_fxdecon_options
+      type(sg_fxdecon_options) :: options
+    end function sg_fxdecon_options_seismic_unix
+
+    function sg_fxdecon_plan_create_2d(ctx, options, n_samples, n_traces, out) &
+        bind(C, name="sg_fxdecon_plan_create_2d") result(status)
+      import :: c_int32_t, c_size_t, c_ptr, sg_fxdecon_options
+      type(c_ptr), value, intent(in) :: ctx
+      type(sg_fxdecon_options), intent(in) :: options
+      integer(c_size_t), value, intent(in) :: n_samples
+      integer(c_size_t), value, intent(in) :: n_traces
+      type(c_ptr), intent(inout) :: out
+      integer(c_int32_t) :: status
+    end function sg_fxdecon_plan_create_2d
+
+    function sg_fxdecon_plan_create_3d(ctx, options, n_samples, n_inline, n_crossline, &
+        out) bind(C, name="sg_fxdecon_plan_create_3d") result(status)
+      import :: c_int32_t, c_size_t, c_ptr, sg_fxdecon_options
+      type(c_ptr), value, intent(in) :: ctx
+      type(sg_fxdecon_options), intent(in) :: options
+      integer(c_size_t), value, intent(in) :: n_samples
+      integer(c_size_t), value, intent(in) :: n_inline
+      integer(c_size_t), value, intent(in) :: n_crossline
+      type(c_ptr), intent(inout) :: out
+      integer(c_int32_t) :: status
+    end function sg_fxdecon_plan_create_3d
+
+    subroutine sg_fxdecon_plan_destroy(plan) bind(C, name="sg_fxdecon_plan_destroy")
+      import :: c_ptr
+      type(c_ptr), value, intent(in) :: plan
+    end subroutine sg_fxdecon_plan_destroy
+
+    ! A 2-D array x(n_samples, n_traces) has trace_stride = n_samples.
+    function sg_fxdecon_execute_2d_f32(plan, input, output, trace_stride) &
+        bind(C, name="sg_fxdecon_execute_2d_f32") result(status)
+      import :: c_int32_t, c_size_t, c_float, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      real(c_float), intent(in) :: input(*)
+      real(c_float), intent(inout) :: output(*)
+      integer(c_size_t), value, intent(in) :: trace_stride
+      integer(c_int32_t) :: status
+    end function sg_fxdecon_execute_2d_f32
+
+    function sg_fxdecon_execute_2d_f64(plan, input, output, trace_stride) &
+        bind(C, name="sg_fxdecon_execute_2d_f64") result(status)
+      import :: c_int32_t, c_size_t, c_double, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      real(c_double), intent(in) :: input(*)
+      real(c_double), intent(inout) :: output(*)
+      integer(c_size_t), value, intent(in) :: trace_stride
+      integer(c_int32_t) :: status
+    end function sg_fxdecon_execute_2d_f64
+
+    ! A 3-D array x(n_samples, n_inline, n_crossline) has inline_stride = n_samples and
+    ! crossline_stride = n_samples*n_inline.
+    function sg_fxdecon_execute_3d_f32(plan, input, output, inline_stride, &
+        crossline_stride) bind(C, name="sg_fxdecon_execute_3d_f32") result(status)
+      import :: c_int32_t, c_size_t, c_float, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      real(c_float), intent(in) :: input(*)
+      real(c_float), intent(inout) :: output(*)
+      integer(c_size_t), value, intent(in) :: inline_stride
+      integer(c_size_t), value, intent(in) :: crossline_stride
+      integer(c_int32_t) :: status
+    end function sg_fxdecon_execute_3d_f32
+
+    function sg_fxdecon_execute_3d_f64(plan, input, output, inline_stride, &
+        crossline_stride) bind(C, name="sg_fxdecon_execute_3d_f64") result(status)
+      import :: c_int32_t, c_size_t, c_double, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      real(c_double), intent(in) :: input(*)
+      real(c_double), intent(inout) :: output(*)
+      integer(c_size_t), value, intent(in) :: inline_stride
+      integer(c_size_t), value, intent(in) :: crossline_stride
+      integer(c_int32_t) :: status
+    end function sg_fxdecon_execute_3d_f64
 
     ! ---- errors and versions --------------------------------------------------------
 

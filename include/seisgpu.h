@@ -99,6 +99,7 @@
 #define SG_NOISE_PER_LEVEL 1
 
 /*
+<<<<<<< HEAD
  Type 1 ("u2e"): irregular points → regular modes, f_k = Σ_j c_j e^{i·sign·k·x_j}.
  */
 #define SG_USFFT_TYPE1 1
@@ -137,6 +138,28 @@
  Modes stored in FFT order: k = 0 … (N−1)/2, then −N/2 … −1.
  */
 #define SG_USFFT_MODES_FFT 1
+=======
+ One noncausal operator predicting each trace from its neighbours on both sides, the
+ trace itself excluded (2D: ±1…±L traces; 3D: the Lx × Ly box less its centre). Default.
+ */
+#define SG_FXDECON_TWO_SIDED 0
+
+/*
+ Average of the forward (L previous traces) and backward (L next traces) predictions,
+ as Canales/Gulunay f-x decon and Seismic Unix `sufxdecon`. 2D only.
+ */
+#define SG_FXDECON_FORWARD_BACKWARD 1
+
+/*
+ Frequencies outside [fmin, fmax] pass through unchanged. Default.
+ */
+#define SG_FXDECON_PASS_OUT_OF_BAND 0
+
+/*
+ Frequencies outside [fmin, fmax] are set to zero (as Seismic Unix does).
+ */
+#define SG_FXDECON_ZERO_OUT_OF_BAND 1
+>>>>>>> fxdecon
 
 /*
  Major version: changes when the ABI breaks.
@@ -165,10 +188,17 @@ typedef struct sg_context sg_context;
 typedef struct sg_dwt_plan sg_dwt_plan;
 
 /*
+<<<<<<< HEAD
  A USFFT plan: one type, dimension, mode counts, sign, tolerance, precision and batch size,
  on one context, with the points of its last `sg_usfft_set_points_*` call. Opaque.
  */
 typedef struct sg_usfft_plan sg_usfft_plan;
+=======
+ A plan: one shape (2D section or 3D volume) and one set of options, on one context.
+ Opaque.
+ */
+typedef struct sg_fxdecon_plan sg_fxdecon_plan;
+>>>>>>> fxdecon
 
 /*
  Result of a fallible call: `SG_OK` (0) or one of the `SG_ERR_*` codes.
@@ -207,6 +237,7 @@ typedef struct {
 } sg_dwt_denoise_options;
 
 /*
+<<<<<<< HEAD
  Options of `sg_usfft_plan_create`. Start from `sg_usfft_options_default()`.
  */
 typedef struct {
@@ -224,6 +255,88 @@ typedef struct {
    */
   double upsampling;
 } sg_usfft_options;
+=======
+ Options of `sg_fxdecon_plan_create_2d/_3d`. Start from `sg_fxdecon_options_default()`
+ (or `sg_fxdecon_options_seismic_unix()`).
+ */
+typedef struct {
+  /*
+   Sample interval, seconds (default 0.004).
+   */
+  double sample_interval_s;
+  /*
+   Lowest frequency filtered, Hz (default 6).
+   */
+  double fmin_hz;
+  /*
+   Highest frequency filtered, Hz; 0 (default) means 0.6 × Nyquist.
+   */
+  double fmax_hz;
+  /*
+   Time window length, seconds, tapers included; 0 (default) means the whole trace.
+   */
+  double time_window_s;
+  /*
+   Overlap of consecutive time windows, blended by linear tapers that sum to one,
+   seconds (default 0.1).
+   */
+  double taper_s;
+  /*
+   FFT length per time window (even, ≥ the window); 0 (default) picks the next power
+   of two (SU mode: the smallest 2,3,5,7-smooth even length ≥ 2 × sufxdecon's first
+   window; give sufxdecon's reported nfft to reproduce it exactly).
+   */
+  int32_t fft_length;
+  /*
+   2D: spatial window in traces (default 20).
+   */
+  int32_t window_traces;
+  /*
+   2D: overlap of consecutive spatial windows in traces (default 3).
+   */
+  int32_t overlap_traces;
+  /*
+   2D: operator length L, traces on each side of the predicted one (default 4).
+   */
+  int32_t operator_traces;
+  /*
+   3D: spatial window along the inline index and along the crossline index, traces
+   (default 20 × 20).
+   */
+  int32_t window_inline;
+  int32_t window_crossline;
+  /*
+   3D: overlaps of consecutive spatial windows, traces (default 3 × 3: windows step 17).
+   */
+  int32_t overlap_inline;
+  int32_t overlap_crossline;
+  /*
+   3D: operator extents Lx × Ly, odd; two-sided, centre excluded (default 7 × 7).
+   */
+  int32_t operator_inline;
+  int32_t operator_crossline;
+  /*
+   Prewhitening: added to the normal equations' diagonal as a fraction of the zero-lag
+   autocorrelation (default 0.01).
+   */
+  double damping;
+  /*
+   `SG_FXDECON_TWO_SIDED` (default) or `SG_FXDECON_FORWARD_BACKWARD` (2D only).
+   */
+  int32_t prediction;
+  /*
+   `SG_FXDECON_PASS_OUT_OF_BAND` (default) or `SG_FXDECON_ZERO_OUT_OF_BAND`.
+   */
+  int32_t out_of_band;
+  /*
+   1: reproduce Seismic Unix `sufxdecon` (2D only): its blocks of `window_traces`
+   (ntrw) traces, its autocorrelation window offset, forward/backward averaging of
+   `operator_traces` (ntrf)-long filters, zeroed out-of-band, no damping, its time
+   windows (`time_window_s` = twlen, `taper_s`); other fields are ignored. Default 0.
+   */
+  int32_t su_compatible;
+} sg_fxdecon_options;
+>>>>>>> fxdecon
 
 /*
  Success.
@@ -399,6 +512,92 @@ sg_status sg_dwt_denoise_f64(const sg_dwt_plan *plan,
                              size_t n_traces,
                              size_t trace_stride,
                              double *thresholds);
+
+/*
+ The default options (see each field). Thread-safe.
+ */
+sg_fxdecon_options sg_fxdecon_options_default(void);
+
+/*
+ Options that reproduce Seismic Unix `sufxdecon` with its defaults (su_compatible = 1,
+ ntrw = 10, ntrf = 4, taper 0.1 s, fmin 6 Hz, fmax 0.6 × Nyquist, whole-trace window);
+ set `sample_interval_s` to the data's. Thread-safe.
+ */
+sg_fxdecon_options sg_fxdecon_options_seismic_unix(void);
+
+/*
+ Creates a plan for 2D sections of `n_traces` traces of `n_samples` samples. `options`
+ may be NULL for the defaults. Bad options (an operator that does not fit in the spatial
+ window, fmin > fmax, …) give `SG_ERR_INVALID_ARGUMENT`. On success `*out` receives a
+ plan the caller owns (`sg_fxdecon_plan_destroy`); it holds its own reference to `ctx`.
+ Thread-safe.
+ */
+sg_status sg_fxdecon_plan_create_2d(const sg_context *ctx,
+                                    const sg_fxdecon_options *options,
+                                    size_t n_samples,
+                                    size_t n_traces,
+                                    sg_fxdecon_plan **out);
+
+/*
+ Creates a plan for 3D volumes of `n_inline × n_crossline` traces of `n_samples`
+ samples (F-XY, two-sided operator). As `sg_fxdecon_plan_create_2d` otherwise; the SU
+ mode and forward/backward averaging give `SG_ERR_UNSUPPORTED`.
+ */
+sg_status sg_fxdecon_plan_create_3d(const sg_context *ctx,
+                                    const sg_fxdecon_options *options,
+                                    size_t n_samples,
+                                    size_t n_inline,
+                                    size_t n_crossline,
+                                    sg_fxdecon_plan **out);
+
+/*
+ Releases a plan. NULL is a no-op. Must not race with other calls on the same plan.
+ */
+void sg_fxdecon_plan_destroy(sg_fxdecon_plan *plan);
+
+/*
+ Filters a 2D section: `n_traces` traces (the plan's), trace t starting at element
+ `t * trace_stride` (≥ n_samples) of `input`, into the same positions of `output`
+ (`input == output` filters in place, at the cost of a copy; other overlaps are refused).
+ Samples between traces are not touched. Non-finite input is refused
+ (`SG_ERR_NON_FINITE`) and nothing is written; finite input always gives finite output,
+ also where a time window holds only zeros (where `sufxdecon` writes NaN, seisgpu writes
+ the zero operator's output, 0 in band). Several threads may execute one plan at once.
+ */
+sg_status sg_fxdecon_execute_2d_f32(const sg_fxdecon_plan *plan,
+                                    const float *input,
+                                    float *output,
+                                    size_t trace_stride);
+
+/*
+ `sg_fxdecon_execute_2d_f32` for `double` traces (computed in double on the CPU; a CUDA
+ context runs f64 data on its CPU threads).
+ */
+sg_status sg_fxdecon_execute_2d_f64(const sg_fxdecon_plan *plan,
+                                    const double *input,
+                                    double *output,
+                                    size_t trace_stride);
+
+/*
+ Filters a 3D volume: trace (il, xl), 0 ≤ il < n_inline, 0 ≤ xl < n_crossline, starts at
+ element `il * inline_stride + xl * crossline_stride` (a dense volume has inline_stride =
+ n_samples and crossline_stride = n_samples × n_inline). Otherwise as
+ `sg_fxdecon_execute_2d_f32`.
+ */
+sg_status sg_fxdecon_execute_3d_f32(const sg_fxdecon_plan *plan,
+                                    const float *input,
+                                    float *output,
+                                    size_t inline_stride,
+                                    size_t crossline_stride);
+
+/*
+ `sg_fxdecon_execute_3d_f32` for `double` traces.
+ */
+sg_status sg_fxdecon_execute_3d_f64(const sg_fxdecon_plan *plan,
+                                    const double *input,
+                                    double *output,
+                                    size_t inline_stride,
+                                    size_t crossline_stride);
 
 /*
  The message of the last `sg_*` call made on this thread: empty ("") when that call

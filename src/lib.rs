@@ -10,6 +10,7 @@ pub mod dwt;
 pub mod error;
 #[allow(non_camel_case_types)]
 pub mod ffi;
+pub mod fxdecon;
 pub mod layout;
 pub mod sample;
 pub mod usfft;

@@ -2,7 +2,7 @@
 //! prelude the library can produce, for sm_70, sm_80 and sm_90. Needs no GPU, only NVRTC:
 //! without it the test reports "skipped", unless SEISGPU_REQUIRE_NVRTC=1 makes that a failure.
 
-use seisgpu::backend::cuda::{dwt, kernels, nvrtc, usfft};
+use seisgpu::backend::cuda::{dwt, fxdecon, kernels, nvrtc, usfft};
 use seisgpu::Error;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -39,6 +39,7 @@ fn preludes_for(file: &str) -> Vec<(String, String, &'static [&'static str])> {
                 (label, prelude, archs)
             })
             .collect(),
+        "fxdecon.cu" => vec![("f32".to_string(), fxdecon::prelude(), &ARCHS)],
         // A file without constants baked in by its host code.
         _ => vec![("no prelude".to_string(), String::new(), &ARCHS)],
     }

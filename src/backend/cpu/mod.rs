@@ -2,6 +2,7 @@
 
 pub mod dwt;
 pub mod usfft;
+pub mod fxdecon;
 
 use crate::error::{Error, Result};
 

@@ -16,5 +16,10 @@ pub const USFFT: KernelSource = KernelSource {
     source: include_str!("../../../kernels/usfft.cu"),
 };
 
+pub const FXDECON: KernelSource = KernelSource {
+    file: "fxdecon.cu",
+    source: include_str!("../../../kernels/fxdecon.cu"),
+};
+
 /// Every embedded kernel file, so that tests can compile them all.
-pub const ALL: &[&KernelSource] = &[&DWT, &USFFT];
+pub const ALL: &[&KernelSource] = &[&DWT, &USFFT, &FXDECON];

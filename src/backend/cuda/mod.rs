@@ -2,6 +2,7 @@
 //! run time so that the library loads and works (on the CPU) without them.
 
 pub mod dwt;
+pub mod fxdecon;
 pub mod kernels;
 pub mod module_cache;
 pub mod nvrtc;

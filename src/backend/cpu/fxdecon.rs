@@ -1,0 +1,180 @@
+//! F-X / F-XY prediction filtering on the CPU, in f64: per slab of spatial windows (so that
+//! a large volume needs bounded memory) and per time window, rayon over traces for the FFTs
+//! (rustfft), over frequencies for the window filters, over traces again for the inverse
+//! FFTs and the overlap-add.
+
+use super::CpuBackend;
+use crate::error::{try_vec, Result};
+use crate::fxdecon::filter::{filter_window, Scratch};
+use crate::fxdecon::geometry::{AxisWindow, Setup, Slab};
+use crate::fxdecon::options::OutOfBand;
+use crate::fxdecon::Volume;
+use crate::sample::Sample;
+use num_complex::Complex64 as C64;
+use rayon::prelude::*;
+use rustfft::FftPlanner;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+const ZERO: C64 = C64::new(0.0, 0.0);
+
+/// Working memory per slab, bytes.
+const SLAB_BYTES: usize = 512 << 20;
+/// 0: `SLAB_BYTES`.
+static SLAB_LIMIT: AtomicUsize = AtomicUsize::new(0);
+
+/// Caps the working memory of a slab (None: the default), so that tests can run many slabs
+/// on small volumes. Process-wide.
+pub fn set_slab_bytes(bytes: Option<usize>) {
+    SLAB_LIMIT.store(bytes.unwrap_or(0), Ordering::Relaxed);
+}
+
+pub fn execute<T: Sample>(
+    cpu: &CpuBackend,
+    s: &Setup,
+    input: &[T],
+    output: &mut [T],
+    layout: Volume,
+) -> Result<()> {
+    let (n, nf, nx) = (s.n_samples, s.n_freq(), s.nx);
+    // Accumulator, spectra and filtered slices per y-line.
+    let per_line = nx * (8 * n + 16 * nf + 16 * s.band.len());
+    let budget = match SLAB_LIMIT.load(Ordering::Relaxed) {
+        0 => SLAB_BYTES,
+        b => b,
+    };
+    let out = SharedOut(output.as_mut_ptr());
+    let mut written_until = 0;
+    for slab in s.slabs(budget / per_line) {
+        let acc = filter_slab(cpu, s, &slab, input, layout)?;
+        let already = written_until;
+        let out = &out;
+        let first = slab.write.start - slab.read.start;
+        cpu.install(|| {
+            (0..slab.write.len() * nx).into_par_iter().for_each(|r| {
+                let (ix, iy) = (r % nx, slab.write.start + r / nx);
+                let o = layout.offset(ix, iy);
+                let src = &acc[(first * nx + r) * n..][..n];
+                for (i, &v) in src.iter().enumerate() {
+                    // SAFETY: `Volume::new` checked that traces do not overlap and `execute`
+                    // that `output` spans them all; each trace is written by one task.
+                    unsafe {
+                        let p = out.0.add(o + i);
+                        *p = if iy < already {
+                            *p + T::from_f64(v).unwrap()
+                        } else {
+                            T::from_f64(v).unwrap()
+                        };
+                    }
+                }
+            });
+        });
+        written_until = written_until.max(slab.write.end);
+    }
+    Ok(())
+}
+
+/// The slab's contribution to the traces of its read lines (trace ix + nx·(iy − read.start)).
+fn filter_slab<T: Sample>(
+    cpu: &CpuBackend,
+    s: &Setup,
+    slab: &Slab,
+    input: &[T],
+    layout: Volume,
+) -> Result<Vec<f64>> {
+    let (n, nfft, nf, nx) = (s.n_samples, s.nfft, s.n_freq(), s.nx);
+    let ntr = nx * slab.read.len();
+    let nb = s.band.len();
+    let ys: Vec<AxisWindow> = s.y.windows[slab.windows.clone()]
+        .iter()
+        .map(|w| w.shifted(slab.read.start))
+        .collect();
+    let share = s.share(slab);
+    let mut acc = try_vec(ntr * n, 0.0f64, "the output accumulator")?;
+    let mut spec = try_vec(ntr * nf, ZERO, "trace spectra")?;
+    let mut band_out = try_vec(nb * ntr, ZERO, "filtered frequency slices")?;
+    let mut planner = FftPlanner::<f64>::new();
+    let forward = planner.plan_fft_forward(nfft);
+    let inverse = planner.plan_fft_inverse(nfft);
+    let mut in_band = vec![usize::MAX; nf];
+    for (b, &f) in s.band.iter().enumerate() {
+        in_band[f] = b;
+    }
+    let trace_at = |t: usize| layout.offset(t % nx, slab.read.start + t / nx);
+    // Only the lines the slab writes are transformed back.
+    let written =
+        (slab.write.start - slab.read.start) * nx..(slab.write.end - slab.read.start) * nx;
+
+    cpu.install(|| {
+        for k in 0..s.time.count() {
+            let (start, len) = (s.time.starts[k], s.time.lens[k]);
+            spec.par_chunks_mut(nf).enumerate().for_each_init(
+                || vec![ZERO; nfft],
+                |buf, (t, out)| {
+                    let o = trace_at(t) + start;
+                    for (b, x) in buf.iter_mut().zip(&input[o..o + len]) {
+                        *b = C64::new(x.to_f64().unwrap(), 0.0);
+                    }
+                    buf[len..].fill(ZERO);
+                    forward.process(buf);
+                    out.copy_from_slice(&buf[..nf]);
+                },
+            );
+            let spec = &spec;
+            band_out.par_chunks_mut(ntr).enumerate().for_each_init(
+                || (Scratch::default(), vec![ZERO; ntr]),
+                |(scratch, slice), (b, out)| {
+                    let f = s.band[b];
+                    for (t, v) in slice.iter_mut().enumerate() {
+                        *v = spec[t * nf + f];
+                    }
+                    out.fill(ZERO);
+                    for wy in &ys {
+                        for wx in &s.x.windows {
+                            filter_window(s, wx, wy, slice, out, scratch);
+                        }
+                    }
+                },
+            );
+            let band_out = &band_out;
+            let weights = &s.time.weights[k];
+            acc[written.start * n..written.end * n]
+                .par_chunks_mut(n)
+                .enumerate()
+                .for_each_init(
+                    || vec![ZERO; nfft],
+                    |buf, (r, a)| {
+                        let t = written.start + r;
+                        let pass = share[t / nx];
+                        for f in 0..nf {
+                            buf[f] = match in_band[f] {
+                                usize::MAX => match s.out_of_band {
+                                    OutOfBand::Pass => spec[t * nf + f] * pass,
+                                    OutOfBand::Zero => ZERO,
+                                },
+                                b => band_out[b * ntr + t],
+                            };
+                        }
+                        // Real output: the negative frequencies are the conjugates, and the
+                        // imaginary parts of the DC and Nyquist bins are dropped.
+                        buf[0].im = 0.0;
+                        if nfft % 2 == 0 {
+                            buf[nfft / 2].im = 0.0;
+                        }
+                        for f in 1..nfft - nf + 1 {
+                            buf[nfft - f] = buf[f].conj();
+                        }
+                        inverse.process(buf);
+                        let scale = 1.0 / nfft as f64;
+                        for i in 0..len {
+                            a[start + i] += weights[i] * buf[i].re * scale;
+                        }
+                    },
+                );
+        }
+    });
+    Ok(acc)
+}
+
+struct SharedOut<T>(*mut T);
+// SAFETY: used only to write disjoint traces from several threads.
+unsafe impl<T> Sync for SharedOut<T> {}

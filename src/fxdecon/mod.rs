@@ -1,0 +1,233 @@
+//! F-X (2D) and F-XY (3D) prediction filtering: random-noise attenuation of sections and
+//! volumes.
+//!
+//! Each trace is cut into overlapping time windows and Fourier transformed; in every
+//! frequency slice and spatial window a prediction operator is estimated by least squares
+//! (normal equations from the window's autocorrelation, solved exactly) and the
+//! predictable part of the slice, the signal, is kept; windows are blended with weights
+//! that sum to one. An SU-compatible mode reproduces Seismic Unix `sufxdecon`.
+
+pub mod filter;
+pub mod geometry;
+pub mod options;
+pub mod solve;
+
+use crate::backend::{cpu, cuda};
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::sample::Sample;
+use geometry::Setup;
+use options::FxdeconOptions;
+use std::sync::Arc;
+
+/// Traces in caller memory: trace (ix, iy) of `nx × ny` starts at element
+/// `ix·stride_x + iy·stride_y` and holds `n_samples` samples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Volume {
+    pub n_samples: usize,
+    pub nx: usize,
+    pub ny: usize,
+    pub stride_x: usize,
+    pub stride_y: usize,
+}
+
+impl Volume {
+    /// Checks that the traces do not overlap and the span fits the address space.
+    pub fn new(
+        n_samples: usize,
+        nx: usize,
+        ny: usize,
+        stride_x: usize,
+        stride_y: usize,
+    ) -> Result<Volume> {
+        let v = Volume {
+            n_samples,
+            nx,
+            ny,
+            stride_x,
+            stride_y,
+        };
+        let fits = |sa: usize, na: usize, sb: usize| {
+            sa >= n_samples
+                && (na - 1)
+                    .checked_mul(sa)
+                    .and_then(|e| e.checked_add(n_samples))
+                    .is_some_and(|e| sb >= e)
+        };
+        let disjoint = match (nx > 1, ny > 1) {
+            (false, false) => true,
+            (true, false) => stride_x >= n_samples,
+            (false, true) => stride_y >= n_samples,
+            (true, true) => fits(stride_x, nx, stride_y) || fits(stride_y, ny, stride_x),
+        };
+        if !disjoint {
+            return Err(crate::invalid!(
+                "strides ({stride_x}, {stride_y}) make traces of {n_samples} samples overlap"
+            ));
+        }
+        v.span_checked()
+            .ok_or_else(|| crate::invalid!("the strides overflow the address space"))?;
+        Ok(v)
+    }
+
+    fn span_checked(&self) -> Option<usize> {
+        (self.nx - 1)
+            .checked_mul(self.stride_x)?
+            .checked_add((self.ny - 1).checked_mul(self.stride_y)?)?
+            .checked_add(self.n_samples)
+            .filter(|&l| l.checked_mul(8).is_some())
+    }
+
+    /// Elements from the first sample of the first trace to the last of the last.
+    pub fn span(&self) -> usize {
+        self.span_checked().expect("checked in Volume::new")
+    }
+
+    /// First element of trace (ix, iy).
+    pub fn offset(&self, ix: usize, iy: usize) -> usize {
+        ix * self.stride_x + iy * self.stride_y
+    }
+
+    /// `Err(NonFinite)` naming the first non-finite sample.
+    pub fn check_finite<T: Sample>(&self, data: &[T]) -> Result<()> {
+        use rayon::prelude::*;
+        let bad = (0..self.nx * self.ny).into_par_iter().find_map_first(|t| {
+            let (ix, iy) = (t % self.nx, t / self.nx);
+            let o = self.offset(ix, iy);
+            data[o..o + self.n_samples]
+                .iter()
+                .position(|x| !x.is_finite())
+                .map(|i| (ix, iy, i))
+        });
+        match bad {
+            None => Ok(()),
+            Some((ix, iy, i)) => {
+                let trace = if self.nx == 1 {
+                    format!("trace {iy}")
+                } else {
+                    format!("trace (inline {ix}, crossline {iy})")
+                };
+                Err(Error::NonFinite(format!(
+                    "the input holds a non-finite value (NaN or infinity) at {trace}, sample {i}; nothing was written"
+                )))
+            }
+        }
+    }
+}
+
+/// A filter for one shape (2D section or 3D volume) and one set of options, on one
+/// context. Immutable: any number of threads may execute one plan at once.
+pub struct FxdeconPlan {
+    ctx: Arc<Context>,
+    dims: usize,
+    setup: Setup,
+    /// GPU buffers and FFT plans kept between calls.
+    gpu_cache: cuda::fxdecon::Cache,
+}
+
+impl FxdeconPlan {
+    /// A plan for sections of `n_traces` traces of `n_samples` samples.
+    pub fn new_2d(
+        ctx: Arc<Context>,
+        options: &FxdeconOptions,
+        n_samples: usize,
+        n_traces: usize,
+    ) -> Result<FxdeconPlan> {
+        let setup = Setup::new(options, n_samples, 1, n_traces, 2)?;
+        Ok(FxdeconPlan {
+            ctx,
+            dims: 2,
+            setup,
+            gpu_cache: Default::default(),
+        })
+    }
+
+    /// A plan for volumes of `n_inline × n_crossline` traces.
+    pub fn new_3d(
+        ctx: Arc<Context>,
+        options: &FxdeconOptions,
+        n_samples: usize,
+        n_inline: usize,
+        n_crossline: usize,
+    ) -> Result<FxdeconPlan> {
+        let setup = Setup::new(options, n_samples, n_inline, n_crossline, 3)?;
+        Ok(FxdeconPlan {
+            ctx,
+            dims: 3,
+            setup,
+            gpu_cache: Default::default(),
+        })
+    }
+
+    pub fn dims(&self) -> usize {
+        self.dims
+    }
+
+    pub fn setup(&self) -> &Setup {
+        &self.setup
+    }
+
+    pub fn context(&self) -> &Arc<Context> {
+        &self.ctx
+    }
+
+    /// The caller's layout for this plan, 2D: trace t at `t · trace_stride`.
+    pub fn layout_2d(&self, trace_stride: usize) -> Result<Volume> {
+        Volume::new(self.setup.n_samples, 1, self.setup.ny, 0, trace_stride)
+    }
+
+    /// 3D: trace (il, xl) at `il · inline_stride + xl · crossline_stride`.
+    pub fn layout_3d(&self, inline_stride: usize, crossline_stride: usize) -> Result<Volume> {
+        Volume::new(
+            self.setup.n_samples,
+            self.setup.nx,
+            self.setup.ny,
+            inline_stride,
+            crossline_stride,
+        )
+    }
+
+    /// Filters `input` into `output` (same layout; the samples between traces are left
+    /// alone). Non-finite input is refused and nothing is written.
+    pub fn execute<T: Sample>(&self, input: &[T], output: &mut [T], layout: Volume) -> Result<()> {
+        let s = &self.setup;
+        if (layout.n_samples, layout.nx, layout.ny) != (s.n_samples, s.nx, s.ny) {
+            return Err(crate::invalid!(
+                "the layout does not match the plan's shape"
+            ));
+        }
+        let need = layout.span();
+        if input.len() < need || output.len() < need {
+            return Err(crate::invalid!(
+                "arrays shorter than the {need} elements the data span"
+            ));
+        }
+        layout.check_finite(input)?;
+        if s.pass_through {
+            for iy in 0..s.ny {
+                for ix in 0..s.nx {
+                    let o = layout.offset(ix, iy);
+                    output[o..o + s.n_samples].copy_from_slice(&input[o..o + s.n_samples]);
+                }
+            }
+            return Ok(());
+        }
+        match &self.ctx.cuda {
+            // f64 data, and operators too large for a block's shared memory, run on the CPU.
+            Some(gpu) if std::mem::size_of::<T>() == 4 && cuda::fxdecon::fits(gpu, s) => {
+                // SAFETY: T is f32 (the only 4-byte Sample).
+                let (i, o) = unsafe {
+                    (
+                        std::slice::from_raw_parts(input.as_ptr().cast::<f32>(), input.len()),
+                        std::slice::from_raw_parts_mut(
+                            output.as_mut_ptr().cast::<f32>(),
+                            output.len(),
+                        ),
+                    )
+                };
+                cuda::fxdecon::execute(gpu, &self.ctx.cpu, s, &self.gpu_cache, i, o, layout)
+            }
+            _ => cpu::fxdecon::execute(&self.ctx.cpu, s, input, output, layout),
+        }
+    }
+}
