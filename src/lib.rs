@@ -12,5 +12,6 @@ pub mod error;
 pub mod ffi;
 pub mod layout;
 pub mod sample;
+pub mod xcorr;
 
 pub use error::{Error, Result};

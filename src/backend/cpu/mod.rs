@@ -1,6 +1,7 @@
 //! The CPU backend: a rayon pool per context; algorithms run inside it.
 
 pub mod dwt;
+pub mod xcorr;
 
 use crate::error::{Error, Result};
 

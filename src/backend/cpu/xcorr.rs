@@ -1,0 +1,261 @@
+//! Ambient-noise correlation on the CPU: stations in parallel for preprocessing; for
+//! linear stacks, a blocked complex product (tiles of station pairs in parallel, each
+//! summing conj(S_i)·S_j over windows per frequency), then one inverse FFT per pair;
+//! nonlinear stacks correlate each window of a pair and stack, pairs in parallel.
+
+use super::CpuBackend;
+use crate::error::{try_vec, Result};
+use crate::layout::TraceBatch;
+use crate::xcorr::options::StackMethod;
+use crate::xcorr::pairs::Block;
+use crate::xcorr::preprocess::{self as pre};
+use crate::xcorr::stack::{self, Inverse};
+use crate::xcorr::{Spectra, SpectraData, XcorrPlan};
+use num_complex::{Complex32, Complex64};
+use rayon::prelude::*;
+use rustfft::FftPlanner;
+
+/// Stations per side of a tile of the complex product: 2·32 rows of windows stay in
+/// cache while 32·32 (or 32·33/2) pairs are summed.
+const TILE: usize = 32;
+
+/// One station-day → its kept-window flags and band spectra, window-major `[w][bin]`.
+fn station_spectra(
+    plan: &XcorrPlan,
+    day: &[f32],
+    valid: Option<&[u8]>,
+    n_windows: usize,
+) -> (Vec<u8>, Vec<Complex32>) {
+    let (o, g) = (plan.options(), plan.geometry());
+    let mut x: Vec<f64> = day.iter().map(|&v| v as f64).collect();
+    pre::prepare_day(&mut x, valid, o, plan.sections());
+    let day_std = pre::std_dev(&x);
+    let fft = FftPlanner::<f64>::new().plan_fft_forward(g.nfft);
+    let mut buf = vec![Complex64::default(); g.nfft];
+    let mut seg = vec![0.0f64; g.npts];
+    let mut scratch = Vec::new();
+    let mut kept = vec![0u8; n_windows];
+    let mut spectra = vec![Complex32::default(); n_windows * g.band_len];
+    for (w, out) in spectra.chunks_exact_mut(g.band_len).enumerate() {
+        let start = w * g.step;
+        seg.copy_from_slice(&x[start..start + g.npts]);
+        let gap = valid.is_some_and(|v| v[start..start + g.npts].contains(&0));
+        let max_abs = seg.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let keep = pre::window_kept(max_abs, day_std, o.max_over_std, gap);
+        kept[w] = keep as u8;
+        if !keep {
+            continue; // a zero column
+        }
+        pre::prepare_window(&mut seg, g, o, &mut scratch);
+        buf.fill(Complex64::default());
+        for (b, &v) in buf.iter_mut().zip(&seg) {
+            b.re = v;
+        }
+        fft.process(&mut buf);
+        pre::whiten(&buf, g, o, 1.0, out);
+    }
+    (kept, spectra)
+}
+
+pub fn preprocess(
+    cpu: &CpuBackend,
+    plan: &XcorrPlan,
+    days: &[f32],
+    batch: TraceBatch,
+    valid: Option<&[u8]>,
+    n_windows: usize,
+) -> Result<(Vec<u8>, SpectraData)> {
+    let g = plan.geometry();
+    let (n_sta, n) = (batch.n_traces, batch.n_samples);
+    let total = g.band_len * n_sta * n_windows;
+    let mut out = try_vec(total, Complex32::default(), "the window spectra")?;
+    let per_station = cpu.install(|| {
+        (0..n_sta)
+            .into_par_iter()
+            .map(|s| {
+                let at = s * batch.trace_stride;
+                station_spectra(
+                    plan,
+                    &days[at..at + n],
+                    valid.map(|v| &v[at..at + n]),
+                    n_windows,
+                )
+            })
+            .collect::<Vec<_>>()
+    });
+    // [station][window][bin] → [bin][station][window]
+    cpu.install(|| {
+        out.par_chunks_mut(n_sta * n_windows)
+            .enumerate()
+            .for_each(|(f, plane)| {
+                for (s, (_, spec)) in per_station.iter().enumerate() {
+                    for w in 0..n_windows {
+                        plane[s * n_windows + w] = spec[w * g.band_len + f];
+                    }
+                }
+            })
+    });
+    let kept = per_station.into_iter().flat_map(|(k, _)| k).collect();
+    Ok((kept, SpectraData::Host(out)))
+}
+
+fn host(d: &Spectra) -> &[Complex32] {
+    match &d.data {
+        SpectraData::Host(v) => v,
+        SpectraData::Device(_) => unreachable!("CPU contexts make host spectra"),
+    }
+}
+
+/// Σ_w conj(a_w)·b_w, in four interleaved partial sums so that it vectorises.
+fn conj_dot(a: &[Complex32], b: &[Complex32]) -> Complex32 {
+    let (mut re, mut im) = ([0.0f32; 4], [0.0f32; 4]);
+    let (ac, bc) = (a.chunks_exact(4), b.chunks_exact(4));
+    let (ar, br) = (ac.remainder(), bc.remainder());
+    for (x, y) in ac.zip(bc) {
+        for l in 0..4 {
+            re[l] += x[l].re * y[l].re + x[l].im * y[l].im;
+            im[l] += x[l].re * y[l].im - x[l].im * y[l].re;
+        }
+    }
+    for (x, y) in ar.iter().zip(br) {
+        re[0] += x.re * y.re + x.im * y.im;
+        im[0] += x.re * y.im - x.im * y.re;
+    }
+    Complex32::new(re.iter().sum(), im.iter().sum())
+}
+
+/// The tiles of a block: pairs grouped by TILE×TILE station squares.
+fn tiles(block: &Block) -> Vec<Vec<(usize, usize)>> {
+    let mut out = Vec::new();
+    for ti in (0..block.ni).step_by(TILE) {
+        let tj0 = if block.is_diagonal() { ti } else { 0 };
+        for tj in (tj0..block.nj).step_by(TILE) {
+            let mut pairs = Vec::new();
+            for a in ti..(ti + TILE).min(block.ni) {
+                for b in tj..(tj + TILE).min(block.nj) {
+                    let (i, j) = (block.i0 + a, block.j0 + b);
+                    if block.index(i, j).is_some() {
+                        pairs.push((i, j));
+                    }
+                }
+            }
+            if !pairs.is_empty() {
+                out.push(pairs);
+            }
+        }
+    }
+    out
+}
+
+/// Writes pair rows into the caller's output (rows are disjoint).
+fn scatter(rows: Vec<Vec<(usize, Vec<f32>)>>, out: &mut [f32], stride: usize) {
+    for (p, row) in rows.into_iter().flatten() {
+        out[p * stride..][..row.len()].copy_from_slice(&row);
+    }
+}
+
+pub fn correlate(
+    cpu: &CpuBackend,
+    plan: &XcorrPlan,
+    days: &[&Spectra],
+    block: &Block,
+    counts: &[u32],
+    out: &mut [f32],
+    pair_stride: usize,
+) -> Result<()> {
+    let g = *plan.geometry();
+    let o = plan.options();
+    let rows = cpu.install(|| match o.stack_method {
+        StackMethod::Linear => tiles(block)
+            .par_iter()
+            .map(|pairs| {
+                let mut acc = vec![Complex32::default(); pairs.len() * g.band_len];
+                for d in days {
+                    let (x, nw) = (host(d), d.n_windows);
+                    let plane = d.n_stations * nw;
+                    for f in 0..g.band_len {
+                        let xf = &x[f * plane..][..plane];
+                        for (p, &(i, j)) in pairs.iter().enumerate() {
+                            acc[p * g.band_len + f] +=
+                                conj_dot(&xf[i * nw..][..nw], &xf[j * nw..][..nw]);
+                        }
+                    }
+                }
+                let mut inv = Inverse::new(g.nfft);
+                pairs
+                    .iter()
+                    .enumerate()
+                    .map(|(p, &(i, j))| {
+                        let k = block.index(i, j).unwrap();
+                        let mut row = vec![0.0f32; g.n_lags()];
+                        inv.correlation(
+                            &acc[p * g.band_len..][..g.band_len],
+                            counts[k],
+                            false,
+                            &g,
+                            &mut row,
+                        );
+                        (k, row)
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect::<Vec<_>>(),
+        method => block
+            .pairs()
+            .par_chunks(64)
+            .map(|chunk| {
+                let mut inv = Inverse::new(g.nfft);
+                let mut band = vec![Complex32::default(); g.band_len];
+                chunk
+                    .iter()
+                    .map(|&(i, j)| {
+                        let k = block.index(i, j).unwrap();
+                        let mut windows = Vec::new();
+                        for d in days {
+                            let (x, nw) = (host(d), d.n_windows);
+                            let plane = d.n_stations * nw;
+                            for w in 0..nw {
+                                if d.kept[i * nw + w] == 0 || d.kept[j * nw + w] == 0 {
+                                    continue;
+                                }
+                                for (f, b) in band.iter_mut().enumerate() {
+                                    let xf = &x[f * plane..];
+                                    *b = xf[i * nw + w].conj() * xf[j * nw + w];
+                                }
+                                let at = windows.len();
+                                windows.resize(at + g.n_lags(), 0.0);
+                                inv.correlation(&band, 1, i != j, &g, &mut windows[at..]);
+                            }
+                        }
+                        (k, stack_windows(&windows, g.n_lags(), method, o))
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect::<Vec<_>>(),
+    });
+    scatter(rows, out, pair_stride);
+    Ok(())
+}
+
+/// A nonlinear stack of one pair's per-window correlations (rows of `m` lags); zeros
+/// when no window was kept.
+pub fn stack_windows(
+    rows: &[f32],
+    m: usize,
+    method: StackMethod,
+    o: &crate::xcorr::options::Options,
+) -> Vec<f32> {
+    if rows.is_empty() {
+        return vec![0.0; m];
+    }
+    match method {
+        StackMethod::PhaseWeighted => stack::phase_weighted(rows, m, o.pws_power),
+        StackMethod::Robust => stack::robust(rows, m, o.robust_epsilon),
+        StackMethod::Linear => {
+            let n = (rows.len() / m) as f64;
+            (0..m)
+                .map(|t| (rows.chunks_exact(m).map(|r| r[t] as f64).sum::<f64>() / n) as f32)
+                .collect()
+        }
+    }
+}
