@@ -9,6 +9,7 @@ pub mod dwt;
 pub mod last_error;
 pub mod status;
 pub mod version;
+pub mod xcorr;
 
 use crate::error::{Error, Result};
 use status::{sg_status, SG_OK};

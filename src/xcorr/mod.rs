@@ -200,9 +200,11 @@ impl XcorrPlan {
             ));
         }
         let pair_counts = window_counts(days, &block);
+        // Computed densely, then copied: the caller's array is written only on success.
+        let mut dense = crate::error::try_vec(n_pairs * n_lags, 0.0f32, "the correlations")?;
         match &self.ctx.cuda {
             Some(gpu) => {
-                cuda::xcorr::correlate(gpu, self, days, &block, &pair_counts, out, pair_stride)?
+                cuda::xcorr::correlate(gpu, self, days, &block, &pair_counts, &mut dense, n_lags)?
             }
             None => cpu::xcorr::correlate(
                 &self.ctx.cpu,
@@ -210,9 +212,17 @@ impl XcorrPlan {
                 days,
                 &block,
                 &pair_counts,
-                out,
-                pair_stride,
+                &mut dense,
+                n_lags,
             )?,
+        }
+        {
+            use rayon::prelude::*;
+            self.ctx.cpu.install(|| {
+                out.par_chunks_mut(pair_stride)
+                    .zip(dense.par_chunks(n_lags))
+                    .for_each(|(o, d)| o[..n_lags].copy_from_slice(d))
+            });
         }
         if let Some(c) = counts {
             c[..n_pairs].copy_from_slice(&pair_counts);

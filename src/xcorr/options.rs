@@ -149,7 +149,7 @@ impl Options {
         if self.freq_norm == FreqNorm::RunningMean && self.smoothspect_n == 0 {
             return Err(crate::invalid!("smoothspect_n is 0; expected ≥ 1 bins"));
         }
-        if !(self.max_over_std > 0.0) {
+        if self.max_over_std.is_nan() || self.max_over_std <= 0.0 {
             return Err(crate::invalid!(
                 "max_over_std is {}; expected > 0 (a huge value keeps every window)",
                 self.max_over_std

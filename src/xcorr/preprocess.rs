@@ -196,9 +196,9 @@ pub fn cos2_tapers<T>(w: &mut [T], g: &Geometry, mut scale: impl FnMut(&mut T, f
     };
     let half_pi = std::f64::consts::FRAC_PI_2;
     let left = g.ix0 - g.ix00;
-    for m in 0..left {
+    for (m, v) in w.iter_mut().enumerate().take(left) {
         let c = lin(half_pi, 2.0 * half_pi, left, m).cos();
-        scale(&mut w[m], c * c);
+        scale(v, c * c);
     }
     let right = g.ix11 - g.ix1;
     for m in 0..right {

@@ -156,7 +156,7 @@ pub fn robust(rows: &[f32], m: usize, epsilon: f64) -> Vec<f32> {
             };
         }
         let total: f64 = w.iter().sum();
-        if !(total > 0.0) {
+        if total.is_nan() || total <= 0.0 {
             break;
         }
         let mut next = vec![0.0f64; m];
@@ -168,7 +168,8 @@ pub fn robust(rows: &[f32], m: usize, epsilon: f64) -> Vec<f32> {
         let l1: f64 = next.iter().zip(&stack).map(|(a, b)| (a - b).abs()).sum();
         let l2: f64 = next.iter().map(|a| a * a).sum::<f64>().sqrt();
         stack = next;
-        if !(l1 / l2 / n_rows as f64 > epsilon) {
+        let residual = l1 / l2 / n_rows as f64;
+        if residual.is_nan() || residual <= epsilon {
             break;
         }
     }

@@ -11,5 +11,10 @@ pub const DWT: KernelSource = KernelSource {
     source: include_str!("../../../kernels/dwt.cu"),
 };
 
+pub const XCORR: KernelSource = KernelSource {
+    file: "xcorr.cu",
+    source: include_str!("../../../kernels/xcorr.cu"),
+};
+
 /// Every embedded kernel file, so that tests can compile them all.
-pub const ALL: &[&KernelSource] = &[&DWT];
+pub const ALL: &[&KernelSource] = &[&DWT, &XCORR];

@@ -1,0 +1,151 @@
+//! The GPU correlation against the CPU and the references, on the device machine:
+//! NoisePy's stacks of the UnderVolc day (linear max error ≤ 1e-4 of max, nonlinear
+//! ≤ 1e-3, correlation ≥ 0.999), the pairwise-sum, gap/spike/dead-station, several-day,
+//! two-context block and nonlinear checks of tests/xcorr_cases.rs, and GPU spectra and
+//! stacks against the CPU's on a case large enough to use several tiles and pair chunks
+//! (≤ 1e-4 of max). Without a CUDA device the test reports "skipped", unless
+//! SEISGPU_REQUIRE_CUDA=1 makes that a failure. One test function: one context, in order.
+
+mod xcorr_common;
+
+use seisgpu::backend::BackendRequest;
+use seisgpu::ffi::context::*;
+use seisgpu::ffi::xcorr::*;
+use std::time::Instant;
+use xcorr_common::*;
+
+fn max_rel(a: &[f32], b: &[f32]) -> f64 {
+    let scale = b
+        .iter()
+        .fold(0.0f64, |m, v| m.max(v.abs() as f64))
+        .max(1e-30);
+    a.iter()
+        .zip(b)
+        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs() as f64))
+        / scale
+}
+
+fn section(name: &str, t: Instant) {
+    println!("{name:<44} ok  {:>8.3} s", t.elapsed().as_secs_f64());
+}
+
+#[test]
+fn gpu_correlation_matches_cpu_and_references() {
+    let Some(gpu) = Context::cuda() else {
+        assert!(
+            std::env::var("SEISGPU_REQUIRE_CUDA").map_or(true, |v| v.trim() != "1"),
+            "SEISGPU_REQUIRE_CUDA=1 but no CUDA context: {}",
+            last_error()
+        );
+        println!("skipped: no CUDA device ({})", last_error());
+        return;
+    };
+    let cpu = Context::new(SG_BACKEND_CPU);
+
+    let t = Instant::now();
+    for line in noisepy::run_against_noisepy(BackendRequest::Cuda, 1e-4, 1e-3) {
+        println!("  {line}");
+    }
+    section("NoisePy UnderVolc day (GPU)", t);
+
+    let t = Instant::now();
+    check_against_pairwise_sums(&gpu, 1e-4);
+    section("matrix product = pairwise sums", t);
+    let t = Instant::now();
+    check_gaps_spikes_dead(&gpu);
+    section("gaps, spikes, dead station", t);
+    let t = Instant::now();
+    check_several_days(&gpu, 1e-4);
+    section("several days", t);
+    let t = Instant::now();
+    let gpu2 = Context::cuda().unwrap();
+    check_blocks_two_contexts(&gpu, &gpu2, 1e-5);
+    section("blocks on two GPU contexts", t);
+    let t = Instant::now();
+    check_nonlinear_against_reference(&gpu, 1e-3);
+    section("PWS and robust stacks", t);
+
+    // GPU against CPU, all stack methods and normalisations, several tiles and chunks.
+    let (n_sta, n) = (260, 2000);
+    let data = synthetic(n_sta, n, 77);
+    let mut valid = vec![1u8; n_sta * n];
+    valid[5 * n + 100..5 * n + 300].fill(0);
+    for (time_norm, freq_norm, stack) in [
+        (
+            SG_XCORR_TIME_NORM_NONE,
+            SG_XCORR_FREQ_NORM_RUNNING_MEAN,
+            SG_XCORR_STACK_LINEAR,
+        ),
+        (
+            SG_XCORR_TIME_NORM_ONE_BIT,
+            SG_XCORR_FREQ_NORM_PHASE_ONLY,
+            SG_XCORR_STACK_LINEAR,
+        ),
+        (
+            SG_XCORR_TIME_NORM_RUNNING_MEAN,
+            SG_XCORR_FREQ_NORM_NONE,
+            SG_XCORR_STACK_LINEAR,
+        ),
+        (
+            SG_XCORR_TIME_NORM_NONE,
+            SG_XCORR_FREQ_NORM_RUNNING_MEAN,
+            SG_XCORR_STACK_PWS,
+        ),
+        (
+            SG_XCORR_TIME_NORM_NONE,
+            SG_XCORR_FREQ_NORM_RUNNING_MEAN,
+            SG_XCORR_STACK_ROBUST,
+        ),
+    ] {
+        let t = Instant::now();
+        let o = sg_xcorr_options {
+            time_norm,
+            freq_norm,
+            stack_method: stack,
+            autocorrelation: 1,
+            ..small_options()
+        };
+        let stations = if stack == SG_XCORR_STACK_LINEAR {
+            n_sta
+        } else {
+            40
+        };
+        let (pg, pc) = (gpu.plan(&o), cpu.plan(&o));
+        let sg = pg
+            .preprocess(
+                &data[..stations * n],
+                stations,
+                n,
+                Some(&valid[..stations * n]),
+            )
+            .unwrap();
+        let sc = pc
+            .preprocess(
+                &data[..stations * n],
+                stations,
+                n,
+                Some(&valid[..stations * n]),
+            )
+            .unwrap();
+        let (hg, hc) = (sg.host(), sc.host());
+        assert_eq!(hg.kept, hc.kept, "kept windows");
+        let flat = |h: &HostSpectra| {
+            h.values
+                .iter()
+                .flat_map(|c| [c[0] as f32, c[1] as f32])
+                .collect::<Vec<_>>()
+        };
+        let e_spec = max_rel(&flat(&hg), &flat(&hc));
+        assert!(e_spec <= 1e-4, "spectra differ by {e_spec:.2e}");
+        let block = (0, stations, 0, stations);
+        let (cg, cc) = (
+            pg.correlate(&[&sg], block).unwrap(),
+            pc.correlate(&[&sc], block).unwrap(),
+        );
+        assert_eq!(cg.counts, cc.counts);
+        let e = max_rel(&cg.stacks, &cc.stacks);
+        println!("  time_norm {time_norm} freq_norm {freq_norm} stack {stack}: {stations} stations, spectra {e_spec:.2e}, stacks {e:.2e}");
+        assert!(e <= 1e-4, "stacks differ by {e:.2e}");
+        section("GPU vs CPU", t);
+    }
+}
