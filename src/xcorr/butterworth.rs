@@ -127,7 +127,9 @@ mod tests {
             let g = gain_at(&s, f, fs);
             assert!((g - 0.5f64.sqrt()).abs() < 1e-9, "gain {g} at corner {f}");
         }
-        let centre = (0.045f64 * 0.44).sqrt();
+        // Unit gain at the centre of the prewarped band, mapped back to Hz.
+        let warp = |f: f64| (std::f64::consts::PI * f / fs).tan();
+        let centre = fs / std::f64::consts::PI * (warp(0.045) * warp(0.44)).sqrt().atan();
         assert!((gain_at(&s, centre, fs) - 1.0).abs() < 1e-9);
         assert!(gain_at(&s, 0.0, fs) < 1e-12 && gain_at(&s, 0.5, fs) < 1e-12);
         // Poles inside the unit circle: stable.
