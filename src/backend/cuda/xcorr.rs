@@ -215,7 +215,9 @@ pub fn preprocess(
         + if valid.is_some() { n } else { 0 }
         + nw * (g.nfft * 4 + nbins * 8 + if rma { g.npts * 4 } else { 0 } + 1)
         + 8;
-    let chunk = (kit.budget() / per_station).clamp(1, n_sta.min(65535));
+    // Grid limits: stations of a chunk on grid.y (≤ 65535), its rows/32 on grid.y too.
+    let chunk =
+        (kit.budget() / per_station).clamp(1, n_sta.min(65535).min((65535 * 32 / nw).max(1)));
 
     let out_len = g.band_len * plane;
     let out = kit.alloc::<f32>(2 * out_len, "allocating the window spectra")?;
