@@ -36,7 +36,7 @@ DEMO_LDLIBS ?= -lm -lz
 NVRTC_DIR := $(CURDIR)/.tools/nvrtc/nvidia/cuda_nvrtc/lib
 RUN_ENV := LD_LIBRARY_PATH="$(NVRTC_DIR)$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH}"
 
-EXAMPLES := $(BUILD)/dwt_denoise_c $(BUILD)/dwt_denoise_f90
+EXAMPLES := $(BUILD)/dwt_denoise_c $(BUILD)/dwt_denoise_f90 $(BUILD)/xcorr_c $(BUILD)/xcorr_f90
 DEMO := $(BUILD)/demo_penobscot
 
 .PHONY: all lib header examples run-examples test demo demo-build clean FORCE
@@ -61,6 +61,10 @@ $(BUILD)/dwt_denoise_c: examples/c/dwt_denoise.c include/seisgpu.h $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Iinclude $< -o $@ $(SEISGPU_LDFLAGS) -lm
 
+$(BUILD)/xcorr_c: examples/c/xcorr.c include/seisgpu.h $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Iinclude $< -o $@ $(SEISGPU_LDFLAGS) -lm
+
 # The module (seisgpu.mod, seisgpu.o) is built from include/seisgpu.f90 into its own
 # folder, then the example against it.
 $(FMOD)/seisgpu.o: include/seisgpu.f90
@@ -71,9 +75,15 @@ $(BUILD)/dwt_denoise_f90: examples/fortran/dwt_denoise.f90 $(FMOD)/seisgpu.o $(L
 	@mkdir -p $(@D)
 	$(FC) $(FFLAGS) -I$(FMOD) $< $(FMOD)/seisgpu.o -o $@ $(SEISGPU_LDFLAGS)
 
+$(BUILD)/xcorr_f90: examples/fortran/xcorr.f90 $(FMOD)/seisgpu.o $(LIB)
+	@mkdir -p $(@D)
+	$(FC) $(FFLAGS) -I$(FMOD) $< $(FMOD)/seisgpu.o -o $@ $(SEISGPU_LDFLAGS)
+
 run-examples: examples
 	$(RUN_ENV) $(BUILD)/dwt_denoise_c
 	$(RUN_ENV) $(BUILD)/dwt_denoise_f90
+	$(RUN_ENV) $(BUILD)/xcorr_c
+	$(RUN_ENV) $(BUILD)/xcorr_f90
 
 test:
 	bash scripts/install_test_deps.sh
