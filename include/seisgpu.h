@@ -612,8 +612,9 @@ sg_status sg_xcorr_pair_stations(const sg_xcorr_plan *plan,
  `sg_xcorr_pair_count`) over every kept window of the `n_days` days (`days[d]`, all
  made by plans of this context with the same settings and stations). Pair p's n_lags
  samples (`sg_xcorr_plan_sizes`) go to `stacks[p * pair_stride]` (≥ n_lags): element k
- is lag (k − maxlag·fs)/fs seconds, c_ij(τ) = Σ_t x_i(t)·x_j(t + τ), so positive lags
- are station j later than station i. Amplitudes are NoisePy's (mean over windows of
+ is lag (k − maxlag·fs)/fs seconds (centred: element maxlag·fs is lag 0; NoisePy's own
+ lag labels are one sample off for even FFT lengths, see the README), c_ij(τ) =
+ Σ_t x_i(t)·x_j(t + τ), so positive lags are station j later than station i. Amplitudes are NoisePy's (mean over windows of
  the inverse FFT with 1/nfft). `n_windows` (may be NULL) receives per pair the windows
  stacked; a pair without any gives zeros. A block without pairs writes nothing and
  succeeds. Several threads may use one plan at once.
