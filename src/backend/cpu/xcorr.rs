@@ -106,22 +106,37 @@ fn host(d: &Spectra) -> &[Complex32] {
     }
 }
 
-/// Σ_w conj(a_w)·b_w, in four interleaved partial sums so that it vectorises.
-fn conj_dot(a: &[Complex32], b: &[Complex32]) -> Complex32 {
-    let (mut re, mut im) = ([0.0f32; 4], [0.0f32; 4]);
-    let (ac, bc) = (a.chunks_exact(4), b.chunks_exact(4));
-    let (ar, br) = (ac.remainder(), bc.remainder());
-    for (x, y) in ac.zip(bc) {
-        for l in 0..4 {
-            re[l] += x[l].re * y[l].re + x[l].im * y[l].im;
-            im[l] += x[l].re * y[l].im - x[l].im * y[l].re;
+/// Σ_w conj(a_w)·b_w from split real and imaginary parts, in eight-lane partial sums
+/// so that it vectorises.
+fn conj_dot(ar: &[f32], ai: &[f32], br: &[f32], bi: &[f32]) -> Complex32 {
+    const L: usize = 8;
+    let (mut re, mut im) = ([0.0f32; L], [0.0f32; L]);
+    let n = ar.len() / L * L;
+    for c in (0..n).step_by(L) {
+        let (xr, xi, yr, yi) = (&ar[c..c + L], &ai[c..c + L], &br[c..c + L], &bi[c..c + L]);
+        for l in 0..L {
+            re[l] += xr[l] * yr[l] + xi[l] * yi[l];
+            im[l] += xr[l] * yi[l] - xi[l] * yr[l];
         }
     }
-    for (x, y) in ar.iter().zip(br) {
-        re[0] += x.re * y.re + x.im * y.im;
-        im[0] += x.re * y.im - x.im * y.re;
+    for w in n..ar.len() {
+        re[0] += ar[w] * br[w] + ai[w] * bi[w];
+        im[0] += ar[w] * bi[w] - ai[w] * br[w];
     }
     Complex32::new(re.iter().sum(), im.iter().sum())
+}
+
+/// One frequency's window spectra of a tile's stations, split into real and imaginary
+/// rows: `split[2·k·nw..]` real, then imaginary, for local station k.
+fn split_rows(xf: &[Complex32], stations: &[usize], nw: usize, split: &mut Vec<f32>) {
+    split.resize(2 * stations.len() * nw, 0.0);
+    for (k, &s) in stations.iter().enumerate() {
+        let (re, im) = split[2 * k * nw..2 * (k + 1) * nw].split_at_mut(nw);
+        for ((r, i), c) in re.iter_mut().zip(im.iter_mut()).zip(&xf[s * nw..][..nw]) {
+            *r = c.re;
+            *i = c.im;
+        }
+    }
 }
 
 /// The tiles of a block: pairs grouped by TILE×TILE station squares.
@@ -170,14 +185,29 @@ pub fn correlate(
             .par_iter()
             .map(|pairs| {
                 let mut acc = vec![Complex32::default(); pairs.len() * g.band_len];
+                let mut stations: Vec<usize> = pairs.iter().flat_map(|&(i, j)| [i, j]).collect();
+                stations.sort_unstable();
+                stations.dedup();
+                let local: Vec<(usize, usize)> = pairs
+                    .iter()
+                    .map(|(i, j)| {
+                        let at = |s: &usize| stations.binary_search(s).unwrap();
+                        (at(i), at(j))
+                    })
+                    .collect();
+                let mut split = Vec::new();
                 for d in days {
                     let (x, nw) = (host(d), d.n_windows);
                     let plane = d.n_stations * nw;
                     for f in 0..g.band_len {
-                        let xf = &x[f * plane..][..plane];
-                        for (p, &(i, j)) in pairs.iter().enumerate() {
-                            acc[p * g.band_len + f] +=
-                                conj_dot(&xf[i * nw..][..nw], &xf[j * nw..][..nw]);
+                        split_rows(&x[f * plane..][..plane], &stations, nw, &mut split);
+                        let row = |k: usize| {
+                            let r = &split[2 * k * nw..2 * (k + 1) * nw];
+                            r.split_at(nw)
+                        };
+                        for (p, &(a, b)) in local.iter().enumerate() {
+                            let ((ar, ai), (br, bi)) = (row(a), row(b));
+                            acc[p * g.band_len + f] += conj_dot(ar, ai, br, bi);
                         }
                     }
                 }

@@ -610,7 +610,17 @@ pub fn correlate(
         StackMethod::Linear => linear(&kit, plan, days, block, counts, &mut rows, &mut |idx, t| {
             write(out, idx, t)
         }),
-        method => nonlinear(&kit, plan, days, block, method, &mut rows, out, pair_stride),
+        method => nonlinear(
+            &kit,
+            plan,
+            days,
+            block,
+            counts,
+            method,
+            &mut rows,
+            out,
+            pair_stride,
+        ),
     }
 }
 
@@ -825,6 +835,7 @@ fn nonlinear(
     plan: &XcorrPlan,
     days: &[&Spectra],
     block: &Block,
+    counts: &[u32],
     method: StackMethod,
     rows: &mut RowBuffers,
     out: &mut [f32],
@@ -832,6 +843,7 @@ fn nonlinear(
 ) -> Result<()> {
     let g = *plan.geometry();
     let m = g.n_lags();
+    let o = plan.options();
     let day_ptr: Vec<u64> = days
         .iter()
         .map(|d| device(d).map(|s| s.ptr(&kit.stream)))
@@ -846,100 +858,115 @@ fn nonlinear(
         kit.upload(&day_plane, "uploading day sizes")?,
         kit.upload(&day_nw, "uploading day sizes")?,
     );
-    // Every (pair, day, window) row, pair by pair.
     let pairs = block.pairs();
-    let mut table: Vec<[i32; 4]> = Vec::new(); // day, i, j, w
-    let mut first_row = Vec::with_capacity(pairs.len() + 1);
+    // Rows (pair, day, window kept in both) are made pair by pair into chunks of at most
+    // ROW_CHUNK; a pair is stacked once all its rows (counts[p]) are back on the host.
+    let mut chunk: Vec<[i32; 4]> = Vec::with_capacity(ROW_CHUNK); // day, i, j, w
+    let mut pending: Vec<f32> = Vec::new(); // trimmed rows of pairs next_pair..
+    let mut next_pair = 0usize;
+    let mut run = |chunk: &mut Vec<[i32; 4]>,
+                   pending: &mut Vec<f32>,
+                   next_pair: &mut usize,
+                   out: &mut [f32]|
+     -> Result<()> {
+        if !chunk.is_empty() {
+            let col = |k: usize| chunk.iter().map(|r| r[k]).collect::<Vec<i32>>();
+            let zero_dc: Vec<u8> = chunk.iter().map(|r| (r[1] != r[2]) as u8).collect();
+            let (rd, ri, rj, rw, rz) = (
+                kit.upload(&col(0), "uploading rows")?,
+                kit.upload(&col(1), "uploading rows")?,
+                kit.upload(&col(2), "uploading rows")?,
+                kit.upload(&col(3), "uploading rows")?,
+                kit.upload(&zero_dc, "uploading rows")?,
+            );
+            let (p_rd, p_ri, p_rj, p_rw, p_rz) = (
+                kit.ptr(&rd),
+                kit.ptr(&ri),
+                kit.ptr(&rj),
+                kit.ptr(&rw),
+                kit.ptr(&rz),
+            );
+            let (p_dp, p_dpl, p_dnw, p_spec) = (
+                kit.ptr(&d_ptr),
+                kit.ptr(&d_plane),
+                kit.ptr(&d_nw),
+                kit.ptr(&rows.spec),
+            );
+            let nbins = (g.nfft / 2 + 1) as i32;
+            let (bs, bl, scale) = (
+                g.band_start as i32,
+                g.band_len as i32,
+                1.0f32 / g.nfft as f32,
+            );
+            launch!(
+                kit,
+                "xc_window_products",
+                cfg((grid_dim(chunk.len(), "rows")?, 1), (128, 1)),
+                &p_dp,
+                &p_dpl,
+                &p_dnw,
+                &p_rd,
+                &p_ri,
+                &p_rj,
+                &p_rw,
+                &p_spec,
+                &nbins,
+                &bs,
+                &bl,
+                &scale
+            );
+            let trimmed = rows.finish(kit, plan, chunk.len(), p_rz)?;
+            pending.extend_from_slice(&trimmed);
+            chunk.clear();
+        }
+        // Stack every pair whose rows are all here (pairs without rows give zeros).
+        let mut last = *next_pair;
+        let mut have = pending.len() / m;
+        let mut ends = Vec::new();
+        let mut used = 0usize;
+        while last < pairs.len() && (counts[last] as usize) <= have {
+            used += counts[last] as usize;
+            have -= counts[last] as usize;
+            ends.push(used);
+            last += 1;
+        }
+        let stacked: Vec<Vec<f32>> = plan.context().cpu.install(|| {
+            (0..ends.len())
+                .into_par_iter()
+                .map(|q| {
+                    let a = if q == 0 { 0 } else { ends[q - 1] };
+                    let rows = &pending[a * m..ends[q] * m];
+                    crate::backend::cpu::xcorr::stack_windows(rows, m, method, o)
+                })
+                .collect()
+        });
+        for (p, s) in (*next_pair..last).zip(stacked) {
+            out[p * pair_stride..][..m].copy_from_slice(&s);
+        }
+        pending.drain(..used * m);
+        *next_pair = last;
+        Ok(())
+    };
     for &(i, j) in &pairs {
-        first_row.push(table.len());
         for (d, day) in days.iter().enumerate() {
             let nw = day.n_windows;
             for w in 0..nw {
                 if day.kept[i * nw + w] != 0 && day.kept[j * nw + w] != 0 {
-                    table.push([d as i32, i as i32, j as i32, w as i32]);
+                    chunk.push([d as i32, i as i32, j as i32, w as i32]);
+                    if chunk.len() == ROW_CHUNK {
+                        run(&mut chunk, &mut pending, &mut next_pair, out)?;
+                    }
                 }
             }
         }
     }
-    first_row.push(table.len());
-    let mut pending: Vec<f32> = Vec::new(); // trimmed rows not yet stacked, from row `done`
-    let mut done = 0usize; // rows before `pending`
-    let mut next_pair = 0usize;
-    let o = plan.options();
-    let mut flush = |pending: &mut Vec<f32>, done: &mut usize, upto_row: usize, out: &mut [f32]| {
-        // Stack every pair whose rows all lie before upto_row.
-        let mut last = next_pair;
-        while last < pairs.len() && first_row[last + 1] <= upto_row {
-            last += 1;
-        }
-        let stacked: Vec<Vec<f32>> = (next_pair..last)
-            .into_par_iter()
-            .map(|p| {
-                let (a, b) = (first_row[p] - *done, first_row[p + 1] - *done);
-                crate::backend::cpu::xcorr::stack_windows(&pending[a * m..b * m], m, method, o)
-            })
-            .collect();
-        for (p, s) in (next_pair..last).zip(stacked) {
-            out[p * pair_stride..][..m].copy_from_slice(&s);
-        }
-        if last > next_pair {
-            let cut = first_row[last] - *done;
-            pending.drain(..cut * m);
-            *done = first_row[last];
-        }
-        next_pair = last;
-    };
-    for (c, chunk) in table.chunks(ROW_CHUNK).enumerate() {
-        let col = |k: usize| chunk.iter().map(|r| r[k]).collect::<Vec<i32>>();
-        let zero_dc: Vec<u8> = chunk.iter().map(|r| (r[1] != r[2]) as u8).collect();
-        let (rd, ri, rj, rw, rz) = (
-            kit.upload(&col(0), "uploading rows")?,
-            kit.upload(&col(1), "uploading rows")?,
-            kit.upload(&col(2), "uploading rows")?,
-            kit.upload(&col(3), "uploading rows")?,
-            kit.upload(&zero_dc, "uploading rows")?,
-        );
-        let (p_rd, p_ri, p_rj, p_rw, p_rz) = (
-            kit.ptr(&rd),
-            kit.ptr(&ri),
-            kit.ptr(&rj),
-            kit.ptr(&rw),
-            kit.ptr(&rz),
-        );
-        let (p_dp, p_dpl, p_dnw, p_spec) = (
-            kit.ptr(&d_ptr),
-            kit.ptr(&d_plane),
-            kit.ptr(&d_nw),
-            kit.ptr(&rows.spec),
-        );
-        let nbins = (g.nfft / 2 + 1) as i32;
-        let (bs, bl, scale) = (
-            g.band_start as i32,
-            g.band_len as i32,
-            1.0f32 / g.nfft as f32,
-        );
-        launch!(
-            kit,
-            "xc_window_products",
-            cfg((grid_dim(chunk.len(), "rows")?, 1), (128, 1)),
-            &p_dp,
-            &p_dpl,
-            &p_dnw,
-            &p_rd,
-            &p_ri,
-            &p_rj,
-            &p_rw,
-            &p_spec,
-            &nbins,
-            &bs,
-            &bl,
-            &scale
-        );
-        let trimmed = rows.finish(kit, plan, chunk.len(), p_rz)?;
-        pending.extend_from_slice(&trimmed);
-        flush(&mut pending, &mut done, c * ROW_CHUNK + chunk.len(), out);
+    run(&mut chunk, &mut pending, &mut next_pair, out)?;
+    if next_pair != pairs.len() {
+        return Err(Error::Internal(format!(
+            "nonlinear stack: {} of {} pairs stacked",
+            next_pair,
+            pairs.len()
+        )));
     }
-    // Pairs without any window (and any left): zeros or their stacks.
-    flush(&mut pending, &mut done, table.len(), out);
     Ok(())
 }
