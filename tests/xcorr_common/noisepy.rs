@@ -30,9 +30,11 @@ fn words(line: &str) -> HashMap<String, String> {
 }
 
 fn fixture() -> (Vec<f32>, usize, usize, Vec<Case>) {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
-    let txt = std::fs::read_to_string(dir.join("xcorr_undervolc.txt")).unwrap();
-    let bin = std::fs::read(dir.join("xcorr_undervolc.bin")).unwrap();
+    // cargo (and scripts/gpu_run.sh) run tests from the package root
+    let txt = std::fs::read_to_string("tests/data/xcorr_undervolc.txt")
+        .expect("tests/data/xcorr_undervolc.txt");
+    let bin =
+        std::fs::read("tests/data/xcorr_undervolc.bin").expect("tests/data/xcorr_undervolc.bin");
     let vals: Vec<f32> = bin
         .chunks_exact(4)
         .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
