@@ -25,12 +25,23 @@ use cudarc::driver::{
 };
 use num_complex::Complex32;
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Pair (or pair-window) rows per C2R batch: bounds the gather, FFT and trim buffers.
 const ROW_CHUNK: usize = 32768;
 /// Largest device working set a call aims for (further capped by free memory).
 const BUDGET: usize = 6 << 30;
+
+/// A cap on the bytes one call plans for, 0 for none (see `set_memory_budget`).
+static BUDGET_CAP: AtomicUsize = AtomicUsize::new(0);
+
+/// Caps the device memory one call plans its chunks and tiles for (None: a quarter of the
+/// free memory, at most 6 GiB). Small caps make small inputs take the several-chunk and
+/// several-tile paths, for tests.
+pub fn set_memory_budget(bytes: Option<usize>) {
+    BUDGET_CAP.store(bytes.unwrap_or(0), Ordering::Relaxed);
+}
 
 /// One day's spectra on the device: `2·len` floats (interleaved complex).
 pub struct DeviceSpectra {
