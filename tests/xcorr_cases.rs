@@ -34,7 +34,7 @@ fn several_days_stack_over_all_their_windows() {
 #[test]
 fn blocks_on_two_contexts_equal_the_whole() {
     let (a, b) = (Context::new(SG_BACKEND_CPU), Context::new(SG_BACKEND_CPU));
-    check_blocks_two_contexts(&a, &b, 0.0);
+    check_blocks_two_contexts(&a, &b, 1e-6);
 }
 
 #[test]

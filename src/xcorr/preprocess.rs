@@ -162,7 +162,8 @@ pub fn whiten(spec: &[Complex64], g: &Geometry, o: &Options, keep: f32, out: &mu
             .map(|c| Complex64::from_polar(1.0, c.arg()))
             .collect(),
         _ => {
-            let abs: Vec<f64> = band.iter().map(|c| c.norm()).collect();
+            // |S| as √(re² + im²) (hypot's overflow care is not needed here, and is slow)
+            let abs: Vec<f64> = band.iter().map(|c| c.norm_sqr().sqrt()).collect();
             let mut smooth = vec![0.0; abs.len()];
             moving_average(&abs, o.smoothspect_n, &mut smooth);
             band.iter()

@@ -205,26 +205,26 @@ pub fn correlate(
                             let r = &split[2 * k * nw..2 * (k + 1) * nw];
                             r.split_at(nw)
                         };
-                        for (p, &(a, b)) in local.iter().enumerate() {
+                        // acc is frequency-major, so that this loop writes contiguously
+                        let acc_f = &mut acc[f * local.len()..][..local.len()];
+                        for (c, &(a, b)) in acc_f.iter_mut().zip(&local) {
                             let ((ar, ai), (br, bi)) = (row(a), row(b));
-                            acc[p * g.band_len + f] += conj_dot(ar, ai, br, bi);
+                            *c += conj_dot(ar, ai, br, bi);
                         }
                     }
                 }
                 let mut inv = Inverse::new(g.nfft);
+                let mut spectrum = vec![Complex32::default(); g.band_len];
                 pairs
                     .iter()
                     .enumerate()
                     .map(|(p, &(i, j))| {
                         let k = block.index(i, j).unwrap();
+                        for (f, v) in spectrum.iter_mut().enumerate() {
+                            *v = acc[f * pairs.len() + p];
+                        }
                         let mut row = vec![0.0f32; g.n_lags()];
-                        inv.correlation(
-                            &acc[p * g.band_len..][..g.band_len],
-                            counts[k],
-                            false,
-                            &g,
-                            &mut row,
-                        );
+                        inv.correlation(&spectrum, counts[k], false, &g, &mut row);
                         (k, row)
                     })
                     .collect::<Vec<_>>()
