@@ -106,9 +106,26 @@ fn host(d: &Spectra) -> &[Complex32] {
     }
 }
 
-/// Σ_w conj(a_w)·b_w from split real and imaginary parts, in eight-lane partial sums
-/// so that it vectorises.
+/// Σ_w conj(a_w)·b_w from split real and imaginary parts: eight-lane partial sums, in
+/// 256-bit vectors where the CPU has AVX2 (the same operations in the same order, so
+/// the same result, as the portable build's 128-bit vectors).
 fn conj_dot(ar: &[f32], ai: &[f32], br: &[f32], bi: &[f32]) -> Complex32 {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2.
+        return unsafe { conj_dot_avx2(ar, ai, br, bi) };
+    }
+    conj_dot_lanes(ar, ai, br, bi)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn conj_dot_avx2(ar: &[f32], ai: &[f32], br: &[f32], bi: &[f32]) -> Complex32 {
+    conj_dot_lanes(ar, ai, br, bi)
+}
+
+#[inline(always)]
+fn conj_dot_lanes(ar: &[f32], ai: &[f32], br: &[f32], bi: &[f32]) -> Complex32 {
     const L: usize = 8;
     let (mut re, mut im) = ([0.0f32; L], [0.0f32; L]);
     let n = ar.len() / L * L;
