@@ -2,7 +2,7 @@
 !
 ! Hand-written to match the generated header one for one: every sg_* function has a
 ! bind(C) interface of the same name, every #define a named constant of the same value,
-! sg_dwt_denoise_options a bind(C) derived type with the same fields in order.
+! every struct a bind(C) derived type with the same fields in order.
 ! tests/fortran_module.rs checks this file against the header; keep the two in step.
 !
 ! Build: gfortran -c include/seisgpu.f90 (makes seisgpu.mod), then `use seisgpu` and link
@@ -71,6 +71,16 @@ module seisgpu
   integer(c_int32_t), parameter :: SG_FXDECON_FORWARD_BACKWARD = 1
   integer(c_int32_t), parameter :: SG_FXDECON_PASS_OUT_OF_BAND = 0
   integer(c_int32_t), parameter :: SG_FXDECON_ZERO_OUT_OF_BAND = 1
+  ! Ambient-noise correlation (sg_xcorr_*): time and spectral normalisation, stacks.
+  integer(c_int32_t), parameter :: SG_XCORR_TIME_NORM_NONE = 0
+  integer(c_int32_t), parameter :: SG_XCORR_TIME_NORM_ONE_BIT = 1
+  integer(c_int32_t), parameter :: SG_XCORR_TIME_NORM_RUNNING_MEAN = 2
+  integer(c_int32_t), parameter :: SG_XCORR_FREQ_NORM_NONE = 0
+  integer(c_int32_t), parameter :: SG_XCORR_FREQ_NORM_RUNNING_MEAN = 1
+  integer(c_int32_t), parameter :: SG_XCORR_FREQ_NORM_PHASE_ONLY = 2
+  integer(c_int32_t), parameter :: SG_XCORR_STACK_LINEAR = 0
+  integer(c_int32_t), parameter :: SG_XCORR_STACK_PWS = 1
+  integer(c_int32_t), parameter :: SG_XCORR_STACK_ROBUST = 2
 
   ! The version of the header these bindings match (compare with sg_version_number()).
   integer(c_int32_t), parameter :: SG_VERSION_MAJOR = 0
@@ -131,6 +141,28 @@ module seisgpu
     integer(c_int32_t) :: out_of_band      ! SG_FXDECON_PASS_OUT_OF_BAND or _ZERO_
     integer(c_int32_t) :: su_compatible    ! 1: reproduce Seismic Unix sufxdecon (2D)
   end type sg_fxdecon_options
+  ! Options of an sg_xcorr_plan; start from sg_xcorr_options_default() (NoisePy's
+  ! defaults) and set at least sampling_rate, freqmin and freqmax.
+  type, bind(C) :: sg_xcorr_options
+    real(c_double) :: sampling_rate        ! samples per second (20)
+    real(c_double) :: cc_len               ! window length, s (1800)
+    real(c_double) :: step                 ! hop between windows, s (450)
+    real(c_double) :: freqmin              ! band, Hz (0.05 ...
+    real(c_double) :: freqmax              ! ... 2.0)
+    real(c_double) :: max_over_std         ! window rejection threshold (10)
+    real(c_double) :: maxlag               ! lags kept, s (200)
+    real(c_double) :: pws_power            ! phase-weighted stack exponent (2)
+    real(c_double) :: robust_epsilon       ! robust stack convergence (0.001)
+    integer(c_int32_t) :: bandpass_corners ! Butterworth order (4); 0 = none
+    integer(c_int32_t) :: detrend_taper    ! 1: detrend and taper each day (1)
+    integer(c_int32_t) :: time_norm        ! SG_XCORR_TIME_NORM_* (NONE)
+    integer(c_int32_t) :: smooth_n         ! running-mean samples (10)
+    integer(c_int32_t) :: freq_norm        ! SG_XCORR_FREQ_NORM_* (RUNNING_MEAN)
+    integer(c_int32_t) :: smoothspect_n    ! whitening running-mean bins (10)
+    integer(c_int32_t) :: whiten_taper_bins ! whitening band-edge taper bins (100)
+    integer(c_int32_t) :: stack_method     ! SG_XCORR_STACK_* (LINEAR)
+    integer(c_int32_t) :: autocorrelation  ! 1: pairs i <= j (0)
+  end type sg_xcorr_options
 
   interface
 
@@ -410,6 +442,128 @@ module seisgpu
       integer(c_size_t), value, intent(in) :: crossline_stride
       integer(c_int32_t) :: status
     end function sg_fxdecon_execute_3d_f64
+    ! ---- ambient-noise correlation --------------------------------------------------
+
+    function sg_xcorr_options_default() &
+        bind(C, name="sg_xcorr_options_default") result(options)
+      import :: sg_xcorr_options
+      type(sg_xcorr_options) :: options
+    end function sg_xcorr_options_default
+
+    function sg_xcorr_plan_create(ctx, options, out) &
+        bind(C, name="sg_xcorr_plan_create") result(status)
+      import :: c_int32_t, c_ptr, sg_xcorr_options
+      type(c_ptr), value, intent(in) :: ctx
+      type(sg_xcorr_options), intent(in) :: options
+      type(c_ptr), intent(inout) :: out
+      integer(c_int32_t) :: status
+    end function sg_xcorr_plan_create
+
+    subroutine sg_xcorr_plan_destroy(plan) bind(C, name="sg_xcorr_plan_destroy")
+      import :: c_ptr
+      type(c_ptr), value, intent(in) :: plan
+    end subroutine sg_xcorr_plan_destroy
+
+    function sg_xcorr_plan_sizes(plan, n_samples, n_windows, n_lags) &
+        bind(C, name="sg_xcorr_plan_sizes") result(status)
+      import :: c_int32_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      integer(c_size_t), value, intent(in) :: n_samples
+      integer(c_size_t), intent(out) :: n_windows
+      integer(c_size_t), intent(out) :: n_lags
+      integer(c_int32_t) :: status
+    end function sg_xcorr_plan_sizes
+
+    ! station_days(station_stride, n_stations); valid: c_null_ptr (no gaps) or c_loc of
+    ! an integer(c_int8_t) array of the same shape, 0 for a missing sample.
+    function sg_xcorr_preprocess_f32(plan, station_days, n_stations, n_samples, &
+        station_stride, valid, out) bind(C, name="sg_xcorr_preprocess_f32") result(status)
+      import :: c_int32_t, c_size_t, c_float, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      real(c_float), intent(in) :: station_days(*)
+      integer(c_size_t), value, intent(in) :: n_stations
+      integer(c_size_t), value, intent(in) :: n_samples
+      integer(c_size_t), value, intent(in) :: station_stride
+      type(c_ptr), value, intent(in) :: valid
+      type(c_ptr), intent(inout) :: out
+      integer(c_int32_t) :: status
+    end function sg_xcorr_preprocess_f32
+
+    subroutine sg_xcorr_spectra_destroy(spectra) bind(C, name="sg_xcorr_spectra_destroy")
+      import :: c_ptr
+      type(c_ptr), value, intent(in) :: spectra
+    end subroutine sg_xcorr_spectra_destroy
+
+    function sg_xcorr_spectra_sizes(spectra, n_stations, n_windows, band_start, &
+        band_len, nfft) bind(C, name="sg_xcorr_spectra_sizes") result(status)
+      import :: c_int32_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: spectra
+      integer(c_size_t), intent(out) :: n_stations
+      integer(c_size_t), intent(out) :: n_windows
+      integer(c_size_t), intent(out) :: band_start
+      integer(c_size_t), intent(out) :: band_len
+      integer(c_size_t), intent(out) :: nfft
+      integer(c_int32_t) :: status
+    end function sg_xcorr_spectra_sizes
+
+    ! values: c_null_ptr or c_loc of real(c_float) (2*band_len*n_stations*n_windows);
+    ! kept: c_null_ptr or c_loc of integer(c_int8_t) (n_stations*n_windows).
+    function sg_xcorr_spectra_copy(spectra, values, kept) &
+        bind(C, name="sg_xcorr_spectra_copy") result(status)
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value, intent(in) :: spectra
+      type(c_ptr), value, intent(in) :: values
+      type(c_ptr), value, intent(in) :: kept
+      integer(c_int32_t) :: status
+    end function sg_xcorr_spectra_copy
+
+    ! Station and pair numbers count from 0, as in C.
+    function sg_xcorr_pair_count(plan, n_stations, i0, ni, j0, nj, n_pairs) &
+        bind(C, name="sg_xcorr_pair_count") result(status)
+      import :: c_int32_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      integer(c_size_t), value, intent(in) :: n_stations
+      integer(c_size_t), value, intent(in) :: i0
+      integer(c_size_t), value, intent(in) :: ni
+      integer(c_size_t), value, intent(in) :: j0
+      integer(c_size_t), value, intent(in) :: nj
+      integer(c_size_t), intent(out) :: n_pairs
+      integer(c_int32_t) :: status
+    end function sg_xcorr_pair_count
+
+    function sg_xcorr_pair_stations(plan, n_stations, i0, ni, j0, nj, pair, i, j) &
+        bind(C, name="sg_xcorr_pair_stations") result(status)
+      import :: c_int32_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      integer(c_size_t), value, intent(in) :: n_stations
+      integer(c_size_t), value, intent(in) :: i0
+      integer(c_size_t), value, intent(in) :: ni
+      integer(c_size_t), value, intent(in) :: j0
+      integer(c_size_t), value, intent(in) :: nj
+      integer(c_size_t), value, intent(in) :: pair
+      integer(c_size_t), intent(out) :: i
+      integer(c_size_t), intent(out) :: j
+      integer(c_int32_t) :: status
+    end function sg_xcorr_pair_stations
+
+    ! days: c_loc of a type(c_ptr), target array of n_days spectra handles;
+    ! stacks(pair_stride, n_pairs); n_windows: c_null_ptr or c_loc of an
+    ! integer(c_int32_t) array (C's uint32_t) of n_pairs.
+    function sg_xcorr_correlate_f32(plan, days, n_days, i0, ni, j0, nj, stacks, &
+        pair_stride, n_windows) bind(C, name="sg_xcorr_correlate_f32") result(status)
+      import :: c_int32_t, c_size_t, c_float, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      type(c_ptr), value, intent(in) :: days
+      integer(c_size_t), value, intent(in) :: n_days
+      integer(c_size_t), value, intent(in) :: i0
+      integer(c_size_t), value, intent(in) :: ni
+      integer(c_size_t), value, intent(in) :: j0
+      integer(c_size_t), value, intent(in) :: nj
+      real(c_float), intent(inout) :: stacks(*)
+      integer(c_size_t), value, intent(in) :: pair_stride
+      type(c_ptr), value, intent(in) :: n_windows
+      integer(c_int32_t) :: status
+    end function sg_xcorr_correlate_f32
 
     ! ---- errors and versions --------------------------------------------------------
 

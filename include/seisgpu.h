@@ -99,7 +99,28 @@
 #define SG_NOISE_PER_LEVEL 1
 
 /*
-<<<<<<< HEAD
+ One noncausal operator predicting each trace from its neighbours on both sides, the
+ trace itself excluded (2D: ±1…±L traces; 3D: the Lx × Ly box less its centre). Default.
+ */
+#define SG_FXDECON_TWO_SIDED 0
+
+/*
+ Average of the forward (L previous traces) and backward (L next traces) predictions,
+ as Canales/Gulunay f-x decon and Seismic Unix `sufxdecon`. 2D only.
+ */
+#define SG_FXDECON_FORWARD_BACKWARD 1
+
+/*
+ Frequencies outside [fmin, fmax] pass through unchanged. Default.
+ */
+#define SG_FXDECON_PASS_OUT_OF_BAND 0
+
+/*
+ Frequencies outside [fmin, fmax] are set to zero (as Seismic Unix does).
+ */
+#define SG_FXDECON_ZERO_OUT_OF_BAND 1
+
+/*
  Type 1 ("u2e"): irregular points → regular modes, f_k = Σ_j c_j e^{i·sign·k·x_j}.
  */
 #define SG_USFFT_TYPE1 1
@@ -138,28 +159,6 @@
  Modes stored in FFT order: k = 0 … (N−1)/2, then −N/2 … −1.
  */
 #define SG_USFFT_MODES_FFT 1
-=======
- One noncausal operator predicting each trace from its neighbours on both sides, the
- trace itself excluded (2D: ±1…±L traces; 3D: the Lx × Ly box less its centre). Default.
- */
-#define SG_FXDECON_TWO_SIDED 0
-
-/*
- Average of the forward (L previous traces) and backward (L next traces) predictions,
- as Canales/Gulunay f-x decon and Seismic Unix `sufxdecon`. 2D only.
- */
-#define SG_FXDECON_FORWARD_BACKWARD 1
-
-/*
- Frequencies outside [fmin, fmax] pass through unchanged. Default.
- */
-#define SG_FXDECON_PASS_OUT_OF_BAND 0
-
-/*
- Frequencies outside [fmin, fmax] are set to zero (as Seismic Unix does).
- */
-#define SG_FXDECON_ZERO_OUT_OF_BAND 1
->>>>>>> fxdecon
 
 /*
  Major version: changes when the ABI breaks.
@@ -177,6 +176,52 @@
 #define SG_VERSION_PATCH 0
 
 /*
+ No time-domain normalisation (NoisePy `time_norm = "no"`, its default).
+ */
+#define SG_XCORR_TIME_NORM_NONE 0
+
+/*
+ One-bit: sign(x) (NoisePy `"one_bit"`).
+ */
+#define SG_XCORR_TIME_NORM_ONE_BIT 1
+
+/*
+ x / running mean of |x| over `smooth_n` samples (NoisePy `"rma"`).
+ */
+#define SG_XCORR_TIME_NORM_RUNNING_MEAN 2
+
+/*
+ No whitening: the plain spectrum below Nyquist (NoisePy `freq_norm = "no"`).
+ */
+#define SG_XCORR_FREQ_NORM_NONE 0
+
+/*
+ Running-mean whitening over `smoothspect_n` bins in the tapered band (NoisePy `"rma"`,
+ its default).
+ */
+#define SG_XCORR_FREQ_NORM_RUNNING_MEAN 1
+
+/*
+ Phase only, exp(i·arg S), in the tapered band (NoisePy's whitening with smoothspect_N ≤ 1).
+ */
+#define SG_XCORR_FREQ_NORM_PHASE_ONLY 2
+
+/*
+ Mean over windows (NoisePy `"linear"`, its default).
+ */
+#define SG_XCORR_STACK_LINEAR 0
+
+/*
+ Phase-weighted stack with exponent `pws_power` (NoisePy `"pws"`).
+ */
+#define SG_XCORR_STACK_PWS 1
+
+/*
+ Robust stack (Pavlis & Vernon 2010; NoisePy `"robust"`).
+ */
+#define SG_XCORR_STACK_ROBUST 2
+
+/*
  A context: a backend (CPU thread pool, or a CUDA device with its compiled kernels).
  Opaque; create with `sg_context_create`, release with `sg_context_destroy`.
  */
@@ -188,17 +233,26 @@ typedef struct sg_context sg_context;
 typedef struct sg_dwt_plan sg_dwt_plan;
 
 /*
-<<<<<<< HEAD
- A USFFT plan: one type, dimension, mode counts, sign, tolerance, precision and batch size,
- on one context, with the points of its last `sg_usfft_set_points_*` call. Opaque.
- */
-typedef struct sg_usfft_plan sg_usfft_plan;
-=======
  A plan: one shape (2D section or 3D volume) and one set of options, on one context.
  Opaque.
  */
 typedef struct sg_fxdecon_plan sg_fxdecon_plan;
->>>>>>> fxdecon
+
+/*
+ A USFFT plan: one type, dimension, mode counts, sign, tolerance, precision and batch size,
+ on one context, with the points of its last `sg_usfft_set_points_*` call. Opaque.
+ */
+typedef struct sg_usfft_plan sg_usfft_plan;
+
+/*
+ A correlation plan: options and sizes, on one context. Opaque.
+ */
+typedef struct sg_xcorr_plan sg_xcorr_plan;
+
+/*
+ One day of window spectra of n_stations stations (on the GPU for a CUDA context). Opaque.
+ */
+typedef struct sg_xcorr_spectra sg_xcorr_spectra;
 
 /*
  Result of a fallible call: `SG_OK` (0) or one of the `SG_ERR_*` codes.
@@ -237,25 +291,6 @@ typedef struct {
 } sg_dwt_denoise_options;
 
 /*
-<<<<<<< HEAD
- Options of `sg_usfft_plan_create`. Start from `sg_usfft_options_default()`.
- */
-typedef struct {
-  /*
-   `SG_USFFT_KERNEL_ES` (default) or `SG_USFFT_KERNEL_GAUSSIAN`.
-   */
-  int32_t kernel;
-  /*
-   `SG_USFFT_MODES_CENTRED` (default) or `SG_USFFT_MODES_FFT`.
-   */
-  int32_t mode_order;
-  /*
-   Fine-grid size over mode count: 2.0 (the default and the only value supported;
-   others give `SG_ERR_UNSUPPORTED`).
-   */
-  double upsampling;
-} sg_usfft_options;
-=======
  Options of `sg_fxdecon_plan_create_2d/_3d`. Start from `sg_fxdecon_options_default()`
  (or `sg_fxdecon_options_seismic_unix()`).
  */
@@ -336,7 +371,102 @@ typedef struct {
    */
   int32_t su_compatible;
 } sg_fxdecon_options;
->>>>>>> fxdecon
+
+/*
+ Options of `sg_usfft_plan_create`. Start from `sg_usfft_options_default()`.
+ */
+typedef struct {
+  /*
+   `SG_USFFT_KERNEL_ES` (default) or `SG_USFFT_KERNEL_GAUSSIAN`.
+   */
+  int32_t kernel;
+  /*
+   `SG_USFFT_MODES_CENTRED` (default) or `SG_USFFT_MODES_FFT`.
+   */
+  int32_t mode_order;
+  /*
+   Fine-grid size over mode count: 2.0 (the default and the only value supported;
+   others give `SG_ERR_UNSUPPORTED`).
+   */
+  double upsampling;
+} sg_usfft_options;
+
+/*
+ Options of an `sg_xcorr_plan`. Start from `sg_xcorr_options_default()` (NoisePy's
+ defaults) and set at least `sampling_rate`, `freqmin` and `freqmax`.
+ */
+typedef struct {
+  /*
+   Samples per second of the station-days (default 20, NoisePy's).
+   */
+  double sampling_rate;
+  /*
+   Window length, seconds (NoisePy `cc_len`, 1800); a whole number of samples.
+   */
+  double cc_len;
+  /*
+   Hop between window starts, seconds (NoisePy `step`, 450); a whole number of samples.
+   */
+  double step;
+  /*
+   Band, Hz (0.05 and 2.0): the whitening band; the day's Butterworth bandpass runs from
+   0.9·freqmin to min(1.1·freqmax, 0.45·sampling_rate), as NoisePy's preprocessing.
+   */
+  double freqmin;
+  double freqmax;
+  /*
+   Windows with max|x| / std(day) ≥ this are rejected (NoisePy `max_over_std`, 10).
+   */
+  double max_over_std;
+  /*
+   Lags kept: −maxlag..maxlag seconds (NoisePy `maxlag`, 200).
+   */
+  double maxlag;
+  /*
+   Exponent of the phase-weighted stack (2).
+   */
+  double pws_power;
+  /*
+   Convergence threshold of the robust stack (0.001).
+   */
+  double robust_epsilon;
+  /*
+   Corners (order) of the zero-phase Butterworth bandpass (4); 0 = no bandpass.
+   */
+  int32_t bandpass_corners;
+  /*
+   1 (default): demean, detrend and taper each day before the bandpass, as NoisePy.
+   */
+  int32_t detrend_taper;
+  /*
+   `SG_XCORR_TIME_NORM_*` (default NONE).
+   */
+  int32_t time_norm;
+  /*
+   Running-mean length of SG_XCORR_TIME_NORM_RUNNING_MEAN, samples (NoisePy `smooth_N`, 10).
+   */
+  int32_t smooth_n;
+  /*
+   `SG_XCORR_FREQ_NORM_*` (default RUNNING_MEAN).
+   */
+  int32_t freq_norm;
+  /*
+   Running-mean length of the whitening, bins (NoisePy `smoothspect_N`, 10).
+   */
+  int32_t smoothspect_n;
+  /*
+   Cosine-squared taper width on each side of the whitening band, bins (100).
+   */
+  int32_t whiten_taper_bins;
+  /*
+   `SG_XCORR_STACK_*` (default LINEAR).
+   */
+  int32_t stack_method;
+  /*
+   1: pairs i ≤ j (autocorrelations too) in diagonal blocks; 0 (default): i < j.
+   */
+  int32_t autocorrelation;
+} sg_xcorr_options;
 
 /*
  Success.
@@ -702,6 +832,134 @@ const char *sg_version(void);
  `SG_VERSION_*` macros of the header the caller was compiled against. Thread-safe.
  */
 uint32_t sg_version_number(void);
+
+/*
+ NoisePy's defaults (see the fields). Thread-safe.
+ */
+sg_xcorr_options sg_xcorr_options_default(void);
+
+/*
+ Creates a plan from `options` (NULL: the defaults). Refuses inconsistent options
+ (a band outside 0 < freqmin < freqmax < Nyquist, windows or hops that are not whole
+ samples, maxlag longer than half a window, …) with `SG_ERR_INVALID_ARGUMENT`. On
+ success `*out` receives a plan the caller owns (`sg_xcorr_plan_destroy`); it holds
+ its own reference to `ctx`. Thread-safe.
+ */
+sg_status sg_xcorr_plan_create(const sg_context *ctx,
+                               const sg_xcorr_options *options,
+                               sg_xcorr_plan **out);
+
+/*
+ Releases a plan. NULL is a no-op. Spectra made by it stay valid.
+ */
+void sg_xcorr_plan_destroy(sg_xcorr_plan *plan);
+
+/*
+ Sizes for a day of `n_samples` samples: `*n_windows` windows (NoisePy's
+ ⌊(n_samples − cc_len·fs)/(step·fs)⌋, at least 1) and `*n_lags` = 2·maxlag·fs + 1
+ samples per correlation. Either output may be NULL. `SG_ERR_INVALID_ARGUMENT` when
+ the day is shorter than one window.
+ */
+sg_status sg_xcorr_plan_sizes(const sg_xcorr_plan *plan,
+                              size_t n_samples,
+                              size_t *n_windows,
+                              size_t *n_lags);
+
+/*
+ Preprocesses one day of `n_stations` station-days of `n_samples` samples (station s
+ at `station_days[s * station_stride]`): gaps zeroed, demean/detrend/taper, zero-phase
+ Butterworth bandpass, windows (rejected where max|x|/std(day) ≥ max_over_std or where
+ they touch a gap), per-window demean/detrend/taper, time normalisation, FFT,
+ whitening. `valid` may be NULL (no gaps) or hold one byte per sample with the same
+ layout, 0 for a missing sample. On success `*out` receives the spectra, which the
+ caller owns (`sg_xcorr_spectra_destroy`); on a CUDA context they stay on the GPU.
+ Non-finite samples are refused (`SG_ERR_NON_FINITE`). A day shorter than one window
+ is refused (`SG_ERR_INVALID_ARGUMENT`). Several threads may use one plan at once.
+ */
+sg_status sg_xcorr_preprocess_f32(const sg_xcorr_plan *plan,
+                                  const float *station_days,
+                                  size_t n_stations,
+                                  size_t n_samples,
+                                  size_t station_stride,
+                                  const uint8_t *valid,
+                                  sg_xcorr_spectra **out);
+
+/*
+ Releases spectra (and their GPU memory). NULL is a no-op.
+ */
+void sg_xcorr_spectra_destroy(sg_xcorr_spectra *spectra);
+
+/*
+ The layout of `spectra`: `n_stations`, `n_windows`, and the stored bins
+ [band_start, band_start + band_len) of the nfft-point window FFT (all other bins are 0).
+ Any output may be NULL.
+ */
+sg_status sg_xcorr_spectra_sizes(const sg_xcorr_spectra *spectra,
+                                 size_t *n_stations,
+                                 size_t *n_windows,
+                                 size_t *band_start,
+                                 size_t *band_len,
+                                 size_t *nfft);
+
+/*
+ Copies the spectra to the host: `values` (may be NULL) receives 2·band_len·n_stations·
+ n_windows floats, interleaved complex, element (bin f, station s, window w) at complex
+ index (f·n_stations + s)·n_windows + w; `kept` (may be NULL) receives n_stations·n_windows
+ bytes, kept[s·n_windows + w] = 1 where the window is used, 0 where it was rejected (its
+ spectrum is 0).
+ */
+sg_status sg_xcorr_spectra_copy(const sg_xcorr_spectra *spectra, float *values, uint8_t *kept);
+
+/*
+ The number of pairs of the block [i0, i0+ni) × [j0, j0+nj) of `n_stations` stations:
+ a diagonal block (i0 == j0, ni == nj) holds pairs i < j (i ≤ j with autocorrelation)
+ in row-major order; an off-diagonal block (i0 + ni ≤ j0) all ni·nj pairs, pair
+ p = (i − i0)·nj + (j − j0). Other blocks are refused. 0 pairs (one station, no
+ autocorrelation) is a valid answer.
+ */
+sg_status sg_xcorr_pair_count(const sg_xcorr_plan *plan,
+                              size_t n_stations,
+                              size_t i0,
+                              size_t ni,
+                              size_t j0,
+                              size_t nj,
+                              size_t *n_pairs);
+
+/*
+ The stations (i, j) of pair `pair` of a block (see `sg_xcorr_pair_count`).
+ */
+sg_status sg_xcorr_pair_stations(const sg_xcorr_plan *plan,
+                                 size_t n_stations,
+                                 size_t i0,
+                                 size_t ni,
+                                 size_t j0,
+                                 size_t nj,
+                                 size_t pair,
+                                 size_t *i,
+                                 size_t *j);
+
+/*
+ Correlates and stacks the pairs of the block [i0, i0+ni) × [j0, j0+nj) (see
+ `sg_xcorr_pair_count`) over every kept window of the `n_days` days (`days[d]`, all
+ made by plans of this context with the same settings and stations). Pair p's n_lags
+ samples (`sg_xcorr_plan_sizes`) go to `stacks[p * pair_stride]` (≥ n_lags): element k
+ is lag (k − maxlag·fs)/fs seconds (centred: element maxlag·fs is lag 0; NoisePy's own
+ lag labels are one sample off for even FFT lengths, see the README), c_ij(τ) =
+ Σ_t x_i(t)·x_j(t + τ), so positive lags are station j later than station i. Amplitudes are NoisePy's (mean over windows of
+ the inverse FFT with 1/nfft). `n_windows` (may be NULL) receives per pair the windows
+ stacked; a pair without any gives zeros. A block without pairs writes nothing and
+ succeeds. Several threads may use one plan at once.
+ */
+sg_status sg_xcorr_correlate_f32(const sg_xcorr_plan *plan,
+                                 const sg_xcorr_spectra *const *days,
+                                 size_t n_days,
+                                 size_t i0,
+                                 size_t ni,
+                                 size_t j0,
+                                 size_t nj,
+                                 float *stacks,
+                                 size_t pair_stride,
+                                 uint32_t *n_windows);
 
 #ifdef __cplusplus
 }  // extern "C"

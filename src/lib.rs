@@ -14,5 +14,6 @@ pub mod fxdecon;
 pub mod layout;
 pub mod sample;
 pub mod usfft;
+pub mod xcorr;
 
 pub use error::{Error, Result};

@@ -11,6 +11,7 @@ pub mod last_error;
 pub mod status;
 pub mod usfft;
 pub mod version;
+pub mod xcorr;
 
 use crate::error::{Error, Result};
 use status::{sg_status, SG_OK};

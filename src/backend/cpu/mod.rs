@@ -1,8 +1,9 @@
 //! The CPU backend: a rayon pool per context; algorithms run inside it.
 
 pub mod dwt;
-pub mod usfft;
 pub mod fxdecon;
+pub mod usfft;
+pub mod xcorr;
 
 use crate::error::{Error, Result};
 

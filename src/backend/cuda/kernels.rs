@@ -21,5 +21,10 @@ pub const FXDECON: KernelSource = KernelSource {
     source: include_str!("../../../kernels/fxdecon.cu"),
 };
 
+pub const XCORR: KernelSource = KernelSource {
+    file: "xcorr.cu",
+    source: include_str!("../../../kernels/xcorr.cu"),
+};
+
 /// Every embedded kernel file, so that tests can compile them all.
-pub const ALL: &[&KernelSource] = &[&DWT, &USFFT, &FXDECON];
+pub const ALL: &[&KernelSource] = &[&DWT, &USFFT, &FXDECON, &XCORR];

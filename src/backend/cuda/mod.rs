@@ -9,6 +9,7 @@ pub mod nvrtc;
 pub mod probe;
 pub mod staging;
 pub mod usfft;
+pub mod xcorr;
 
 use crate::error::{Error, Result};
 use cudarc::driver::{sys::CUdevice_attribute, CudaContext, CudaStream, DriverError};

@@ -1,0 +1,373 @@
+// Ambient-noise cross-correlation (NoisePy conventions; see src/xcorr/).
+//
+// Preprocessing, per chunk of station-days (station s of the chunk = blockIdx.y or one
+// thread): xc_day_prepare (gaps zeroed, detrend, NoisePy's two day tapers),
+// xc_day_filter (zero-phase Butterworth, one thread per day, and the day's std),
+// xc_windows (cut, max/std rejection, demean, detrend, taper, time normalisation; rows
+// of nfft reals for cuFFT R2C), xc_whiten (whitening, and the transpose into the
+// frequency-major [bin][station][window] layout that the correlation GEMMs read).
+//
+// Correlation, per tile of station pairs: cuBLAS forms C_f = X_f^H X_f; xc_pair_spectra
+// gathers each pair's bins (scaled by 1/(windows·nfft)) into rows for cuFFT C2R,
+// xc_pair_center removes NoisePy's spectral mean, xc_trim keeps lags −maxlag..maxlag.
+// Nonlinear stacks: xc_window_products makes one row per (pair, window) instead.
+//
+// No constants are baked in: every size is an argument. Sums are in double.
+
+typedef long long i64;
+
+struct c32 {
+    float re, im;
+};
+
+#define MAX_SECTIONS 10
+#define TILE 32
+#define TILE_ROWS 8
+
+// Block-wide sum of up to three doubles (blockDim.x a multiple of 32, ≤ 1024).
+__device__ void block_sum3(double &a, double &b, double &c) {
+    __shared__ double part[3][32];
+    for (int o = 16; o > 0; o >>= 1) {
+        a += __shfl_down_sync(0xffffffffu, a, o);
+        b += __shfl_down_sync(0xffffffffu, b, o);
+        c += __shfl_down_sync(0xffffffffu, c, o);
+    }
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    __syncthreads();
+    if (lane == 0) {
+        part[0][warp] = a;
+        part[1][warp] = b;
+        part[2][warp] = c;
+    }
+    __syncthreads();
+    a = b = c = 0.0;
+    for (int w = 0; w < warps; w++) {
+        a += part[0][w];
+        b += part[1][w];
+        c += part[2][w];
+    }
+}
+
+// ObsPy's Hann taper of half-length wlen on n samples, at sample t.
+__device__ double hann_side(i64 t, i64 n, i64 wlen) {
+    if (wlen == 0) return 1.0;
+    i64 m = (2 * wlen == n) ? 2 * wlen : 2 * wlen + 1;
+    i64 k;
+    if (t < wlen) k = t;
+    else if (t >= n - wlen) k = m - wlen + (t - (n - wlen));
+    else return 1.0;
+    return 0.5 - 0.5 * cospi(2.0 * (double)k / (double)(m - 1));
+}
+
+// One block per station-day: gap samples zeroed; then (detrend_taper) the
+// least-squares line removed and NoisePy's two tapers (half-lengths w1, w2) applied.
+extern "C" __global__ void xc_day_prepare(float *day, const unsigned char *valid, i64 n,
+                                          int detrend_taper, i64 w1, i64 w2) {
+    float *x = day + (i64)blockIdx.x * n;
+    const unsigned char *v = valid ? valid + (i64)blockIdx.x * n : 0;
+    double s0 = 0.0, s1 = 0.0, unused = 0.0;
+    double tm = 0.5 * (double)(n - 1);
+    for (i64 t = threadIdx.x; t < n; t += blockDim.x) {
+        float val = x[t];
+        if (v && v[t] == 0) {
+            val = 0.0f;
+            x[t] = 0.0f;
+        }
+        s0 += val;
+        s1 += ((double)t - tm) * val;
+    }
+    if (!detrend_taper) return;
+    block_sum3(s0, s1, unused);
+    double mean = s0 / (double)n;
+    double sxx = (double)n * ((double)n * (double)n - 1.0) / 12.0;
+    double slope = sxx > 0.0 ? s1 / sxx : 0.0;
+    for (i64 t = threadIdx.x; t < n; t += blockDim.x) {
+        double y = (double)x[t] - mean - slope * ((double)t - tm);
+        x[t] = (float)(y * hann_side(t, n, w1) * hann_side(t, n, w2));
+    }
+}
+
+// One thread per station-day: the Butterworth sections (b0 b1 b2 a1 a2 each) forward
+// then backward, direct form II transposed, zero initial state; then std of the day.
+extern "C" __global__ void xc_day_filter(float *day, double *day_std, int n_days, i64 n,
+                                         int n_sections, const double *sos) {
+    __shared__ double c[MAX_SECTIONS * 5];
+    for (int i = threadIdx.x; i < n_sections * 5; i += blockDim.x) c[i] = sos[i];
+    __syncthreads();
+    int d = blockIdx.x * blockDim.x + threadIdx.x;
+    if (d >= n_days) return;
+    float *x = day + (i64)d * n;
+    double z0[MAX_SECTIONS], z1[MAX_SECTIONS];
+    if (n_sections > 0) {
+#pragma unroll
+        for (int s = 0; s < MAX_SECTIONS; s++) z0[s] = z1[s] = 0.0;
+        for (i64 t = 0; t < n; t++) {
+            double y = x[t];
+#pragma unroll
+            for (int s = 0; s < MAX_SECTIONS; s++) {
+                if (s < n_sections) {
+                    const double *q = c + 5 * s;
+                    double out = q[0] * y + z0[s];
+                    z0[s] = q[1] * y - q[3] * out + z1[s];
+                    z1[s] = q[2] * y - q[4] * out;
+                    y = out;
+                }
+            }
+            x[t] = (float)y;
+        }
+#pragma unroll
+        for (int s = 0; s < MAX_SECTIONS; s++) z0[s] = z1[s] = 0.0;
+    }
+    double sum = 0.0, sum2 = 0.0;
+    for (i64 t = n - 1; t >= 0; t--) {
+        double y = x[t];
+        if (n_sections > 0) {
+#pragma unroll
+            for (int s = 0; s < MAX_SECTIONS; s++) {
+                if (s < n_sections) {
+                    const double *q = c + 5 * s;
+                    double out = q[0] * y + z0[s];
+                    z0[s] = q[1] * y - q[3] * out + z1[s];
+                    z1[s] = q[2] * y - q[4] * out;
+                    y = out;
+                }
+            }
+            float yf = (float)y;
+            x[t] = yf;
+            y = yf;
+        }
+        sum += y;
+        sum2 += y * y;
+    }
+    double mean = sum / (double)n;
+    double var = sum2 / (double)n - mean * mean;
+    day_std[d] = sqrt(var > 0.0 ? var : 0.0);
+}
+
+// One block per (window, station): the window's statistic and kept flag, then demean,
+// detrend, Hann taper and time normalisation into a row of nfft reals (zero padded).
+// time_norm: 0 none, 1 one-bit, 2 running mean of |x| over smooth_n (needs scratch).
+extern "C" __global__ void xc_windows(const float *day, const unsigned char *valid,
+                                      const double *day_std, float *win, float *scratch,
+                                      unsigned char *kept, i64 n, int n_windows, int npts,
+                                      int nfft, int step, double max_over_std, int taper_len,
+                                      int time_norm, int smooth_n) {
+    int w = blockIdx.x, s = blockIdx.y;
+    i64 row = (i64)s * n_windows + w;
+    const float *x = day + (i64)s * n + (i64)w * step;
+    const unsigned char *v = valid ? valid + (i64)s * n + (i64)w * step : 0;
+    float *out = win + row * nfft;
+    double s0 = 0.0, s1 = 0.0, peak = 0.0;
+    int gap = 0;
+    double tm = 0.5 * (double)(npts - 1);
+    for (int t = threadIdx.x; t < npts; t += blockDim.x) {
+        double val = x[t];
+        s0 += val;
+        s1 += ((double)t - tm) * val;
+        peak = fmax(peak, fabs(val));
+        if (v && v[t] == 0) gap = 1;
+    }
+    gap = __syncthreads_or(gap);
+    // The block's max: through the same reduction, one warp at a time.
+    __shared__ double wmax[32];
+    double m = peak;
+    for (int o = 16; o > 0; o >>= 1) m = fmax(m, __shfl_down_sync(0xffffffffu, m, o));
+    if ((threadIdx.x & 31) == 0) wmax[threadIdx.x >> 5] = m;
+    double unused = 0.0;
+    block_sum3(s0, s1, unused);  // (synchronises, so wmax is complete)
+    m = 0.0;
+    for (int i = 0; i < (int)(blockDim.x >> 5); i++) m = fmax(m, wmax[i]);
+    double ratio = m / day_std[s];
+    int keep = !gap && ratio < max_over_std && ratio > 0.0;
+    if (threadIdx.x == 0) kept[row] = (unsigned char)keep;
+    if (!keep) {
+        for (int t = threadIdx.x; t < nfft; t += blockDim.x) out[t] = 0.0f;
+        return;
+    }
+    double mean = s0 / (double)npts;
+    double sxx = (double)npts * ((double)npts * (double)npts - 1.0) / 12.0;
+    double slope = sxx > 0.0 ? s1 / sxx : 0.0;
+    float *dst = time_norm == 2 ? scratch + row * npts : out;
+    for (int t = threadIdx.x; t < npts; t += blockDim.x) {
+        double y = ((double)x[t] - mean - slope * ((double)t - tm)) * hann_side(t, npts, taper_len);
+        if (time_norm == 1) y = (y > 0.0) ? 1.0 : (y < 0.0 ? -1.0 : 0.0);
+        dst[t] = (float)y;
+    }
+    for (int t = npts + threadIdx.x; t < nfft; t += blockDim.x) out[t] = 0.0f;
+    if (time_norm != 2) return;
+    __syncthreads();
+    const float *y = scratch + row * npts;
+    int back = (smooth_n - 1) / 2;
+    for (int t = threadIdx.x; t < npts; t += blockDim.x) {
+        double acc = 0.0;
+        for (int j = 0; j < smooth_n; j++) {
+            int k = min(max(t + back - j, 0), npts - 1);
+            acc += fabs((double)y[k]);
+        }
+        double ma = acc / (double)smooth_n;
+        out[t] = ma > 0.0 ? (float)((double)y[t] / ma) : 0.0f;
+    }
+}
+
+__device__ double amp(const c32 *s, int k, int nfft) {
+    c32 v = s[k <= nfft / 2 ? k : nfft - k];
+    return sqrt((double)v.re * v.re + (double)v.im * v.im);
+}
+
+// Whitening of each kept row's spectrum (nfft/2+1 bins from R2C) on the stored band
+// [band_start, band_start + band_len), written transposed: out[f·out_plane + row0 + r].
+// freq_norm: 0 none, 1 running mean of |S| over smoothspect_n bins of [ix00, ix11),
+// 2 phase only; taper[f]: NoisePy's cosine-squared band edges (1 inside).
+// Block (32, 8); grid (ceil(band_len/32), ceil(rows/32)).
+extern "C" __global__ void xc_whiten(const c32 *spec, const unsigned char *kept,
+                                     const float *taper, c32 *out, i64 out_plane, i64 row0,
+                                     int rows, int nfft, int band_start, int band_len, int ix00,
+                                     int ix11, int freq_norm, int smoothspect_n) {
+    __shared__ c32 tile[TILE][TILE + 1];
+    int nbins = nfft / 2 + 1;
+    int f = blockIdx.x * TILE + threadIdx.x;
+    int back = (smoothspect_n - 1) / 2;
+    for (int q = threadIdx.y; q < TILE; q += TILE_ROWS) {
+        i64 r = (i64)blockIdx.y * TILE + q;
+        c32 val = {0.0f, 0.0f};
+        if (r < rows && f < band_len && kept[r]) {
+            const c32 *s = spec + r * nbins;
+            int k = band_start + f;
+            c32 x = s[k];
+            double re = x.re, im = x.im;
+            if (freq_norm == 1) {
+                double acc = 0.0;
+                for (int j = 0; j < smoothspect_n; j++) {
+                    int kk = min(max(k + back - j, ix00), ix11 - 1);
+                    acc += amp(s, kk, nfft);
+                }
+                double ma = acc / (double)smoothspect_n;
+                if (ma > 0.0) {
+                    re /= ma;
+                    im /= ma;
+                } else {
+                    re = im = 0.0;
+                }
+            } else if (freq_norm == 2) {
+                double a = sqrt(re * re + im * im);
+                if (a > 0.0) {
+                    re /= a;
+                    im /= a;
+                } else {
+                    re = 1.0;
+                    im = 0.0;
+                }
+            }
+            double g = freq_norm == 0 ? 1.0 : (double)taper[f];
+            val.re = (float)(re * g);
+            val.im = (float)(im * g);
+        }
+        tile[q][threadIdx.x] = val;
+    }
+    __syncthreads();
+    i64 r = (i64)blockIdx.y * TILE + threadIdx.x;
+    for (int q = threadIdx.y; q < TILE; q += TILE_ROWS) {
+        int ff = blockIdx.x * TILE + q;
+        if (r < rows && ff < band_len) out[(i64)ff * out_plane + row0 + r] = tile[threadIdx.x][q];
+    }
+}
+
+// Gathers each slot's (pair's) cross-spectrum from the GEMM output C (batch stride
+// c_stride per band bin, element (a, b) at a + b·ldc) into a row of nbins = nfft/2+1
+// bins, scaled; bins outside the band are 0. Block (32, 8); grid (ceil(nbins/32),
+// ceil(n_slots/32)).
+extern "C" __global__ void xc_pair_spectra(const c32 *C, i64 c_stride, int ldc, const int *slot_a,
+                                           const int *slot_b, const float *slot_scale,
+                                           int n_slots, c32 *spec, int nbins, int band_start,
+                                           int band_len) {
+    __shared__ c32 tile[TILE][TILE + 1];
+    int slot = blockIdx.y * TILE + threadIdx.x;
+    for (int q = threadIdx.y; q < TILE; q += TILE_ROWS) {
+        int k = blockIdx.x * TILE + q;
+        int f = k - band_start;
+        c32 v = {0.0f, 0.0f};
+        if (slot < n_slots && f >= 0 && f < band_len) {
+            c32 c = C[(i64)f * c_stride + slot_a[slot] + (i64)slot_b[slot] * ldc];
+            float g = slot_scale[slot];
+            v.re = c.re * g;
+            v.im = c.im * g;
+        }
+        tile[q][threadIdx.x] = v;
+    }
+    __syncthreads();
+    int k = blockIdx.x * TILE + threadIdx.x;
+    for (int q = threadIdx.y; q < TILE; q += TILE_ROWS) {
+        int sl = blockIdx.y * TILE + q;
+        if (sl < n_slots && k < nbins) spec[(i64)sl * nbins + k] = tile[threadIdx.x][q];
+    }
+}
+
+// One row per (pair, window) for nonlinear stacks: conj(X_i)·X_j of window w of day d,
+// scaled; bins outside the band 0. Day d's spectra start at day_ptr[d] (plane
+// day_plane[d], day_nw[d] windows). One block per row.
+extern "C" __global__ void xc_window_products(const unsigned long long *day_ptr,
+                                              const i64 *day_plane, const int *day_nw,
+                                              const int *row_day, const int *row_i,
+                                              const int *row_j, const int *row_w, c32 *spec,
+                                              int nbins, int band_start, int band_len,
+                                              float scale) {
+    i64 r = blockIdx.x;
+    int d = row_day[r];
+    const c32 *X = (const c32 *)day_ptr[d];
+    i64 plane = day_plane[d];
+    i64 ai = (i64)row_i[r] * day_nw[d] + row_w[r];
+    i64 aj = (i64)row_j[r] * day_nw[d] + row_w[r];
+    for (int k = threadIdx.x; k < nbins; k += blockDim.x) {
+        int f = k - band_start;
+        c32 v = {0.0f, 0.0f};
+        if (f >= 0 && f < band_len) {
+            c32 a = X[(i64)f * plane + ai], b = X[(i64)f * plane + aj];
+            v.re = (a.re * b.re + a.im * b.im) * scale;
+            v.im = (a.re * b.im - a.im * b.re) * scale;
+        }
+        spec[r * nbins + k] = v;
+    }
+}
+
+// NoisePy's spectral mean removal: subtract the mean over bins 0..nfft2 from those bins,
+// zero the rest (the Nyquist bin), and bin 0 where zero_dc[row]. One warp per row.
+extern "C" __global__ void xc_pair_center(c32 *spec, int n_rows, int nbins, int nfft2,
+                                          const unsigned char *zero_dc) {
+    int row = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    int lane = threadIdx.x & 31;
+    if (row >= n_rows) return;
+    c32 *s = spec + (i64)row * nbins;
+    double re = 0.0, im = 0.0;
+    for (int k = lane; k < nfft2; k += 32) {
+        re += s[k].re;
+        im += s[k].im;
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        re += __shfl_xor_sync(0xffffffffu, re, o);
+        im += __shfl_xor_sync(0xffffffffu, im, o);
+    }
+    float mre = (float)(re / nfft2), mim = (float)(im / nfft2);
+    for (int k = lane; k < nbins; k += 32) {
+        c32 v = s[k];
+        if (k < nfft2) {
+            v.re -= mre;
+            v.im -= mim;
+        } else {
+            v.re = v.im = 0.0f;
+        }
+        if (k == 0 && zero_dc && zero_dc[row]) v.re = v.im = 0.0f;
+        s[k] = v;
+    }
+}
+
+// Keeps lags −maxlag..maxlag of each row of nfft reals: out[row][k] = y[row][(k − maxlag)
+// mod nfft]. Grid (n_rows, ceil(n_lags/256)).
+extern "C" __global__ void xc_trim(const float *y, int nfft, int maxlag, float *out) {
+    i64 row = blockIdx.x;
+    int n_lags = 2 * maxlag + 1;
+    int k = blockIdx.y * blockDim.x + threadIdx.x;
+    if (k >= n_lags) return;
+    int tau = k - maxlag;
+    if (tau < 0) tau += nfft;
+    out[row * n_lags + k] = y[row * nfft + tau];
+}

@@ -1,0 +1,535 @@
+//! `sg_xcorr_plan`, `sg_xcorr_spectra`: ambient-noise preprocessing, all-pairs
+//! correlation and stacking, following NoisePy.
+
+use super::context::sg_context;
+use super::status::sg_status;
+use super::{arg_ref, guard, out_ptr};
+use crate::error::{Error, Result};
+use crate::layout::TraceBatch;
+use crate::xcorr::options::{FreqNorm, Options, StackMethod, TimeNorm};
+use crate::xcorr::pairs::Block;
+use crate::xcorr::{Spectra, XcorrPlan};
+
+/// No time-domain normalisation (NoisePy `time_norm = "no"`, its default).
+pub const SG_XCORR_TIME_NORM_NONE: i32 = 0;
+/// One-bit: sign(x) (NoisePy `"one_bit"`).
+pub const SG_XCORR_TIME_NORM_ONE_BIT: i32 = 1;
+/// x / running mean of |x| over `smooth_n` samples (NoisePy `"rma"`).
+pub const SG_XCORR_TIME_NORM_RUNNING_MEAN: i32 = 2;
+
+/// No whitening: the plain spectrum below Nyquist (NoisePy `freq_norm = "no"`).
+pub const SG_XCORR_FREQ_NORM_NONE: i32 = 0;
+/// Running-mean whitening over `smoothspect_n` bins in the tapered band (NoisePy `"rma"`,
+/// its default).
+pub const SG_XCORR_FREQ_NORM_RUNNING_MEAN: i32 = 1;
+/// Phase only, exp(i·arg S), in the tapered band (NoisePy's whitening with smoothspect_N ≤ 1).
+pub const SG_XCORR_FREQ_NORM_PHASE_ONLY: i32 = 2;
+
+/// Mean over windows (NoisePy `"linear"`, its default).
+pub const SG_XCORR_STACK_LINEAR: i32 = 0;
+/// Phase-weighted stack with exponent `pws_power` (NoisePy `"pws"`).
+pub const SG_XCORR_STACK_PWS: i32 = 1;
+/// Robust stack (Pavlis & Vernon 2010; NoisePy `"robust"`).
+pub const SG_XCORR_STACK_ROBUST: i32 = 2;
+
+/// Options of an `sg_xcorr_plan`. Start from `sg_xcorr_options_default()` (NoisePy's
+/// defaults) and set at least `sampling_rate`, `freqmin` and `freqmax`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct sg_xcorr_options {
+    /// Samples per second of the station-days (default 20, NoisePy's).
+    pub sampling_rate: f64,
+    /// Window length, seconds (NoisePy `cc_len`, 1800); a whole number of samples.
+    pub cc_len: f64,
+    /// Hop between window starts, seconds (NoisePy `step`, 450); a whole number of samples.
+    pub step: f64,
+    /// Band, Hz (0.05 and 2.0): the whitening band; the day's Butterworth bandpass runs from
+    /// 0.9·freqmin to min(1.1·freqmax, 0.45·sampling_rate), as NoisePy's preprocessing.
+    pub freqmin: f64,
+    pub freqmax: f64,
+    /// Windows with max|x| / std(day) ≥ this are rejected (NoisePy `max_over_std`, 10).
+    pub max_over_std: f64,
+    /// Lags kept: −maxlag..maxlag seconds (NoisePy `maxlag`, 200).
+    pub maxlag: f64,
+    /// Exponent of the phase-weighted stack (2).
+    pub pws_power: f64,
+    /// Convergence threshold of the robust stack (0.001).
+    pub robust_epsilon: f64,
+    /// Corners (order) of the zero-phase Butterworth bandpass (4); 0 = no bandpass.
+    pub bandpass_corners: i32,
+    /// 1 (default): demean, detrend and taper each day before the bandpass, as NoisePy.
+    pub detrend_taper: i32,
+    /// `SG_XCORR_TIME_NORM_*` (default NONE).
+    pub time_norm: i32,
+    /// Running-mean length of SG_XCORR_TIME_NORM_RUNNING_MEAN, samples (NoisePy `smooth_N`, 10).
+    pub smooth_n: i32,
+    /// `SG_XCORR_FREQ_NORM_*` (default RUNNING_MEAN).
+    pub freq_norm: i32,
+    /// Running-mean length of the whitening, bins (NoisePy `smoothspect_N`, 10).
+    pub smoothspect_n: i32,
+    /// Cosine-squared taper width on each side of the whitening band, bins (100).
+    pub whiten_taper_bins: i32,
+    /// `SG_XCORR_STACK_*` (default LINEAR).
+    pub stack_method: i32,
+    /// 1: pairs i ≤ j (autocorrelations too) in diagonal blocks; 0 (default): i < j.
+    pub autocorrelation: i32,
+}
+
+/// A correlation plan: options and sizes, on one context. Opaque.
+pub struct sg_xcorr_plan(XcorrPlan);
+
+/// One day of window spectra of n_stations stations (on the GPU for a CUDA context). Opaque.
+pub struct sg_xcorr_spectra(Spectra);
+
+/// NoisePy's defaults (see the fields). Thread-safe.
+#[no_mangle]
+pub extern "C" fn sg_xcorr_options_default() -> sg_xcorr_options {
+    let d = Options::default();
+    sg_xcorr_options {
+        sampling_rate: d.sampling_rate,
+        cc_len: d.cc_len,
+        step: d.step,
+        freqmin: d.freqmin,
+        freqmax: d.freqmax,
+        max_over_std: d.max_over_std,
+        maxlag: d.maxlag,
+        pws_power: d.pws_power,
+        robust_epsilon: d.robust_epsilon,
+        bandpass_corners: d.bandpass_corners as i32,
+        detrend_taper: d.detrend_taper as i32,
+        time_norm: SG_XCORR_TIME_NORM_NONE,
+        smooth_n: d.smooth_n as i32,
+        freq_norm: SG_XCORR_FREQ_NORM_RUNNING_MEAN,
+        smoothspect_n: d.smoothspect_n as i32,
+        whiten_taper_bins: d.whiten_taper_bins as i32,
+        stack_method: SG_XCORR_STACK_LINEAR,
+        autocorrelation: d.autocorrelation as i32,
+    }
+}
+
+fn count(v: i32, name: &str) -> Result<usize> {
+    usize::try_from(v).map_err(|_| crate::invalid!("options.{name} is {v}; expected ≥ 0"))
+}
+
+fn flag(v: i32, name: &str) -> Result<bool> {
+    match v {
+        0 => Ok(false),
+        1 => Ok(true),
+        _ => Err(crate::invalid!("options.{name} is {v}; expected 0 or 1")),
+    }
+}
+
+/// The options behind a caller's pointer, NULL meaning the defaults.
+fn plan_options(o: *const sg_xcorr_options) -> Result<Options> {
+    // SAFETY: the C contract: NULL or a valid options struct.
+    match unsafe { o.as_ref() } {
+        Some(o) => options(o),
+        None => Ok(Options::default()),
+    }
+}
+
+fn options(o: &sg_xcorr_options) -> Result<Options> {
+    Ok(Options {
+        sampling_rate: o.sampling_rate,
+        cc_len: o.cc_len,
+        step: o.step,
+        freqmin: o.freqmin,
+        freqmax: o.freqmax,
+        bandpass_corners: count(o.bandpass_corners, "bandpass_corners")? as u32,
+        detrend_taper: flag(o.detrend_taper, "detrend_taper")?,
+        time_norm: match o.time_norm {
+            SG_XCORR_TIME_NORM_NONE => TimeNorm::None,
+            SG_XCORR_TIME_NORM_ONE_BIT => TimeNorm::OneBit,
+            SG_XCORR_TIME_NORM_RUNNING_MEAN => TimeNorm::RunningMean,
+            v => {
+                return Err(crate::invalid!(
+                    "options.time_norm is {v}; expected SG_XCORR_TIME_NORM_* (0 to 2)"
+                ))
+            }
+        },
+        smooth_n: count(o.smooth_n, "smooth_n")?,
+        freq_norm: match o.freq_norm {
+            SG_XCORR_FREQ_NORM_NONE => FreqNorm::None,
+            SG_XCORR_FREQ_NORM_RUNNING_MEAN => FreqNorm::RunningMean,
+            SG_XCORR_FREQ_NORM_PHASE_ONLY => FreqNorm::PhaseOnly,
+            v => {
+                return Err(crate::invalid!(
+                    "options.freq_norm is {v}; expected SG_XCORR_FREQ_NORM_* (0 to 2)"
+                ))
+            }
+        },
+        smoothspect_n: count(o.smoothspect_n, "smoothspect_n")?,
+        whiten_taper_bins: count(o.whiten_taper_bins, "whiten_taper_bins")?,
+        max_over_std: o.max_over_std,
+        maxlag: o.maxlag,
+        stack_method: match o.stack_method {
+            SG_XCORR_STACK_LINEAR => StackMethod::Linear,
+            SG_XCORR_STACK_PWS => StackMethod::PhaseWeighted,
+            SG_XCORR_STACK_ROBUST => StackMethod::Robust,
+            v => {
+                return Err(crate::invalid!(
+                    "options.stack_method is {v}; expected SG_XCORR_STACK_* (0 to 2)"
+                ))
+            }
+        },
+        pws_power: o.pws_power,
+        robust_epsilon: o.robust_epsilon,
+        autocorrelation: flag(o.autocorrelation, "autocorrelation")?,
+    })
+}
+
+/// Creates a plan from `options` (NULL: the defaults). Refuses inconsistent options
+/// (a band outside 0 < freqmin < freqmax < Nyquist, windows or hops that are not whole
+/// samples, maxlag longer than half a window, …) with `SG_ERR_INVALID_ARGUMENT`. On
+/// success `*out` receives a plan the caller owns (`sg_xcorr_plan_destroy`); it holds
+/// its own reference to `ctx`. Thread-safe.
+#[no_mangle]
+pub extern "C" fn sg_xcorr_plan_create(
+    ctx: *const sg_context,
+    options: *const sg_xcorr_options,
+    out: *mut *mut sg_xcorr_plan,
+) -> sg_status {
+    guard(|| {
+        let ctx = arg_ref(ctx, "ctx")?;
+        let out = out_ptr(out, "out")?;
+        let options = plan_options(options)?;
+        let plan = XcorrPlan::new(ctx.0.clone(), options)?;
+        // SAFETY: checked non-NULL; written only on success.
+        unsafe { *out = Box::into_raw(Box::new(sg_xcorr_plan(plan))) };
+        Ok(())
+    })
+}
+
+/// Releases a plan. NULL is a no-op. Spectra made by it stay valid.
+#[no_mangle]
+pub extern "C" fn sg_xcorr_plan_destroy(plan: *mut sg_xcorr_plan) {
+    super::destroy(plan);
+}
+
+/// Sizes for a day of `n_samples` samples: `*n_windows` windows (NoisePy's
+/// ⌊(n_samples − cc_len·fs)/(step·fs)⌋, at least 1) and `*n_lags` = 2·maxlag·fs + 1
+/// samples per correlation. Either output may be NULL. `SG_ERR_INVALID_ARGUMENT` when
+/// the day is shorter than one window.
+#[no_mangle]
+pub extern "C" fn sg_xcorr_plan_sizes(
+    plan: *const sg_xcorr_plan,
+    n_samples: usize,
+    n_windows: *mut usize,
+    n_lags: *mut usize,
+) -> sg_status {
+    plan_sizes(plan, n_samples, n_windows, n_lags)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn plan_sizes(
+    plan: *const sg_xcorr_plan,
+    n_samples: usize,
+    n_windows: *mut usize,
+    n_lags: *mut usize,
+) -> sg_status {
+    guard(|| {
+        let plan = &arg_ref(plan, "plan")?.0;
+        let g = plan.geometry();
+        let w = g.n_windows(n_samples)?;
+        // SAFETY: non-NULL out-pointers from the caller.
+        unsafe {
+            if !n_windows.is_null() {
+                *n_windows = w;
+            }
+            if !n_lags.is_null() {
+                *n_lags = g.n_lags();
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Preprocesses one day of `n_stations` station-days of `n_samples` samples (station s
+/// at `station_days[s * station_stride]`): gaps zeroed, demean/detrend/taper, zero-phase
+/// Butterworth bandpass, windows (rejected where max|x|/std(day) ≥ max_over_std or where
+/// they touch a gap), per-window demean/detrend/taper, time normalisation, FFT,
+/// whitening. `valid` may be NULL (no gaps) or hold one byte per sample with the same
+/// layout, 0 for a missing sample. On success `*out` receives the spectra, which the
+/// caller owns (`sg_xcorr_spectra_destroy`); on a CUDA context they stay on the GPU.
+/// Non-finite samples are refused (`SG_ERR_NON_FINITE`). A day shorter than one window
+/// is refused (`SG_ERR_INVALID_ARGUMENT`). Several threads may use one plan at once.
+#[no_mangle]
+pub extern "C" fn sg_xcorr_preprocess_f32(
+    plan: *const sg_xcorr_plan,
+    station_days: *const f32,
+    n_stations: usize,
+    n_samples: usize,
+    station_stride: usize,
+    valid: *const u8,
+    out: *mut *mut sg_xcorr_spectra,
+) -> sg_status {
+    preprocess_f32(
+        plan,
+        station_days,
+        n_stations,
+        n_samples,
+        station_stride,
+        valid,
+        out,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn preprocess_f32(
+    plan: *const sg_xcorr_plan,
+    station_days: *const f32,
+    n_stations: usize,
+    n_samples: usize,
+    station_stride: usize,
+    valid: *const u8,
+    out: *mut *mut sg_xcorr_spectra,
+) -> sg_status {
+    guard(|| {
+        let plan = &arg_ref(plan, "plan")?.0;
+        let out = out_ptr(out, "out")?;
+        if station_days.is_null() {
+            return Err(Error::NullPointer("`station_days` is NULL".into()));
+        }
+        let batch = TraceBatch::new(n_samples, n_stations, station_stride)?;
+        let span = batch.span();
+        // SAFETY: the C contract: the arrays hold the batch's span.
+        let days = unsafe { std::slice::from_raw_parts(station_days, span) };
+        let valid = (!valid.is_null()).then(|| unsafe { std::slice::from_raw_parts(valid, span) });
+        let spectra = plan.preprocess(days, batch, valid)?;
+        // SAFETY: checked non-NULL; written only on success.
+        unsafe { *out = Box::into_raw(Box::new(sg_xcorr_spectra(spectra))) };
+        Ok(())
+    })
+}
+
+/// Releases spectra (and their GPU memory). NULL is a no-op.
+#[no_mangle]
+pub extern "C" fn sg_xcorr_spectra_destroy(spectra: *mut sg_xcorr_spectra) {
+    super::destroy(spectra);
+}
+
+/// The layout of `spectra`: `n_stations`, `n_windows`, and the stored bins
+/// [band_start, band_start + band_len) of the nfft-point window FFT (all other bins are 0).
+/// Any output may be NULL.
+#[no_mangle]
+pub extern "C" fn sg_xcorr_spectra_sizes(
+    spectra: *const sg_xcorr_spectra,
+    n_stations: *mut usize,
+    n_windows: *mut usize,
+    band_start: *mut usize,
+    band_len: *mut usize,
+    nfft: *mut usize,
+) -> sg_status {
+    spectra_sizes(spectra, n_stations, n_windows, band_start, band_len, nfft)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn spectra_sizes(
+    spectra: *const sg_xcorr_spectra,
+    n_stations: *mut usize,
+    n_windows: *mut usize,
+    band_start: *mut usize,
+    band_len: *mut usize,
+    nfft: *mut usize,
+) -> sg_status {
+    guard(|| {
+        let s = &arg_ref(spectra, "spectra")?.0;
+        let g = s.geometry();
+        for (p, v) in [
+            (n_stations, s.n_stations),
+            (n_windows, s.n_windows),
+            (band_start, g.band_start),
+            (band_len, g.band_len),
+            (nfft, g.nfft),
+        ] {
+            if !p.is_null() {
+                // SAFETY: non-NULL out-pointer from the caller.
+                unsafe { *p = v };
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Copies the spectra to the host: `values` (may be NULL) receives 2·band_len·n_stations·
+/// n_windows floats, interleaved complex, element (bin f, station s, window w) at complex
+/// index (f·n_stations + s)·n_windows + w; `kept` (may be NULL) receives n_stations·n_windows
+/// bytes, kept[s·n_windows + w] = 1 where the window is used, 0 where it was rejected (its
+/// spectrum is 0).
+#[no_mangle]
+pub extern "C" fn sg_xcorr_spectra_copy(
+    spectra: *const sg_xcorr_spectra,
+    values: *mut f32,
+    kept: *mut u8,
+) -> sg_status {
+    spectra_copy(spectra, values, kept)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn spectra_copy(spectra: *const sg_xcorr_spectra, values: *mut f32, kept: *mut u8) -> sg_status {
+    guard(|| {
+        let s = &arg_ref(spectra, "spectra")?.0;
+        let v = if values.is_null() {
+            None
+        } else {
+            Some(s.to_host()?)
+        };
+        // SAFETY: the C contract: the arrays hold the sizes documented above.
+        unsafe {
+            if let Some(v) = v {
+                std::ptr::copy_nonoverlapping(v.as_ptr().cast::<f32>(), values, 2 * v.len());
+            }
+            if !kept.is_null() {
+                std::ptr::copy_nonoverlapping(s.kept.as_ptr(), kept, s.kept.len());
+            }
+        }
+        Ok(())
+    })
+}
+
+/// The number of pairs of the block [i0, i0+ni) × [j0, j0+nj) of `n_stations` stations:
+/// a diagonal block (i0 == j0, ni == nj) holds pairs i < j (i ≤ j with autocorrelation)
+/// in row-major order; an off-diagonal block (i0 + ni ≤ j0) all ni·nj pairs, pair
+/// p = (i − i0)·nj + (j − j0). Other blocks are refused. 0 pairs (one station, no
+/// autocorrelation) is a valid answer.
+#[no_mangle]
+pub extern "C" fn sg_xcorr_pair_count(
+    plan: *const sg_xcorr_plan,
+    n_stations: usize,
+    i0: usize,
+    ni: usize,
+    j0: usize,
+    nj: usize,
+    n_pairs: *mut usize,
+) -> sg_status {
+    guard(|| {
+        let plan = &arg_ref(plan, "plan")?.0;
+        let out = out_ptr(n_pairs, "n_pairs")?;
+        let b = Block::new(i0, ni, j0, nj, n_stations, plan.options().autocorrelation)?;
+        // SAFETY: checked non-NULL.
+        unsafe { *out = b.n_pairs() };
+        Ok(())
+    })
+}
+
+/// The stations (i, j) of pair `pair` of a block (see `sg_xcorr_pair_count`).
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn sg_xcorr_pair_stations(
+    plan: *const sg_xcorr_plan,
+    n_stations: usize,
+    i0: usize,
+    ni: usize,
+    j0: usize,
+    nj: usize,
+    pair: usize,
+    i: *mut usize,
+    j: *mut usize,
+) -> sg_status {
+    guard(|| {
+        let plan = &arg_ref(plan, "plan")?.0;
+        let (oi, oj) = (out_ptr(i, "i")?, out_ptr(j, "j")?);
+        let b = Block::new(i0, ni, j0, nj, n_stations, plan.options().autocorrelation)?;
+        let &(si, sj) = b.pairs().get(pair).ok_or_else(|| {
+            crate::invalid!("pair is {pair}; the block holds {} pairs", b.n_pairs())
+        })?;
+        // SAFETY: checked non-NULL.
+        unsafe {
+            *oi = si;
+            *oj = sj;
+        }
+        Ok(())
+    })
+}
+
+/// Correlates and stacks the pairs of the block [i0, i0+ni) × [j0, j0+nj) (see
+/// `sg_xcorr_pair_count`) over every kept window of the `n_days` days (`days[d]`, all
+/// made by plans of this context with the same settings and stations). Pair p's n_lags
+/// samples (`sg_xcorr_plan_sizes`) go to `stacks[p * pair_stride]` (≥ n_lags): element k
+/// is lag (k − maxlag·fs)/fs seconds (centred: element maxlag·fs is lag 0; NoisePy's own
+/// lag labels are one sample off for even FFT lengths, see the README), c_ij(τ) =
+/// Σ_t x_i(t)·x_j(t + τ), so positive lags are station j later than station i. Amplitudes are NoisePy's (mean over windows of
+/// the inverse FFT with 1/nfft). `n_windows` (may be NULL) receives per pair the windows
+/// stacked; a pair without any gives zeros. A block without pairs writes nothing and
+/// succeeds. Several threads may use one plan at once.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn sg_xcorr_correlate_f32(
+    plan: *const sg_xcorr_plan,
+    days: *const *const sg_xcorr_spectra,
+    n_days: usize,
+    i0: usize,
+    ni: usize,
+    j0: usize,
+    nj: usize,
+    stacks: *mut f32,
+    pair_stride: usize,
+    n_windows: *mut u32,
+) -> sg_status {
+    correlate_f32(
+        plan,
+        days,
+        n_days,
+        i0,
+        ni,
+        j0,
+        nj,
+        stacks,
+        pair_stride,
+        n_windows,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn correlate_f32(
+    plan: *const sg_xcorr_plan,
+    days: *const *const sg_xcorr_spectra,
+    n_days: usize,
+    i0: usize,
+    ni: usize,
+    j0: usize,
+    nj: usize,
+    stacks: *mut f32,
+    pair_stride: usize,
+    n_windows: *mut u32,
+) -> sg_status {
+    guard(|| {
+        let plan = &arg_ref(plan, "plan")?.0;
+        if days.is_null() {
+            return Err(Error::NullPointer("`days` is NULL".into()));
+        }
+        if stacks.is_null() {
+            return Err(Error::NullPointer("`stacks` is NULL".into()));
+        }
+        // SAFETY: the C contract: `days` holds n_days pointers.
+        let list = unsafe { std::slice::from_raw_parts(days, n_days) };
+        let spectra = list
+            .iter()
+            .enumerate()
+            .map(|(d, &p)| arg_ref(p, &format!("days[{d}]")).map(|s| &s.0))
+            .collect::<Result<Vec<&Spectra>>>()?;
+        let n_stations = spectra.first().map_or(0, |s| s.n_stations);
+        let n_pairs = Block::new(
+            i0,
+            ni,
+            j0,
+            nj,
+            n_stations.max(1),
+            plan.options().autocorrelation,
+        )
+        .map(|b| b.n_pairs())
+        .unwrap_or(0);
+        let n_lags = plan.geometry().n_lags();
+        let len = match n_pairs {
+            0 => 0,
+            n => (n - 1).saturating_mul(pair_stride).saturating_add(n_lags),
+        };
+        // SAFETY: the C contract: `stacks` holds the span of n_pairs rows, `n_windows`
+        // (if not NULL) n_pairs values.
+        let out = unsafe { std::slice::from_raw_parts_mut(stacks, len) };
+        let counts = (!n_windows.is_null())
+            .then(|| unsafe { std::slice::from_raw_parts_mut(n_windows, n_pairs) });
+        plan.correlate(&spectra, (i0, ni, j0, nj), out, pair_stride, counts)?;
+        Ok(())
+    })
+}
