@@ -1,26 +1,11 @@
 //! The upsampled ("fine") grid and its tiling into bins.
 
-/// The smallest 2,3,5-smooth integer ≥ n (FFT-friendly sizes for rustfft and cuFFT).
-pub fn next_smooth(n: usize) -> usize {
-    let mut m = n.max(1);
-    loop {
-        let mut r = m;
-        for p in [2, 3, 5] {
-            while r % p == 0 {
-                r /= p;
-            }
-        }
-        if r == 1 {
-            return m;
-        }
-        m += 1;
-    }
-}
+use crate::fft_len::next_fast_len;
 
 /// Fine-grid size of one dimension with `n` modes: smallest smooth ≥ max(σn, 2·width).
 pub fn fine_size(n: usize, upsampling: f64, width: usize) -> usize {
     let want = ((upsampling * n as f64).ceil() as usize).max(2 * width);
-    next_smooth(want)
+    next_fast_len(want)
 }
 
 /// A tiling of the fine grid: `tile[d]` cells per bin along dimension d, `bins[d]` bins
@@ -60,11 +45,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn smooth_sizes() {
-        assert_eq!(next_smooth(7), 8);
-        assert_eq!(next_smooth(14), 15);
-        assert_eq!(next_smooth(512), 512);
-        assert_eq!(next_smooth(77), 80);
+    fn fine_sizes() {
         assert_eq!(fine_size(1, 2.0, 7), 15);
         assert_eq!(fine_size(256, 2.0, 7), 512);
     }

@@ -2,24 +2,7 @@
 
 use super::options::{FreqNorm, Options};
 use crate::error::Result;
-
-/// The smallest 5-smooth number (2^a·3^b·5^c) ≥ n: SciPy's `fftpack.next_fast_len`,
-/// which NoisePy uses for its FFT length.
-pub fn next_fast_len(n: usize) -> usize {
-    let mut m = n.max(1);
-    loop {
-        let mut r = m;
-        for p in [2, 3, 5] {
-            while r % p == 0 {
-                r /= p;
-            }
-        }
-        if r == 1 {
-            return m;
-        }
-        m += 1;
-    }
-}
+use crate::fft_len::next_fast_len;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Geometry {

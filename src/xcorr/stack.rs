@@ -8,7 +8,8 @@
 //! The output keeps lags −maxlag..=maxlag: element k is lag (k − maxlag)·dt. (NoisePy
 //! labels its samples one lag too high for even nfft; see the README.)
 
-use super::geometry::{next_fast_len, Geometry};
+use super::geometry::Geometry;
+use crate::fft_len::next_fast_len;
 use num_complex::{Complex32, Complex64};
 use rustfft::{Fft, FftPlanner};
 use std::sync::Arc;
