@@ -15,9 +15,10 @@
 use cudarc::driver::{sys, CudaContext, CudaEvent, CudaStream};
 use rayon::prelude::*;
 use seisgpu::backend::cpu::CpuBackend;
-use seisgpu::backend::cuda::{dwt as cuda_dwt, CudaBackend};
+use seisgpu::backend::cuda::CudaBackend;
 use seisgpu::backend::BackendRequest;
 use seisgpu::context::Context;
+use seisgpu::dwt::cuda as cuda_dwt;
 use seisgpu::dwt::denoise::DenoiseOptions;
 use seisgpu::dwt::wavelet::{Family, Wavelet};
 use seisgpu::dwt::{DwtPlan, Traces};

@@ -288,7 +288,7 @@ fn main() {
             })
             .collect();
         let tg = median(times);
-        let gemm = seisgpu::backend::cuda::xcorr::gemm_seconds(&plan, &day, 5).unwrap();
+        let gemm = seisgpu::xcorr::cuda::gemm_seconds(&plan, &day, 5).unwrap();
         let n = cfg.stations;
         let frac = flops(n) / gemm / (cfg.peak * 1e12);
         rows.push(format!(

@@ -1,9 +1,9 @@
 //! seisgpu: GPU (CUDA, loaded at run time) and multi-core CPU kernels for seismic and
 //! well-log processing, behind a stable C ABI (`include/seisgpu.h`).
 //!
-//! Layout: `ffi` is the C ABI and nothing else; one module per capability (`dwt`, `usfft`,
-//! `fxdecon`, `xcorr`);
-//! backends in `backend::cpu` and `backend::cuda`; kernels in `kernels/*.cu`.
+//! Layout (see ARCHITECTURE.md): `ffi` is the C ABI and nothing else; one folder per
+//! capability (`dwt`, `usfft`, `fxdecon`, `xcorr`) with its plan, types, CPU half and CUDA
+//! host half; `backend` is the shared machinery (CPU pool, CUDA context, NVRTC, staging).
 
 pub mod backend;
 pub mod context;

@@ -12,9 +12,10 @@
 //! All in one test function: sections change process-wide settings (the whole-trace limit)
 //! and the last one fills the device's memory.
 
-use seisgpu::backend::cuda::{dwt as gpu_dwt, kernels, CudaBackend};
+use seisgpu::backend::cuda::{kernels, CudaBackend};
 use seisgpu::backend::BackendRequest;
 use seisgpu::context::Context;
+use seisgpu::dwt::cuda as gpu_dwt;
 use seisgpu::dwt::denoise::{DenoiseOptions, NoiseEstimate, ThresholdMode, ThresholdRule};
 
 use seisgpu::dwt::wavelet::{self, Family, Wavelet};

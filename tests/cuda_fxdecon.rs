@@ -8,9 +8,9 @@
 mod fxdecon_data;
 
 use fxdecon_data::*;
-use seisgpu::backend::cuda::fxdecon as gpu_fx;
 use seisgpu::backend::BackendRequest;
 use seisgpu::context::Context;
+use seisgpu::fxdecon::cuda as gpu_fx;
 use seisgpu::fxdecon::options::{FxdeconOptions, OutOfBand, Prediction};
 use seisgpu::fxdecon::{FxdeconPlan, Volume};
 use seisgpu::Error;

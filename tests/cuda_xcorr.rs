@@ -83,7 +83,7 @@ fn gpu_correlation_matches_cpu_and_references() {
 
     // GPU against CPU, all stack methods and normalisations; an 8 MiB budget makes the
     // 260 stations take two preprocessing chunks and 3 × 3 correlation tiles.
-    seisgpu::backend::cuda::xcorr::set_memory_budget(Some(8 << 20));
+    seisgpu::xcorr::cuda::set_memory_budget(Some(8 << 20));
     let (n_sta, n) = (260, 2000);
     let data = synthetic(n_sta, n, 77);
     let mut valid = vec![1u8; n_sta * n];
@@ -172,7 +172,7 @@ fn gpu_correlation_matches_cpu_and_references() {
         assert!(e <= tol, "stacks differ by {e:.2e}");
         }));
     }
-    seisgpu::backend::cuda::xcorr::set_memory_budget(None);
+    seisgpu::xcorr::cuda::set_memory_budget(None);
     assert!(
         failures.is_empty(),
         "failed sections:\n{}",

@@ -5,9 +5,9 @@
 mod fxdecon_data;
 
 use fxdecon_data::*;
-use seisgpu::backend::cpu::fxdecon::set_slab_bytes;
 use seisgpu::backend::BackendRequest;
 use seisgpu::context::Context;
+use seisgpu::fxdecon::cpu::set_slab_bytes;
 use seisgpu::fxdecon::options::{FxdeconOptions, OutOfBand};
 use seisgpu::fxdecon::FxdeconPlan;
 

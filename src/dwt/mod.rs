@@ -4,40 +4,22 @@
 //! levels of an n-sample trace, [a_L | d_L | d_{L−1} | … | d_1] with d_j of length n/2^j
 //! at offset n/2^j (a full transform has L = log2 n and a single approximation value).
 
+pub mod cpu;
+pub mod cuda;
 pub mod denoise;
 pub mod filters;
+pub mod traces;
 pub mod transform;
 pub mod wavelet;
 
-use crate::backend::{cpu, cuda};
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::layout::TraceBatch;
 use crate::sample::Sample;
 use denoise::DenoiseOptions;
 use std::sync::Arc;
+pub use traces::{Direction, Traces};
 use wavelet::{Family, Wavelet};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Direction {
-    Forward,
-    Inverse,
-}
-
-/// The caller's arrays: one array transformed in place, or an input and an output.
-pub enum Traces<'a, T> {
-    InPlace(&'a mut [T]),
-    Separate { input: &'a [T], output: &'a mut [T] },
-}
-
-impl<T> Traces<'_, T> {
-    pub fn input(&self) -> &[T] {
-        match self {
-            Traces::InPlace(d) => d,
-            Traces::Separate { input, .. } => input,
-        }
-    }
-}
 
 /// A transform of one wavelet and trace length, on one context. Immutable once made:
 /// any number of threads may execute one plan at once.
@@ -130,7 +112,7 @@ impl DwtPlan {
         let levels = self.resolve_levels(levels)?;
         self.check(&traces, &batch)?;
         match &self.ctx.cuda {
-            Some(gpu) => cuda::dwt::transform(
+            Some(gpu) => cuda::transform(
                 gpu,
                 &self.ctx.cpu,
                 &self.wavelet,
@@ -139,7 +121,7 @@ impl DwtPlan {
                 traces,
                 batch,
             ),
-            None => cpu::dwt::transform(
+            None => cpu::transform(
                 &self.ctx.cpu,
                 &self.wavelet,
                 direction,
@@ -173,7 +155,7 @@ impl DwtPlan {
             }
         }
         let used = match &self.ctx.cuda {
-            Some(gpu) => cuda::dwt::denoise(
+            Some(gpu) => cuda::denoise(
                 gpu,
                 &self.ctx.cpu,
                 &self.wavelet,
@@ -182,9 +164,7 @@ impl DwtPlan {
                 traces,
                 batch,
             )?,
-            None => {
-                cpu::dwt::denoise(&self.ctx.cpu, &self.wavelet, options, levels, traces, batch)?
-            }
+            None => cpu::denoise(&self.ctx.cpu, &self.wavelet, options, levels, traces, batch)?,
         };
         if let Some(t) = thresholds {
             t[..wanted].copy_from_slice(&used);

@@ -14,93 +14,24 @@
 //!    Nonlinear stacks correlate each window, in pair chunks, then stack.
 
 pub mod butterworth;
+pub mod cpu;
+pub mod cuda;
 pub mod geometry;
 pub mod options;
 pub mod pairs;
+pub mod plan;
 pub mod preprocess;
+pub mod spectra;
 pub mod stack;
 
-use crate::backend::{cpu, cuda};
-use crate::context::Context;
 use crate::error::Result;
 use crate::layout::TraceBatch;
-use butterworth::Section;
-use geometry::Geometry;
-use num_complex::Complex32;
-use options::Options;
 use pairs::Block;
+pub use plan::XcorrPlan;
+pub use spectra::{Spectra, SpectraData};
 use std::sync::Arc;
 
-/// Where a day's spectra live.
-pub enum SpectraData {
-    Host(Vec<Complex32>),
-    Device(cuda::xcorr::DeviceSpectra),
-}
-
-/// The window spectra of one day of `n_stations` stations, made by one plan.
-pub struct Spectra {
-    pub(crate) ctx: Arc<Context>,
-    pub(crate) geometry: Geometry,
-    pub n_stations: usize,
-    pub n_windows: usize,
-    /// kept[s·n_windows + w]: 1 where window w of station s is used, 0 where it was
-    /// rejected (max/std, a gap, a dead station).
-    pub kept: Vec<u8>,
-    pub data: SpectraData,
-}
-
-impl Spectra {
-    pub fn geometry(&self) -> &Geometry {
-        &self.geometry
-    }
-
-    /// The spectra as `[bin][station][window]` complex values (a copy from the device
-    /// on a CUDA context).
-    pub fn to_host(&self) -> Result<Vec<Complex32>> {
-        match &self.data {
-            SpectraData::Host(v) => Ok(v.clone()),
-            SpectraData::Device(d) => d.to_host(&self.ctx),
-        }
-    }
-}
-
-/// A correlation plan: options and the sizes they imply, on one context. Immutable:
-/// several threads may use one plan at once.
-pub struct XcorrPlan {
-    ctx: Arc<Context>,
-    options: Options,
-    geometry: Geometry,
-    sections: Vec<Section>,
-}
-
 impl XcorrPlan {
-    pub fn new(ctx: Arc<Context>, options: Options) -> Result<XcorrPlan> {
-        let geometry = Geometry::new(&options)?;
-        let sections = preprocess::day_filter(&options);
-        Ok(XcorrPlan {
-            ctx,
-            options,
-            geometry,
-            sections,
-        })
-    }
-
-    pub fn options(&self) -> &Options {
-        &self.options
-    }
-
-    pub fn geometry(&self) -> &Geometry {
-        &self.geometry
-    }
-
-    pub fn sections(&self) -> &[Section] {
-        &self.sections
-    }
-
-    pub fn context(&self) -> &Arc<Context> {
-        &self.ctx
-    }
-
     /// Preprocesses `batch.n_traces` station-days (`batch.n_samples` samples each, station
     /// s at `days[s·trace_stride..]`). `valid`, if given, has the same layout: 0 marks a
     /// missing sample (set to 0, and every window touching it is rejected).
@@ -119,8 +50,8 @@ impl XcorrPlan {
         }
         batch.check_finite(days)?;
         let (kept, data) = match &self.ctx.cuda {
-            Some(gpu) => cuda::xcorr::preprocess(gpu, self, days, batch, valid, n_windows)?,
-            None => cpu::xcorr::preprocess(&self.ctx.cpu, self, days, batch, valid, n_windows)?,
+            Some(gpu) => cuda::preprocess(gpu, self, days, batch, valid, n_windows)?,
+            None => cpu::preprocess(&self.ctx.cpu, self, days, batch, valid, n_windows)?,
         };
         Ok(Spectra {
             ctx: self.ctx.clone(),
@@ -204,9 +135,9 @@ impl XcorrPlan {
         let mut dense = crate::error::try_vec(n_pairs * n_lags, 0.0f32, "the correlations")?;
         match &self.ctx.cuda {
             Some(gpu) => {
-                cuda::xcorr::correlate(gpu, self, days, &block, &pair_counts, &mut dense, n_lags)?
+                cuda::correlate(gpu, self, days, &block, &pair_counts, &mut dense, n_lags)?
             }
-            None => cpu::xcorr::correlate(
+            None => cpu::correlate(
                 &self.ctx.cpu,
                 self,
                 days,

@@ -9,6 +9,7 @@
 //! labels its samples one lag too high for even nfft; see the README.)
 
 use super::geometry::Geometry;
+use super::options::{Options, StackMethod};
 use crate::fft_len::next_fast_len;
 use num_complex::{Complex32, Complex64};
 use rustfft::{Fft, FftPlanner};
@@ -175,4 +176,22 @@ pub fn robust(rows: &[f32], m: usize, epsilon: f64) -> Vec<f32> {
         }
     }
     stack.iter().map(|&x| x as f32).collect()
+}
+
+/// A nonlinear stack of one pair's per-window correlations (rows of `m` lags); zeros
+/// when no window was kept.
+pub fn stack_windows(rows: &[f32], m: usize, method: StackMethod, o: &Options) -> Vec<f32> {
+    if rows.is_empty() {
+        return vec![0.0; m];
+    }
+    match method {
+        StackMethod::PhaseWeighted => phase_weighted(rows, m, o.pws_power),
+        StackMethod::Robust => robust(rows, m, o.robust_epsilon),
+        StackMethod::Linear => {
+            let n = (rows.len() / m) as f64;
+            (0..m)
+                .map(|t| (rows.chunks_exact(m).map(|r| r[t] as f64).sum::<f64>() / n) as f32)
+                .collect()
+        }
+    }
 }

@@ -1,8 +1,4 @@
-//! The CPU backend: a rayon pool per context; algorithms run inside it.
-
-pub mod dwt;
-pub mod fxdecon;
-pub mod xcorr;
+//! The CPU backend: a rayon pool per context; the capabilities' CPU halves run inside it.
 
 use crate::error::{Error, Result};
 

@@ -1,14 +1,12 @@
 //! The CUDA backend, through cudarc: driver, NVRTC, cuFFT and cuBLAS, all loaded at
 //! run time so that the library loads and works (on the CPU) without them.
 
-pub mod dwt;
-pub mod fxdecon;
 pub mod kernels;
+pub mod launch;
 pub mod module_cache;
 pub mod nvrtc;
 pub mod probe;
 pub mod staging;
-pub mod xcorr;
 
 use crate::error::{Error, Result};
 use cudarc::driver::{sys::CUdevice_attribute, CudaContext, CudaStream, DriverError};

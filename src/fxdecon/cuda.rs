@@ -9,18 +9,18 @@
 //! two streams, so that one slab's copies and kernels overlap the other's host work. The
 //! plan keeps the streams, buffers and cuFFT plans for its next call (`Cache`).
 
-use super::kernels;
-use super::staging::PinnedBuffer;
-use super::{driver_error, CudaBackend};
+use super::geometry::{AxisWindow, Setup, Slab};
+use super::options::OutOfBand;
+use super::volume::Volume;
 use crate::backend::cpu::CpuBackend;
+use crate::backend::cuda::kernels;
+use crate::backend::cuda::launch::launch;
+use crate::backend::cuda::staging::PinnedBuffer;
+use crate::backend::cuda::{driver_error, CudaBackend};
 use crate::error::{Error, Result};
-use crate::fxdecon::geometry::{AxisWindow, Setup, Slab};
-use crate::fxdecon::options::OutOfBand;
-use crate::fxdecon::Volume;
 use cudarc::cufft::{result as cufft_result, sys as cufft_sys, CudaFft};
-use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{
-    result, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
+    result, CudaModule, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
 };
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -236,35 +236,6 @@ fn new_slots(gpu: &CudaBackend, s: &Setup, slabs: &[Slab]) -> Result<Vec<Slot>> 
 
 struct Kit {
     module: Arc<CudaModule>,
-}
-
-impl Kit {
-    fn function(&self, name: &str, shared_bytes: usize) -> Result<CudaFunction> {
-        let f = self
-            .module
-            .load_function(name)
-            .map_err(driver_error("finding an F-X kernel"))?;
-        if shared_bytes > 48 * 1024 {
-            f.set_attribute(
-                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                shared_bytes as i32,
-            )
-            .map_err(driver_error("raising an F-X kernel's shared-memory limit"))?;
-        }
-        Ok(f)
-    }
-}
-
-macro_rules! launch {
-    ($kit:expr, $stream:expr, $name:expr, $cfg:expr, $($arg:expr),* $(,)?) => {{
-        let cfg: LaunchConfig = $cfg;
-        let f = $kit.function($name, cfg.shared_mem_bytes as usize)?;
-        let mut b = $stream.launch_builder(&f);
-        $( b.arg($arg); )*
-        // SAFETY: every call site passes the parameters of the kernel it names, and device
-        // buffers sized for the slab it describes.
-        unsafe { b.launch(cfg) }.map_err(driver_error("launching an F-X kernel"))?;
-    }};
 }
 
 fn grid_1d(total: usize) -> LaunchConfig {
@@ -517,7 +488,7 @@ pub fn execute(
         let (n_i, ntw_i, nfft_i, nf_i, nx_i) =
             (n as i32, ntw as i32, nfft as i32, nf as i32, nx as i32);
         launch!(
-            kit,
+            kit.module,
             stream,
             "fx_extract",
             grid_1d(total as usize),
@@ -536,7 +507,7 @@ pub fn execute(
         let total_spec = (nread * ntw * nf) as i64;
         let zero_oob = (s.out_of_band == OutOfBand::Zero) as i32;
         launch!(
-            kit,
+            kit.module,
             stream,
             "fx_init_out",
             grid_1d(total_spec as usize),
@@ -576,7 +547,7 @@ pub fn execute(
             );
             let damping = s.damping;
             launch!(
-                kit,
+                kit.module,
                 stream,
                 "fx_window_solve",
                 cfg,
@@ -613,7 +584,7 @@ pub fn execute(
         let scale = 1.0f32 / nfft as f32;
         let tw_max_i = tw_max as i32;
         launch!(
-            kit,
+            kit.module,
             stream,
             "fx_overlap_add",
             grid_1d(total_out as usize),

@@ -3,12 +3,12 @@
 //! (rustfft), over frequencies for the window filters, over traces again for the inverse
 //! FFTs and the overlap-add.
 
-use super::CpuBackend;
+use super::filter::{filter_window, Scratch};
+use super::geometry::{AxisWindow, Setup, Slab};
+use super::options::OutOfBand;
+use super::volume::Volume;
+use crate::backend::cpu::CpuBackend;
 use crate::error::{try_vec, Result};
-use crate::fxdecon::filter::{filter_window, Scratch};
-use crate::fxdecon::geometry::{AxisWindow, Setup, Slab};
-use crate::fxdecon::options::OutOfBand;
-use crate::fxdecon::Volume;
 use crate::sample::Sample;
 use num_complex::Complex64 as C64;
 use rayon::prelude::*;

@@ -12,19 +12,23 @@
 //! and the lag trim. Nonlinear stacks: per chunk of (pair, window) rows, products,
 //! C2R and trim on the GPU; the stack itself (PWS, robust) on the host's cores.
 
-use super::{driver_error, kernels, CudaBackend};
-use crate::context::Context;
+pub mod spectra;
+
+use super::options::{FreqNorm, StackMethod, TimeNorm};
+use super::pairs::Block;
+use super::plan::XcorrPlan;
+use super::preprocess as pre;
+use super::spectra::{Spectra, SpectraData};
+use crate::backend::cuda::launch::launch;
+use crate::backend::cuda::{driver_error, kernels, CudaBackend};
 use crate::error::{Error, Result};
 use crate::layout::TraceBatch;
-use crate::xcorr::options::{FreqNorm, StackMethod, TimeNorm};
-use crate::xcorr::pairs::Block;
-use crate::xcorr::{preprocess as pre, Spectra, SpectraData, XcorrPlan};
 use cudarc::cufft::{result as fft_result, sys as fft_sys, CudaFft};
 use cudarc::driver::{
-    result, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
+    result, CudaModule, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
 };
-use num_complex::Complex32;
 use rayon::prelude::*;
+use spectra::DeviceSpectra;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -43,57 +47,11 @@ pub fn set_memory_budget(bytes: Option<usize>) {
     BUDGET_CAP.store(bytes.unwrap_or(0), Ordering::Relaxed);
 }
 
-/// One day's spectra on the device: `2·len` floats (interleaved complex).
-pub struct DeviceSpectra {
-    buf: CudaSlice<f32>,
-    len: usize,
-}
-
-impl DeviceSpectra {
-    pub fn to_host(&self, ctx: &Context) -> Result<Vec<Complex32>> {
-        let gpu = ctx
-            .cuda
-            .as_ref()
-            .ok_or_else(|| Error::Internal("device spectra on a CPU context".into()))?;
-        let stream = gpu.stream()?;
-        let mut host =
-            crate::error::try_vec(self.len, Complex32::default(), "a copy of the spectra")?;
-        // SAFETY: Complex32 is two f32 (repr(C)); the view covers exactly the vector.
-        let floats = unsafe {
-            std::slice::from_raw_parts_mut(host.as_mut_ptr().cast::<f32>(), 2 * self.len)
-        };
-        stream
-            .memcpy_dtoh(&self.buf, floats)
-            .map_err(driver_error("copying spectra to the host"))?;
-        stream
-            .synchronize()
-            .map_err(driver_error("copying spectra to the host"))?;
-        Ok(host)
-    }
-
-    fn ptr(&self, stream: &CudaStream) -> u64 {
-        self.buf.device_ptr(stream).0
-    }
-}
-
 /// The module and a stream for one call.
 struct Kit<'a> {
     gpu: &'a CudaBackend,
     module: Arc<CudaModule>,
     stream: Arc<CudaStream>,
-}
-
-macro_rules! launch {
-    ($kit:expr, $name:expr, $cfg:expr, $($arg:expr),* $(,)?) => {{
-        let cfg: LaunchConfig = $cfg;
-        let f = $kit.function($name)?;
-        let mut b = $kit.stream.launch_builder(&f);
-        $( b.arg($arg); )*
-        // SAFETY: every call site passes the parameters of the kernel it names (i64 for
-        // long long, i32 int, u64 pointers, f64 double, f32 float) and buffers that span
-        // the sizes it passes.
-        unsafe { b.launch(cfg) }.map_err(driver_error("launching a correlation kernel"))?;
-    }};
 }
 
 fn cfg(grid: (u32, u32), block: (u32, u32)) -> LaunchConfig {
@@ -121,12 +79,6 @@ impl<'a> Kit<'a> {
             module,
             stream: gpu.stream()?,
         })
-    }
-
-    fn function(&self, name: &str) -> Result<CudaFunction> {
-        self.module
-            .load_function(name)
-            .map_err(driver_error("finding a correlation kernel"))
     }
 
     fn alloc<T: cudarc::driver::DeviceRepr>(
@@ -343,7 +295,8 @@ pub fn preprocess(
             let (n64, w1, w2) = (n as i64, w1 as i64, w2 as i64);
             let detrend = o.detrend_taper as i32;
             launch!(
-                kit,
+                kit.module,
+                kit.stream,
                 "xc_day_prepare",
                 cfg((grid_dim(c, "stations")?, 1), (256, 1)),
                 &p_day,
@@ -355,7 +308,8 @@ pub fn preprocess(
             );
             let (ci, ns) = (c as i32, plan.sections().len() as i32);
             launch!(
-                kit,
+                kit.module,
+                kit.stream,
                 "xc_day_filter",
                 cfg((c.div_ceil(64) as u32, 1), (64, 1)),
                 &p_day,
@@ -369,7 +323,8 @@ pub fn preprocess(
             let (nwi, npts, nfft, step) = (nw as i32, g.npts as i32, g.nfft as i32, g.step as i32);
             let (mos, tl, sn) = (o.max_over_std, g.taper_len as i32, o.smooth_n as i32);
             launch!(
-                kit,
+                kit.module,
+                kit.stream,
                 "xc_windows",
                 cfg((grid_dim(nw, "windows")?, c as u32), (256, 1)),
                 &p_day,
@@ -415,7 +370,8 @@ pub fn preprocess(
                 o.smoothspect_n as i32,
             );
             launch!(
-                kit,
+                kit.module,
+                kit.stream,
                 "xc_whiten",
                 cfg(
                     (
@@ -549,7 +505,8 @@ impl RowBuffers {
         );
         let (rows_i, nbins_i, nfft2) = (rows as i32, nbins as i32, g.nfft2 as i32);
         launch!(
-            kit,
+            kit.module,
+            kit.stream,
             "xc_pair_center",
             cfg((rows.div_ceil(8) as u32, 1), (256, 1)),
             &p_spec,
@@ -580,7 +537,8 @@ impl RowBuffers {
         .map_err(cufft_error("inverse transforming correlations"))?;
         let (nfft, maxlag) = (g.nfft as i32, g.maxlag as i32);
         launch!(
-            kit,
+            kit.module,
+            kit.stream,
             "xc_trim",
             cfg(
                 (grid_dim(rows, "pairs")?, g.n_lags().div_ceil(256) as u32),
@@ -811,7 +769,8 @@ fn linear(
                 let (c_stride, ldc, n_slots) = ((m * nn) as i64, m as i32, chunk.len() as i32);
                 let (nbins_i, bs, bl) = (nbins as i32, g.band_start as i32, g.band_len as i32);
                 launch!(
-                    kit,
+                    kit.module,
+                    kit.stream,
                     "xc_pair_spectra",
                     cfg(
                         (
@@ -910,7 +869,8 @@ fn nonlinear(
                 1.0f32 / g.nfft as f32,
             );
             launch!(
-                kit,
+                kit.module,
+                kit.stream,
                 "xc_window_products",
                 cfg((grid_dim(chunk.len(), "rows")?, 1), (128, 1)),
                 &p_dp,
@@ -947,7 +907,7 @@ fn nonlinear(
                 .map(|q| {
                     let a = if q == 0 { 0 } else { ends[q - 1] };
                     let rows = &pending[a * m..ends[q] * m];
-                    crate::backend::cpu::xcorr::stack_windows(rows, m, method, o)
+                    super::stack::stack_windows(rows, m, method, o)
                 })
                 .collect()
         });

@@ -1,11 +1,11 @@
 //! The DWT on the CPU: traces spread over the pool's threads; a batch of fewer traces
 //! than threads (one long signal, say) is instead split within each level.
 
-use super::CpuBackend;
-use crate::dwt::denoise::{self, DenoiseOptions};
-use crate::dwt::transform::Filters;
-use crate::dwt::wavelet::Wavelet;
-use crate::dwt::{Direction, Traces};
+use super::denoise::{self, DenoiseOptions};
+use super::traces::{Direction, Traces};
+use super::transform::Filters;
+use super::wavelet::Wavelet;
+use crate::backend::cpu::CpuBackend;
 use crate::error::{try_vec, Result};
 use crate::layout::TraceBatch;
 use crate::sample::Sample;

@@ -3,14 +3,15 @@
 //! summing conj(S_i)·S_j over windows per frequency), then one inverse FFT per pair;
 //! nonlinear stacks correlate each window of a pair and stack, pairs in parallel.
 
-use super::CpuBackend;
+use super::options::StackMethod;
+use super::pairs::Block;
+use super::plan::XcorrPlan;
+use super::preprocess::{self as pre};
+use super::spectra::{Spectra, SpectraData};
+use super::stack::{stack_windows, Inverse};
+use crate::backend::cpu::CpuBackend;
 use crate::error::{try_vec, Result};
 use crate::layout::TraceBatch;
-use crate::xcorr::options::StackMethod;
-use crate::xcorr::pairs::Block;
-use crate::xcorr::preprocess::{self as pre};
-use crate::xcorr::stack::{self, Inverse};
-use crate::xcorr::{Spectra, SpectraData, XcorrPlan};
 use num_complex::{Complex32, Complex64};
 use rayon::prelude::*;
 use rustfft::FftPlanner;
@@ -282,27 +283,4 @@ pub fn correlate(
     });
     scatter(rows, out, pair_stride);
     Ok(())
-}
-
-/// A nonlinear stack of one pair's per-window correlations (rows of `m` lags); zeros
-/// when no window was kept.
-pub fn stack_windows(
-    rows: &[f32],
-    m: usize,
-    method: StackMethod,
-    o: &crate::xcorr::options::Options,
-) -> Vec<f32> {
-    if rows.is_empty() {
-        return vec![0.0; m];
-    }
-    match method {
-        StackMethod::PhaseWeighted => stack::phase_weighted(rows, m, o.pws_power),
-        StackMethod::Robust => stack::robust(rows, m, o.robust_epsilon),
-        StackMethod::Linear => {
-            let n = (rows.len() / m) as f64;
-            (0..m)
-                .map(|t| (rows.chunks_exact(m).map(|r| r[t] as f64).sum::<f64>() / n) as f32)
-                .collect()
-        }
-    }
 }
