@@ -6,13 +6,11 @@ use crate::config::Config;
 use crate::harness::cuda::{drv_err, pinned_round_trip, Events};
 use crate::harness::timing::{guarded, measure, ms_since, Sample};
 use crate::internal::denoise_device_enqueue;
-use crate::rows::{CaseRefs, Check, Mode, Rows};
+use crate::rows::{CaseRefs, Check, Mode, Rows, Work};
 use crate::{lib_err, MEMBER};
 use seisgpu::backend::cuda::CudaBackend;
 use seisgpu::context::Context;
-use seisgpu::dwt::denoise::DenoiseOptions;
 use seisgpu::dwt::wavelet::{Family, Wavelet};
-use seisgpu::layout::TraceBatch;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -26,18 +24,11 @@ const PINNED: &str = "ref: pinned H→D + D→H";
 const DEVICE: &str = "seisgpu GPU device-resident";
 const D2D: &str = "ref: D2D copy";
 
-pub fn run(
-    cfg: &Config,
-    gpu: &Gpu,
-    input: &[f32],
-    batch: TraceBatch,
-    opts: &DenoiseOptions,
-    refs: &CaseRefs,
-    rows: &mut Rows,
-) {
+pub fn run(cfg: &Config, gpu: &Gpu, work: &Work, refs: &CaseRefs, rows: &mut Rows) {
     if !(cfg.device || cfg.refs) {
         return;
     }
+    let Work { input, batch, .. } = *work;
     let setup = match &gpu.backend {
         Err(e) => Err(e.clone()),
         Ok(backend) => guarded(|| {
@@ -98,7 +89,7 @@ pub fn run(
                 // The kernels alone: turning the medians into per-trace thresholds on the
                 // host is left out of the timing (it is only done for the checked calls).
                 let medians = denoise_device_enqueue(
-                    backend, &wavelet, opts, levels, &d_in, &mut d_out, batch, &stream,
+                    backend, &wavelet, &work.opts, levels, &d_in, &mut d_out, batch, &stream,
                 )
                 .map_err(lib_err)?;
                 ev.record(1, &stream)?;

@@ -145,38 +145,22 @@ pub fn run_case(cfg: &Config, case: Case, cpu_ctx: &Arc<Context>, gpu: Option<&G
     let n = case.n;
     let len = case.total();
     let levels = n.trailing_zeros() as usize;
-    let batch = TraceBatch::new(n, case.traces, n).expect("valid batch");
-    let opts = DenoiseOptions::default();
     let mut rows = Rows {
         case,
         rows: Vec::new(),
     };
     rows.progress("generating input");
     let input = case.input();
+    let work = Work {
+        input: &input,
+        batch: TraceBatch::new(n, case.traces, n).expect("valid batch"),
+        opts: DenoiseOptions::default(),
+    };
     let mut refs = CaseRefs {
         gsl_out: None,
         cpu_out: None,
         cpu_thr: None,
     };
-    // A plan's denoise, host array in, host array out; `check` sees output and thresholds.
-    let host_denoise = |plan: &DwtPlan,
-                        reps: Reps,
-                        out: &mut Vec<f32>,
-                        thr: &mut Vec<f64>,
-                        check: &dyn Fn(&[f32], &[f64]) -> Option<Check>| {
-        measure(reps, |checked| {
-            let traces = Traces::Separate {
-                input: &input,
-                output: out,
-            };
-            let t0 = Instant::now();
-            plan.denoise(&opts, traces, batch, checked.then_some(&mut thr[..]))
-                .map_err(lib_err)?;
-            let s = Sample::since(t0);
-            Ok((s, if checked { check(out, thr) } else { None }))
-        })
-    };
-
     // (1) GSL, one thread, f64.
     if cfg.gsl {
         rows.progress("GSL reference");
@@ -203,13 +187,20 @@ pub fn run_case(cfg: &Config, case: Case, cpu_ctx: &Arc<Context>, gpu: Option<&G
         let r = guarded(|| {
             let plan =
                 DwtPlan::new(cpu_ctx.clone(), Family::Daubechies, MEMBER, n).map_err(lib_err)?;
-            host_denoise(&plan, cfg.host_reps(), &mut out, &mut thr, &|out, _| {
-                gsl_out.map(|g| Check {
-                    err: max_rel_err(out, g),
-                    vs: "GSL",
-                    thr_err: None,
-                })
-            })
+            host_denoise(
+                &plan,
+                &work,
+                cfg.host_reps(),
+                &mut out,
+                &mut thr,
+                |out, _| {
+                    gsl_out.map(|g| Check {
+                        err: max_rel_err(out, g),
+                        vs: "GSL",
+                        thr_err: None,
+                    })
+                },
+            )
         });
         if r.is_ok() {
             refs.cpu_out = Some(out);
@@ -228,13 +219,48 @@ pub fn run_case(cfg: &Config, case: Case, cpu_ctx: &Arc<Context>, gpu: Option<&G
             let plan =
                 DwtPlan::new(gpu.ctx.clone(), Family::Daubechies, MEMBER, n).map_err(lib_err)?;
             let (mut out, mut thr) = (vec![0.0f32; len], vec![0.0f64; case.traces * levels]);
-            host_denoise(&plan, cfg.gpu_reps(), &mut out, &mut thr, &|out, thr| {
-                refs.check_gpu(out, Some(thr))
-            })
+            host_denoise(
+                &plan,
+                &work,
+                cfg.gpu_reps(),
+                &mut out,
+                &mut thr,
+                |out, thr| refs.check_gpu(out, Some(thr)),
+            )
         });
         rows.push(Mode::GpuHost, "seisgpu GPU host→host (pageable)", r);
     }
 
-    device_rows::run(cfg, gpu, &input, batch, &opts, &refs, &mut rows);
+    device_rows::run(cfg, gpu, &work, &refs, &mut rows);
     rows.rows
+}
+
+/// What every row of a case denoises.
+pub struct Work<'a> {
+    pub input: &'a [f32],
+    pub batch: TraceBatch,
+    pub opts: DenoiseOptions,
+}
+
+/// A plan's denoise timed host array in, host array out; `check` sees the output and the
+/// thresholds of the checked calls.
+fn host_denoise(
+    plan: &DwtPlan,
+    work: &Work,
+    reps: Reps,
+    out: &mut [f32],
+    thr: &mut [f64],
+    check: impl Fn(&[f32], &[f64]) -> Option<Check>,
+) -> Result<Measured<Check>, String> {
+    measure(reps, |checked| {
+        let traces = Traces::Separate {
+            input: work.input,
+            output: out,
+        };
+        let t0 = Instant::now();
+        plan.denoise(&work.opts, traces, work.batch, checked.then_some(&mut *thr))
+            .map_err(lib_err)?;
+        let s = Sample::since(t0);
+        Ok((s, if checked { check(out, thr) } else { None }))
+    })
 }
