@@ -72,7 +72,7 @@ fn main() {
                             cfg.tol64,
                             &mut rows,
                         ),
-                        other => eprintln!("unknown precision {other}"),
+                        _ => unreachable!("config::parse admits f32 and f64 only"),
                     }
                 }
             }

@@ -13,6 +13,7 @@ use crate::internal::SpreadMethod;
 use cudarc::driver::{sys, CudaSlice};
 use num_complex::Complex;
 use rayon::prelude::*;
+use seisgpu::backend::BackendRequest;
 use seisgpu::context::Context;
 use seisgpu::usfft::{KernelShape, ModeOrder, Real, TransformType, UsfftOptions, UsfftPlan};
 use std::sync::Arc;
@@ -48,7 +49,7 @@ pub struct Gpu {
 }
 
 pub fn gpu_context() -> Result<Gpu, String> {
-    let ctx = Context::new(seisgpu::backend::BackendRequest::Cuda, 0).map_err(|e| e.to_string())?;
+    let ctx = Context::new(BackendRequest::Cuda, 0).map_err(|e| e.to_string())?;
     let dev = cudarc::driver::CudaContext::new(0).map_err(|e| format!("{e:?}"))?;
     let attr = |a| dev.attribute(a).unwrap_or(0) as f64;
     let clock_khz = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
@@ -195,7 +196,7 @@ fn time_mode<T: Real>(
             let gpu = gpu.ok_or("no GPU")?;
             let pts = plan.device_points().ok_or("no device points")?;
             let s = pts.stream().clone();
-            let drv = drv_err("moving the case's arrays");
+            let drv = drv_err("running the device-resident case");
             let reals: Vec<T> = inp.iter().flat_map(|z| [z.re, z.im]).collect();
             let (mut c, mut f): (CudaSlice<T>, CudaSlice<T>) = match kind {
                 TransformType::Type1 => (
