@@ -6,10 +6,20 @@
 //! volume (plane events plus noise) with the seed's parameters: 7 × 7 operator, 20 × 20
 //! windows stepping 17, 150-sample time windows (0.6 s at 4 ms, 20-sample tapers) padded to
 //! 256. Throughput counts the input traces' bytes (4 per sample); the CPU also reports
-//! traces/s per core. The GPU output is checked against the CPU's (relative RMS ≤ 1e-4)
+//! traces/s per core. Each row is the median of `--reps` calls after one untimed call
+//! (`harness::timing`). The GPU output is checked against the CPU's (relative RMS ≤ 1e-4)
 //! when both run. A reference row times a page-locked host→device→host copy of the input,
-//! the floor of a host-to-host GPU call. Prints a Markdown table.
+//! the floor of a host-to-host GPU call. Prints a Markdown table; `--json`/`--csv` also
+//! write the rows.
 
+mod harness;
+
+use harness::cli::Cli;
+use harness::compare::rel_rms;
+use harness::cpu_threads;
+use harness::cuda::pinned_round_trip;
+use harness::report::{write_records, Record, Table, Value};
+use harness::timing::{measure, Measured, Reps, Sample};
 use seisgpu::backend::BackendRequest;
 use seisgpu::context::Context;
 use seisgpu::fxdecon::options::FxdeconOptions;
@@ -23,8 +33,7 @@ usage: cargo bench --bench fxdecon -- [options]
   --cases LIST   comma-separated subset of 2d,3d (default: both)
   --modes LIST   comma-separated subset of cpu,gpu (default: both)
   --reps N       timed repetitions per row (default 5; the median is reported)
-  --small-3d     a 120 × 100 × 1001 volume instead of 250 × 250 × 1001
-  -h, --help     this text";
+  --small-3d     a 120 × 100 × 1001 volume instead of 250 × 250 × 1001";
 
 struct Args {
     cases: Vec<String>,
@@ -33,38 +42,23 @@ struct Args {
     small: bool,
 }
 
-fn args() -> Args {
+fn args(cli: &mut Cli) -> Result<Args, String> {
     let mut a = Args {
         cases: vec!["2d".into(), "3d".into()],
         modes: vec!["cpu".into(), "gpu".into()],
         reps: 5,
         small: false,
     };
-    let mut it = std::env::args().skip(1);
-    while let Some(arg) = it.next() {
-        let list = |v: Option<String>| -> Vec<String> {
-            v.unwrap_or_default()
-                .split(',')
-                .map(|s| s.trim().to_string())
-                .collect()
-        };
-        match arg.as_str() {
-            "--cases" => a.cases = list(it.next()),
-            "--modes" => a.modes = list(it.next()),
-            "--reps" => a.reps = it.next().and_then(|v| v.parse().ok()).unwrap_or(5).max(1),
+    while let Some(flag) = cli.next_flag()? {
+        match flag.as_str() {
+            "--cases" => a.cases = cli.list(&flag)?,
+            "--modes" => a.modes = cli.list(&flag)?,
+            "--reps" => a.reps = cli.count(&flag)?.max(1),
             "--small-3d" => a.small = true,
-            "--bench" => {}
-            "-h" | "--help" => {
-                println!("{USAGE}");
-                std::process::exit(0);
-            }
-            other => {
-                eprintln!("unknown argument {other}\n{USAGE}");
-                std::process::exit(2);
-            }
+            other => return Err(cli.unknown(other)),
         }
     }
-    a
+    Ok(a)
 }
 
 /// IBM float to f32 (the bundled SEG-Y's format).
@@ -162,7 +156,9 @@ fn cases(a: &Args) -> Vec<Case> {
     out
 }
 
-fn run(ctx: &Arc<Context>, c: &Case, reps: usize) -> Result<(f64, Vec<f32>), String> {
+/// The median of `reps` host-to-host calls after one untimed call (kernels compile,
+/// pools and plans warm up), and the output.
+fn run(ctx: &Arc<Context>, c: &Case, reps: usize) -> Result<(Measured<()>, Vec<f32>), String> {
     let (n, nx, ny) = c.shape;
     let plan = if c.dims == 2 {
         FxdeconPlan::new_2d(ctx.clone(), &c.options, n, ny)
@@ -172,64 +168,111 @@ fn run(ctx: &Arc<Context>, c: &Case, reps: usize) -> Result<(f64, Vec<f32>), Str
     .map_err(|e| e.to_string())?;
     let layout = Volume::new(n, nx, ny, n, n * nx).map_err(|e| e.to_string())?;
     let mut out = vec![0f32; c.data.len()];
-    // One untimed call: kernels compile, pools and plans warm up.
-    plan.execute(&c.data, &mut out, layout)
-        .map_err(|e| e.to_string())?;
-    let mut times = Vec::new();
-    for _ in 0..reps {
+    let m = measure(Reps::fixed(1, reps), |_| {
         let t = Instant::now();
         plan.execute(&c.data, &mut out, layout)
             .map_err(|e| e.to_string())?;
-        times.push(t.elapsed().as_secs_f64());
-    }
-    times.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    Ok((times[times.len() / 2], out))
+        Ok((Sample::since(t), None))
+    })?;
+    Ok((m, out))
 }
 
-/// Milliseconds to copy `bytes` host→device then device→host through page-locked memory:
-/// the floor of any host-to-host GPU row (median of 5).
-fn pinned_round_trip_ms(bytes: usize) -> Result<f64, String> {
-    use cudarc::driver::CudaContext;
-    let ctx = CudaContext::new(0).map_err(|e| format!("{e:?}"))?;
-    let stream = ctx.default_stream();
-    let n = bytes / 4;
-    // SAFETY: filled before use.
-    let mut host = unsafe { ctx.alloc_pinned::<f32>(n) }.map_err(|e| format!("{e:?}"))?;
-    let mut dev = stream.alloc_zeros::<f32>(n).map_err(|e| format!("{e:?}"))?;
-    let mut times = Vec::new();
-    for _ in 0..6 {
-        let t = Instant::now();
-        stream
-            .memcpy_htod(&host, &mut dev)
-            .map_err(|e| format!("{e:?}"))?;
-        stream
-            .memcpy_dtoh(&dev, &mut host)
-            .map_err(|e| format!("{e:?}"))?;
-        stream.synchronize().map_err(|e| format!("{e:?}"))?;
-        times.push(t.elapsed().as_secs_f64());
-    }
-    times.remove(0);
-    times.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    Ok(times[times.len() / 2] * 1e3)
+/// The pinned host→device→host copy of the case's input, the floor of any host-to-host
+/// GPU row (median of 5 after one untimed copy).
+fn pinned_round_trip_ms(data: &[f32]) -> Result<f64, String> {
+    let ctx = cudarc::driver::CudaContext::new(0).map_err(|e| format!("{e:?}"))?;
+    let m = pinned_round_trip(&ctx.default_stream(), data, Reps::fixed(1, 5), |_| ())?;
+    Ok(m.median_ms)
 }
 
-fn rel_rms(a: &[f32], b: &[f32]) -> f64 {
-    let (mut d, mut r) = (0.0f64, 0.0f64);
-    for (&x, &y) in a.iter().zip(b) {
-        d += (x as f64 - y as f64).powi(2);
-        r += (y as f64).powi(2);
+/// What a row timed.
+#[derive(Clone, Copy)]
+enum Kind {
+    Cpu(usize),
+    Gpu,
+    /// The pinned copy: no traces processed.
+    Copy,
+}
+
+impl Case {
+    fn mb(&self) -> f64 {
+        let (n, nx, ny) = self.shape;
+        (n * nx * ny * 4) as f64 / 1e6
     }
-    (d / r).sqrt()
+
+    fn traces(&self) -> f64 {
+        (self.shape.1 * self.shape.2) as f64
+    }
+}
+
+/// One row of the table and of the records.
+struct Line {
+    backend: String,
+    kind: Kind,
+    time_ms: Result<f64, String>,
+    gpu_vs_cpu: Option<f64>,
+}
+
+impl Line {
+    fn cells(&self, c: &Case) -> Vec<String> {
+        let mut v = vec![c.name.clone(), self.backend.clone()];
+        match &self.time_ms {
+            Err(e) => v.push(format!("error: {e}")),
+            Ok(ms) => {
+                let s = ms * 1e-3;
+                v.push(format!("{ms:.1}"));
+                v.push(format!("{:.1}", c.mb() / s));
+                if !matches!(self.kind, Kind::Copy) {
+                    v.push(format!("{:.0}", c.traces() / s));
+                }
+                if let Kind::Cpu(threads) = self.kind {
+                    v.push(format!("{:.0}", c.traces() / s / threads as f64));
+                }
+            }
+        }
+        v.resize(6, String::new());
+        v.push(self.gpu_vs_cpu.map_or(String::new(), |e| {
+            format!("{e:.1e}{}", if e <= 1e-4 { "" } else { " (> 1e-4!)" })
+        }));
+        v
+    }
+
+    fn record(&self, c: &Case) -> Record {
+        let ms = self.time_ms.as_ref().ok().copied();
+        let s = ms.map(|ms| ms * 1e-3);
+        let processes = !matches!(self.kind, Kind::Copy);
+        vec![
+            ("case", c.name.as_str().into()),
+            ("backend", self.backend.as_str().into()),
+            ("time_ms", ms.into()),
+            ("mb_per_s", s.map(|s| c.mb() / s).into()),
+            (
+                "traces_per_s",
+                s.filter(|_| processes).map(|s| c.traces() / s).into(),
+            ),
+            (
+                "threads",
+                match self.kind {
+                    Kind::Cpu(t) => Some(t),
+                    _ => None,
+                }
+                .into(),
+            ),
+            ("gpu_vs_cpu_rel_rms", self.gpu_vs_cpu.into()),
+            (
+                "error",
+                Value::Text(self.time_ms.as_ref().err().cloned().unwrap_or_default()),
+            ),
+        ]
+    }
 }
 
 fn main() {
-    let a = args();
+    let mut cli = Cli::from_env(USAGE);
+    let parsed = args(&mut cli);
+    let a = cli.or_exit(parsed);
     let cpu = Context::new(BackendRequest::Cpu, 0).expect("CPU context");
-    let threads = std::env::var("SEISGPU_NUM_THREADS")
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|&t| t > 0)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let threads = cpu_threads(&cpu);
     let gpu = if a.modes.iter().any(|m| m == "gpu") {
         match Context::new(BackendRequest::Cuda, 0) {
             Ok(g) => {
@@ -245,55 +288,54 @@ fn main() {
         None
     };
     let want_cpu = a.modes.iter().any(|m| m == "cpu");
-    println!("| case | backend | time (ms) | MB/s of input | traces/s | traces/s per core | GPU vs CPU |");
-    println!("|---|---|---|---|---|---|---|");
+    let mut table = Table::new(&[
+        "case",
+        "backend",
+        "time (ms)",
+        "MB/s of input",
+        "traces/s",
+        "traces/s per core",
+        "GPU vs CPU",
+    ]);
+    let mut records = Vec::new();
     for c in cases(&a) {
-        let (n, nx, ny) = c.shape;
-        let mb = (n * nx * ny * 4) as f64 / 1e6;
-        let traces = (nx * ny) as f64;
+        let mut lines = Vec::new();
         let mut cpu_out = None;
         if want_cpu {
-            match run(&cpu, &c, a.reps) {
-                Ok((t, out)) => {
-                    println!(
-                        "| {} | CPU ({threads} threads) | {:.1} | {:.1} | {:.0} | {:.0} | |",
-                        c.name,
-                        t * 1e3,
-                        mb / t,
-                        traces / t,
-                        traces / t / threads as f64
-                    );
-                    cpu_out = Some(out);
-                }
-                Err(e) => println!("| {} | CPU | error: {e} | | | | |", c.name),
-            }
+            let r = run(&cpu, &c, a.reps);
+            lines.push(Line {
+                backend: format!("CPU ({threads} threads)"),
+                kind: Kind::Cpu(threads),
+                time_ms: r.as_ref().map(|(m, _)| m.median_ms).map_err(Clone::clone),
+                gpu_vs_cpu: None,
+            });
+            cpu_out = r.ok().map(|(_, out)| out);
         }
         if let Some(g) = &gpu {
-            match run(g, &c, a.reps) {
-                Ok((t, out)) => {
-                    let check = cpu_out.as_ref().map_or("—".to_string(), |co| {
-                        let e = rel_rms(&out, co);
-                        format!("{e:.1e}{}", if e <= 1e-4 { "" } else { " (> 1e-4!)" })
-                    });
-                    println!(
-                        "| {} | GPU host-to-host | {:.1} | {:.1} | {:.0} | | {check} |",
-                        c.name,
-                        t * 1e3,
-                        mb / t,
-                        traces / t
-                    );
-                }
-                Err(e) => println!("| {} | GPU | error: {e} | | | | |", c.name),
-            }
-            match pinned_round_trip_ms(n * nx * ny * 4) {
-                Ok(ms) => println!(
-                    "| {} | reference: pinned H→D + D→H copy of the input | {ms:.1} | {:.1} | | | |",
-                    c.name,
-                    mb / (ms * 1e-3)
-                ),
-                Err(e) => println!("| {} | reference copy | error: {e} | | | | |", c.name),
-            }
+            let r = run(g, &c, a.reps);
+            lines.push(Line {
+                backend: "GPU host-to-host".into(),
+                kind: Kind::Gpu,
+                gpu_vs_cpu: r
+                    .as_ref()
+                    .ok()
+                    .zip(cpu_out.as_ref())
+                    .map(|((_, out), co)| rel_rms(out, co)),
+                time_ms: r.map(|(m, _)| m.median_ms),
+            });
+            lines.push(Line {
+                backend: "reference: pinned H→D + D→H copy of the input".into(),
+                kind: Kind::Copy,
+                time_ms: pinned_round_trip_ms(&c.data),
+                gpu_vs_cpu: None,
+            });
+        }
+        for l in &lines {
+            table.row(l.cells(&c));
+            records.push(l.record(&c));
         }
     }
+    print!("{}", table.markdown());
     println!("\nTarget: ≥ 2 GB/s host-to-host for the 3D case on an H100/H200 (the seed's 30.9 GB survey in ≤ 16 s).");
+    write_records(&cli, "fxdecon", &records);
 }

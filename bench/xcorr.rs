@@ -13,8 +13,17 @@
 //!    the full square, twice that) with n_freq the band bins actually multiplied.
 //!
 //! Every GPU result is checked against the CPU on a subset before timing is reported.
-//! Prints a Markdown table (lines starting with '|').
+//! Prints a Markdown table (lines starting with '|'); `--json`/`--csv` also write the rows.
 
+mod harness;
+
+use harness::cli::Cli;
+use harness::compare::max_rel_err;
+use harness::cpu_threads;
+use harness::report::{write_records, Record, Table};
+use harness::timing::{measure, Measured, Reps, Sample};
+/// The GEMM stage alone: below the plan API (moves with issue 9).
+use seisgpu::xcorr::cuda::gemm_seconds;
 use seisgpu::backend::BackendRequest;
 use seisgpu::context::Context;
 use seisgpu::layout::TraceBatch;
@@ -32,7 +41,6 @@ usage: cargo bench --bench xcorr -- [options]
   --reps N         timed repetitions of each GPU case (default 3)
   --peak TFLOPS    the GPU's FP32 non-tensor peak assumed (default 67, H100 SXM)
   --no-gpu         CPU rows only
-  -h, --help       this text
 
 Without --bench (e.g. under `cargo test --benches`) tiny sizes run.";
 
@@ -46,10 +54,8 @@ struct Config {
     gpu: bool,
 }
 
-fn parse() -> Result<Config, String> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let bench = args.iter().any(|a| a == "--bench");
-    let mut c = if bench {
+fn parse(cli: &mut Cli) -> Result<Config, String> {
+    let mut c = if cli.bench {
         Config {
             pre: 10000,
             pre_cpu: 200,
@@ -70,25 +76,21 @@ fn parse() -> Result<Config, String> {
             gpu: true,
         }
     };
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let mut num = |name: &str| -> Result<f64, String> {
-            it.next()
-                .and_then(|v| v.parse::<f64>().ok())
-                .filter(|v| *v >= 0.0)
-                .ok_or_else(|| format!("{name} needs a non-negative number"))
-        };
-        match a.as_str() {
-            "--bench" => {}
-            "--pre" => c.pre = num(a)? as usize,
-            "--pre-cpu" => c.pre_cpu = num(a)? as usize,
-            "--stations" => c.stations = num(a)? as usize,
-            "--stations-cpu" => c.stations_cpu = num(a)? as usize,
-            "--reps" => c.reps = (num(a)? as usize).max(1),
-            "--peak" => c.peak = num(a)?,
+    while let Some(flag) = cli.next_flag()? {
+        match flag.as_str() {
+            "--pre" => c.pre = cli.count(&flag)?,
+            "--pre-cpu" => c.pre_cpu = cli.count(&flag)?,
+            "--stations" => c.stations = cli.count(&flag)?,
+            "--stations-cpu" => c.stations_cpu = cli.count(&flag)?,
+            "--reps" => c.reps = cli.count(&flag)?.max(1),
+            "--peak" => {
+                c.peak = cli.number(&flag)?;
+                if c.peak.is_nan() || c.peak <= 0.0 {
+                    return Err("--peak needs a positive number".into());
+                }
+            }
             "--no-gpu" => c.gpu = false,
-            "-h" | "--help" => return Err(USAGE.into()),
-            other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
+            other => return Err(cli.unknown(other)),
         }
     }
     Ok(c)
@@ -131,17 +133,27 @@ fn secs(t: Instant) -> f64 {
     t.elapsed().as_secs_f64()
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+/// One row: the table's cells and the record's fields.
+struct Line {
+    case: String,
+    backend: String,
+    time_s: f64,
+    /// The time as shown (seconds, or milliseconds for the GEMM).
+    time: String,
+    detail: String,
+    target: &'static str,
 }
 
-fn max_rel(a: &[f32], b: &[f32]) -> f64 {
-    let scale = b.iter().fold(0f64, |m, v| m.max(v.abs() as f64)).max(1e-30);
-    a.iter()
-        .zip(b)
-        .fold(0f64, |m, (x, y)| m.max((x - y).abs() as f64))
-        / scale
+impl Line {
+    fn record(&self) -> Record {
+        vec![
+            ("case", self.case.as_str().into()),
+            ("backend", self.backend.as_str().into()),
+            ("time_s", self.time_s.into()),
+            ("detail", self.detail.as_str().into()),
+            ("target", self.target.into()),
+        ]
+    }
 }
 
 fn correlate_all(plan: &XcorrPlan, day: &seisgpu::xcorr::Spectra) -> Vec<f32> {
@@ -154,13 +166,9 @@ fn correlate_all(plan: &XcorrPlan, day: &seisgpu::xcorr::Spectra) -> Vec<f32> {
 }
 
 fn main() {
-    let cfg = match parse() {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("{e}");
-            std::process::exit(2);
-        }
-    };
+    let mut cli = Cli::from_env(USAGE);
+    let parsed = parse(&mut cli);
+    let cfg = cli.or_exit(parsed);
     let o = options();
     let cpu = Context::new(BackendRequest::Cpu, 0).unwrap();
     let gpu = if cfg.gpu {
@@ -175,15 +183,9 @@ fn main() {
         None
     };
     let cpu_plan = XcorrPlan::new(cpu.clone(), o).unwrap();
-    // "CPU: N threads", as the context describes itself
-    let threads = cpu
-        .describe()
-        .lines()
-        .find_map(|l| l.strip_prefix("CPU: "))
-        .unwrap_or("? threads")
-        .to_string();
+    let cpu_label = format!("CPU ({} threads)", cpu_threads(&cpu));
     let g = *cpu_plan.geometry();
-    let mut rows: Vec<String> = Vec::new();
+    let mut rows: Vec<Line> = Vec::new();
 
     // --- Preprocessing.
     let n_pre = cfg.pre.max(cfg.pre_cpu);
@@ -196,12 +198,17 @@ fn main() {
         .preprocess(&data[..cfg.pre_cpu * DAY], batch(cfg.pre_cpu), None)
         .unwrap();
     let cpu_pre = secs(t);
-    rows.push(format!(
-        "| preprocess {} station-days × 86,400 | CPU ({threads}) | {:.3} s | {:.1} ms per station-day | 10,000 in ≤ 10 s (GPU) |",
-        cfg.pre_cpu,
-        cpu_pre,
-        cpu_pre / cfg.pre_cpu as f64 * 1e3
-    ));
+    rows.push(Line {
+        case: format!("preprocess {} station-days × 86,400", cfg.pre_cpu),
+        backend: cpu_label.clone(),
+        time_s: cpu_pre,
+        time: format!("{cpu_pre:.3} s"),
+        detail: format!(
+            "{:.1} ms per station-day",
+            cpu_pre / cfg.pre_cpu as f64 * 1e3
+        ),
+        target: "10,000 in ≤ 10 s (GPU)",
+    });
     if let Some(gpu) = &gpu {
         let plan = XcorrPlan::new(gpu.clone(), o).unwrap();
         // Check against the CPU on the CPU's station-days.
@@ -211,31 +218,39 @@ fn main() {
         let (a, b) = (check.to_host().unwrap(), s_cpu.to_host().unwrap());
         let flat =
             |v: &[num_complex::Complex32]| v.iter().flat_map(|c| [c.re, c.im]).collect::<Vec<_>>();
-        let err = max_rel(&flat(&a), &flat(&b));
+        let err = max_rel_err(&flat(&a), &flat(&b));
         assert!(
             check.kept == s_cpu.kept && err <= 1e-4,
             "GPU spectra differ from the CPU: {err:.2e}"
         );
         drop(check);
-        let mut times = Vec::new();
-        let mut with_copy = Vec::new();
-        for _ in 0..cfg.reps {
+        // No warm-up: the check above compiled the kernels. The sample's one part is the
+        // time with the spectra copied back.
+        let m: Measured<()> = measure(Reps::fixed(0, cfg.reps), |_| {
             let t = Instant::now();
             let s = plan
                 .preprocess(&data[..cfg.pre * DAY], batch(cfg.pre), None)
-                .unwrap();
-            times.push(secs(t));
-            let host = s.to_host().unwrap();
-            with_copy.push(secs(t));
+                .map_err(|e| e.to_string())?;
+            let mut sample = Sample::since(t);
+            let host = s.to_host().map_err(|e| e.to_string())?;
+            sample.parts.push(secs(t) * 1e3);
             std::hint::black_box(host.len());
-        }
-        let (tp, tc) = (median(times), median(with_copy));
+            Ok((sample, None))
+        })
+        .unwrap();
+        let (tp, tc) = (m.median_ms * 1e-3, m.parts_median[0] * 1e-3);
         let gbytes = (g.band_len * cfg.pre * s_cpu.n_windows * 8) as f64 / 1e9;
-        rows.push(format!(
-            "| preprocess {} station-days × 86,400 | GPU host→device spectra | {tp:.3} s | {:.3} ms per station-day; {tc:.3} s with the {gbytes:.1} GB of spectra copied back; max err vs CPU {err:.1e} | ≤ 10 s for 10,000 |",
-            cfg.pre,
-            tp / cfg.pre as f64 * 1e3
-        ));
+        rows.push(Line {
+            case: format!("preprocess {} station-days × 86,400", cfg.pre),
+            backend: "GPU host→device spectra".into(),
+            time_s: tp,
+            time: format!("{tp:.3} s"),
+            detail: format!(
+                "{:.3} ms per station-day; {tc:.3} s with the {gbytes:.1} GB of spectra copied back; max err vs CPU {err:.1e}",
+                tp / cfg.pre as f64 * 1e3
+            ),
+            target: "≤ 10 s for 10,000",
+        });
     }
     drop(data);
     drop(s_cpu);
@@ -255,12 +270,21 @@ fn main() {
     let tc = secs(t);
     let flops =
         |n: usize| 8.0 * (n * n) as f64 * g.band_len as f64 * day_cpu.n_windows as f64 / 2.0;
-    rows.push(format!(
-        "| correlate + linear stack, {} stations × 1 day | CPU ({threads}) | {tc:.3} s | {} pairs, {:.1} GFLOP/s (counted) | — |",
-        cfg.stations_cpu,
-        cfg.stations_cpu * (cfg.stations_cpu - 1) / 2,
-        flops(cfg.stations_cpu) / tc / 1e9
-    ));
+    rows.push(Line {
+        case: format!(
+            "correlate + linear stack, {} stations × 1 day",
+            cfg.stations_cpu
+        ),
+        backend: cpu_label,
+        time_s: tc,
+        time: format!("{tc:.3} s"),
+        detail: format!(
+            "{} pairs, {:.1} GFLOP/s (counted)",
+            cfg.stations_cpu * (cfg.stations_cpu - 1) / 2,
+            flops(cfg.stations_cpu) / tc / 1e9
+        ),
+        target: "—",
+    });
     if let Some(gpu) = &gpu {
         let plan = XcorrPlan::new(gpu.clone(), o).unwrap();
         let check_day = plan
@@ -270,7 +294,7 @@ fn main() {
                 None,
             )
             .unwrap();
-        let err = max_rel(&correlate_all(&plan, &check_day), &c_cpu);
+        let err = max_rel_err(&correlate_all(&plan, &check_day), &c_cpu);
         assert!(
             err <= 1e-4,
             "GPU correlations differ from the CPU: {err:.2e}"
@@ -279,38 +303,59 @@ fn main() {
         let day = plan
             .preprocess(&data[..cfg.stations * DAY], batch(cfg.stations), None)
             .unwrap();
-        let _ = correlate_all(&plan, &day); // warm-up: module, cuBLAS, cuFFT plans
-        let times: Vec<f64> = (0..cfg.reps)
-            .map(|_| {
-                let t = Instant::now();
-                std::hint::black_box(correlate_all(&plan, &day).len());
-                secs(t)
-            })
-            .collect();
-        let tg = median(times);
-        let gemm = seisgpu::xcorr::cuda::gemm_seconds(&plan, &day, 5).unwrap();
+        // One warm-up call: module, cuBLAS, cuFFT plans.
+        let m: Measured<()> = measure(Reps::fixed(1, cfg.reps), |_| {
+            let t = Instant::now();
+            std::hint::black_box(correlate_all(&plan, &day).len());
+            Ok((Sample::since(t), None))
+        })
+        .unwrap();
+        let tg = m.median_ms * 1e-3;
+        let gemm = gemm_seconds(&plan, &day, 5).unwrap();
         let n = cfg.stations;
         let frac = flops(n) / gemm / (cfg.peak * 1e12);
-        rows.push(format!(
-            "| correlate + linear stack, {n} stations × 1 day | GPU host→host | {tg:.3} s | {} pairs × {} lags; a year ≈ {:.1} min; max err vs CPU {err:.1e} | ≤ 1 s per day |",
-            n * (n - 1) / 2,
-            g.n_lags(),
-            tg * 365.0 / 60.0
-        ));
-        rows.push(format!(
-            "| correlation GEMM alone, {n} stations ({} bins × {} windows) | GPU (cuBLAS CGEMM, events) | {:.2} ms | {:.1} TFLOP/s counted = {:.1} % of {} TFLOP/s FP32 peak (cuBLAS does 2× the counted FLOPs) | — |",
-            g.band_len,
-            day.n_windows,
-            gemm * 1e3,
-            flops(n) / gemm / 1e12,
-            frac * 100.0,
-            cfg.peak
-        ));
+        rows.push(Line {
+            case: format!("correlate + linear stack, {n} stations × 1 day"),
+            backend: "GPU host→host".into(),
+            time_s: tg,
+            time: format!("{tg:.3} s"),
+            detail: format!(
+                "{} pairs × {} lags; a year ≈ {:.1} min; max err vs CPU {err:.1e}",
+                n * (n - 1) / 2,
+                g.n_lags(),
+                tg * 365.0 / 60.0
+            ),
+            target: "≤ 1 s per day",
+        });
+        rows.push(Line {
+            case: format!(
+                "correlation GEMM alone, {n} stations ({} bins × {} windows)",
+                g.band_len, day.n_windows
+            ),
+            backend: "GPU (cuBLAS CGEMM, events)".into(),
+            time_s: gemm,
+            time: format!("{:.2} ms", gemm * 1e3),
+            detail: format!(
+                "{:.1} TFLOP/s counted = {:.1} % of {} TFLOP/s FP32 peak (cuBLAS does 2× the counted FLOPs)",
+                flops(n) / gemm / 1e12,
+                frac * 100.0,
+                cfg.peak
+            ),
+            target: "—",
+        });
+    }
+    let mut table = Table::new(&["case", "backend", ">time", "detail", "target"]);
+    for r in &rows {
+        table.row(vec![
+            r.case.clone(),
+            r.backend.clone(),
+            r.time.clone(),
+            r.detail.clone(),
+            r.target.into(),
+        ]);
     }
     println!();
-    println!("| case | backend | time | detail | target |");
-    println!("| --- | --- | ---: | --- | --- |");
-    for r in rows {
-        println!("{r}");
-    }
+    print!("{}", table.markdown());
+    let records: Vec<Record> = rows.iter().map(Line::record).collect();
+    write_records(&cli, "xcorr", &records);
 }

@@ -1,0 +1,27 @@
+//! What every benchmark shares: the common flags (`cli`), timing by the median of
+//! repetitions after warm-up (`timing`), CUDA event timers and the pinned-transfer
+//! reference (`cuda`), output comparisons (`compare`), deterministic inputs (`random`),
+//! and the Markdown table plus the CSV/JSON rows (`report`).
+//!
+//! Included by each bench with `mod harness;` (bench/dwt/main.rs: `#[path]`).
+
+// Each bench binary compiles all of the harness and uses a part of it.
+#![allow(dead_code)]
+
+pub mod cli;
+pub mod compare;
+pub mod cuda;
+pub mod random;
+pub mod report;
+pub mod timing;
+
+/// The thread count of a CPU context, from its own "CPU: N threads" line (rayon's
+/// global pool's where that line is missing).
+pub fn cpu_threads(ctx: &seisgpu::context::Context) -> usize {
+    ctx.describe()
+        .lines()
+        .find_map(|l| l.strip_prefix("CPU: "))
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(rayon::current_num_threads)
+}

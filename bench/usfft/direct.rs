@@ -1,0 +1,71 @@
+//! The accuracy reference: direct sums in f64 on a random subset of the output.
+
+use crate::harness::random::uniform;
+use num_complex::Complex;
+use rayon::prelude::*;
+use seisgpu::usfft::{Real, TransformType};
+
+/// Relative ℓ2 error over `samples` random output entries against direct sums in f64.
+pub fn sampled_error<T: Real>(
+    kind: TransformType,
+    n: usize,
+    xs: &[Vec<T>; 3],
+    input: &[Complex<T>],
+    output: &[Complex<T>],
+    samples: usize,
+) -> f64 {
+    let m = xs[0].len();
+    let nm = n * n * n;
+    let half = (n / 2) as i64;
+    let (mut num, mut den) = (0.0, 0.0);
+    for s in 0..samples {
+        let (got, want) = match kind {
+            TransformType::Type1 => {
+                let idx = (uniform(17, s) * nm as f64) as usize % nm;
+                let k = [idx % n, (idx / n) % n, idx / (n * n)].map(|q| (q as i64 - half) as f64);
+                let want: Complex<f64> = (0..m)
+                    .into_par_iter()
+                    .map(|j| {
+                        let ph: f64 = (0..3).map(|d| k[d] * xs[d][j].to_f64().unwrap()).sum();
+                        let c = input[j];
+                        Complex::new(c.re.to_f64().unwrap(), c.im.to_f64().unwrap())
+                            * Complex::from_polar(1.0, ph)
+                    })
+                    .sum();
+                (output[idx], want)
+            }
+            TransformType::Type2 => {
+                let j = (uniform(19, s) * m as f64) as usize % m;
+                let x: Vec<f64> = (0..3).map(|d| xs[d][j].to_f64().unwrap()).collect();
+                // e^{i k x} per dimension, then the sum over modes plane by plane.
+                let e: Vec<Vec<Complex<f64>>> = (0..3)
+                    .map(|d| {
+                        (0..n)
+                            .map(|q| Complex::from_polar(1.0, (q as i64 - half) as f64 * x[d]))
+                            .collect()
+                    })
+                    .collect();
+                let want: Complex<f64> = (0..n * n)
+                    .into_par_iter()
+                    .map(|r| {
+                        let (m2, m3) = (r % n, r / n);
+                        let s = e[1][m2] * e[2][m3];
+                        let row = &input[r * n..][..n];
+                        row.iter()
+                            .zip(&e[0])
+                            .map(|(f, e1)| {
+                                Complex::new(f.re.to_f64().unwrap(), f.im.to_f64().unwrap()) * e1
+                            })
+                            .sum::<Complex<f64>>()
+                            * s
+                    })
+                    .sum();
+                (output[j], want)
+            }
+        };
+        let got = Complex::new(got.re.to_f64().unwrap(), got.im.to_f64().unwrap());
+        num += (got - want).norm_sqr();
+        den += want.norm_sqr();
+    }
+    (num / den).sqrt()
+}

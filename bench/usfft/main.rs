@@ -1,0 +1,150 @@
+//! USFFT benchmark: the seed's Table 1 cases (N = 64, 128, 256 modes per dimension,
+//! M = N³/4, N³/2, N³ uniformly random points in the cube), types 1 (u2e) and 2 (e2u), on
+//! the CPU and the GPU (host-to-host, device-resident), with set-points timed separately,
+//! ns per point, the accuracy reached (relative ℓ2 error against direct sums on a random
+//! subset of the output, `direct`), and the ratio to the seed's TITAN X times where the
+//! seed gives one. Prints a Markdown table (lines starting with '|') and a summary against
+//! the targets; `--json`/`--csv` also write the rows. Options: `config::USAGE`.
+
+#[path = "../harness/mod.rs"]
+mod harness;
+
+mod config;
+mod direct;
+mod rows;
+
+/// The library's paths below its public plan API, in one place (issue 9 moves them).
+mod internal {
+    pub use seisgpu::usfft::cuda::SpreadMethod;
+}
+
+use harness::cli::Cli;
+use harness::report::{fmt_opt, write_records, Record, Table};
+use rows::Row;
+use seisgpu::backend::BackendRequest;
+use seisgpu::context::Context;
+
+fn main() {
+    let mut cli = Cli::from_env(config::USAGE);
+    let parsed = config::parse(&mut cli);
+    let cfg = cli.or_exit(parsed);
+    let cpu = Context::new(BackendRequest::Cpu, 0).expect("CPU context");
+    let wants_gpu = cfg.modes.iter().any(|&m| m != config::Mode::Cpu);
+    let gpu = if wants_gpu {
+        match rows::gpu_context() {
+            Ok(g) => Some(g),
+            Err(e) => {
+                println!("GPU rows left out: {e}");
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let mut rows = Vec::new();
+    for &n in &cfg.ns {
+        for &frac in &cfg.fracs {
+            let m = ((n * n * n) as f64 * frac).round() as usize;
+            for prec in &cfg.precs {
+                for &kernel in &cfg.kernels {
+                    // The quick run: f64 only at N = 256.
+                    if cfg.quick && prec == "f64" && n != *cfg.ns.iter().max().unwrap() {
+                        continue;
+                    }
+                    match prec.as_str() {
+                        "f32" => rows::run_case::<f32>(
+                            &cfg,
+                            &cpu,
+                            gpu.as_ref(),
+                            n,
+                            m,
+                            kernel,
+                            cfg.tol32,
+                            &mut rows,
+                        ),
+                        "f64" => rows::run_case::<f64>(
+                            &cfg,
+                            &cpu,
+                            gpu.as_ref(),
+                            n,
+                            m,
+                            kernel,
+                            cfg.tol64,
+                            &mut rows,
+                        ),
+                        _ => unreachable!("config::parse admits f32 and f64 only"),
+                    }
+                }
+            }
+        }
+    }
+    println!();
+    print!("{}", table(&rows));
+    println!();
+    println!("Targets (H100/H200, N = 256, M = N³, device-resident): f32 tol 1e-6 execute ≤ 20 ms per type, set points ≤ 10 ms; f64 tol 1e-9 ≤ 60 ms per type.");
+    for r in rows
+        .iter()
+        .filter(|r| r.mode.starts_with("GPU device") && r.case.starts_with("N=256 M=16,777,216"))
+    {
+        let ms = r.exec_ms;
+        let limit = if r.case.contains("f64") { 60.0 } else { 20.0 };
+        println!(
+            "  {}: execute {ms:.1} ms ({}), set points {:.0} ms ({})",
+            r.case,
+            if ms <= limit { "met" } else { "missed" },
+            r.set_ms,
+            if r.set_ms <= 10.0 { "met" } else { "missed" }
+        );
+    }
+    write_records(&cli, "usfft", &records(&rows));
+}
+
+fn table(rows: &[Row]) -> String {
+    let mut t = Table::new(&[
+        "case",
+        "mode",
+        ">set points ms",
+        ">execute ms (median)",
+        ">ns/point",
+        ">rel ℓ2 err (sampled)",
+        ">× faster than seed TITAN X",
+        "notes",
+    ]);
+    for r in rows {
+        t.row(vec![
+            r.case.clone(),
+            r.mode.clone(),
+            format!("{:.1}", r.set_ms),
+            format!("{:.2}", r.exec_ms),
+            format!("{:.2}", r.exec_ms * 1e6 / r.m as f64),
+            format!("{:.1e}", r.err),
+            fmt_opt(seed_ratio(r), |x| format!("{x:.0}×")),
+            r.notes.clone(),
+        ]);
+    }
+    t.markdown()
+}
+
+/// The seed's TITAN X time ÷ ours.
+fn seed_ratio(r: &Row) -> Option<f64> {
+    r.seed.map(|s| s * 1e3 / r.exec_ms)
+}
+
+fn records(rows: &[Row]) -> Vec<Record> {
+    rows.iter()
+        .map(|r| {
+            vec![
+                ("case", r.case.as_str().into()),
+                ("mode", r.mode.as_str().into()),
+                ("n", r.n.into()),
+                ("m", r.m.into()),
+                ("set_points_ms", r.set_ms.into()),
+                ("execute_ms", r.exec_ms.into()),
+                ("ns_per_point", (r.exec_ms * 1e6 / r.m as f64).into()),
+                ("rel_l2_err", r.err.into()),
+                ("x_seed_titan_x", seed_ratio(r).into()),
+                ("notes", r.notes.as_str().into()),
+            ]
+        })
+        .collect()
+}

@@ -1,0 +1,271 @@
+//! One row per case and mode: set the points (timed once), execute (median of the
+//! reps after one untimed call), check against direct sums. The device-resident row
+//! times by CUDA events and splits spreading/interpolation, FFT and deconvolution.
+
+use crate::config::{Config, Mode};
+use crate::direct::sampled_error;
+use crate::harness::cpu_threads;
+use crate::harness::cuda::{drv_err, Events};
+use crate::harness::random::uniform;
+use crate::harness::report::thousands;
+use crate::harness::timing::{measure, ms_since, Measured, Reps, Sample};
+use crate::internal::SpreadMethod;
+use cudarc::driver::{sys, CudaSlice};
+use num_complex::Complex;
+use rayon::prelude::*;
+use seisgpu::backend::BackendRequest;
+use seisgpu::context::Context;
+use seisgpu::usfft::{KernelShape, ModeOrder, Real, TransformType, UsfftOptions, UsfftPlan};
+use std::sync::Arc;
+use std::time::Instant;
+
+pub struct Row {
+    pub case: String,
+    pub mode: String,
+    pub n: usize,
+    pub m: usize,
+    pub set_ms: f64,
+    /// The median execute time.
+    pub exec_ms: f64,
+    pub err: f64,
+    /// The seed's TITAN X time (s), where it gives one.
+    pub seed: Option<f64>,
+    pub notes: String,
+}
+
+/// The seed's TITAN X times (s) where it gives them: (N, M, type) → seconds.
+fn seed_titan_x(n: usize, m: usize, kind: TransformType) -> Option<f64> {
+    match (n, m == n * n * n, kind) {
+        (256, true, TransformType::Type2) => Some(37.9),
+        (256, true, TransformType::Type1) => Some(28.9),
+        _ => None,
+    }
+}
+
+pub struct Gpu {
+    pub ctx: Arc<Context>,
+    /// The HBM peak from the memory clock and bus width.
+    pub peak_gbs: f64,
+}
+
+pub fn gpu_context() -> Result<Gpu, String> {
+    let ctx = Context::new(BackendRequest::Cuda, 0).map_err(|e| e.to_string())?;
+    let dev = cudarc::driver::CudaContext::new(0).map_err(|e| format!("{e:?}"))?;
+    let attr = |a| dev.attribute(a).unwrap_or(0) as f64;
+    let clock_khz = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
+    let bus_bits = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
+    Ok(Gpu {
+        ctx,
+        peak_gbs: 2.0 * clock_khz * 1e3 * bus_bits / 8.0 / 1e9,
+    })
+}
+
+/// A case's points and inputs, and its rows for every type and mode.
+#[allow(clippy::too_many_arguments)]
+pub fn run_case<T: Real>(
+    cfg: &Config,
+    cpu: &Arc<Context>,
+    gpu: Option<&Gpu>,
+    n: usize,
+    m: usize,
+    kernel: KernelShape,
+    tol: f64,
+    rows: &mut Vec<Row>,
+) {
+    let prec = std::any::type_name::<T>();
+    let xs: [Vec<T>; 3] = std::array::from_fn(|d| {
+        (0..m)
+            .into_par_iter()
+            .map(|j| {
+                T::from_f64((2.0 * uniform(d as u64 + 1, j) - 1.0) * std::f64::consts::PI).unwrap()
+            })
+            .collect()
+    });
+    let kname = if kernel == KernelShape::ExpSemicircle {
+        "ES"
+    } else {
+        "Gauss"
+    };
+    for &kind in &cfg.types {
+        let n_in = if kind == TransformType::Type1 {
+            m
+        } else {
+            n * n * n
+        };
+        let input: Vec<Complex<T>> = (0..n_in)
+            .into_par_iter()
+            .map(|i| {
+                Complex::new(
+                    T::from_f64(2.0 * uniform(11, i) - 1.0).unwrap(),
+                    T::from_f64(2.0 * uniform(13, i) - 1.0).unwrap(),
+                )
+            })
+            .collect();
+        let tname = if kind == TransformType::Type1 {
+            "type 1 (u2e)"
+        } else {
+            "type 2 (e2u)"
+        };
+        let case = format!(
+            "N={n} M={} {tname} {prec} {kname} tol {tol:e}",
+            thousands(m)
+        );
+        for &mode in &cfg.modes {
+            let ctx = match (mode, gpu) {
+                (Mode::Cpu, _) if m > cfg.max_cpu_points => continue,
+                (Mode::Cpu, _) => cpu.clone(),
+                (_, Some(g)) => g.ctx.clone(),
+                (_, None) => continue,
+            };
+            let mut row = Row {
+                case: case.clone(),
+                mode: mode.label(cpu_threads(cpu)),
+                n,
+                m,
+                set_ms: f64::NAN,
+                exec_ms: f64::NAN,
+                err: f64::NAN,
+                seed: seed_titan_x(n, m, kind),
+                notes: String::new(),
+            };
+            if let Err(e) = time_mode::<T>(
+                cfg, &ctx, gpu, mode, kind, n, kernel, tol, &xs, &input, &mut row,
+            ) {
+                row.notes = format!("error: {e}");
+            }
+            eprintln!(
+                "{} | {} | set {:.1} ms | exec {:.2} ms | err {:.2e} {}",
+                row.case, row.mode, row.set_ms, row.exec_ms, row.err, row.notes
+            );
+            rows.push(row);
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn time_mode<T: Real>(
+    cfg: &Config,
+    ctx: &Arc<Context>,
+    gpu: Option<&Gpu>,
+    mode: Mode,
+    kind: TransformType,
+    n: usize,
+    kernel: KernelShape,
+    tol: f64,
+    xs: &[Vec<T>; 3],
+    input: &[Complex<T>],
+    row: &mut Row,
+) -> Result<(), String> {
+    let m = xs[0].len();
+    let opts = UsfftOptions {
+        kernel,
+        upsampling: 2.0,
+        mode_order: ModeOrder::Centred,
+    };
+    let err = |e: seisgpu::Error| e.to_string();
+    let mut plan =
+        UsfftPlan::<T>::new(ctx.clone(), kind, 3, [n, n, n], 1, tol, 1, opts).map_err(err)?;
+    let t0 = Instant::now();
+    plan.set_points(m, &xs[0], Some(&xs[1]), Some(&xs[2]))
+        .map_err(err)?;
+    row.set_ms = ms_since(t0);
+    let zero = Complex::new(T::zero(), T::zero());
+    let nm = n * n * n;
+    let mut out = match kind {
+        TransformType::Type1 => vec![zero; nm],
+        TransformType::Type2 => vec![zero; m],
+    };
+    let mut inp = input.to_vec();
+    let w = plan.spec().kernel.width;
+    let reps = Reps::fixed(1, cfg.reps);
+    match mode {
+        Mode::Cpu | Mode::GpuHost => {
+            let timed: Measured<()> = measure(reps, |_| {
+                let t = Instant::now();
+                match kind {
+                    TransformType::Type1 => plan.execute(&mut inp, &mut out),
+                    TransformType::Type2 => plan.execute(&mut out, &mut inp),
+                }
+                .map_err(err)?;
+                Ok((Sample::since(t), None))
+            })?;
+            row.exec_ms = timed.median_ms;
+            row.notes = format!("w={w}");
+        }
+        Mode::GpuDevice => {
+            let gpu = gpu.ok_or("no GPU")?;
+            let pts = plan.device_points().ok_or("no device points")?;
+            let s = pts.stream().clone();
+            let drv = drv_err("running the device-resident case");
+            let reals: Vec<T> = inp.iter().flat_map(|z| [z.re, z.im]).collect();
+            let (mut c, mut f): (CudaSlice<T>, CudaSlice<T>) = match kind {
+                TransformType::Type1 => (
+                    s.clone_htod(&reals).map_err(&drv)?,
+                    s.alloc_zeros(2 * nm).map_err(&drv)?,
+                ),
+                TransformType::Type2 => (
+                    s.alloc_zeros(2 * m).map_err(&drv)?,
+                    s.clone_htod(&reals).map_err(&drv)?,
+                ),
+            };
+            let ev = Events::new(s.context(), 4)?;
+            // Parts: spreading or the copy in, FFT, deconvolution or interpolation.
+            let timed: Measured<()> = measure(reps, |_| {
+                let t = Instant::now();
+                plan.execute_device_timed(&mut c, &mut f, Some(ev.array()?))
+                    .map_err(err)?;
+                s.synchronize().map_err(&drv)?;
+                let parts = (0..3).map(|p| ev.ms(p, p + 1)).collect::<Result<_, _>>()?;
+                let sample = Sample {
+                    ms: ev.ms(0, 3)?,
+                    wall_ms: ms_since(t),
+                    parts,
+                };
+                Ok((sample, None))
+            })?;
+            row.exec_ms = timed.median_ms;
+            let phase = &timed.parts_median;
+            let host = match kind {
+                TransformType::Type1 => s.clone_dtoh(&f),
+                TransformType::Type2 => s.clone_dtoh(&c),
+            }
+            .map_err(&drv)?;
+            out = host.chunks(2).map(|z| Complex::new(z[0], z[1])).collect();
+            // Bytes the spreading/interpolation kernel must move at least: per point its
+            // sorted coordinates (i0 and d per dimension), index and strength, plus the fine
+            // grid once (type 1: read-modify-write by atomics, type 2: read).
+            let size = std::mem::size_of::<T>() as f64;
+            let fine = plan.spec().fine_count() as f64 * 2.0 * size;
+            let per_point = 3.0 * (4.0 + size) + 4.0 + 2.0 * size;
+            let (spread_ms, name, grid_passes) = match kind {
+                TransformType::Type1 => (phase[0], "spread", 2.0),
+                TransformType::Type2 => (phase[2], "interp", 1.0),
+            };
+            let gbs = (m as f64 * per_point + grid_passes * fine) / (spread_ms * 1e-3) / 1e9;
+            let pts = plan.device_points().ok_or("no device points")?;
+            let bins = pts.tiling.tile;
+            let method = match pts.method {
+                SpreadMethod::SharedTiles { shared_bytes } => format!(
+                    "SM {}×{}×{} bins, {} KiB",
+                    bins[0],
+                    bins[1],
+                    bins[2],
+                    shared_bytes / 1024
+                ),
+                SpreadMethod::GlobalAtomics => "GM".to_string(),
+            };
+            let (deconv, deconv_ms) = match kind {
+                TransformType::Type1 => ("deconv", phase[2]),
+                TransformType::Type2 => ("deconv+copy", phase[0]),
+            };
+            row.notes = format!(
+                "w={w}, {method}; {name} {spread_ms:.2} ms ({:.0}% of {:.0} GB/s HBM), FFT {:.2} ms, {deconv} {deconv_ms:.2} ms",
+                100.0 * gbs / gpu.peak_gbs,
+                gpu.peak_gbs,
+                phase[1],
+            );
+        }
+    }
+    row.err = sampled_error(kind, n, xs, input, &out, cfg.samples);
+    Ok(())
+}
