@@ -1,5 +1,6 @@
 //! Every file of `kernels/` is embedded (`kernels::ALL`) and compiles with NVRTC, with every
-//! prelude the library can produce, for sm_70, sm_80 and sm_90. Needs no GPU, only NVRTC:
+//! prelude the library can produce, for sm_70, sm_80 and sm_90 (as CUBINs; PTX for a GPU
+//! newer than the NVRTC). Needs no GPU, only NVRTC:
 //! without it the test reports "skipped", unless SEISGPU_REQUIRE_NVRTC=1 makes that a failure.
 
 use seisgpu::backend::cuda::{kernels, nvrtc};
@@ -134,7 +135,7 @@ fn every_kernel_compiles_for_every_prelude_and_arch() {
                 let t = std::time::Instant::now();
                 let result = nvrtc::compile(k.file, k.source, prelude, arch);
                 let status = match &result {
-                    Ok(ptx) => format!("ok ({} kB PTX)", ptx.to_src().len() / 1024),
+                    Ok(k) => format!("ok ({} kB {:?})", k.image.len() / 1024, k.kind),
                     Err(_) => "FAILED".to_string(),
                 };
                 println!(
@@ -193,5 +194,46 @@ fn a_kernel_that_does_not_compile_reports_nvrtc_log() {
             "expected SG_ERR_KERNEL_COMPILE, got {:?}",
             other.map(|_| ())
         ),
+    }
+}
+
+#[test]
+fn a_gpu_this_nvrtc_knows_gets_a_cubin_a_newer_one_ptx() {
+    let Ok((major, minor)) = nvrtc::version() else {
+        assert!(
+            !nvrtc_required(),
+            "SEISGPU_REQUIRE_NVRTC=1 but NVRTC is missing"
+        );
+        println!("skipped: NVRTC not found");
+        return;
+    };
+    let probe = "extern \"C\" __global__ void probe(float *x) { x[0] = 1.0f; }";
+    for arch in ARCHS {
+        let t = nvrtc::target(arch).unwrap();
+        assert_eq!(
+            (t.kind, t.gpu_architecture.as_str()),
+            (nvrtc::ImageKind::Cubin, arch)
+        );
+        let k = nvrtc::compile("probe.cu", probe, "", arch).unwrap();
+        assert_eq!(&k.image[..4], b"\x7fELF", "{arch}: a CUBIN is an ELF file");
+    }
+    // An architecture newer than any NVRTC knows: PTX of the newest virtual one below it,
+    // which the driver compiles forward.
+    let t = nvrtc::target("sm_990").unwrap();
+    assert_eq!(t.kind, nvrtc::ImageKind::Ptx);
+    assert!(t.gpu_architecture.starts_with("compute_"), "{t:?}");
+    let k = nvrtc::compile("probe.cu", probe, "", "sm_990").unwrap();
+    let text = String::from_utf8(k.image.clone()).expect("PTX is text");
+    assert!(
+        text.contains(".entry probe") && !text.contains('\0'),
+        "{text}"
+    );
+    println!("NVRTC {major}.{minor}: sm_990 → {}", t.gpu_architecture);
+    // Older than any it knows, or not an architecture at all: a clear compile error.
+    for arch in ["sm_10", "gfx90a"] {
+        match nvrtc::target(arch) {
+            Err(Error::KernelCompile(why)) => assert!(why.contains(arch), "{why}"),
+            other => panic!("{arch}: expected SG_ERR_KERNEL_COMPILE, got {other:?}"),
+        }
     }
 }

@@ -15,6 +15,9 @@ use rayon::prelude::*;
 const CHUNK: usize = 1 << 14;
 /// Signals shorter than this are never split: the work per level is too small.
 const SPLIT_MIN: usize = 1 << 16;
+/// Batches of fewer samples in all than this run on the calling thread: waking the pool
+/// would cost more than its threads save (measured with bench/dwt.rs, see bench/README.md).
+const SERIAL_MAX: usize = 1 << 17;
 
 /// Per-thread buffers, allocated up front so that exhaustion is a status, not an abort.
 struct Work<T> {
@@ -75,8 +78,9 @@ fn for_each_trace<T: Sample, R: Send>(
     body: impl Fn(&mut Work<T>, bool) -> R + Sync,
 ) -> Result<Vec<R>> {
     let n = batch.n_samples;
-    let split = batch.n_traces < cpu.threads() && n >= SPLIT_MIN;
-    let groups = if split {
+    let serial = batch.n_traces * n < SERIAL_MAX;
+    let split = !serial && batch.n_traces < cpu.threads() && n >= SPLIT_MIN;
+    let groups = if serial || split {
         1
     } else {
         cpu.threads().min(batch.n_traces)
@@ -94,7 +98,8 @@ fn for_each_trace<T: Sample, R: Send>(
         .enumerate()
         .collect();
     let per_group = batch.n_traces.div_ceil(groups);
-    cpu.install(|| {
+    let body = &body;
+    let mut run = move || {
         let run_group = |(group, w): (&mut [(usize, &mut [T])], &mut Work<T>)| -> Vec<R> {
             group
                 .iter_mut()
@@ -109,7 +114,7 @@ fn for_each_trace<T: Sample, R: Send>(
                 })
                 .collect()
         };
-        let per: Vec<Vec<R>> = if split {
+        let per: Vec<Vec<R>> = if serial || split {
             outs.chunks_mut(per_group)
                 .zip(works.iter_mut())
                 .map(run_group)
@@ -121,7 +126,12 @@ fn for_each_trace<T: Sample, R: Send>(
                 .collect()
         };
         Ok(per.into_iter().flatten().collect())
-    })
+    };
+    if serial {
+        run()
+    } else {
+        cpu.install(run)
+    }
 }
 
 pub fn transform<T: Sample>(

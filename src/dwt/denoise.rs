@@ -25,6 +25,9 @@ pub enum ThresholdMode {
     Hard,
 }
 
+/// Which coefficients σ is estimated from. σ = median(|d|)/0.6745; the median of an even
+/// count of coefficients is the mean of the two middle values (as NumPy's `median`), of an
+/// odd count the middle value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NoiseEstimate {
     /// σ from the finest detail level, used for all levels (Donoho–Johnstone).
@@ -40,6 +43,8 @@ pub(crate) const MAD_TO_SIGMA: f64 = 0.6745;
 pub struct DenoiseOptions {
     pub rule: ThresholdRule,
     pub mode: ThresholdMode,
+    /// Where σ = median(|d|)/0.6745 comes from (an even count's median is the mean of
+    /// its two middle values).
     pub noise: NoiseEstimate,
     /// The threshold of the `Fixed` rule.
     pub fixed_threshold: f64,

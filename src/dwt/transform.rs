@@ -6,8 +6,11 @@
 //! a[i] = Σ_k h1[k]·P_ρk[i + σ_k], where P_0 and P_1 are the even and odd samples, and
 //! the inverse is x[2p + ρ] = Σ_{k: ρ_k = ρ} h2[k]·a[p − σ_k] + g2[k]·d[p − σ_k]
 //! (indices of P, a, d modulo n/2). Each tap is then a contiguous multiply-add across a
-//! block of outputs, which the compiler vectorises; every output still sums its taps in
-//! ascending k, as GSL does.
+//! block of outputs, which the compiler vectorises. Every output sums its terms in GSL's
+//! order, so that f64 results equal GSL's bit for bit: the forward in ascending k; the
+//! inverse, which GSL computes as a scatter (input pairs i ascending, each adding
+//! h2[k]·a[i] + g2[k]·d[i] for k ascending to its output), by (i, k) ascending, i.e. by
+//! descending k away from the periodic wrap.
 
 use super::wavelet::Wavelet;
 use crate::sample::Sample;
@@ -110,12 +113,22 @@ impl<T: Sample> Filters<T> {
                 wd[u] = detail[i];
             }
             let mut sum = [[zero; BLOCK]; 2];
-            for k in 0..self.h2.len() {
+            for k in (0..self.h2.len()).rev() {
                 let at = self.sigma_span - self.shift[k];
                 let (h, g) = (self.h2[k], self.g2[k]);
                 let acc = &mut sum[self.phase[k]][..len];
                 for ((s, &a), &d) in acc.iter_mut().zip(&wa[at..at + len]).zip(&wd[at..at + len]) {
-                    *s = *s + h * a + g * d;
+                    *s = *s + (h * a + g * d);
+                }
+            }
+            // Where a tap wraps around the signal, GSL's order is no longer descending k.
+            let sigma_max = self.sigma_min + self.sigma_span as isize;
+            for r in 0..len {
+                let p = p0 + r as isize;
+                if p < sigma_max || p >= half + self.sigma_min {
+                    for (rho, s) in sum.iter_mut().enumerate() {
+                        s[r] = self.inverse_in_gsl_order(approx, detail, p, rho);
+                    }
                 }
             }
             for (r, pair) in out[2 * b..2 * (b + len)].chunks_exact_mut(2).enumerate() {
@@ -123,5 +136,22 @@ impl<T: Sample> Filters<T> {
                 pair[1] = sum[1][r];
             }
         }
+    }
+
+    /// x[2p + ρ] summed term by term in GSL's order: by input index i = (p − σ_k) mod n/2,
+    /// then by k (taps that alias on short signals land on the same i).
+    fn inverse_in_gsl_order(&self, approx: &[T], detail: &[T], p: isize, rho: usize) -> T {
+        let half = approx.len() as isize;
+        let sigma = |k: usize| self.sigma_min + self.shift[k] as isize;
+        let mut terms = [(0usize, 0usize); 2 * SPREAD];
+        let mut count = 0;
+        for k in (0..self.h2.len()).filter(|&k| self.phase[k] == rho) {
+            terms[count] = ((p - sigma(k)).rem_euclid(half) as usize, k);
+            count += 1;
+        }
+        terms[..count].sort_unstable();
+        terms[..count].iter().fold(T::zero(), |s, &(i, k)| {
+            s + (self.h2[k] * approx[i] + self.g2[k] * detail[i])
+        })
     }
 }

@@ -1,6 +1,7 @@
 //! The CUDA backend, through cudarc: driver, NVRTC, cuFFT and cuBLAS, all loaded at
 //! run time so that the library loads and works (on the CPU) without them.
 
+pub mod disk_cache;
 pub mod kernels;
 pub mod launch;
 pub mod module_cache;
@@ -58,23 +59,29 @@ impl CudaBackend {
             attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as usize;
         let name = ctx.name().unwrap_or_else(|_| "unknown device".into());
         let total = ctx.total_mem().unwrap_or(0);
-        let mut nvrtc_version = (0, 0);
-        // SAFETY: NVRTC was found by the probe; the pointers are valid locals.
-        unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut nvrtc_version.0, &mut nvrtc_version.1) };
+        let arch = format!("sm_{major}{minor}");
+        let (nvrtc_major, nvrtc_minor) = nvrtc::version()?;
+        let kernels_as = match nvrtc::target(&arch) {
+            Ok(t) => format!("{:?} for {}", t.kind, t.gpu_architecture),
+            Err(e) => format!("nothing ({e})"),
+        };
+        let modules = module_cache::ModuleCache::default();
+        let cache = modules
+            .disk()
+            .dir()
+            .map_or("off".to_string(), |d| d.display().to_string());
         let description = format!(
             "device {ordinal}: {name}, compute capability {major}.{minor}, {} multiprocessors, {:.1} GiB\n\
-             NVRTC {}.{}, kernels compiled for sm_{major}{minor}\n{}",
+             NVRTC {nvrtc_major}.{nvrtc_minor}, kernels compiled to {kernels_as}, kernel cache: {cache}\n{}",
             multiprocessors,
             total as f64 / (1u64 << 30) as f64,
-            nvrtc_version.0,
-            nvrtc_version.1,
             libs.describe()
         );
         Ok(CudaBackend {
             staging: staging::StagingPool::default(),
             ctx,
-            arch: format!("sm_{major}{minor}"),
-            modules: module_cache::ModuleCache::default(),
+            arch,
+            modules,
             max_shared_bytes,
             multiprocessors,
             description,

@@ -1,5 +1,7 @@
-//! Compiled modules, once per context, keyed by kernel file and compile-time constants.
+//! Compiled modules, once per context, keyed by kernel file and compile-time constants;
+//! their images come from the on-disk cache when an earlier process compiled them.
 
+use super::disk_cache::{DiskCache, Origin};
 use super::kernels::KernelSource;
 use super::{driver_error, nvrtc};
 use crate::error::Result;
@@ -10,9 +12,15 @@ use std::sync::{Arc, Mutex};
 #[derive(Default)]
 pub struct ModuleCache {
     modules: Mutex<HashMap<(&'static str, String), Arc<CudaModule>>>,
+    disk: DiskCache,
 }
 
 impl ModuleCache {
+    /// The on-disk cache this context reads and fills.
+    pub fn disk(&self) -> &DiskCache {
+        &self.disk
+    }
+
     /// The module for `kernel` with `prelude`, compiled for `arch` on first use.
     pub fn get(
         &self,
@@ -26,10 +34,20 @@ impl ModuleCache {
             return Ok(m.clone());
         }
         // Compile outside the lock: NVRTC takes a while and other kernels may be wanted.
-        let ptx = nvrtc::compile(kernel.file, kernel.source, prelude, arch)?;
-        let module = ctx
-            .load_module(ptx)
-            .map_err(driver_error("loading a compiled module"))?;
+        let compile = || nvrtc::compile(kernel.file, kernel.source, prelude, arch);
+        let disk_key = nvrtc::cache_key(kernel.file, kernel.source, prelude, arch)?;
+        let (image, origin) = self.disk.get_or_compile(&disk_key, compile)?;
+        let module = match ctx.load_module(image.to_loadable()?) {
+            Ok(m) => m,
+            // An entry the driver refuses (a driver change the key cannot see): compile afresh.
+            Err(_) if origin == Origin::Disk => {
+                let fresh = compile()?;
+                self.disk.store(&disk_key, &fresh);
+                ctx.load_module(fresh.to_loadable()?)
+                    .map_err(driver_error("loading a compiled module"))?
+            }
+            Err(e) => return Err(driver_error("loading a compiled module")(e)),
+        };
         Ok(self
             .modules
             .lock()
