@@ -53,6 +53,8 @@ struct Header {
     constants: BTreeMap<String, i64>,
     structs: BTreeMap<String, Vec<CDecl>>,
     opaque: Vec<String>,
+    /// Function-pointer typedefs (`typedef int (*name)(…)`): type(c_funptr), value.
+    function_pointers: Vec<String>,
 }
 
 fn strip_c_comments(text: &str) -> String {
@@ -230,6 +232,12 @@ fn parse_header(text: &str) -> (Header, Vec<String>) {
                     }
                 }
                 header.structs.insert(name, fields);
+            } else if let Some(name) = rest
+                .split_once("(*")
+                .and_then(|(_, after)| after.split_once(')'))
+                .map(|(name, _)| name.trim().to_string())
+            {
+                header.function_pointers.push(name);
             } else {
                 let tokens: Vec<&str> = rest.split_whitespace().collect();
                 match tokens.as_slice() {
@@ -626,6 +634,7 @@ fn fortran_type_of(base: &str, header: &Header) -> Option<String> {
         "char" => "character(c_char)",
         "bool" => "logical(c_bool)",
         s if header.structs.contains_key(s) => return Some(format!("type({s})")),
+        s if header.function_pointers.iter().any(|f| f == s) => "type(c_funptr)",
         _ => return None,
     };
     Some(kind.to_string())
