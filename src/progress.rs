@@ -171,7 +171,10 @@ mod tests {
     use super::*;
     use std::sync::Mutex;
 
-    fn recorder() -> (ProgressFn, Arc<Mutex<Vec<(String, f64)>>>) {
+    /// The (stage, fraction) pairs a callback saw.
+    type Seen = Arc<Mutex<Vec<(String, f64)>>>;
+
+    fn recorder() -> (ProgressFn, Seen) {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let s = seen.clone();
         let f: ProgressFn = Arc::new(move |stage: &str, fraction: f64| {
