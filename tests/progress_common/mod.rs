@@ -251,7 +251,7 @@ pub fn xcorr_preprocess_and_correlate(ctx: &Context) {
     o.freqmax = 2.0;
     o.whiten_taper_bins = 10;
     let plan = ctx.plan(&o);
-    let (n_sta, n) = (24, 20 * 1200);
+    let (n_sta, n) = (200, 20 * 240);
     let data = Rng(5).signal(n_sta * n);
 
     // Preprocessing: the output is the spectra handle, written only on success.
