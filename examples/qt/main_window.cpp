@@ -161,6 +161,7 @@ void MainWindow::run(Finished finished) {
     run_button_->setEnabled(false);
     cancel_button_->setEnabled(true);
     progress_->setValue(0);
+    progress_->setFormat("%p%");
     const QString method = method_->currentData().toString();
     const double snr_db = noise_->value();
     worker_ = QThread::create([this, method, snr_db, finished] {
@@ -185,6 +186,9 @@ void MainWindow::run(Finished finished) {
                 cancel_button_->setEnabled(false);
                 if (outcome == "ok") {
                     show_results(input, output);
+                } else {
+                    // "cancelled", or the error; the panels keep the last good run.
+                    progress_->setFormat(outcome);
                 }
                 if (finished) {
                     finished(outcome);
