@@ -588,7 +588,9 @@ void sg_context_destroy(sg_context *ctx);
  enough for the CPU to filter it in several slabs along the crossline axis (over 512 MB
  of working memory): there the lines before the one named in the error message may hold
  partly filtered traces. With a callback set, a DWT batch is computed into a temporary
- copy of the batch (memory for one batch more) and copied out at the end. The callback
+ copy of the batch (memory for one batch more) and copied out at the end. On a CUDA
+ context DWT batches report and stop as on the CPU; F-X/F-XY decon and xcorr report
+ only their end there (the device pipelines are not chunked yet). The callback
  must not call seisgpu on the same plan; change it only while no call runs on `ctx`.
  `ctx` must not be NULL. Thread-safe.
  */
