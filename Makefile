@@ -4,10 +4,16 @@
 #   make header     regenerate include/seisgpu.h from src/ffi (cbindgen)
 #   make examples   build the C and Fortran examples against target/release
 #   make test       install missing test dependencies, run the Rust tests, build and run
-#                   both examples; non-zero on any failure (this is what CI runs)
-#   make demo       build and run the Penobscot demo (PNG figures into out/)
+#                   the examples, the install (pkg-config, CMake), C++ header and Qt
+#                   example tests; non-zero on any failure (this is what CI runs)
+#   make demo       build and run the Penobscot demo (PNG figures into out/; with matplotlib
+#                   also out/penobscot_denoising.png, the panels with axes and a colour bar)
 #   make demo-build build the demo only (target/examples/demo_penobscot, linked from
 #                   target/demo_penobscot)
+#   make install    install under PREFIX (default /usr/local; DESTDIR too): the shared and
+#                   static libraries, headers, Fortran module source, pkg-config and CMake
+#                   files (packaging/install.sh)
+#   make uninstall  remove what make install put there
 #   make clean      remove build outputs and out/
 #
 # The examples and the demo are linked with an rpath to target/release, so they run
@@ -26,11 +32,16 @@ BUILD := target/examples
 FMOD := target/fortran
 LIB := $(RELEASE)/libseisgpu.so
 
+PREFIX ?= /usr/local
+DESTDIR ?=
+
 CFLAGS ?= -std=c11 -O2 -Wall -Wextra -pedantic
 FFLAGS ?= -std=f2003 -O2 -Wall -Wextra -pedantic
 SEISGPU_LDFLAGS := -L$(RELEASE) -lseisgpu -Wl,-rpath,$(RELEASE_ABS)
 DEMO_CFLAGS ?= -O2 -Wall -Wextra
 DEMO_LDLIBS ?= -lm -lz
+# The demo's slide figure (examples/python/plot_sections.py) needs matplotlib and NumPy.
+PYTHON ?= python3
 
 # NVRTC from PyPI, unpacked by scripts/install_test_deps.sh.
 NVRTC_DIR := $(CURDIR)/.tools/nvrtc/nvidia/cuda_nvrtc/lib
@@ -40,7 +51,7 @@ EXAMPLES := $(BUILD)/dwt_denoise_c $(BUILD)/dwt_denoise_f90 $(BUILD)/usfft_c $(B
 	$(BUILD)/fxdecon_2d_c $(BUILD)/fxdecon_3d_f90 $(BUILD)/xcorr_c $(BUILD)/xcorr_f90
 DEMO := $(BUILD)/demo_penobscot
 
-.PHONY: all lib header examples run-examples test demo demo-build clean FORCE
+.PHONY: all lib header examples run-examples test demo demo-build clean FORCE install uninstall
 
 all: lib
 
@@ -111,6 +122,15 @@ test:
 	$(MAKE) --no-print-directory lib
 	$(RUN_ENV) SEISGPU_REQUIRE_NVRTC=1 SEISGPU_REQUIRE_GFORTRAN=1 $(CARGO) test --release
 	$(MAKE) --no-print-directory run-examples
+	bash tests/install/run.sh
+	bash tests/cpp/run.sh
+	bash tests/qt/run.sh
+
+install: lib
+	bash packaging/install.sh install "$(DESTDIR)$(PREFIX)"
+
+uninstall:
+	bash packaging/install.sh uninstall "$(DESTDIR)$(PREFIX)"
 
 demo-build: lib $(DEMO)
 
@@ -122,6 +142,11 @@ $(DEMO): examples/c/demo_penobscot.c include/seisgpu.h $(LIB)
 demo: demo-build
 	@mkdir -p out
 	$(RUN_ENV) target/demo_penobscot data/penobscot-xl1155/penobscot_xl1155.sgy out/
+	@if $(PYTHON) -c 'import matplotlib, numpy' 2>/dev/null; then \
+		$(PYTHON) examples/python/plot_sections.py out; \
+	else \
+		echo "(no matplotlib for $(PYTHON): skipped the slide figure; install python3-matplotlib or set PYTHON=)"; \
+	fi
 
 clean:
 	$(CARGO) clean

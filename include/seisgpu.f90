@@ -27,7 +27,8 @@
 !    of a target array of n_traces*levels real(c_double).
 module seisgpu
   use, intrinsic :: iso_c_binding, only: c_int32_t, c_int64_t, c_size_t, c_float, &
-    c_double, c_char, c_ptr, c_null_ptr, c_null_char, c_associated, c_f_pointer
+    c_double, c_char, c_ptr, c_null_ptr, c_null_char, c_associated, c_f_pointer, &
+    c_funptr
   implicit none
   private :: c_ptr_to_string
 
@@ -100,6 +101,7 @@ module seisgpu
   integer(c_int32_t), parameter :: SG_ERR_NON_FINITE = 9
   integer(c_int32_t), parameter :: SG_ERR_BUFFER_TOO_SMALL = 10
   integer(c_int32_t), parameter :: SG_ERR_INTERNAL = 11
+  integer(c_int32_t), parameter :: SG_ERR_CANCELLED = 12
 
   ! Options of sg_dwt_denoise_*; start from sg_dwt_denoise_options_default().
   type, bind(C) :: sg_dwt_denoise_options
@@ -201,6 +203,20 @@ module seisgpu
       import :: c_ptr
       type(c_ptr), value, intent(in) :: ctx
     end subroutine sg_context_destroy
+
+    ! callback: c_funloc of a bind(C) function
+    !   integer(c_int) function cb(user, stage, fraction) bind(C)
+    !     type(c_ptr), value :: user, stage   ! stage: a NUL-terminated C string
+    !     real(c_double), value :: fraction
+    ! returning 0 to go on, non-zero to cancel; c_null_funptr removes it.
+    function sg_context_set_progress(ctx, callback, user) &
+        bind(C, name="sg_context_set_progress") result(status)
+      import :: c_int32_t, c_ptr, c_funptr
+      type(c_ptr), value :: ctx
+      type(c_funptr), value :: callback
+      type(c_ptr), value :: user
+      integer(c_int32_t) :: status
+    end function sg_context_set_progress
 
     ! ---- DWT plans ------------------------------------------------------------------
 

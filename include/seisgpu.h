@@ -261,6 +261,13 @@ typedef struct sg_xcorr_spectra sg_xcorr_spectra;
 typedef int32_t sg_status;
 
 /*
+ A progress callback: `user` as given to `sg_context_set_progress`, `stage` a short
+ static name of the work in progress ("fx windows", "correlate", …), `fraction` the
+ share of the call done, in [0, 1]. Return 0 to go on, non-zero to stop the call.
+ */
+typedef int (*sg_progress_fn)(void *user, const char *stage, double fraction);
+
+/*
  Options of `sg_dwt_denoise_*`. Start from `sg_dwt_denoise_options_default()`.
  */
 typedef struct {
@@ -528,6 +535,12 @@ typedef struct {
  */
 #define SG_ERR_INTERNAL 11
 
+/*
+ The progress callback asked to stop (`sg_context_set_progress`); the call wrote
+ nothing and its plan stays usable.
+ */
+#define SG_ERR_CANCELLED 12
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -562,6 +575,26 @@ sg_status sg_context_describe(const sg_context *ctx, char *buf, size_t len, size
  handle.
  */
 void sg_context_destroy(sg_context *ctx);
+
+/*
+ Sets the progress callback of the long calls (F-X/F-XY decon, xcorr preprocessing and
+ correlation, DWT batches) made from now on with `ctx` or any plan created from it;
+ `callback` NULL removes it. Each such call runs `callback(user, stage, fraction)` on the
+ thread that made the call, between chunks of its work, at most every 100 ms, with
+ fractions that only grow, and a last time with exactly 1 once its work is complete (that
+ answer is ignored). A non-zero return stops the call after the chunk in progress (chunks
+ aim at 50 ms of work) with `SG_ERR_CANCELLED`, and the plan stays usable. After a
+ cancel the outputs hold what they held before the call, except for an F-XY volume large
+ enough for the CPU to filter it in several slabs along the crossline axis (over 512 MB
+ of working memory): there the lines before the one named in the error message may hold
+ partly filtered traces. With a callback set, a DWT batch is computed into a temporary
+ copy of the batch (memory for one batch more) and copied out at the end. On a CUDA
+ context DWT batches report and stop as on the CPU; F-X/F-XY decon and xcorr report
+ only their end there (the device pipelines are not chunked yet). The callback
+ must not call seisgpu on the same plan; change it only while no call runs on `ctx`.
+ `ctx` must not be NULL. Thread-safe.
+ */
+sg_status sg_context_set_progress(sg_context *ctx, sg_progress_fn callback, void *user);
 
 /*
  The default denoising options: universal threshold, soft, σ from the finest level,

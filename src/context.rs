@@ -4,7 +4,8 @@ use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::CudaBackend;
 use crate::backend::{BackendKind, BackendRequest};
 use crate::error::{Error, Result};
-use std::sync::Arc;
+use crate::progress::{ProgressFn, Reporter};
+use std::sync::{Arc, RwLock};
 
 pub struct Context {
     /// Always present: the CPU backend runs CPU contexts and the host-side
@@ -12,6 +13,8 @@ pub struct Context {
     pub(crate) cpu: CpuBackend,
     pub(crate) cuda: Option<CudaBackend>,
     description: String,
+    /// The caller's progress callback, shared by every plan of this context.
+    progress: RwLock<Option<ProgressFn>>,
 }
 
 impl Context {
@@ -57,6 +60,7 @@ impl Context {
             cpu,
             cuda,
             description,
+            progress: RwLock::new(None),
         }))
     }
 
@@ -71,5 +75,22 @@ impl Context {
     /// Several lines: backend, device, libraries found, or why the CPU was chosen.
     pub fn describe(&self) -> &str {
         &self.description
+    }
+
+    /// Sets (or, with None, removes) the progress callback of the long calls made on this
+    /// context and its plans from now on.
+    pub fn set_progress(&self, callback: Option<ProgressFn>) {
+        // A poisoned lock only means a panic elsewhere while it was held; the slot is valid.
+        *self.progress.write().unwrap_or_else(|e| e.into_inner()) = callback;
+    }
+
+    /// The reporter of one call, with the callback set when the call starts.
+    pub fn reporter(&self) -> Reporter {
+        Reporter::new(
+            self.progress
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
+        )
     }
 }

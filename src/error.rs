@@ -27,6 +27,8 @@ pub enum Error {
     BufferTooSmall(String),
     #[error("{0}")]
     Internal(String),
+    #[error("{0}")]
+    Cancelled(String),
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -46,6 +48,7 @@ impl Error {
             Error::NonFinite(_) => SG_ERR_NON_FINITE,
             Error::BufferTooSmall(_) => SG_ERR_BUFFER_TOO_SMALL,
             Error::Internal(_) => SG_ERR_INTERNAL,
+            Error::Cancelled(_) => SG_ERR_CANCELLED,
         }
     }
 }

@@ -14,6 +14,7 @@ pub mod ffi;
 pub mod fft_len;
 pub mod fxdecon;
 pub mod layout;
+pub mod progress;
 pub mod sample;
 pub mod usfft;
 pub mod xcorr;

@@ -9,7 +9,9 @@
  * library default, per-level noise estimates, and the default restricted to the wavelet
  * levels above the seismic band (the one that improves the SNR, used for the images).
  * Writes four grayscale PNGs of the section into OUTDIR: clean, noisy, denoised and the
- * noise that was removed.
+ * noise that was removed; and the four sections as float32 (sections.f32, with their
+ * sizes in sections.txt) for examples/python/plot_sections.py, which `make demo` runs
+ * when matplotlib is there to draw the slide figure with titles, axes and a colour bar.
  *
  * Exit status: 0 on success; 1 if a seisgpu call fails, the input cannot be read, or the
  * denoised section is not closer to the clean one than the noisy section was.
@@ -444,6 +446,38 @@ static int write_section_png(const char *dir, const char *name, const float *x,
     return rc;
 }
 
+/* Writes the sections (trace after trace, n samples each, little-endian float32 on the
+ * machines seisgpu supports) to OUTDIR/sections.f32 and their description to
+ * OUTDIR/sections.txt, one "key value" per line. */
+static int write_sections_raw(const char *dir, const float *const *sections, size_t count,
+                              size_t n_traces, size_t n, size_t stride, double dt_s,
+                              double clip, double snr_noisy, double snr_denoised,
+                              const char *backend)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/sections.f32", dir);
+    FILE *f = fopen(path, "wb");
+    int ok = f != NULL;
+    for (size_t k = 0; ok && k < count; k++)
+        for (size_t t = 0; ok && t < n_traces; t++)
+            ok = fwrite(sections[k] + t * stride, sizeof(float), n, f) == n;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    snprintf(path, sizeof path, "%s/sections.txt", dir);
+    f = ok ? fopen(path, "w") : NULL;
+    ok = f != NULL;
+    if (ok) {
+        fprintf(f, "n_traces %zu\nn_samples %zu\ndt_s %.9g\nclip %.9g\n", n_traces, n, dt_s,
+                clip);
+        fprintf(f, "snr_noisy_db %.4f\nsnr_denoised_db %.4f\nbackend %s\n", snr_noisy,
+                snr_denoised, backend);
+        ok = fclose(f) == 0;
+    }
+    if (!ok)
+        fprintf(stderr, "error: cannot write the raw sections into %s\n", dir);
+    return ok ? 0 : -1;
+}
+
 /* mkdir -p: creates `path` and any missing parents. Returns 0 if it exists afterwards. */
 static int make_directories(const char *path)
 {
@@ -689,6 +723,11 @@ int main(int argc, char **argv)
         write_section_png(out_dir, "noisy.png", noisy, n_traces, n, stride, clip) ||
         write_section_png(out_dir, "denoised.png", denoised, n_traces, n, stride, clip) ||
         write_section_png(out_dir, "removed_noise.png", removed, n_traces, n, stride, clip))
+        goto done;
+    const float *sections[4] = {sec.samples, noisy, denoised, removed};
+    if (write_sections_raw(out_dir, sections, 4, n_traces, n, stride, sec.dt_ms * 1e-3, clip,
+                           snr_noisy, chosen->snr_db,
+                           backend == SG_BACKEND_CUDA ? "CUDA (GPU)" : "CPU"))
         goto done;
 
     if (!(gain > 0.0)) {

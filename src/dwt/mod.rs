@@ -4,6 +4,7 @@
 //! levels of an n-sample trace, [a_L | d_L | d_{L−1} | … | d_1] with d_j of length n/2^j
 //! at offset n/2^j (a full transform has L = log2 n and a single approximation value).
 
+pub mod chunks;
 pub mod cpu;
 pub mod cuda;
 pub mod denoise;
@@ -111,25 +112,37 @@ impl DwtPlan {
     ) -> Result<()> {
         let levels = self.resolve_levels(levels)?;
         self.check(&traces, &batch)?;
-        match &self.ctx.cuda {
-            Some(gpu) => cuda::transform(
-                gpu,
-                &self.ctx.cpu,
-                &self.wavelet,
-                direction,
-                levels,
-                traces,
-                batch,
-            ),
-            None => cpu::transform(
-                &self.ctx.cpu,
-                &self.wavelet,
-                direction,
-                levels,
-                traces,
-                batch,
-            ),
-        }
+        let mut reporter = self.ctx.reporter();
+        chunks::run_batch(
+            &mut reporter,
+            "dwt traces",
+            traces,
+            batch,
+            |traces, batch| {
+                match &self.ctx.cuda {
+                    Some(gpu) => cuda::transform(
+                        gpu,
+                        &self.ctx.cpu,
+                        &self.wavelet,
+                        direction,
+                        levels,
+                        traces,
+                        batch,
+                    ),
+                    None => cpu::transform(
+                        &self.ctx.cpu,
+                        &self.wavelet,
+                        direction,
+                        levels,
+                        traces,
+                        batch,
+                    ),
+                }
+                .map(|()| Vec::new())
+            },
+        )?;
+        reporter.finish();
+        Ok(())
     }
 
     /// Forward transform, thresholding, inverse transform. `thresholds`, if given,
@@ -154,21 +167,31 @@ impl DwtPlan {
                 ));
             }
         }
-        let used = match &self.ctx.cuda {
-            Some(gpu) => cuda::denoise(
-                gpu,
-                &self.ctx.cpu,
-                &self.wavelet,
-                options,
-                levels,
-                traces,
-                batch,
-            )?,
-            None => cpu::denoise(&self.ctx.cpu, &self.wavelet, options, levels, traces, batch)?,
-        };
+        let mut reporter = self.ctx.reporter();
+        let used = chunks::run_batch(
+            &mut reporter,
+            "dwt denoise",
+            traces,
+            batch,
+            |traces, batch| match &self.ctx.cuda {
+                Some(gpu) => cuda::denoise(
+                    gpu,
+                    &self.ctx.cpu,
+                    &self.wavelet,
+                    options,
+                    levels,
+                    traces,
+                    batch,
+                ),
+                None => {
+                    cpu::denoise(&self.ctx.cpu, &self.wavelet, options, levels, traces, batch)
+                }
+            },
+        )?;
         if let Some(t) = thresholds {
             t[..wanted].copy_from_slice(&used);
         }
+        reporter.finish();
         Ok(())
     }
 }

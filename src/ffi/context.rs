@@ -4,7 +4,7 @@ use super::status::sg_status;
 use super::{arg_ref, copy_string_out, guard, out_ptr};
 use crate::backend::{BackendKind, BackendRequest};
 use crate::context::Context;
-use std::ffi::c_char;
+use std::ffi::{c_char, c_int, c_void, CString};
 use std::sync::Arc;
 
 /// Choose the GPU when the CUDA driver, NVRTC, cuFFT and a device are present, else the
@@ -90,4 +90,56 @@ pub extern "C" fn sg_context_describe(
 #[no_mangle]
 pub extern "C" fn sg_context_destroy(ctx: *mut sg_context) {
     super::destroy(ctx);
+}
+
+/// A progress callback: `user` as given to `sg_context_set_progress`, `stage` a short
+/// static name of the work in progress ("fx windows", "correlate", …), `fraction` the
+/// share of the call done, in [0, 1]. Return 0 to go on, non-zero to stop the call.
+pub type sg_progress_fn =
+    Option<unsafe extern "C" fn(user: *mut c_void, stage: *const c_char, fraction: f64) -> c_int>;
+
+/// The caller's user pointer, handed back to its callback untouched.
+struct UserPointer(*mut c_void);
+// SAFETY: seisgpu never dereferences it; the caller, who set it for calls made from any
+// thread, answers for its use from those threads.
+unsafe impl Send for UserPointer {}
+unsafe impl Sync for UserPointer {}
+
+/// Sets the progress callback of the long calls (F-X/F-XY decon, xcorr preprocessing and
+/// correlation, DWT batches) made from now on with `ctx` or any plan created from it;
+/// `callback` NULL removes it. Each such call runs `callback(user, stage, fraction)` on the
+/// thread that made the call, between chunks of its work, at most every 100 ms, with
+/// fractions that only grow, and a last time with exactly 1 once its work is complete (that
+/// answer is ignored). A non-zero return stops the call after the chunk in progress (chunks
+/// aim at 50 ms of work) with `SG_ERR_CANCELLED`, and the plan stays usable. After a
+/// cancel the outputs hold what they held before the call, except for an F-XY volume large
+/// enough for the CPU to filter it in several slabs along the crossline axis (over 512 MB
+/// of working memory): there the lines before the one named in the error message may hold
+/// partly filtered traces. With a callback set, a DWT batch is computed into a temporary
+/// copy of the batch (memory for one batch more) and copied out at the end. On a CUDA
+/// context DWT batches report and stop as on the CPU; F-X/F-XY decon and xcorr report
+/// only their end there (the device pipelines are not chunked yet). The callback
+/// must not call seisgpu on the same plan; change it only while no call runs on `ctx`.
+/// `ctx` must not be NULL. Thread-safe.
+#[no_mangle]
+pub extern "C" fn sg_context_set_progress(
+    ctx: *mut sg_context,
+    callback: sg_progress_fn,
+    user: *mut c_void,
+) -> sg_status {
+    guard(|| {
+        let ctx = arg_ref(ctx.cast_const(), "ctx")?;
+        let hook = callback.map(|f| {
+            let user = UserPointer(user);
+            Arc::new(move |stage: &str, fraction: f64| {
+                let user = &user;
+                // Stage names are seisgpu's own static words, without NUL bytes.
+                let stage = CString::new(stage).unwrap_or_default();
+                // SAFETY: the caller's callback, called as its contract says.
+                unsafe { f(user.0, stage.as_ptr(), fraction) != 0 }
+            }) as crate::progress::ProgressFn
+        });
+        ctx.0.set_progress(hook);
+        Ok(())
+    })
 }

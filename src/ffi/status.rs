@@ -31,6 +31,9 @@ pub const SG_ERR_NON_FINITE: sg_status = 9;
 pub const SG_ERR_BUFFER_TOO_SMALL: sg_status = 10;
 /// A bug in seisgpu (a caught panic); the process may go on.
 pub const SG_ERR_INTERNAL: sg_status = 11;
+/// The progress callback asked to stop (`sg_context_set_progress`); the call wrote
+/// nothing and its plan stays usable.
+pub const SG_ERR_CANCELLED: sg_status = 12;
 
 /// A static, NUL-terminated name for `status` ("SG_OK", "SG_ERR_NULL_POINTER", …;
 /// "unknown status" for values not listed). Never NULL; thread-safe.
@@ -49,6 +52,7 @@ pub extern "C" fn sg_status_string(status: sg_status) -> *const c_char {
         SG_ERR_NON_FINITE => b"SG_ERR_NON_FINITE\0",
         SG_ERR_BUFFER_TOO_SMALL => b"SG_ERR_BUFFER_TOO_SMALL\0",
         SG_ERR_INTERNAL => b"SG_ERR_INTERNAL\0",
+        SG_ERR_CANCELLED => b"SG_ERR_CANCELLED\0",
         _ => b"unknown status\0",
     };
     s.as_ptr().cast()

@@ -1,14 +1,17 @@
 //! F-X / F-XY prediction filtering on the CPU, in f64: per slab of spatial windows (so that
 //! a large volume needs bounded memory) and per time window, rayon over traces for the FFTs
 //! (rustfft), over frequencies for the window filters, over traces again for the inverse
-//! FFTs and the overlap-add.
+//! FFTs and the overlap-add. Progress is reported (and a stop honoured) between these
+//! steps and between chunks of frequencies; the output is written slab by slab, so only a
+//! volume of several slabs can be stopped after part of it was written.
 
 use super::filter::{filter_window, Scratch};
 use super::geometry::{AxisWindow, Setup, Slab};
 use super::options::OutOfBand;
 use super::volume::Volume;
 use crate::backend::cpu::CpuBackend;
-use crate::error::{try_vec, Result};
+use crate::error::{try_vec, Error, Result};
+use crate::progress::Reporter;
 use crate::sample::Sample;
 use num_complex::Complex64 as C64;
 use rayon::prelude::*;
@@ -34,6 +37,7 @@ pub fn execute<T: Sample>(
     input: &[T],
     output: &mut [T],
     layout: Volume,
+    reporter: &mut Reporter,
 ) -> Result<()> {
     let (n, nf, nx) = (s.n_samples, s.n_freq(), s.nx);
     // Accumulator, spectra and filtered slices per y-line.
@@ -44,8 +48,19 @@ pub fn execute<T: Sample>(
     };
     let out = SharedOut(output.as_mut_ptr());
     let mut written_until = 0;
-    for slab in s.slabs(budget / per_line) {
-        let acc = filter_slab(cpu, s, &slab, input, layout)?;
+    let slabs = s.slabs(budget / per_line);
+    // Per slab and time window: the forward FFTs, each frequency's filters, the inverse FFTs.
+    let steps = slabs.len() * s.time.count() * (s.band.len() + 2);
+    reporter.stage("fx windows", 1.0, steps);
+    for slab in slabs {
+        let acc = filter_slab(cpu, s, &slab, input, layout, reporter).map_err(|e| match e {
+            Error::Cancelled(m) if written_until > 0 => Error::Cancelled(format!(
+                "{m}; the output traces of crossline lines 0 to {} hold partly filtered \
+                 data (a volume filtered in slabs), the others are untouched",
+                written_until - 1
+            )),
+            e => e,
+        })?;
         let already = written_until;
         let out = &out;
         let first = slab.write.start - slab.read.start;
@@ -80,6 +95,7 @@ fn filter_slab<T: Sample>(
     slab: &Slab,
     input: &[T],
     layout: Volume,
+    reporter: &mut Reporter,
 ) -> Result<Vec<f64>> {
     let (n, nfft, nf, nx) = (s.n_samples, s.nfft, s.n_freq(), s.nx);
     let ntr = nx * slab.read.len();
@@ -104,9 +120,9 @@ fn filter_slab<T: Sample>(
     let written =
         (slab.write.start - slab.read.start) * nx..(slab.write.end - slab.read.start) * nx;
 
-    cpu.install(|| {
-        for k in 0..s.time.count() {
-            let (start, len) = (s.time.starts[k], s.time.lens[k]);
+    for k in 0..s.time.count() {
+        let (start, len) = (s.time.starts[k], s.time.lens[k]);
+        cpu.install(|| {
             spec.par_chunks_mut(nf).enumerate().for_each_init(
                 || vec![ZERO; nfft],
                 |buf, (t, out)| {
@@ -118,25 +134,37 @@ fn filter_slab<T: Sample>(
                     forward.process(buf);
                     out.copy_from_slice(&buf[..nf]);
                 },
-            );
-            let spec = &spec;
-            band_out.par_chunks_mut(ntr).enumerate().for_each_init(
-                || (Scratch::default(), vec![ZERO; ntr]),
-                |(scratch, slice), (b, out)| {
-                    let f = s.band[b];
-                    for (t, v) in slice.iter_mut().enumerate() {
-                        *v = spec[t * nf + f];
-                    }
-                    out.fill(ZERO);
-                    for wy in &ys {
-                        for wx in &s.x.windows {
-                            filter_window(s, wx, wy, slice, out, scratch);
-                        }
-                    }
-                },
-            );
-            let band_out = &band_out;
-            let weights = &s.time.weights[k];
+            )
+        });
+        reporter.advance(1)?;
+        let spec = &spec;
+        reporter.for_chunks(nb, cpu.threads(), |bands| {
+            cpu.install(|| {
+                let first = bands.start;
+                band_out[bands.start * ntr..bands.end * ntr]
+                    .par_chunks_mut(ntr)
+                    .enumerate()
+                    .for_each_init(
+                        || (Scratch::default(), vec![ZERO; ntr]),
+                        |(scratch, slice), (b, out)| {
+                            let f = s.band[first + b];
+                            for (t, v) in slice.iter_mut().enumerate() {
+                                *v = spec[t * nf + f];
+                            }
+                            out.fill(ZERO);
+                            for wy in &ys {
+                                for wx in &s.x.windows {
+                                    filter_window(s, wx, wy, slice, out, scratch);
+                                }
+                            }
+                        },
+                    )
+            });
+            Ok(())
+        })?;
+        let band_out = &band_out;
+        let weights = &s.time.weights[k];
+        cpu.install(|| {
             acc[written.start * n..written.end * n]
                 .par_chunks_mut(n)
                 .enumerate()
@@ -169,9 +197,10 @@ fn filter_slab<T: Sample>(
                             a[start + i] += weights[i] * buf[i].re * scale;
                         }
                     },
-                );
-        }
-    });
+                )
+        });
+        reporter.advance(1)?;
+    }
     Ok(acc)
 }
 

@@ -16,7 +16,8 @@ pub mod solve;
 pub mod volume;
 
 use crate::context::Context;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::progress::Reporter;
 use crate::sample::Sample;
 use geometry::Setup;
 use options::FxdeconOptions;
@@ -111,6 +112,21 @@ impl FxdeconPlan {
             ));
         }
         layout.check_finite(input)?;
+        let mut reporter = self.ctx.reporter();
+        self.filter(input, output, layout, &mut reporter)?;
+        reporter.finish();
+        Ok(())
+    }
+
+    /// `execute` after its checks.
+    fn filter<T: Sample>(
+        &self,
+        input: &[T],
+        output: &mut [T],
+        layout: Volume,
+        reporter: &mut Reporter,
+    ) -> Result<()> {
+        let s = &self.setup;
         if s.pass_through {
             for iy in 0..s.ny {
                 for ix in 0..s.nx {
@@ -135,7 +151,7 @@ impl FxdeconPlan {
                 };
                 cuda::execute(gpu, &self.ctx.cpu, s, &self.gpu_cache, i, o, layout)
             }
-            _ => cpu::execute(&self.ctx.cpu, s, input, output, layout),
+            _ => cpu::execute(&self.ctx.cpu, s, input, output, layout, reporter),
         }
     }
 }

@@ -12,6 +12,7 @@ use super::stack::{stack_windows, Inverse};
 use crate::backend::cpu::CpuBackend;
 use crate::error::{try_vec, Result};
 use crate::layout::TraceBatch;
+use crate::progress::Reporter;
 use num_complex::{Complex32, Complex64};
 use rayon::prelude::*;
 use rustfft::FftPlanner;
@@ -65,25 +66,31 @@ pub fn preprocess(
     batch: TraceBatch,
     valid: Option<&[u8]>,
     n_windows: usize,
+    reporter: &mut Reporter,
 ) -> Result<(Vec<u8>, SpectraData)> {
     let g = plan.geometry();
     let (n_sta, n) = (batch.n_traces, batch.n_samples);
     let total = g.band_len * n_sta * n_windows;
     let mut out = try_vec(total, Complex32::default(), "the window spectra")?;
-    let per_station = cpu.install(|| {
-        (0..n_sta)
-            .into_par_iter()
-            .map(|s| {
-                let at = s * batch.trace_stride;
-                station_spectra(
-                    plan,
-                    &days[at..at + n],
-                    valid.map(|v| &v[at..at + n]),
-                    n_windows,
-                )
-            })
-            .collect::<Vec<_>>()
-    });
+    let mut per_station = Vec::with_capacity(n_sta);
+    reporter.stage("xcorr preprocess", 1.0, n_sta);
+    reporter.for_chunks(n_sta, cpu.threads(), |stations| {
+        per_station.extend(cpu.install(|| {
+            stations
+                .into_par_iter()
+                .map(|s| {
+                    let at = s * batch.trace_stride;
+                    station_spectra(
+                        plan,
+                        &days[at..at + n],
+                        valid.map(|v| &v[at..at + n]),
+                        n_windows,
+                    )
+                })
+                .collect::<Vec<_>>()
+        }));
+        Ok(())
+    })?;
     // [station][window][bin] → [bin][station][window]
     cpu.install(|| {
         out.par_chunks_mut(n_sta * n_windows)
@@ -187,6 +194,7 @@ fn scatter(rows: Vec<Vec<(usize, Vec<f32>)>>, out: &mut [f32], stride: usize) {
     }
 }
 
+#[allow(clippy::too_many_arguments)] // the plan call's pieces, as the CUDA backend's
 pub fn correlate(
     cpu: &CpuBackend,
     plan: &XcorrPlan,
@@ -195,92 +203,110 @@ pub fn correlate(
     counts: &[u32],
     out: &mut [f32],
     pair_stride: usize,
+    reporter: &mut Reporter,
 ) -> Result<()> {
     let g = *plan.geometry();
     let o = plan.options();
-    let rows = cpu.install(|| match o.stack_method {
-        StackMethod::Linear => tiles(block)
-            .par_iter()
-            .map(|pairs| {
-                let mut acc = vec![Complex32::default(); pairs.len() * g.band_len];
-                let mut stations: Vec<usize> = pairs.iter().flat_map(|&(i, j)| [i, j]).collect();
-                stations.sort_unstable();
-                stations.dedup();
-                let local: Vec<(usize, usize)> = pairs
-                    .iter()
-                    .map(|(i, j)| {
-                        let at = |s: &usize| stations.binary_search(s).unwrap();
-                        (at(i), at(j))
-                    })
-                    .collect();
-                let mut split = Vec::new();
-                for d in days {
-                    let (x, nw) = (host(d), d.n_windows);
-                    let plane = d.n_stations * nw;
-                    for f in 0..g.band_len {
-                        split_rows(&x[f * plane..][..plane], &stations, nw, &mut split);
-                        let row = |k: usize| {
-                            let r = &split[2 * k * nw..2 * (k + 1) * nw];
-                            r.split_at(nw)
-                        };
-                        // acc is frequency-major, so that this loop writes contiguously
-                        let acc_f = &mut acc[f * local.len()..][..local.len()];
-                        for (c, &(a, b)) in acc_f.iter_mut().zip(&local) {
-                            let ((ar, ai), (br, bi)) = (row(a), row(b));
-                            *c += conj_dot(ar, ai, br, bi);
-                        }
-                    }
-                }
-                let mut inv = Inverse::new(g.nfft);
-                let mut spectrum = vec![Complex32::default(); g.band_len];
-                pairs
-                    .iter()
-                    .enumerate()
-                    .map(|(p, &(i, j))| {
-                        let k = block.index(i, j).unwrap();
-                        for (f, v) in spectrum.iter_mut().enumerate() {
-                            *v = acc[f * pairs.len() + p];
-                        }
-                        let mut row = vec![0.0f32; g.n_lags()];
-                        inv.correlation(&spectrum, counts[k], false, &g, &mut row);
-                        (k, row)
-                    })
-                    .collect::<Vec<_>>()
-            })
-            .collect::<Vec<_>>(),
-        method => block
-            .pairs()
-            .par_chunks(64)
-            .map(|chunk| {
-                let mut inv = Inverse::new(g.nfft);
-                let mut band = vec![Complex32::default(); g.band_len];
-                chunk
-                    .iter()
-                    .map(|&(i, j)| {
-                        let k = block.index(i, j).unwrap();
-                        let mut windows = Vec::new();
+    // Units of work: tiles of pairs for the linear stack, runs of 64 pairs otherwise.
+    let (tiles, pairs) = match o.stack_method {
+        StackMethod::Linear => (tiles(block), Vec::new()),
+        _ => (Vec::new(), block.pairs()),
+    };
+    let runs: Vec<&[(usize, usize)]> = pairs.chunks(64).collect();
+    let units = match o.stack_method {
+        StackMethod::Linear => tiles.len(),
+        _ => runs.len(),
+    };
+    let mut rows = Vec::with_capacity(units);
+    reporter.stage("xcorr correlate", 1.0, units);
+    reporter.for_chunks(units, cpu.threads(), |range| {
+        rows.extend(cpu.install(|| {
+            match o.stack_method {
+                StackMethod::Linear => tiles[range.clone()]
+                    .par_iter()
+                    .map(|pairs| {
+                        let mut acc = vec![Complex32::default(); pairs.len() * g.band_len];
+                        let mut stations: Vec<usize> =
+                            pairs.iter().flat_map(|&(i, j)| [i, j]).collect();
+                        stations.sort_unstable();
+                        stations.dedup();
+                        let local: Vec<(usize, usize)> = pairs
+                            .iter()
+                            .map(|(i, j)| {
+                                let at = |s: &usize| stations.binary_search(s).unwrap();
+                                (at(i), at(j))
+                            })
+                            .collect();
+                        let mut split = Vec::new();
                         for d in days {
                             let (x, nw) = (host(d), d.n_windows);
                             let plane = d.n_stations * nw;
-                            for w in 0..nw {
-                                if d.kept[i * nw + w] == 0 || d.kept[j * nw + w] == 0 {
-                                    continue;
+                            for f in 0..g.band_len {
+                                split_rows(&x[f * plane..][..plane], &stations, nw, &mut split);
+                                let row = |k: usize| {
+                                    let r = &split[2 * k * nw..2 * (k + 1) * nw];
+                                    r.split_at(nw)
+                                };
+                                // acc is frequency-major, so that this loop writes contiguously
+                                let acc_f = &mut acc[f * local.len()..][..local.len()];
+                                for (c, &(a, b)) in acc_f.iter_mut().zip(&local) {
+                                    let ((ar, ai), (br, bi)) = (row(a), row(b));
+                                    *c += conj_dot(ar, ai, br, bi);
                                 }
-                                for (f, b) in band.iter_mut().enumerate() {
-                                    let xf = &x[f * plane..];
-                                    *b = xf[i * nw + w].conj() * xf[j * nw + w];
-                                }
-                                let at = windows.len();
-                                windows.resize(at + g.n_lags(), 0.0);
-                                inv.correlation(&band, 1, i != j, &g, &mut windows[at..]);
                             }
                         }
-                        (k, stack_windows(&windows, g.n_lags(), method, o))
+                        let mut inv = Inverse::new(g.nfft);
+                        let mut spectrum = vec![Complex32::default(); g.band_len];
+                        pairs
+                            .iter()
+                            .enumerate()
+                            .map(|(p, &(i, j))| {
+                                let k = block.index(i, j).unwrap();
+                                for (f, v) in spectrum.iter_mut().enumerate() {
+                                    *v = acc[f * pairs.len() + p];
+                                }
+                                let mut row = vec![0.0f32; g.n_lags()];
+                                inv.correlation(&spectrum, counts[k], false, &g, &mut row);
+                                (k, row)
+                            })
+                            .collect::<Vec<_>>()
                     })
-                    .collect::<Vec<_>>()
-            })
-            .collect::<Vec<_>>(),
-    });
+                    .collect::<Vec<_>>(),
+                method => runs[range.clone()]
+                    .par_iter()
+                    .map(|chunk| {
+                        let mut inv = Inverse::new(g.nfft);
+                        let mut band = vec![Complex32::default(); g.band_len];
+                        chunk
+                            .iter()
+                            .map(|&(i, j)| {
+                                let k = block.index(i, j).unwrap();
+                                let mut windows = Vec::new();
+                                for d in days {
+                                    let (x, nw) = (host(d), d.n_windows);
+                                    let plane = d.n_stations * nw;
+                                    for w in 0..nw {
+                                        if d.kept[i * nw + w] == 0 || d.kept[j * nw + w] == 0 {
+                                            continue;
+                                        }
+                                        for (f, b) in band.iter_mut().enumerate() {
+                                            let xf = &x[f * plane..];
+                                            *b = xf[i * nw + w].conj() * xf[j * nw + w];
+                                        }
+                                        let at = windows.len();
+                                        windows.resize(at + g.n_lags(), 0.0);
+                                        inv.correlation(&band, 1, i != j, &g, &mut windows[at..]);
+                                    }
+                                }
+                                (k, stack_windows(&windows, g.n_lags(), method, o))
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                    .collect::<Vec<_>>(),
+            }
+        }));
+        Ok(())
+    })?;
     scatter(rows, out, pair_stride);
     Ok(())
 }

@@ -49,10 +49,20 @@ impl XcorrPlan {
             ));
         }
         batch.check_finite(days)?;
+        let mut reporter = self.ctx.reporter();
         let (kept, data) = match &self.ctx.cuda {
             Some(gpu) => cuda::preprocess(gpu, self, days, batch, valid, n_windows)?,
-            None => cpu::preprocess(&self.ctx.cpu, self, days, batch, valid, n_windows)?,
+            None => cpu::preprocess(
+                &self.ctx.cpu,
+                self,
+                days,
+                batch,
+                valid,
+                n_windows,
+                &mut reporter,
+            )?,
         };
+        reporter.finish();
         Ok(Spectra {
             ctx: self.ctx.clone(),
             geometry: self.geometry,
@@ -133,6 +143,7 @@ impl XcorrPlan {
         let pair_counts = window_counts(days, &block);
         // Computed densely, then copied: the caller's array is written only on success.
         let mut dense = crate::error::try_vec(n_pairs * n_lags, 0.0f32, "the correlations")?;
+        let mut reporter = self.ctx.reporter();
         match &self.ctx.cuda {
             Some(gpu) => {
                 cuda::correlate(gpu, self, days, &block, &pair_counts, &mut dense, n_lags)?
@@ -145,6 +156,7 @@ impl XcorrPlan {
                 &pair_counts,
                 &mut dense,
                 n_lags,
+                &mut reporter,
             )?,
         }
         {
@@ -158,6 +170,7 @@ impl XcorrPlan {
         if let Some(c) = counts {
             c[..n_pairs].copy_from_slice(&pair_counts);
         }
+        reporter.finish();
         Ok(n_pairs)
     }
 }

@@ -33,6 +33,8 @@ pub struct Header {
     pub constants: BTreeMap<String, i64>,
     pub structs: BTreeMap<String, Vec<CDecl>>,
     pub opaque: Vec<String>,
+    /// Function-pointer typedefs (`typedef int (*name)(…)`): type(c_funptr), value.
+    pub function_pointers: Vec<String>,
 }
 
 pub fn strip_c_comments(text: &str) -> String {
@@ -164,6 +166,12 @@ pub fn parse_header(text: &str) -> (Header, Vec<String>) {
                     }
                 }
                 header.structs.insert(name, fields);
+            } else if let Some(name) = rest
+                .split_once("(*")
+                .and_then(|(_, after)| after.split_once(')'))
+                .map(|(name, _)| name.trim().to_string())
+            {
+                header.function_pointers.push(name);
             } else {
                 let tokens: Vec<&str> = rest.split_whitespace().collect();
                 match tokens.as_slice() {

@@ -17,6 +17,7 @@ fn fortran_type_of(base: &str, header: &Header) -> Option<String> {
         "char" => "character(c_char)",
         "bool" => "logical(c_bool)",
         s if header.structs.contains_key(s) => return Some(format!("type({s})")),
+        s if header.function_pointers.iter().any(|f| f == s) => "type(c_funptr)",
         _ => return None,
     };
     Some(kind.to_string())

@@ -1,0 +1,478 @@
+// seisgpu.hpp: C++17 owners for the handles of seisgpu.h, header-only.
+//
+// Every class here is a thin, move-only owner of one C handle: its constructor is the
+// `*_create` call, its destructor the `*_destroy` call, its methods the C calls on that
+// handle. A status other than SG_OK becomes a `seisgpu::error` carrying the status and
+// the thread's last-error message. Arrays are passed as `seisgpu::view<T>` (a pointer and
+// a size; std::vector, std::array and std::span convert to it), and a view shorter than
+// what the C call will touch is refused with SG_ERR_INVALID_ARGUMENT before the call.
+// Nothing else happens here: the numbers are the C library's.
+//
+// Adding a plan type: one `detail::owner<sg_x_plan, sg_x_plan_destroy>` base and the
+// methods that forward its C calls (see dwt_plan).
+
+#ifndef SEISGPU_HPP
+#define SEISGPU_HPP
+
+#include "seisgpu.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace seisgpu {
+
+// A failed call: `status()` is its sg_status, `message()` the library's explanation.
+class error : public std::runtime_error {
+public:
+    error(sg_status status, const std::string &message)
+        : std::runtime_error(std::string(sg_status_string(status)) + ": " + message),
+          status_(status), message_(message) {}
+    sg_status status() const noexcept { return status_; }
+    const std::string &message() const noexcept { return message_; }
+
+private:
+    sg_status status_;
+    std::string message_;
+};
+
+// Throws the thread's last error when `status` is not SG_OK.
+inline void check(sg_status status) {
+    if (status != SG_OK) {
+        throw error(status, sg_last_error_message());
+    }
+}
+
+// A contiguous array the caller owns: a pointer and an element count.
+template <class T> class view {
+public:
+    view(T *data, std::size_t size) noexcept : data_(data), size_(size) {}
+    // Any contiguous container with data() and size() whose elements are T
+    // (std::vector, std::array, std::span, std::string for char).
+    template <class C, class = std::enable_if_t<std::is_convertible_v<
+                           decltype(std::declval<C &>().data()), T *>>>
+    view(C &container) noexcept : data_(container.data()), size_(container.size()) {}
+    T *data() const noexcept { return data_; }
+    std::size_t size() const noexcept { return size_; }
+
+private:
+    T *data_;
+    std::size_t size_;
+};
+
+namespace detail {
+
+// Refuses a view shorter than the `needed` elements the C call will touch.
+template <class T> void need(const view<T> &v, std::size_t needed, const char *what) {
+    if (v.size() < needed) {
+        throw error(SG_ERR_INVALID_ARGUMENT, std::string(what) + " holds " +
+                                                 std::to_string(v.size()) +
+                                                 " elements; the call needs " +
+                                                 std::to_string(needed));
+    }
+}
+
+// Elements spanned by `count` blocks of `length` elements, `stride` apart.
+inline std::size_t extent(std::size_t count, std::size_t stride, std::size_t length) {
+    return count == 0 ? 0 : (count - 1) * stride + length;
+}
+
+// The move-only owner of one handle, released by `Destroy`.
+template <class Handle, void (*Destroy)(Handle *)> class owner {
+public:
+    owner(const owner &) = delete;
+    owner &operator=(const owner &) = delete;
+    owner(owner &&other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+    owner &operator=(owner &&other) noexcept {
+        if (this != &other) {
+            Destroy(handle_);
+            handle_ = std::exchange(other.handle_, nullptr);
+        }
+        return *this;
+    }
+    ~owner() { Destroy(handle_); }
+    // The C handle, for calls this header does not wrap; still owned here.
+    Handle *get() const noexcept { return handle_; }
+
+protected:
+    owner() = default;
+    // The address a `*_create` call writes the new handle to.
+    Handle **out() noexcept { return &handle_; }
+
+private:
+    Handle *handle_ = nullptr;
+};
+
+} // namespace detail
+
+// The progress callback of a context: (stage, fraction) → true to cancel the call.
+using progress_fn = std::function<bool(const char *stage, double fraction)>;
+
+// The backend every plan runs on (sg_context_*).
+class context : public detail::owner<sg_context, sg_context_destroy> {
+public:
+    explicit context(int32_t backend = SG_BACKEND_AUTO, int32_t device_ordinal = 0) {
+        check(sg_context_create(backend, device_ordinal, out()));
+    }
+    context(context &&) noexcept = default;
+    context &operator=(context &&other) noexcept {
+        if (this != &other) {
+            remove_progress();
+            owner::operator=(std::move(other));
+            progress_ = std::move(other.progress_);
+        }
+        return *this;
+    }
+    // Plans outlive their context: they must not call a callback that dies with it.
+    ~context() { remove_progress(); }
+
+    // sg_context_set_progress with a C++ callable, called on the thread that makes each
+    // long call; an empty one removes it. An exception thrown by `callback` cancels the
+    // call (the C library cannot carry it); catch inside it to do otherwise. Change or
+    // remove it (and destroy the context) only while no call of this context runs.
+    void set_progress(progress_fn callback) {
+        if (!callback) {
+            check(sg_context_set_progress(get(), nullptr, nullptr));
+            progress_.reset();
+            return;
+        }
+        auto held = std::make_unique<progress_fn>(std::move(callback));
+        check(sg_context_set_progress(get(), &context::call_progress, held.get()));
+        progress_ = std::move(held);
+    }
+    // SG_BACKEND_CPU or SG_BACKEND_CUDA.
+    int32_t backend() const {
+        int32_t b = 0;
+        check(sg_context_backend(get(), &b));
+        return b;
+    }
+    std::string describe() const {
+        std::size_t needed = 0;
+        sg_status s = sg_context_describe(get(), nullptr, 0, &needed);
+        if (s != SG_ERR_BUFFER_TOO_SMALL) {
+            check(s);
+        }
+        std::string text(needed, '\0');
+        check(sg_context_describe(get(), text.data(), text.size(), &needed));
+        text.resize(needed - 1);
+        return text;
+    }
+
+private:
+    static int call_progress(void *user, const char *stage, double fraction) noexcept {
+        try {
+            return (*static_cast<progress_fn *>(user))(stage, fraction) ? 1 : 0;
+        } catch (...) {
+            return 1;
+        }
+    }
+    void remove_progress() noexcept {
+        if (get() != nullptr && progress_) {
+            sg_context_set_progress(get(), nullptr, nullptr);
+        }
+    }
+    std::unique_ptr<progress_fn> progress_;
+};
+
+// sg_dwt_*: batched wavelet transforms and denoising of traces of one length.
+class dwt_plan : public detail::owner<sg_dwt_plan, sg_dwt_plan_destroy> {
+public:
+    dwt_plan(const context &ctx, int32_t family, int32_t member, std::size_t n_samples)
+        : n_samples_(n_samples) {
+        check(sg_dwt_plan_create(ctx.get(), family, member, n_samples, out()));
+    }
+    std::size_t n_samples() const noexcept { return n_samples_; }
+
+    // `n_traces` traces, trace t at element t·trace_stride (0: n_samples, dense).
+    template <class T>
+    void execute(int32_t direction, uint32_t n_levels, view<const T> input, view<T> output,
+                 std::size_t n_traces, std::size_t trace_stride = 0) const {
+        static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+        std::size_t stride = trace_stride ? trace_stride : n_samples_;
+        detail::need(input, detail::extent(n_traces, stride, n_samples_), "input");
+        detail::need(output, detail::extent(n_traces, stride, n_samples_), "output");
+        if constexpr (std::is_same_v<T, float>) {
+            check(sg_dwt_execute_f32(get(), direction, n_levels, input.data(), output.data(),
+                                     n_traces, stride));
+        } else {
+            check(sg_dwt_execute_f64(get(), direction, n_levels, input.data(), output.data(),
+                                     n_traces, stride));
+        }
+    }
+    template <class T>
+    void execute(int32_t direction, uint32_t n_levels, const std::vector<T> &input,
+                 std::vector<T> &output) const {
+        output.resize(input.size());
+        execute<T>(direction, n_levels, input, output, input.size() / n_samples_);
+    }
+
+    // Wavelet shrinkage; `thresholds` (empty: not wanted) receives n_traces × levels.
+    template <class T>
+    void denoise(const sg_dwt_denoise_options &options, view<const T> input, view<T> output,
+                 std::size_t n_traces, std::size_t trace_stride = 0,
+                 view<double> thresholds = {nullptr, 0}) const {
+        static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+        std::size_t stride = trace_stride ? trace_stride : n_samples_;
+        detail::need(input, detail::extent(n_traces, stride, n_samples_), "input");
+        detail::need(output, detail::extent(n_traces, stride, n_samples_), "output");
+        double *t = nullptr;
+        if (thresholds.size() > 0) {
+            detail::need(thresholds, n_traces * levels(options.n_levels), "thresholds");
+            t = thresholds.data();
+        }
+        if constexpr (std::is_same_v<T, float>) {
+            check(sg_dwt_denoise_f32(get(), &options, input.data(), output.data(), n_traces,
+                                     stride, t));
+        } else {
+            check(sg_dwt_denoise_f64(get(), &options, input.data(), output.data(), n_traces,
+                                     stride, t));
+        }
+    }
+    template <class T>
+    void denoise(const sg_dwt_denoise_options &options, const std::vector<T> &input,
+                 std::vector<T> &output) const {
+        output.resize(input.size());
+        denoise<T>(options, input, output, input.size() / n_samples_);
+    }
+
+private:
+    // Levels of a transform of depth `n_levels` (0: all, log2 n_samples).
+    std::size_t levels(uint32_t n_levels) const noexcept {
+        if (n_levels != 0) {
+            return n_levels;
+        }
+        std::size_t l = 0;
+        for (std::size_t n = n_samples_; n > 1; n /= 2) {
+            ++l;
+        }
+        return l;
+    }
+    std::size_t n_samples_;
+};
+
+// sg_fxdecon_*: F-X (2D) and F-XY (3D) deconvolution of one shape.
+class fxdecon_plan : public detail::owner<sg_fxdecon_plan, sg_fxdecon_plan_destroy> {
+public:
+    // A 2D plan for sections of n_traces traces of n_samples samples.
+    static fxdecon_plan section(const context &ctx, const sg_fxdecon_options &options,
+                                std::size_t n_samples, std::size_t n_traces) {
+        fxdecon_plan p(n_samples, n_traces, 1);
+        check(sg_fxdecon_plan_create_2d(ctx.get(), &options, n_samples, n_traces, p.out()));
+        return p;
+    }
+    // A 3D plan for volumes of n_inline × n_crossline traces.
+    static fxdecon_plan volume(const context &ctx, const sg_fxdecon_options &options,
+                               std::size_t n_samples, std::size_t n_inline,
+                               std::size_t n_crossline) {
+        fxdecon_plan p(n_samples, n_inline, n_crossline);
+        check(sg_fxdecon_plan_create_3d(ctx.get(), &options, n_samples, n_inline, n_crossline,
+                                        p.out()));
+        return p;
+    }
+
+    // 2D: trace t at element t·trace_stride (0: n_samples, dense).
+    template <class T>
+    void execute_2d(view<const T> input, view<T> output, std::size_t trace_stride = 0) const {
+        static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+        std::size_t stride = trace_stride ? trace_stride : n_samples_;
+        detail::need(input, detail::extent(n_inline_, stride, n_samples_), "input");
+        detail::need(output, detail::extent(n_inline_, stride, n_samples_), "output");
+        if constexpr (std::is_same_v<T, float>) {
+            check(sg_fxdecon_execute_2d_f32(get(), input.data(), output.data(), stride));
+        } else {
+            check(sg_fxdecon_execute_2d_f64(get(), input.data(), output.data(), stride));
+        }
+    }
+    template <class T> void execute_2d(const std::vector<T> &input, std::vector<T> &output) const {
+        output.resize(input.size());
+        execute_2d(view<const T>(input), view<T>(output));
+    }
+
+    // 3D: trace (il, xl) at element il·inline_stride + xl·crossline_stride (0, 0: dense,
+    // inline fastest).
+    template <class T>
+    void execute_3d(view<const T> input, view<T> output, std::size_t inline_stride = 0,
+                    std::size_t crossline_stride = 0) const {
+        static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+        std::size_t is = inline_stride ? inline_stride : n_samples_;
+        std::size_t xs = crossline_stride ? crossline_stride : n_samples_ * n_inline_;
+        std::size_t needed = n_inline_ == 0 || n_crossline_ == 0
+                                 ? 0
+                                 : (n_inline_ - 1) * is + (n_crossline_ - 1) * xs + n_samples_;
+        detail::need(input, needed, "input");
+        detail::need(output, needed, "output");
+        if constexpr (std::is_same_v<T, float>) {
+            check(sg_fxdecon_execute_3d_f32(get(), input.data(), output.data(), is, xs));
+        } else {
+            check(sg_fxdecon_execute_3d_f64(get(), input.data(), output.data(), is, xs));
+        }
+    }
+    template <class T> void execute_3d(const std::vector<T> &input, std::vector<T> &output) const {
+        output.resize(input.size());
+        execute_3d(view<const T>(input), view<T>(output));
+    }
+
+private:
+    fxdecon_plan(std::size_t n_samples, std::size_t n_inline, std::size_t n_crossline)
+        : n_samples_(n_samples), n_inline_(n_inline), n_crossline_(n_crossline) {}
+    std::size_t n_samples_, n_inline_, n_crossline_;
+};
+
+// sg_usfft_*: type 1/2 nonuniform FFTs in 1 to 3 dimensions.
+class usfft_plan : public detail::owner<sg_usfft_plan, sg_usfft_plan_destroy> {
+public:
+    usfft_plan(const context &ctx, int32_t type, const std::vector<std::size_t> &n_modes,
+               int32_t sign, double tolerance, int32_t precision, std::size_t n_vectors = 1,
+               const sg_usfft_options *options = nullptr)
+        : n_vectors_(n_vectors), n_modes_total_(1) {
+        for (std::size_t n : n_modes) {
+            n_modes_total_ *= n;
+        }
+        check(sg_usfft_plan_create(ctx.get(), type, static_cast<int32_t>(n_modes.size()),
+                                   n_modes.data(), sign, tolerance, precision, n_vectors,
+                                   options, out()));
+    }
+
+    // The points' coordinates in radians; y, z empty below 2 resp. 3 dimensions.
+    template <class T>
+    void set_points(view<const T> x, view<const T> y = {nullptr, 0},
+                    view<const T> z = {nullptr, 0}) {
+        static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+        std::size_t m = x.size();
+        if (y.size() > 0) {
+            detail::need(y, m, "y");
+        }
+        if (z.size() > 0) {
+            detail::need(z, m, "z");
+        }
+        if constexpr (std::is_same_v<T, float>) {
+            check(sg_usfft_set_points_f32(get(), m, x.data(), y.data(), z.data()));
+        } else {
+            check(sg_usfft_set_points_f64(get(), m, x.data(), y.data(), z.data()));
+        }
+        n_points_ = m;
+    }
+
+    // `c`: n_vectors × M complex strengths, `f`: n_vectors × modes complex modes, both
+    // interleaved (re, im).
+    template <class T> void execute(view<T> c, view<T> f) const {
+        static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+        detail::need(c, 2 * n_vectors_ * n_points_, "c");
+        detail::need(f, 2 * n_vectors_ * n_modes_total_, "f");
+        if constexpr (std::is_same_v<T, float>) {
+            check(sg_usfft_execute_f32(get(), c.data(), f.data()));
+        } else {
+            check(sg_usfft_execute_f64(get(), c.data(), f.data()));
+        }
+    }
+
+private:
+    std::size_t n_vectors_, n_modes_total_, n_points_ = 0;
+};
+
+// One day of window spectra (sg_xcorr_spectra_*), made by xcorr_plan::preprocess.
+class xcorr_spectra : public detail::owner<sg_xcorr_spectra, sg_xcorr_spectra_destroy> {
+public:
+    struct sizes_t {
+        std::size_t n_stations, n_windows, band_start, band_len, nfft;
+    };
+    sizes_t sizes() const {
+        sizes_t s{};
+        check(sg_xcorr_spectra_sizes(get(), &s.n_stations, &s.n_windows, &s.band_start,
+                                     &s.band_len, &s.nfft));
+        return s;
+    }
+    // `values` (2·band_len·n_stations·n_windows floats) and `kept` (n_stations·n_windows);
+    // either may be empty.
+    void copy(view<float> values, view<uint8_t> kept) const {
+        sizes_t s = sizes();
+        if (values.size() > 0) {
+            detail::need(values, 2 * s.band_len * s.n_stations * s.n_windows, "values");
+        }
+        if (kept.size() > 0) {
+            detail::need(kept, s.n_stations * s.n_windows, "kept");
+        }
+        check(sg_xcorr_spectra_copy(get(), values.size() ? values.data() : nullptr,
+                                    kept.size() ? kept.data() : nullptr));
+    }
+
+private:
+    friend class xcorr_plan;
+    xcorr_spectra() = default;
+};
+
+// sg_xcorr_*: ambient-noise preprocessing, correlation and stacking.
+class xcorr_plan : public detail::owner<sg_xcorr_plan, sg_xcorr_plan_destroy> {
+public:
+    xcorr_plan(const context &ctx, const sg_xcorr_options &options) {
+        check(sg_xcorr_plan_create(ctx.get(), &options, out()));
+    }
+    struct sizes_t {
+        std::size_t n_windows, n_lags;
+    };
+    sizes_t sizes(std::size_t n_samples) const {
+        sizes_t s{};
+        check(sg_xcorr_plan_sizes(get(), n_samples, &s.n_windows, &s.n_lags));
+        return s;
+    }
+    // Station s at element s·station_stride (0: n_samples); `valid` empty: no gaps.
+    xcorr_spectra preprocess(view<const float> station_days, std::size_t n_stations,
+                             std::size_t n_samples, std::size_t station_stride = 0,
+                             view<const uint8_t> valid = {nullptr, 0}) const {
+        std::size_t stride = station_stride ? station_stride : n_samples;
+        detail::need(station_days, detail::extent(n_stations, stride, n_samples),
+                     "station_days");
+        if (valid.size() > 0) {
+            detail::need(valid, detail::extent(n_stations, stride, n_samples), "valid");
+        }
+        xcorr_spectra s;
+        check(sg_xcorr_preprocess_f32(get(), station_days.data(), n_stations, n_samples,
+                                      stride, valid.size() ? valid.data() : nullptr, s.out()));
+        return s;
+    }
+    std::size_t pair_count(std::size_t n_stations, std::size_t i0, std::size_t ni,
+                           std::size_t j0, std::size_t nj) const {
+        std::size_t n = 0;
+        check(sg_xcorr_pair_count(get(), n_stations, i0, ni, j0, nj, &n));
+        return n;
+    }
+    std::pair<std::size_t, std::size_t> pair_stations(std::size_t n_stations, std::size_t i0,
+                                                      std::size_t ni, std::size_t j0,
+                                                      std::size_t nj, std::size_t pair) const {
+        std::size_t i = 0, j = 0;
+        check(sg_xcorr_pair_stations(get(), n_stations, i0, ni, j0, nj, pair, &i, &j));
+        return {i, j};
+    }
+    // Pair p's n_lags samples (sizes(n_samples).n_lags) at stacks[p·pair_stride], so
+    // `stacks` holds pairs × pair_stride floats; `n_windows` (empty: not wanted) receives
+    // the windows stacked per pair.
+    void correlate(const std::vector<const xcorr_spectra *> &days, std::size_t i0,
+                   std::size_t ni, std::size_t j0, std::size_t nj, view<float> stacks,
+                   std::size_t pair_stride, view<uint32_t> n_windows = {nullptr, 0}) const {
+        std::vector<const sg_xcorr_spectra *> handles;
+        handles.reserve(days.size());
+        for (const xcorr_spectra *d : days) {
+            handles.push_back(d->get());
+        }
+        if (!days.empty()) {
+            std::size_t pairs = pair_count(days.front()->sizes().n_stations, i0, ni, j0, nj);
+            detail::need(stacks, pairs * pair_stride, "stacks");
+            if (n_windows.size() > 0) {
+                detail::need(n_windows, pairs, "n_windows");
+            }
+        }
+        check(sg_xcorr_correlate_f32(get(), handles.data(), handles.size(), i0, ni, j0, nj,
+                                     stacks.data(), pair_stride,
+                                     n_windows.size() ? n_windows.data() : nullptr));
+    }
+};
+
+} // namespace seisgpu
+
+#endif // SEISGPU_HPP

@@ -1,0 +1,29 @@
+// Instantiates every member template of include/seisgpu.hpp for float and double, so
+// that tests/cpp/run.sh compiles all of the header with -Werror, not only what the
+// example calls. Compiled, never run.
+#include "seisgpu.hpp"
+
+namespace seisgpu {
+#define SEISGPU_INSTANTIATE(T)                                                              \
+    template void dwt_plan::execute<T>(int32_t, uint32_t, view<const T>, view<T>,          \
+                                       std::size_t, std::size_t) const;                     \
+    template void dwt_plan::execute<T>(int32_t, uint32_t, const std::vector<T> &,           \
+                                       std::vector<T> &) const;                             \
+    template void dwt_plan::denoise<T>(const sg_dwt_denoise_options &, view<const T>,       \
+                                       view<T>, std::size_t, std::size_t, view<double>)     \
+        const;                                                                              \
+    template void dwt_plan::denoise<T>(const sg_dwt_denoise_options &,                      \
+                                       const std::vector<T> &, std::vector<T> &) const;     \
+    template void fxdecon_plan::execute_2d<T>(view<const T>, view<T>, std::size_t) const;   \
+    template void fxdecon_plan::execute_2d<T>(const std::vector<T> &, std::vector<T> &)     \
+        const;                                                                              \
+    template void fxdecon_plan::execute_3d<T>(view<const T>, view<T>, std::size_t,          \
+                                              std::size_t) const;                           \
+    template void fxdecon_plan::execute_3d<T>(const std::vector<T> &, std::vector<T> &)     \
+        const;                                                                              \
+    template void usfft_plan::set_points<T>(view<const T>, view<const T>, view<const T>);   \
+    template void usfft_plan::execute<T>(view<T>, view<T>) const;
+SEISGPU_INSTANTIATE(float)
+SEISGPU_INSTANTIATE(double)
+#undef SEISGPU_INSTANTIATE
+} // namespace seisgpu

@@ -1,0 +1,302 @@
+//! Shared by tests/progress_cancel.rs (CPU) and tests/cuda_progress.rs (GPU): progress
+//! and cancellation through the C ABI (`sg_context_set_progress`). For each long call
+//! (F-X 2D, F-XY 3D, DWT transform and denoise batches, xcorr preprocessing and
+//! correlation) the callback sees fractions that only grow, within
+//! [0, 1], ending with exactly one 1; a stop at a random report gives SG_ERR_CANCELLED,
+//! leaves the output as it was (a sentinel pattern) and the plan usable: the next call,
+//! without a stop, gives bit for bit the output of a call made without any callback.
+//! The report interval is shortened (`set_report_interval`) so that these small calls
+//! report often and can be stopped at many points.
+
+#![allow(dead_code)]
+
+#[path = "../xcorr_common/mod.rs"]
+mod xcorr_common;
+
+use seisgpu::ffi::context::*;
+use seisgpu::ffi::dwt::*;
+use seisgpu::ffi::fxdecon::*;
+use seisgpu::ffi::status::*;
+use seisgpu::ffi::xcorr::*;
+use std::ffi::{c_char, c_int, c_void, CStr};
+use std::ptr;
+use std::sync::Mutex;
+use std::time::Duration;
+pub use xcorr_common::{last_error, ok, Context};
+
+/// What one call reported, and the fraction from which to ask for a stop (reports are
+/// timed, so their number varies from call to call; fractions do not).
+#[derive(Default)]
+struct Log {
+    reports: Vec<(String, f64)>,
+    stop_from: Option<f64>,
+}
+
+pub unsafe extern "C" fn record(user: *mut c_void, stage: *const c_char, fraction: f64) -> c_int {
+    let log = &*(user as *const Mutex<Log>);
+    let mut log = log.lock().unwrap();
+    let stage = CStr::from_ptr(stage).to_string_lossy().into_owned();
+    log.reports.push((stage, fraction));
+    c_int::from(log.stop_from.is_some_and(|f| fraction >= f))
+}
+
+/// Park-Miller: reproducible test data and stop points.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0 * 48271 % 2147483647;
+        self.0
+    }
+    fn signal(&mut self, n: usize) -> Vec<f32> {
+        (0..n)
+            .map(|_| (self.next() as f64 / 2147483647.0 - 0.5) as f32)
+            .collect()
+    }
+}
+
+#[track_caller]
+fn assert_progress_shape(reports: &[(String, f64)], what: &str) {
+    assert!(!reports.is_empty(), "{what}: no report at all");
+    let fractions: Vec<f64> = reports.iter().map(|r| r.1).collect();
+    assert!(
+        fractions.windows(2).all(|w| w[0] <= w[1]),
+        "{what}: fractions go back: {fractions:?}"
+    );
+    assert!(
+        fractions.iter().all(|f| (0.0..=1.0).contains(f)),
+        "{what}: {fractions:?}"
+    );
+    assert_eq!(*fractions.last().unwrap(), 1.0, "{what}: does not end at 1");
+    assert_eq!(
+        fractions.iter().filter(|&&f| f == 1.0).count(),
+        1,
+        "{what}: 1 reported more than once: {fractions:?}"
+    );
+    assert!(
+        reports.iter().all(|r| !r.0.is_empty()),
+        "{what}: a report without a stage name"
+    );
+}
+
+/// Runs `call` (which fills its output, returning the status and the output) with and
+/// without a callback, and stopped at random reports; checks each case as the module
+/// documentation says. `sentinel` is the output's content before each call.
+fn exercise<T: PartialEq + std::fmt::Debug + Clone>(
+    ctx: &Context,
+    what: &str,
+    stops: usize,
+    sentinel: &T,
+    mut call: impl FnMut() -> (sg_status, T),
+) {
+    seisgpu::progress::set_report_interval(Some(Duration::from_micros(200)));
+    let (s, reference) = call();
+    ok(s);
+    assert_ne!(&reference, sentinel, "{what}: the call wrote nothing");
+
+    let log = Mutex::new(Log::default());
+    ok(sg_context_set_progress(
+        ctx.0,
+        Some(record),
+        &log as *const Mutex<Log> as *mut c_void,
+    ));
+    let (s, out) = call();
+    ok(s);
+    assert_eq!(out, reference, "{what}: the callback changed the result");
+    let full = std::mem::take(&mut log.lock().unwrap().reports);
+    assert_progress_shape(&full, what);
+    assert!(
+        full.len() >= 3,
+        "{what}: only {} reports: nothing to stop at",
+        full.len()
+    );
+
+    // Stop points below the last report before the final 1, where a stop is honoured.
+    let last_before_one = full[full.len() - 2].1;
+    let mut rng = Rng(0x5eed ^ what.len() as u64);
+    for _ in 0..stops {
+        let from = 0.9 * last_before_one * (rng.next() as f64 / 2147483647.0);
+        {
+            let mut l = log.lock().unwrap();
+            l.reports.clear();
+            l.stop_from = Some(from);
+        }
+        let (s, out) = call();
+        assert_eq!(
+            s,
+            SG_ERR_CANCELLED,
+            "{what}: stop from {from}: {}",
+            last_error()
+        );
+        assert!(last_error().contains("cancelled"), "{}", last_error());
+        assert_eq!(&out, sentinel, "{what}: a cancelled call wrote its output");
+        let seen = std::mem::take(&mut log.lock().unwrap().reports);
+        let (last, before) = seen.split_last().unwrap();
+        assert!(
+            last.1 >= from && before.iter().all(|r| r.1 < from),
+            "{what}: reports after the stop from {from}: {seen:?}"
+        );
+
+        log.lock().unwrap().stop_from = None;
+        let (s, out) = call();
+        ok(s);
+        assert_eq!(out, reference, "{what}: the call after a cancel differs");
+    }
+    ok(sg_context_set_progress(ctx.0, None, ptr::null_mut()));
+    log.lock().unwrap().reports.clear();
+    let (s, out) = call();
+    ok(s);
+    assert_eq!(out, reference);
+    assert!(
+        log.lock().unwrap().reports.is_empty(),
+        "{what}: a removed callback was called"
+    );
+}
+
+pub fn fx_decon_2d(ctx: &Context) {
+    let (n, ntr) = (500, 200);
+    let data = Rng(7).signal(n * ntr);
+    let mut o = sg_fxdecon_options_default();
+    o.time_window_s = 0.5;
+    let mut plan = ptr::null_mut();
+    ok(sg_fxdecon_plan_create_2d(ctx.0, &o, n, ntr, &mut plan));
+    let sentinel = vec![1234.5f32; n * ntr];
+    exercise(ctx, "F-X 2D", 6, &sentinel, || {
+        let mut out = sentinel.clone();
+        let s = sg_fxdecon_execute_2d_f32(plan, data.as_ptr(), out.as_mut_ptr(), n);
+        (s, out)
+    });
+    sg_fxdecon_plan_destroy(plan);
+}
+
+pub fn fx_decon_3d(ctx: &Context) {
+    let (n, nx, ny) = (128, 24, 40);
+    let data = Rng(11).signal(n * nx * ny);
+    let mut plan = ptr::null_mut();
+    ok(sg_fxdecon_plan_create_3d(
+        ctx.0,
+        ptr::null(),
+        n,
+        nx,
+        ny,
+        &mut plan,
+    ));
+    let sentinel = vec![-77.0f64; n * nx * ny];
+    let input: Vec<f64> = data.iter().map(|&v| v as f64).collect();
+    exercise(ctx, "F-XY 3D", 6, &sentinel, || {
+        let mut out = sentinel.clone();
+        let s = sg_fxdecon_execute_3d_f64(plan, input.as_ptr(), out.as_mut_ptr(), n, n * nx);
+        (s, out)
+    });
+    sg_fxdecon_plan_destroy(plan);
+}
+
+pub fn dwt_batches(ctx: &Context) {
+    let (n, ntr) = (1024, 2000);
+    let data = Rng(3).signal(n * ntr);
+    let mut plan = ptr::null_mut();
+    ok(sg_dwt_plan_create(
+        ctx.0,
+        SG_WAVELET_DAUBECHIES,
+        8,
+        n,
+        &mut plan,
+    ));
+    let sentinel = vec![9.0f32; n * ntr];
+    exercise(ctx, "DWT forward", 4, &sentinel, || {
+        let mut out = sentinel.clone();
+        let s = sg_dwt_execute_f32(
+            plan,
+            SG_DWT_FORWARD,
+            0,
+            data.as_ptr(),
+            out.as_mut_ptr(),
+            ntr,
+            n,
+        );
+        (s, out)
+    });
+    let opts = sg_dwt_denoise_options_default();
+    let sentinel = (vec![9.0f32; n * ntr], vec![-1.0f64; ntr * 10]);
+    exercise(ctx, "DWT denoise", 4, &sentinel, || {
+        let (mut out, mut thresholds) = sentinel.clone();
+        let s = sg_dwt_denoise_f32(
+            plan,
+            &opts,
+            data.as_ptr(),
+            out.as_mut_ptr(),
+            ntr,
+            n,
+            thresholds.as_mut_ptr(),
+        );
+        (s, (out, thresholds))
+    });
+    // In place: a cancel leaves the caller's traces as they were, too.
+    let original = data.clone();
+    exercise(ctx, "DWT denoise in place", 3, &original, || {
+        let mut inout = original.clone();
+        let p = inout.as_mut_ptr();
+        let s = sg_dwt_denoise_f32(plan, &opts, p, p, ntr, n, ptr::null_mut());
+        (s, inout)
+    });
+    sg_dwt_plan_destroy(plan);
+}
+
+pub fn xcorr_preprocess_and_correlate(ctx: &Context) {
+    let mut o = sg_xcorr_options_default();
+    o.sampling_rate = 20.0;
+    o.cc_len = 60.0;
+    o.step = 30.0;
+    o.maxlag = 10.0;
+    o.freqmin = 0.1;
+    o.freqmax = 2.0;
+    o.whiten_taper_bins = 10;
+    let plan = ctx.plan(&o);
+    let (n_sta, n) = (200, 20 * 240);
+    let data = Rng(5).signal(n_sta * n);
+
+    // Preprocessing: the output is the spectra handle, written only on success.
+    exercise(ctx, "xcorr preprocess", 4, &(ptr::null_mut(), None), || {
+        let mut out: *mut sg_xcorr_spectra = ptr::null_mut();
+        let s = sg_xcorr_preprocess_f32(plan.0, data.as_ptr(), n_sta, n, n, ptr::null(), &mut out);
+        let host = (!out.is_null()).then(|| {
+            let spectra = xcorr_common::Spectra(out);
+            let h = spectra.host();
+            h.values
+                .iter()
+                .map(|v| (v[0].to_bits(), v[1].to_bits()))
+                .collect::<Vec<_>>()
+        });
+        (s, (ptr::null_mut::<sg_xcorr_spectra>(), host))
+    });
+
+    let day = plan.preprocess(&data, n_sta, n, None).unwrap();
+    let n_lags = plan.n_lags();
+    let mut n_pairs = 0;
+    ok(sg_xcorr_pair_count(
+        plan.0,
+        n_sta,
+        0,
+        n_sta,
+        0,
+        n_sta,
+        &mut n_pairs,
+    ));
+    let days = [day.0 as *const sg_xcorr_spectra; 3];
+    let sentinel = vec![f32::MAX; n_pairs * n_lags];
+    exercise(ctx, "xcorr correlate", 4, &sentinel, || {
+        let mut stacks = sentinel.clone();
+        let s = sg_xcorr_correlate_f32(
+            plan.0,
+            days.as_ptr(),
+            days.len(),
+            0,
+            n_sta,
+            0,
+            n_sta,
+            stacks.as_mut_ptr(),
+            n_lags,
+            ptr::null_mut(),
+        );
+        (s, stacks)
+    });
+}
