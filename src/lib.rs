@@ -16,6 +16,7 @@ pub mod fxdecon;
 pub mod layout;
 pub mod sample;
 pub mod usfft;
+pub mod wavepacket;
 pub mod xcorr;
 
 pub use error::{Error, Result};

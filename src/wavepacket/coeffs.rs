@@ -1,0 +1,1 @@
+//! Operations on coefficients: compression, thresholding, POCS interpolation.
