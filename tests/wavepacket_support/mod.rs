@@ -44,3 +44,41 @@ pub fn rel_l2(a: &[f64], b: &[f64]) -> f64 {
 pub fn snr_db(estimate: &[f64], reference: &[f64]) -> f64 {
     -20.0 * rel_l2(estimate, reference).log10()
 }
+
+/// A window of the Penobscot crossline: `samples` samples from `t0` of `traces` traces from
+/// `x0` (axis 1 = time, fastest), as f64.
+pub fn penobscot(t0: usize, samples: usize, x0: usize, traces: usize) -> Vec<f64> {
+    const NS: usize = 1501;
+    let d = std::fs::read("data/penobscot-xl1155/penobscot_xl1155.sgy").unwrap();
+    assert_eq!(d.len(), 3600 + 601 * (240 + 4 * NS));
+    let mut v = Vec::with_capacity(samples * traces);
+    for t in x0..x0 + traces {
+        for i in t0..t0 + samples {
+            let o = 3600 + t * (240 + 4 * NS) + 240 + 4 * i;
+            let u = u32::from_be_bytes(d[o..o + 4].try_into().unwrap());
+            let mantissa = (u & 0x00ff_ffff) as f64 / (1u64 << 24) as f64;
+            let exponent = ((u >> 24) & 0x7f) as i32 - 64;
+            let sign = if u >> 31 == 1 { -1.0 } else { 1.0 };
+            v.push(sign * mantissa * 16f64.powi(exponent));
+        }
+    }
+    v
+}
+
+/// A crop of the F3 cube: `samples` from `t0` × `xlines` × `ilines` (time fastest), as f64.
+pub fn f3(t0: usize, samples: usize, xlines: usize, ilines: usize) -> Vec<f64> {
+    const NS: usize = 75;
+    let d = std::fs::read("data/f3-tiny-cube/f3.sgy").unwrap();
+    assert_eq!(d.len(), 3600 + 414 * (240 + 2 * NS));
+    let mut v = Vec::with_capacity(samples * xlines * ilines);
+    for il in 0..ilines {
+        for xl in 0..xlines {
+            let tr = il * 18 + xl;
+            for i in t0..t0 + samples {
+                let o = 3600 + tr * (240 + 2 * NS) + 240 + 2 * i;
+                v.push(i16::from_be_bytes([d[o], d[o + 1]]) as f64);
+            }
+        }
+    }
+    v
+}
