@@ -22,6 +22,6 @@ for n in ORDERS:
     m = x.shape[1]
     print("    (%d, &[" % m)
     for j in range(m):
-        print("        [%.17e, %.17e, %.17e]," % (x[0, j], x[1, j], x[2, j]))
+        print("        [%r, %r, %r]," % (float(x[0, j]), float(x[1, j]), float(x[2, j])))
     print("    ]),")
 print("];")

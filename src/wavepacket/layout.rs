@@ -85,10 +85,10 @@ impl Lattice {
     /// ξ at lattice index t.
     pub fn point(&self, t: [i64; 3]) -> [f64; 3] {
         let mut x = [0.0; 3];
-        for a in 0..3 {
-            let s = t[a] as f64 / self.period[a];
-            for (d, xd) in x.iter_mut().enumerate() {
-                *xd += s * self.axes[a][d];
+        for ((&ta, p), axis) in t.iter().zip(&self.period).zip(&self.axes) {
+            let s = ta as f64 / p;
+            for (xd, ad) in x.iter_mut().zip(axis) {
+                *xd += s * ad;
             }
         }
         x
@@ -371,9 +371,9 @@ impl Layout {
         let bx = &self.boxes[b];
         let l = &self.lattices[bx.lattice];
         let mut x = [0.0; 3];
-        for a in 0..self.dim {
+        for (a, &ya) in y.iter().enumerate().take(self.dim) {
             let p = l.period[a];
-            let mut s = y[a] as f64 * p / bx.shape[a] as f64;
+            let mut s = ya as f64 * p / bx.shape[a] as f64;
             if s >= p / 2.0 {
                 s -= p;
             }

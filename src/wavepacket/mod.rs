@@ -20,7 +20,9 @@ pub mod cpu;
 pub mod inverse;
 pub mod layout;
 pub mod lebedev;
+// Generated numbers: some are 1/√2 and the like, written out as the rule gives them.
 #[rustfmt::skip]
+#[allow(clippy::approx_constant)]
 mod lebedev_table;
 pub mod windows;
 

@@ -50,10 +50,8 @@ impl<'a> WindowEvaluator<'a> {
     /// g_b(ξ) given ξ's continuous coordinates c in b's lattice (0 outside the rectangle).
     fn raw(&self, b: usize, xi: &[f64; 3], c: &[f64; 3]) -> f64 {
         let bx = &self.layout.boxes[b];
-        for a in 0..self.layout.dim {
-            let lo = bx.lo[a] as f64 - EDGE;
-            let hi = (bx.lo[a] + bx.shape[a] as i64 - 1) as f64 + EDGE;
-            if c[a] < lo || c[a] > hi {
+        for ((&ca, &lo), &len) in c.iter().zip(&bx.lo).zip(&bx.shape).take(self.layout.dim) {
+            if ca < lo as f64 - EDGE || ca > (lo + len as i64 - 1) as f64 + EDGE {
                 return 0.0;
             }
         }
