@@ -17,6 +17,7 @@ pub mod layout;
 pub mod progress;
 pub mod sample;
 pub mod usfft;
+pub mod wavepacket;
 pub mod xcorr;
 
 pub use error::{Error, Result};

@@ -1,0 +1,95 @@
+//! The box stage on the CPU: lattice values ↔ box coefficients (cut out, window, box FFT).
+//! The USFFT between the data and the lattice values runs before (forward) or after (adjoint).
+
+use super::boxfft::BoxFfts;
+use super::layout::{Layout, WaveBox};
+use crate::usfft::Real;
+use num_complex::Complex;
+use rayon::prelude::*;
+
+/// Index of box `bx`'s local point i in the plan's lattice-value array.
+fn point_index(layout: &Layout, bx: &WaveBox, i: [usize; 3]) -> usize {
+    let l = &layout.lattices[bx.lattice];
+    let r: [usize; 3] = std::array::from_fn(|a| (bx.lo[a] - l.lo[a]) as usize + i[a]);
+    l.point_offset + (r[2] * l.len[1] + r[1]) * l.len[0] + r[0]
+}
+
+/// Calls `f(local linear index, value index)` over box `bx` in its order (axis 1 fastest).
+fn for_each_point(layout: &Layout, bx: &WaveBox, mut f: impl FnMut(usize, usize)) {
+    let [n1, n2, n3] = bx.shape;
+    let mut k = 0;
+    for i3 in 0..n3 {
+        for i2 in 0..n2 {
+            let start = point_index(layout, bx, [0, i2, i3]);
+            for i1 in 0..n1 {
+                f(k, start + i1);
+                k += 1;
+            }
+        }
+    }
+}
+
+/// Splits `coeffs` into one mutable slice per box.
+fn box_slices<'a, T>(layout: &Layout, mut coeffs: &'a mut [T]) -> Vec<&'a mut [T]> {
+    let mut out = Vec::with_capacity(layout.boxes.len());
+    for bx in &layout.boxes {
+        let (head, tail) = coeffs.split_at_mut(bx.n_coefficients());
+        out.push(head);
+        coeffs = tail;
+    }
+    out
+}
+
+/// Coefficients of every box from the lattice values F̂(ξ).
+pub fn boxes_forward<T: Real>(
+    layout: &Layout,
+    windows: &[Vec<T>],
+    ffts: &BoxFfts<T>,
+    values: &[Complex<T>],
+    coeffs: &mut [Complex<T>],
+) {
+    box_slices(layout, coeffs)
+        .into_par_iter()
+        .enumerate()
+        .for_each(|(b, out)| {
+            let bx = &layout.boxes[b];
+            let w = &windows[b];
+            for_each_point(layout, bx, |k, p| out[k] = values[p] * w[k]);
+            ffts.to_coefficients(out, bx.shape, bx.lo);
+        });
+}
+
+/// The adjoint: lattice values (summed over the boxes sharing a lattice) from coefficients.
+pub fn boxes_adjoint<T: Real>(
+    layout: &Layout,
+    windows: &[Vec<T>],
+    ffts: &BoxFfts<T>,
+    coeffs: &[Complex<T>],
+    values: &mut [Complex<T>],
+) {
+    let zero = Complex::new(T::zero(), T::zero());
+    let mut chunks = Vec::with_capacity(layout.lattices.len());
+    let mut rest = values;
+    for l in &layout.lattices {
+        let (head, tail) = rest.split_at_mut(l.n_points());
+        chunks.push(head);
+        rest = tail;
+    }
+    chunks.into_par_iter().enumerate().for_each(|(li, vals)| {
+        vals.fill(zero);
+        let base = layout.lattices[li].point_offset;
+        let mut u = Vec::new();
+        for (b, bx) in layout.boxes.iter().enumerate() {
+            if bx.lattice != li {
+                continue;
+            }
+            u.clear();
+            u.extend_from_slice(&coeffs[bx.offset..bx.offset + bx.n_coefficients()]);
+            ffts.from_coefficients(&mut u, bx.shape, bx.lo);
+            let w = &windows[b];
+            for_each_point(layout, bx, |k, p| {
+                vals[p - base] = vals[p - base] + u[k] * w[k]
+            });
+        }
+    });
+}

@@ -1,0 +1,191 @@
+//! Gaussian wave packets (Nikitin, Duchkov, Andersson 2017) in 2D and 3D: a redundant frame
+//! of packets, each a Gaussian window in a box of the Fourier domain (a scale and a direction)
+//! sampled on its own rotated, critically sampled grid.
+//!
+//! - Forward C (real data → complex coefficients): one USFFT type 2 evaluates the data's
+//!   spectrum F̂(ξ) = Σ_x f(x)·e^{−2πi ξ·(x − n/2)} at the lattice points of every direction
+//!   (each direction's levels share one lattice and are cut out of it by index); each box then
+//!   windows its rectangle and takes its orthonormal inverse FFT (`layout`, `windows`, `cpu`).
+//! - Adjoint C*: the exact transpose (box FFTs, windows, USFFT type 1), real part taken.
+//! - Inverse: the windows form a partition of unity, so C*C is the identity up to the lattice
+//!   sampling and the USFFT error; `inverse` solves C*C f = C*c by conjugate gradients from
+//!   the correction-filtered C*c (`inverse.rs`) to the requested tolerance.
+//!
+//! Data arrays are n1 × n2 [× n3], axis 1 fastest; coefficients are box after box, each box
+//! L1 × L2 [× L3], axis 1 fastest, at `WaveBox::offset`.
+
+pub mod boxfft;
+pub mod coeffs;
+pub mod cpu;
+pub mod inverse;
+pub mod layout;
+pub mod lebedev;
+// Generated numbers: some are 1/√2 and the like, written out as the rule gives them.
+#[rustfmt::skip]
+#[allow(clippy::approx_constant)]
+mod lebedev_table;
+pub mod windows;
+
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::usfft::{Real, TransformType, UsfftOptions, UsfftPlan};
+use boxfft::BoxFfts;
+pub use layout::{Layout, LayoutOptions, WaveBox};
+use num_complex::Complex;
+use std::sync::Arc;
+
+/// A wave-packet transform of one layout and precision on one context.
+pub struct WavepacketPlan<T: Real> {
+    ctx: Arc<Context>,
+    layout: Layout,
+    windows: Vec<Vec<T>>,
+    ffts: BoxFfts<T>,
+    /// Data → lattice values (sign −1) and its adjoint (sign +1), on the same points.
+    type2: UsfftPlan<T>,
+    type1: UsfftPlan<T>,
+}
+
+impl<T: Real> WavepacketPlan<T> {
+    /// Builds the layout, its windows and the USFFT plans for data of `shape` (dim = its length).
+    pub fn new(ctx: Arc<Context>, shape: &[usize], opts: &LayoutOptions) -> Result<Self> {
+        let layout = Layout::new(shape.len(), shape, opts)?;
+        let dim = layout.dim;
+        let windows: Vec<Vec<T>> = ctx.cpu.install(|| {
+            windows::box_windows(&layout)
+                .into_iter()
+                .map(|w| w.into_iter().map(|v| T::from_f64(v).unwrap()).collect())
+                .collect()
+        });
+        let ffts = BoxFfts::new(layout.boxes.iter().flat_map(|b| b.shape));
+        let m = layout.n_points;
+        let mut coords: [Vec<T>; 3] = Default::default();
+        for c in coords.iter_mut().take(dim) {
+            c.reserve(m);
+        }
+        for l in &layout.lattices {
+            for t3 in 0..l.len[2] {
+                for t2 in 0..l.len[1] {
+                    for t1 in 0..l.len[0] {
+                        let t = [
+                            l.lo[0] + t1 as i64,
+                            l.lo[1] + t2 as i64,
+                            l.lo[2] + t3 as i64,
+                        ];
+                        let xi = l.point(t);
+                        for d in 0..dim {
+                            coords[d].push(T::from_f64(std::f64::consts::TAU * xi[d]).unwrap());
+                        }
+                    }
+                }
+            }
+        }
+        let make = |kind, sign| -> Result<UsfftPlan<T>> {
+            let mut p = UsfftPlan::new(
+                ctx.clone(),
+                kind,
+                dim,
+                layout.shape,
+                sign,
+                layout.tolerance,
+                1,
+                UsfftOptions::default(),
+            )?;
+            let opt = |d: usize| (d < dim).then(|| coords[d].as_slice());
+            p.set_points(m, &coords[0], opt(1), opt(2))?;
+            Ok(p)
+        };
+        let type2 = make(TransformType::Type2, -1)?;
+        let type1 = make(TransformType::Type1, 1)?;
+        Ok(WavepacketPlan {
+            ctx,
+            layout,
+            windows,
+            ffts,
+            type2,
+            type1,
+        })
+    }
+
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    pub fn context(&self) -> &Arc<Context> {
+        &self.ctx
+    }
+
+    /// The stored window of box `b` at its points (box order, axis 1 fastest).
+    pub fn window(&self, b: usize) -> &[T] {
+        &self.windows[b]
+    }
+
+    fn check_sizes(&self, data: usize, coeffs: usize) -> Result<()> {
+        let (n, m) = (self.layout.n_samples(), self.layout.n_coefficients);
+        if data != n {
+            return Err(crate::invalid!(
+                "data array has {data} samples; the layout's shape {:?} needs {n}",
+                &self.layout.shape[..self.layout.dim]
+            ));
+        }
+        if coeffs != m {
+            return Err(crate::invalid!(
+                "coefficient array has {coeffs} values; the layout has {m}"
+            ));
+        }
+        Ok(())
+    }
+
+    /// C: real data (n1·n2[·n3], axis 1 fastest) → coefficients. Non-finite data is refused.
+    pub fn forward(&self, data: &[T], coeffs: &mut [Complex<T>]) -> Result<()> {
+        self.check_sizes(data.len(), coeffs.len())?;
+        if let Some(i) = data.iter().position(|v| !v.is_finite()) {
+            return Err(Error::NonFinite(format!(
+                "data sample {i} is not finite; nothing was written"
+            )));
+        }
+        self.forward_unchecked(data, coeffs)
+    }
+
+    pub(crate) fn forward_unchecked(&self, data: &[T], coeffs: &mut [Complex<T>]) -> Result<()> {
+        let mut modes: Vec<Complex<T>> = data.iter().map(|&v| Complex::new(v, T::zero())).collect();
+        let mut values = crate::error::try_vec(
+            self.layout.n_points,
+            Complex::new(T::zero(), T::zero()),
+            "wave-packet lattice values",
+        )?;
+        self.type2.execute(&mut values, &mut modes)?;
+        self.ctx.cpu.install(|| {
+            cpu::boxes_forward(&self.layout, &self.windows, &self.ffts, &values, coeffs)
+        });
+        Ok(())
+    }
+
+    /// C*: coefficients → real data (the real part of the complex adjoint).
+    pub fn adjoint(&self, coeffs: &[Complex<T>], data: &mut [T]) -> Result<()> {
+        self.check_sizes(data.len(), coeffs.len())?;
+        if let Some(i) = coeffs
+            .iter()
+            .position(|v| !(v.re.is_finite() && v.im.is_finite()))
+        {
+            return Err(Error::NonFinite(format!(
+                "coefficient {i} is not finite; nothing was written"
+            )));
+        }
+        self.adjoint_unchecked(coeffs, data)
+    }
+
+    pub(crate) fn adjoint_unchecked(&self, coeffs: &[Complex<T>], data: &mut [T]) -> Result<()> {
+        let zero = Complex::new(T::zero(), T::zero());
+        let mut values =
+            crate::error::try_vec(self.layout.n_points, zero, "wave-packet lattice values")?;
+        self.ctx.cpu.install(|| {
+            cpu::boxes_adjoint(&self.layout, &self.windows, &self.ffts, coeffs, &mut values)
+        });
+        let mut modes = crate::error::try_vec(self.layout.n_samples(), zero, "wave-packet data")?;
+        self.type1.execute(&mut values, &mut modes)?;
+        for (d, m) in data.iter_mut().zip(&modes) {
+            *d = m.re;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,84 @@
+//! Shared helpers of the wave-packet tests.
+#![allow(dead_code)]
+
+use num_complex::Complex;
+use seisgpu::backend::BackendRequest;
+use seisgpu::context::Context;
+use std::sync::Arc;
+
+pub fn cpu() -> Arc<Context> {
+    Context::new(BackendRequest::Cpu, 0).unwrap()
+}
+
+/// A small xorshift generator: reproducible test data without a dependency.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    /// Uniform in [−1, 1).
+    pub fn uniform(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+    }
+    pub fn gauss(&mut self) -> f64 {
+        let u1 = (self.uniform() + 1.0) / 2.0 + 1e-300;
+        let u2 = self.uniform() * std::f64::consts::PI;
+        (-2.0 * u1.ln()).sqrt() * u2.cos()
+    }
+    pub fn complex(&mut self) -> Complex<f64> {
+        Complex::new(self.uniform(), self.uniform())
+    }
+}
+
+pub fn rel_l2(a: &[f64], b: &[f64]) -> f64 {
+    let num: f64 = a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum();
+    let den: f64 = b.iter().map(|y| y * y).sum();
+    (num / den).sqrt()
+}
+
+/// 10·log10(‖reference‖² / ‖estimate − reference‖²).
+pub fn snr_db(estimate: &[f64], reference: &[f64]) -> f64 {
+    -20.0 * rel_l2(estimate, reference).log10()
+}
+
+/// A window of the Penobscot crossline: `samples` samples from `t0` of `traces` traces from
+/// `x0` (axis 1 = time, fastest), as f64.
+pub fn penobscot(t0: usize, samples: usize, x0: usize, traces: usize) -> Vec<f64> {
+    const NS: usize = 1501;
+    let d = std::fs::read("data/penobscot-xl1155/penobscot_xl1155.sgy").unwrap();
+    assert_eq!(d.len(), 3600 + 601 * (240 + 4 * NS));
+    let mut v = Vec::with_capacity(samples * traces);
+    for t in x0..x0 + traces {
+        for i in t0..t0 + samples {
+            let o = 3600 + t * (240 + 4 * NS) + 240 + 4 * i;
+            let u = u32::from_be_bytes(d[o..o + 4].try_into().unwrap());
+            let mantissa = (u & 0x00ff_ffff) as f64 / (1u64 << 24) as f64;
+            let exponent = ((u >> 24) & 0x7f) as i32 - 64;
+            let sign = if u >> 31 == 1 { -1.0 } else { 1.0 };
+            v.push(sign * mantissa * 16f64.powi(exponent));
+        }
+    }
+    v
+}
+
+/// A crop of the F3 cube: `samples` from `t0` × `xlines` × `ilines` (time fastest), as f64.
+pub fn f3(t0: usize, samples: usize, xlines: usize, ilines: usize) -> Vec<f64> {
+    const NS: usize = 75;
+    let d = std::fs::read("data/f3-tiny-cube/f3.sgy").unwrap();
+    assert_eq!(d.len(), 3600 + 414 * (240 + 2 * NS));
+    let mut v = Vec::with_capacity(samples * xlines * ilines);
+    for il in 0..ilines {
+        for xl in 0..xlines {
+            let tr = il * 18 + xl;
+            for i in t0..t0 + samples {
+                let o = 3600 + tr * (240 + 2 * NS) + 240 + 2 * i;
+                v.push(i16::from_be_bytes([d[o], d[o + 1]]) as f64);
+            }
+        }
+    }
+    v
+}
