@@ -7,7 +7,8 @@
 
 use seisgpu::backend::cuda::disk_cache::{CacheKey, DiskCache, Origin, DIR_VARIABLE};
 use seisgpu::backend::cuda::nvrtc::{self, CompiledKernel, ImageKind};
-use seisgpu::backend::cuda::{dwt, kernels};
+use seisgpu::backend::cuda::kernels;
+use seisgpu::dwt::cuda as dwt;
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
 

@@ -16,7 +16,7 @@ pub mod solve;
 pub mod volume;
 
 use crate::context::Context;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::progress::Reporter;
 use crate::sample::Sample;
 use geometry::Setup;
