@@ -719,8 +719,14 @@ impl<T: Real> DevicePoints<T> {
                         .arg(&nf2)
                         .arg(&nf3)
                         .arg(&beta);
+                    // One warp per point.
+                    let per_warp = LaunchConfig {
+                        grid_dim: ((self.m as u64 * 32).div_ceil(THREADS as u64) as u32, 1, 1),
+                        block_dim: (THREADS, 1, 1),
+                        shared_mem_bytes: 0,
+                    };
                     // SAFETY: the arguments match usfft_interp.
-                    unsafe { b.launch(per_point) }
+                    unsafe { b.launch(per_warp) }
                         .map_err(driver_error("launching a USFFT kernel"))?;
                 }
             }
