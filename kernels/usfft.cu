@@ -276,6 +276,74 @@ extern "C" __global__ void __launch_bounds__(256) usfft_interp(
     }
 }
 
+// Type 2 for wide kernels (w > 10, where a warp covers only one or two rows per pass): one
+// thread per sorted point gathers its w^DIM cells for every vector and writes the result at
+// the caller's index of the point. Its w values per dimension come from weights().
+extern "C" __global__ void __launch_bounds__(256) usfft_interp_thread(
+    const int *__restrict__ perm,
+    const int *__restrict__ i1, const int *__restrict__ i2, const int *__restrict__ i3,
+    const REAL *__restrict__ d1, const REAL *__restrict__ d2, const REAL *__restrict__ d3,
+    const REAL *__restrict__ grid, REAL *__restrict__ c, long long m, int nvec,
+    int nf1, int nf2, int nf3, REAL beta)
+{
+    const long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >= m)
+        return;
+    (void)i2; (void)i3; (void)d2; (void)d3;
+    REAL k1[NSPREAD];
+    int c1[NSPREAD];
+    weights(d1[p], beta, k1);
+#pragma unroll
+    for (int a = 0; a < NSPREAD; ++a)
+        c1[a] = wrap(i1[p] + a, nf1);
+    IF2(REAL k2[NSPREAD]; weights(d2[p], beta, k2); const int s2 = i2[p];)
+    IF3(REAL k3[NSPREAD]; weights(d3[p], beta, k3); const int s3 = i3[p];)
+    const long long nft = (long long)nf1 * nf2 * nf3;
+    const int dest = perm[p];
+    for (int v = 0; v < nvec; ++v) {
+        const REAL *g = grid + 2 * (long long)v * nft;
+        REAL sr = 0, si = 0;
+#if DIM == 3
+        for (int a3 = 0; a3 < NSPREAD; ++a3) {
+            const long long z = (long long)wrap(s3 + a3, nf3) * nf2;
+            for (int a2 = 0; a2 < NSPREAD; ++a2) {
+                const long long row = (z + wrap(s2 + a2, nf2)) * nf1;
+                REAL rr = 0, ri = 0;
+#pragma unroll
+                for (int a1 = 0; a1 < NSPREAD; ++a1) {
+                    rr += g[2 * (row + c1[a1])] * k1[a1];
+                    ri += g[2 * (row + c1[a1]) + 1] * k1[a1];
+                }
+                const REAL s = k3[a3] * k2[a2];
+                sr += rr * s;
+                si += ri * s;
+            }
+        }
+#elif DIM == 2
+        for (int a2 = 0; a2 < NSPREAD; ++a2) {
+            const long long row = (long long)wrap(s2 + a2, nf2) * nf1;
+            REAL rr = 0, ri = 0;
+#pragma unroll
+            for (int a1 = 0; a1 < NSPREAD; ++a1) {
+                rr += g[2 * (row + c1[a1])] * k1[a1];
+                ri += g[2 * (row + c1[a1]) + 1] * k1[a1];
+            }
+            sr += rr * k2[a2];
+            si += ri * k2[a2];
+        }
+#else
+#pragma unroll
+        for (int a1 = 0; a1 < NSPREAD; ++a1) {
+            sr += g[2 * c1[a1]] * k1[a1];
+            si += g[2 * c1[a1] + 1] * k1[a1];
+        }
+#endif
+        const long long j = (long long)v * m + dest;
+        c[2 * j] = sr;
+        c[2 * j + 1] = si;
+    }
+}
+
 // Between the mode array (n1 × n2 × n3 per vector, dimension 1 fastest) and the fine grid:
 // mode index m_d sits at fine cell fi_d[m_d] and is scaled by q_d[m_d] = 1/ψ̂(k).
 // to_modes = 1 (type 1): modes = grid × q. to_modes = 0 (type 2): grid = modes × q (the grid
