@@ -352,6 +352,29 @@ module seisgpu
       integer(c_int32_t) :: status
     end function sg_usfft_set_points_f64
 
+    ! x, y, z: CUdeviceptr values (device addresses) of m coordinates each.
+    function sg_usfft_set_points_device_f32(plan, m, x, y, z) &
+        bind(C, name="sg_usfft_set_points_device_f32") result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      integer(c_size_t), value, intent(in) :: m
+      integer(c_int64_t), value, intent(in) :: x
+      integer(c_int64_t), value, intent(in) :: y
+      integer(c_int64_t), value, intent(in) :: z
+      integer(c_int32_t) :: status
+    end function sg_usfft_set_points_device_f32
+
+    function sg_usfft_set_points_device_f64(plan, m, x, y, z) &
+        bind(C, name="sg_usfft_set_points_device_f64") result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      integer(c_size_t), value, intent(in) :: m
+      integer(c_int64_t), value, intent(in) :: x
+      integer(c_int64_t), value, intent(in) :: y
+      integer(c_int64_t), value, intent(in) :: z
+      integer(c_int32_t) :: status
+    end function sg_usfft_set_points_device_f64
+
     ! c, f: c_loc of complex (target) arrays: c(m, n_vectors) strengths and
     ! f(n1, n2, n3, n_vectors) modes. Type 1 reads c and writes f; type 2 the reverse.
     function sg_usfft_execute_f32(plan, c, f) &

@@ -840,6 +840,29 @@ sg_status sg_usfft_set_points_f64(sg_usfft_plan *plan,
                                   const double *z);
 
 /*
+ Sets the plan's `m` points from coordinates already in device memory: `x` (and `y`, `z`
+ as for `sg_usfft_set_points_f32`; unused ones may be 0) are `CUdeviceptr` values of at
+ least `m` floats each, in the plan's CUDA context (device 0's primary context), already
+ written (synchronise the stream that wrote them first). The points are folded and sorted
+ on the GPU, with no host copy. `SG_ERR_UNSUPPORTED` on a CPU context; non-finite
+ coordinates give `SG_ERR_NON_FINITE` and keep the previous points.
+ */
+sg_status sg_usfft_set_points_device_f32(sg_usfft_plan *plan,
+                                         size_t m,
+                                         uint64_t x,
+                                         uint64_t y,
+                                         uint64_t z);
+
+/*
+ `sg_usfft_set_points_device_f32` for a double-precision plan (`m` doubles per array).
+ */
+sg_status sg_usfft_set_points_device_f64(sg_usfft_plan *plan,
+                                         size_t m,
+                                         uint64_t x,
+                                         uint64_t y,
+                                         uint64_t z);
+
+/*
  Runs the transform on every vector of the batch. `c`: n_vectors × M complex strengths,
  `f`: n_vectors × N1·N2·N3 complex modes (dimension 1 fastest, in the plan's mode order),
  both interleaved (re, im) floats, vector v starting at complex element v·M resp. v·N1N2N3.

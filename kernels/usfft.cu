@@ -48,9 +48,39 @@ __device__ __forceinline__ int wrap(int i, int n)
     return i < 0 ? i + n : (i >= n ? i - n : i);
 }
 
-// Type 1, shared-memory subproblems: one block per bin. For each vector the block zeroes
-// its padded tile, adds every point of the bin with shared-memory atomics, then adds the
-// tile into the fine grid with one global atomic per non-zero cell.
+// Warp-cooperative stencils: one warp per point. Lane l covers the fastest-axis tap
+// a1 = l % NSPREAD of rows l / NSPREAD, + LANE_ROWS, ... of the point's NSPREAD^(DIM−1) rows
+// (row r: a2 = r % NSPREAD, a3 = r / NSPREAD); lanes ≥ LANE_ROWS·NSPREAD idle. Each lane
+// evaluates φ once per dimension (at its own index), so a point costs w·DIM kernel values,
+// shared with shuffles, and the lanes of a warp touch distinct cells.
+#define LANE_ROWS (32 / NSPREAD)
+#if DIM == 3
+#define ROWS (NSPREAD * NSPREAD)
+#elif DIM == 2
+#define ROWS NSPREAD
+#else
+#define ROWS 1
+#endif
+#define PASSES ((ROWS + LANE_ROWS - 1) / LANE_ROWS)
+
+// The weight of row r (a2, a3) from the lanes' per-dimension values k2, k3 (all lanes call).
+__device__ __forceinline__ REAL row_weight(int r, REAL k2, REAL k3)
+{
+    (void)k2; (void)k3;
+#if DIM == 3
+    return __shfl_sync(0xffffffffu, k2, r % NSPREAD) * __shfl_sync(0xffffffffu, k3, r / NSPREAD);
+#elif DIM == 2
+    return __shfl_sync(0xffffffffu, k2, r);
+#else
+    (void)r;
+    return (REAL)1;
+#endif
+}
+
+// Type 1, shared-memory subproblems: one block per bin, one warp per point. For each vector
+// the block zeroes its padded tile (real and imaginary planes), adds every point of the bin
+// (shared atomics, conflict-free within a warp), then adds the tile into the fine grid with
+// one global atomic per non-zero cell.
 extern "C" __global__ void __launch_bounds__(256) usfft_spread_sm(
     const unsigned int *__restrict__ bin_start, const int *__restrict__ perm,
     const int *__restrict__ i1, const int *__restrict__ i2, const int *__restrict__ i3,
@@ -59,7 +89,6 @@ extern "C" __global__ void __launch_bounds__(256) usfft_spread_sm(
     int nf1, int nf2, int nf3, int t1, int t2, int t3, int nb1, int nb2, REAL beta)
 {
     extern __shared__ __align__(16) unsigned char smem_raw[];
-    REAL *tile = (REAL *)smem_raw;
     const int b = blockIdx.x;
     const int start = (int)bin_start[b], end = (int)bin_start[b + 1];
     if (start == end)
@@ -69,59 +98,51 @@ extern "C" __global__ void __launch_bounds__(256) usfft_spread_sm(
     const int p2 = DIM >= 2 ? t2 + NSPREAD - 1 : 1;
     const int p3 = DIM >= 3 ? t3 + NSPREAD - 1 : 1;
     const int cells = p1 * p2 * p3;
+    REAL *tre = (REAL *)smem_raw;
+    REAL *tim = tre + cells;
     const int o1 = b1 * t1 - SHIFT;
     const int o2 = DIM >= 2 ? b2 * t2 - SHIFT : 0;
     const int o3 = DIM >= 3 ? b3 * t3 - SHIFT : 0;
     const long long nft = (long long)nf1 * nf2 * nf3;
     (void)i2; (void)i3; (void)d2; (void)d3; (void)b2; (void)b3; (void)o2; (void)o3;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    const int a1 = lane % NSPREAD, lrow = lane / NSPREAD;
+    const bool active = lrow < LANE_ROWS;
+    const REAL s = (REAL)2 / (REAL)NSPREAD;
     for (int v = 0; v < nvec; ++v) {
         for (int i = threadIdx.x; i < 2 * cells; i += blockDim.x)
-            tile[i] = (REAL)0;
+            tre[i] = (REAL)0;
         __syncthreads();
-        for (int p = start + threadIdx.x; p < end; p += blockDim.x) {
-            REAL k1[NSPREAD];
-            weights(d1[p], beta, k1);
-            const int l1 = i1[p] - o1;
-            IF2(REAL k2[NSPREAD]; weights(d2[p], beta, k2); const int l2 = i2[p] - o2;)
-            IF3(REAL k3[NSPREAD]; weights(d3[p], beta, k3); const int l3 = i3[p] - o3;)
+        for (int p = start + warp; p < end; p += warps) {
+            const REAL k1 = phi((d1[p] + (REAL)a1) * s, beta);
+            REAL k2 = 0, k3 = 0;
+            IF2(k2 = phi((d2[p] + (REAL)lane) * s, beta);)
+            IF3(k3 = phi((d3[p] + (REAL)lane) * s, beta);)
+            const int l1 = i1[p] - o1 + a1;
+            IF2(const int l2 = i2[p] - o2;)
+            IF3(const int l3 = i3[p] - o3;)
             const long long j = (long long)v * m + perm[p];
-            const REAL cr = c[2 * j], ci = c[2 * j + 1];
+            const REAL cr = c[2 * j] * k1, ci = c[2 * j + 1] * k1;
+#pragma unroll 4
+            for (int q = 0; q < PASSES; ++q) {
+                const int r = q * LANE_ROWS + lrow;
+                const REAL w = row_weight(r < ROWS ? r : 0, k2, k3);
+                if (active && r < ROWS) {
+                    int cell = l1;
 #if DIM == 3
-            for (int a3 = 0; a3 < NSPREAD; ++a3) {
-                for (int a2 = 0; a2 < NSPREAD; ++a2) {
-                    const REAL s = k3[a3] * k2[a2];
-                    const REAL vr = cr * s, vi = ci * s;
-                    REAL *row = tile + 2 * (((l3 + a3) * p2 + l2 + a2) * p1 + l1);
-#pragma unroll
-                    for (int a1 = 0; a1 < NSPREAD; ++a1) {
-                        atomicAdd(row + 2 * a1, vr * k1[a1]);
-                        atomicAdd(row + 2 * a1 + 1, vi * k1[a1]);
-                    }
-                }
-            }
+                    cell += ((l3 + r / NSPREAD) * p2 + l2 + r % NSPREAD) * p1;
 #elif DIM == 2
-            for (int a2 = 0; a2 < NSPREAD; ++a2) {
-                const REAL vr = cr * k2[a2], vi = ci * k2[a2];
-                REAL *row = tile + 2 * ((l2 + a2) * p1 + l1);
-#pragma unroll
-                for (int a1 = 0; a1 < NSPREAD; ++a1) {
-                    atomicAdd(row + 2 * a1, vr * k1[a1]);
-                    atomicAdd(row + 2 * a1 + 1, vi * k1[a1]);
+                    cell += (l2 + r) * p1;
+#endif
+                    atomicAdd(tre + cell, cr * w);
+                    atomicAdd(tim + cell, ci * w);
                 }
             }
-#else
-            REAL *row = tile + 2 * l1;
-#pragma unroll
-            for (int a1 = 0; a1 < NSPREAD; ++a1) {
-                atomicAdd(row + 2 * a1, cr * k1[a1]);
-                atomicAdd(row + 2 * a1 + 1, ci * k1[a1]);
-            }
-#endif
         }
         __syncthreads();
         REAL *g = grid + 2 * (long long)v * nft;
         for (int i = threadIdx.x; i < cells; i += blockDim.x) {
-            const REAL re = tile[2 * i], im = tile[2 * i + 1];
+            const REAL re = tre[i], im = tim[i];
             if (re == (REAL)0 && im == (REAL)0)
                 continue;
             const int j1 = i % p1;
@@ -197,9 +218,68 @@ extern "C" __global__ void __launch_bounds__(256) usfft_spread_gm(
     }
 }
 
-// Type 2: one thread per sorted point gathers its w^DIM cells for every vector and writes
-// the result at the caller's index of the point.
+// Type 2: one warp per sorted point gathers its w^DIM cells (lanes as in spreading, rows
+// read as contiguous runs), reduces across the warp, and lane 0 writes the value at the
+// caller's index of the point; every vector of the batch in turn.
 extern "C" __global__ void __launch_bounds__(256) usfft_interp(
+    const int *__restrict__ perm,
+    const int *__restrict__ i1, const int *__restrict__ i2, const int *__restrict__ i3,
+    const REAL *__restrict__ d1, const REAL *__restrict__ d2, const REAL *__restrict__ d3,
+    const REAL *__restrict__ grid, REAL *__restrict__ c, long long m, int nvec,
+    int nf1, int nf2, int nf3, REAL beta)
+{
+    const long long p = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    if (p >= m)
+        return;
+    (void)i2; (void)i3; (void)d2; (void)d3; (void)nf2; (void)nf3;
+    const int lane = threadIdx.x & 31;
+    const int a1 = lane % NSPREAD, lrow = lane / NSPREAD;
+    const bool active = lrow < LANE_ROWS;
+    const REAL s = (REAL)2 / (REAL)NSPREAD;
+    const REAL k1 = phi((d1[p] + (REAL)a1) * s, beta);
+    REAL k2 = 0, k3 = 0;
+    IF2(k2 = phi((d2[p] + (REAL)lane) * s, beta); const int s2 = i2[p];)
+    IF3(k3 = phi((d3[p] + (REAL)lane) * s, beta); const int s3 = i3[p];)
+    const int c1 = wrap(i1[p] + a1, nf1);
+    const long long nft = (long long)nf1 * nf2 * nf3;
+    const int dest = perm[p];
+    for (int v = 0; v < nvec; ++v) {
+        const REAL *g = grid + 2 * (long long)v * nft;
+        REAL sr = 0, si = 0;
+#pragma unroll 4
+        for (int q = 0; q < PASSES; ++q) {
+            const int r = q * LANE_ROWS + lrow;
+            const REAL w = row_weight(r < ROWS ? r : 0, k2, k3);
+            if (active && r < ROWS) {
+                long long cell = c1;
+#if DIM == 3
+                cell += ((long long)wrap(s3 + r / NSPREAD, nf3) * nf2 + wrap(s2 + r % NSPREAD, nf2)) * nf1;
+#elif DIM == 2
+                cell += (long long)wrap(s2 + r, nf2) * nf1;
+#endif
+                sr += g[2 * cell] * w;
+                si += g[2 * cell + 1] * w;
+            }
+        }
+        sr *= k1;
+        si *= k1;
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) {
+            sr += __shfl_down_sync(0xffffffffu, sr, o);
+            si += __shfl_down_sync(0xffffffffu, si, o);
+        }
+        if (lane == 0) {
+            const long long j = (long long)v * m + dest;
+            c[2 * j] = sr;
+            c[2 * j + 1] = si;
+        }
+    }
+}
+
+// Type 2 for wide kernels (w > 10, where a warp covers only one or two rows per pass): one
+// thread per sorted point gathers its w^DIM cells for every vector and writes the result at
+// the caller's index of the point. Its w values per dimension come from weights().
+extern "C" __global__ void __launch_bounds__(256) usfft_interp_thread(
     const int *__restrict__ perm,
     const int *__restrict__ i1, const int *__restrict__ i2, const int *__restrict__ i3,
     const REAL *__restrict__ d1, const REAL *__restrict__ d2, const REAL *__restrict__ d3,
@@ -293,4 +373,132 @@ extern "C" __global__ void __launch_bounds__(256) usfft_deconvolve(
         grid[2 * cell] = modes[2 * idx] * s;
         grid[2 * cell + 1] = modes[2 * idx + 1] * s;
     }
+}
+
+// ---- Set-points on the device: fold, bin, counting sort (histogram, scan, scatter). ----
+
+#define TWO_PI 6.283185307179586
+
+// (i0, d) of coordinate x on nf cells, in double whatever REAL is (as points.rs on the
+// host): g = frac(x/2π)·nf, i0 = ceil(g − w/2) shifted by a period so that i0 + SHIFT lies
+// in [0, nf), d = i0 − g.
+__device__ __forceinline__ int place(double x, int nf, double *d)
+{
+    const double t = x / TWO_PI;
+    double g = (t - floor(t)) * (double)nf;
+    if (g >= (double)nf)
+        g -= (double)nf;
+    int i0 = (int)ceil(g - (double)NSPREAD / 2.0);
+    *d = (double)i0 - g;
+    if (i0 + SHIFT >= nf)
+        i0 -= nf;
+    return i0;
+}
+
+// The bin of point j (host order: dimension 1 fastest), or −1 with the smallest
+// 3·j + axis of a non-finite coordinate recorded in *bad.
+__device__ __forceinline__ long long bin_of(
+    const REAL *x, const REAL *y, const REAL *z, long long j, int nf1, int nf2, int nf3,
+    int t1, int t2, int t3, int nb1, int nb2, unsigned long long *bad)
+{
+    (void)y; (void)z; (void)nf2; (void)nf3; (void)t2; (void)t3; (void)nb2;
+    double d;
+    long long key = 0;
+#if DIM >= 3
+    if (!isfinite((double)z[j])) {
+        atomicMin(bad, (unsigned long long)(3 * j + 2));
+        return -1;
+    }
+    key = (place((double)z[j], nf3, &d) + SHIFT) / t3;
+#endif
+#if DIM >= 2
+    if (!isfinite((double)y[j])) {
+        atomicMin(bad, (unsigned long long)(3 * j + 1));
+        return -1;
+    }
+    key = key * nb2 + (place((double)y[j], nf2, &d) + SHIFT) / t2;
+#endif
+    if (!isfinite((double)x[j])) {
+        atomicMin(bad, (unsigned long long)(3 * j));
+        return -1;
+    }
+    return key * nb1 + (place((double)x[j], nf1, &d) + SHIFT) / t1;
+}
+
+// Histogram: key[j] = bin of point j, count[bin] += 1 (count zeroed before).
+extern "C" __global__ void __launch_bounds__(256) usfft_bin_points(
+    const REAL *__restrict__ x, const REAL *__restrict__ y, const REAL *__restrict__ z,
+    long long m, int nf1, int nf2, int nf3, int t1, int t2, int t3, int nb1, int nb2,
+    unsigned int *__restrict__ key, unsigned int *__restrict__ count,
+    unsigned long long *__restrict__ bad)
+{
+    const long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= m)
+        return;
+    const long long b = bin_of(x, y, z, j, nf1, nf2, nf3, t1, t2, t3, nb1, nb2, bad);
+    if (b < 0)
+        return;
+    key[j] = (unsigned int)b;
+    atomicAdd(count + b, 1u);
+}
+
+// Exclusive scan of count[0..nbins) into start[0..nbins] (start[nbins] = total) and
+// cursor[0..nbins), by one block of SCAN_THREADS threads, each summing a contiguous chunk.
+#define SCAN_THREADS 1024
+extern "C" __global__ void __launch_bounds__(SCAN_THREADS) usfft_scan_bins(
+    const unsigned int *__restrict__ count, unsigned int *__restrict__ start,
+    unsigned int *__restrict__ cursor, long long nbins)
+{
+    __shared__ unsigned int sums[SCAN_THREADS];
+    const long long per = (nbins + SCAN_THREADS - 1) / SCAN_THREADS;
+    const long long lo = threadIdx.x * per;
+    const long long hi = lo + per < nbins ? lo + per : nbins;
+    unsigned int total = 0;
+    for (long long b = lo; b < hi; ++b)
+        total += count[b];
+    sums[threadIdx.x] = total;
+    __syncthreads();
+    // Hillis–Steele inclusive scan of the chunk sums.
+    for (int o = 1; o < SCAN_THREADS; o <<= 1) {
+        const unsigned int add = threadIdx.x >= o ? sums[threadIdx.x - o] : 0u;
+        __syncthreads();
+        sums[threadIdx.x] += add;
+        __syncthreads();
+    }
+    unsigned int run = sums[threadIdx.x] - total;
+    for (long long b = lo; b < hi; ++b) {
+        start[b] = run;
+        cursor[b] = run;
+        run += count[b];
+    }
+    if (threadIdx.x == SCAN_THREADS - 1)
+        start[nbins] = sums[SCAN_THREADS - 1];
+}
+
+// Scatter: each point takes the next slot of its bin and writes there its caller index and,
+// per dimension, i0 and d (order within a bin is arbitrary).
+extern "C" __global__ void __launch_bounds__(256) usfft_scatter_points(
+    const REAL *__restrict__ x, const REAL *__restrict__ y, const REAL *__restrict__ z,
+    long long m, int nf1, int nf2, int nf3, const unsigned int *__restrict__ key,
+    unsigned int *__restrict__ cursor, int *__restrict__ perm,
+    int *__restrict__ i1, int *__restrict__ i2, int *__restrict__ i3,
+    REAL *__restrict__ d1, REAL *__restrict__ d2, REAL *__restrict__ d3)
+{
+    const long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= m)
+        return;
+    (void)y; (void)z; (void)nf2; (void)nf3; (void)i2; (void)i3; (void)d2; (void)d3;
+    const unsigned int pos = atomicAdd(cursor + key[j], 1u);
+    perm[pos] = (int)j;
+    double d;
+    i1[pos] = place((double)x[j], nf1, &d);
+    d1[pos] = (REAL)d;
+#if DIM >= 2
+    i2[pos] = place((double)y[j], nf2, &d);
+    d2[pos] = (REAL)d;
+#endif
+#if DIM >= 3
+    i3[pos] = place((double)z[j], nf3, &d);
+    d3[pos] = (REAL)d;
+#endif
 }

@@ -210,8 +210,25 @@ fn device_resident<T: Real>(
                 .collect()
         })
         .collect();
-    plan.set_points(case.m, &xs[0], Some(&xs[1]), Some(&xs[2]))
+    // The coordinates go up first and are sorted on the device (set_points_device).
+    // (Device 0's primary context: the one the library's context uses.)
+    let s = cudarc::driver::CudaContext::new(0)
+        .map_err(|e| format!("{e:?}"))?
+        .default_stream();
+    let xd: Vec<CudaSlice<T>> = xs
+        .iter()
+        .map(|x| s.clone_htod(x).map_err(|e| format!("{e:?}")))
+        .collect::<Result<_, _>>()?;
+    plan.set_points_device(case.m, &xd[0], Some(&xd[1]), Some(&xd[2]))
         .map_err(|e| e.to_string())?;
+    // A non-finite coordinate is refused and the points just set stay.
+    let mut bad = xs[1].clone();
+    bad[case.m / 2] = T::nan();
+    let bad = s.clone_htod(&bad).unwrap();
+    match plan.set_points_device(case.m, &xd[0], Some(&bad), Some(&xd[2])) {
+        Err(seisgpu::Error::NonFinite(msg)) if msg.contains("coordinate y") => {}
+        other => return Err(format!("NaN coordinate: {other:?}")),
+    }
     let pts = plan.device_points().ok_or("no device points")?;
     let s = pts.stream().clone();
     let reals: Vec<T> = p
@@ -245,6 +262,43 @@ fn device_resident<T: Real>(
         .collect())
 }
 
+/// All points in 1 % of the cube (thousands per bin): GPU vs direct sums and vs the CPU.
+fn clustered_points(gpu: &Arc<Context>, cpu: &Arc<Context>, failures: &mut Vec<String>) {
+    for kind in [TransformType::Type1, TransformType::Type2] {
+        for (tol, f64_plan) in [(1e-9, true), (1e-5, false)] {
+            let case = Case {
+                kind,
+                dim: 3,
+                modes: [16, 12, 10],
+                m: 6000,
+                sign: 1,
+                tol,
+                nvec: 2,
+                options: UsfftOptions::default(),
+            };
+            let mut rng = Rng(91);
+            let p = clustered(&case, &mut rng);
+            let label = format!("clustered {kind:?} tol {tol:e}");
+            let runs = if f64_plan {
+                run::<f64>(gpu, &case, &p).and_then(|g| Ok((g, run::<f64>(cpu, &case, &p)?)))
+            } else {
+                run::<f32>(gpu, &case, &p).and_then(|g| Ok((g, run::<f32>(cpu, &case, &p)?)))
+            };
+            match runs {
+                Ok(((g, seen), (c, _))) => {
+                    let e = rel_l2(&g, &direct(&case, &seen, &p.input));
+                    let e_cpu = rel_l2(&g, &c);
+                    println!("{label}: vs direct {e:.2e}, vs CPU {e_cpu:.2e}");
+                    if !(within(e, tol) && within(e_cpu, 2.0 * tol)) {
+                        failures.push(format!("{label}: vs direct {e:.3e}, vs CPU {e_cpu:.3e}"));
+                    }
+                }
+                Err(e) => failures.push(format!("{label}: {e}")),
+            }
+        }
+    }
+}
+
 #[test]
 fn gpu_usfft_matches_direct_sums_and_the_cpu() {
     let Some(gpu) = gpu_context() else { return };
@@ -254,6 +308,7 @@ fn gpu_usfft_matches_direct_sums_and_the_cpu() {
     sweep::<f64>(&gpu, &cpu, &[1e-2, 1e-4, 1e-6, 1e-9, 1e-12], &mut failures);
     sweep::<f32>(&gpu, &cpu, &[1e-2, 1e-3, 1e-4, 1e-5], &mut failures);
     degenerate(&gpu, &mut failures);
+    clustered_points(&gpu, &cpu, &mut failures);
     large::<f32>(&gpu, &cpu, 1e-5, &mut failures);
     large::<f64>(&gpu, &cpu, 1e-9, &mut failures);
     assert!(

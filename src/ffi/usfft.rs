@@ -215,6 +215,49 @@ pub extern "C" fn sg_usfft_set_points_f64(
     })
 }
 
+/// Sets the plan's `m` points from coordinates already in device memory: `x` (and `y`, `z`
+/// as for `sg_usfft_set_points_f32`; unused ones may be 0) are `CUdeviceptr` values of at
+/// least `m` floats each, in the plan's CUDA context (device 0's primary context), already
+/// written (synchronise the stream that wrote them first). The points are folded and sorted
+/// on the GPU, with no host copy. `SG_ERR_UNSUPPORTED` on a CPU context; non-finite
+/// coordinates give `SG_ERR_NON_FINITE` and keep the previous points.
+#[no_mangle]
+pub extern "C" fn sg_usfft_set_points_device_f32(
+    plan: *mut sg_usfft_plan,
+    m: usize,
+    x: u64,
+    y: u64,
+    z: u64,
+) -> sg_status {
+    guard(|| match &mut arg_mut(plan)?.0 {
+        // SAFETY: the C contract above (device addresses of m floats each).
+        Plan::F32(p) => unsafe { p.set_points_device_ptr(m, [x, y, z]) },
+        Plan::F64(_) => Err(wrong_precision(
+            "a double",
+            "sg_usfft_set_points_device_f64",
+        )),
+    })
+}
+
+/// `sg_usfft_set_points_device_f32` for a double-precision plan (`m` doubles per array).
+#[no_mangle]
+pub extern "C" fn sg_usfft_set_points_device_f64(
+    plan: *mut sg_usfft_plan,
+    m: usize,
+    x: u64,
+    y: u64,
+    z: u64,
+) -> sg_status {
+    guard(|| match &mut arg_mut(plan)?.0 {
+        // SAFETY: the C contract above (device addresses of m doubles each).
+        Plan::F64(p) => unsafe { p.set_points_device_ptr(m, [x, y, z]) },
+        Plan::F32(_) => Err(wrong_precision(
+            "a single",
+            "sg_usfft_set_points_device_f32",
+        )),
+    })
+}
+
 fn arg_mut<'a>(plan: *mut sg_usfft_plan) -> Result<&'a mut sg_usfft_plan> {
     // SAFETY: the C contract: a live plan not used by another call at the same time.
     unsafe { plan.as_mut() }.ok_or_else(|| Error::NullPointer("`plan` is NULL".into()))

@@ -11,9 +11,8 @@
 
 use super::grid::Tiling;
 use super::kernel::{KernelShape, SpreadKernel};
-use super::points::{sort_points, SortedPoints};
+use super::points::MAX_POINTS;
 use super::spec::{Real, TransformType, UsfftSpec, MIN_TOL_F32, MIN_TOL_F64};
-use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::kernels;
 use crate::backend::cuda::{driver_error, CudaBackend};
 use crate::error::{Error, Result};
@@ -149,7 +148,8 @@ pub fn choose_tiling(
     }
 }
 
-/// A plan's points on the device, its fine grid, its cuFFT plan and its stream.
+/// A plan's points on the device, its fine grid, its cuFFT plan and its stream. Made once per
+/// plan (at its first set-points) and reused by later set-points calls.
 pub struct DevicePoints<T: Real> {
     /// First, so that it is destroyed before the buffers and the stream.
     fft: CufftPlan,
@@ -158,15 +158,27 @@ pub struct DevicePoints<T: Real> {
     pub m: usize,
     pub tiling: Tiling,
     pub method: SpreadMethod,
+    /// Sorted points (capacity ≥ m): caller index, and per dimension i0 and d.
     perm: CudaSlice<i32>,
-    bin_start: CudaSlice<u32>,
     first: Vec<CudaSlice<i32>>,
     offset: Vec<CudaSlice<T>>,
+    /// Sorted positions of bin b: bin_start[b]..bin_start[b + 1].
+    bin_start: CudaSlice<u32>,
+    sort: SortScratch,
     fine_index: Vec<CudaSlice<i32>>,
     deconv: Vec<CudaSlice<T>>,
     /// Fine grids (n_vectors of them) and host-to-host staging buffers, one execute at a time.
     work: Mutex<Work<T>>,
     spec: UsfftSpec,
+}
+
+/// The counting sort's working arrays: each point's bin, the bins' counts and next free
+/// slots, and the first non-finite coordinate found (3·j + axis).
+struct SortScratch {
+    key: CudaSlice<u32>,
+    count: CudaSlice<u32>,
+    cursor: CudaSlice<u32>,
+    bad: CudaSlice<u64>,
 }
 
 struct Work<T> {
@@ -219,82 +231,272 @@ fn upload<U: cudarc::driver::DeviceRepr>(
     stream.clone_htod(host).map_err(driver_error(what))
 }
 
-/// Folds, sorts and uploads `m` points; builds the fine grid and the cuFFT plan.
+/// An uninitialised device buffer of `len` (at least 1) elements.
+fn alloc<U: cudarc::driver::DeviceRepr>(
+    stream: &Arc<CudaStream>,
+    len: usize,
+    what: &'static str,
+) -> Result<CudaSlice<U>> {
+    // SAFETY: every user writes before it reads.
+    unsafe { stream.alloc::<U>(len.max(1)) }.map_err(driver_error(what))
+}
+
+/// Replaces `buf` by one of `len` elements if it is shorter.
+fn grow<U: cudarc::driver::DeviceRepr>(
+    buf: &mut CudaSlice<U>,
+    len: usize,
+    stream: &Arc<CudaStream>,
+    what: &'static str,
+) -> Result<()> {
+    if buf.len() < len {
+        *buf = alloc(stream, len, what)?;
+    }
+    Ok(())
+}
+
+/// Folds, sorts and uploads `m` host points into `slot` (made on first use: module, fine
+/// grid, cuFFT plan). On error the points already there stay.
 pub fn set_points<T: Real>(
     gpu: &CudaBackend,
-    cpu: &CpuBackend,
+    slot: &mut Option<Box<DevicePoints<T>>>,
     spec: &UsfftSpec,
     coords: [&[T]; 3],
     m: usize,
-) -> Result<DevicePoints<T>> {
-    let size = std::mem::size_of::<T>();
-    let (tiling, method) = choose_tiling(spec, m, size, gpu.max_shared_bytes);
-    let sorted: SortedPoints<T> =
-        cpu.install(|| sort_points(coords, spec.dim, m, spec.kernel.width, tiling))?;
+) -> Result<()> {
+    check_count(m)?;
+    let pts = points_slot(gpu, slot, spec)?;
+    let s = pts.stream.clone();
+    let what = "uploading USFFT points";
+    let dev: Vec<CudaSlice<T>> = (0..spec.dim)
+        .map(|d| upload(&s, &coords[d][..m], what))
+        .collect::<Result<_>>()?;
+    let mut ptrs = [0; 3];
+    for (d, c) in dev.iter().enumerate() {
+        ptrs[d] = dptr(c, &s);
+    }
+    pts.sort(gpu, ptrs, m)
+}
+
+/// Sets `m` points whose coordinates already live on the device (`x`, `y`, `z`: device
+/// addresses of at least `m` elements of T each, the first `dim` used), without a host copy.
+/// The plan's stream first waits for the work queued on `after` (the coordinates' streams).
+///
+/// # Safety
+/// The addresses must be valid device memory of this context, `m` elements of T long, ready
+/// once the work on `after` is done.
+pub unsafe fn set_points_device<T: Real>(
+    gpu: &CudaBackend,
+    slot: &mut Option<Box<DevicePoints<T>>>,
+    spec: &UsfftSpec,
+    coords: [DevPtr; 3],
+    m: usize,
+    after: &[Arc<CudaStream>],
+) -> Result<()> {
+    check_count(m)?;
+    for (d, &c) in coords.iter().enumerate().take(spec.dim) {
+        if c == 0 && m > 0 {
+            return Err(Error::NullPointer(format!(
+                "device coordinate array {} is NULL",
+                ["x", "y", "z"][d]
+            )));
+        }
+    }
+    let pts = points_slot(gpu, slot, spec)?;
+    for other in after {
+        pts.stream
+            .join(other)
+            .map_err(driver_error("ordering the coordinates before set-points"))?;
+    }
+    pts.sort(gpu, coords, m)
+}
+
+fn check_count(m: usize) -> Result<()> {
+    if m > MAX_POINTS {
+        return Err(Error::Unsupported(format!(
+            "{m} points; at most {MAX_POINTS} per plan"
+        )));
+    }
+    Ok(())
+}
+
+/// The plan's device state, made on first use.
+fn points_slot<'a, T: Real>(
+    gpu: &CudaBackend,
+    slot: &'a mut Option<Box<DevicePoints<T>>>,
+    spec: &UsfftSpec,
+) -> Result<&'a mut DevicePoints<T>> {
     gpu.ctx
         .bind_to_thread()
         .map_err(driver_error("binding the context"))?;
-    let stream = gpu.stream()?;
-    let module = gpu.modules.get(
-        &gpu.ctx,
-        &gpu.arch,
-        &kernels::USFFT,
-        &prelude::<T>(spec.dim, spec.kernel.width, spec.kernel.shape),
-    )?;
-    let what = "uploading USFFT points";
-    // The permutation holds indices < 2^31 (checked by sort_points).
-    let perm: Vec<i32> = sorted.perm.iter().map(|&p| p as i32).collect();
-    let perm = upload(&stream, &perm, what)?;
-    let bin_start = upload(&stream, &sorted.bin_start, what)?;
-    let mut first = Vec::new();
-    let mut offset = Vec::new();
-    let mut fine_index = Vec::new();
-    let mut deconv = Vec::new();
-    for d in 0..3 {
-        if d < spec.dim {
-            first.push(upload(&stream, &sorted.first[d], what)?);
-            offset.push(upload(&stream, &sorted.offset[d], what)?);
-        } else {
-            // Unused dimensions: never read by the kernels (DIM excludes them).
-            first.push(upload(&stream, &[0i32], what)?);
-            offset.push(upload(&stream, &[T::zero()], what)?);
-        }
-        let fi: Vec<i32> = spec.fine_index(d).into_iter().map(|i| i as i32).collect();
-        fine_index.push(upload(&stream, &fi, "uploading USFFT mode tables")?);
-        let q: Vec<T> = spec.deconv[d]
-            .iter()
-            .map(|&x| T::from_f64(x).unwrap())
-            .collect();
-        deconv.push(upload(&stream, &q, "uploading USFFT mode tables")?);
+    if slot.is_none() {
+        *slot = Some(Box::new(DevicePoints::new(gpu, spec)?));
     }
-    let nft = spec.fine_count();
-    // SAFETY: zeroed before every use.
-    let grid = unsafe { stream.alloc::<T>(2 * nft * spec.n_vectors) }
-        .map_err(driver_error("allocating the USFFT fine grid"))?;
-    let fft = cufft_plan::<T>(spec, &stream)?;
-    stream
-        .synchronize()
-        .map_err(driver_error("uploading USFFT points"))?;
-    Ok(DevicePoints {
-        stream,
-        module,
-        m,
-        tiling,
-        method,
-        perm,
-        bin_start,
-        first,
-        offset,
-        fine_index,
-        deconv,
-        work: Mutex::new(Work {
-            grid,
-            c: None,
-            f: None,
-        }),
-        fft,
-        spec: spec.clone(),
-    })
+    Ok(slot.as_mut().unwrap())
+}
+
+impl<T: Real> DevicePoints<T> {
+    fn new(gpu: &CudaBackend, spec: &UsfftSpec) -> Result<DevicePoints<T>> {
+        let stream = gpu.stream()?;
+        let module = gpu.modules.get(
+            &gpu.ctx,
+            &gpu.arch,
+            &kernels::USFFT,
+            &prelude::<T>(spec.dim, spec.kernel.width, spec.kernel.shape),
+        )?;
+        let what = "uploading USFFT mode tables";
+        let mut fine_index = Vec::new();
+        let mut deconv = Vec::new();
+        for d in 0..3 {
+            let fi: Vec<i32> = spec.fine_index(d).into_iter().map(|i| i as i32).collect();
+            fine_index.push(upload(&stream, &fi, what)?);
+            let q: Vec<T> = spec.deconv[d]
+                .iter()
+                .map(|&x| T::from_f64(x).unwrap())
+                .collect();
+            deconv.push(upload(&stream, &q, what)?);
+        }
+        let nft = spec.fine_count();
+        let grid = alloc(
+            &stream,
+            2 * nft * spec.n_vectors,
+            "allocating the USFFT fine grid",
+        )?;
+        let fft = cufft_plan::<T>(spec, &stream)?;
+        let what = "allocating USFFT points";
+        let (tiling, method) =
+            choose_tiling(spec, 0, std::mem::size_of::<T>(), gpu.max_shared_bytes);
+        Ok(DevicePoints {
+            perm: alloc(&stream, 1, what)?,
+            first: (0..3)
+                .map(|_| alloc(&stream, 1, what))
+                .collect::<Result<_>>()?,
+            offset: (0..3)
+                .map(|_| alloc(&stream, 1, what))
+                .collect::<Result<_>>()?,
+            bin_start: alloc(&stream, tiling.n_bins() + 1, what)?,
+            sort: SortScratch {
+                key: alloc(&stream, 1, what)?,
+                count: alloc(&stream, 1, what)?,
+                cursor: alloc(&stream, 1, what)?,
+                bad: alloc(&stream, 1, what)?,
+            },
+            stream,
+            module,
+            m: 0,
+            tiling,
+            method,
+            fine_index,
+            deconv,
+            work: Mutex::new(Work {
+                grid,
+                c: None,
+                f: None,
+            }),
+            fft,
+            spec: spec.clone(),
+        })
+    }
+
+    /// Bins the points at device addresses `coords` (histogram), checks them, then commits:
+    /// scan and scatter into the sorted arrays. One 8-byte read-back (the finiteness check)
+    /// is the only synchronisation.
+    fn sort(&mut self, gpu: &CudaBackend, coords: [DevPtr; 3], m: usize) -> Result<()> {
+        let spec = &self.spec;
+        let s = self.stream.clone();
+        let (tiling, method) =
+            choose_tiling(spec, m, std::mem::size_of::<T>(), gpu.max_shared_bytes);
+        let n_bins = tiling.n_bins();
+        if n_bins >= u32::MAX as usize {
+            return Err(Error::Unsupported(format!("{n_bins} bins is too many")));
+        }
+        let what = "allocating USFFT point bins";
+        grow(&mut self.sort.key, m, &s, what)?;
+        grow(&mut self.sort.count, n_bins, &s, what)?;
+        grow(&mut self.sort.cursor, n_bins, &s, what)?;
+        let [nf1, nf2, nf3] = spec.fine.map(|n| n as i32);
+        let [t1, t2, t3] = tiling.tile.map(|t| t as i32);
+        let [nb1, nb2] = [tiling.bins[0] as i32, tiling.bins[1] as i32];
+        let [x, y, z] = coords;
+        let m64 = m as i64;
+        let launch_err = driver_error("launching a USFFT set-points kernel");
+        let per_point = LaunchConfig {
+            grid_dim: ((m as u64).div_ceil(THREADS as u64).max(1) as u32, 1, 1),
+            block_dim: (THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let key = dptr(&self.sort.key, &s);
+        let count = dptr(&self.sort.count, &s);
+        let cursor = dptr(&self.sort.cursor, &s);
+        let bad = dptr(&self.sort.bad, &s);
+        // SAFETY: the scratch arrays hold n_bins counts and one flag.
+        unsafe {
+            result::memset_d8_async(count, 0, 4 * n_bins, s.cu_stream())
+                .map_err(driver_error("clearing USFFT bin counts"))?;
+            result::memset_d8_async(bad, 0xff, 8, s.cu_stream())
+                .map_err(driver_error("clearing USFFT bin counts"))?;
+        }
+        if m > 0 {
+            let func = self.function("usfft_bin_points", 0)?;
+            let mut b = s.launch_builder(&func);
+            b.arg(&x).arg(&y).arg(&z).arg(&m64);
+            b.arg(&nf1).arg(&nf2).arg(&nf3).arg(&t1).arg(&t2).arg(&t3);
+            b.arg(&nb1).arg(&nb2).arg(&key).arg(&count).arg(&bad);
+            // SAFETY: the arguments match usfft_bin_points; coordinates hold m values.
+            unsafe { b.launch(per_point) }.map_err(&launch_err)?;
+        }
+        let mut flag = [0u64];
+        s.memcpy_dtoh(&self.sort.bad, &mut flag)
+            .map_err(driver_error("checking USFFT points"))?;
+        if flag[0] != u64::MAX {
+            let (j, axis) = (flag[0] / 3, flag[0] % 3);
+            return Err(Error::NonFinite(format!(
+                "coordinate {} of point {j} is not finite; no points were set",
+                ["x", "y", "z"][axis as usize]
+            )));
+        }
+        // Commit: from here on the previous points are overwritten.
+        let what = "allocating USFFT points";
+        self.m = 0;
+        grow(&mut self.perm, m, &s, what)?;
+        grow(&mut self.bin_start, n_bins + 1, &s, what)?;
+        for d in 0..spec.dim {
+            grow(&mut self.first[d], m, &s, what)?;
+            grow(&mut self.offset[d], m, &s, what)?;
+        }
+        let start = dptr(&self.bin_start, &s);
+        let func = self.function("usfft_scan_bins", 0)?;
+        let nb = n_bins as i64;
+        let mut b = s.launch_builder(&func);
+        b.arg(&count).arg(&start).arg(&cursor).arg(&nb);
+        let one_block = LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (1024, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: the arguments match usfft_scan_bins; start holds n_bins + 1 values.
+        unsafe { b.launch(one_block) }.map_err(&launch_err)?;
+        if m > 0 {
+            let perm = dptr(&self.perm, &s);
+            let [i1, i2, i3] = [0, 1, 2].map(|d| dptr(&self.first[d], &s));
+            let [d1, d2, d3] = [0, 1, 2].map(|d| dptr(&self.offset[d], &s));
+            let func = self.function("usfft_scatter_points", 0)?;
+            let mut b = s.launch_builder(&func);
+            b.arg(&x).arg(&y).arg(&z).arg(&m64);
+            b.arg(&nf1)
+                .arg(&nf2)
+                .arg(&nf3)
+                .arg(&key)
+                .arg(&cursor)
+                .arg(&perm);
+            b.arg(&i1).arg(&i2).arg(&i3).arg(&d1).arg(&d2).arg(&d3);
+            // SAFETY: the arguments match usfft_scatter_points; sorted arrays hold m values.
+            unsafe { b.launch(per_point) }.map_err(&launch_err)?;
+        }
+        self.m = m;
+        self.tiling = tiling;
+        self.method = method;
+        Ok(())
+    }
 }
 
 fn cufft_plan<T: Real>(spec: &UsfftSpec, stream: &Arc<CudaStream>) -> Result<CufftPlan> {
@@ -500,7 +702,15 @@ impl<T: Real> DevicePoints<T> {
                 self.fft(g)?;
                 mark(2)?;
                 if self.m > 0 {
-                    let func = self.function("usfft_interp", 0)?;
+                    // Warp per point while a warp covers ≥ 3 rows per pass (w ≤ 10); measured
+                    // on an H100, one thread per point is faster for wider kernels.
+                    let warp = spec.kernel.width <= 10;
+                    let name = if warp {
+                        "usfft_interp"
+                    } else {
+                        "usfft_interp_thread"
+                    };
+                    let func = self.function(name, 0)?;
                     let mut b = s.launch_builder(&func);
                     b.arg(&perm)
                         .arg(&i1)
@@ -517,8 +727,14 @@ impl<T: Real> DevicePoints<T> {
                         .arg(&nf2)
                         .arg(&nf3)
                         .arg(&beta);
+                    // One warp per point.
+                    let per_warp = LaunchConfig {
+                        grid_dim: ((self.m as u64 * 32).div_ceil(THREADS as u64) as u32, 1, 1),
+                        block_dim: (THREADS, 1, 1),
+                        shared_mem_bytes: 0,
+                    };
                     // SAFETY: the arguments match usfft_interp.
-                    unsafe { b.launch(per_point) }
+                    unsafe { b.launch(if warp { per_warp } else { per_point }) }
                         .map_err(driver_error("launching a USFFT kernel"))?;
                 }
             }

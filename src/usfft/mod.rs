@@ -111,24 +111,114 @@ impl<T: Real> UsfftPlan<T> {
                 (false, _) => {}
             }
         }
-        let new = match &self.ctx.cuda {
-            Some(gpu) => PointsState::Device(Box::new(cuda::set_points(
-                gpu,
-                &self.ctx.cpu,
-                &self.spec,
-                coords,
-                m,
-            )?)),
-            None => PointsState::Host(Box::new(cpu::set_points(
-                &self.ctx.cpu,
-                &self.spec,
-                coords,
-                m,
-            )?)),
+        let ctx = self.ctx.clone();
+        match &ctx.cuda {
+            Some(gpu) => {
+                self.set_device_points(|slot, spec| cuda::set_points(gpu, slot, spec, coords, m))
+            }
+            None => {
+                self.points = PointsState::Host(Box::new(cpu::set_points(
+                    &self.ctx.cpu,
+                    &self.spec,
+                    coords,
+                    m,
+                )?));
+                self.m = m;
+                Ok(())
+            }
+        }
+    }
+
+    /// Sets `m` points whose coordinates already live on the device (a plan on a CUDA
+    /// context): folded and bin-sorted by kernels, with no host copy. x (and y for 2D, z for
+    /// 3D) hold at least `m` coordinates each, queued on any stream of the plan's context
+    /// (the plan's stream waits for them). Non-finite coordinates are refused and leave the
+    /// previous points in place.
+    pub fn set_points_device(
+        &mut self,
+        m: usize,
+        x: &cudarc::driver::CudaSlice<T>,
+        y: Option<&cudarc::driver::CudaSlice<T>>,
+        z: Option<&cudarc::driver::CudaSlice<T>>,
+    ) -> Result<()> {
+        let ctx = self.gpu()?;
+        let given = [Some(x), y, z];
+        let mut ptrs = [0u64; 3];
+        // Keeps the slices' stream records alive until the sort is queued.
+        let mut records = Vec::new();
+        for d in 0..self.spec.dim {
+            let c = given[d].ok_or_else(|| {
+                Error::NullPointer(format!(
+                    "coordinate array {} is missing but the plan is {}D",
+                    ["x", "y", "z"][d],
+                    self.spec.dim
+                ))
+            })?;
+            if c.len() < m {
+                return Err(crate::invalid!(
+                    "device coordinate array {} has {} elements; {m} points need {m}",
+                    ["x", "y", "z"][d],
+                    c.len()
+                ));
+            }
+            let (p, rec) = cudarc::driver::DevicePtr::device_ptr(c, c.stream());
+            ptrs[d] = p;
+            records.push(rec);
+        }
+        let after: Vec<_> = given.iter().flatten().map(|c| c.stream().clone()).collect();
+        let gpu = ctx.cuda.as_ref().expect("checked by gpu()");
+        // SAFETY: the slices hold at least m coordinates (checked above); the plan's stream
+        // waits for their streams.
+        self.set_device_points(|slot, spec| unsafe {
+            cuda::set_points_device(gpu, slot, spec, ptrs, m, &after)
+        })
+    }
+
+    /// `set_points_device` from raw device addresses (CUdeviceptr values; unused dimensions
+    /// may be 0), for callers holding CUDA memory outside cudarc (the C ABI).
+    ///
+    /// # Safety
+    /// Each used address must point to at least `m` elements of T in this plan's CUDA
+    /// context, written before the call (or on a stream the caller has synchronised).
+    pub unsafe fn set_points_device_ptr(&mut self, m: usize, coords: [u64; 3]) -> Result<()> {
+        let ctx = self.gpu()?;
+        let gpu = ctx.cuda.as_ref().expect("checked by gpu()");
+        // SAFETY: the caller's contract.
+        self.set_device_points(|slot, spec| unsafe {
+            cuda::set_points_device(gpu, slot, spec, coords, m, &[])
+        })
+    }
+
+    /// The plan's context, if it has a GPU.
+    fn gpu(&self) -> Result<Arc<Context>> {
+        match self.ctx.cuda {
+            Some(_) => Ok(self.ctx.clone()),
+            None => Err(Error::Unsupported(
+                "device coordinates need a plan on a CUDA context".into(),
+            )),
+        }
+    }
+
+    /// Runs a device set-points on the plan's device state (made on first use); on error the
+    /// previous points stay.
+    fn set_device_points(
+        &mut self,
+        set: impl FnOnce(&mut Option<Box<cuda::DevicePoints<T>>>, &UsfftSpec) -> Result<()>,
+    ) -> Result<()> {
+        let mut slot = match std::mem::replace(&mut self.points, PointsState::None) {
+            PointsState::Device(p) => Some(p),
+            other => {
+                self.points = other;
+                None
+            }
         };
-        self.points = new;
-        self.m = m;
-        Ok(())
+        let had = slot.is_some();
+        let r = set(&mut slot, &self.spec);
+        if let (true, Some(p)) = (had || r.is_ok(), slot) {
+            self.m = p.m;
+            self.points = PointsState::Device(p);
+        }
+        r
     }
 
     /// Checks that the arrays hold n_vectors × M strengths and n_vectors × N1N2N3 modes.

@@ -176,3 +176,18 @@ pub fn error_of<T: Real>(ctx: &Arc<Context>, case: &Case, seed: u64) -> f64 {
     assert_eq!(got.len(), want.len());
     rel_l2(&got, &want)
 }
+
+/// A problem whose points all lie in 1 % of the periodic cube (a sub-cube of side
+/// 0.01^(1/dim)·2π, straddling the −π/π seam): every point falls in a few bins, the case load
+/// balancing must handle.
+pub fn clustered(case: &Case, rng: &mut Rng) -> Problem {
+    let mut p = problem(case, rng);
+    let side = 0.01f64.powf(1.0 / case.dim as f64) * std::f64::consts::TAU;
+    for c in p.coords.iter_mut().take(case.dim) {
+        for x in c.iter_mut() {
+            // rng.angle() is uniform in [−π, π): shrink it around π (the seam).
+            *x = std::f64::consts::PI + (*x / std::f64::consts::TAU) * side;
+        }
+    }
+    p
+}
