@@ -5,6 +5,8 @@
 #   make examples   build the C and Fortran examples against target/release
 #   make test       install missing test dependencies, run the Rust tests, build and run
 #                   both examples; non-zero on any failure (this is what CI runs)
+#   make memcheck   the examples and the CPU ABI tests under valgrind memcheck (make test runs it)
+#   make fuzz       the long ABI fuzzing run (FUZZ_CALLS calls, default 2,000,000)
 #   make demo       build and run the Penobscot demo (PNG figures into out/)
 #   make demo-build build the demo only (target/examples/demo_penobscot, linked from
 #                   target/demo_penobscot)
@@ -40,7 +42,7 @@ EXAMPLES := $(BUILD)/dwt_denoise_c $(BUILD)/dwt_denoise_f90 $(BUILD)/usfft_c $(B
 	$(BUILD)/fxdecon_2d_c $(BUILD)/fxdecon_3d_f90 $(BUILD)/xcorr_c $(BUILD)/xcorr_f90
 DEMO := $(BUILD)/demo_penobscot
 
-.PHONY: all lib header examples run-examples test demo demo-build clean FORCE
+.PHONY: all lib header examples run-examples test demo demo-build clean FORCE memcheck fuzz
 
 all: lib
 
@@ -111,6 +113,14 @@ test:
 	$(MAKE) --no-print-directory lib
 	$(RUN_ENV) SEISGPU_REQUIRE_NVRTC=1 SEISGPU_REQUIRE_GFORTRAN=1 $(CARGO) test --release
 	$(MAKE) --no-print-directory run-examples
+	$(MAKE) --no-print-directory memcheck
+
+memcheck: examples
+	bash scripts/memcheck.sh
+
+FUZZ_CALLS ?= 2000000
+fuzz: lib
+	$(RUN_ENV) SEISGPU_FUZZ_CALLS=$(FUZZ_CALLS) $(CARGO) test --release --test fuzz_abi -- --nocapture
 
 demo-build: lib $(DEMO)
 

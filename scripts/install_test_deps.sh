@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what `make test` needs, only where it is missing:
-#   * gcc, gfortran, libgsl-dev, zlib1g-dev (Debian packages; `apt-get update` first,
+#   * gcc, gfortran, libgsl-dev, zlib1g-dev, valgrind (Debian packages; `apt-get update` first,
 #     quietly, and only when something has to be installed);
 #   * NVRTC 12 from PyPI (the nvidia-cuda-nvrtc-cu12 wheel, no dependencies), unpacked
 #     under .tools/nvrtc so that libnvrtc.so.12 is at
@@ -24,6 +24,7 @@ command -v cc >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1 || missing+=(gcc
 command -v gfortran >/dev/null 2>&1 || missing+=(gfortran)
 [ -f /usr/include/gsl/gsl_wavelet.h ] || missing+=(libgsl-dev)
 [ -f /usr/include/zlib.h ] || missing+=(zlib1g-dev)
+command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
 python_ok=1
 python3 -m pip --version >/dev/null 2>&1 || python_ok=0
 
@@ -43,7 +44,7 @@ if [ "${#missing[@]}" -gt 0 ] || { [ "$python_ok" = 0 ] && [ ! -e "$nvrtc_lib/li
     "${sudo[@]}" apt-get update -qq
     "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 else
-    say "gcc, gfortran, libgsl-dev, zlib1g-dev: present"
+    say "gcc, gfortran, libgsl-dev, zlib1g-dev, valgrind: present"
 fi
 
 # ---- NVRTC from PyPI ---------------------------------------------------------------------

@@ -290,7 +290,12 @@ fn preprocess_f32(
         if station_days.is_null() {
             return Err(Error::NullPointer("`station_days` is NULL".into()));
         }
-        let batch = TraceBatch::new(n_samples, n_stations, station_stride)?;
+        let batch = TraceBatch::named(
+            n_samples,
+            n_stations,
+            station_stride,
+            ["n_stations", "station_stride"],
+        )?;
         let span = batch.span();
         // SAFETY: the C contract: the arrays hold the batch's span.
         let days = unsafe { std::slice::from_raw_parts(station_days, span) };
