@@ -18,7 +18,9 @@ NVRTC_DIR=$PWD/.tools/nvrtc/nvidia/cuda_nvrtc/lib
 export LD_LIBRARY_PATH="$NVRTC_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # The CPU backend everywhere: the CUDA driver is not under test here.
 export SEISGPU_BACKEND=cpu
-MEMCHECK_TESTS=${MEMCHECK_TESTS:-abi_errors usfft_abi fxdecon_edge_cases xcorr_cases concurrency}
+# concurrency (8 threads, 2^16-sample traces) takes ~10 minutes under valgrind: run it
+# with MEMCHECK_TESTS when needed; tests/stress.rs covers threads outside the checker.
+MEMCHECK_TESTS=${MEMCHECK_TESTS:-abi_errors usfft_abi fxdecon_edge_cases xcorr_cases}
 LOGS=target/memcheck
 mkdir -p "$LOGS"
 VALGRIND=(valgrind --tool=memcheck --error-exitcode=99 --leak-check=full
