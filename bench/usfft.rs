@@ -454,7 +454,7 @@ fn time_mode<T: Real>(
             let pts = plan.device_points().ok_or("no device points")?;
             let bins = pts.tiling.tile;
             let method = match pts.method {
-                seisgpu::backend::cuda::usfft::SpreadMethod::SharedTiles { shared_bytes } => {
+                seisgpu::usfft::cuda::SpreadMethod::SharedTiles { shared_bytes } => {
                     format!(
                         "SM {}×{}×{} bins, {} KiB",
                         bins[0],
@@ -463,7 +463,7 @@ fn time_mode<T: Real>(
                         shared_bytes / 1024
                     )
                 }
-                seisgpu::backend::cuda::usfft::SpreadMethod::GlobalAtomics => "GM".to_string(),
+                seisgpu::usfft::cuda::SpreadMethod::GlobalAtomics => "GM".to_string(),
             };
             row.notes = format!(
                 "w={w}, {method}; {name} {spread_ms:.2} ms ({:.0}% of {:.0} GB/s HBM), FFT {:.2} ms, {} {:.2} ms",

@@ -2,7 +2,8 @@
 //! prelude the library can produce, for sm_70, sm_80 and sm_90. Needs no GPU, only NVRTC:
 //! without it the test reports "skipped", unless SEISGPU_REQUIRE_NVRTC=1 makes that a failure.
 
-use seisgpu::backend::cuda::{dwt, fxdecon, kernels, nvrtc, usfft};
+use seisgpu::backend::cuda::{dwt, fxdecon, kernels, nvrtc};
+use seisgpu::usfft::cuda as usfft;
 use seisgpu::Error;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;

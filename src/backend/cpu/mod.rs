@@ -2,7 +2,6 @@
 
 pub mod dwt;
 pub mod fxdecon;
-pub mod usfft;
 pub mod xcorr;
 
 use crate::error::{Error, Result};

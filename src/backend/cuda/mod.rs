@@ -8,7 +8,6 @@ pub mod module_cache;
 pub mod nvrtc;
 pub mod probe;
 pub mod staging;
-pub mod usfft;
 pub mod xcorr;
 
 use crate::error::{Error, Result};

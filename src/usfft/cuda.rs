@@ -9,16 +9,15 @@
 //! sorted order. Type 2 interpolates with one thread per sorted point. Both loop over the
 //! batch's vectors inside the kernel; cuFFT runs the batch as one plan.
 
-use super::kernels;
-use super::{driver_error, CudaBackend};
+use super::grid::Tiling;
+use super::kernel::{KernelShape, SpreadKernel};
+use super::points::{sort_points, SortedPoints};
+use super::spec::{Real, TransformType, UsfftSpec, MIN_TOL_F32, MIN_TOL_F64};
 use crate::backend::cpu::CpuBackend;
+use crate::backend::cuda::kernels;
+use crate::backend::cuda::{driver_error, CudaBackend};
 use crate::error::{Error, Result};
 use crate::sample::Sample;
-use crate::usfft::grid::Tiling;
-use crate::usfft::points::{sort_points, SortedPoints};
-use crate::usfft::{
-    KernelShape, Real, SpreadKernel, TransformType, UsfftSpec, MIN_TOL_F32, MIN_TOL_F64,
-};
 use cudarc::cufft::{result as cufft_result, sys as cufft_sys};
 use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{

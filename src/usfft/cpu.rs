@@ -7,11 +7,11 @@
 //! count) in which no two padded tiles overlap, and the adds need no locks or atomics.
 //! Type 2 gathers: each sorted point reads its w^d cells; results go to the caller's order.
 
+use super::grid::{dividing_tile, Tiling};
+use super::points::{origin_shift, sort_points, SortedPoints, SyncPtr};
+use super::spec::{Real, TransformType, UsfftSpec};
 use crate::backend::cpu::CpuBackend;
 use crate::error::{try_vec, Result};
-use crate::usfft::grid::{dividing_tile, Tiling};
-use crate::usfft::points::{origin_shift, sort_points, SortedPoints, SyncPtr};
-use crate::usfft::{Real, TransformType, UsfftSpec};
 use num_complex::Complex;
 use rayon::prelude::*;
 use rustfft::{FftDirection, FftPlanner};
