@@ -5,6 +5,7 @@
 //! `fxdecon`, `xcorr`);
 //! backends in `backend::cpu` and `backend::cuda`; kernels in `kernels/*.cu`.
 
+pub mod alloc;
 pub mod backend;
 pub mod context;
 pub mod dwt;

@@ -435,7 +435,7 @@ pub extern "C" fn sg_xcorr_pair_stations(
         let plan = &arg_ref(plan, "plan")?.0;
         let (oi, oj) = (out_ptr(i, "i")?, out_ptr(j, "j")?);
         let b = Block::new(i0, ni, j0, nj, n_stations, plan.options().autocorrelation)?;
-        let &(si, sj) = b.pairs().get(pair).ok_or_else(|| {
+        let (si, sj) = b.pair(pair).ok_or_else(|| {
             crate::invalid!("pair is {pair}; the block holds {} pairs", b.n_pairs())
         })?;
         // SAFETY: checked non-NULL.
