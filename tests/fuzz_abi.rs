@@ -148,6 +148,11 @@ fn fuzz_abi_batches() {
         let o = run_child(seed, batch, limit);
         let mut done = false;
         for line in o.stdout.lines() {
+            // libtest prints "test fuzz_child ... " before the first line, unterminated.
+            let Some(at) = line.find("FUZZ-") else {
+                continue;
+            };
+            let line = &line[at..];
             let mut w = line.split_whitespace();
             match w.next() {
                 Some("FUZZ-CALL") => {
