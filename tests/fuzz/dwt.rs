@@ -69,8 +69,13 @@ fn create(f: &mut Fuzz, plans: &mut Vec<(*mut sg_dwt_plan, usize)>) {
             family = f.rng.bad_enum(&[1, 2, 3, 4, 5, 6]);
         }
         1 => {
+            // Not a member of any family (the centred lists above are samples).
             k.plant("member");
-            member = f.rng.bad_enum(members);
+            let all: Vec<i32> = WAVELETS
+                .iter()
+                .flat_map(|(_, m)| m.iter().copied())
+                .collect();
+            member = f.rng.bad_enum(&all);
         }
         2 => {
             k.plant("n_samples");
