@@ -6,6 +6,8 @@
 #   make test       install missing test dependencies, run the Rust tests, build and run
 #                   the examples, the install (pkg-config, CMake), C++ header and Qt
 #                   example tests; non-zero on any failure (this is what CI runs)
+#   make memcheck   the examples and the CPU ABI tests under valgrind memcheck (make test runs it)
+#   make fuzz       the long ABI fuzzing run (FUZZ_CALLS calls, default 2,000,000)
 #   make demo       build and run the Penobscot demo (PNG figures into out/; with matplotlib
 #                   also out/penobscot_denoising.png, the panels with axes and a colour bar)
 #   make demo-build build the demo only (target/examples/demo_penobscot, linked from
@@ -51,7 +53,7 @@ EXAMPLES := $(BUILD)/dwt_denoise_c $(BUILD)/dwt_denoise_f90 $(BUILD)/usfft_c $(B
 	$(BUILD)/fxdecon_2d_c $(BUILD)/fxdecon_3d_f90 $(BUILD)/xcorr_c $(BUILD)/xcorr_f90
 DEMO := $(BUILD)/demo_penobscot
 
-.PHONY: all lib header examples run-examples test demo demo-build clean FORCE install uninstall
+.PHONY: all lib header examples run-examples test demo demo-build clean FORCE install uninstall memcheck fuzz
 
 all: lib
 
@@ -125,12 +127,20 @@ test:
 	bash tests/install/run.sh
 	bash tests/cpp/run.sh
 	bash tests/qt/run.sh
+	$(MAKE) --no-print-directory memcheck
 
 install: lib
 	bash packaging/install.sh install "$(DESTDIR)$(PREFIX)"
 
 uninstall:
 	bash packaging/install.sh uninstall "$(DESTDIR)$(PREFIX)"
+
+memcheck: examples
+	bash scripts/memcheck.sh
+
+FUZZ_CALLS ?= 2000000
+fuzz: lib
+	$(RUN_ENV) SEISGPU_FUZZ_CALLS=$(FUZZ_CALLS) $(CARGO) test --release --test fuzz_abi -- --nocapture
 
 demo-build: lib $(DEMO)
 

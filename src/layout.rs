@@ -13,14 +13,28 @@ pub struct TraceBatch {
 impl TraceBatch {
     /// Checks the sizes and returns the batch, or a message naming the bad value.
     pub fn new(n_samples: usize, n_traces: usize, trace_stride: usize) -> Result<TraceBatch> {
+        Self::named(
+            n_samples,
+            n_traces,
+            trace_stride,
+            ["n_traces", "trace_stride"],
+        )
+    }
+
+    /// `new` for a call whose arguments have other names (e.g. `n_stations` and
+    /// `station_stride`): the messages name the caller's arguments.
+    pub fn named(
+        n_samples: usize,
+        n_traces: usize,
+        trace_stride: usize,
+        [count, stride]: [&str; 2],
+    ) -> Result<TraceBatch> {
         if n_traces == 0 {
-            return Err(crate::invalid!(
-                "n_traces is 0; expected at least one trace"
-            ));
+            return Err(crate::invalid!("{count} is 0; expected at least one trace"));
         }
         if trace_stride < n_samples {
             return Err(crate::invalid!(
-                "trace_stride {trace_stride} is smaller than a trace ({n_samples} samples)"
+                "{stride} {trace_stride} is smaller than a trace ({n_samples} samples)"
             ));
         }
         let batch = TraceBatch {
@@ -30,7 +44,7 @@ impl TraceBatch {
         };
         batch.span_checked().ok_or_else(|| {
             crate::invalid!(
-                "{n_traces} traces with stride {trace_stride} overflow the address space"
+                "{count} {n_traces} with {stride} {trace_stride} overflow the address space"
             )
         })?;
         Ok(batch)

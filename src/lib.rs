@@ -5,6 +5,7 @@
 //! capability (`dwt`, `usfft`, `fxdecon`, `xcorr`) with its plan, types, CPU half and CUDA
 //! host half; `backend` is the shared machinery (CPU pool, CUDA context, NVRTC, staging).
 
+pub mod alloc;
 pub mod backend;
 pub mod context;
 pub mod dwt;

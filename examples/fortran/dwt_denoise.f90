@@ -116,6 +116,8 @@ program dwt_denoise
 
   call sg_dwt_plan_destroy(plan)
   call sg_context_destroy(ctx)
+  ! The main program's allocatables are not freed at its end (valgrind: definitely lost).
+  deallocate(description)
 
   write(*, '(a)') ''
   if (failures > 0) then

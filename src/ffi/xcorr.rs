@@ -290,7 +290,12 @@ fn preprocess_f32(
         if station_days.is_null() {
             return Err(Error::NullPointer("`station_days` is NULL".into()));
         }
-        let batch = TraceBatch::new(n_samples, n_stations, station_stride)?;
+        let batch = TraceBatch::named(
+            n_samples,
+            n_stations,
+            station_stride,
+            ["n_stations", "station_stride"],
+        )?;
         let span = batch.span();
         // SAFETY: the C contract: the arrays hold the batch's span.
         let days = unsafe { std::slice::from_raw_parts(station_days, span) };
@@ -430,7 +435,7 @@ pub extern "C" fn sg_xcorr_pair_stations(
         let plan = &arg_ref(plan, "plan")?.0;
         let (oi, oj) = (out_ptr(i, "i")?, out_ptr(j, "j")?);
         let b = Block::new(i0, ni, j0, nj, n_stations, plan.options().autocorrelation)?;
-        let &(si, sj) = b.pairs().get(pair).ok_or_else(|| {
+        let (si, sj) = b.pair(pair).ok_or_else(|| {
             crate::invalid!("pair is {pair}; the block holds {} pairs", b.n_pairs())
         })?;
         // SAFETY: checked non-NULL.

@@ -58,7 +58,10 @@ pub fn filter_window(
         let xs = clip(ex, dx);
         let xs2 = (xs.start as i64 + dx) as usize..(xs.end as i64 + dx) as usize;
         let mut r = ZERO;
-        for iy in clip(ey, dy) {
+        // A lag longer than the window (an operator wider than the data) has no terms;
+        // its shifted range may start past the row.
+        let ys = if xs.is_empty() { 0..0 } else { clip(ey, dy) };
+        for iy in ys {
             r += dot_conj_first(row(iy, &xs), row((iy as i64 + dy) as usize, &xs2));
         }
         w.lags[l] = r;

@@ -255,6 +255,9 @@ impl Setup {
         if nx == 0 || ny == 0 {
             return Err(crate::invalid!("the data has no traces ({nx} × {ny})"));
         }
+        // The caller's volume (f32 at least) must fit the host before the per-trace and
+        // per-sample tables of the plan are built.
+        crate::alloc::host_bytes(&[n_samples, nx, ny], 4, "the data (n_samples × traces)")?;
         if o.su_compatible {
             Self::seismic_unix(o, n_samples, ny)
         } else {

@@ -131,8 +131,6 @@ impl UsfftSpec {
         }
         let kernel = SpreadKernel::for_tolerance(options.kernel, tolerance);
         let mut fine = [1usize; 3];
-        let mut freq: [Vec<i64>; 3] = [vec![0], vec![0], vec![0]];
-        let mut deconv: [Vec<f64>; 3] = [vec![1.0], vec![1.0], vec![1.0]];
         for d in 0..dim {
             let n = modes3[d];
             if n > (1 << 30) {
@@ -141,6 +139,20 @@ impl UsfftSpec {
                 )));
             }
             fine[d] = grid::fine_size(n, options.upsampling, kernel.width);
+        }
+        // The fine grid of every vector, complex f64 on the CPU: refused before the
+        // per-mode tables below are built if the host cannot hold it.
+        let mut grid_shape = fine[..dim].to_vec();
+        grid_shape.push(n_vectors);
+        crate::alloc::host_bytes(
+            &grid_shape,
+            16,
+            "the USFFT fine grid (cells per dimension × vectors)",
+        )?;
+        let mut freq: [Vec<i64>; 3] = [vec![0], vec![0], vec![0]];
+        let mut deconv: [Vec<f64>; 3] = [vec![1.0], vec![1.0], vec![1.0]];
+        for d in 0..dim {
+            let n = modes3[d];
             freq[d] = (0..n)
                 .map(|m| frequency(m, n, options.mode_order))
                 .collect();

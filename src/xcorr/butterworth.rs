@@ -54,23 +54,31 @@ pub fn bandpass(corners: u32, f_low: f64, f_high: f64, fs: f64) -> Vec<Section> 
         denom *= fs2 - p;
     }
     let gain = bw.powi(n as i32) * (fs2.powi(n as i32) / denom).re;
-    // One section per pole with positive imaginary part (with its conjugate).
-    let mut upper: Vec<Complex64> = zpoles.into_iter().filter(|p| p.im > 0.0).collect();
-    upper.sort_by(|a, b| a.norm().total_cmp(&b.norm()));
-    assert_eq!(
-        upper.len(),
-        n,
-        "Butterworth bandpass poles come in conjugate pairs"
-    );
-    upper
+    // One section per pole with positive imaginary part (with its conjugate). An odd
+    // order's real prototype pole becomes, for a band wider than its centre frequency,
+    // two real poles: they share one section.
+    let real = |p: &Complex64| p.im.abs() <= 1e-12 * p.norm();
+    let mut upper: Vec<Complex64> = zpoles
         .iter()
+        .copied()
+        .filter(|p| !real(p) && p.im > 0.0)
+        .collect();
+    upper.sort_by(|a, b| a.norm().total_cmp(&b.norm()));
+    let mut denominators: Vec<[f64; 2]> =
+        upper.iter().map(|p| [-2.0 * p.re, p.norm_sqr()]).collect();
+    let reals: Vec<f64> = zpoles.iter().filter(|p| real(p)).map(|p| p.re).collect();
+    denominators.extend(reals.chunks(2).map(|r| [-(r[0] + r[1]), r[0] * r[1]]));
+    assert_eq!(
+        denominators.len(),
+        n,
+        "Butterworth bandpass poles come in conjugate or real pairs"
+    );
+    denominators
+        .into_iter()
         .enumerate()
-        .map(|(s, p)| {
+        .map(|(s, a)| {
             let g = if s == 0 { gain } else { 1.0 };
-            Section {
-                b: [g, 0.0, -g],
-                a: [-2.0 * p.re, p.norm_sqr()],
-            }
+            Section { b: [g, 0.0, -g], a }
         })
         .collect()
 }
@@ -134,6 +142,31 @@ mod tests {
         assert!(gain_at(&s, 0.0, fs) < 1e-12 && gain_at(&s, 0.5, fs) < 1e-12);
         // Poles inside the unit circle: stable.
         assert!(s.iter().all(|x| x.a[1] < 1.0));
+    }
+
+    /// Odd orders, narrow and wide bands (a wide one turns the real prototype pole into
+    /// two real poles; found by the ABI fuzzer, where it panicked).
+    #[test]
+    fn odd_orders_are_half_power_at_the_corners() {
+        for corners in [1, 3, 5] {
+            for (lo, hi) in [(0.45, 4.4), (0.45, 2.2), (0.045, 0.44), (1.0, 1.5)] {
+                let fs = 10.0;
+                let s = bandpass(corners, lo, hi, fs);
+                assert_eq!(s.len(), corners as usize);
+                for f in [lo, hi] {
+                    let g = gain_at(&s, f, fs);
+                    assert!(
+                        (g - 0.5f64.sqrt()).abs() < 1e-9,
+                        "order {corners}, band {lo}–{hi}: gain {g} at {f}"
+                    );
+                }
+                assert!(gain_at(&s, 0.0, fs) < 1e-12 && gain_at(&s, fs / 2.0, fs) < 1e-12);
+                assert!(
+                    s.iter().all(|x| x.a[1] < 1.0 && x.a[1] > -1.0),
+                    "unstable: {s:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -42,13 +42,21 @@ impl Block {
                 j0 + nj
             ));
         }
-        Ok(Block {
+        let block = Block {
             i0,
             ni,
             j0,
             nj,
             autocorrelation: autocorrelation && diagonal,
-        })
+        };
+        // Pair indices (and the row arithmetic, ni·nj) are size_t: a larger block cannot
+        // be addressed.
+        if ni.checked_mul(nj).is_none() {
+            return Err(crate::invalid!(
+                "block of {ni} × {nj} stations: its pair indices overflow size_t"
+            ));
+        }
+        Ok(block)
     }
 
     pub fn is_diagonal(&self) -> bool {
@@ -85,6 +93,25 @@ impl Block {
         (b >= first).then(|| start + b - first)
     }
 
+    /// Pair `p` (global station numbers), found without listing the pairs before it.
+    pub fn pair(&self, p: usize) -> Option<(usize, usize)> {
+        if p >= self.n_pairs() {
+            return None;
+        }
+        // Rows hold pairs in order: the last row whose first pair index is ≤ p (bisection).
+        let (mut lo, mut hi) = (0, self.ni);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if self.row_start(mid).0 <= p {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        let (start, first) = self.row_start(lo);
+        Some((self.i0 + lo, self.j0 + first + (p - start)))
+    }
+
     /// Every pair (i, j), global station numbers, in output order.
     pub fn pairs(&self) -> Vec<(usize, usize)> {
         let mut v = Vec::with_capacity(self.n_pairs());
@@ -114,6 +141,10 @@ mod tests {
             let b = Block::new(i0, ni, j0, nj, 7, auto).unwrap();
             let pairs = b.pairs();
             assert_eq!(pairs.len(), b.n_pairs());
+            for (p, &ij) in pairs.iter().enumerate() {
+                assert_eq!(b.pair(p), Some(ij));
+            }
+            assert_eq!(b.pair(pairs.len()), None);
             for (p, &(i, j)) in pairs.iter().enumerate() {
                 assert_eq!(b.index(i, j), Some(p));
                 assert!(if auto { i <= j } else { i < j });

@@ -1,0 +1,473 @@
+//! Concurrency stress (issue 15): 16 threads share one context for a bounded time, each
+//! creating, executing and destroying plans of every kind, and executing plans shared by
+//! all threads at once; every result is compared with the one serial calls gave.
+//!
+//! On the CPU the results must be bit for bit the serial ones (every CPU path sums in a
+//! fixed order, whatever the thread count). On a CUDA context (SEISGPU_STRESS_BACKEND=cuda)
+//! the DWT must still be bit for bit; the others may differ in rounding (atomics in the
+//! USFFT spreading, GEMM tiling) and must agree to 1e-5 of the largest value.
+//!
+//! SEISGPU_STRESS_SECONDS (default 3) bounds the run; SEISGPU_STRESS_THREADS (16) sets
+//! the threads. Adding a plan type: one `Job` and one line in `jobs()`.
+
+mod common;
+
+use common::{last_error, ok, Rng};
+use seisgpu::ffi::context::*;
+use seisgpu::ffi::dwt::*;
+use seisgpu::ffi::fxdecon::*;
+use seisgpu::ffi::status::*;
+use seisgpu::ffi::usfft::*;
+use seisgpu::ffi::xcorr::*;
+use std::ptr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// The shared context, usable from every thread (documented thread-safe).
+struct Ctx(*mut sg_context);
+unsafe impl Send for Ctx {}
+unsafe impl Sync for Ctx {}
+
+/// One kind of work: makes its plans on a context and runs them on fixed data.
+trait Job: Sync {
+    fn name(&self) -> &'static str;
+    /// Whether results must be bit for bit the serial ones on this backend.
+    fn exact(&self, cuda: bool) -> bool {
+        !cuda
+    }
+    fn plan(&self, ctx: &Ctx) -> Box<dyn Planned>;
+}
+
+/// Plans ready to execute, from any number of threads at once; destroyed on drop.
+trait Planned: Send + Sync {
+    fn run(&self) -> Vec<f64>;
+}
+
+/// Raw plan pointers are shared read-only (execute calls are documented thread-safe).
+struct Handle<T>(*mut T);
+unsafe impl<T> Send for Handle<T> {}
+unsafe impl<T> Sync for Handle<T> {}
+
+fn noise(seed: u64, n: usize) -> Vec<f64> {
+    let mut r = Rng::new(seed);
+    (0..n).map(|_| r.gauss()).collect()
+}
+
+// ---- DWT: denoise f64 and forward f32 of 6 traces ------------------------------------
+
+struct Dwt {
+    data: Vec<f64>,
+}
+struct DwtPlan(Handle<sg_dwt_plan>, Vec<f64>);
+
+impl Job for Dwt {
+    fn name(&self) -> &'static str {
+        "dwt"
+    }
+    fn exact(&self, _cuda: bool) -> bool {
+        true
+    }
+    fn plan(&self, ctx: &Ctx) -> Box<dyn Planned> {
+        let mut p = ptr::null_mut();
+        ok(sg_dwt_plan_create(
+            ctx.0,
+            SG_WAVELET_DAUBECHIES,
+            8,
+            512,
+            &mut p,
+        ));
+        Box::new(DwtPlan(Handle(p), self.data.clone()))
+    }
+}
+
+impl Planned for DwtPlan {
+    fn run(&self) -> Vec<f64> {
+        let (n, traces, stride) = (512, 6, 515);
+        let mut out = vec![0.0f64; self.1.len()];
+        let mut thr = vec![0.0f64; traces * 9];
+        ok(sg_dwt_denoise_f64(
+            self.0 .0,
+            ptr::null(),
+            self.1.as_ptr(),
+            out.as_mut_ptr(),
+            traces,
+            stride,
+            thr.as_mut_ptr(),
+        ));
+        let x32: Vec<f32> = self.1.iter().map(|&v| v as f32).collect();
+        let mut y32 = vec![0.0f32; x32.len()];
+        ok(sg_dwt_execute_f32(
+            self.0 .0,
+            SG_DWT_FORWARD,
+            0,
+            x32.as_ptr(),
+            y32.as_mut_ptr(),
+            traces,
+            stride,
+        ));
+        let _ = n;
+        out.into_iter()
+            .chain(thr)
+            .chain(y32.into_iter().map(f64::from))
+            .collect()
+    }
+}
+
+impl Drop for DwtPlan {
+    fn drop(&mut self) {
+        sg_dwt_plan_destroy(self.0 .0);
+    }
+}
+
+// ---- USFFT: a 2D type 1 in f64 and a 3D type 2 in f32 ----------------------------------
+
+struct Usfft {
+    x: Vec<f64>,
+    strengths: Vec<f64>,
+}
+struct UsfftPlans(Handle<sg_usfft_plan>, Handle<sg_usfft_plan>, Vec<f64>);
+
+const M: usize = 300;
+
+impl Job for Usfft {
+    fn name(&self) -> &'static str {
+        "usfft"
+    }
+    fn plan(&self, ctx: &Ctx) -> Box<dyn Planned> {
+        let (mut a, mut b) = (ptr::null_mut(), ptr::null_mut());
+        ok(sg_usfft_plan_create(
+            ctx.0,
+            SG_USFFT_TYPE1,
+            2,
+            [24, 17].as_ptr(),
+            -1,
+            1e-9,
+            SG_USFFT_F64,
+            2,
+            ptr::null(),
+            &mut a,
+        ));
+        ok(sg_usfft_plan_create(
+            ctx.0,
+            SG_USFFT_TYPE2,
+            3,
+            [8, 9, 10].as_ptr(),
+            1,
+            1e-5,
+            SG_USFFT_F32,
+            1,
+            ptr::null(),
+            &mut b,
+        ));
+        let c = |i: usize| self.x[i * M..(i + 1) * M].to_vec();
+        ok(sg_usfft_set_points_f64(
+            a,
+            M,
+            c(0).as_ptr(),
+            c(1).as_ptr(),
+            ptr::null(),
+        ));
+        let f32s = |v: Vec<f64>| v.into_iter().map(|x| x as f32).collect::<Vec<f32>>();
+        ok(sg_usfft_set_points_f32(
+            b,
+            M,
+            f32s(c(0)).as_ptr(),
+            f32s(c(1)).as_ptr(),
+            f32s(c(2)).as_ptr(),
+        ));
+        Box::new(UsfftPlans(Handle(a), Handle(b), self.strengths.clone()))
+    }
+}
+
+impl Planned for UsfftPlans {
+    fn run(&self) -> Vec<f64> {
+        let mut c = self.2[..2 * 2 * M].to_vec();
+        let mut f = vec![0.0f64; 2 * 2 * 24 * 17];
+        ok(sg_usfft_execute_f64(
+            self.0 .0,
+            c.as_mut_ptr(),
+            f.as_mut_ptr(),
+        ));
+        let mut c32 = vec![0.0f32; 2 * M];
+        let mut f32m: Vec<f32> = self.2[..2 * 720].iter().map(|&v| v as f32).collect();
+        ok(sg_usfft_execute_f32(
+            self.1 .0,
+            c32.as_mut_ptr(),
+            f32m.as_mut_ptr(),
+        ));
+        f.into_iter()
+            .chain(c32.into_iter().map(f64::from))
+            .collect()
+    }
+}
+
+impl Drop for UsfftPlans {
+    fn drop(&mut self) {
+        sg_usfft_plan_destroy(self.0 .0);
+        sg_usfft_plan_destroy(self.1 .0);
+    }
+}
+
+// ---- F-X: a 2D section in f32 and a 3D volume in f64 -----------------------------------
+
+struct Fx {
+    section: Vec<f64>,
+}
+struct FxPlans(Handle<sg_fxdecon_plan>, Handle<sg_fxdecon_plan>, Vec<f64>);
+
+impl Job for Fx {
+    fn name(&self) -> &'static str {
+        "fxdecon"
+    }
+    fn plan(&self, ctx: &Ctx) -> Box<dyn Planned> {
+        let (mut a, mut b) = (ptr::null_mut(), ptr::null_mut());
+        let mut o = sg_fxdecon_options_default();
+        o.window_traces = 12;
+        ok(sg_fxdecon_plan_create_2d(ctx.0, &o, 128, 30, &mut a));
+        o.window_inline = 6;
+        o.window_crossline = 6;
+        o.operator_inline = 3;
+        o.operator_crossline = 3;
+        ok(sg_fxdecon_plan_create_3d(ctx.0, &o, 64, 7, 8, &mut b));
+        Box::new(FxPlans(Handle(a), Handle(b), self.section.clone()))
+    }
+}
+
+impl Planned for FxPlans {
+    fn run(&self) -> Vec<f64> {
+        let x32: Vec<f32> = self.2[..128 * 30].iter().map(|&v| v as f32).collect();
+        let mut y32 = vec![0.0f32; x32.len()];
+        ok(sg_fxdecon_execute_2d_f32(
+            self.0 .0,
+            x32.as_ptr(),
+            y32.as_mut_ptr(),
+            128,
+        ));
+        let x = &self.2[..64 * 56];
+        let mut y = vec![0.0f64; x.len()];
+        ok(sg_fxdecon_execute_3d_f64(
+            self.1 .0,
+            x.as_ptr(),
+            y.as_mut_ptr(),
+            64,
+            64 * 7,
+        ));
+        y32.into_iter().map(f64::from).chain(y).collect()
+    }
+}
+
+impl Drop for FxPlans {
+    fn drop(&mut self) {
+        sg_fxdecon_plan_destroy(self.0 .0);
+        sg_fxdecon_plan_destroy(self.1 .0);
+    }
+}
+
+// ---- Ambient noise: preprocess 4 stations, correlate every pair ------------------------
+
+struct Xcorr {
+    days: Vec<f32>,
+}
+struct XcorrPlan(Handle<sg_xcorr_plan>, Vec<f32>);
+
+const STATIONS: usize = 4;
+const DAY: usize = 1024;
+
+impl Job for Xcorr {
+    fn name(&self) -> &'static str {
+        "xcorr"
+    }
+    fn plan(&self, ctx: &Ctx) -> Box<dyn Planned> {
+        let mut o = sg_xcorr_options_default();
+        o.sampling_rate = 10.0;
+        o.cc_len = 25.6;
+        o.step = 12.8;
+        o.freqmin = 0.3;
+        o.freqmax = 3.0;
+        o.maxlag = 5.0;
+        o.whiten_taper_bins = 5;
+        o.stack_method = SG_XCORR_STACK_PWS;
+        let mut p = ptr::null_mut();
+        ok(sg_xcorr_plan_create(ctx.0, &o, &mut p));
+        Box::new(XcorrPlan(Handle(p), self.days.clone()))
+    }
+}
+
+impl Planned for XcorrPlan {
+    fn run(&self) -> Vec<f64> {
+        let p = self.0 .0;
+        let mut spectra = ptr::null_mut();
+        ok(sg_xcorr_preprocess_f32(
+            p,
+            self.1.as_ptr(),
+            STATIONS,
+            DAY,
+            DAY,
+            ptr::null(),
+            &mut spectra,
+        ));
+        let (mut n_lags, mut n_pairs) = (0, 0);
+        ok(sg_xcorr_plan_sizes(p, DAY, ptr::null_mut(), &mut n_lags));
+        ok(sg_xcorr_pair_count(
+            p,
+            STATIONS,
+            0,
+            STATIONS,
+            0,
+            STATIONS,
+            &mut n_pairs,
+        ));
+        let mut stacks = vec![0.0f32; n_pairs * n_lags];
+        let days = [spectra as *const sg_xcorr_spectra];
+        ok(sg_xcorr_correlate_f32(
+            p,
+            days.as_ptr(),
+            1,
+            0,
+            STATIONS,
+            0,
+            STATIONS,
+            stacks.as_mut_ptr(),
+            n_lags,
+            ptr::null_mut(),
+        ));
+        sg_xcorr_spectra_destroy(spectra);
+        stacks.into_iter().map(f64::from).collect()
+    }
+}
+
+impl Drop for XcorrPlan {
+    fn drop(&mut self) {
+        sg_xcorr_plan_destroy(self.0 .0);
+    }
+}
+
+fn jobs() -> Vec<Box<dyn Job>> {
+    vec![
+        Box::new(Dwt {
+            data: noise(1, 5 * 515 + 512),
+        }),
+        Box::new(Usfft {
+            x: noise(2, 3 * M).into_iter().map(|v| v * 2.0).collect(),
+            strengths: noise(3, 2 * 2 * M.max(720)),
+        }),
+        Box::new(Fx {
+            section: noise(4, 128 * 30),
+        }),
+        Box::new(Xcorr {
+            days: noise(5, STATIONS * DAY)
+                .into_iter()
+                .map(|v| v as f32)
+                .collect(),
+        }),
+    ]
+}
+
+/// Bit for bit, or (inexact jobs) within 1e-5 of the largest serial value.
+fn agree(exact: bool, got: &[f64], want: &[f64]) -> Result<(), String> {
+    if got.len() != want.len() {
+        return Err(format!("{} values, serial {}", got.len(), want.len()));
+    }
+    let scale = want
+        .iter()
+        .fold(0.0f64, |m, v| m.max(v.abs()))
+        .max(f64::MIN_POSITIVE);
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        let bad = if exact {
+            g.to_bits() != w.to_bits()
+        } else {
+            (g - w).abs() > 1e-5 * scale
+        };
+        if bad {
+            return Err(format!("value {i}: {g:e}, serial {w:e}"));
+        }
+    }
+    Ok(())
+}
+
+fn env_or(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+#[test]
+fn sixteen_threads_share_one_context() {
+    let backend = match std::env::var("SEISGPU_STRESS_BACKEND").as_deref() {
+        Ok("cuda") => SG_BACKEND_CUDA,
+        _ => SG_BACKEND_CPU,
+    };
+    let mut c = ptr::null_mut();
+    ok(sg_context_create(backend, 0, &mut c));
+    let ctx = Ctx(c);
+    let cuda = backend == SG_BACKEND_CUDA;
+    let jobs = jobs();
+    // Serial results, and plans shared by every thread.
+    let shared: Vec<Box<dyn Planned>> = jobs.iter().map(|j| j.plan(&ctx)).collect();
+    let serial: Vec<Vec<f64>> = shared.iter().map(|p| p.run()).collect();
+    for (j, s) in jobs.iter().zip(&serial) {
+        assert!(
+            s.iter().all(|v| v.is_finite()) && s.iter().any(|&v| v != 0.0),
+            "{}: degenerate serial result",
+            j.name()
+        );
+    }
+    let threads = env_or("SEISGPU_STRESS_THREADS", 16) as usize;
+    let budget = Duration::from_secs(env_or("SEISGPU_STRESS_SECONDS", 3));
+    let runs: Vec<AtomicU64> = jobs.iter().map(|_| AtomicU64::new(0)).collect();
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        for t in 0..threads {
+            let (jobs, shared, serial, runs, ctx) = (&jobs, &shared, &serial, &runs, &ctx);
+            s.spawn(move || {
+                let mut rng = Rng::new(100 + t as u64);
+                let mut own: Vec<Option<Box<dyn Planned>>> = jobs.iter().map(|_| None).collect();
+                while start.elapsed() < budget {
+                    let k = (rng.next_u64() % jobs.len() as u64) as usize;
+                    let got = match rng.next_u64() % 3 {
+                        // Shared plans, executed by many threads at once.
+                        0 => shared[k].run(),
+                        // A fresh plan, made and destroyed while others run.
+                        1 => jobs[k].plan(ctx).run(),
+                        // A plan of this thread, kept or replaced.
+                        _ => {
+                            if own[k].is_none() || rng.next_u64() % 4 == 0 {
+                                own[k] = Some(jobs[k].plan(ctx));
+                            }
+                            own[k].as_ref().unwrap().run()
+                        }
+                    };
+                    if let Err(e) = agree(jobs[k].exact(cuda), &got, &serial[k]) {
+                        panic!("thread {t}, {}: {e}", jobs[k].name());
+                    }
+                    // A failure on this thread keeps its own message while others succeed.
+                    let mut out = ptr::null_mut();
+                    let bad = 1000 + t as i32;
+                    assert_eq!(sg_context_create(bad, 0, &mut out), SG_ERR_INVALID_ARGUMENT);
+                    assert!(
+                        last_error().contains(&format!("backend is {bad};")),
+                        "thread {t}: {}",
+                        last_error()
+                    );
+                    runs[k].fetch_add(1, Ordering::Relaxed);
+                }
+            });
+        }
+    });
+    drop(shared);
+    sg_context_destroy(ctx.0);
+    let counts: Vec<String> = jobs
+        .iter()
+        .zip(&runs)
+        .map(|(j, r)| format!("{} {}", j.name(), r.load(Ordering::Relaxed)))
+        .collect();
+    eprintln!(
+        "stress: {threads} threads, {:.1} s: {}",
+        start.elapsed().as_secs_f64(),
+        counts.join(", ")
+    );
+    for (j, r) in jobs.iter().zip(&runs) {
+        assert!(r.load(Ordering::Relaxed) > 0, "{} never ran", j.name());
+    }
+}
