@@ -8,6 +8,7 @@
 pub mod backend;
 pub mod context;
 pub mod dwt;
+pub mod emlog;
 pub mod error;
 #[allow(non_camel_case_types)]
 pub mod ffi;
