@@ -29,8 +29,8 @@ impl FastTables {
             .collect();
         let mut t = Vec::new();
         let mut offset = vec![0; p];
-        for j in 1..p {
-            offset[j] = t.len();
+        for (j, off) in offset.iter_mut().enumerate().skip(1) {
+            *off = t.len();
             for &v in &g.values[j] {
                 let dv = v - c.x_star[j];
                 t.extend((0..p).map(|i| if i <= j { c.r[i * p + j] * dv } else { 0.0 }));

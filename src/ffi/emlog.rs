@@ -214,6 +214,40 @@ pub extern "C" fn sg_emlog_analytic(
     })
 }
 
+fn search_options(
+    options: *const sg_emlog_options,
+    pairs: Vec<(usize, usize)>,
+) -> Result<SearchOptions> {
+    // SAFETY: the C contract: NULL or a valid options struct.
+    let o = unsafe { options.as_ref() }
+        .copied()
+        .unwrap_or_else(|| sg_emlog_options_default());
+    Ok(SearchOptions {
+        criterion: criterion(o.criterion, o.level)?,
+        mode: match o.mode {
+            SG_EMLOG_FAST => Mode::Fast,
+            SG_EMLOG_DIRECT => Mode::Direct,
+            v => {
+                return Err(crate::invalid!(
+                    "options.mode is {v}; expected SG_EMLOG_FAST (0) or SG_EMLOG_DIRECT (1)"
+                ))
+            }
+        },
+        norm: match o.norm {
+            SG_EMLOG_NORM_L2 => Norm::L2,
+            SG_EMLOG_NORM_L1 => Norm::L1,
+            SG_EMLOG_NORM_MAX => Norm::Max,
+            v => {
+                return Err(crate::invalid!(
+                    "options.norm is {v}; expected SG_EMLOG_NORM_L2 (0), _L1 (1) or _MAX (2)"
+                ))
+            }
+        },
+        pairs,
+        max_models: o.max_models,
+    })
+}
+
 /// Searches a grid: axis k (k < p) is `axis_kind[k]` (`SG_EMLOG_AXIS_*`) with
 /// `axis_count[k]` values from `axis_min[k]` to `axis_max[k]`, or, for a list axis,
 /// the next `axis_count[k]` values of `list_values` (NULL when no axis is a list); axis 0
@@ -277,31 +311,7 @@ pub extern "C" fn sg_emlog_search(
                 },
             )
             .collect::<Result<Vec<_>>>()?;
-        // SAFETY: the C contract: NULL or a valid options struct.
-        let o = unsafe { options.as_ref() }
-            .copied()
-            .unwrap_or_else(|| sg_emlog_options_default());
-        let opts =
-            SearchOptions {
-                criterion: criterion(o.criterion, o.level)?,
-                mode: match o.mode {
-                    SG_EMLOG_FAST => Mode::Fast,
-                    SG_EMLOG_DIRECT => Mode::Direct,
-                    v => return Err(crate::invalid!(
-                        "options.mode is {v}; expected SG_EMLOG_FAST (0) or SG_EMLOG_DIRECT (1)"
-                    )),
-                },
-                norm: match o.norm {
-                    SG_EMLOG_NORM_L2 => Norm::L2,
-                    SG_EMLOG_NORM_L1 => Norm::L1,
-                    SG_EMLOG_NORM_MAX => Norm::Max,
-                    v => return Err(crate::invalid!(
-                        "options.norm is {v}; expected SG_EMLOG_NORM_L2 (0), _L1 (1) or _MAX (2)"
-                    )),
-                },
-                pairs: pair_list,
-                max_models: o.max_models,
-            };
+        let opts = search_options(options, pair_list)?;
         let r = plan.search(&axes, &opts)?;
         // SAFETY: checked non-NULL; written only on success.
         unsafe { *out = Box::into_raw(Box::new(sg_emlog_result(r))) };
