@@ -221,7 +221,14 @@ pub fn search(gpu: &CudaBackend, s: &SearchSetup) -> Result<Tally> {
                 .clone_dtoh(&d_total)
                 .map_err(driver_error("reading the count"))?[0];
             if total > seen {
-                listed = cpu::scan_rows(s, listed, row, end);
+                // This launch found some: list them on the CPU, stopping once there are enough.
+                let step = cpu::chunk_rows(s);
+                let mut r0 = row;
+                while r0 < end && listed.models.len() < k_max {
+                    let r1 = (r0 + step).min(end);
+                    listed = cpu::scan_rows(s, listed, r0, r1);
+                    r0 = r1;
+                }
                 seen = total;
             }
         }
