@@ -624,3 +624,42 @@ fn bad_input_gets_a_status_and_writes_nothing() {
     sg_emlog_plan_destroy(std::ptr::null_mut());
     sg_context_destroy(ctx);
 }
+
+#[test]
+fn synthetic_matrix_is_a_set_of_geometric_factors() {
+    use seisgpu::emlog::synthetic::{reservoir, vikiz_like, with_noise, PROBE_LENGTHS};
+    let depths = 25;
+    let log = vikiz_like(&reservoir(2), (0.25, 0.3), depths, -1.0, 3.4);
+    assert_eq!((log.n, log.m), (5 * depths, 8));
+    for i in 0..log.n {
+        let row = &log.a[i * log.m..(i + 1) * log.m];
+        assert!(row.iter().all(|&g| g >= 0.0));
+        assert!(
+            (row.iter().sum::<f64>() - 1.0).abs() < 1e-12,
+            "row {i} sums to 1"
+        );
+        let f: f64 = row.iter().zip(&log.sigma).map(|(a, s)| a * s).sum();
+        assert!((f - log.f[i]).abs() < 1e-15);
+    }
+    // In the middle of layer 0: the longer the probe, the larger the share of the undisturbed formation (column 3)
+    // against the invasion zone (column 1).
+    let d = 9; // z = -1 + 4.4·9/24 = 0.65 m
+    let share: Vec<f64> = (0..PROBE_LENGTHS.len())
+        .map(|p| {
+            let row = &log.a[(p * depths + d) * log.m..];
+            row[3] / row[1]
+        })
+        .collect();
+    assert!(share.windows(2).all(|w| w[1] > w[0]), "{share:?}");
+    // Noise within ±δ, reproducible.
+    let noisy = with_noise(&log.f, 0.02, 3);
+    assert_eq!(noisy, with_noise(&log.f, 0.02, 3));
+    assert!(noisy
+        .iter()
+        .zip(&log.f)
+        .all(|(a, b)| ((a - b) / b).abs() <= 0.02));
+    assert!(noisy
+        .iter()
+        .zip(&log.f)
+        .any(|(a, b)| ((a - b) / b).abs() > 0.01));
+}
