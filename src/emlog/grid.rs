@@ -3,6 +3,9 @@
 
 use crate::error::Result;
 
+/// Most values on one axis (their values and histograms are held in memory).
+pub const MAX_AXIS_VALUES: usize = 1 << 24;
+
 /// How an axis's values are given.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Axis {
@@ -18,8 +21,10 @@ impl Axis {
     /// The axis's values, checked: finite, strictly increasing, at least one.
     pub fn values(&self, k: usize) -> Result<Vec<f64>> {
         let spaced = |min: f64, max: f64, count: usize, map: fn(f64) -> f64| -> Result<Vec<f64>> {
-            if count == 0 {
-                return Err(crate::invalid!("axis {k} has 0 values"));
+            if count == 0 || count > MAX_AXIS_VALUES {
+                return Err(crate::invalid!(
+                    "axis {k} has {count} values; expected 1 to {MAX_AXIS_VALUES}"
+                ));
             }
             if !(min.is_finite() && max.is_finite()) || (count > 1 && min >= max) {
                 return Err(crate::invalid!(

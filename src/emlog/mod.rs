@@ -28,6 +28,9 @@ use setup::SearchSetup;
 use std::sync::Arc;
 use tables::FastTables;
 
+/// Most bins of one 2D marginal (each search task holds its histograms).
+const MAX_PAIR_BINS: usize = 1 << 22;
+
 /// A sensitivity-matrix plan: immutable, any number of threads may search it at once.
 pub struct EmlogPlan {
     ctx: Arc<Context>,
@@ -68,6 +71,15 @@ impl EmlogPlan {
     pub fn search(&self, axes: &[Axis], options: &SearchOptions) -> Result<SearchResult> {
         let grid = Grid::new(axes, self.p())?;
         options.validate(self.p())?;
+        for &(a, b) in &options.pairs {
+            if grid.len(a) * grid.len(b) > MAX_PAIR_BINS {
+                return Err(crate::invalid!(
+                    "the 2D marginal of parameters {a} and {b} would have {} × {} bins; at most {MAX_PAIR_BINS}",
+                    grid.len(a),
+                    grid.len(b)
+                ));
+            }
+        }
         let n = self.n() as f64;
         let q_thr = match (options.norm, options.criterion) {
             (Norm::L2, c) => self.centred.phi_threshold(c),
