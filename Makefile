@@ -50,7 +50,8 @@ NVRTC_DIR := $(CURDIR)/.tools/nvrtc/nvidia/cuda_nvrtc/lib
 RUN_ENV := LD_LIBRARY_PATH="$(NVRTC_DIR)$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH}"
 
 EXAMPLES := $(BUILD)/dwt_denoise_c $(BUILD)/dwt_denoise_f90 $(BUILD)/usfft_c $(BUILD)/usfft_f90 \
-	$(BUILD)/fxdecon_2d_c $(BUILD)/fxdecon_3d_f90 $(BUILD)/xcorr_c $(BUILD)/xcorr_f90
+	$(BUILD)/fxdecon_2d_c $(BUILD)/fxdecon_3d_f90 $(BUILD)/xcorr_c $(BUILD)/xcorr_f90 \
+	$(BUILD)/emlog_c $(BUILD)/emlog_f90
 DEMO := $(BUILD)/demo_penobscot
 
 .PHONY: all lib header examples run-examples test demo demo-build clean FORCE install uninstall memcheck fuzz
@@ -83,6 +84,10 @@ $(BUILD)/xcorr_c: examples/c/xcorr.c include/seisgpu.h $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Iinclude $< -o $@ $(SEISGPU_LDFLAGS) -lm
 
+$(BUILD)/emlog_c: examples/c/emlog.c include/seisgpu.h $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Iinclude $< -o $@ $(SEISGPU_LDFLAGS) -lm
+
 # The module (seisgpu.mod, seisgpu.o) is built from include/seisgpu.f90 into its own
 # folder, then the example against it.
 $(FMOD)/seisgpu.o: include/seisgpu.f90
@@ -109,6 +114,10 @@ $(BUILD)/xcorr_f90: examples/fortran/xcorr.f90 $(FMOD)/seisgpu.o $(LIB)
 	@mkdir -p $(@D)
 	$(FC) $(FFLAGS) -I$(FMOD) $< $(FMOD)/seisgpu.o -o $@ $(SEISGPU_LDFLAGS)
 
+$(BUILD)/emlog_f90: examples/fortran/emlog.f90 $(FMOD)/seisgpu.o $(LIB)
+	@mkdir -p $(@D)
+	$(FC) $(FFLAGS) -I$(FMOD) $< $(FMOD)/seisgpu.o -o $@ $(SEISGPU_LDFLAGS)
+
 run-examples: examples
 	$(RUN_ENV) $(BUILD)/dwt_denoise_c
 	$(RUN_ENV) $(BUILD)/dwt_denoise_f90
@@ -118,6 +127,8 @@ run-examples: examples
 	$(RUN_ENV) $(BUILD)/fxdecon_3d_f90
 	$(RUN_ENV) $(BUILD)/xcorr_c
 	$(RUN_ENV) $(BUILD)/xcorr_f90
+	$(RUN_ENV) $(BUILD)/emlog_c
+	$(RUN_ENV) $(BUILD)/emlog_f90
 
 test:
 	bash scripts/install_test_deps.sh

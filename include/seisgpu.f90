@@ -83,6 +83,19 @@ module seisgpu
   integer(c_int32_t), parameter :: SG_XCORR_STACK_PWS = 1
   integer(c_int32_t), parameter :: SG_XCORR_STACK_ROBUST = 2
 
+  ! EM-logging search (sg_emlog_*): grid axes, criteria, modes, norms.
+  integer(c_int32_t), parameter :: SG_EMLOG_AXIS_LINEAR = 0
+  integer(c_int32_t), parameter :: SG_EMLOG_AXIS_LOG = 1
+  integer(c_int32_t), parameter :: SG_EMLOG_AXIS_LIST = 2
+  integer(c_int32_t), parameter :: SG_EMLOG_FIT_WITHIN_ERRORS = 0
+  integer(c_int32_t), parameter :: SG_EMLOG_MAX_MISFIT = 1
+  integer(c_int32_t), parameter :: SG_EMLOG_DELTA_CHI_SQUARE = 2
+  integer(c_int32_t), parameter :: SG_EMLOG_FAST = 0
+  integer(c_int32_t), parameter :: SG_EMLOG_DIRECT = 1
+  integer(c_int32_t), parameter :: SG_EMLOG_NORM_L2 = 0
+  integer(c_int32_t), parameter :: SG_EMLOG_NORM_L1 = 1
+  integer(c_int32_t), parameter :: SG_EMLOG_NORM_MAX = 2
+
   ! The version of the header these bindings match (compare with sg_version_number()).
   integer(c_int32_t), parameter :: SG_VERSION_MAJOR = 0
   integer(c_int32_t), parameter :: SG_VERSION_MINOR = 1
@@ -165,6 +178,15 @@ module seisgpu
     integer(c_int32_t) :: stack_method     ! SG_XCORR_STACK_* (LINEAR)
     integer(c_int32_t) :: autocorrelation  ! 1: pairs i <= j (0)
   end type sg_xcorr_options
+
+  ! Options of sg_emlog_search; start from sg_emlog_options_default().
+  type, bind(C) :: sg_emlog_options
+    integer(c_int32_t) :: criterion        ! SG_EMLOG_FIT_WITHIN_ERRORS, _MAX_MISFIT, _DELTA_CHI_SQUARE
+    real(c_double) :: level                ! F_max or Delta of the criterion
+    integer(c_int32_t) :: mode             ! SG_EMLOG_FAST or SG_EMLOG_DIRECT
+    integer(c_int32_t) :: norm             ! SG_EMLOG_NORM_L2, _L1 or _MAX (direct mode)
+    integer(c_size_t) :: max_models        ! list the first this many equivalent models
+  end type sg_emlog_options
 
   interface
 
@@ -640,6 +662,129 @@ module seisgpu
       integer(c_int32_t) :: number
     end function sg_version_number
 
+
+    ! EM-logging inversion. a(row_stride, *) column-major from Fortran: element (i, j)
+    ! (0-based) at a(i*row_stride + j*col_stride + 1); searched: 0-based column indices.
+    function sg_emlog_options_default() bind(C, name="sg_emlog_options_default") &
+        result(options)
+      import :: sg_emlog_options
+      type(sg_emlog_options) :: options
+    end function sg_emlog_options_default
+
+    function sg_emlog_plan_create(ctx, n, m, a, row_stride, col_stride, sigma0, f0, &
+        f_exp, delta, n_searched, searched, out) bind(C, name="sg_emlog_plan_create") &
+        result(status)
+      import :: c_int32_t, c_size_t, c_double, c_ptr
+      type(c_ptr), value, intent(in) :: ctx
+      integer(c_size_t), value, intent(in) :: n
+      integer(c_size_t), value, intent(in) :: m
+      real(c_double), intent(in) :: a(*)
+      integer(c_size_t), value, intent(in) :: row_stride
+      integer(c_size_t), value, intent(in) :: col_stride
+      real(c_double), intent(in) :: sigma0(*)
+      real(c_double), intent(in) :: f0(*)
+      real(c_double), intent(in) :: f_exp(*)
+      real(c_double), intent(in) :: delta(*)
+      integer(c_size_t), value, intent(in) :: n_searched
+      integer(c_int32_t), intent(in) :: searched(*)
+      type(c_ptr), intent(inout) :: out
+      integer(c_int32_t) :: status
+    end function sg_emlog_plan_create
+
+    subroutine sg_emlog_plan_destroy(plan) bind(C, name="sg_emlog_plan_destroy")
+      import :: c_ptr
+      type(c_ptr), value, intent(in) :: plan
+    end subroutine sg_emlog_plan_destroy
+
+    ! right_vectors(p, p): vector c (0-based) is right_vectors(:, c + 1) transposed, i.e.
+    ! element k of vector c at right_vectors(c + 1, k + 1) in Fortran order.
+    function sg_emlog_analytic(plan, criterion_kind, level, sigma_star, f_min, empty, &
+        lower, upper, singular_values, right_vectors) bind(C, name="sg_emlog_analytic") &
+        result(status)
+      import :: c_int32_t, c_double, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      integer(c_int32_t), value, intent(in) :: criterion_kind
+      real(c_double), value, intent(in) :: level
+      real(c_double), intent(out) :: sigma_star(*)
+      real(c_double), intent(out) :: f_min
+      integer(c_int32_t), intent(out) :: empty
+      real(c_double), intent(out) :: lower(*)
+      real(c_double), intent(out) :: upper(*)
+      real(c_double), intent(out) :: singular_values(*)
+      real(c_double), intent(out) :: right_vectors(*)
+      integer(c_int32_t) :: status
+    end function sg_emlog_analytic
+
+    ! list_values and pairs may be size-0 arrays when n_list_values and n_pairs are 0.
+    function sg_emlog_search(plan, axis_kind, axis_count, axis_min, axis_max, &
+        list_values, n_list_values, n_pairs, pairs, options, out) &
+        bind(C, name="sg_emlog_search") result(status)
+      import :: c_int32_t, c_size_t, c_double, c_ptr, sg_emlog_options
+      type(c_ptr), value, intent(in) :: plan
+      integer(c_int32_t), intent(in) :: axis_kind(*)
+      integer(c_size_t), intent(in) :: axis_count(*)
+      real(c_double), intent(in) :: axis_min(*)
+      real(c_double), intent(in) :: axis_max(*)
+      real(c_double), intent(in) :: list_values(*)
+      integer(c_size_t), value, intent(in) :: n_list_values
+      integer(c_size_t), value, intent(in) :: n_pairs
+      integer(c_int32_t), intent(in) :: pairs(*)
+      type(sg_emlog_options), intent(in) :: options
+      type(c_ptr), intent(inout) :: out
+      integer(c_int32_t) :: status
+    end function sg_emlog_search
+
+    subroutine sg_emlog_result_destroy(result) bind(C, name="sg_emlog_result_destroy")
+      import :: c_ptr
+      type(c_ptr), value, intent(in) :: result
+    end subroutine sg_emlog_result_destroy
+
+    function sg_emlog_result_summary(result, total, count, best_index, best_model, &
+        best_misfit, value_min, value_max, n_models, more_models) &
+        bind(C, name="sg_emlog_result_summary") result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_double, c_ptr
+      type(c_ptr), value, intent(in) :: result
+      integer(c_int64_t), intent(out) :: total
+      integer(c_int64_t), intent(out) :: count
+      integer(c_int64_t), intent(out) :: best_index
+      real(c_double), intent(out) :: best_model(*)
+      real(c_double), intent(out) :: best_misfit
+      real(c_double), intent(out) :: value_min(*)
+      real(c_double), intent(out) :: value_max(*)
+      integer(c_size_t), intent(out) :: n_models
+      integer(c_int32_t), intent(out) :: more_models
+      integer(c_int32_t) :: status
+    end function sg_emlog_result_summary
+
+    function sg_emlog_result_marginal(result, parameter, counts, len) &
+        bind(C, name="sg_emlog_result_marginal") result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: result
+      integer(c_size_t), value, intent(in) :: parameter
+      integer(c_int64_t), intent(out) :: counts(*)
+      integer(c_size_t), value, intent(in) :: len
+      integer(c_int32_t) :: status
+    end function sg_emlog_result_marginal
+
+    function sg_emlog_result_pair(result, pair, counts, len) &
+        bind(C, name="sg_emlog_result_pair") result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: result
+      integer(c_size_t), value, intent(in) :: pair
+      integer(c_int64_t), intent(out) :: counts(*)
+      integer(c_size_t), value, intent(in) :: len
+      integer(c_int32_t) :: status
+    end function sg_emlog_result_pair
+
+    function sg_emlog_result_models(result, indices, values, len) &
+        bind(C, name="sg_emlog_result_models") result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_double, c_ptr
+      type(c_ptr), value, intent(in) :: result
+      integer(c_int64_t), intent(out) :: indices(*)
+      real(c_double), intent(out) :: values(*)
+      integer(c_size_t), value, intent(in) :: len
+      integer(c_int32_t) :: status
+    end function sg_emlog_result_models
   end interface
 
 contains

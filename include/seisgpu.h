@@ -13,6 +13,12 @@
 #include <stdint.h>
 
 /*
+ Most parameters a search may have (a grid index is a u64 and every axis has ≥ 1 value;
+ the limit keeps per-row state on the stack of a GPU thread).
+ */
+#define MAX_PARAMETERS 16
+
+/*
  Choose the GPU when the CUDA driver, NVRTC, cuFFT and a device are present, else the
  CPU (`sg_context_describe` says why). `SEISGPU_BACKEND=cpu|cuda` overrides it.
  */
@@ -97,6 +103,62 @@
  σⱼ = median(|dⱼ|)/0.6745 from each level's own coefficients.
  */
 #define SG_NOISE_PER_LEVEL 1
+
+/*
+ Axis of `count` values evenly spaced from min to max.
+ */
+#define SG_EMLOG_AXIS_LINEAR 0
+
+/*
+ Axis of `count` values evenly spaced in log10 from min to max (both > 0).
+ */
+#define SG_EMLOG_AXIS_LOG 1
+
+/*
+ Axis given as `count` strictly increasing values, taken in turn from `list_values`.
+ */
+#define SG_EMLOG_AXIS_LIST 2
+
+/*
+ Equivalent when F ≤ 1: within the measurement errors (the seed's criterion; default).
+ */
+#define SG_EMLOG_FIT_WITHIN_ERRORS 0
+
+/*
+ Equivalent when F ≤ `level`.
+ */
+#define SG_EMLOG_MAX_MISFIT 1
+
+/*
+ Equivalent when F² ≤ F²_min + `level` (least squares only); `level` = χ²_p(α)/n gives
+ the joint confidence region of probability α when δ are standard deviations.
+ */
+#define SG_EMLOG_DELTA_CHI_SQUARE 2
+
+/*
+ Fast mode: the centred quadratic form, O(1) per model (least squares; default).
+ */
+#define SG_EMLOG_FAST 0
+
+/*
+ Direct mode: the full residual over every measurement for every model.
+ */
+#define SG_EMLOG_DIRECT 1
+
+/*
+ F = √(Σ r²/n), r_i = (f_exp − f_syn)_i / (f_exp_i δ_i) (default).
+ */
+#define SG_EMLOG_NORM_L2 0
+
+/*
+ F = Σ|r_i|/n (direct mode).
+ */
+#define SG_EMLOG_NORM_L1 1
+
+/*
+ F = max |r_i| (direct mode).
+ */
+#define SG_EMLOG_NORM_MAX 2
 
 /*
  One noncausal operator predicting each trace from its neighbours on both sides, the
@@ -233,6 +295,16 @@ typedef struct sg_context sg_context;
 typedef struct sg_dwt_plan sg_dwt_plan;
 
 /*
+ A sensitivity-matrix plan. Opaque.
+ */
+typedef struct sg_emlog_plan sg_emlog_plan;
+
+/*
+ The outcome of a search. Opaque.
+ */
+typedef struct sg_emlog_result sg_emlog_result;
+
+/*
  A plan: one shape (2D section or 3D volume) and one set of options, on one context.
  Opaque.
  */
@@ -296,6 +368,33 @@ typedef struct {
    */
   uint64_t level_mask;
 } sg_dwt_denoise_options;
+
+/*
+ Options of `sg_emlog_search`. Start from `sg_emlog_options_default()`.
+ */
+typedef struct {
+  /*
+   `SG_EMLOG_FIT_WITHIN_ERRORS` (default), `SG_EMLOG_MAX_MISFIT` or
+   `SG_EMLOG_DELTA_CHI_SQUARE`.
+   */
+  int32_t criterion;
+  /*
+   F_max or Δ of the criterion (default 1, unused by F ≤ 1).
+   */
+  double level;
+  /*
+   `SG_EMLOG_FAST` (default) or `SG_EMLOG_DIRECT`.
+   */
+  int32_t mode;
+  /*
+   `SG_EMLOG_NORM_L2` (default), `_L1` or `_MAX` (the last two: direct mode).
+   */
+  int32_t norm;
+  /*
+   List the first this many equivalent models, in index order (default 0).
+   */
+  size_t max_models;
+} sg_emlog_options;
 
 /*
  Options of `sg_fxdecon_plan_create_2d/_3d`. Start from `sg_fxdecon_options_default()`
@@ -474,6 +573,11 @@ typedef struct {
    */
   int32_t autocorrelation;
 } sg_xcorr_options;
+
+/*
+ Lengths of the five probes, m.
+ */
+#define PROBE_LENGTHS { 0.5, 0.71, 1.0, 1.41, 2.0, }
 
 /*
  Success.
@@ -675,6 +779,130 @@ sg_status sg_dwt_denoise_f64(const sg_dwt_plan *plan,
                              size_t n_traces,
                              size_t trace_stride,
                              double *thresholds);
+
+/*
+ The default options. Thread-safe.
+ */
+sg_emlog_options sg_emlog_options_default(void);
+
+/*
+ Creates a plan for the linearised problem f_syn = f₀ + A(σ − σ₀): A is n × m (n
+ measurements, m conductivities), element (i, j) at `a[i*row_stride + j*col_stride]`
+ (row-major: m, 1; column-major: 1, n); `sigma0` (m) the reference model, `f0` (n) its
+ synthetic data, `f_exp` (n) the measured data, `delta` (n) their relative errors, and
+ `searched` (n_searched, 1 to 16 distinct column indices) the searched conductivities,
+ in grid-axis order (axis 0 varies fastest); the other columns stay at σ₀. Non-finite
+ values give `SG_ERR_NON_FINITE`; f_exp = 0, δ ≤ 0, an all-zero or linearly dependent
+ searched column, bad strides or indices give `SG_ERR_INVALID_ARGUMENT`. On success
+ `*out` receives a plan the caller owns (`sg_emlog_plan_destroy`). Thread-safe.
+ */
+sg_status sg_emlog_plan_create(const sg_context *ctx,
+                               size_t n,
+                               size_t m,
+                               const double *a,
+                               size_t row_stride,
+                               size_t col_stride,
+                               const double *sigma0,
+                               const double *f0,
+                               const double *f_exp,
+                               const double *delta,
+                               size_t n_searched,
+                               const int32_t *searched,
+                               sg_emlog_plan **out);
+
+/*
+ Releases a plan. NULL is a no-op.
+ */
+void sg_emlog_plan_destroy(sg_emlog_plan *plan);
+
+/*
+ The closed-form answer (least squares, p = the plan's searched parameters):
+ `sigma_star` (p) the least-squares model, `*f_min` its misfit, `*empty` 1 when the
+ criterion (`criterion`, `level` as in `sg_emlog_options`) cannot be met, `lower` and
+ `upper` (p) the ellipsoid's extent per parameter (NaN when empty), `singular_values`
+ (p, decreasing) and `right_vectors` (p × p, vector c at `[k*p + c]`) the SVD of the
+ weighted matrix. Every pointer must be non-NULL; written only on success.
+ */
+sg_status sg_emlog_analytic(const sg_emlog_plan *plan,
+                            int32_t criterion_kind,
+                            double level,
+                            double *sigma_star,
+                            double *f_min,
+                            int32_t *empty,
+                            double *lower,
+                            double *upper,
+                            double *singular_values,
+                            double *right_vectors);
+
+/*
+ Searches a grid: axis k (k < p) is `axis_kind[k]` (`SG_EMLOG_AXIS_*`) with
+ `axis_count[k]` values from `axis_min[k]` to `axis_max[k]`, or, for a list axis,
+ the next `axis_count[k]` values of `list_values` (NULL when no axis is a list); axis 0
+ varies fastest. `pairs` (2 × n_pairs parameter indices, NULL when 0) asks for 2D
+ marginals. `options` may be NULL for the defaults. On success `*out` receives a result
+ the caller owns (`sg_emlog_result_destroy`). Several threads may search one plan.
+ */
+sg_status sg_emlog_search(const sg_emlog_plan *plan,
+                          const int32_t *axis_kind,
+                          const size_t *axis_count,
+                          const double *axis_min,
+                          const double *axis_max,
+                          const double *list_values,
+                          size_t n_list_values,
+                          size_t n_pairs,
+                          const int32_t *pairs,
+                          const sg_emlog_options *options,
+                          sg_emlog_result **out);
+
+/*
+ Releases a result. NULL is a no-op.
+ */
+void sg_emlog_result_destroy(sg_emlog_result *result);
+
+/*
+ The summary of a search (p = the plan's parameters): `*total` models searched,
+ `*count` equivalent ones, the grid's best model (`*best_index`, `best_model` (p),
+ `*best_misfit` its F, equivalent or not), per parameter the least and greatest value of
+ an equivalent model `value_min`, `value_max` (p; NaN when none), `*n_models` models
+ listed and `*more_models` 1 when there were more equivalent models than listed. Every
+ pointer must be non-NULL.
+ */
+sg_status sg_emlog_result_summary(const sg_emlog_result *result,
+                                  uint64_t *total,
+                                  uint64_t *count,
+                                  uint64_t *best_index,
+                                  double *best_model,
+                                  double *best_misfit,
+                                  double *value_min,
+                                  double *value_max,
+                                  size_t *n_models,
+                                  int32_t *more_models);
+
+/*
+ Equivalent models per value of axis `parameter` (its count of bins, ≤ `len`).
+ */
+sg_status sg_emlog_result_marginal(const sg_emlog_result *result,
+                                   size_t parameter,
+                                   uint64_t *counts,
+                                   size_t len);
+
+/*
+ Equivalent models per (i_a, i_b) of requested pair `pair` = (a, b), at i_a + n_a·i_b
+ (n_a × n_b bins, ≤ `len`).
+ */
+sg_status sg_emlog_result_pair(const sg_emlog_result *result,
+                               size_t pair,
+                               uint64_t *counts,
+                               size_t len);
+
+/*
+ The listed equivalent models (the first in index order): `indices` (n_models) and
+ `values` (p per model, model after model); `len` the room in models (≥ n_models).
+ */
+sg_status sg_emlog_result_models(const sg_emlog_result *result,
+                                 uint64_t *indices,
+                                 double *values,
+                                 size_t len);
 
 /*
  The default options (see each field). Thread-safe.

@@ -31,12 +31,15 @@ step example_fxdecon_c .gpu/bin/fxdecon_2d_c
 step example_fxdecon_fortran .gpu/bin/fxdecon_3d_f90
 step example_xcorr_c .gpu/bin/xcorr_c
 step example_xcorr_fortran .gpu/bin/xcorr_f90
+step example_emlog_c .gpu/bin/emlog_c
+step example_emlog_fortran .gpu/bin/emlog_f90
 step demo .gpu/bin/demo_penobscot data/penobscot-xl1155/penobscot_xl1155.sgy "$LOGS/demo"
 # One line per capability's benchmark; their Markdown tables are gathered into one file.
 step bench_dwt .gpu/bin/bench_dwt --cases 16,20,22,24,26,65536x1024 --budget 1 --reps 7 --gpu-reps 51
 step bench_fxdecon .gpu/bin/bench_fxdecon --bench --reps 3
 step bench_usfft .gpu/bin/bench_usfft --quick
 step bench_xcorr .gpu/bin/bench_xcorr --bench --pre 10000 --pre-cpu 200 --stations 674 --stations-cpu 100 --reps 3
+step bench_emlog .gpu/bin/bench_emlog --bench --cpu-direct-max 5
 cat "$LOGS"/bench_*.log | sed -n '/^|/p' >"$OUT/bench_table.md"
 printf '%s\n' "${summary[@]}" | tee "$OUT/summary.txt"
 cp "$LOGS"/demo/*.png "$OUT/" 2>/dev/null

@@ -9,6 +9,7 @@ pub mod alloc;
 pub mod backend;
 pub mod context;
 pub mod dwt;
+pub mod emlog;
 pub mod error;
 #[allow(non_camel_case_types)]
 pub mod ffi;

@@ -42,6 +42,19 @@ fn preludes_for(file: &str) -> Vec<(String, String, &'static [&'static str])> {
             })
             .collect(),
         "fxdecon.cu" => vec![("f32".to_string(), fxdecon::prelude(), &ARCHS)],
+        // Every parameter count for sm_90; 1, 9 and 16 for every architecture.
+        "emlog.cu" => seisgpu::emlog::cuda::preludes()
+            .into_iter()
+            .map(|(label, prelude)| {
+                let archs: &'static [&'static str] =
+                    if ["p = 1", "p = 9", "p = 16"].contains(&label.as_str()) {
+                        &ARCHS
+                    } else {
+                        &["sm_90"]
+                    };
+                (label, prelude, archs)
+            })
+            .collect(),
         // A file without constants baked in by its host code.
         _ => vec![("no prelude".to_string(), String::new(), &ARCHS)],
     }

@@ -6,6 +6,7 @@
 
 pub mod context;
 pub mod dwt;
+pub mod emlog;
 pub mod fxdecon;
 pub mod last_error;
 pub mod status;

@@ -26,5 +26,10 @@ pub const XCORR: KernelSource = KernelSource {
     source: include_str!("../../../kernels/xcorr.cu"),
 };
 
+pub const EMLOG: KernelSource = KernelSource {
+    file: "emlog.cu",
+    source: include_str!("../../../kernels/emlog.cu"),
+};
+
 /// Every embedded kernel file, so that tests can compile them all.
-pub const ALL: &[&KernelSource] = &[&DWT, &USFFT, &FXDECON, &XCORR];
+pub const ALL: &[&KernelSource] = &[&DWT, &USFFT, &FXDECON, &XCORR, &EMLOG];

@@ -1,0 +1,110 @@
+//! EM-logging inversion by exhaustive search: the quasi-solution region (every model whose
+//! misfit is within the measurement errors) of a linearised 2D EM-logging problem
+//! δf = A·δσ (Glinskikh & Gorbatenko 2015), over a grid of the searched conductivities.
+//!
+//! A plan holds the weighted problem and its centred form (analytic.rs); `analytic` gives
+//! the closed-form ellipsoid and the SVD, `search` enumerates a grid on the CPU or the GPU
+//! and reduces it to counts, extents, marginals and the best model (result.rs).
+
+pub mod analytic;
+pub mod cpu;
+pub mod criterion;
+pub mod cuda;
+pub mod grid;
+pub mod matrix;
+pub mod result;
+pub mod setup;
+pub mod synthetic;
+pub mod tables;
+
+use crate::context::Context;
+use crate::error::Result;
+use analytic::{AnalyticRegion, Centred};
+use criterion::{Criterion, Norm, SearchOptions};
+use grid::{Axis, Grid};
+use matrix::{Problem, SensitivitySpec};
+use result::{Bins, SearchResult};
+use setup::SearchSetup;
+use std::sync::Arc;
+use tables::FastTables;
+
+/// Most bins of one 2D marginal (each search task holds its histograms).
+const MAX_PAIR_BINS: usize = 1 << 22;
+
+/// A sensitivity-matrix plan: immutable, any number of threads may search it at once.
+pub struct EmlogPlan {
+    ctx: Arc<Context>,
+    problem: Problem,
+    centred: Centred,
+}
+
+impl EmlogPlan {
+    pub fn new(ctx: Arc<Context>, spec: &SensitivitySpec) -> Result<EmlogPlan> {
+        let problem = spec.validate()?;
+        let centred = Centred::new(&problem)?;
+        Ok(EmlogPlan {
+            ctx,
+            problem,
+            centred,
+        })
+    }
+
+    /// Measurements and searched parameters.
+    pub fn n(&self) -> usize {
+        self.problem.n
+    }
+
+    pub fn p(&self) -> usize {
+        self.problem.p
+    }
+
+    pub fn problem(&self) -> &Problem {
+        &self.problem
+    }
+
+    /// σ*, F_min, the ellipsoid of `criterion` (least squares) and the SVD of Ã.
+    pub fn analytic(&self, criterion: Criterion) -> AnalyticRegion {
+        AnalyticRegion::new(&self.centred, criterion)
+    }
+
+    /// Searches the grid `axes` (axis 0 varies fastest).
+    pub fn search(&self, axes: &[Axis], options: &SearchOptions) -> Result<SearchResult> {
+        let grid = Grid::new(axes, self.p())?;
+        options.validate(self.p())?;
+        for &(a, b) in &options.pairs {
+            if grid.len(a) * grid.len(b) > MAX_PAIR_BINS {
+                return Err(crate::invalid!(
+                    "the 2D marginal of parameters {a} and {b} would have {} × {} bins; at most {MAX_PAIR_BINS}",
+                    grid.len(a),
+                    grid.len(b)
+                ));
+            }
+        }
+        let n = self.n() as f64;
+        let q_thr = match (options.norm, options.criterion) {
+            (Norm::L2, c) => self.centred.phi_threshold(c),
+            (Norm::L1, Criterion::FitWithinErrors) => n,
+            (Norm::L1, Criterion::MaxMisfit(l)) => n * l,
+            (_, Criterion::FitWithinErrors) => 1.0,
+            (_, Criterion::MaxMisfit(l)) => l,
+            (_, Criterion::DeltaChiSquare(_)) => unreachable!("refused by SearchOptions::validate"),
+        };
+        let s = SearchSetup {
+            fast: FastTables::new(&self.centred, &grid),
+            bins: Bins::new(&grid, &options.pairs),
+            grid,
+            mode: options.mode,
+            norm: options.norm,
+            q_thr,
+            problem: &self.problem,
+            options: options.clone(),
+        };
+        let tally = match &self.ctx.cuda {
+            Some(gpu) => cuda::search(gpu, &s)?,
+            None => cpu::search(&self.ctx.cpu, &s),
+        };
+        Ok(SearchResult::from_tally(tally, &s.grid, &s.bins, |q| {
+            s.misfit(q)
+        }))
+    }
+}

@@ -1,0 +1,456 @@
+//! `sg_emlog_plan`, `sg_emlog_result`: EM-logging inversion by exhaustive search over a
+//! sensitivity matrix (quasi-solution regions, Glinskikh & Gorbatenko 2015).
+
+use super::context::sg_context;
+use super::status::sg_status;
+use super::{arg_ref, guard, out_ptr};
+use crate::emlog::criterion::{Criterion, Mode, Norm, SearchOptions};
+use crate::emlog::grid::Axis;
+use crate::emlog::matrix::SensitivitySpec;
+use crate::emlog::result::SearchResult;
+use crate::emlog::EmlogPlan;
+use crate::error::{Error, Result};
+
+/// Axis of `count` values evenly spaced from min to max.
+pub const SG_EMLOG_AXIS_LINEAR: i32 = 0;
+/// Axis of `count` values evenly spaced in log10 from min to max (both > 0).
+pub const SG_EMLOG_AXIS_LOG: i32 = 1;
+/// Axis given as `count` strictly increasing values, taken in turn from `list_values`.
+pub const SG_EMLOG_AXIS_LIST: i32 = 2;
+/// Equivalent when F ≤ 1: within the measurement errors (the seed's criterion; default).
+pub const SG_EMLOG_FIT_WITHIN_ERRORS: i32 = 0;
+/// Equivalent when F ≤ `level`.
+pub const SG_EMLOG_MAX_MISFIT: i32 = 1;
+/// Equivalent when F² ≤ F²_min + `level` (least squares only); `level` = χ²_p(α)/n gives
+/// the joint confidence region of probability α when δ are standard deviations.
+pub const SG_EMLOG_DELTA_CHI_SQUARE: i32 = 2;
+/// Fast mode: the centred quadratic form, O(1) per model (least squares; default).
+pub const SG_EMLOG_FAST: i32 = 0;
+/// Direct mode: the full residual over every measurement for every model.
+pub const SG_EMLOG_DIRECT: i32 = 1;
+/// F = √(Σ r²/n), r_i = (f_exp − f_syn)_i / (f_exp_i δ_i) (default).
+pub const SG_EMLOG_NORM_L2: i32 = 0;
+/// F = Σ|r_i|/n (direct mode).
+pub const SG_EMLOG_NORM_L1: i32 = 1;
+/// F = max |r_i| (direct mode).
+pub const SG_EMLOG_NORM_MAX: i32 = 2;
+
+/// Options of `sg_emlog_search`. Start from `sg_emlog_options_default()`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct sg_emlog_options {
+    /// `SG_EMLOG_FIT_WITHIN_ERRORS` (default), `SG_EMLOG_MAX_MISFIT` or
+    /// `SG_EMLOG_DELTA_CHI_SQUARE`.
+    pub criterion: i32,
+    /// F_max or Δ of the criterion (default 1, unused by F ≤ 1).
+    pub level: f64,
+    /// `SG_EMLOG_FAST` (default) or `SG_EMLOG_DIRECT`.
+    pub mode: i32,
+    /// `SG_EMLOG_NORM_L2` (default), `_L1` or `_MAX` (the last two: direct mode).
+    pub norm: i32,
+    /// List the first this many equivalent models, in index order (default 0).
+    pub max_models: usize,
+}
+
+/// A sensitivity-matrix plan. Opaque.
+pub struct sg_emlog_plan(EmlogPlan);
+
+/// The outcome of a search. Opaque.
+pub struct sg_emlog_result(SearchResult);
+
+/// The default options. Thread-safe.
+#[no_mangle]
+pub extern "C" fn sg_emlog_options_default() -> sg_emlog_options {
+    sg_emlog_options {
+        criterion: SG_EMLOG_FIT_WITHIN_ERRORS,
+        level: 1.0,
+        mode: SG_EMLOG_FAST,
+        norm: SG_EMLOG_NORM_L2,
+        max_models: 0,
+    }
+}
+
+fn criterion(kind: i32, level: f64) -> Result<Criterion> {
+    match kind {
+        SG_EMLOG_FIT_WITHIN_ERRORS => Ok(Criterion::FitWithinErrors),
+        SG_EMLOG_MAX_MISFIT => Ok(Criterion::MaxMisfit(level)),
+        SG_EMLOG_DELTA_CHI_SQUARE => Ok(Criterion::DeltaChiSquare(level)),
+        v => Err(crate::invalid!("criterion is {v}; expected SG_EMLOG_FIT_WITHIN_ERRORS (0), SG_EMLOG_MAX_MISFIT (1) or SG_EMLOG_DELTA_CHI_SQUARE (2)")),
+    }
+}
+
+fn slice<'a, T>(p: *const T, len: usize, name: &str) -> Result<&'a [T]> {
+    if len == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return Err(Error::NullPointer(format!("`{name}` is NULL")));
+    }
+    // SAFETY: the C contract: `p` points to at least `len` elements.
+    Ok(unsafe { std::slice::from_raw_parts(p, len) })
+}
+
+/// Creates a plan for the linearised problem f_syn = f₀ + A(σ − σ₀): A is n × m (n
+/// measurements, m conductivities), element (i, j) at `a[i*row_stride + j*col_stride]`
+/// (row-major: m, 1; column-major: 1, n); `sigma0` (m) the reference model, `f0` (n) its
+/// synthetic data, `f_exp` (n) the measured data, `delta` (n) their relative errors, and
+/// `searched` (n_searched, 1 to 16 distinct column indices) the searched conductivities,
+/// in grid-axis order (axis 0 varies fastest); the other columns stay at σ₀. Non-finite
+/// values give `SG_ERR_NON_FINITE`; f_exp = 0, δ ≤ 0, an all-zero or linearly dependent
+/// searched column, bad strides or indices give `SG_ERR_INVALID_ARGUMENT`. On success
+/// `*out` receives a plan the caller owns (`sg_emlog_plan_destroy`). Thread-safe.
+#[no_mangle]
+pub extern "C" fn sg_emlog_plan_create(
+    ctx: *const sg_context,
+    n: usize,
+    m: usize,
+    a: *const f64,
+    row_stride: usize,
+    col_stride: usize,
+    sigma0: *const f64,
+    f0: *const f64,
+    f_exp: *const f64,
+    delta: *const f64,
+    n_searched: usize,
+    searched: *const i32,
+    out: *mut *mut sg_emlog_plan,
+) -> sg_status {
+    guard(|| {
+        let ctx = arg_ref(ctx, "ctx")?;
+        let out = out_ptr(out, "out")?;
+        let span = n
+            .checked_sub(1)
+            .and_then(|r| r.checked_mul(row_stride))
+            .and_then(|r| m.checked_sub(1)?.checked_mul(col_stride)?.checked_add(r))
+            .and_then(|s| s.checked_add(1))
+            .filter(|s| s.checked_mul(8).is_some())
+            .ok_or_else(|| crate::invalid!("A is {n} × {m} with strides ({row_stride}, {col_stride}); expected n, m ≥ 1 and strides that fit the address space"))?;
+        let cols = slice(searched, n_searched, "searched")?
+            .iter()
+            .enumerate()
+            .map(|(k, &c)| {
+                usize::try_from(c).map_err(|_| {
+                    crate::invalid!("searched[{k}] is {c}; expected a column index ≥ 0")
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let spec = SensitivitySpec {
+            n,
+            m,
+            a: slice(a, span, "a")?,
+            row_stride,
+            col_stride,
+            sigma0: slice(sigma0, m, "sigma0")?,
+            f0: slice(f0, n, "f0")?,
+            f_exp: slice(f_exp, n, "f_exp")?,
+            delta: slice(delta, n, "delta")?,
+            searched: &cols,
+        };
+        let plan = EmlogPlan::new(ctx.0.clone(), &spec)?;
+        // SAFETY: checked non-NULL; written only on success.
+        unsafe { *out = Box::into_raw(Box::new(sg_emlog_plan(plan))) };
+        Ok(())
+    })
+}
+
+/// Releases a plan. NULL is a no-op.
+#[no_mangle]
+pub extern "C" fn sg_emlog_plan_destroy(plan: *mut sg_emlog_plan) {
+    super::destroy(plan);
+}
+
+/// The closed-form answer (least squares, p = the plan's searched parameters):
+/// `sigma_star` (p) the least-squares model, `*f_min` its misfit, `*empty` 1 when the
+/// criterion (`criterion`, `level` as in `sg_emlog_options`) cannot be met, `lower` and
+/// `upper` (p) the ellipsoid's extent per parameter (NaN when empty), `singular_values`
+/// (p, decreasing) and `right_vectors` (p × p, vector c at `[k*p + c]`) the SVD of the
+/// weighted matrix. Every pointer must be non-NULL; written only on success.
+#[no_mangle]
+pub extern "C" fn sg_emlog_analytic(
+    plan: *const sg_emlog_plan,
+    criterion_kind: i32,
+    level: f64,
+    sigma_star: *mut f64,
+    f_min: *mut f64,
+    empty: *mut i32,
+    lower: *mut f64,
+    upper: *mut f64,
+    singular_values: *mut f64,
+    right_vectors: *mut f64,
+) -> sg_status {
+    guard(|| {
+        let plan = &arg_ref(plan, "plan")?.0;
+        let c = criterion(criterion_kind, level)?;
+        crate::emlog::criterion::SearchOptions {
+            criterion: c,
+            ..Default::default()
+        }
+        .validate(plan.p())?;
+        let outs = [
+            out_ptr(sigma_star, "sigma_star")?,
+            out_ptr(lower, "lower")?,
+            out_ptr(upper, "upper")?,
+            out_ptr(singular_values, "singular_values")?,
+            out_ptr(right_vectors, "right_vectors")?,
+        ];
+        let (f_min, empty) = (out_ptr(f_min, "f_min")?, out_ptr(empty, "empty")?);
+        let r = plan.analytic(c);
+        for (dst, src) in outs.into_iter().zip([
+            &r.sigma_star,
+            &r.lower,
+            &r.upper,
+            &r.singular_values,
+            &r.right_vectors,
+        ]) {
+            // SAFETY: the C contract: p (p × p for the vectors) elements each.
+            unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len()) };
+        }
+        // SAFETY: checked non-NULL.
+        unsafe {
+            *f_min = r.f_min;
+            *empty = r.empty as i32;
+        }
+        Ok(())
+    })
+}
+
+fn search_options(
+    options: *const sg_emlog_options,
+    pairs: Vec<(usize, usize)>,
+) -> Result<SearchOptions> {
+    // SAFETY: the C contract: NULL or a valid options struct.
+    let o = unsafe { options.as_ref() }
+        .copied()
+        .unwrap_or_else(|| sg_emlog_options_default());
+    Ok(SearchOptions {
+        criterion: criterion(o.criterion, o.level)?,
+        mode: match o.mode {
+            SG_EMLOG_FAST => Mode::Fast,
+            SG_EMLOG_DIRECT => Mode::Direct,
+            v => {
+                return Err(crate::invalid!(
+                    "options.mode is {v}; expected SG_EMLOG_FAST (0) or SG_EMLOG_DIRECT (1)"
+                ))
+            }
+        },
+        norm: match o.norm {
+            SG_EMLOG_NORM_L2 => Norm::L2,
+            SG_EMLOG_NORM_L1 => Norm::L1,
+            SG_EMLOG_NORM_MAX => Norm::Max,
+            v => {
+                return Err(crate::invalid!(
+                    "options.norm is {v}; expected SG_EMLOG_NORM_L2 (0), _L1 (1) or _MAX (2)"
+                ))
+            }
+        },
+        pairs,
+        max_models: o.max_models,
+    })
+}
+
+/// Searches a grid: axis k (k < p) is `axis_kind[k]` (`SG_EMLOG_AXIS_*`) with
+/// `axis_count[k]` values from `axis_min[k]` to `axis_max[k]`, or, for a list axis,
+/// the next `axis_count[k]` values of `list_values` (NULL when no axis is a list); axis 0
+/// varies fastest. `pairs` (2 × n_pairs parameter indices, NULL when 0) asks for 2D
+/// marginals. `options` may be NULL for the defaults. On success `*out` receives a result
+/// the caller owns (`sg_emlog_result_destroy`). Several threads may search one plan.
+#[no_mangle]
+pub extern "C" fn sg_emlog_search(
+    plan: *const sg_emlog_plan,
+    axis_kind: *const i32,
+    axis_count: *const usize,
+    axis_min: *const f64,
+    axis_max: *const f64,
+    list_values: *const f64,
+    n_list_values: usize,
+    n_pairs: usize,
+    pairs: *const i32,
+    options: *const sg_emlog_options,
+    out: *mut *mut sg_emlog_result,
+) -> sg_status {
+    guard(|| {
+        let plan = &arg_ref(plan, "plan")?.0;
+        let out = out_ptr(out, "out")?;
+        let p = plan.p();
+        let (kind, count) = (
+            slice(axis_kind, p, "axis_kind")?,
+            slice(axis_count, p, "axis_count")?,
+        );
+        let (lo, hi) = (
+            slice(axis_min, p, "axis_min")?,
+            slice(axis_max, p, "axis_max")?,
+        );
+        let mut list = slice(list_values, n_list_values, "list_values")?;
+        let mut axes = Vec::with_capacity(p);
+        for k in 0..p {
+            axes.push(match kind[k] {
+                SG_EMLOG_AXIS_LINEAR => Axis::Linear { min: lo[k], max: hi[k], count: count[k] },
+                SG_EMLOG_AXIS_LOG => Axis::Log { min: lo[k], max: hi[k], count: count[k] },
+                SG_EMLOG_AXIS_LIST => {
+                    if count[k] > list.len() {
+                        return Err(crate::invalid!("axis {k} takes {} list values but only {} remain in list_values", count[k], list.len()));
+                    }
+                    let (mine, rest) = list.split_at(count[k]);
+                    list = rest;
+                    Axis::List(mine.to_vec())
+                }
+                v => return Err(crate::invalid!("axis_kind[{k}] is {v}; expected SG_EMLOG_AXIS_LINEAR (0), _LOG (1) or _LIST (2)")),
+            });
+        }
+        let pair_list = slice(pairs, 2 * n_pairs, "pairs")?
+            .chunks(2)
+            .enumerate()
+            .map(
+                |(q, c)| match (usize::try_from(c[0]), usize::try_from(c[1])) {
+                    (Ok(a), Ok(b)) => Ok((a, b)),
+                    _ => Err(crate::invalid!(
+                        "pair {q} is ({}, {}); expected parameter indices ≥ 0",
+                        c[0],
+                        c[1]
+                    )),
+                },
+            )
+            .collect::<Result<Vec<_>>>()?;
+        let opts = search_options(options, pair_list)?;
+        let r = plan.search(&axes, &opts)?;
+        // SAFETY: checked non-NULL; written only on success.
+        unsafe { *out = Box::into_raw(Box::new(sg_emlog_result(r))) };
+        Ok(())
+    })
+}
+
+/// Releases a result. NULL is a no-op.
+#[no_mangle]
+pub extern "C" fn sg_emlog_result_destroy(result: *mut sg_emlog_result) {
+    super::destroy(result);
+}
+
+/// The summary of a search (p = the plan's parameters): `*total` models searched,
+/// `*count` equivalent ones, the grid's best model (`*best_index`, `best_model` (p),
+/// `*best_misfit` its F, equivalent or not), per parameter the least and greatest value of
+/// an equivalent model `value_min`, `value_max` (p; NaN when none), `*n_models` models
+/// listed and `*more_models` 1 when there were more equivalent models than listed. Every
+/// pointer must be non-NULL.
+#[no_mangle]
+pub extern "C" fn sg_emlog_result_summary(
+    result: *const sg_emlog_result,
+    total: *mut u64,
+    count: *mut u64,
+    best_index: *mut u64,
+    best_model: *mut f64,
+    best_misfit: *mut f64,
+    value_min: *mut f64,
+    value_max: *mut f64,
+    n_models: *mut usize,
+    more_models: *mut i32,
+) -> sg_status {
+    guard(|| {
+        let r = &arg_ref(result, "result")?.0;
+        let ptrs = (
+            out_ptr(total, "total")?,
+            out_ptr(count, "count")?,
+            out_ptr(best_index, "best_index")?,
+            out_ptr(best_model, "best_model")?,
+            out_ptr(best_misfit, "best_misfit")?,
+            out_ptr(value_min, "value_min")?,
+            out_ptr(value_max, "value_max")?,
+            out_ptr(n_models, "n_models")?,
+            out_ptr(more_models, "more_models")?,
+        );
+        let p = r.best_model.len();
+        // SAFETY: checked non-NULL; arrays of p elements by the C contract.
+        unsafe {
+            *ptrs.0 = r.total;
+            *ptrs.1 = r.count;
+            *ptrs.2 = r.best_index;
+            std::ptr::copy_nonoverlapping(r.best_model.as_ptr(), ptrs.3, p);
+            *ptrs.4 = r.best_misfit;
+            std::ptr::copy_nonoverlapping(r.value_min.as_ptr(), ptrs.5, p);
+            std::ptr::copy_nonoverlapping(r.value_max.as_ptr(), ptrs.6, p);
+            *ptrs.7 = r.models.len();
+            *ptrs.8 = r.more_models as i32;
+        }
+        Ok(())
+    })
+}
+
+fn copy_counts(src: &[u64], dst: *mut u64, len: usize, what: &str) -> Result<()> {
+    if len < src.len() {
+        return Err(Error::BufferTooSmall(format!(
+            "{what} has {} bins; `len` is {len}",
+            src.len()
+        )));
+    }
+    let dst = out_ptr(dst, "counts")?;
+    // SAFETY: at least `len ≥ src.len()` elements by the C contract.
+    unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len()) };
+    Ok(())
+}
+
+/// Equivalent models per value of axis `parameter` (its count of bins, ≤ `len`).
+#[no_mangle]
+pub extern "C" fn sg_emlog_result_marginal(
+    result: *const sg_emlog_result,
+    parameter: usize,
+    counts: *mut u64,
+    len: usize,
+) -> sg_status {
+    guard(|| {
+        let r = &arg_ref(result, "result")?.0;
+        let m = r.marginals.get(parameter).ok_or_else(|| {
+            crate::invalid!(
+                "parameter {parameter}; the search has {}",
+                r.marginals.len()
+            )
+        })?;
+        copy_counts(m, counts, len, "the marginal")
+    })
+}
+
+/// Equivalent models per (i_a, i_b) of requested pair `pair` = (a, b), at i_a + n_a·i_b
+/// (n_a × n_b bins, ≤ `len`).
+#[no_mangle]
+pub extern "C" fn sg_emlog_result_pair(
+    result: *const sg_emlog_result,
+    pair: usize,
+    counts: *mut u64,
+    len: usize,
+) -> sg_status {
+    guard(|| {
+        let r = &arg_ref(result, "result")?.0;
+        let m = r.pairs.get(pair).ok_or_else(|| {
+            crate::invalid!("pair {pair}; the search asked for {}", r.pairs.len())
+        })?;
+        copy_counts(&m.1, counts, len, "the 2D marginal")
+    })
+}
+
+/// The listed equivalent models (the first in index order): `indices` (n_models) and
+/// `values` (p per model, model after model); `len` the room in models (≥ n_models).
+#[no_mangle]
+pub extern "C" fn sg_emlog_result_models(
+    result: *const sg_emlog_result,
+    indices: *mut u64,
+    values: *mut f64,
+    len: usize,
+) -> sg_status {
+    guard(|| {
+        let r = &arg_ref(result, "result")?.0;
+        let k = r.models.len();
+        if len < k {
+            return Err(Error::BufferTooSmall(format!(
+                "{k} models were listed; `len` is {len}"
+            )));
+        }
+        if k == 0 {
+            return Ok(());
+        }
+        let (i, v) = (out_ptr(indices, "indices")?, out_ptr(values, "values")?);
+        // SAFETY: room for `len ≥ k` models by the C contract.
+        unsafe {
+            std::ptr::copy_nonoverlapping(r.models.as_ptr(), i, k);
+            std::ptr::copy_nonoverlapping(r.model_values.as_ptr(), v, r.model_values.len());
+        }
+        Ok(())
+    })
+}
