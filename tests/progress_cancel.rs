@@ -5,7 +5,7 @@
 mod progress_common;
 
 use progress_common::*;
-use seisgpu::backend::cpu::fxdecon as cpu_fxdecon;
+use seisgpu::fxdecon::cpu as cpu_fxdecon;
 use seisgpu::ffi::context::*;
 use seisgpu::ffi::fxdecon::*;
 use seisgpu::ffi::status::*;
