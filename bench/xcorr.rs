@@ -22,11 +22,11 @@ use harness::compare::max_rel_err;
 use harness::cpu_threads;
 use harness::report::{write_records, Record, Table};
 use harness::timing::{measure, Measured, Reps, Sample};
-/// The GEMM stage alone: below the plan API (moves with issue 9).
-use seisgpu::xcorr::cuda::gemm_seconds;
 use seisgpu::backend::BackendRequest;
 use seisgpu::context::Context;
 use seisgpu::layout::TraceBatch;
+/// The GEMM stage alone: below the plan API (moves with issue 9).
+use seisgpu::xcorr::cuda::gemm_seconds;
 use seisgpu::xcorr::options::Options;
 use seisgpu::xcorr::XcorrPlan;
 use std::time::Instant;

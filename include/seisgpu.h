@@ -13,6 +13,11 @@
 #include <stdint.h>
 
 /*
+ Most values on one axis (their values and histograms are held in memory).
+ */
+#define MAX_AXIS_VALUES (1 << 24)
+
+/*
  Most parameters a search may have (a grid index is a u64 and every axis has ≥ 1 value;
  the limit keeps per-row state on the stack of a GPU thread).
  */
@@ -282,6 +287,11 @@
  Robust stack (Pavlis & Vernon 2010; NoisePy `"robust"`).
  */
 #define SG_XCORR_STACK_ROBUST 2
+
+/*
+ Centre of the finest directional level, in cycles per sample.
+ */
+#define TOP_FREQUENCY 0.375
 
 /*
  A context: a backend (CPU thread pool, or a CUDA device with its compiled kernels).

@@ -6,8 +6,8 @@
 //! without NVRTC the tests report "skipped", unless SEISGPU_REQUIRE_NVRTC=1 makes that a failure.
 
 use seisgpu::backend::cuda::disk_cache::{CacheKey, DiskCache, Origin, DIR_VARIABLE};
-use seisgpu::backend::cuda::nvrtc::{self, CompiledKernel, ImageKind};
 use seisgpu::backend::cuda::kernels;
+use seisgpu::backend::cuda::nvrtc::{self, CompiledKernel, ImageKind};
 use seisgpu::dwt::cuda as dwt;
 use std::cell::Cell;
 use std::path::{Path, PathBuf};

@@ -5,10 +5,10 @@
 mod progress_common;
 
 use progress_common::*;
-use seisgpu::fxdecon::cpu as cpu_fxdecon;
 use seisgpu::ffi::context::*;
 use seisgpu::ffi::fxdecon::*;
 use seisgpu::ffi::status::*;
+use seisgpu::fxdecon::cpu as cpu_fxdecon;
 use std::ffi::{c_char, c_int, c_void};
 use std::ptr;
 

@@ -183,9 +183,7 @@ impl DwtPlan {
                     traces,
                     batch,
                 ),
-                None => {
-                    cpu::denoise(&self.ctx.cpu, &self.wavelet, options, levels, traces, batch)
-                }
+                None => cpu::denoise(&self.ctx.cpu, &self.wavelet, options, levels, traces, batch),
             },
         )?;
         if let Some(t) = thresholds {

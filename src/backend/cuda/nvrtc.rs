@@ -169,7 +169,18 @@ unsafe fn output(
 
 /// Compiles `prelude` + `source` (one file of `kernels/`) for a device of `arch` ("sm_90").
 pub fn compile(file: &str, source: &str, prelude: &str, arch: &str) -> Result<CompiledKernel> {
-    let target = target(arch)?;
+    compile_for(file, source, prelude, arch, &target(arch)?)
+}
+
+/// `compile` for an explicit target: PTX of a virtual architecture checks that a source
+/// compiles for it without the cost of ptxas (the test of every kernel variant uses it).
+pub fn compile_for(
+    file: &str,
+    source: &str,
+    prelude: &str,
+    arch: &str,
+    target: &Target,
+) -> Result<CompiledKernel> {
     let fail = |what: &str, e: result::NvrtcError| {
         Error::KernelCompile(format!("NVRTC failed on {file} for {arch} ({what}): {e:?}"))
     };
@@ -181,7 +192,7 @@ pub fn compile(file: &str, source: &str, prelude: &str, arch: &str) -> Result<Co
         result::create_program(&text, Some(&name)).map_err(|e| fail("creating the program", e))?,
     );
     // SAFETY: `prog` is a live program for every call below.
-    if let Err(e) = unsafe { result::compile_program(prog.0, &options(&target)) } {
+    if let Err(e) = unsafe { result::compile_program(prog.0, &options(target)) } {
         let log = unsafe { result::get_program_log(prog.0) }
             .map(|raw| {
                 unsafe { CStr::from_ptr(raw.as_ptr()) }
