@@ -5,7 +5,7 @@
 //! only costs the cache. Needs NVRTC, no GPU (CUBINs for sm_80/sm_90 are built without one):
 //! without NVRTC the tests report "skipped", unless SEISGPU_REQUIRE_NVRTC=1 makes that a failure.
 
-use seisgpu::backend::cuda::disk_cache::{CacheKey, DiskCache, Origin, DIR_VARIABLE};
+use seisgpu::backend::cuda::disk_cache::{self, CacheKey, DiskCache, Origin, DIR_VARIABLE};
 use seisgpu::backend::cuda::kernels;
 use seisgpu::backend::cuda::nvrtc::{self, CompiledKernel, ImageKind};
 use seisgpu::dwt::cuda as dwt;
@@ -47,7 +47,7 @@ fn scratch(name: &str) -> PathBuf {
 struct Kernel<'a>(&'a str, &'a str, &'a str);
 
 fn key(k: &Kernel, arch: &str) -> CacheKey {
-    nvrtc::cache_key(k.0, k.1, k.2, arch).unwrap()
+    disk_cache::cache_key(k.0, k.1, k.2, arch).unwrap()
 }
 
 /// `get_or_compile` with a compiler that counts its calls.

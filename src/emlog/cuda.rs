@@ -9,6 +9,7 @@ use super::cpu;
 use super::criterion::{Mode, Norm};
 use super::result::Tally;
 use super::setup::SearchSetup;
+use crate::backend::cuda::launch::kernel;
 use crate::backend::cuda::{driver_error, kernels, CudaBackend};
 use crate::error::{Error, Result};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg};
@@ -151,9 +152,7 @@ pub fn search(gpu: &CudaBackend, s: &SearchSetup) -> Result<Tally> {
         Mode::Fast => "emlog_fast",
         Mode::Direct => "emlog_direct",
     };
-    let f = module
-        .load_function(name)
-        .map_err(driver_error("finding an EM-logging kernel"))?;
+    let f = kernel(&module, name, shared_bytes as usize)?;
     let cfg = LaunchConfig {
         grid_dim: (blocks as u32, 1, 1),
         block_dim: (THREADS, 1, 1),

@@ -14,14 +14,14 @@ use super::kernel::{KernelShape, SpreadKernel};
 use super::points::MAX_POINTS;
 use super::spec::{Real, TransformType, UsfftSpec, MIN_TOL_F32, MIN_TOL_F64};
 use crate::backend::cuda::kernels;
+use crate::backend::cuda::launch::launch;
 use crate::backend::cuda::{driver_error, CudaBackend};
 use crate::error::{Error, Result};
 use crate::sample::Sample;
 use cudarc::cufft::{result as cufft_result, sys as cufft_sys};
-use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{
-    result, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut,
-    LaunchConfig, PushKernelArg,
+    result, CudaEvent, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig,
+    PushKernelArg,
 };
 use num_complex::Complex;
 use std::sync::{Arc, Mutex};
@@ -418,7 +418,6 @@ impl<T: Real> DevicePoints<T> {
         let [nb1, nb2] = [tiling.bins[0] as i32, tiling.bins[1] as i32];
         let [x, y, z] = coords;
         let m64 = m as i64;
-        let launch_err = driver_error("launching a USFFT set-points kernel");
         let per_point = LaunchConfig {
             grid_dim: ((m as u64).div_ceil(THREADS as u64).max(1) as u32, 1, 1),
             block_dim: (THREADS, 1, 1),
@@ -436,13 +435,28 @@ impl<T: Real> DevicePoints<T> {
                 .map_err(driver_error("clearing USFFT bin counts"))?;
         }
         if m > 0 {
-            let func = self.function("usfft_bin_points", 0)?;
-            let mut b = s.launch_builder(&func);
-            b.arg(&x).arg(&y).arg(&z).arg(&m64);
-            b.arg(&nf1).arg(&nf2).arg(&nf3).arg(&t1).arg(&t2).arg(&t3);
-            b.arg(&nb1).arg(&nb2).arg(&key).arg(&count).arg(&bad);
-            // SAFETY: the arguments match usfft_bin_points; coordinates hold m values.
-            unsafe { b.launch(per_point) }.map_err(&launch_err)?;
+            // The arguments match usfft_bin_points; coordinates hold m values.
+            launch!(
+                self.module,
+                s,
+                "usfft_bin_points",
+                per_point,
+                &x,
+                &y,
+                &z,
+                &m64,
+                &nf1,
+                &nf2,
+                &nf3,
+                &t1,
+                &t2,
+                &t3,
+                &nb1,
+                &nb2,
+                &key,
+                &count,
+                &bad,
+            );
         }
         let mut flag = [0u64];
         s.memcpy_dtoh(&self.sort.bad, &mut flag)
@@ -464,33 +478,50 @@ impl<T: Real> DevicePoints<T> {
             grow(&mut self.offset[d], m, &s, what)?;
         }
         let start = dptr(&self.bin_start, &s);
-        let func = self.function("usfft_scan_bins", 0)?;
         let nb = n_bins as i64;
-        let mut b = s.launch_builder(&func);
-        b.arg(&count).arg(&start).arg(&cursor).arg(&nb);
         let one_block = LaunchConfig {
             grid_dim: (1, 1, 1),
             block_dim: (1024, 1, 1),
             shared_mem_bytes: 0,
         };
-        // SAFETY: the arguments match usfft_scan_bins; start holds n_bins + 1 values.
-        unsafe { b.launch(one_block) }.map_err(&launch_err)?;
+        // The arguments match usfft_scan_bins; start holds n_bins + 1 values.
+        launch!(
+            self.module,
+            s,
+            "usfft_scan_bins",
+            one_block,
+            &count,
+            &start,
+            &cursor,
+            &nb,
+        );
         if m > 0 {
             let perm = dptr(&self.perm, &s);
             let [i1, i2, i3] = [0, 1, 2].map(|d| dptr(&self.first[d], &s));
             let [d1, d2, d3] = [0, 1, 2].map(|d| dptr(&self.offset[d], &s));
-            let func = self.function("usfft_scatter_points", 0)?;
-            let mut b = s.launch_builder(&func);
-            b.arg(&x).arg(&y).arg(&z).arg(&m64);
-            b.arg(&nf1)
-                .arg(&nf2)
-                .arg(&nf3)
-                .arg(&key)
-                .arg(&cursor)
-                .arg(&perm);
-            b.arg(&i1).arg(&i2).arg(&i3).arg(&d1).arg(&d2).arg(&d3);
-            // SAFETY: the arguments match usfft_scatter_points; sorted arrays hold m values.
-            unsafe { b.launch(per_point) }.map_err(&launch_err)?;
+            // The arguments match usfft_scatter_points; sorted arrays hold m values.
+            launch!(
+                self.module,
+                s,
+                "usfft_scatter_points",
+                per_point,
+                &x,
+                &y,
+                &z,
+                &m64,
+                &nf1,
+                &nf2,
+                &nf3,
+                &key,
+                &cursor,
+                &perm,
+                &i1,
+                &i2,
+                &i3,
+                &d1,
+                &d2,
+                &d3,
+            );
         }
         self.m = m;
         self.tiling = tiling;
@@ -542,21 +573,6 @@ impl<T: Real> DevicePoints<T> {
         &self.stream
     }
 
-    fn function(&self, name: &str, shared_bytes: usize) -> Result<CudaFunction> {
-        let f = self
-            .module
-            .load_function(name)
-            .map_err(driver_error("finding a USFFT kernel"))?;
-        if shared_bytes > 48 * 1024 {
-            f.set_attribute(
-                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                shared_bytes as i32,
-            )
-            .map_err(driver_error("raising a USFFT kernel's shared-memory limit"))?;
-        }
-        Ok(f)
-    }
-
     /// Queues one execute on the plan's stream: `c` (2·n_vectors·M reals) and `f`
     /// (2·n_vectors·N1N2N3 reals) are device addresses; `grid` the fine grids.
     fn enqueue(
@@ -605,29 +621,32 @@ impl<T: Real> DevicePoints<T> {
                 block_dim: (THREADS, 1, 1),
                 shared_mem_bytes: 0,
             };
-            let func = self.function("usfft_deconvolve", 0)?;
             let [fi1, fi2, fi3] = [0, 1, 2].map(|d| dptr(&self.fine_index[d], s));
             let [q1, q2, q3] = [0, 1, 2].map(|d| dptr(&self.deconv[d], s));
             let [n1, n2, n3] = spec.modes.map(|n| n as i32);
-            let mut b = s.launch_builder(&func);
-            b.arg(&f)
-                .arg(&g)
-                .arg(&fi1)
-                .arg(&fi2)
-                .arg(&fi3)
-                .arg(&q1)
-                .arg(&q2)
-                .arg(&q3);
-            b.arg(&n1)
-                .arg(&n2)
-                .arg(&n3)
-                .arg(&nf1)
-                .arg(&nf2)
-                .arg(&nf3)
-                .arg(&nvec)
-                .arg(&to_modes);
-            // SAFETY: the arguments match usfft_deconvolve; buffers span the plan's sizes.
-            unsafe { b.launch(cfg) }.map_err(driver_error("launching a USFFT kernel"))?;
+            // The arguments match usfft_deconvolve; buffers span the plan's sizes.
+            launch!(
+                self.module,
+                s,
+                "usfft_deconvolve",
+                cfg,
+                &f,
+                &g,
+                &fi1,
+                &fi2,
+                &fi3,
+                &q1,
+                &q2,
+                &q3,
+                &n1,
+                &n2,
+                &n3,
+                &nf1,
+                &nf2,
+                &nf3,
+                &nvec,
+                &to_modes,
+            );
             Ok(())
         };
         match spec.kind {
@@ -638,56 +657,65 @@ impl<T: Real> DevicePoints<T> {
                             let t = self.tiling;
                             let [t1, t2, t3] = t.tile.map(|x| x as i32);
                             let [nb1, nb2] = [t.bins[0] as i32, t.bins[1] as i32];
-                            let func = self.function("usfft_spread_sm", shared_bytes)?;
                             let bs = dptr(&self.bin_start, s);
                             let cfg = LaunchConfig {
                                 grid_dim: (t.n_bins() as u32, 1, 1),
                                 block_dim: (THREADS, 1, 1),
                                 shared_mem_bytes: shared_bytes as u32,
                             };
-                            let mut b = s.launch_builder(&func);
-                            b.arg(&bs)
-                                .arg(&perm)
-                                .arg(&i1)
-                                .arg(&i2)
-                                .arg(&i3)
-                                .arg(&d1)
-                                .arg(&d2)
-                                .arg(&d3);
-                            b.arg(&c)
-                                .arg(&g)
-                                .arg(&m)
-                                .arg(&nvec)
-                                .arg(&nf1)
-                                .arg(&nf2)
-                                .arg(&nf3);
-                            b.arg(&t1).arg(&t2).arg(&t3).arg(&nb1).arg(&nb2).arg(&beta);
-                            // SAFETY: the arguments match usfft_spread_sm; the shared memory is
+                            // The arguments match usfft_spread_sm; the shared memory is
                             // the padded tile the kernel indexes.
-                            unsafe { b.launch(cfg) }
-                                .map_err(driver_error("launching a USFFT kernel"))?;
+                            launch!(
+                                self.module,
+                                s,
+                                "usfft_spread_sm",
+                                cfg,
+                                &bs,
+                                &perm,
+                                &i1,
+                                &i2,
+                                &i3,
+                                &d1,
+                                &d2,
+                                &d3,
+                                &c,
+                                &g,
+                                &m,
+                                &nvec,
+                                &nf1,
+                                &nf2,
+                                &nf3,
+                                &t1,
+                                &t2,
+                                &t3,
+                                &nb1,
+                                &nb2,
+                                &beta,
+                            );
                         }
                         SpreadMethod::GlobalAtomics => {
-                            let func = self.function("usfft_spread_gm", 0)?;
-                            let mut b = s.launch_builder(&func);
-                            b.arg(&perm)
-                                .arg(&i1)
-                                .arg(&i2)
-                                .arg(&i3)
-                                .arg(&d1)
-                                .arg(&d2)
-                                .arg(&d3);
-                            b.arg(&c)
-                                .arg(&g)
-                                .arg(&m)
-                                .arg(&nvec)
-                                .arg(&nf1)
-                                .arg(&nf2)
-                                .arg(&nf3)
-                                .arg(&beta);
-                            // SAFETY: the arguments match usfft_spread_gm.
-                            unsafe { b.launch(per_point) }
-                                .map_err(driver_error("launching a USFFT kernel"))?;
+                            // The arguments match usfft_spread_gm.
+                            launch!(
+                                self.module,
+                                s,
+                                "usfft_spread_gm",
+                                per_point,
+                                &perm,
+                                &i1,
+                                &i2,
+                                &i3,
+                                &d1,
+                                &d2,
+                                &d3,
+                                &c,
+                                &g,
+                                &m,
+                                &nvec,
+                                &nf1,
+                                &nf2,
+                                &nf3,
+                                &beta,
+                            );
                         }
                     }
                 }
@@ -710,32 +738,34 @@ impl<T: Real> DevicePoints<T> {
                     } else {
                         "usfft_interp_thread"
                     };
-                    let func = self.function(name, 0)?;
-                    let mut b = s.launch_builder(&func);
-                    b.arg(&perm)
-                        .arg(&i1)
-                        .arg(&i2)
-                        .arg(&i3)
-                        .arg(&d1)
-                        .arg(&d2)
-                        .arg(&d3);
-                    b.arg(&g)
-                        .arg(&c)
-                        .arg(&m)
-                        .arg(&nvec)
-                        .arg(&nf1)
-                        .arg(&nf2)
-                        .arg(&nf3)
-                        .arg(&beta);
                     // One warp per point.
                     let per_warp = LaunchConfig {
                         grid_dim: ((self.m as u64 * 32).div_ceil(THREADS as u64) as u32, 1, 1),
                         block_dim: (THREADS, 1, 1),
                         shared_mem_bytes: 0,
                     };
-                    // SAFETY: the arguments match usfft_interp.
-                    unsafe { b.launch(if warp { per_warp } else { per_point }) }
-                        .map_err(driver_error("launching a USFFT kernel"))?;
+                    // The arguments match usfft_interp.
+                    launch!(
+                        self.module,
+                        s,
+                        name,
+                        if warp { per_warp } else { per_point },
+                        &perm,
+                        &i1,
+                        &i2,
+                        &i3,
+                        &d1,
+                        &d2,
+                        &d3,
+                        &g,
+                        &c,
+                        &m,
+                        &nvec,
+                        &nf1,
+                        &nf2,
+                        &nf3,
+                        &beta,
+                    );
                 }
             }
         }

@@ -18,7 +18,7 @@
 //! | N | the image |
 //! | 8 | FNV-1a 64 of every byte before it |
 
-use super::nvrtc::{CompiledKernel, ImageKind};
+use super::nvrtc::{options, target, version, CompiledKernel, ImageKind};
 use crate::error::Result;
 use std::fs;
 use std::io::Write;
@@ -220,4 +220,21 @@ fn decode(bytes: &[u8], key: &CacheKey) -> Option<CompiledKernel> {
         kind,
         image: image.to_vec(),
     })
+}
+
+/// Everything that decides what `compile` returns, for the on-disk cache: the kernel text,
+/// the device, the resolved target, the options and the NVRTC version.
+pub fn cache_key(file: &str, source: &str, prelude: &str, arch: &str) -> Result<CacheKey> {
+    let target = target(arch)?;
+    let (major, minor) = version()?;
+    let text = format!(
+        "seisgpu kernel\nfile {file}\nsource fnv1a64 {:016x}\nprelude fnv1a64 {:016x}\n\
+         device {arch}\ntarget {:?} {}\noptions {}\nnvrtc {major}.{minor}\n",
+        fnv1a(source.as_bytes()),
+        fnv1a(prelude.as_bytes()),
+        target.kind,
+        target.gpu_architecture,
+        options(&target).join(" "),
+    );
+    Ok(CacheKey::new(file, arch, text))
 }

@@ -1,7 +1,7 @@
 //! Compiled modules, once per context, keyed by kernel file and compile-time constants;
 //! their images come from the on-disk cache when an earlier process compiled them.
 
-use super::disk_cache::{DiskCache, Origin};
+use super::disk_cache::{self, DiskCache, Origin};
 use super::kernels::KernelSource;
 use super::{driver_error, nvrtc};
 use crate::error::Result;
@@ -35,7 +35,7 @@ impl ModuleCache {
         }
         // Compile outside the lock: NVRTC takes a while and other kernels may be wanted.
         let compile = || nvrtc::compile(kernel.file, kernel.source, prelude, arch);
-        let disk_key = nvrtc::cache_key(kernel.file, kernel.source, prelude, arch)?;
+        let disk_key = disk_cache::cache_key(kernel.file, kernel.source, prelude, arch)?;
         let (image, origin) = self.disk.get_or_compile(&disk_key, compile)?;
         let module = match ctx.load_module(image.to_loadable()?) {
             Ok(m) => m,

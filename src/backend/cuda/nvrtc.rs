@@ -2,7 +2,6 @@
 //! GPU present, so that loading a module costs no driver JIT, or PTX when this NVRTC cannot
 //! generate code for that GPU.
 
-use super::disk_cache::{fnv1a, CacheKey};
 use crate::error::{Error, Result};
 use cudarc::nvrtc::{result, sys, Ptx};
 use std::ffi::{c_char, c_int, CStr, CString};
@@ -115,7 +114,8 @@ pub fn target(arch: &str) -> Result<Target> {
     }
 }
 
-fn options(target: &Target) -> Vec<String> {
+/// NVRTC's options for `target` (also part of the disk cache's key).
+pub fn options(target: &Target) -> Vec<String> {
     vec![
         format!("--gpu-architecture={}", target.gpu_architecture),
         "--std=c++17".into(),
@@ -125,23 +125,6 @@ fn options(target: &Target) -> Vec<String> {
 /// The text NVRTC compiles: the prelude bakes in compile-time constants.
 fn program_text(file: &str, source: &str, prelude: &str) -> String {
     format!("{prelude}\n#line 1 \"{file}\"\n{source}")
-}
-
-/// Everything that decides what `compile` returns, for the on-disk cache: the kernel text,
-/// the device, the resolved target, the options and the NVRTC version.
-pub fn cache_key(file: &str, source: &str, prelude: &str, arch: &str) -> Result<CacheKey> {
-    let target = target(arch)?;
-    let (major, minor) = version()?;
-    let text = format!(
-        "seisgpu kernel\nfile {file}\nsource fnv1a64 {:016x}\nprelude fnv1a64 {:016x}\n\
-         device {arch}\ntarget {:?} {}\noptions {}\nnvrtc {major}.{minor}\n",
-        fnv1a(source.as_bytes()),
-        fnv1a(prelude.as_bytes()),
-        target.kind,
-        target.gpu_architecture,
-        options(&target).join(" "),
-    );
-    Ok(CacheKey::new(file, arch, text))
 }
 
 /// Destroys the program however compilation ends.
