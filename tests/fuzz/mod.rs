@@ -20,8 +20,11 @@ use seisgpu::ffi::status::*;
 use std::collections::BTreeMap;
 use std::ffi::CStr;
 
+/// How to start one family of calls on a thread.
+pub type StartTarget = fn() -> Box<dyn Target>;
+
 /// Every family of calls the fuzzer exercises: its name and how to start it on a thread.
-pub const TARGETS: &[(&str, fn() -> Box<dyn Target>)] = &[
+pub const TARGETS: &[(&str, StartTarget)] = &[
     ("context", context::target),
     ("dwt", dwt::target),
     ("usfft", usfft::target),

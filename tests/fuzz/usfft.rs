@@ -211,7 +211,7 @@ fn set_points<T: Real>(
     };
     let m = f.rng.range(0, 40);
     // Coordinates anywhere, folded back by the library; sometimes far outside [−π, π).
-    let scale = f.rng.pick(&[3.14, 10.0, 1e4]);
+    let scale = f.rng.pick(&[std::f64::consts::PI, 10.0, 1e4]);
     let mut coords: Vec<Vec<T>> = (0..3)
         .map(|_| (0..m).map(|_| T::of(scale * f.rng.symmetric())).collect())
         .collect();
