@@ -6,6 +6,8 @@
 set -uo pipefail
 OUT=${OUT:-out/gpu}
 LOGS=$(mktemp -d)
+# What scripts/gpu_stage.sh packed, when only the pack was carried.
+[ -d .gpu ] || tar xJf .gpu-pack/gpu.tar.xz
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH="$PWD/.gpu/lib:${LD_LIBRARY_PATH:-}"
 export SEISGPU_REQUIRE_CUDA=1
