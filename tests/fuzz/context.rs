@@ -1,6 +1,6 @@
 //! Contexts, the last-error copy, status names and versions.
 
-use super::{sentinel, Faults, Fuzz, Snapshot, Target};
+use super::{handle_slot, sentinel, Faults, Fuzz, Snapshot, Target};
 use seisgpu::ffi::context::*;
 use seisgpu::ffi::last_error::*;
 use seisgpu::ffi::status::*;
@@ -51,13 +51,8 @@ fn create(f: &mut Fuzz) {
     } else {
         0
     };
-    let mut out: *mut sg_context = 0x5151 as *mut _;
-    let out_p: *mut *mut sg_context = if f.rng.chance(0.2) {
-        k.plant("out");
-        ptr::null_mut()
-    } else {
-        &mut out
-    };
+    let mut out: *mut sg_context = std::ptr::null_mut();
+    let out_p = handle_slot(f, &mut k, &mut out, 0.2);
     let snap = Snapshot::of("out", &out, 1);
     f.announce("sg_context_create", || format!("{backend}, {device}"));
     let s = sg_context_create(backend, device, out_p);

@@ -1,6 +1,6 @@
 //! `sg_dwt_*`: plans, transforms and denoising.
 
-use super::{data, sentinel, Faults, Fuzz, Real, Snapshot, Target};
+use super::{data, handle_slot, sentinel, Faults, Fuzz, Real, Snapshot, Target};
 use seisgpu::ffi::dwt::*;
 use seisgpu::ffi::status::*;
 use std::ptr;
@@ -88,13 +88,8 @@ fn create(f: &mut Fuzz, plans: &mut Vec<(*mut sg_dwt_plan, usize)>) {
         }
         _ => {}
     }
-    let mut out: *mut sg_dwt_plan = 0x5151 as *mut _;
-    let out_p: *mut *mut sg_dwt_plan = if f.rng.chance(0.03) {
-        k.plant("out");
-        ptr::null_mut()
-    } else {
-        &mut out
-    };
+    let mut out: *mut sg_dwt_plan = std::ptr::null_mut();
+    let out_p = handle_slot(f, &mut k, &mut out, 0.03);
     let snap = Snapshot::of("out", &out, 1);
     f.announce("sg_dwt_plan_create", || format!("{family}, {member}, {n}"));
     let s = sg_dwt_plan_create(ctx, family, member, n, out_p);

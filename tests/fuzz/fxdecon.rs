@@ -1,6 +1,6 @@
 //! `sg_fxdecon_*`: 2D and 3D plans and their execution, in both precisions.
 
-use super::{data, sentinel, Faults, Fuzz, Real, Snapshot, Target};
+use super::{data, handle_slot, sentinel, Faults, Fuzz, Real, Snapshot, Target};
 use seisgpu::ffi::fxdecon::*;
 use seisgpu::ffi::status::*;
 use std::ptr;
@@ -217,13 +217,8 @@ fn create(f: &mut Fuzz, plans: &mut Vec<Plan>) {
         }
         _ => {}
     }
-    let mut out: *mut sg_fxdecon_plan = 0x5151 as *mut _;
-    let out_p: *mut *mut sg_fxdecon_plan = if f.rng.chance(0.03) {
-        k.plant("out");
-        ptr::null_mut()
-    } else {
-        &mut out
-    };
+    let mut out: *mut sg_fxdecon_plan = std::ptr::null_mut();
+    let out_p = handle_slot(f, &mut k, &mut out, 0.03);
     let snap = Snapshot::of("out", &out, 1);
     let (name, s) = if dims == 2 {
         f.announce("sg_fxdecon_plan_create_2d", || format!("{shape:?}"));

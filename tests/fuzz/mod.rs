@@ -296,6 +296,18 @@ impl Fuzz {
 }
 
 /// A status's name without the `SG_ERR_` prefix, for the report.
+/// Where a create call writes its handle: `out` (pre-set to a sentinel address, so that a
+/// failing call that wrote it is seen), or NULL with probability `p_null` (a planted fault).
+pub fn handle_slot<H>(f: &mut Fuzz, k: &mut Faults, out: &mut *mut H, p_null: f64) -> *mut *mut H {
+    *out = 0x5151 as *mut H;
+    if f.rng.chance(p_null) {
+        k.plant("out");
+        std::ptr::null_mut()
+    } else {
+        out
+    }
+}
+
 pub fn status_label(s: sg_status) -> String {
     // SAFETY: documented as a static NUL-terminated string, never NULL.
     let name = unsafe { CStr::from_ptr(sg_status_string(s)) }.to_string_lossy();

@@ -1,6 +1,6 @@
 //! `sg_usfft_*`: plans, points and transforms, in both precisions.
 
-use super::{data, Faults, Fuzz, Real, Snapshot, Target};
+use super::{data, handle_slot, Faults, Fuzz, Real, Snapshot, Target};
 use seisgpu::ffi::status::*;
 use seisgpu::ffi::usfft::*;
 use std::ptr;
@@ -153,13 +153,8 @@ fn create(f: &mut Fuzz, plans: &mut Vec<Plan>) {
         _ => {}
     }
     let options: *const sg_usfft_options = if null_options { ptr::null() } else { &o };
-    let mut out: *mut sg_usfft_plan = 0x5151 as *mut _;
-    let out_p: *mut *mut sg_usfft_plan = if f.rng.chance(0.03) {
-        k.plant("out");
-        ptr::null_mut()
-    } else {
-        &mut out
-    };
+    let mut out: *mut sg_usfft_plan = std::ptr::null_mut();
+    let out_p = handle_slot(f, &mut k, &mut out, 0.03);
     let snap = Snapshot::of("out", &out, 1);
     let modes_p = if modes_null {
         ptr::null()

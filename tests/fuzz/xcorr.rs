@@ -1,6 +1,6 @@
 //! `sg_xcorr_*`: plans, day preprocessing, spectra, pair blocks and correlation.
 
-use super::{data, sentinel, Faults, Fuzz, Snapshot, Target};
+use super::{data, handle_slot, sentinel, Faults, Fuzz, Snapshot, Target};
 use seisgpu::ffi::status::*;
 use seisgpu::ffi::xcorr::*;
 use std::ptr;
@@ -180,13 +180,8 @@ fn create(f: &mut Fuzz, plans: &mut Vec<Plan>) {
         _ => {}
     }
     let opts: *const sg_xcorr_options = if opts_null { ptr::null() } else { &o };
-    let mut out: *mut sg_xcorr_plan = 0x5151 as *mut _;
-    let out_p: *mut *mut sg_xcorr_plan = if f.rng.chance(0.03) {
-        k.plant("out");
-        ptr::null_mut()
-    } else {
-        &mut out
-    };
+    let mut out: *mut sg_xcorr_plan = std::ptr::null_mut();
+    let out_p = handle_slot(f, &mut k, &mut out, 0.03);
     let snap = Snapshot::of("out", &out, 1);
     f.announce("sg_xcorr_plan_create", || {
         format!("step {} maxlag {}", o.step, o.maxlag)
@@ -268,13 +263,8 @@ fn preprocess(f: &mut Fuzz, plan: &mut Plan) {
     } else {
         valid.as_ptr()
     };
-    let mut out: *mut sg_xcorr_spectra = 0x5151 as *mut _;
-    let out_p: *mut *mut sg_xcorr_spectra = if f.rng.chance(0.03) {
-        k.plant("out");
-        ptr::null_mut()
-    } else {
-        &mut out
-    };
+    let mut out: *mut sg_xcorr_spectra = std::ptr::null_mut();
+    let out_p = handle_slot(f, &mut k, &mut out, 0.03);
     let snap = Snapshot::of("out", &out, 1);
     f.announce("sg_xcorr_preprocess_f32", || {
         format!("{n_stations}, {n_samples}, {stride}")
