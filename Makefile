@@ -10,6 +10,8 @@
 #   make fuzz       the long ABI fuzzing run (FUZZ_CALLS calls, default 2,000,000)
 #   make demo       build and run the Penobscot demo (PNG figures into out/; with matplotlib
 #                   also out/penobscot_denoising.png, the panels with axes and a colour bar)
+#                   and the EM-logging search (its region table; with matplotlib
+#                   out/emlog_marginals.png, the 2D marginals over the analytic ellipsoid)
 #   make demo-build build the demo only (target/examples/demo_penobscot, linked from
 #                   target/demo_penobscot)
 #   make install    install under PREFIX (default /usr/local; DESTDIR too): the shared and
@@ -153,7 +155,7 @@ FUZZ_CALLS ?= 2000000
 fuzz: lib
 	$(RUN_ENV) SEISGPU_FUZZ_CALLS=$(FUZZ_CALLS) $(CARGO) test --release --test fuzz_abi -- --nocapture
 
-demo-build: lib $(DEMO)
+demo-build: lib $(DEMO) $(BUILD)/emlog_c
 
 $(DEMO): examples/c/demo_penobscot.c include/seisgpu.h $(LIB)
 	@mkdir -p $(@D)
@@ -163,10 +165,11 @@ $(DEMO): examples/c/demo_penobscot.c include/seisgpu.h $(LIB)
 demo: demo-build
 	@mkdir -p out
 	$(RUN_ENV) target/demo_penobscot data/penobscot-xl1155/penobscot_xl1155.sgy out/
+	$(RUN_ENV) $(BUILD)/emlog_c out/
 	@if $(PYTHON) -c 'import matplotlib, numpy' 2>/dev/null; then \
-		$(PYTHON) examples/python/plot_sections.py out; \
+		$(PYTHON) examples/python/plot_sections.py out && $(PYTHON) examples/python/plot_emlog.py out; \
 	else \
-		echo "(no matplotlib for $(PYTHON): skipped the slide figure; install python3-matplotlib or set PYTHON=)"; \
+		echo "(no matplotlib for $(PYTHON): skipped the slide figures; install python3-matplotlib or set PYTHON=)"; \
 	fi
 
 clean:

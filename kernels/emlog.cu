@@ -7,9 +7,8 @@
 // emlog_fast: one work item = one row (axes 1..EM_P-1 fixed) and a segment of axis 0. The
 // centred form is evaluated exactly as the CPU does (src/emlog/tables.rs), with rounding
 // intrinsics that forbid fused multiply-adds, so that both decide on the same f64 value.
-// emlog_direct: one thread per model; the full weighted residual d - A~x over every
-// measurement, tiles of measurements staged in shared memory for the whole block (a
-// models x measurements x parameters product, GEMM-shaped).
+// emlog_direct: the full weighted residual d - A~x of every model over every measurement,
+// bit for bit the CPU's sum (rows share their partial residual, as on the CPU).
 //
 // Histograms: u32 in shared memory when `use_shared` (bins <= the dynamic size), flushed
 // to the u64 global bins with one atomic per non-zero bin; else global atomics. A launch
@@ -17,6 +16,8 @@
 
 #define EM_THREADS 256
 #define EM_TILE 128
+// Axis-0 values per work item of the direct kernel (src/emlog/cuda.rs: DIRECT_SEGMENT).
+#define EM_LANES 16
 
 typedef unsigned long long u64;
 
@@ -170,11 +171,26 @@ emlog_fast(const double *__restrict__ w, const double *__restrict__ table, const
 }
 
 // norm: 0 L2 (sum of squares), 1 L1 (sum of |r|), 2 max |r|.
+__device__ __forceinline__ double accumulate(int norm, double acc, double r)
+{
+    if (norm == 0)
+        return __dadd_rn(acc, __dmul_rn(r, r));
+    if (norm == 1)
+        return __dadd_rn(acc, fabs(r));
+    return fmax(acc, fabs(r));
+}
+
+// One work item = one row (axes 1..EM_P-1 fixed) and a segment of <= EM_LANES values of
+// axis 0, as in emlog_fast. Per measurement i the row's partial residual
+// s_i = d_i - sum_{j>=1} A~_ij x_j is formed once and shared by the segment's models,
+// r = s_i - A~_i0 v; the order and the unfused roundings are the CPU's (src/emlog/cpu.rs),
+// so both decide on the same f64 value. Tiles of measurements are staged in shared memory
+// for the whole block; every thread runs the same number of passes.
 extern "C" __global__ void __launch_bounds__(EM_THREADS)
 emlog_direct(const double *__restrict__ a_w, const double *__restrict__ d, int n,
              const double *__restrict__ values, const int *__restrict__ value_offset, const int *__restrict__ lens,
-             int norm, double q_thr, u64 model_begin, u64 models, u64 *bins, int n_bins, int use_shared,
-             const int *__restrict__ axis_offset, int n_pairs, const int *__restrict__ pair_a,
+             int norm, double q_thr, u64 row_begin, u64 items, int seg, int n_seg, u64 *bins, int n_bins,
+             int use_shared, const int *__restrict__ axis_offset, int n_pairs, const int *__restrict__ pair_a,
              const int *__restrict__ pair_b, const int *__restrict__ pair_offset, u64 *total, double *block_q,
              u64 *block_index)
 {
@@ -182,57 +198,76 @@ emlog_direct(const double *__restrict__ a_w, const double *__restrict__ d, int n
     __shared__ double tile_a[EM_TILE][EM_P];
     __shared__ double tile_d[EM_TILE];
     clear_shared(sh, use_shared, n_bins);
+    const int n0 = lens[0];
     Best best = {1.0 / 0.0, ~0ull};
     unsigned int count = 0;
-    // Every thread of the block runs the same number of passes (the tiles need them all).
     u64 stride = (u64)gridDim.x * blockDim.x;
-    for (u64 base_item = blockIdx.x * (u64)blockDim.x; base_item < models; base_item += stride) {
+    for (u64 base_item = blockIdx.x * (u64)blockDim.x; base_item < items; base_item += stride) {
         u64 item = base_item + threadIdx.x;
-        bool live = item < models;
-        u64 index = model_begin + (live ? item : 0);
+        bool live = item < items;
+        u64 row = row_begin + (live ? item : 0) / n_seg;
+        int first = (int)((live ? item : 0) % n_seg) * seg;
+        int lanes = min(seg, n0 - first);
         int digits[EM_P];
         double x[EM_P];
-        u64 rest = index;
+        digits[0] = 0;
+        x[0] = 0.0;
+        u64 rest = row;
 #pragma unroll
-        for (int k = 0; k < EM_P; ++k) {
+        for (int k = 1; k < EM_P; ++k) {
             digits[k] = (int)(rest % (u64)lens[k]);
             rest /= (u64)lens[k];
             x[k] = values[value_offset[k] + digits[k]];
         }
-        double acc = 0.0;
+        double v[EM_LANES], acc[EM_LANES];
+#pragma unroll
+        for (int m = 0; m < EM_LANES; ++m) {
+            v[m] = m < lanes ? values[value_offset[0] + first + m] : 0.0;
+            acc[m] = 0.0;
+        }
         for (int i0 = 0; i0 < n; i0 += EM_TILE) {
-            int m = min(EM_TILE, n - i0);
+            int m_tile = min(EM_TILE, n - i0);
             __syncthreads();
-            for (int e = threadIdx.x; e < m * EM_P; e += blockDim.x) {
-                int i = e % m, j = e / m;
+            for (int e = threadIdx.x; e < m_tile * EM_P; e += blockDim.x) {
+                int i = e % m_tile, j = e / m_tile;
                 tile_a[i][j] = a_w[(long long)j * n + i0 + i];
             }
-            for (int i = threadIdx.x; i < m; i += blockDim.x)
+            for (int i = threadIdx.x; i < m_tile; i += blockDim.x)
                 tile_d[i] = d[i0 + i];
             __syncthreads();
-            for (int i = 0; i < m; ++i) {
-                double r = tile_d[i];
+            for (int i = 0; i < m_tile; ++i) {
+                double s = tile_d[i];
 #pragma unroll
-                for (int j = 0; j < EM_P; ++j)
-                    r -= tile_a[i][j] * x[j];
-                if (norm == 0)
-                    acc += r * r;
-                else if (norm == 1)
-                    acc += fabs(r);
-                else
-                    acc = fmax(acc, fabs(r));
+                for (int j = 1; j < EM_P; ++j)
+                    s = __dsub_rn(s, __dmul_rn(tile_a[i][j], x[j]));
+                double a0 = tile_a[i][0];
+#pragma unroll
+                for (int m = 0; m < EM_LANES; ++m)
+                    if (m < lanes)
+                        acc[m] = accumulate(norm, acc[m], __dsub_rn(s, __dmul_rn(a0, v[m])));
             }
         }
-        if (live) {
-            if (better(acc, index, best.q, best.index)) {
-                best.q = acc;
+        if (!live)
+            continue;
+        unsigned int in_row = 0;
+#pragma unroll
+        for (int m = 0; m < EM_LANES; ++m) {
+            if (m >= lanes)
+                continue;
+            u64 index = row * (u64)n0 + first + m;
+            if (better(acc[m], index, best.q, best.index)) {
+                best.q = acc[m];
                 best.index = index;
             }
-            if (acc <= q_thr) {
-                ++count;
+            if (acc[m] <= q_thr) {
+                ++in_row;
+                digits[0] = first + m;
                 tally(sh, bins, use_shared, digits, 1, 1, axis_offset, n_pairs, pair_a, pair_b, pair_offset, lens);
-                tally(sh, bins, use_shared, digits, 0, 1, axis_offset, n_pairs, pair_a, pair_b, pair_offset, lens);
             }
+        }
+        if (in_row) {
+            count += in_row;
+            tally(sh, bins, use_shared, digits, 0, in_row, axis_offset, n_pairs, pair_a, pair_b, pair_offset, lens);
         }
     }
     __syncthreads();

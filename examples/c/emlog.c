@@ -17,6 +17,10 @@
  *   4. the fast and direct modes count the same models, and every marginal sums to it;
  *   5. delta = 0 is refused with SG_ERR_INVALID_ARGUMENT and nothing is written.
  *
+ * With an argument OUTDIR (make demo passes out/) it also writes OUTDIR/emlog_region.txt:
+ * the grid, the analytic region (sigma*, extent, SVD) and the fast mode's three 2D
+ * marginals, which examples/python/plot_emlog.py draws.
+ *
  * Build: make examples   (or: cc -I include emlog.c -L target/release -lseisgpu -lm)
  */
 #include <math.h>
@@ -45,7 +49,47 @@ static const double PI = 3.14159265358979323846;
 
 static double radial(double r, double h) { return isinf(r) ? 1.0 : r * r / (r * r + h * h); }
 
-int main(void) {
+enum { PAIRS = 3 };
+static const int32_t PAIR_AXES[2 * PAIRS] = {0, 1, 0, 2, 1, 2};
+
+static void write_values(FILE *out, const char *key, const double *v, int n) {
+    fprintf(out, "%s", key);
+    for (int i = 0; i < n; i++) fprintf(out, " %.17g", v[i]);
+    fprintf(out, "\n");
+}
+
+/* One line per key: the grid, the analytic region and each pair's counts (i_a + COUNT*i_b). */
+static int write_region(const char *dir, const double *lo, const double *hi, const double *sigma_star,
+                        const double *lower, const double *upper, const double *sv, const double *vectors,
+                        const uint64_t *pair_counts) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/emlog_region.txt", dir);
+    FILE *out = fopen(path, "w");
+    if (!out) {
+        fprintf(stderr, "error: cannot write %s\n", path);
+        return 1;
+    }
+    fprintf(out, "p %d\ncount %d\nnames invasion_zone annulus formation\n", P, COUNT);
+    write_values(out, "lo", lo, P);
+    write_values(out, "hi", hi, P);
+    write_values(out, "sigma_star", sigma_star, P);
+    write_values(out, "lower", lower, P);
+    write_values(out, "upper", upper, P);
+    write_values(out, "singular_values", sv, P);
+    write_values(out, "right_vectors", vectors, P * P);
+    for (int q = 0; q < PAIRS; q++) {
+        fprintf(out, "pair %d %d", PAIR_AXES[2 * q], PAIR_AXES[2 * q + 1]);
+        for (int i = 0; i < COUNT * COUNT; i++)
+            fprintf(out, " %llu", (unsigned long long)pair_counts[q * COUNT * COUNT + i]);
+        fprintf(out, "\n");
+    }
+    int bad = fclose(out) != 0;
+    if (!bad) printf("wrote %s\n", path);
+    return bad;
+}
+
+int main(int argc, char **argv) {
+    const char *out_dir = argc > 1 ? argv[1] : NULL;
     const double lengths[PROBES] = {0.5, 0.71, 1.0, 1.41, 2.0};
     const double top = 0.0, bottom = 1.2, radii[3] = {0.0, 0.3, 0.5};
     /* Upper shoulder, invasion, annulus, formation, lower shoulder (S/m). */
@@ -103,14 +147,14 @@ int main(void) {
         lo[k] = truth[searched[k]] - half;
         hi[k] = truth[searched[k]] + half;
     }
-    const int32_t pairs[2] = {0, 2};
+    static uint64_t pair_counts[PAIRS * COUNT * COUNT];
     uint64_t n_found[2];
     for (int mode = 0; mode < 2; mode++) {
         sg_emlog_options o = sg_emlog_options_default();
         o.mode = mode == 0 ? SG_EMLOG_FAST : SG_EMLOG_DIRECT;
         o.max_models = 5;
         sg_emlog_result *r = NULL;
-        if (failed(sg_emlog_search(plan, kinds, counts, lo, hi, NULL, 0, 1, pairs, &o, &r), "search")) return 1;
+        if (failed(sg_emlog_search(plan, kinds, counts, lo, hi, NULL, 0, PAIRS, PAIR_AXES, &o, &r), "search")) return 1;
         uint64_t total, count, best;
         double best_model[P], best_f, vmin[P], vmax[P];
         size_t n_models;
@@ -127,21 +171,31 @@ int main(void) {
             for (int k = 0; k < P; k++) best_ok &= fabs(best_model[k] - truth[searched[k]]) < 1e-12;
             check(best_ok, "the grid's best model is the truth, F = 0");
             int extent_ok = 1;
+            printf("\n| parameter | truth | sigma* | grid region | ellipsoid | grid step |\n"
+                   "|---|---:|---:|---|---|---:|\n");
             for (int k = 0; k < P; k++) {
                 double step = (hi[k] - lo[k]) / (COUNT - 1);
-                printf("  sigma[%d]: grid %.4f .. %.4f, ellipsoid %.4f .. %.4f (step %.4f)\n", searched[k], vmin[k],
-                       vmax[k], lower[k], upper[k], step);
+                printf("| sigma[%d] (S/m) | %.4f | %.4f | %.4f .. %.4f | %.4f .. %.4f | %.4f |\n", searched[k],
+                       truth[searched[k]], sigma_star[k], vmin[k], vmax[k], lower[k], upper[k], step);
                 extent_ok &= vmin[k] >= lower[k] - 1e-12 && vmin[k] <= lower[k] + step;
                 extent_ok &= vmax[k] <= upper[k] + 1e-12 && vmax[k] >= upper[k] - step;
             }
+            printf("\n");
             check(extent_ok, "grid extent within one step of the ellipsoid's");
         }
-        uint64_t marg[COUNT], pair[COUNT * COUNT], sum = 0, psum = 0;
+        uint64_t marg[COUNT], sum = 0;
+        int pairs_ok = 1;
         if (failed(sg_emlog_result_marginal(r, 1, marg, COUNT), "marginal")) return 1;
-        if (failed(sg_emlog_result_pair(r, 0, pair, COUNT * COUNT), "pair")) return 1;
         for (int i = 0; i < COUNT; i++) sum += marg[i];
-        for (int i = 0; i < COUNT * COUNT; i++) psum += pair[i];
-        check(sum == count && psum == count, "1D and 2D marginals sum to the count");
+        for (int q = 0; q < PAIRS; q++) {
+            uint64_t *pair = &pair_counts[q * COUNT * COUNT], psum = 0;
+            if (failed(sg_emlog_result_pair(r, (size_t)q, pair, COUNT * COUNT), "pair")) return 1;
+            for (int i = 0; i < COUNT * COUNT; i++) psum += pair[i];
+            pairs_ok &= psum == count;
+        }
+        check(sum == count && pairs_ok, "1D and 2D marginals sum to the count");
+        if (mode == 0 && out_dir && write_region(out_dir, lo, hi, sigma_star, lower, upper, sv, vectors, pair_counts))
+            return 1;
         uint64_t idx[5];
         double values[5 * P];
         if (failed(sg_emlog_result_models(r, idx, values, 5), "models")) return 1;

@@ -1,7 +1,7 @@
 //! The exhaustive search on the GPU (kernels/emlog.cu): models enumerated by index in
 //! launches of whole rows, reduced on the device (count, histograms, each block's best);
-//! the host adds the blocks' bests. The fast mode decides on the same f64 value as the CPU
-//! (bit for bit); the direct mode sums with fused multiply-adds (see setup.rs's tie rule).
+//! the host adds the blocks' bests. Both modes decide on the same f64 value as the CPU
+//! (bit for bit: the same order, unfused roundings), so the two backends agree exactly.
 //! The first equivalent models, when asked for, are listed by the CPU over the rows of the
 //! first launches that found any (the GPU's count says which).
 
@@ -18,7 +18,7 @@ use std::sync::Arc;
 const THREADS: u32 = 256;
 /// Histogram bins kept in a block's shared memory (u32 each); more go to global atomics.
 const SHARED_BINS: usize = 6144;
-/// Axis-0 values per work item of the fast kernel.
+/// Axis-0 values per work item of both kernels (the direct kernel's EM_LANES).
 const SEGMENT: usize = 16;
 /// Models per launch: fast, direct (per 1,000 measurements).
 const FAST_MODELS: u64 = 1 << 30;
@@ -169,8 +169,6 @@ pub fn search(gpu: &CudaBackend, s: &SearchSetup) -> Result<Tally> {
         let n_seg = n0.div_ceil(SEGMENT as u64) as i32;
         let seg = SEGMENT as i32;
         let items = (end - row) * n_seg as u64;
-        let model_begin = row * n0;
-        let models = (end - row) * n0;
         let n_meas = s.problem.n as i32;
         let p_d = p1 + 8 * s.problem.a_w.len() as u64;
         let norm: i32 = match s.norm {
@@ -200,8 +198,10 @@ pub fn search(gpu: &CudaBackend, s: &SearchSetup) -> Result<Tally> {
                     .arg(&p_lens)
                     .arg(&norm)
                     .arg(&q_thr)
-                    .arg(&model_begin)
-                    .arg(&models);
+                    .arg(&row)
+                    .arg(&items)
+                    .arg(&seg)
+                    .arg(&n_seg);
             }
         }
         b.arg(&p_bins)

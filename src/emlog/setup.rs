@@ -12,7 +12,7 @@ use super::tables::FastTables;
 /// (L1) or max|r| (max norm) summed over the measurements in order. The two modes round
 /// differently (relative differences of order n·10⁻¹⁶), so a model with q within
 /// 10⁻⁹·q_thr of the threshold may be decided differently by the two; elsewhere they agree
-/// exactly. The GPU's fast mode reproduces the CPU's bit for bit.
+/// exactly. In either mode the GPU reproduces the CPU's value bit for bit.
 pub struct SearchSetup<'a> {
     pub grid: Grid,
     pub mode: Mode,
