@@ -2,7 +2,7 @@
 //! in several modes, the SU-compatible mode against Seismic Unix's outputs, 3D volumes with
 //! the seed's parameters, strided layouts and many slabs on two streams; relative RMS
 //! difference ≤ 1e-4 (SU mode, without damping: ≤ 1e-3 against sufxdecon). Zero input gives
-//! zero output; NaN input is refused. Without a CUDA device the test reports "skipped",
+//! zero output; NaN input is refused; plans give their device memory back. Without a CUDA device the test reports "skipped",
 //! unless SEISGPU_REQUIRE_CUDA=1 makes that a failure.
 
 mod fxdecon_data;
@@ -442,6 +442,38 @@ fn gpu_matches_cpu() {
         let (g, _) = run(&gpu, &o, 2, (256, 1, 40), (0, 256), &x);
         assert!(g.iter().all(|&v| v == 0.0));
         println!("| zero input → zero output; NaN input refused; empty band | | | | | ok |");
+    }
+    // Plans give their device memory back: five more plans (FFT plans, slabs, tables)
+    // created, run and dropped leave free device memory where it was. The first run above
+    // paid cuFFT's own one-time allocations and the kernel modules.
+    {
+        let cu = cudarc::driver::CudaContext::new(0).unwrap();
+        let free = || cu.mem_get_info().unwrap().0;
+        let before = free();
+        for _ in 0..5 {
+            let _ = run(
+                &gpu,
+                &FxdeconOptions::default(),
+                2,
+                shape2,
+                dense2,
+                &section,
+            );
+        }
+        let after = free();
+        println!(
+            "| 5 plans created, run, dropped: free device memory {:+.1} MiB | | | | | {} |",
+            (after as f64 - before as f64) / (1u64 << 20) as f64,
+            if after + (1 << 20) >= before {
+                "ok"
+            } else {
+                "LEAK"
+            }
+        );
+        assert!(
+            after + (1 << 20) >= before,
+            "device memory not returned: {before} bytes free before, {after} after"
+        );
     }
     assert!(
         report.failures.is_empty(),
