@@ -2,8 +2,9 @@
 // deconvolution/copy between the mode array and the fine grid. cuFFT does the FFT.
 //
 // The prelude defines REAL (float or double), DIM (1, 2, 3), NSPREAD (kernel width w in
-// cells) and KERNEL_ES (1: exp(β(√(1−z²)−1)); 0: Gaussian exp(−βz²)). Complex arrays are
-// interleaved (re, im) REAL pairs. Points come sorted by bin (host-side sort in set-points):
+// cells), KERNEL_ES (1: exp(β(√(1−z²)−1)); 0: Gaussian exp(−βz²)) and ROW_TILE1 (the
+// fastest-axis bin size of usfft_spread_rows). Complex arrays are interleaved (re, im) REAL
+// pairs. Points come sorted by bin (the counting sort at the end of this file):
 // per dimension an integer first cell i0 and an offset d = i0 − g ∈ [−w/2, −w/2+1), so the
 // weight of cell i0+k is φ((d+k)·2/w) and no kernel forms x·nf/2π in REAL arithmetic.
 // A bin b of tile t starts at cell b·t − (w/2 + 1); its padded tile spans t + w − 1 cells.
@@ -159,6 +160,116 @@ extern "C" __global__ void __launch_bounds__(256) usfft_spread_sm(
             atomicAdd(g + 2 * cell + 1, im);
         }
         __syncthreads();
+    }
+}
+
+// Type 1, register rows (DIM >= 2): one block per bin of ROW_TILE1 x t2 [x t3] cells, one
+// thread per row (a2, a3) of its padded tile, holding the row's ROW_CELLS complex sums in
+// registers: no atomics while spreading. The points of the bin are staged ROW_BATCH at a time
+// in shared memory with their kernel values (the fastest axis's w values placed at their
+// cells of the padded row, zeros elsewhere, so that every thread runs the same unrolled
+// loop); a thread whose row is in a point's w x w stencil adds the point to all its cells.
+// Each thread then adds its row into the fine grid (one atomic per cell; a pair of floats in
+// one operation where the GPU has it). ROW_TILE1 comes from the prelude (src/usfft/cuda.rs).
+#define ROW_CELLS (ROW_TILE1 + NSPREAD - 1)
+#define ROW_BATCH 64
+#define ROW_THREADS_MAX 512
+
+__device__ __forceinline__ void add_pair(float *g, float re, float im)
+{
+#if __CUDA_ARCH__ >= 900
+    atomicAdd((float2 *)g, make_float2(re, im));
+#else
+    atomicAdd(g, re);
+    atomicAdd(g + 1, im);
+#endif
+}
+
+__device__ __forceinline__ void add_pair(double *g, double re, double im)
+{
+    atomicAdd(g, re);
+    atomicAdd(g + 1, im);
+}
+
+extern "C" __global__ void __launch_bounds__(ROW_THREADS_MAX) usfft_spread_rows(
+    const unsigned int *__restrict__ bin_start, const int *__restrict__ perm,
+    const int *__restrict__ i1, const int *__restrict__ i2, const int *__restrict__ i3,
+    const REAL *__restrict__ d1, const REAL *__restrict__ d2, const REAL *__restrict__ d3,
+    const REAL *__restrict__ c, REAL *__restrict__ grid, long long m, int nvec,
+    int nf1, int nf2, int nf3, int t2, int t3, int nb1, int nb2, REAL beta)
+{
+    __shared__ REAL s_k1[ROW_BATCH][ROW_CELLS];
+    __shared__ REAL s_k2[ROW_BATCH][NSPREAD];
+    __shared__ REAL s_k3[ROW_BATCH][NSPREAD];
+    __shared__ REAL s_cr[ROW_BATCH], s_ci[ROW_BATCH];
+    __shared__ int s_l2[ROW_BATCH], s_l3[ROW_BATCH];
+    const int b = blockIdx.x;
+    const int start = (int)bin_start[b], end = (int)bin_start[b + 1];
+    if (start == end)
+        return;
+    (void)i3; (void)d3; (void)t3; (void)s_k3;
+    const int b1 = b % nb1, b2 = (b / nb1) % nb2, b3 = b / (nb1 * nb2);
+    const int p2 = t2 + NSPREAD - 1;
+    const int p3 = DIM >= 3 ? t3 + NSPREAD - 1 : 1;
+    const int o1 = b1 * ROW_TILE1 - SHIFT, o2 = b2 * t2 - SHIFT;
+    const int o3 = DIM >= 3 ? b3 * t3 - SHIFT : 0;
+    const int a2 = threadIdx.x % p2, a3 = threadIdx.x / p2;
+    const bool mine = (int)threadIdx.x < p2 * p3;
+    const REAL s = (REAL)2 / (REAL)NSPREAD;
+    const long long nft = (long long)nf1 * nf2 * nf3;
+    for (int v = 0; v < nvec; ++v) {
+        REAL ar[ROW_CELLS], ai[ROW_CELLS];
+#pragma unroll
+        for (int j = 0; j < ROW_CELLS; ++j)
+            ar[j] = ai[j] = (REAL)0;
+        for (int base = start; base < end; base += ROW_BATCH) {
+            const int nb = min(ROW_BATCH, end - base);
+            __syncthreads();
+            for (int e = threadIdx.x; e < nb * ROW_CELLS; e += blockDim.x) {
+                const int q = e / ROW_CELLS, j = e - q * ROW_CELLS, p = base + q;
+                const int k = j - (i1[p] - o1);
+                s_k1[q][j] = k >= 0 && k < NSPREAD ? phi((d1[p] + (REAL)k) * s, beta) : (REAL)0;
+            }
+            for (int e = threadIdx.x; e < nb * NSPREAD; e += blockDim.x) {
+                const int q = e / NSPREAD, k = e - q * NSPREAD, p = base + q;
+                s_k2[q][k] = phi((d2[p] + (REAL)k) * s, beta);
+                IF3(s_k3[q][k] = phi((d3[p] + (REAL)k) * s, beta);)
+            }
+            for (int q = threadIdx.x; q < nb; q += blockDim.x) {
+                const int p = base + q;
+                const long long j = (long long)v * m + perm[p];
+                s_cr[q] = c[2 * j];
+                s_ci[q] = c[2 * j + 1];
+                s_l2[q] = i2[p] - o2;
+                s_l3[q] = DIM >= 3 ? i3[p] - o3 : 0;
+            }
+            __syncthreads();
+            if (!mine)
+                continue;
+            for (int q = 0; q < nb; ++q) {
+                const unsigned int k2 = (unsigned int)(a2 - s_l2[q]);
+                const unsigned int k3 = (unsigned int)(a3 - s_l3[q]);
+                if (k2 >= NSPREAD || k3 >= NSPREAD)
+                    continue;
+                REAL wgt = s_k2[q][k2];
+                IF3(wgt *= s_k3[q][k3];)
+                const REAL wr = s_cr[q] * wgt, wi = s_ci[q] * wgt;
+#pragma unroll
+                for (int j = 0; j < ROW_CELLS; ++j) {
+                    const REAL k1 = s_k1[q][j];
+                    ar[j] += wr * k1;
+                    ai[j] += wi * k1;
+                }
+            }
+        }
+        if (mine) {
+            REAL *g = grid + 2 * (long long)v * nft;
+            const long long row = (long long)nf1 * (wrap(o2 + a2, nf2) + (long long)nf2 * wrap(o3 + a3, nf3));
+#pragma unroll
+            for (int j = 0; j < ROW_CELLS; ++j)
+                if (ar[j] != (REAL)0 || ai[j] != (REAL)0)
+                    add_pair(g + 2 * (row + wrap(o1 + j, nf1)), ar[j], ai[j]);
+        }
     }
 }
 

@@ -262,6 +262,10 @@ fn time_mode<T: Real>(
             let pts = plan.device_points().ok_or("no device points")?;
             let bins = pts.tiling.tile;
             let method = match pts.method {
+                SpreadMethod::RegisterRows { threads } => format!(
+                    "rows {}×{}×{} bins, {threads} threads",
+                    bins[0], bins[1], bins[2]
+                ),
                 SpreadMethod::SharedTiles { shared_bytes } => format!(
                     "SM {}×{}×{} bins, {} KiB",
                     bins[0],

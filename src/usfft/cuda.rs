@@ -1,13 +1,16 @@
 //! The USFFT on the GPU: kernels/usfft.cu (NVRTC, one module per dimension, kernel width,
 //! kernel shape and precision) and cuFFT on the fine grid.
 //!
-//! Set-points folds and bin-sorts the points on the host (the CPU backend's parallel counting
-//! sort, with the GPU's bin shape) and uploads the sorted (i0, d) per dimension, the
-//! permutation and the bin offsets. Type 1 spreads with one block per bin into a padded tile
-//! in shared memory (shared atomics only in the hot loop; one global atomic per non-zero tile
+//! Set-points folds and bin-sorts the points on the device (histogram, scan, scatter kernels;
+//! host coordinates are uploaded first) into the sorted (i0, d) per dimension, the
+//! permutation and the bin offsets. Type 1 in 2D and 3D spreads with one block per bin and
+//! one thread per row of its padded tile, the row's sums in registers (no atomics until the
+//! row is added to the grid); in 1D, or on grids smaller than those bins, into a padded tile
+//! in shared memory (shared atomics in the hot loop; one global atomic per non-zero tile
 //! cell at the end); a tile too large for shared memory falls back to global atomics in
-//! sorted order. Type 2 interpolates with one thread per sorted point. Both loop over the
-//! batch's vectors inside the kernel; cuFFT runs the batch as one plan.
+//! sorted order. Type 2 interpolates with one warp (wide kernels: one thread) per sorted
+//! point. Both loop over the batch's vectors inside the kernel; cuFFT runs the batch as one
+//! plan.
 
 use super::grid::Tiling;
 use super::kernel::{KernelShape, SpreadKernel};
@@ -31,12 +34,26 @@ const THREADS: u32 = 256;
 /// blocks per multiprocessor on sm_80/sm_90.
 const TILE_BUDGET: usize = 100 * 1024;
 
+/// Threads of a usfft_spread_rows block, at most (its launch bound).
+const ROW_THREADS_MAX: usize = 512;
+
+/// The fastest-axis bin size of usfft_spread_rows: each thread keeps the padded row's
+/// (tile + w − 1) complex sums in registers, so wide f64 kernels take shorter rows.
+fn row_tile1(width: usize, real_bytes: usize) -> usize {
+    if real_bytes * (16 + width - 1) <= 4 * 24 {
+        16
+    } else {
+        8
+    }
+}
+
 /// The NVRTC prelude for one dimension, kernel and precision.
 pub fn prelude<T: Sample>(dim: usize, width: usize, shape: KernelShape) -> String {
     format!(
-        "#define REAL {}\n#define DIM {dim}\n#define NSPREAD {width}\n#define KERNEL_ES {}\n",
+        "#define REAL {}\n#define DIM {dim}\n#define NSPREAD {width}\n#define KERNEL_ES {}\n#define ROW_TILE1 {}\n",
         T::C_TYPE,
-        (shape == KernelShape::ExpSemicircle) as i32
+        (shape == KernelShape::ExpSemicircle) as i32,
+        row_tile1(width, std::mem::size_of::<T>())
     )
 }
 
@@ -94,14 +111,43 @@ fn tile_candidates(dim: usize) -> Vec<[usize; 3]> {
     }
 }
 
-/// How type 1 spreads: shared-memory tiles of a given shape, or global atomics.
+/// How type 1 spreads: register rows (2D, 3D), shared-memory tiles of a given shape, or
+/// global atomics.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SpreadMethod {
+    RegisterRows { threads: u32 },
     SharedTiles { shared_bytes: usize },
     GlobalAtomics,
 }
 
-/// The GPU's bin shape and spreading method for a plan with `m` points. Per point, a bin
+/// The bins of usfft_spread_rows (2D, 3D): ROW_TILE1 along the fastest axis, the others the
+/// largest candidate whose padded rows fit one block; None where the grid is smaller than
+/// the bins (the tiles would wrap onto themselves).
+fn row_tiling(spec: &UsfftSpec, real_bytes: usize) -> Option<(Tiling, SpreadMethod)> {
+    let w = spec.kernel.width;
+    let t1 = row_tile1(w, real_bytes);
+    let candidates: &[[usize; 2]] = match spec.dim {
+        2 => &[[32, 1], [16, 1], [8, 1]],
+        3 => &[[8, 8], [8, 4], [4, 4]],
+        _ => return None,
+    };
+    candidates.iter().find_map(|&[t2, t3]| {
+        let tile = [t1, t2, if spec.dim == 3 { t3 } else { 1 }];
+        let rows: usize = (1..spec.dim).map(|d| tile[d] + w - 1).product();
+        let fits = (0..spec.dim).all(|d| spec.fine[d] >= tile[d] + w);
+        (fits && rows <= ROW_THREADS_MAX).then(|| {
+            (
+                Tiling::new(spec.fine, tile),
+                SpreadMethod::RegisterRows {
+                    threads: rows.next_multiple_of(32) as u32,
+                },
+            )
+        })
+    })
+}
+
+/// The GPU's bin shape and spreading method for a plan with `m` points: register rows in 2D
+/// and 3D where the grid is large enough (row_tiling). Otherwise, per point, a bin
 /// costs w^d shared atomics plus its share of the tile's flush (one global atomic per padded
 /// cell, weighted ×8): the cheapest bin whose padded tile leaves room for two blocks per
 /// multiprocessor (≤ `TILE_BUDGET`) wins, else the cheapest that fits shared memory at all,
@@ -112,6 +158,9 @@ pub fn choose_tiling(
     real_bytes: usize,
     max_shared: usize,
 ) -> (Tiling, SpreadMethod) {
+    if let Some(rows) = row_tiling(spec, real_bytes) {
+        return rows;
+    }
     let w = spec.kernel.width;
     let dim = spec.dim;
     let padded = |t: &[usize; 3]| -> usize { (0..dim).map(|d| t[d] + w - 1).product() };
@@ -653,6 +702,44 @@ impl<T: Real> DevicePoints<T> {
             TransformType::Type1 => {
                 if self.m > 0 {
                     match self.method {
+                        SpreadMethod::RegisterRows { threads } => {
+                            let t = self.tiling;
+                            let [t2, t3] = [t.tile[1] as i32, t.tile[2] as i32];
+                            let [nb1, nb2] = [t.bins[0] as i32, t.bins[1] as i32];
+                            let bs = dptr(&self.bin_start, s);
+                            let cfg = LaunchConfig {
+                                grid_dim: (t.n_bins() as u32, 1, 1),
+                                block_dim: (threads, 1, 1),
+                                shared_mem_bytes: 0,
+                            };
+                            // The arguments match usfft_spread_rows.
+                            launch!(
+                                self.module,
+                                s,
+                                "usfft_spread_rows",
+                                cfg,
+                                &bs,
+                                &perm,
+                                &i1,
+                                &i2,
+                                &i3,
+                                &d1,
+                                &d2,
+                                &d3,
+                                &c,
+                                &g,
+                                &m,
+                                &nvec,
+                                &nf1,
+                                &nf2,
+                                &nf3,
+                                &t2,
+                                &t3,
+                                &nb1,
+                                &nb2,
+                                &beta,
+                            );
+                        }
                         SpreadMethod::SharedTiles { shared_bytes } => {
                             let t = self.tiling;
                             let [t1, t2, t3] = t.tile.map(|x| x as i32);
