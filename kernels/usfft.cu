@@ -172,6 +172,8 @@ extern "C" __global__ void __launch_bounds__(256) usfft_spread_sm(
 // Each thread then adds its row into the fine grid (one atomic per cell; a pair of floats in
 // one operation where the GPU has it). ROW_TILE1 comes from the prelude (src/usfft/cuda.rs).
 #define ROW_CELLS (ROW_TILE1 + NSPREAD - 1)
+// A staged row is padded to whole 16-byte words so that its reads vectorise.
+#define ROW_STRIDE ((ROW_CELLS + 3) & ~3)
 #define ROW_BATCH 64
 #define ROW_THREADS_MAX 512
 
@@ -198,7 +200,7 @@ extern "C" __global__ void __launch_bounds__(ROW_THREADS_MAX) usfft_spread_rows(
     const REAL *__restrict__ c, REAL *__restrict__ grid, long long m, int nvec,
     int nf1, int nf2, int nf3, int t2, int t3, int nb1, int nb2, REAL beta)
 {
-    __shared__ REAL s_k1[ROW_BATCH][ROW_CELLS];
+    __shared__ __align__(16) REAL s_k1[ROW_BATCH][ROW_STRIDE];
     __shared__ REAL s_k2[ROW_BATCH][NSPREAD];
     __shared__ REAL s_k3[ROW_BATCH][NSPREAD];
     __shared__ REAL s_cr[ROW_BATCH], s_ci[ROW_BATCH];
