@@ -23,6 +23,7 @@ use crate::backend::cuda::launch::launch;
 use crate::backend::cuda::{driver_error, kernels, CudaBackend};
 use crate::error::{Error, Result};
 use crate::layout::TraceBatch;
+use crate::progress::Reporter;
 use cudarc::cufft::{result as fft_result, sys as fft_sys, CudaFft};
 use cudarc::driver::{
     result, CudaModule, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
@@ -167,6 +168,7 @@ pub fn preprocess(
     batch: TraceBatch,
     valid: Option<&[u8]>,
     n_windows: usize,
+    reporter: &mut Reporter,
 ) -> Result<(Vec<u8>, SpectraData)> {
     let (g, o) = (plan.geometry(), plan.options());
     let kit = Kit::new(gpu)?;
@@ -257,6 +259,7 @@ pub fn preprocess(
         ));
     }
     let mut fft_full: Option<CudaFft> = None;
+    reporter.stage("preprocess", 1.0, n_sta);
     let result = (|| -> Result<()> {
         for (c_index, s0) in (0..n_sta).step_by(chunk).enumerate() {
             let c = chunk.min(n_sta - s0);
@@ -401,6 +404,8 @@ pub fn preprocess(
                     .synchronize()
                     .map_err(driver_error("preprocessing"))?;
             }
+            // The host runs at most two chunks ahead of the device (the staging events).
+            reporter.advance(c)?;
         }
         Ok(())
     })();
@@ -557,6 +562,7 @@ impl RowBuffers {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 pub fn correlate(
     gpu: &CudaBackend,
     plan: &XcorrPlan,
@@ -565,6 +571,7 @@ pub fn correlate(
     counts: &[u32],
     out: &mut [f32],
     pair_stride: usize,
+    reporter: &mut Reporter,
 ) -> Result<()> {
     let kit = Kit::new(gpu)?;
     let g = *plan.geometry();
@@ -575,10 +582,18 @@ pub fn correlate(
             out[p * pair_stride..][..m].copy_from_slice(row);
         }
     };
+    reporter.stage("correlate", 1.0, block.n_pairs());
     match plan.options().stack_method {
-        StackMethod::Linear => linear(&kit, plan, days, block, counts, &mut rows, &mut |idx, t| {
-            write(out, idx, t)
-        }),
+        StackMethod::Linear => linear(
+            &kit,
+            plan,
+            days,
+            block,
+            counts,
+            &mut rows,
+            reporter,
+            &mut |idx, t| write(out, idx, t),
+        ),
         method => nonlinear(
             &kit,
             plan,
@@ -587,6 +602,7 @@ pub fn correlate(
             counts,
             method,
             &mut rows,
+            reporter,
             out,
             pair_stride,
         ),
@@ -707,6 +723,7 @@ fn linear(
     block: &Block,
     counts: &[u32],
     rows: &mut RowBuffers,
+    reporter: &mut Reporter,
     write: &mut dyn FnMut(&[usize], &[f32]),
 ) -> Result<()> {
     let g = *plan.geometry();
@@ -793,6 +810,7 @@ fn linear(
                 );
                 let trimmed = rows.finish(kit, plan, chunk.len(), 0)?;
                 write(&index, &trimmed);
+                reporter.advance(index.len())?;
             }
         }
     }
@@ -808,6 +826,7 @@ fn nonlinear(
     counts: &[u32],
     method: StackMethod,
     rows: &mut RowBuffers,
+    reporter: &mut Reporter,
     out: &mut [f32],
     pair_stride: usize,
 ) -> Result<()> {
@@ -915,8 +934,9 @@ fn nonlinear(
             out[p * pair_stride..][..m].copy_from_slice(&s);
         }
         pending.drain(..used * m);
+        let stacked = last - *next_pair;
         *next_pair = last;
-        Ok(())
+        reporter.advance(stacked)
     };
     for &(i, j) in &pairs {
         for (d, day) in days.iter().enumerate() {
