@@ -29,7 +29,7 @@ pub fn search(cpu: &CpuBackend, s: &SearchSetup, reporter: &mut Reporter) -> Res
     let step = chunk_rows(s);
     let chunks = rows.div_ceil(step) as usize;
     let k = s.options.max_models;
-    reporter.stage("search", 1.0, chunks);
+    reporter.stage("emlog search", 1.0, chunks);
     let mut tally = Tally::new(s.bins.len);
     reporter.for_chunks(chunks, cpu.threads(), |group| {
         let t = cpu.install(|| {

@@ -164,7 +164,7 @@ pub fn search(gpu: &CudaBackend, s: &SearchSetup, reporter: &mut Reporter) -> Re
     let k_max = s.options.max_models;
     let mut listed = Tally::new(s.bins.len);
     let mut seen = 0u64;
-    reporter.stage("search", 1.0, rows as usize);
+    reporter.stage("emlog search", 1.0, rows as usize);
     let active = reporter.is_active();
     reporter.for_chunks(rows as usize, 1, |group| {
         let (mut row, rows) = (group.start as u64, group.end as u64);

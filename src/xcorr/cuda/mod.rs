@@ -259,7 +259,7 @@ pub fn preprocess(
         ));
     }
     let mut fft_full: Option<CudaFft> = None;
-    reporter.stage("preprocess", 1.0, n_sta);
+    reporter.stage("xcorr preprocess", 1.0, n_sta);
     let result = (|| -> Result<()> {
         for (c_index, s0) in (0..n_sta).step_by(chunk).enumerate() {
             let c = chunk.min(n_sta - s0);
@@ -582,7 +582,7 @@ pub fn correlate(
             out[p * pair_stride..][..m].copy_from_slice(row);
         }
     };
-    reporter.stage("correlate", 1.0, block.n_pairs());
+    reporter.stage("xcorr correlate", 1.0, block.n_pairs());
     match plan.options().stack_method {
         StackMethod::Linear => linear(
             &kit,
