@@ -120,9 +120,10 @@ $(BUILD)/emlog_f90: examples/fortran/emlog.f90 $(FMOD)/seisgpu.o $(LIB)
 	@mkdir -p $(@D)
 	$(FC) $(FFLAGS) -I$(FMOD) $< $(FMOD)/seisgpu.o -o $@ $(SEISGPU_LDFLAGS)
 
+# Its own module (progress_log.mod) goes next to seisgpu.mod, not into the working folder.
 $(BUILD)/progress_f90: examples/fortran/progress.f90 $(FMOD)/seisgpu.o $(LIB)
 	@mkdir -p $(@D)
-	$(FC) $(FFLAGS) -I$(FMOD) $< $(FMOD)/seisgpu.o -o $@ $(SEISGPU_LDFLAGS)
+	$(FC) $(FFLAGS) -I$(FMOD) -J $(FMOD) $< $(FMOD)/seisgpu.o -o $@ $(SEISGPU_LDFLAGS)
 
 run-examples: examples
 	$(RUN_ENV) $(BUILD)/dwt_denoise_c
