@@ -1,7 +1,8 @@
 //! Progress and cancellation on the GPU (see tests/progress_common): DWT transform and
 //! denoise batches, which run chunk by chunk through the CUDA backend when a callback is
 //! set; F-X 2D in slabs; xcorr preprocessing and correlation in chunks and tiles; the
-//! EM-logging search in groups of launches. Small slab sizes and memory budgets make
+//! EM-logging search in groups of launches; USFFT at its one cancellation point, before
+//! the download. Small slab sizes and memory budgets make
 //! these small calls take many steps. Without a CUDA device the tests report "skipped",
 //! unless SEISGPU_REQUIRE_CUDA=1 makes that a failure.
 
@@ -57,7 +58,7 @@ fn gpu_fx_decon_slabs_report_and_cancel() {
     // 2 kB per trace: slabs of about 20 traces.
     seisgpu::fxdecon::cuda::set_slab_bytes(Some(40_000));
     let sentinel = vec![1234.5f32; n * ntr];
-    let untouched = exercise_slabs(&ctx, "GPU F-X slabs", 8, &sentinel, true, || {
+    let untouched = exercise_slabs(&ctx, "GPU F-X slabs", 8, &sentinel, true, 3, || {
         let mut out = sentinel.clone();
         let s = sg_fxdecon_execute_2d_f32(plan, data.as_ptr(), out.as_mut_ptr(), n);
         (s, out)
@@ -80,4 +81,10 @@ fn gpu_xcorr_preprocessing_and_correlation_report_and_cancel() {
 fn gpu_em_search_reports_and_cancels() {
     let Some(ctx) = gpu() else { return };
     em_search(&ctx);
+}
+
+#[test]
+fn gpu_usfft_reports_and_cancels() {
+    let Some(ctx) = gpu() else { return };
+    usfft_types(&ctx, 2);
 }

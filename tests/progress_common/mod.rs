@@ -1,7 +1,8 @@
 //! Shared by tests/progress_cancel.rs (CPU) and tests/cuda_progress.rs (GPU): progress
 //! and cancellation through the C ABI (`sg_context_set_progress`). For each long call
 //! (F-X 2D, F-XY 3D, DWT transform and denoise batches, xcorr preprocessing and
-//! correlation, the EM-logging search in both modes) the callback sees fractions that only
+//! correlation, the EM-logging search in both modes, USFFT types 1 and 2) the callback sees
+//! fractions that only
 //! grow, within [0, 1], ending with exactly one 1; a stop at a random report gives
 //! SG_ERR_CANCELLED, leaves the output as it was (a sentinel pattern; a volume filtered in
 //! several slabs may say it was partly written) and the plan usable: the next call,
@@ -90,18 +91,20 @@ fn exercise<T: PartialEq + std::fmt::Debug + Clone>(
     sentinel: &T,
     call: impl FnMut() -> (sg_status, T),
 ) {
-    exercise_slabs(ctx, what, stops, sentinel, false, call);
+    exercise_slabs(ctx, what, stops, sentinel, false, 3, call);
 }
 
 /// `exercise`, where a call that runs in slabs (`slabs`) may be stopped after writing
 /// some: then its message says "partly filtered", and only the output of a stop that does
-/// not say so must be the sentinel.
+/// not say so must be the sentinel; and where a whole call reports at least `min_reports`
+/// times (the last one the final 1). Returns how many stops left the output untouched.
 pub fn exercise_slabs<T: PartialEq + std::fmt::Debug + Clone>(
     ctx: &Context,
     what: &str,
     stops: usize,
     sentinel: &T,
     slabs: bool,
+    min_reports: usize,
     mut call: impl FnMut() -> (sg_status, T),
 ) -> usize {
     let mut untouched = 0;
@@ -122,7 +125,7 @@ pub fn exercise_slabs<T: PartialEq + std::fmt::Debug + Clone>(
     let full = std::mem::take(&mut log.lock().unwrap().reports);
     assert_progress_shape(&full, what);
     assert!(
-        full.len() >= 3,
+        full.len() >= min_reports.max(2),
         "{what}: only {} reports: nothing to stop at",
         full.len()
     );
@@ -468,4 +471,69 @@ pub fn em_search(ctx: &Context) {
         );
     }
     sg_emlog_plan_destroy(plan);
+}
+
+/// USFFT 3D, f64, types 1 and 2, two vectors of 60,000 points: the type 1 output (modes)
+/// and the type 2 output (point values) written only on success. `min_reports`: reports of
+/// a whole call (the GPU has one cancellation point, before its download: 2).
+pub fn usfft_types(ctx: &Context, min_reports: usize) {
+    use seisgpu::ffi::usfft::*;
+    let (m, nv, modes) = (60_000usize, 2usize, [40usize, 36, 32]);
+    let n_modes: usize = modes.iter().product();
+    let mut rng = Rng(17);
+    let mut coord = || -> Vec<f64> {
+        (0..m)
+            .map(|_| (rng.next() as f64 / 2147483647.0 - 0.5) * 2.0 * std::f64::consts::PI)
+            .collect()
+    };
+    let (x, y, z) = (coord(), coord(), coord());
+    let strengths: Vec<f64> = Rng(19)
+        .signal(2 * nv * m)
+        .iter()
+        .map(|&v| v as f64)
+        .collect();
+    let coefficients: Vec<f64> = Rng(23)
+        .signal(2 * nv * n_modes)
+        .iter()
+        .map(|&v| v as f64)
+        .collect();
+    for (kind, what) in [
+        (SG_USFFT_TYPE1, "USFFT type 1"),
+        (SG_USFFT_TYPE2, "USFFT type 2"),
+    ] {
+        let mut plan = ptr::null_mut();
+        ok(sg_usfft_plan_create(
+            ctx.0,
+            kind,
+            3,
+            modes.as_ptr(),
+            -1,
+            1e-6,
+            SG_USFFT_F64,
+            nv,
+            ptr::null(),
+            &mut plan,
+        ));
+        ok(sg_usfft_set_points_f64(
+            plan,
+            m,
+            x.as_ptr(),
+            y.as_ptr(),
+            z.as_ptr(),
+        ));
+        let (c_len, f_len) = (2 * nv * m, 2 * nv * n_modes);
+        let sentinel = vec![-5.0f64; if kind == SG_USFFT_TYPE1 { f_len } else { c_len }];
+        exercise_slabs(ctx, what, 4, &sentinel, false, min_reports, || {
+            let mut out = sentinel.clone();
+            let s = if kind == SG_USFFT_TYPE1 {
+                let mut c = strengths.clone();
+                sg_usfft_execute_f64(plan, c.as_mut_ptr(), out.as_mut_ptr())
+            } else {
+                let mut f = coefficients.clone();
+                sg_usfft_execute_f64(plan, out.as_mut_ptr(), f.as_mut_ptr())
+            };
+            (s, out)
+        });
+        sg_usfft_plan_destroy(plan);
+    }
 }
