@@ -103,7 +103,8 @@ impl<'a> Kit<'a> {
         s.device_ptr(&self.stream).0
     }
 
-    /// Bytes a call may use: a quarter of the free device memory, at most BUDGET.
+    /// Bytes a call may use: a quarter of the free device memory, at most BUDGET (and at
+    /// most the cap of `set_memory_budget`).
     fn budget(&self) -> usize {
         let free = self
             .gpu
@@ -111,7 +112,10 @@ impl<'a> Kit<'a> {
             .mem_get_info()
             .map(|(f, _)| f)
             .unwrap_or(1 << 30);
-        (free / 4).min(BUDGET)
+        match BUDGET_CAP.load(Ordering::Relaxed) {
+            0 => (free / 4).min(BUDGET),
+            cap => (free / 4).min(BUDGET).min(cap),
+        }
     }
 
     /// A batched 1D cuFFT plan of `n` points (basic layout: rows of n reals and
