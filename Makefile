@@ -53,7 +53,7 @@ RUN_ENV := LD_LIBRARY_PATH="$(NVRTC_DIR)$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH}"
 
 EXAMPLES := $(BUILD)/dwt_denoise_c $(BUILD)/dwt_denoise_f90 $(BUILD)/usfft_c $(BUILD)/usfft_f90 \
 	$(BUILD)/fxdecon_2d_c $(BUILD)/fxdecon_3d_f90 $(BUILD)/xcorr_c $(BUILD)/xcorr_f90 \
-	$(BUILD)/emlog_c $(BUILD)/emlog_f90
+	$(BUILD)/emlog_c $(BUILD)/emlog_f90 $(BUILD)/progress_f90
 DEMO := $(BUILD)/demo_penobscot
 
 .PHONY: all lib header examples run-examples test demo demo-build clean FORCE install uninstall memcheck fuzz
@@ -120,6 +120,11 @@ $(BUILD)/emlog_f90: examples/fortran/emlog.f90 $(FMOD)/seisgpu.o $(LIB)
 	@mkdir -p $(@D)
 	$(FC) $(FFLAGS) -I$(FMOD) $< $(FMOD)/seisgpu.o -o $@ $(SEISGPU_LDFLAGS)
 
+# Its own module (progress_log.mod) goes next to seisgpu.mod, not into the working folder.
+$(BUILD)/progress_f90: examples/fortran/progress.f90 $(FMOD)/seisgpu.o $(LIB)
+	@mkdir -p $(@D)
+	$(FC) $(FFLAGS) -I$(FMOD) -J $(FMOD) $< $(FMOD)/seisgpu.o -o $@ $(SEISGPU_LDFLAGS)
+
 run-examples: examples
 	$(RUN_ENV) $(BUILD)/dwt_denoise_c
 	$(RUN_ENV) $(BUILD)/dwt_denoise_f90
@@ -131,6 +136,7 @@ run-examples: examples
 	$(RUN_ENV) $(BUILD)/xcorr_f90
 	$(RUN_ENV) $(BUILD)/emlog_c
 	$(RUN_ENV) $(BUILD)/emlog_f90
+	$(RUN_ENV) $(BUILD)/progress_f90
 
 test:
 	bash scripts/install_test_deps.sh

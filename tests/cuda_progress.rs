@@ -1,12 +1,16 @@
 //! Progress and cancellation on the GPU (see tests/progress_common): DWT transform and
 //! denoise batches, which run chunk by chunk through the CUDA backend when a callback is
-//! set. Without a CUDA device the test reports "skipped", unless SEISGPU_REQUIRE_CUDA=1
-//! makes that a failure.
+//! set; F-X 2D in slabs; xcorr preprocessing and correlation in chunks and tiles; the
+//! EM-logging search in groups of launches; USFFT at its one cancellation point, before
+//! the download. Small slab sizes and memory budgets make
+//! these small calls take many steps. Without a CUDA device the tests report "skipped",
+//! unless SEISGPU_REQUIRE_CUDA=1 makes that a failure.
 
 mod progress_common;
 
 use progress_common::*;
 use seisgpu::ffi::context::*;
+use seisgpu::ffi::fxdecon::*;
 use seisgpu::ffi::status::*;
 use std::ptr;
 
@@ -31,4 +35,56 @@ fn gpu() -> Option<Context> {
 fn gpu_dwt_batches_report_and_cancel() {
     let Some(ctx) = gpu() else { return };
     dwt_batches(&ctx);
+}
+
+/// A section filtered in many slabs: a stop at the first report leaves the output
+/// untouched, a later one may leave the slabs already written filtered (the message says
+/// so); either way the next call is right. The slab size is process-wide: one test.
+#[test]
+fn gpu_fx_decon_slabs_report_and_cancel() {
+    let Some(ctx) = gpu() else { return };
+    let (n, ntr) = (500, 400);
+    let data: Vec<f32> = (0..n * ntr)
+        .map(|i| ((i * 7919) % 1000) as f32 / 1000.0 - 0.5)
+        .collect();
+    let mut plan = ptr::null_mut();
+    ok(sg_fxdecon_plan_create_2d(
+        ctx.0,
+        ptr::null(),
+        n,
+        ntr,
+        &mut plan,
+    ));
+    // 2 kB per trace: slabs of about 20 traces.
+    seisgpu::fxdecon::cuda::set_slab_bytes(Some(40_000));
+    let sentinel = vec![1234.5f32; n * ntr];
+    let untouched = exercise_slabs(&ctx, "GPU F-X slabs", 8, &sentinel, true, 3, || {
+        let mut out = sentinel.clone();
+        let s = sg_fxdecon_execute_2d_f32(plan, data.as_ptr(), out.as_mut_ptr(), n);
+        (s, out)
+    });
+    seisgpu::fxdecon::cuda::set_slab_bytes(None);
+    println!("{untouched} of 8 stops before the first slab was written");
+    sg_fxdecon_plan_destroy(plan);
+}
+
+#[test]
+fn gpu_xcorr_preprocessing_and_correlation_report_and_cancel() {
+    let Some(ctx) = gpu() else { return };
+    // About 15 stations per preprocessing chunk, correlation tiles of about 35 stations.
+    seisgpu::xcorr::cuda::set_memory_budget(Some(2 << 20));
+    xcorr_preprocess_and_correlate(&ctx);
+    seisgpu::xcorr::cuda::set_memory_budget(None);
+}
+
+#[test]
+fn gpu_em_search_reports_and_cancels() {
+    let Some(ctx) = gpu() else { return };
+    em_search(&ctx);
+}
+
+#[test]
+fn gpu_usfft_reports_and_cancels() {
+    let Some(ctx) = gpu() else { return };
+    usfft_types(&ctx, 2);
 }

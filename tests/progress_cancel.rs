@@ -1,6 +1,7 @@
 //! Progress and cancellation on the CPU backend (see tests/progress_common): F-X 2D and
 //! F-XY 3D decon, DWT transform and denoise batches (also in place), xcorr preprocessing
-//! and correlation; and the argument checks of `sg_context_set_progress`.
+//! and correlation, the EM-logging search (fast and direct), USFFT types 1 and 2; and the
+//! argument checks of `sg_context_set_progress`.
 
 mod progress_common;
 
@@ -78,6 +79,16 @@ fn dwt_batches_report_and_cancel() {
 #[test]
 fn xcorr_preprocessing_and_correlation_report_and_cancel() {
     xcorr_preprocess_and_correlate(&Context::new(SG_BACKEND_CPU));
+}
+
+#[test]
+fn em_search_reports_and_cancels() {
+    em_search(&Context::new(SG_BACKEND_CPU));
+}
+
+#[test]
+fn usfft_reports_and_cancels() {
+    usfft_types(&Context::new(SG_BACKEND_CPU), 3);
 }
 
 #[test]

@@ -1,9 +1,12 @@
-// seisgpu_qt [--run dwt|fx] [--noise DB] [--screenshot FILE] [SECTION.sgy]
+// seisgpu_qt [--run dwt|fx [--cancel]] [--noise DB] [--screenshot FILE] [SECTION.sgy]
 //
 // Without --run: the window, for a person. With --run: processes the section once,
 // saves a screenshot of the window to FILE if given, and exits 0 on success, 1 when a
-// call fails or the screenshot cannot be written, 2 for bad arguments. Runs headless
-// under QT_QPA_PLATFORM=offscreen.
+// call fails or the screenshot cannot be written, 2 for bad arguments. With --cancel, a
+// timer first presses Cancel while a run is in progress, before its first report (so
+// that the stop does not race the end of a short call; a call reports after 100 ms of
+// work); that run must end "cancelled" (and the bar say so), then the same window runs
+// again to the end as above (1 otherwise). Runs headless under QT_QPA_PLATFORM=offscreen.
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QFileInfo>
@@ -21,6 +24,7 @@ int main(int argc, char **argv) {
     args.addOption({"run", "Process once with METHOD (dwt or fx), then exit.", "METHOD"});
     args.addOption({"noise", "Add Gaussian noise at this SNR (dB; 0: none).", "DB", "5"});
     args.addOption({"screenshot", "With --run: save the window to FILE.", "FILE"});
+    args.addOption({"cancel", "With --run: cancel a first run once progress has started."});
     args.addPositionalArgument("section", "SEG-Y file (default: the Penobscot crossline)");
     args.process(app);
 
@@ -56,15 +60,34 @@ int main(int argc, char **argv) {
     }
     const QString screenshot = args.value("screenshot");
     int status = 1;
+    const auto to_the_end = [&](const QString &outcome) {
+        std::printf("run %s: %s\n", qPrintable(args.value("run")), qPrintable(outcome));
+        status = outcome == "ok" ? 0 : 1;
+        if (status == 0 && !screenshot.isEmpty() && !window->grab().save(screenshot)) {
+            std::fprintf(stderr, "error: cannot write %s\n", qPrintable(screenshot));
+            status = 1;
+        }
+        app.quit();
+    };
     QTimer::singleShot(0, window.get(), [&] {
+        if (!args.isSet("cancel")) {
+            window->run(to_the_end);
+            return;
+        }
         window->run([&](const QString &outcome) {
-            std::printf("run %s: %s\n", qPrintable(args.value("run")), qPrintable(outcome));
-            status = outcome == "ok" ? 0 : 1;
-            if (status == 0 && !screenshot.isEmpty() && !window->grab().save(screenshot)) {
-                std::fprintf(stderr, "error: cannot write %s\n", qPrintable(screenshot));
-                status = 1;
+            std::printf("run %s with Cancel: %s; the bar reads \"%s\"\n",
+                        qPrintable(args.value("run")), qPrintable(outcome),
+                        qPrintable(window->progress_text()));
+            if (outcome != "cancelled" || window->progress_text() != "cancelled") {
+                std::fprintf(stderr, "error: the run was not reported cancelled\n");
+                app.quit();
+                return;
             }
-            app.quit();
+            window->run(to_the_end);
+        });
+        QTimer::singleShot(0, window.get(), [&] {
+            std::printf("Cancel pressed at %.1f %%\n", window->progress_permille() / 10.0);
+            window->press_cancel();
         });
     });
     app.exec();

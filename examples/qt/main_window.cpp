@@ -153,6 +153,12 @@ void MainWindow::set_noise_db(double snr_db) { noise_->setValue(snr_db); }
 
 void MainWindow::cancel() { cancel_requested_ = true; }
 
+int MainWindow::progress_permille() const { return progress_->value(); }
+
+QString MainWindow::progress_text() const { return progress_->text(); }
+
+void MainWindow::press_cancel() { cancel_button_->click(); }
+
 void MainWindow::run(Finished finished) {
     if (worker_ != nullptr) {
         return;

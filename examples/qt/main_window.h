@@ -33,6 +33,11 @@ public:
     // Starts a run; `finished` is called on the GUI thread when it ends.
     void run(Finished finished = {});
     void cancel();
+    // For the scripted runs: the bar's value (0…1000) and text, and a click on Cancel
+    // (as a person's: only while the button is enabled).
+    int progress_permille() const;
+    QString progress_text() const;
+    void press_cancel();
 
 private:
     void show_results(const std::vector<float> &input, const std::vector<float> &output);

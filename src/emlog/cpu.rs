@@ -1,11 +1,15 @@
 //! The exhaustive search on the CPU: rows of the grid (axis 0 runs along a row) in chunks,
 //! one rayon task per chunk, each with its own tally, merged in index order. Memory is
-//! the tallies' histograms, whatever the grid's size.
+//! the tallies' histograms, whatever the grid's size. With a progress callback the chunks
+//! run in consecutive groups, reported (and a stop honoured) between groups; the merge
+//! order, hence the result, is the same.
 
 use super::criterion::{Mode, Norm};
 use super::result::Tally;
 use super::setup::SearchSetup;
 use crate::backend::cpu::CpuBackend;
+use crate::error::Result;
+use crate::progress::Reporter;
 use rayon::prelude::*;
 
 /// Models per task in the fast mode; the direct mode scales it down by n.
@@ -20,23 +24,30 @@ pub fn chunk_rows(s: &SearchSetup) -> u64 {
     (CHUNK_MODELS / per_model / s.n0() as u64).max(1)
 }
 
-pub fn search(cpu: &CpuBackend, s: &SearchSetup) -> Tally {
+pub fn search(cpu: &CpuBackend, s: &SearchSetup, reporter: &mut Reporter) -> Result<Tally> {
     let rows = s.grid.rows();
     let step = chunk_rows(s);
     let chunks = rows.div_ceil(step) as usize;
     let k = s.options.max_models;
-    cpu.install(|| {
-        (0..chunks)
-            .into_par_iter()
-            .fold(
-                || Tally::new(s.bins.len),
-                |t, c| {
-                    let start = c as u64 * step;
-                    scan_rows(s, t, start, (start + step).min(rows))
-                },
-            )
-            .reduce(|| Tally::new(s.bins.len), |a, b| a.merge(b, k))
-    })
+    reporter.stage("emlog search", 1.0, chunks);
+    let mut tally = Tally::new(s.bins.len);
+    reporter.for_chunks(chunks, cpu.threads(), |group| {
+        let t = cpu.install(|| {
+            group
+                .into_par_iter()
+                .fold(
+                    || Tally::new(s.bins.len),
+                    |t, c| {
+                        let start = c as u64 * step;
+                        scan_rows(s, t, start, (start + step).min(rows))
+                    },
+                )
+                .reduce(|| Tally::new(s.bins.len), |a, b| a.merge(b, k))
+        });
+        tally = std::mem::replace(&mut tally, Tally::new(0)).merge(t, k);
+        Ok(())
+    })?;
+    Ok(tally)
 }
 
 /// Adds rows `first..end` (in order) to `t`.

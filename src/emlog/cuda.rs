@@ -4,6 +4,8 @@
 //! (bit for bit: the same order, unfused roundings), so the two backends agree exactly.
 //! The first equivalent models, when asked for, are listed by the CPU over the rows of the
 //! first launches that found any (the GPU's count says which).
+//! With a progress callback, the rows run in groups sized to about the report interval,
+//! each group's launches waited for, reported (and a stop honoured) before the next.
 
 use super::cpu;
 use super::criterion::{Mode, Norm};
@@ -12,6 +14,7 @@ use super::setup::SearchSetup;
 use crate::backend::cuda::launch::kernel;
 use crate::backend::cuda::{driver_error, kernels, CudaBackend};
 use crate::error::{Error, Result};
+use crate::progress::Reporter;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg};
 use std::sync::Arc;
 
@@ -65,7 +68,7 @@ fn i32s(v: impl IntoIterator<Item = usize>) -> Result<Vec<i32>> {
         .collect()
 }
 
-pub fn search(gpu: &CudaBackend, s: &SearchSetup) -> Result<Tally> {
+pub fn search(gpu: &CudaBackend, s: &SearchSetup, reporter: &mut Reporter) -> Result<Tally> {
     gpu.ctx
         .bind_to_thread()
         .map_err(driver_error("binding the context"))?;
@@ -161,78 +164,90 @@ pub fn search(gpu: &CudaBackend, s: &SearchSetup) -> Result<Tally> {
     let k_max = s.options.max_models;
     let mut listed = Tally::new(s.bins.len);
     let mut seen = 0u64;
-    let mut row = 0u64;
-    while row < rows {
-        let end = (row + rows_per_launch).min(rows);
-        let mut b = stream.launch_builder(&f);
-        let (phi_min, q_thr) = (s.fast.phi_min, s.q_thr);
-        let n_seg = n0.div_ceil(SEGMENT as u64) as i32;
-        let seg = SEGMENT as i32;
-        let items = (end - row) * n_seg as u64;
-        let n_meas = s.problem.n as i32;
-        let p_d = p1 + 8 * s.problem.a_w.len() as u64;
-        let norm: i32 = match s.norm {
-            Norm::L2 => 0,
-            Norm::L1 => 1,
-            Norm::Max => 2,
-        };
-        match s.mode {
-            Mode::Fast => {
-                b.arg(&p1)
-                    .arg(&p2)
-                    .arg(&p3)
-                    .arg(&p_lens)
-                    .arg(&phi_min)
-                    .arg(&q_thr)
-                    .arg(&row)
-                    .arg(&items)
-                    .arg(&seg)
-                    .arg(&n_seg);
-            }
-            Mode::Direct => {
-                b.arg(&p1)
-                    .arg(&p_d)
-                    .arg(&n_meas)
-                    .arg(&p2)
-                    .arg(&p3)
-                    .arg(&p_lens)
-                    .arg(&norm)
-                    .arg(&q_thr)
-                    .arg(&row)
-                    .arg(&items)
-                    .arg(&seg)
-                    .arg(&n_seg);
-            }
-        }
-        b.arg(&p_bins)
-            .arg(&n_bins)
-            .arg(&use_shared)
-            .arg(&p_axis)
-            .arg(&n_pairs)
-            .arg(&p_pa)
-            .arg(&p_pb)
-            .arg(&p_po);
-        b.arg(&p_total).arg(&p_bq).arg(&p_bi);
-        // SAFETY: the arguments are the kernel's, in order; buffers sized for the grid.
-        unsafe { b.launch(cfg) }.map_err(driver_error("launching an EM-logging kernel"))?;
-        if listed.models.len() < k_max {
-            let total = stream
-                .clone_dtoh(&d_total)
-                .map_err(driver_error("reading the count"))?[0];
-            if total > seen {
-                // This launch found some: list them on the CPU, stopping once there are enough.
-                let step = cpu::chunk_rows(s);
-                let mut r0 = row;
-                while r0 < end && listed.models.len() < k_max {
-                    let r1 = (r0 + step).min(end);
-                    listed = cpu::scan_rows(s, listed, r0, r1);
-                    r0 = r1;
+    reporter.stage("emlog search", 1.0, rows as usize);
+    let active = reporter.is_active();
+    reporter.for_chunks(rows as usize, 1, |group| {
+        let (mut row, rows) = (group.start as u64, group.end as u64);
+        while row < rows {
+            let end = (row + rows_per_launch).min(rows);
+            let mut b = stream.launch_builder(&f);
+            let (phi_min, q_thr) = (s.fast.phi_min, s.q_thr);
+            let n_seg = n0.div_ceil(SEGMENT as u64) as i32;
+            let seg = SEGMENT as i32;
+            let items = (end - row) * n_seg as u64;
+            let n_meas = s.problem.n as i32;
+            let p_d = p1 + 8 * s.problem.a_w.len() as u64;
+            let norm: i32 = match s.norm {
+                Norm::L2 => 0,
+                Norm::L1 => 1,
+                Norm::Max => 2,
+            };
+            match s.mode {
+                Mode::Fast => {
+                    b.arg(&p1)
+                        .arg(&p2)
+                        .arg(&p3)
+                        .arg(&p_lens)
+                        .arg(&phi_min)
+                        .arg(&q_thr)
+                        .arg(&row)
+                        .arg(&items)
+                        .arg(&seg)
+                        .arg(&n_seg);
                 }
-                seen = total;
+                Mode::Direct => {
+                    b.arg(&p1)
+                        .arg(&p_d)
+                        .arg(&n_meas)
+                        .arg(&p2)
+                        .arg(&p3)
+                        .arg(&p_lens)
+                        .arg(&norm)
+                        .arg(&q_thr)
+                        .arg(&row)
+                        .arg(&items)
+                        .arg(&seg)
+                        .arg(&n_seg);
+                }
             }
+            b.arg(&p_bins)
+                .arg(&n_bins)
+                .arg(&use_shared)
+                .arg(&p_axis)
+                .arg(&n_pairs)
+                .arg(&p_pa)
+                .arg(&p_pb)
+                .arg(&p_po);
+            b.arg(&p_total).arg(&p_bq).arg(&p_bi);
+            // SAFETY: the arguments are the kernel's, in order; buffers sized for the grid.
+            unsafe { b.launch(cfg) }.map_err(driver_error("launching an EM-logging kernel"))?;
+            if listed.models.len() < k_max {
+                let total = stream
+                    .clone_dtoh(&d_total)
+                    .map_err(driver_error("reading the count"))?[0];
+                if total > seen {
+                    // This launch found some: list them on the CPU, stopping once there are enough.
+                    let step = cpu::chunk_rows(s);
+                    let mut r0 = row;
+                    while r0 < end && listed.models.len() < k_max {
+                        let r1 = (r0 + step).min(end);
+                        let before = std::mem::replace(&mut listed, Tally::new(0));
+                        listed = cpu::scan_rows(s, before, r0, r1);
+                        r0 = r1;
+                    }
+                    seen = total;
+                }
+            }
+            row = end;
         }
-        row = end;
-    }
+        if active {
+            // The group's launches are done before it is reported.
+            stream
+                .synchronize()
+                .map_err(driver_error("running the EM-logging search"))?;
+        }
+        Ok(())
+    })?;
     let bins = stream
         .clone_dtoh(&d_bins)
         .map_err(driver_error("reading the histograms"))?;

@@ -99,12 +99,13 @@ impl EmlogPlan {
             problem: &self.problem,
             options: options.clone(),
         };
+        let mut reporter = self.ctx.reporter();
         let tally = match &self.ctx.cuda {
-            Some(gpu) => cuda::search(gpu, &s)?,
-            None => cpu::search(&self.ctx.cpu, &s),
+            Some(gpu) => cuda::search(gpu, &s, &mut reporter)?,
+            None => cpu::search(&self.ctx.cpu, &s, &mut reporter)?,
         };
-        Ok(SearchResult::from_tally(tally, &s.grid, &s.bins, |q| {
-            s.misfit(q)
-        }))
+        let result = SearchResult::from_tally(tally, &s.grid, &s.bins, |q| s.misfit(q));
+        reporter.finish();
+        Ok(result)
     }
 }

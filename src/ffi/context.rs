@@ -106,21 +106,22 @@ unsafe impl Send for UserPointer {}
 unsafe impl Sync for UserPointer {}
 
 /// Sets the progress callback of the long calls (F-X/F-XY decon, xcorr preprocessing and
-/// correlation, DWT batches) made from now on with `ctx` or any plan created from it;
-/// `callback` NULL removes it. Each such call runs `callback(user, stage, fraction)` on the
-/// thread that made the call, between chunks of its work, at most every 100 ms, with
-/// fractions that only grow, and a last time with exactly 1 once its work is complete (that
-/// answer is ignored). A non-zero return stops the call after the chunk in progress (chunks
-/// aim at 50 ms of work) with `SG_ERR_CANCELLED`, and the plan stays usable. After a
-/// cancel the outputs hold what they held before the call, except for an F-XY volume large
-/// enough for the CPU to filter it in several slabs along the crossline axis (over 512 MB
-/// of working memory): there the lines before the one named in the error message may hold
-/// partly filtered traces. With a callback set, a DWT batch is computed into a temporary
-/// copy of the batch (memory for one batch more) and copied out at the end. On a CUDA
-/// context DWT batches report and stop as on the CPU; F-X/F-XY decon and xcorr report
-/// only their end there (the device pipelines are not chunked yet). The callback
-/// must not call seisgpu on the same plan; change it only while no call runs on `ctx`.
-/// `ctx` must not be NULL. Thread-safe.
+/// correlation, DWT batches, the EM-logging search, USFFT) made from now on with `ctx` or
+/// any plan created from it; `callback` NULL removes it. Each such call runs
+/// `callback(user, stage, fraction)` on the thread that made the call, between chunks of
+/// its work, at most every 100 ms, with fractions that only grow, and a last time with
+/// exactly 1 once its work is complete (that answer is ignored). A non-zero return stops
+/// the call after the chunk in progress (chunks aim at 50 ms of work on the CPU; on a CUDA
+/// context, one slab of F-X decon, one chunk of stations or one tile's row batch of xcorr,
+/// one group of EM launches, one whole USFFT before its download) with `SG_ERR_CANCELLED`,
+/// and the plan stays usable. After a cancel the outputs hold what they held before the
+/// call, except for an F-XY volume large enough to be filtered in several slabs along the
+/// crossline axis (over 512 MB of working memory on the CPU, 64 MB of input on the GPU):
+/// there the lines before the one named in the error message may hold partly filtered
+/// traces. With a callback set, a DWT batch (and a USFFT type 2 on the CPU) is computed
+/// into a temporary copy of its output (memory for one output more) and copied out at the
+/// end. The callback must not call seisgpu on the same plan; change it only while no call
+/// runs on `ctx`. `ctx` must not be NULL. Thread-safe.
 #[no_mangle]
 pub extern "C" fn sg_context_set_progress(
     ctx: *mut sg_context,

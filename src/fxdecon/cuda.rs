@@ -8,6 +8,10 @@
 //! both contributions, added on the host. Slabs are staged through page-locked buffers on
 //! two streams, so that one slab's copies and kernels overlap the other's host work. The
 //! plan keeps the streams, buffers and cuFFT plans for its next call (`Cache`).
+//!
+//! Progress is reported once a slab's device work is done, before it reaches the output,
+//! so a stop there leaves that slab and the later ones untouched; a stop after the first
+//! slab of a volume of several leaves the slabs already written filtered (as on the CPU).
 
 use super::geometry::{AxisWindow, Setup, Slab};
 use super::options::OutOfBand;
@@ -18,6 +22,7 @@ use crate::backend::cuda::launch::launch;
 use crate::backend::cuda::staging::PinnedBuffer;
 use crate::backend::cuda::{driver_error, CudaBackend};
 use crate::error::{Error, Result};
+use crate::progress::Reporter;
 use cudarc::cufft::{result as cufft_result, sys as cufft_sys, CudaFft};
 use cudarc::driver::{
     result, CudaModule, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
@@ -251,6 +256,7 @@ struct SharedOut(*mut f32);
 // SAFETY: used only to write disjoint traces from several threads.
 unsafe impl Sync for SharedOut {}
 
+#[allow(clippy::too_many_arguments)]
 pub fn execute(
     gpu: &CudaBackend,
     cpu: &CpuBackend,
@@ -259,6 +265,7 @@ pub fn execute(
     input: &[f32],
     output: &mut [f32],
     layout: Volume,
+    reporter: &mut Reporter,
 ) -> Result<()> {
     gpu.ctx
         .bind_to_thread()
@@ -364,11 +371,20 @@ pub fn execute(
 
     let out_ptr = SharedOut(output.as_mut_ptr());
     let mut written_until = 0usize;
-    let finish = |slot: &mut Slot, written_until: &mut usize| -> Result<()> {
+    reporter.stage("fx slabs", 1.0, slabs.len());
+    let mut finish = |slot: &mut Slot, written_until: &mut usize| -> Result<()> {
         if let Some(c) = slot.pending.take() {
             slot.stream
                 .synchronize()
                 .map_err(driver_error("running F-X prediction filtering"))?;
+            reporter.advance(1).map_err(|e| match e {
+                Error::Cancelled(m) if *written_until > 0 => Error::Cancelled(format!(
+                    "{m}; the output traces of crossline lines 0 to {} hold partly filtered \
+                     data (a volume filtered in slabs), the others are untouched",
+                    *written_until - 1
+                )),
+                e => e,
+            })?;
             let w = &slabs[c].write;
             let staged = slot
                 .pinned_out

@@ -149,7 +149,16 @@ impl FxdeconPlan {
                         ),
                     )
                 };
-                cuda::execute(gpu, &self.ctx.cpu, s, &self.gpu_cache, i, o, layout)
+                cuda::execute(
+                    gpu,
+                    &self.ctx.cpu,
+                    s,
+                    &self.gpu_cache,
+                    i,
+                    o,
+                    layout,
+                    reporter,
+                )
             }
             _ => cpu::execute(&self.ctx.cpu, s, input, output, layout, reporter),
         }

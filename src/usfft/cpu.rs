@@ -6,12 +6,17 @@
 //! processed in colour phases (parity per dimension, a third colour for the last of an odd
 //! count) in which no two padded tiles overlap, and the adds need no locks or atomics.
 //! Type 2 gathers: each sorted point reads its w^d cells; results go to the caller's order.
+//!
+//! Progress is reported (and a stop honoured) between chunks of a phase's bins, between
+//! the vectors' FFTs and between chunks of points; with a callback, type 2 gathers into a
+//! scratch copy of `c`, copied out at the end, so that a stop writes nothing.
 
 use super::grid::{dividing_tile, Tiling};
 use super::points::{origin_shift, sort_points, SortedPoints, SyncPtr};
 use super::spec::{Real, TransformType, UsfftSpec};
 use crate::backend::cpu::CpuBackend;
 use crate::error::{try_vec, Result};
+use crate::progress::Reporter;
 use num_complex::Complex;
 use rayon::prelude::*;
 use rustfft::{FftDirection, FftPlanner};
@@ -48,28 +53,43 @@ pub fn execute<T: Real>(
     pts: &SortedPoints<T>,
     c: &mut [Complex<T>],
     f: &mut [Complex<T>],
+    reporter: &mut Reporter,
 ) -> Result<()> {
+    let threads = cpu.threads();
     cpu.install(|| {
         let nft = spec.fine_count();
-        let mut grid = try_vec(
-            spec.n_vectors * nft,
-            Complex::default(),
-            "the USFFT fine grid",
-        )?;
+        let nv = spec.n_vectors;
+        let mut grid = try_vec(nv * nft, Complex::default(), "the USFFT fine grid")?;
         match spec.kind {
             TransformType::Type1 => {
-                spread(spec, pts, c, &mut grid);
+                spread(spec, pts, c, &mut grid, reporter, threads)?;
+                reporter.stage("usfft fft", 0.4, nv);
                 for g in grid.chunks_mut(nft) {
                     fft_nd(g, spec);
+                    reporter.advance(1)?;
                 }
                 copy_modes_out(spec, &grid, f);
             }
             TransformType::Type2 => {
                 copy_modes_in(spec, f, &mut grid);
+                reporter.stage("usfft fft", 0.4, nv);
                 for g in grid.chunks_mut(nft) {
                     fft_nd(g, spec);
+                    reporter.advance(1)?;
                 }
-                interpolate(spec, pts, &grid, c);
+                let m = pts.m;
+                reporter.stage("usfft interpolate", 0.6, m);
+                if reporter.is_active() {
+                    let mut scratch =
+                        try_vec(nv * m, Complex::default(), "the USFFT point values")?;
+                    reporter.for_chunks(m, 1024 * threads, |points| {
+                        interpolate(spec, pts, &grid, &mut scratch, points);
+                        Ok(())
+                    })?;
+                    c[..nv * m].copy_from_slice(&scratch);
+                } else {
+                    interpolate(spec, pts, &grid, c, 0..m);
+                }
             }
         }
         Ok(())
@@ -105,7 +125,9 @@ fn spread<T: Real>(
     pts: &SortedPoints<T>,
     c: &[Complex<T>],
     grid: &mut [Complex<T>],
-) {
+    reporter: &mut Reporter,
+    threads: usize,
+) -> Result<()> {
     let t = &pts.tiling;
     let w = spec.kernel.width;
     let dim = spec.dim;
@@ -128,107 +150,122 @@ fn spread<T: Real>(
         }
     };
     let out = SyncPtr(grid.as_mut_ptr());
-    for phase in 0..colours.iter().product::<usize>() {
-        let want = [
-            phase % colours[0],
-            (phase / colours[0]) % colours[1],
-            phase / (colours[0] * colours[1]),
-        ];
-        let bins: Vec<usize> = (0..t.n_bins())
-            .filter(|&b| pts.bin_start[b] < pts.bin_start[b + 1])
-            .filter(|&b| {
-                let idx = [
-                    b % t.bins[0],
-                    (b / t.bins[0]) % t.bins[1],
-                    b / (t.bins[0] * t.bins[1]),
-                ];
-                (0..3).all(|d| colour_of(d, idx[d]) == want[d])
-            })
-            .collect();
-        bins.par_iter().for_each_init(
-            || {
-                (
-                    Vec::<Complex<T>>::new(),
-                    [vec![T::zero(); w], vec![T::zero(); w], vec![T::zero(); w]],
-                )
-            },
-            |(buf, ker), &b| {
-                let idx = [
-                    b % t.bins[0],
-                    (b / t.bins[0]) % t.bins[1],
-                    b / (t.bins[0] * t.bins[1]),
-                ];
-                let origin: [i64; 3] = std::array::from_fn(|d| {
-                    if d < dim {
-                        (idx[d] * t.tile[d]) as i64 - shift
-                    } else {
-                        0
+    let phases: Vec<Vec<usize>> = (0..colours.iter().product::<usize>())
+        .map(|phase| {
+            let want = [
+                phase % colours[0],
+                (phase / colours[0]) % colours[1],
+                phase / (colours[0] * colours[1]),
+            ];
+            (0..t.n_bins())
+                .filter(|&b| pts.bin_start[b] < pts.bin_start[b + 1])
+                .filter(|&b| {
+                    let idx = [
+                        b % t.bins[0],
+                        (b / t.bins[0]) % t.bins[1],
+                        b / (t.bins[0] * t.bins[1]),
+                    ];
+                    (0..3).all(|d| colour_of(d, idx[d]) == want[d])
+                })
+                .collect()
+        })
+        .collect();
+    reporter.stage("usfft spread", 0.6, phases.iter().map(Vec::len).sum());
+    // A phase's tiles are disjoint: any chunking of its bins adds the same values.
+    for bins in &phases {
+        reporter.for_chunks(bins.len(), threads, |chunk| {
+            bins[chunk].par_iter().for_each_init(
+                || {
+                    (
+                        Vec::<Complex<T>>::new(),
+                        [vec![T::zero(); w], vec![T::zero(); w], vec![T::zero(); w]],
+                    )
+                },
+                |(buf, ker), &b| {
+                    let idx = [
+                        b % t.bins[0],
+                        (b / t.bins[0]) % t.bins[1],
+                        b / (t.bins[0] * t.bins[1]),
+                    ];
+                    let origin: [i64; 3] = std::array::from_fn(|d| {
+                        if d < dim {
+                            (idx[d] * t.tile[d]) as i64 - shift
+                        } else {
+                            0
+                        }
+                    });
+                    buf.clear();
+                    buf.resize(nv * tile_len, Complex::default());
+                    for p in pts.bin_start[b] as usize..pts.bin_start[b + 1] as usize {
+                        let mut l = [0usize; 3];
+                        for d in 0..dim {
+                            weights(spec, pts.offset[d][p], &mut ker[d]);
+                            l[d] = (pts.first[d][p] as i64 - origin[d]) as usize;
+                        }
+                        if dim < 3 {
+                            ker[2][0] = T::one();
+                        }
+                        if dim < 2 {
+                            ker[1][0] = T::one();
+                        }
+                        let (w2, w3) = (if dim >= 2 { w } else { 1 }, if dim >= 3 { w } else { 1 });
+                        let j = pts.perm[p] as usize;
+                        for v in 0..nv {
+                            let cv = c[v * m + j];
+                            let tv = &mut buf[v * tile_len..(v + 1) * tile_len];
+                            for k3 in 0..w3 {
+                                for k2 in 0..w2 {
+                                    let a = cv * (ker[2][k3] * ker[1][k2]);
+                                    let row = ((l[2] + k3) * pad[1] + l[1] + k2) * pad[0] + l[0];
+                                    for (cell, &kx) in
+                                        tv[row..row + w].iter_mut().zip(ker[0].iter())
+                                    {
+                                        *cell = *cell + a * kx;
+                                    }
+                                }
+                            }
+                        }
                     }
-                });
-                buf.clear();
-                buf.resize(nv * tile_len, Complex::default());
-                for p in pts.bin_start[b] as usize..pts.bin_start[b + 1] as usize {
-                    let mut l = [0usize; 3];
-                    for d in 0..dim {
-                        weights(spec, pts.offset[d][p], &mut ker[d]);
-                        l[d] = (pts.first[d][p] as i64 - origin[d]) as usize;
-                    }
-                    if dim < 3 {
-                        ker[2][0] = T::one();
-                    }
-                    if dim < 2 {
-                        ker[1][0] = T::one();
-                    }
-                    let (w2, w3) = (if dim >= 2 { w } else { 1 }, if dim >= 3 { w } else { 1 });
-                    let j = pts.perm[p] as usize;
+                    // Add the padded tile into the grid: this phase's tiles do not overlap.
+                    let wrapped: [Vec<usize>; 3] = std::array::from_fn(|d| {
+                        (0..pad[d])
+                            .map(|j| wrap(origin[d] + j as i64, t.nf[d]))
+                            .collect()
+                    });
+                    let out = &out;
                     for v in 0..nv {
-                        let cv = c[v * m + j];
-                        let tv = &mut buf[v * tile_len..(v + 1) * tile_len];
-                        for k3 in 0..w3 {
-                            for k2 in 0..w2 {
-                                let a = cv * (ker[2][k3] * ker[1][k2]);
-                                let row = ((l[2] + k3) * pad[1] + l[1] + k2) * pad[0] + l[0];
-                                for (cell, &kx) in tv[row..row + w].iter_mut().zip(ker[0].iter()) {
-                                    *cell = *cell + a * kx;
+                        let tv = &buf[v * tile_len..(v + 1) * tile_len];
+                        for j3 in 0..pad[2] {
+                            for j2 in 0..pad[1] {
+                                let g =
+                                    (wrapped[2][j3] * t.nf[1] + wrapped[1][j2]) * t.nf[0] + v * nft;
+                                let row = &tv[(j3 * pad[1] + j2) * pad[0]..][..pad[0]];
+                                for (j1, &val) in row.iter().enumerate() {
+                                    // SAFETY: cells of tiles processed in one phase are disjoint.
+                                    unsafe {
+                                        let cell = out.0.add(g + wrapped[0][j1]);
+                                        *cell = *cell + val;
+                                    }
                                 }
                             }
                         }
                     }
-                }
-                // Add the padded tile into the grid: this phase's tiles do not overlap.
-                let wrapped: [Vec<usize>; 3] = std::array::from_fn(|d| {
-                    (0..pad[d])
-                        .map(|j| wrap(origin[d] + j as i64, t.nf[d]))
-                        .collect()
-                });
-                let out = &out;
-                for v in 0..nv {
-                    let tv = &buf[v * tile_len..(v + 1) * tile_len];
-                    for j3 in 0..pad[2] {
-                        for j2 in 0..pad[1] {
-                            let g = (wrapped[2][j3] * t.nf[1] + wrapped[1][j2]) * t.nf[0] + v * nft;
-                            let row = &tv[(j3 * pad[1] + j2) * pad[0]..][..pad[0]];
-                            for (j1, &val) in row.iter().enumerate() {
-                                // SAFETY: cells of tiles processed in one phase are disjoint.
-                                unsafe {
-                                    let cell = out.0.add(g + wrapped[0][j1]);
-                                    *cell = *cell + val;
-                                }
-                            }
-                        }
-                    }
-                }
-            },
-        );
+                },
+            );
+            Ok(())
+        })?;
     }
+    Ok(())
 }
 
-/// Type 2 interpolation: c[v·M + j] = Σ grid cells × kernel weights, for each point j.
+/// Type 2 interpolation: c[v·M + j] = Σ grid cells × kernel weights, for each sorted point
+/// j in `points`.
 fn interpolate<T: Real>(
     spec: &UsfftSpec,
     pts: &SortedPoints<T>,
     grid: &[Complex<T>],
     c: &mut [Complex<T>],
+    points: std::ops::Range<usize>,
 ) {
     let w = spec.kernel.width;
     let dim = spec.dim;
@@ -237,7 +274,7 @@ fn interpolate<T: Real>(
     let nv = spec.n_vectors;
     let m = pts.m;
     let out = SyncPtr(c.as_mut_ptr());
-    (0..m).into_par_iter().with_min_len(1024).for_each_init(
+    points.into_par_iter().with_min_len(1024).for_each_init(
         || {
             (
                 [vec![T::zero(); w], vec![T::zero(); w], vec![T::zero(); w]],

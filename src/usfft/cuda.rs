@@ -20,6 +20,7 @@ use crate::backend::cuda::kernels;
 use crate::backend::cuda::launch::launch;
 use crate::backend::cuda::{driver_error, CudaBackend};
 use crate::error::{Error, Result};
+use crate::progress::Reporter;
 use crate::sample::Sample;
 use cudarc::cufft::{result as cufft_result, sys as cufft_sys};
 use cudarc::driver::{
@@ -901,13 +902,16 @@ fn ensure<'a, T: Real>(
     Ok(slot.as_mut().unwrap())
 }
 
-/// Host-to-host execute: uploads the input, runs, downloads the output, waits.
+/// Host-to-host execute: uploads the input, runs, downloads the output, waits. With a
+/// progress callback the device work is waited for and reported before the download, so
+/// that a stop there writes nothing (the one cancellation point: one whole transform).
 pub fn execute<T: Real>(
     gpu: &CudaBackend,
     spec: &UsfftSpec,
     pts: &DevicePoints<T>,
     c: &mut [Complex<T>],
     f: &mut [Complex<T>],
+    reporter: &mut Reporter,
 ) -> Result<()> {
     gpu.ctx
         .bind_to_thread()
@@ -930,6 +934,11 @@ pub fn execute<T: Real>(
         unsafe { result::memcpy_htod_async(input_dev, input, s.cu_stream()) }.map_err(copy_err)?;
     }
     pts.enqueue(cd, fd, grid, None)?;
+    if reporter.is_active() {
+        reporter.stage("usfft", 1.0, 1);
+        s.synchronize().map_err(driver_error("running the USFFT"))?;
+        reporter.advance(1)?;
+    }
     let (output, output_dev) = match spec.kind {
         TransformType::Type1 => (&mut as_reals_mut(f)[..nm], fd),
         TransformType::Type2 => (&mut as_reals_mut(c)[..nc], cd),

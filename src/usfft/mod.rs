@@ -251,18 +251,21 @@ impl<T: Real> UsfftPlan<T> {
     /// Non-finite strengths or modes are not checked: they propagate into the output.
     pub fn execute(&self, c: &mut [Complex<T>], f: &mut [Complex<T>]) -> Result<()> {
         self.check(c.len(), f.len())?;
+        let mut reporter = self.ctx.reporter();
         match &self.points {
             PointsState::None => unreachable!("checked above"),
-            PointsState::Host(p) => cpu::execute(&self.ctx.cpu, &self.spec, p, c, f),
+            PointsState::Host(p) => cpu::execute(&self.ctx.cpu, &self.spec, p, c, f, &mut reporter),
             PointsState::Device(p) => {
                 let gpu = self
                     .ctx
                     .cuda
                     .as_ref()
                     .expect("device points on a CUDA context");
-                cuda::execute(gpu, &self.spec, p, c, f)
+                cuda::execute(gpu, &self.spec, p, c, f, &mut reporter)
             }
-        }
+        }?;
+        reporter.finish();
+        Ok(())
     }
 
     /// Device-resident execute on a CUDA context, queued on the plan's stream

@@ -51,7 +51,7 @@ impl XcorrPlan {
         batch.check_finite(days)?;
         let mut reporter = self.ctx.reporter();
         let (kept, data) = match &self.ctx.cuda {
-            Some(gpu) => cuda::preprocess(gpu, self, days, batch, valid, n_windows)?,
+            Some(gpu) => cuda::preprocess(gpu, self, days, batch, valid, n_windows, &mut reporter)?,
             None => cpu::preprocess(
                 &self.ctx.cpu,
                 self,
@@ -145,9 +145,16 @@ impl XcorrPlan {
         let mut dense = crate::error::try_vec(n_pairs * n_lags, 0.0f32, "the correlations")?;
         let mut reporter = self.ctx.reporter();
         match &self.ctx.cuda {
-            Some(gpu) => {
-                cuda::correlate(gpu, self, days, &block, &pair_counts, &mut dense, n_lags)?
-            }
+            Some(gpu) => cuda::correlate(
+                gpu,
+                self,
+                days,
+                &block,
+                &pair_counts,
+                &mut dense,
+                n_lags,
+                &mut reporter,
+            )?,
             None => cpu::correlate(
                 &self.ctx.cpu,
                 self,

@@ -2,8 +2,10 @@
 # The Qt example as a user builds it: seisgpu installed into a temporary prefix, then
 # examples/qt configured with find_package(SeisGPU) against that prefix only, built, and
 # run headless (QT_QPA_PLATFORM=offscreen) in its scripted mode on the Penobscot
-# crossline, once with DWT denoising and once with F-X decon; each run must succeed and
-# leave a screenshot that is not blank (tests/qt/not_blank.py). The screenshots are kept
+# crossline, once with DWT denoising and once with F-X decon, then with F-X decon whose
+# first run Cancel stops (--cancel: that run must be reported cancelled, and a second run
+# in the same window succeed); each must exit 0 and leave a screenshot that is not blank
+# (tests/qt/not_blank.py). The screenshots are kept
 # in target/qt/. Expects `make lib` to have run. Prints "qt: N passed, N failed".
 set -euo pipefail
 
@@ -21,17 +23,18 @@ cmake --build "$work/build" -j 2 >/dev/null
 
 passed=0
 failed=0
-for method in dwt fx; do
-    shot="$keep/seisgpu_qt_$method.png"
+for run in "dwt" "fx" "fx --cancel"; do
+    shot="$keep/seisgpu_qt_${run// --/_}.png"
     rm -f "$shot"
-    if (cd "$root" && QT_QPA_PLATFORM=offscreen "$work/build/seisgpu_qt" --run "$method" \
+    # shellcheck disable=SC2086 # "$run" is the method and its flags
+    if (cd "$root" && QT_QPA_PLATFORM=offscreen "$work/build/seisgpu_qt" --run $run \
         --screenshot "$shot" data/penobscot-xl1155/penobscot_xl1155.sgy) &&
         python3 "$root/tests/qt/not_blank.py" "$shot"; then
         passed=$((passed + 1))
-        echo "ok   seisgpu_qt --run $method: screenshot ${shot#"$root"/}"
+        echo "ok   seisgpu_qt --run $run: screenshot ${shot#"$root"/}"
     else
         failed=$((failed + 1))
-        echo "FAIL seisgpu_qt --run $method"
+        echo "FAIL seisgpu_qt --run $run"
     fi
 done
 echo "qt: $passed passed, $failed failed"

@@ -23,6 +23,7 @@ use crate::backend::cuda::launch::launch;
 use crate::backend::cuda::{driver_error, kernels, CudaBackend};
 use crate::error::{Error, Result};
 use crate::layout::TraceBatch;
+use crate::progress::Reporter;
 use cudarc::cufft::{result as fft_result, sys as fft_sys, CudaFft};
 use cudarc::driver::{
     result, CudaModule, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
@@ -102,7 +103,8 @@ impl<'a> Kit<'a> {
         s.device_ptr(&self.stream).0
     }
 
-    /// Bytes a call may use: a quarter of the free device memory, at most BUDGET.
+    /// Bytes a call may use: a quarter of the free device memory, at most BUDGET (and at
+    /// most the cap of `set_memory_budget`).
     fn budget(&self) -> usize {
         let free = self
             .gpu
@@ -110,7 +112,10 @@ impl<'a> Kit<'a> {
             .mem_get_info()
             .map(|(f, _)| f)
             .unwrap_or(1 << 30);
-        (free / 4).min(BUDGET)
+        match BUDGET_CAP.load(Ordering::Relaxed) {
+            0 => (free / 4).min(BUDGET),
+            cap => (free / 4).min(BUDGET).min(cap),
+        }
     }
 
     /// A batched 1D cuFFT plan of `n` points (basic layout: rows of n reals and
@@ -167,6 +172,7 @@ pub fn preprocess(
     batch: TraceBatch,
     valid: Option<&[u8]>,
     n_windows: usize,
+    reporter: &mut Reporter,
 ) -> Result<(Vec<u8>, SpectraData)> {
     let (g, o) = (plan.geometry(), plan.options());
     let kit = Kit::new(gpu)?;
@@ -257,6 +263,7 @@ pub fn preprocess(
         ));
     }
     let mut fft_full: Option<CudaFft> = None;
+    reporter.stage("xcorr preprocess", 1.0, n_sta);
     let result = (|| -> Result<()> {
         for (c_index, s0) in (0..n_sta).step_by(chunk).enumerate() {
             let c = chunk.min(n_sta - s0);
@@ -401,6 +408,8 @@ pub fn preprocess(
                     .synchronize()
                     .map_err(driver_error("preprocessing"))?;
             }
+            // The host runs at most two chunks ahead of the device (the staging events).
+            reporter.advance(c)?;
         }
         Ok(())
     })();
@@ -557,6 +566,7 @@ impl RowBuffers {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 pub fn correlate(
     gpu: &CudaBackend,
     plan: &XcorrPlan,
@@ -565,6 +575,7 @@ pub fn correlate(
     counts: &[u32],
     out: &mut [f32],
     pair_stride: usize,
+    reporter: &mut Reporter,
 ) -> Result<()> {
     let kit = Kit::new(gpu)?;
     let g = *plan.geometry();
@@ -575,10 +586,18 @@ pub fn correlate(
             out[p * pair_stride..][..m].copy_from_slice(row);
         }
     };
+    reporter.stage("xcorr correlate", 1.0, block.n_pairs());
     match plan.options().stack_method {
-        StackMethod::Linear => linear(&kit, plan, days, block, counts, &mut rows, &mut |idx, t| {
-            write(out, idx, t)
-        }),
+        StackMethod::Linear => linear(
+            &kit,
+            plan,
+            days,
+            block,
+            counts,
+            &mut rows,
+            reporter,
+            &mut |idx, t| write(out, idx, t),
+        ),
         method => nonlinear(
             &kit,
             plan,
@@ -587,6 +606,7 @@ pub fn correlate(
             counts,
             method,
             &mut rows,
+            reporter,
             out,
             pair_stride,
         ),
@@ -707,6 +727,7 @@ fn linear(
     block: &Block,
     counts: &[u32],
     rows: &mut RowBuffers,
+    reporter: &mut Reporter,
     write: &mut dyn FnMut(&[usize], &[f32]),
 ) -> Result<()> {
     let g = *plan.geometry();
@@ -793,6 +814,7 @@ fn linear(
                 );
                 let trimmed = rows.finish(kit, plan, chunk.len(), 0)?;
                 write(&index, &trimmed);
+                reporter.advance(index.len())?;
             }
         }
     }
@@ -808,6 +830,7 @@ fn nonlinear(
     counts: &[u32],
     method: StackMethod,
     rows: &mut RowBuffers,
+    reporter: &mut Reporter,
     out: &mut [f32],
     pair_stride: usize,
 ) -> Result<()> {
@@ -915,8 +938,9 @@ fn nonlinear(
             out[p * pair_stride..][..m].copy_from_slice(&s);
         }
         pending.drain(..used * m);
+        let stacked = last - *next_pair;
         *next_pair = last;
-        Ok(())
+        reporter.advance(stacked)
     };
     for &(i, j) in &pairs {
         for (d, day) in days.iter().enumerate() {
