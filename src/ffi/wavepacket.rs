@@ -209,10 +209,12 @@ pub extern "C" fn sg_wavepacket_layout_destroy(layout: *mut sg_wavepacket_layout
 }
 
 fn layout_of<'a>(layout: *const sg_wavepacket_layout) -> Result<&'a crate::wavepacket::Layout> {
-    Ok(match &arg_ref::<sg_wavepacket_layout>(layout, "layout")?.0 {
-        Plan::F32(t) => t.plan.layout(),
-        Plan::F64(t) => t.plan.layout(),
-    })
+    Ok(
+        match &arg_ref::<sg_wavepacket_layout>(layout, "layout")?.0 {
+            Plan::F32(t) => t.plan.layout(),
+            Plan::F64(t) => t.plan.layout(),
+        },
+    )
 }
 
 /// The layout's sizes: `*n_samples` = n1·n2[·n3] (data values), `*n_coefficients` complex
@@ -380,7 +382,9 @@ fn inverse<T: Precision>(
         ));
     }
     check_finite(c)?;
-    let report = t.plan.inverse(t.filter()?, c, d, tolerance, max_iterations)?;
+    let report = t
+        .plan
+        .inverse(t.filter()?, c, d, tolerance, max_iterations)?;
     // SAFETY: NULL or a caller variable.
     unsafe {
         if let Some(p) = iterations.as_mut() {
