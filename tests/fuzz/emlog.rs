@@ -95,8 +95,13 @@ fn create(f: &mut Fuzz, plans: &mut Vec<Plan>) {
     let mut a: Vec<f64> = (0..span).map(|_| f.rng.symmetric()).collect();
     let sigma0: Vec<f64> = (0..m).map(|_| 0.1 + f.rng.symmetric().abs()).collect();
     let f0: Vec<f64> = (0..n).map(|_| 0.5 + f.rng.symmetric().abs()).collect();
-    let mut f_exp: Vec<f64> = f0.iter().map(|v| v * (1.0 + 0.05 * f.rng.symmetric())).collect();
-    let mut delta: Vec<f64> = (0..n).map(|_| 0.02 + 0.1 * f.rng.symmetric().abs()).collect();
+    let mut f_exp: Vec<f64> = f0
+        .iter()
+        .map(|v| v * (1.0 + 0.05 * f.rng.symmetric()))
+        .collect();
+    let mut delta: Vec<f64> = (0..n)
+        .map(|_| 0.02 + 0.1 * f.rng.symmetric().abs())
+        .collect();
     let p = f.rng.range(1, m.min(3));
     let mut searched: Vec<i32> = (0..m as i32).collect();
     for i in 0..p {
@@ -223,7 +228,10 @@ fn analytic(f: &mut Fuzz, plan: &Plan) {
         }
         _ => {}
     }
-    let mut v: Vec<Vec<f64>> = [p, 1, p, p, p, p * p].iter().map(|&n| sentinel(n)).collect();
+    let mut v: Vec<Vec<f64>> = [p, 1, p, p, p, p * p]
+        .iter()
+        .map(|&n| sentinel(n))
+        .collect();
     let mut empty = [0x5151i32];
     let snaps: Vec<Snapshot> = v
         .iter()
@@ -242,7 +250,9 @@ fn analytic(f: &mut Fuzz, plan: &Plan) {
         out(f, &mut k, e, "singular_values"),
         out(f, &mut k, g, "right_vectors"),
     );
-    f.announce("sg_emlog_analytic", || format!("criterion {kind}, level {level}"));
+    f.announce("sg_emlog_analytic", || {
+        format!("criterion {kind}, level {level}")
+    });
     let s = sg_emlog_analytic(
         pp, kind, level, ptrs.0, ptrs.1, ptrs.2, ptrs.3, ptrs.4, ptrs.5, ptrs.6,
     );
@@ -451,7 +461,9 @@ fn query(f: &mut Fuzz, found: &Found, r: usize) {
             let mut buf = sentinel::<u64>(len.max(1));
             let snaps = [Snapshot::of_slice("counts", &buf)];
             let bp = out(f, &mut k, &mut buf, "counts");
-            f.announce("sg_emlog_result_marginal", || format!("parameter {j}, len {len}"));
+            f.announce("sg_emlog_result_marginal", || {
+                format!("parameter {j}, len {len}")
+            });
             let s = sg_emlog_result_marginal(rp, j, bp, len);
             f.check("sg_emlog_result_marginal", s, &k, &snaps);
         }

@@ -427,10 +427,9 @@ fn coefficients<T: Real>(
         return;
     }
     let mut mode = f.rng.pick(&[SG_WAVEPACKET_HARD, SG_WAVEPACKET_SOFT]);
-    let mut kind = f.rng.pick(&[
-        SG_WAVEPACKET_THRESHOLD_VALUE,
-        SG_WAVEPACKET_THRESHOLD_SIGMA,
-    ]);
+    let mut kind = f
+        .rng
+        .pick(&[SG_WAVEPACKET_THRESHOLD_VALUE, SG_WAVEPACKET_THRESHOLD_SIGMA]);
     let mut value = f.rng.pick(&[0.0, 0.1, 0.5, 3.0]);
     match f.rng.range(0, 12) {
         0 => {
@@ -447,7 +446,9 @@ fn coefficients<T: Real>(
         }
         _ => {}
     }
-    f.announce(c.names[4], || format!("mode {mode}, kind {kind}, value {value}"));
+    f.announce(c.names[4], || {
+        format!("mode {mode}, kind {kind}, value {value}")
+    });
     let s = (c.threshold)(p, ptr_c, mode, kind, value);
     f.check(c.names[4], s, &k, &snaps);
 }
