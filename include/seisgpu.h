@@ -760,7 +760,7 @@ void sg_context_destroy(sg_context *ctx);
 
 /*
  Sets the progress callback of the long calls (F-X/F-XY decon, xcorr preprocessing and
- correlation, DWT batches) made from now on with `ctx` or any plan created from it;
+ correlation, DWT batches, wave-packet forward, adjoint, inverse and POCS) made from now on with `ctx` or any plan created from it;
  `callback` NULL removes it. Each such call runs `callback(user, stage, fraction)` on the
  thread that made the call, between chunks of its work, at most every 100 ms, with
  fractions that only grow, and a last time with exactly 1 once its work is complete (that
@@ -776,7 +776,9 @@ void sg_context_destroy(sg_context *ctx);
  must not call seisgpu on the same plan; change it only while no call runs on `ctx`.
  `ctx` must not be NULL. Thread-safe.
  */
-sg_status sg_context_set_progress(sg_context *ctx, sg_progress_fn callback, void *user);
+sg_status sg_context_set_progress(sg_context *ctx,
+                                  sg_progress_fn callback,
+                                  void *user);
 
 /*
  The default denoising options: universal threshold, soft, σ from the finest level,
