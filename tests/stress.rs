@@ -373,7 +373,7 @@ impl Job for Emlog {
             .enumerate()
             .map(|(i, v)| v * (1.0 + 0.01 * (i % 3) as f64))
             .collect();
-        let delta = vec![0.05; EM_N];
+        let delta = [0.05; EM_N];
         let mut p = ptr::null_mut();
         ok(sg_emlog_plan_create(
             ctx.0,

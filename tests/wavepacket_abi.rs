@@ -201,7 +201,7 @@ fn compression_threshold_and_pocs_in_f32() {
     assert!(left > 0 && left < m / 2, "{left} of {m} left");
 
     // POCS: the recorded traces unchanged, the missing ones approached.
-    let mut live = vec![1i32; NX];
+    let mut live = [1i32; NX];
     for x in [5, 11, 12, 20, 27, 33] {
         live[x] = 0;
     }
@@ -353,7 +353,7 @@ fn long_calls_report_progress_and_stop_cleanly() {
         );
         (s, out)
     });
-    let mut live = vec![1i32; NX];
+    let mut live = [1i32; NX];
     live[7] = 0;
     live[21] = 0;
     let mut o = sg_wavepacket_pocs_options_default();
