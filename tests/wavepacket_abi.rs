@@ -434,6 +434,14 @@ fn bad_input_is_refused_with_nothing_written() {
     assert_eq!(s, SG_ERR_OUT_OF_MEMORY, "{}", last_error());
     assert_eq!(out, sentinel);
     println!("2^20 cube: {}", last_error());
+    // A 1000³ layout of the default 350 directions: refused with its sizes, at once.
+    let t = std::time::Instant::now();
+    let cube = [1000usize; 3];
+    let s = sg_wavepacket_layout_create(ctx.0, 3, cube.as_ptr(), 0, 0, 0.0, 0.0, 0.0, 1, &mut out);
+    assert_eq!(s, SG_ERR_OUT_OF_MEMORY, "{}", last_error());
+    assert!(last_error().contains("bytes") && out == sentinel);
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    println!("1000³: {}", last_error());
 
     let l = layout(&ctx, &[NT, NX], 8, SG_WAVEPACKET_F32);
     let [n, m, n_boxes, ..] = sizes(&l);
