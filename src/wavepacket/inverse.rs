@@ -128,7 +128,7 @@ impl<T: Real> WavepacketPlan<T> {
             });
         }
         let mut reporter = self.ctx.reporter();
-        reporter.stage("wave-packet inverse", 1.0, max_iterations + 1);
+        reporter.stage("wave-packet inverse", 1.0, max_iterations.saturating_add(1));
         let mut x = filter.apply(&b);
         let ax = self.normal(&x)?;
         reporter.advance(1)?;
