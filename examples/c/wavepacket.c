@@ -1,8 +1,8 @@
 /* wavepacket: Gaussian wave packets on a 2D section through the C ABI.
  *
- * A synthetic section of 128 samples x 64 traces (three reflections, Ricker wavelets of
+ * A synthetic section of 96 samples x 48 traces (three reflections, Ricker wavelets of
  * 0.1 cycles/sample: a flat one, a dipping one and a curved one) is decomposed over a
- * layout of 16 directions and the automatic number of levels, in single precision.
+ * layout of 12 directions and the automatic number of levels, in single precision.
  *
  * Known answers (exit status 1 if any fails):
  *   1. the adjoint is exact: <C f, c> = <f, C* c> for random f and c, to 1e-5 relative;
@@ -10,7 +10,7 @@
  *   3. compression: keeping the largest coefficients, as many complex values as 5 % of the
  *      samples (each holds two reals), keeps exactly that many, and the reconstruction's
  *      SNR is positive (printed);
- *   4. POCS fills 16 of the 64 traces, removed at random: the recorded traces come out
+ *   4. POCS fills 12 of the 48 traces, removed at random: the recorded traces come out
  *      unchanged, the filled ones closer to the truth than the zero traces (error printed);
  *   5. bad input is refused with nothing written: a NaN sample (SG_ERR_NON_FINITE, the
  *      coefficients untouched), a 3D layout of 351 directions, which no Lebedev rule has
@@ -27,7 +27,7 @@
 
 #include "seisgpu.h"
 
-enum { NT = 128, NX = 64, N = NT * NX, DEAD = 16 };
+enum { NT = 96, NX = 48, N = NT * NX, DEAD = 12 };
 
 static int failures = 0;
 
@@ -67,7 +67,7 @@ static double rel_error(const float *x, const float *ref, size_t n) {
 int main(void) {
     static float section[N];
     for (int x = 0; x < NX; x++) {
-        double t1 = 30.0, t2 = 50.0 + 0.6 * x, t3 = 100.0 - 0.01 * (x - 32) * (x - 32);
+        double t1 = 20.0, t2 = 40.0 + 0.6 * x, t3 = 80.0 - 0.015 * (x - 24) * (x - 24);
         for (int t = 0; t < NT; t++)
             section[x * NT + t] =
                 (float)(ricker(t - t1, 0.1) - 0.7 * ricker(t - t2, 0.1) + 0.5 * ricker(t - t3, 0.1));
@@ -77,7 +77,7 @@ int main(void) {
     sg_wavepacket_layout *layout = NULL;
     if (failed(sg_context_create(SG_BACKEND_AUTO, 0, &ctx), "context")) return 1;
     const size_t shape[2] = {NT, NX};
-    if (failed(sg_wavepacket_layout_create(ctx, 2, shape, 16, 0, 0.0, 0.0, 1e-6, SG_WAVEPACKET_F32, &layout),
+    if (failed(sg_wavepacket_layout_create(ctx, 2, shape, 12, 0, 0.0, 0.0, 1e-6, SG_WAVEPACKET_F32, &layout),
                "layout"))
         return 1;
     size_t n_samples, m, n_boxes, levels, n_dirs;
@@ -137,7 +137,7 @@ int main(void) {
     printf("compression: %zu of %zu coefficients kept (5 %% of the samples), SNR %.2f dB\n", nonzero, m, snr);
     check(nonzero == s && snr > 0.0, "the S largest kept, positive SNR");
 
-    /* 4. POCS over 16 missing traces. */
+    /* 4. POCS over DEAD missing traces. */
     int32_t live[NX];
     for (int x = 0; x < NX; x++) live[x] = 1;
     for (int k = 0; k < DEAD;) {
@@ -151,7 +151,7 @@ int main(void) {
     for (int x = 0; x < NX; x++)
         if (!live[x]) memset(&work[x * NT], 0, NT * sizeof *work);
     sg_wavepacket_pocs_options po = sg_wavepacket_pocs_options_default();
-    po.iterations = 15;
+    po.iterations = 10;
     if (failed(sg_wavepacket_pocs_f32(layout, work, live, NX, &po), "pocs")) return 1;
     double de = 0.0, dr = 0.0;
     int live_same = 1;
