@@ -96,6 +96,16 @@ module seisgpu
   integer(c_int32_t), parameter :: SG_EMLOG_NORM_L1 = 1
   integer(c_int32_t), parameter :: SG_EMLOG_NORM_MAX = 2
 
+  ! Gaussian wave packets (sg_wavepacket_*): precisions, thresholds, POCS schedules.
+  integer(c_int32_t), parameter :: SG_WAVEPACKET_F32 = 1
+  integer(c_int32_t), parameter :: SG_WAVEPACKET_F64 = 2
+  integer(c_int32_t), parameter :: SG_WAVEPACKET_HARD = 0
+  integer(c_int32_t), parameter :: SG_WAVEPACKET_SOFT = 1
+  integer(c_int32_t), parameter :: SG_WAVEPACKET_THRESHOLD_VALUE = 0
+  integer(c_int32_t), parameter :: SG_WAVEPACKET_THRESHOLD_SIGMA = 1
+  integer(c_int32_t), parameter :: SG_WAVEPACKET_SCHEDULE_LINEAR = 0
+  integer(c_int32_t), parameter :: SG_WAVEPACKET_SCHEDULE_EXPONENTIAL = 1
+
   ! The version of the header these bindings match (compare with sg_version_number()).
   integer(c_int32_t), parameter :: SG_VERSION_MAJOR = 0
   integer(c_int32_t), parameter :: SG_VERSION_MINOR = 1
@@ -187,6 +197,14 @@ module seisgpu
     integer(c_int32_t) :: norm             ! SG_EMLOG_NORM_L2, _L1 or _MAX (direct mode)
     integer(c_size_t) :: max_models        ! list the first this many equivalent models
   end type sg_emlog_options
+
+  ! Options of sg_wavepacket_pocs_f32/_f64; start from sg_wavepacket_pocs_options_default().
+  type, bind(C) :: sg_wavepacket_pocs_options
+    integer(c_size_t) :: iterations        ! iterations, >= 1 (30)
+    integer(c_int32_t) :: schedule         ! SG_WAVEPACKET_SCHEDULE_* (EXPONENTIAL)
+    real(c_double) :: first                ! first threshold / max |c| (0.5)
+    real(c_double) :: last                 ! last threshold / max |c| (0.001)
+  end type sg_wavepacket_pocs_options
 
   interface
 
@@ -785,6 +803,185 @@ module seisgpu
       integer(c_size_t), value, intent(in) :: len
       integer(c_int32_t) :: status
     end function sg_emlog_result_models
+
+    ! ---- Gaussian wave packets -------------------------------------------------------
+
+    function sg_wavepacket_pocs_options_default() &
+        bind(C, name="sg_wavepacket_pocs_options_default") result(options)
+      import :: sg_wavepacket_pocs_options
+      type(sg_wavepacket_pocs_options) :: options
+    end function sg_wavepacket_pocs_options_default
+
+    function sg_wavepacket_layout_create(ctx, dim, shape, directions, levels, alpha, beta, &
+        tolerance, precision, out) bind(C, name="sg_wavepacket_layout_create") result(status)
+      import :: c_int32_t, c_size_t, c_double, c_ptr
+      type(c_ptr), value, intent(in) :: ctx
+      integer(c_int32_t), value, intent(in) :: dim
+      integer(c_size_t), intent(in) :: shape(*)
+      integer(c_size_t), value, intent(in) :: directions
+      integer(c_size_t), value, intent(in) :: levels
+      real(c_double), value, intent(in) :: alpha
+      real(c_double), value, intent(in) :: beta
+      real(c_double), value, intent(in) :: tolerance
+      integer(c_int32_t), value, intent(in) :: precision
+      type(c_ptr), intent(inout) :: out
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_layout_create
+
+    subroutine sg_wavepacket_layout_destroy(layout) &
+        bind(C, name="sg_wavepacket_layout_destroy")
+      import :: c_ptr
+      type(c_ptr), value, intent(in) :: layout
+    end subroutine sg_wavepacket_layout_destroy
+
+    function sg_wavepacket_layout_sizes(layout, n_samples, n_coefficients, n_boxes, levels, &
+        n_directions) bind(C, name="sg_wavepacket_layout_sizes") result(status)
+      import :: c_int32_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: layout
+      integer(c_size_t), intent(out) :: n_samples
+      integer(c_size_t), intent(out) :: n_coefficients
+      integer(c_size_t), intent(out) :: n_boxes
+      integer(c_size_t), intent(out) :: levels
+      integer(c_size_t), intent(out) :: n_directions
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_layout_sizes
+
+    function sg_wavepacket_box_info(layout, box_index, level, direction, centre, shape, &
+        offset) bind(C, name="sg_wavepacket_box_info") result(status)
+      import :: c_int32_t, c_size_t, c_double, c_ptr
+      type(c_ptr), value, intent(in) :: layout
+      integer(c_size_t), value, intent(in) :: box_index
+      integer(c_int32_t), intent(out) :: level
+      integer(c_int32_t), intent(out) :: direction
+      real(c_double), intent(out) :: centre(3)
+      integer(c_size_t), intent(out) :: shape(3)
+      integer(c_size_t), intent(out) :: offset
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_box_info
+
+    function sg_wavepacket_forward_f32(layout, data, coeffs) &
+        bind(C, name="sg_wavepacket_forward_f32") result(status)
+      import :: c_int32_t, c_float, c_ptr
+      type(c_ptr), value, intent(in) :: layout
+      real(c_float), intent(in) :: data(*)
+      real(c_float), intent(inout) :: coeffs(*)      ! interleaved re, im
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_forward_f32
+
+    function sg_wavepacket_adjoint_f32(layout, coeffs, data) &
+        bind(C, name="sg_wavepacket_adjoint_f32") result(status)
+      import :: c_int32_t, c_float, c_ptr
+      type(c_ptr), value, intent(in) :: layout
+      real(c_float), intent(in) :: coeffs(*)
+      real(c_float), intent(inout) :: data(*)
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_adjoint_f32
+
+    function sg_wavepacket_inverse_f32(layout, coeffs, data, tolerance, max_iterations, &
+        iterations, residual) bind(C, name="sg_wavepacket_inverse_f32") result(status)
+      import :: c_int32_t, c_size_t, c_double, c_float, c_ptr
+      type(c_ptr), value, intent(in) :: layout
+      real(c_float), intent(in) :: coeffs(*)
+      real(c_float), intent(inout) :: data(*)
+      real(c_double), value, intent(in) :: tolerance
+      integer(c_size_t), value, intent(in) :: max_iterations
+      integer(c_size_t), intent(inout) :: iterations
+      real(c_double), intent(inout) :: residual
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_inverse_f32
+
+    function sg_wavepacket_keep_largest_f32(layout, coeffs, s) &
+        bind(C, name="sg_wavepacket_keep_largest_f32") result(status)
+      import :: c_int32_t, c_size_t, c_float, c_ptr
+      type(c_ptr), value, intent(in) :: layout
+      real(c_float), intent(inout) :: coeffs(*)
+      integer(c_size_t), value, intent(in) :: s
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_keep_largest_f32
+
+    function sg_wavepacket_threshold_f32(layout, coeffs, mode, kind, value) &
+        bind(C, name="sg_wavepacket_threshold_f32") result(status)
+      import :: c_int32_t, c_double, c_float, c_ptr
+      type(c_ptr), value, intent(in) :: layout
+      real(c_float), intent(inout) :: coeffs(*)
+      integer(c_int32_t), value, intent(in) :: mode
+      integer(c_int32_t), value, intent(in) :: kind
+      real(c_double), value, intent(in) :: value
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_threshold_f32
+
+    function sg_wavepacket_pocs_f32(layout, data, live, n_traces, options) &
+        bind(C, name="sg_wavepacket_pocs_f32") result(status)
+      import :: c_int32_t, c_size_t, c_float, c_ptr, sg_wavepacket_pocs_options
+      type(c_ptr), value, intent(in) :: layout
+      real(c_float), intent(inout) :: data(*)
+      integer(c_int32_t), intent(in) :: live(*)
+      integer(c_size_t), value, intent(in) :: n_traces
+      type(sg_wavepacket_pocs_options), intent(in) :: options
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_pocs_f32
+
+    function sg_wavepacket_forward_f64(layout, data, coeffs) &
+        bind(C, name="sg_wavepacket_forward_f64") result(status)
+      import :: c_int32_t, c_double, c_ptr
+      type(c_ptr), value, intent(in) :: layout
+      real(c_double), intent(in) :: data(*)
+      real(c_double), intent(inout) :: coeffs(*)      ! interleaved re, im
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_forward_f64
+
+    function sg_wavepacket_adjoint_f64(layout, coeffs, data) &
+        bind(C, name="sg_wavepacket_adjoint_f64") result(status)
+      import :: c_int32_t, c_double, c_ptr
+      type(c_ptr), value, intent(in) :: layout
+      real(c_double), intent(in) :: coeffs(*)
+      real(c_double), intent(inout) :: data(*)
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_adjoint_f64
+
+    function sg_wavepacket_inverse_f64(layout, coeffs, data, tolerance, max_iterations, &
+        iterations, residual) bind(C, name="sg_wavepacket_inverse_f64") result(status)
+      import :: c_int32_t, c_size_t, c_double, c_ptr
+      type(c_ptr), value, intent(in) :: layout
+      real(c_double), intent(in) :: coeffs(*)
+      real(c_double), intent(inout) :: data(*)
+      real(c_double), value, intent(in) :: tolerance
+      integer(c_size_t), value, intent(in) :: max_iterations
+      integer(c_size_t), intent(inout) :: iterations
+      real(c_double), intent(inout) :: residual
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_inverse_f64
+
+    function sg_wavepacket_keep_largest_f64(layout, coeffs, s) &
+        bind(C, name="sg_wavepacket_keep_largest_f64") result(status)
+      import :: c_int32_t, c_size_t, c_double, c_ptr
+      type(c_ptr), value, intent(in) :: layout
+      real(c_double), intent(inout) :: coeffs(*)
+      integer(c_size_t), value, intent(in) :: s
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_keep_largest_f64
+
+    function sg_wavepacket_threshold_f64(layout, coeffs, mode, kind, value) &
+        bind(C, name="sg_wavepacket_threshold_f64") result(status)
+      import :: c_int32_t, c_double, c_ptr
+      type(c_ptr), value, intent(in) :: layout
+      real(c_double), intent(inout) :: coeffs(*)
+      integer(c_int32_t), value, intent(in) :: mode
+      integer(c_int32_t), value, intent(in) :: kind
+      real(c_double), value, intent(in) :: value
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_threshold_f64
+
+    function sg_wavepacket_pocs_f64(layout, data, live, n_traces, options) &
+        bind(C, name="sg_wavepacket_pocs_f64") result(status)
+      import :: c_int32_t, c_size_t, c_double, c_ptr, sg_wavepacket_pocs_options
+      type(c_ptr), value, intent(in) :: layout
+      real(c_double), intent(inout) :: data(*)
+      integer(c_int32_t), intent(in) :: live(*)
+      integer(c_size_t), value, intent(in) :: n_traces
+      type(sg_wavepacket_pocs_options), intent(in) :: options
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_pocs_f64
   end interface
 
 contains

@@ -243,6 +243,47 @@
 #define SG_VERSION_PATCH 0
 
 /*
+ Single precision: float data and interleaved float complex coefficients.
+ */
+#define SG_WAVEPACKET_F32 1
+
+/*
+ Double precision.
+ */
+#define SG_WAVEPACKET_F64 2
+
+/*
+ Hard thresholding: coefficients of magnitude ≤ the threshold become 0, the others stay.
+ */
+#define SG_WAVEPACKET_HARD 0
+
+/*
+ Soft thresholding: as hard, and the magnitude of the others shrinks by the threshold.
+ */
+#define SG_WAVEPACKET_SOFT 1
+
+/*
+ The threshold is `value` itself, for every coefficient.
+ */
+#define SG_WAVEPACKET_THRESHOLD_VALUE 0
+
+/*
+ The threshold is `value`·σ per level, σ = median(|c|)/0.6745 over the level's
+ coefficients (the noise level when most coefficients are noise).
+ */
+#define SG_WAVEPACKET_THRESHOLD_SIGMA 1
+
+/*
+ POCS thresholds fall linearly from `first` to `last`.
+ */
+#define SG_WAVEPACKET_SCHEDULE_LINEAR 0
+
+/*
+ POCS thresholds fall geometrically from `first` to `last` (the default).
+ */
+#define SG_WAVEPACKET_SCHEDULE_EXPONENTIAL 1
+
+/*
  No time-domain normalisation (NoisePy `time_norm = "no"`, its default).
  */
 #define SG_XCORR_TIME_NORM_NONE 0
@@ -325,6 +366,12 @@ typedef struct sg_fxdecon_plan sg_fxdecon_plan;
  on one context, with the points of its last `sg_usfft_set_points_*` call. Opaque.
  */
 typedef struct sg_usfft_plan sg_usfft_plan;
+
+/*
+ A wave-packet box layout of one data shape, with its transform in one precision, on one
+ context. Opaque.
+ */
+typedef struct sg_wavepacket_layout sg_wavepacket_layout;
 
 /*
  A correlation plan: options and sizes, on one context. Opaque.
@@ -506,6 +553,27 @@ typedef struct {
    */
   double upsampling;
 } sg_usfft_options;
+
+/*
+ Options of `sg_wavepacket_pocs_f32/_f64`. Start from `sg_wavepacket_pocs_options_default()`.
+ */
+typedef struct {
+  /*
+   Iterations, ≥ 1 (default 30); each is one forward transform and one reconstruction.
+   */
+  size_t iterations;
+  /*
+   `SG_WAVEPACKET_SCHEDULE_EXPONENTIAL` (default) or `SG_WAVEPACKET_SCHEDULE_LINEAR`.
+   */
+  int32_t schedule;
+  /*
+   The hard threshold of the first and of the last iteration, as fractions of the largest
+   coefficient magnitude of the data with its gaps: 0 < last ≤ first ≤ 1 (default 0.5
+   and 0.001).
+   */
+  double first;
+  double last;
+} sg_wavepacket_pocs_options;
 
 /*
  Options of an `sg_xcorr_plan`. Start from `sg_xcorr_options_default()` (NoisePy's
@@ -692,7 +760,8 @@ void sg_context_destroy(sg_context *ctx);
 
 /*
  Sets the progress callback of the long calls (F-X/F-XY decon, xcorr preprocessing and
- correlation, DWT batches, the EM-logging search, USFFT) made from now on with `ctx` or
+ correlation, DWT batches, the EM-logging search, USFFT, wave-packet forward, adjoint,
+ inverse and POCS) made from now on with `ctx` or
  any plan created from it; `callback` NULL removes it. Each such call runs
  `callback(user, stage, fraction)` on the thread that made the call, between chunks of
  its work, at most every 100 ms, with fractions that only grow, and a last time with
@@ -1127,6 +1196,202 @@ const char *sg_version(void);
  `SG_VERSION_*` macros of the header the caller was compiled against. Thread-safe.
  */
 uint32_t sg_version_number(void);
+
+/*
+ The options `sg_wavepacket_pocs_f32/_f64` use when given NULL. Thread-safe.
+ */
+sg_wavepacket_pocs_options sg_wavepacket_pocs_options_default(void);
+
+/*
+ Creates a layout for data of `dim` (2 or 3) axes of `shape[0]`, `shape[1]` [, `shape[2]`]
+ samples (axis 1 fastest; each 8 … 2^20; any sizes, not only powers of two or cubes: each
+ direction's box grids are padded, along its rotated axes, by two widths of the widest
+ packet, so the data's periodic images stay apart without a padded copy being made).
+ `directions`: 2D any even count 2 … 4096 (uniform in angle), 3D the size of a Lebedev rule
+ (6, 14, 26, 38, 50, 74, 86, 110, 146, 170, 194, 230, 266, 302, 350, 434, 590); 0 gives 32
+ (2D) or 350 (3D). For real data one direction of each antipodal pair is kept. `levels`:
+ directional scales, 1 … 12, the finest centred at 0.375 cycles/sample and each coarser
+ one an octave lower; 0 gives max(1, ⌊log2 min(shape)⌋ − 3). `alpha`: radial sharpness,
+ 0.5 … 20, a level's radial width is about its centre frequency over alpha (0 gives 3).
+ `beta`: radial over lateral width (0 gives the automatic value: an angular width of half
+ the mean spacing of the directions). `tolerance`: the USFFT's relative accuracy (0 gives
+ 1e-6; at least 1e-6 in single precision). `precision`: `SG_WAVEPACKET_F32` or
+ `SG_WAVEPACKET_F64`. The windows are normalised on the discrete layout so that the squares
+ of all boxes' windows sum to one over the band the layout covers. A layout the host's
+ memory cannot hold gives `SG_ERR_OUT_OF_MEMORY`. On success `*out` receives a layout the
+ caller owns (`sg_wavepacket_layout_destroy`). Thread-safe.
+ */
+sg_status sg_wavepacket_layout_create(const sg_context *ctx,
+                                      int32_t dim,
+                                      const size_t *shape,
+                                      size_t directions,
+                                      size_t levels,
+                                      double alpha,
+                                      double beta,
+                                      double tolerance,
+                                      int32_t precision,
+                                      sg_wavepacket_layout **out);
+
+/*
+ Releases a layout. NULL is a no-op. Must not race with other calls on the same layout.
+ */
+void sg_wavepacket_layout_destroy(sg_wavepacket_layout *layout);
+
+/*
+ The layout's sizes: `*n_samples` = n1·n2[·n3] (data values), `*n_coefficients` complex
+ coefficients (the redundancy is n_coefficients / n_samples), `*n_boxes` boxes (box 0 the
+ low-pass box, then per stored direction its `*levels` boxes, coarse to fine),
+ `*n_directions` the directions stored (one of each antipodal pair: half the count asked
+ for). No pointer may be NULL. Thread-safe.
+ */
+sg_status sg_wavepacket_layout_sizes(const sg_wavepacket_layout *layout,
+                                     size_t *n_samples,
+                                     size_t *n_coefficients,
+                                     size_t *n_boxes,
+                                     size_t *levels,
+                                     size_t *n_directions);
+
+/*
+ Box `box_index` (< n_boxes) of the layout: `*level` (0 for the low-pass box, 1 … levels
+ coarse to fine), `*direction` (the index of its stored direction, −1 for the low-pass box),
+ `centre` (3 values: its centre frequency in cycles per sample along axes 1, 2, 3; 0 for an
+ axis a 2D layout lacks), `shape` (3 values: its coefficient grid L1 × L2 × L3, axis 1
+ fastest, 1 for an unused axis) and `*offset` (where its L1·L2·L3 coefficients start in the
+ coefficient array, in complex values). No pointer may be NULL. Thread-safe.
+ */
+sg_status sg_wavepacket_box_info(const sg_wavepacket_layout *layout,
+                                 size_t box_index,
+                                 int32_t *level,
+                                 int32_t *direction,
+                                 double *centre,
+                                 size_t *shape,
+                                 size_t *offset);
+
+/*
+ C: real data (n_samples values, axis 1 fastest) → `coeffs` (2·n_coefficients floats,
+ interleaved re, im; box after box at their offsets, each L1 × L2 × L3, axis 1 fastest).
+ The arrays must not overlap. Non-finite data gives `SG_ERR_NON_FINITE`. With a progress
+ callback on the context (`sg_context_set_progress`) reports stages "wave-packet spectrum"
+ and "wave-packet boxes"; a stop gives `SG_ERR_CANCELLED`. On any failure `coeffs` is not
+ written. Several threads may use one layout at once.
+ */
+sg_status sg_wavepacket_forward_f32(const sg_wavepacket_layout *layout,
+                                    const float *data,
+                                    float *coeffs);
+
+/*
+ `sg_wavepacket_forward_f32` for a double-precision layout.
+ */
+sg_status sg_wavepacket_forward_f64(const sg_wavepacket_layout *layout,
+                                    const double *data,
+                                    double *coeffs);
+
+/*
+ C*: `coeffs` (as `sg_wavepacket_forward_f32` writes them) → real `data` (the real part of
+ the exact adjoint: ⟨C f, c⟩ = ⟨f, C* c⟩ for real f). Non-finite coefficients give
+ `SG_ERR_NON_FINITE`. Progress and stops as the forward call; on failure `data` is not
+ written.
+ */
+sg_status sg_wavepacket_adjoint_f32(const sg_wavepacket_layout *layout,
+                                    const float *coeffs,
+                                    float *data);
+
+/*
+ `sg_wavepacket_adjoint_f32` for a double-precision layout.
+ */
+sg_status sg_wavepacket_adjoint_f64(const sg_wavepacket_layout *layout,
+                                    const double *coeffs,
+                                    double *data);
+
+/*
+ The inverse: the data whose coefficients are closest (least squares) to `coeffs` — C*
+ followed by the correction filter (the inverse of C*C's response to a unit impulse, built
+ at the first inverse or POCS call on the layout), refined by conjugate gradients on C*C
+ until the relative residual is ≤ `tolerance` (in (0, 1)) or `max_iterations` (0: the
+ filter alone) were made. `*iterations` and `*residual` (each may be NULL) receive the
+ iterations made and the residual reached. Progress: stage "wave-packet inverse", one item
+ per iteration. On failure nothing is written.
+ */
+sg_status sg_wavepacket_inverse_f32(const sg_wavepacket_layout *layout,
+                                    const float *coeffs,
+                                    float *data,
+                                    double tolerance,
+                                    size_t max_iterations,
+                                    size_t *iterations,
+                                    double *residual);
+
+/*
+ `sg_wavepacket_inverse_f32` for a double-precision layout.
+ */
+sg_status sg_wavepacket_inverse_f64(const sg_wavepacket_layout *layout,
+                                    const double *coeffs,
+                                    double *data,
+                                    double tolerance,
+                                    size_t max_iterations,
+                                    size_t *iterations,
+                                    double *residual);
+
+/*
+ Compression, in place: keeps the `s` coefficients of largest magnitude and sets the
+ others to 0 (`s` ≥ n_coefficients keeps them all). Non-finite coefficients give
+ `SG_ERR_NON_FINITE` and nothing is changed.
+ */
+sg_status sg_wavepacket_keep_largest_f32(const sg_wavepacket_layout *layout,
+                                         float *coeffs,
+                                         size_t s);
+
+/*
+ `sg_wavepacket_keep_largest_f32` for a double-precision layout.
+ */
+sg_status sg_wavepacket_keep_largest_f64(const sg_wavepacket_layout *layout,
+                                         double *coeffs,
+                                         size_t s);
+
+/*
+ Denoising, in place: `mode` `SG_WAVEPACKET_HARD` or `SG_WAVEPACKET_SOFT`, at a threshold
+ given by `kind`: `SG_WAVEPACKET_THRESHOLD_VALUE` (`value` itself) or
+ `SG_WAVEPACKET_THRESHOLD_SIGMA` (`value`·σ of each level). `value` finite and ≥ 0.
+ Non-finite coefficients give `SG_ERR_NON_FINITE`; on failure nothing is changed.
+ */
+sg_status sg_wavepacket_threshold_f32(const sg_wavepacket_layout *layout,
+                                      float *coeffs,
+                                      int32_t mode,
+                                      int32_t kind,
+                                      double value);
+
+/*
+ `sg_wavepacket_threshold_f32` for a double-precision layout.
+ */
+sg_status sg_wavepacket_threshold_f64(const sg_wavepacket_layout *layout,
+                                      double *coeffs,
+                                      int32_t mode,
+                                      int32_t kind,
+                                      double value);
+
+/*
+ Interpolation of missing traces by POCS, in place: `data` (n_samples values) holds
+ `n_traces` = n_samples / n1 traces of n1 samples (numbered over axes 2[, 3]); `live[t]` is
+ 1 where trace t was recorded, 0 where it is missing (its samples are not read and may be
+ anything). Each iteration hard-thresholds the coefficients of the current estimate,
+ reconstructs (the inverse's correction filter applied to C*) and puts the recorded traces
+ back; the recorded traces come out unchanged. `options` may be NULL for the defaults.
+ A non-finite sample in a recorded trace gives `SG_ERR_NON_FINITE`. Progress: stage
+ "wave-packet POCS", one item per iteration. On failure `data` is not written.
+ */
+sg_status sg_wavepacket_pocs_f32(const sg_wavepacket_layout *layout,
+                                 float *data,
+                                 const int32_t *live,
+                                 size_t n_traces,
+                                 const sg_wavepacket_pocs_options *options);
+
+/*
+ `sg_wavepacket_pocs_f32` for a double-precision layout.
+ */
+sg_status sg_wavepacket_pocs_f64(const sg_wavepacket_layout *layout,
+                                 double *data,
+                                 const int32_t *live,
+                                 size_t n_traces,
+                                 const sg_wavepacket_pocs_options *options);
 
 /*
  NoisePy's defaults (see the fields). Thread-safe.

@@ -15,9 +15,11 @@ mod common;
 use common::{last_error, ok, Rng};
 use seisgpu::ffi::context::*;
 use seisgpu::ffi::dwt::*;
+use seisgpu::ffi::emlog::*;
 use seisgpu::ffi::fxdecon::*;
 use seisgpu::ffi::status::*;
 use seisgpu::ffi::usfft::*;
+use seisgpu::ffi::wavepacket::*;
 use seisgpu::ffi::xcorr::*;
 use std::ptr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -342,6 +344,233 @@ impl Drop for XcorrPlan {
     }
 }
 
+// ---- EM logging: a 12 × 4 plan searched on 8³ models, fast and direct ------------------
+
+struct Emlog {
+    a: Vec<f64>,
+}
+struct EmlogPlan(Handle<sg_emlog_plan>);
+
+const EM_N: usize = 12;
+const EM_M: usize = 4;
+
+impl Job for Emlog {
+    fn name(&self) -> &'static str {
+        "emlog"
+    }
+    fn plan(&self, ctx: &Ctx) -> Box<dyn Planned> {
+        let sigma0 = [0.2, 0.5, 0.1, 0.3];
+        let f0: Vec<f64> = (0..EM_N)
+            .map(|i| {
+                (0..EM_M)
+                    .map(|j| self.a[i * EM_M + j] * sigma0[j])
+                    .sum::<f64>()
+                    + 1.0
+            })
+            .collect();
+        let f_exp: Vec<f64> = f0
+            .iter()
+            .enumerate()
+            .map(|(i, v)| v * (1.0 + 0.01 * (i % 3) as f64))
+            .collect();
+        let delta = [0.05; EM_N];
+        let mut p = ptr::null_mut();
+        ok(sg_emlog_plan_create(
+            ctx.0,
+            EM_N,
+            EM_M,
+            self.a.as_ptr(),
+            EM_M,
+            1,
+            sigma0.as_ptr(),
+            f0.as_ptr(),
+            f_exp.as_ptr(),
+            delta.as_ptr(),
+            3,
+            [0, 1, 2].as_ptr(),
+            &mut p,
+        ));
+        Box::new(EmlogPlan(Handle(p)))
+    }
+}
+
+impl Planned for EmlogPlan {
+    fn run(&self) -> Vec<f64> {
+        let mut out = Vec::new();
+        for (mode, norm) in [
+            (SG_EMLOG_FAST, SG_EMLOG_NORM_L2),
+            (SG_EMLOG_DIRECT, SG_EMLOG_NORM_L1),
+        ] {
+            let mut o = sg_emlog_options_default();
+            o.criterion = SG_EMLOG_MAX_MISFIT;
+            o.level = 2.0;
+            o.mode = mode;
+            o.norm = norm;
+            let mut r = ptr::null_mut();
+            ok(sg_emlog_search(
+                self.0 .0,
+                [SG_EMLOG_AXIS_LINEAR; 3].as_ptr(),
+                [8usize; 3].as_ptr(),
+                [0.0, 0.3, 0.0].as_ptr(),
+                [0.4, 0.7, 0.2].as_ptr(),
+                ptr::null(),
+                0,
+                1,
+                [0, 2].as_ptr(),
+                &o,
+                &mut r,
+            ));
+            let (mut total, mut count, mut best) = (0u64, 0u64, 0u64);
+            let (mut model, mut misfit, mut lo, mut hi) = ([0.0; 3], 0.0, [0.0; 3], [0.0; 3]);
+            let (mut listed, mut more) = (0usize, 0i32);
+            ok(sg_emlog_result_summary(
+                r,
+                &mut total,
+                &mut count,
+                &mut best,
+                model.as_mut_ptr(),
+                &mut misfit,
+                lo.as_mut_ptr(),
+                hi.as_mut_ptr(),
+                &mut listed,
+                &mut more,
+            ));
+            let mut pair = [0u64; 64];
+            ok(sg_emlog_result_pair(r, 0, pair.as_mut_ptr(), 64));
+            sg_emlog_result_destroy(r);
+            out.extend([total as f64, count as f64, best as f64, misfit]);
+            out.extend(model.into_iter().chain(lo).chain(hi));
+            out.extend(pair.iter().map(|&c| c as f64));
+        }
+        out
+    }
+}
+
+impl Drop for EmlogPlan {
+    fn drop(&mut self) {
+        sg_emlog_plan_destroy(self.0 .0);
+    }
+}
+
+// ---- Wave packets: forward and POCS in f32, inverse and soft threshold in f64 ----------
+
+struct Wavepacket {
+    section: Vec<f64>,
+}
+struct WavepacketLayouts(
+    Handle<sg_wavepacket_layout>,
+    Handle<sg_wavepacket_layout>,
+    Vec<f64>,
+);
+
+const WP: [usize; 2] = [32, 24];
+
+impl Job for Wavepacket {
+    fn name(&self) -> &'static str {
+        "wavepacket"
+    }
+    fn plan(&self, ctx: &Ctx) -> Box<dyn Planned> {
+        let (mut a, mut b) = (ptr::null_mut(), ptr::null_mut());
+        ok(sg_wavepacket_layout_create(
+            ctx.0,
+            2,
+            WP.as_ptr(),
+            8,
+            0,
+            0.0,
+            0.0,
+            1e-6,
+            SG_WAVEPACKET_F32,
+            &mut a,
+        ));
+        ok(sg_wavepacket_layout_create(
+            ctx.0,
+            2,
+            WP.as_ptr(),
+            6,
+            2,
+            0.0,
+            0.0,
+            1e-10,
+            SG_WAVEPACKET_F64,
+            &mut b,
+        ));
+        Box::new(WavepacketLayouts(
+            Handle(a),
+            Handle(b),
+            self.section.clone(),
+        ))
+    }
+}
+
+fn coefficient_count(l: *mut sg_wavepacket_layout) -> usize {
+    let mut z = [0usize; 5];
+    let [a, b, c, d, e] = &mut z;
+    ok(sg_wavepacket_layout_sizes(l, a, b, c, d, e));
+    z[1]
+}
+
+impl Planned for WavepacketLayouts {
+    fn run(&self) -> Vec<f64> {
+        let n = WP[0] * WP[1];
+        let x32: Vec<f32> = self.2.iter().map(|&v| v as f32).collect();
+        let mut c32 = vec![0.0f32; 2 * coefficient_count(self.0 .0)];
+        ok(sg_wavepacket_forward_f32(
+            self.0 .0,
+            x32.as_ptr(),
+            c32.as_mut_ptr(),
+        ));
+        let live: Vec<i32> = (0..WP[1]).map(|t| i32::from(t % 3 != 1)).collect();
+        let mut filled = x32.clone();
+        let mut o = sg_wavepacket_pocs_options_default();
+        o.iterations = 3;
+        ok(sg_wavepacket_pocs_f32(
+            self.0 .0,
+            filled.as_mut_ptr(),
+            live.as_ptr(),
+            WP[1],
+            &o,
+        ));
+        let mut c64 = vec![0.0f64; 2 * coefficient_count(self.1 .0)];
+        ok(sg_wavepacket_forward_f64(
+            self.1 .0,
+            self.2.as_ptr(),
+            c64.as_mut_ptr(),
+        ));
+        ok(sg_wavepacket_threshold_f64(
+            self.1 .0,
+            c64.as_mut_ptr(),
+            SG_WAVEPACKET_SOFT,
+            SG_WAVEPACKET_THRESHOLD_SIGMA,
+            2.0,
+        ));
+        let mut y = vec![0.0f64; n];
+        let mut it = 0usize;
+        ok(sg_wavepacket_inverse_f64(
+            self.1 .0,
+            c64.as_ptr(),
+            y.as_mut_ptr(),
+            1e-8,
+            4,
+            &mut it,
+            ptr::null_mut(),
+        ));
+        c32.into_iter()
+            .chain(filled)
+            .map(f64::from)
+            .chain(y)
+            .chain([it as f64])
+            .collect()
+    }
+}
+
+impl Drop for WavepacketLayouts {
+    fn drop(&mut self) {
+        sg_wavepacket_layout_destroy(self.0 .0);
+        sg_wavepacket_layout_destroy(self.1 .0);
+    }
+}
+
 fn jobs() -> Vec<Box<dyn Job>> {
     vec![
         Box::new(Dwt {
@@ -359,6 +588,12 @@ fn jobs() -> Vec<Box<dyn Job>> {
                 .into_iter()
                 .map(|v| v as f32)
                 .collect(),
+        }),
+        Box::new(Emlog {
+            a: noise(6, EM_N * EM_M).into_iter().map(f64::abs).collect(),
+        }),
+        Box::new(Wavepacket {
+            section: noise(7, WP[0] * WP[1]),
         }),
     ]
 }

@@ -12,6 +12,7 @@ pub mod last_error;
 pub mod status;
 pub mod usfft;
 pub mod version;
+pub mod wavepacket;
 pub mod xcorr;
 
 use crate::error::{Error, Result};

@@ -166,7 +166,9 @@ impl<T: Real> WavepacketPlan<T> {
     /// Fills the dead traces of `data` (in place): `live[t]` says whether trace t (the data
     /// columns along axis 1, numbered over axes 2[, 3]) was recorded. Each iteration
     /// hard-thresholds the coefficients of the current estimate, reconstructs (correction
-    /// filter applied to C*), and re-inserts the recorded traces.
+    /// filter applied to C*), and re-inserts the recorded traces. Reports progress to the
+    /// context's callback (stage "wave-packet POCS", one item per iteration); `data` is
+    /// written only at the end, so a stop leaves it as it was.
     pub fn pocs_interpolate(
         &self,
         filter: &CorrectionFilter<T>,
@@ -207,12 +209,20 @@ impl<T: Real> WavepacketPlan<T> {
                 x[t * n1..(t + 1) * n1].fill(T::zero());
             }
         }
-        self.forward(&x, &mut c)?;
+        // The recorded samples must be finite (the dead ones are not read).
+        if let Some(i) = x.iter().position(|v| !v.is_finite()) {
+            return Err(crate::error::Error::NonFinite(format!(
+                "data sample {i} (a live trace) is not finite; nothing was written"
+            )));
+        }
+        self.forward_unchecked(&x, &mut c)?;
         let cmax = c
             .iter()
             .map(|z| z.norm().to_f64().unwrap())
             .fold(0.0, f64::max);
         let mut y = vec![T::zero(); x.len()];
+        let mut reporter = self.context().reporter();
+        reporter.stage("wave-packet POCS", 1.0, opts.iterations);
         for i in 0..opts.iterations {
             if i > 0 {
                 self.forward_unchecked(&x, &mut c)?;
@@ -230,8 +240,10 @@ impl<T: Real> WavepacketPlan<T> {
                     x[t * n1..(t + 1) * n1].copy_from_slice(&y[t * n1..(t + 1) * n1]);
                 }
             }
+            reporter.advance(1)?;
         }
         data.copy_from_slice(&x);
+        reporter.finish();
         Ok(())
     }
 }

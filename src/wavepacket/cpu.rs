@@ -1,11 +1,14 @@
 //! The box stage on the CPU: lattice values ↔ box coefficients (cut out, window, box FFT).
 //! The USFFT between the data and the lattice values runs before (forward) or after (adjoint).
+//! Each stage works on a range of boxes (forward) or of lattices (adjoint), so that a call
+//! can run it in chunks between progress reports.
 
 use super::boxfft::BoxFfts;
 use super::layout::{Layout, WaveBox};
 use crate::usfft::Real;
 use num_complex::Complex;
 use rayon::prelude::*;
+use std::ops::Range;
 
 /// Index of box `bx`'s local point i in the plan's lattice-value array.
 fn point_index(layout: &Layout, bx: &WaveBox, i: [usize; 3]) -> usize {
@@ -29,10 +32,14 @@ fn for_each_point(layout: &Layout, bx: &WaveBox, mut f: impl FnMut(usize, usize)
     }
 }
 
-/// Splits `coeffs` into one mutable slice per box.
-fn box_slices<'a, T>(layout: &Layout, mut coeffs: &'a mut [T]) -> Vec<&'a mut [T]> {
-    let mut out = Vec::with_capacity(layout.boxes.len());
-    for bx in &layout.boxes {
+/// Splits `coeffs`, the coefficients of `boxes`, into one mutable slice per box.
+fn box_slices<'a, T>(
+    layout: &Layout,
+    boxes: Range<usize>,
+    mut coeffs: &'a mut [T],
+) -> Vec<&'a mut [T]> {
+    let mut out = Vec::with_capacity(boxes.len());
+    for bx in &layout.boxes[boxes] {
         let (head, tail) = coeffs.split_at_mut(bx.n_coefficients());
         out.push(head);
         coeffs = tail;
@@ -40,18 +47,21 @@ fn box_slices<'a, T>(layout: &Layout, mut coeffs: &'a mut [T]) -> Vec<&'a mut [T
     out
 }
 
-/// Coefficients of every box from the lattice values F̂(ξ).
+/// The coefficients of `boxes` (into `coeffs`, theirs only) from the lattice values F̂(ξ).
 pub fn boxes_forward<T: Real>(
     layout: &Layout,
     windows: &[Vec<T>],
     ffts: &BoxFfts<T>,
     values: &[Complex<T>],
+    boxes: Range<usize>,
     coeffs: &mut [Complex<T>],
 ) {
-    box_slices(layout, coeffs)
+    let first = boxes.start;
+    box_slices(layout, boxes, coeffs)
         .into_par_iter()
         .enumerate()
-        .for_each(|(b, out)| {
+        .for_each(|(i, out)| {
+            let b = first + i;
             let bx = &layout.boxes[b];
             let w = &windows[b];
             for_each_point(layout, bx, |k, p| out[k] = values[p] * w[k]);
@@ -59,23 +69,27 @@ pub fn boxes_forward<T: Real>(
         });
 }
 
-/// The adjoint: lattice values (summed over the boxes sharing a lattice) from coefficients.
+/// The adjoint: the values of the points of `lattices` (into `values`, theirs only), summed
+/// over the boxes sharing a lattice, from the coefficients.
 pub fn boxes_adjoint<T: Real>(
     layout: &Layout,
     windows: &[Vec<T>],
     ffts: &BoxFfts<T>,
     coeffs: &[Complex<T>],
+    lattices: Range<usize>,
     values: &mut [Complex<T>],
 ) {
     let zero = Complex::new(T::zero(), T::zero());
-    let mut chunks = Vec::with_capacity(layout.lattices.len());
+    let first = lattices.start;
+    let mut chunks = Vec::with_capacity(lattices.len());
     let mut rest = values;
-    for l in &layout.lattices {
+    for l in &layout.lattices[lattices] {
         let (head, tail) = rest.split_at_mut(l.n_points());
         chunks.push(head);
         rest = tail;
     }
-    chunks.into_par_iter().enumerate().for_each(|(li, vals)| {
+    chunks.into_par_iter().enumerate().for_each(|(i, vals)| {
+        let li = first + i;
         vals.fill(zero);
         let base = layout.lattices[li].point_offset;
         let mut u = Vec::new();

@@ -6,7 +6,7 @@
 //! data's centre; conjugate gradients on C*C f = C*c then reach the requested tolerance.
 
 use super::boxfft::BoxFfts;
-use super::WavepacketPlan;
+use super::{check_finite, WavepacketPlan};
 use crate::error::{Error, Result};
 use crate::usfft::Real;
 use num_complex::Complex;
@@ -98,7 +98,9 @@ impl<T: Real> WavepacketPlan<T> {
 
     /// The data whose coefficients are closest (least squares) to `coeffs`: the correction
     /// filter applied to C*c, then conjugate gradients on C*C until the relative residual is
-    /// ≤ `tolerance` or `max_iterations` were made.
+    /// ≤ `tolerance` or `max_iterations` were made. Reports progress to the context's
+    /// callback (stage "wave-packet inverse", one item per iteration); `data` is written only
+    /// at the end, so a stop leaves it as it was.
     pub fn inverse(
         &self,
         filter: &CorrectionFilter<T>,
@@ -112,15 +114,11 @@ impl<T: Real> WavepacketPlan<T> {
                 "inverse tolerance is {tolerance}; expected a value in (0, 1)"
             ));
         }
+        self.check_sizes(data.len(), coeffs.len())?;
+        check_finite(coeffs)?;
         let n = self.layout().n_samples();
         let mut b = vec![T::zero(); n];
-        self.adjoint(coeffs, &mut b)?;
-        if data.len() != n {
-            return Err(crate::invalid!(
-                "data array has {} samples; expected {n}",
-                data.len()
-            ));
-        }
+        self.adjoint_unchecked(coeffs, &mut b)?;
         let bb = dot(&b, &b);
         if bb == 0.0 {
             data.fill(T::zero());
@@ -129,8 +127,11 @@ impl<T: Real> WavepacketPlan<T> {
                 residual: 0.0,
             });
         }
+        let mut reporter = self.ctx.reporter();
+        reporter.stage("wave-packet inverse", 1.0, max_iterations.saturating_add(1));
         let mut x = filter.apply(&b);
         let ax = self.normal(&x)?;
+        reporter.advance(1)?;
         let mut r: Vec<T> = b.iter().zip(&ax).map(|(&b, &a)| b - a).collect();
         let mut p = r.clone();
         let mut rr = dot(&r, &r);
@@ -154,11 +155,13 @@ impl<T: Real> WavepacketPlan<T> {
             }
             rr = rr_new;
             it += 1;
+            reporter.advance(1)?;
         }
         if !x.iter().all(|v| v.is_finite()) {
             return Err(Error::NonFinite("the inverse diverged".into()));
         }
         data.copy_from_slice(&x);
+        reporter.finish();
         Ok(InverseReport {
             iterations: it,
             residual: (rr / bb).sqrt(),

@@ -326,12 +326,12 @@ impl Layout {
         let mut n_points = 0usize;
         for l in lattices.iter_mut() {
             l.point_offset = n_points;
-            n_points += l.n_points();
+            n_points = add_count(n_points, &l.len, "lattice points", &n)?;
         }
         let mut n_coefficients = 0usize;
         for b in boxes.iter_mut() {
             b.offset = n_coefficients;
-            n_coefficients += b.n_coefficients();
+            n_coefficients = add_count(n_coefficients, &b.shape, "coefficients", &n)?;
         }
         Ok(Layout {
             dim,
@@ -453,8 +453,21 @@ fn directions(dim: usize, requested: usize) -> Result<(usize, Vec<[f64; 3]>)> {
         Ok((d, half))
     } else {
         let d = if requested == 0 { 350 } else { requested };
-        Ok((d, lebedev::upper_half(d)?))
+        let half = lebedev::upper_half(d).map_err(|e| crate::invalid!("directions: {e}"))?;
+        Ok((d, half))
     }
+}
+
+/// total + len₁·len₂·len₃, or `OutOfMemory` when no size_t holds it (huge shapes).
+fn add_count(total: usize, len: &[usize; 3], what: &str, shape: &[usize; 3]) -> Result<usize> {
+    len.iter()
+        .try_fold(1usize, |a, &b| a.checked_mul(b))
+        .and_then(|c| c.checked_add(total))
+        .ok_or_else(|| {
+            crate::error::Error::OutOfMemory(format!(
+                "a layout of shape {shape:?} has more {what} than size_t can count"
+            ))
+        })
 }
 
 fn unit_axes() -> [[f64; 3]; 3] {

@@ -28,11 +28,16 @@ pub mod windows;
 
 use crate::context::Context;
 use crate::error::{Error, Result};
+use crate::progress::Reporter;
 use crate::usfft::{Real, TransformType, UsfftOptions, UsfftPlan};
 use boxfft::BoxFfts;
 pub use layout::{Layout, LayoutOptions, WaveBox};
 use num_complex::Complex;
 use std::sync::Arc;
+
+/// The share of a forward or adjoint call given to its USFFT in progress reports (nominal:
+/// fractions need only grow).
+const USFFT_SHARE: f64 = 0.5;
 
 /// A wave-packet transform of one layout and precision on one context.
 pub struct WavepacketPlan<T: Real> {
@@ -50,6 +55,11 @@ impl<T: Real> WavepacketPlan<T> {
     pub fn new(ctx: Arc<Context>, shape: &[usize], opts: &LayoutOptions) -> Result<Self> {
         let layout = Layout::new(shape.len(), shape, opts)?;
         let dim = layout.dim;
+        // What the plan keeps (windows, lattice coordinates) and each call needs (the lattice
+        // values), checked before anything is computed or allocated.
+        let t = std::mem::size_of::<T>();
+        crate::alloc::host_bytes(&[layout.n_coefficients], t, "wave-packet windows")?;
+        crate::alloc::host_bytes(&[layout.n_points, 2], t, "wave-packet lattice values")?;
         let windows: Vec<Vec<T>> = ctx.cpu.install(|| {
             windows::box_windows(&layout)
                 .into_iter()
@@ -136,6 +146,7 @@ impl<T: Real> WavepacketPlan<T> {
     }
 
     /// C: real data (n1·n2[·n3], axis 1 fastest) → coefficients. Non-finite data is refused.
+    /// Reports progress to the context's callback; a stop leaves `coeffs` as it was.
     pub fn forward(&self, data: &[T], coeffs: &mut [Complex<T>]) -> Result<()> {
         self.check_sizes(data.len(), coeffs.len())?;
         if let Some(i) = data.iter().position(|v| !v.is_finite()) {
@@ -143,49 +154,111 @@ impl<T: Real> WavepacketPlan<T> {
                 "data sample {i} is not finite; nothing was written"
             )));
         }
-        self.forward_unchecked(data, coeffs)
+        let mut reporter = self.ctx.reporter();
+        if reporter.is_active() {
+            // A stop between box chunks must not leave the caller half an answer.
+            let zero = Complex::new(T::zero(), T::zero());
+            let mut c = crate::error::try_vec(coeffs.len(), zero, "wave-packet coefficients")?;
+            self.forward_reported(data, &mut c, &mut reporter)?;
+            coeffs.copy_from_slice(&c);
+        } else {
+            self.forward_reported(data, coeffs, &mut reporter)?;
+        }
+        reporter.finish();
+        Ok(())
     }
 
     pub(crate) fn forward_unchecked(&self, data: &[T], coeffs: &mut [Complex<T>]) -> Result<()> {
+        self.forward_reported(data, coeffs, &mut Reporter::new(None))
+    }
+
+    /// C in two stages, "wave-packet spectrum" (the USFFT) and "wave-packet boxes" (run in
+    /// chunks of boxes, with a report after each).
+    fn forward_reported(
+        &self,
+        data: &[T],
+        coeffs: &mut [Complex<T>],
+        reporter: &mut Reporter,
+    ) -> Result<()> {
         let mut modes: Vec<Complex<T>> = data.iter().map(|&v| Complex::new(v, T::zero())).collect();
         let mut values = crate::error::try_vec(
             self.layout.n_points,
             Complex::new(T::zero(), T::zero()),
             "wave-packet lattice values",
         )?;
+        reporter.stage("wave-packet spectrum", USFFT_SHARE, 1);
         self.type2.execute(&mut values, &mut modes)?;
-        self.ctx.cpu.install(|| {
-            cpu::boxes_forward(&self.layout, &self.windows, &self.ffts, &values, coeffs)
-        });
+        reporter.advance(1)?;
+        let boxes = &self.layout.boxes;
+        reporter.stage("wave-packet boxes", 1.0 - USFFT_SHARE, boxes.len());
+        reporter.for_chunks(boxes.len(), 1, |range| {
+            let lo = boxes[range.start].offset;
+            let last = &boxes[range.end - 1];
+            let out = &mut coeffs[lo..last.offset + last.n_coefficients()];
+            self.ctx.cpu.install(|| {
+                cpu::boxes_forward(&self.layout, &self.windows, &self.ffts, &values, range, out)
+            });
+            Ok(())
+        })
+    }
+
+    /// C*: coefficients → real data (the real part of the complex adjoint). Reports progress
+    /// to the context's callback; a stop leaves `data` as it was.
+    pub fn adjoint(&self, coeffs: &[Complex<T>], data: &mut [T]) -> Result<()> {
+        self.check_sizes(data.len(), coeffs.len())?;
+        check_finite(coeffs)?;
+        let mut reporter = self.ctx.reporter();
+        self.adjoint_reported(coeffs, data, &mut reporter)?;
+        reporter.finish();
         Ok(())
     }
 
-    /// C*: coefficients → real data (the real part of the complex adjoint).
-    pub fn adjoint(&self, coeffs: &[Complex<T>], data: &mut [T]) -> Result<()> {
-        self.check_sizes(data.len(), coeffs.len())?;
-        if let Some(i) = coeffs
-            .iter()
-            .position(|v| !(v.re.is_finite() && v.im.is_finite()))
-        {
-            return Err(Error::NonFinite(format!(
-                "coefficient {i} is not finite; nothing was written"
-            )));
-        }
-        self.adjoint_unchecked(coeffs, data)
+    pub(crate) fn adjoint_unchecked(&self, coeffs: &[Complex<T>], data: &mut [T]) -> Result<()> {
+        self.adjoint_reported(coeffs, data, &mut Reporter::new(None))
     }
 
-    pub(crate) fn adjoint_unchecked(&self, coeffs: &[Complex<T>], data: &mut [T]) -> Result<()> {
+    /// C* in two stages, "wave-packet boxes" (in chunks of lattices) and "wave-packet
+    /// spectrum" (the USFFT); `data` is written only at the end.
+    fn adjoint_reported(
+        &self,
+        coeffs: &[Complex<T>],
+        data: &mut [T],
+        reporter: &mut Reporter,
+    ) -> Result<()> {
         let zero = Complex::new(T::zero(), T::zero());
         let mut values =
             crate::error::try_vec(self.layout.n_points, zero, "wave-packet lattice values")?;
-        self.ctx.cpu.install(|| {
-            cpu::boxes_adjoint(&self.layout, &self.windows, &self.ffts, coeffs, &mut values)
-        });
+        let lattices = &self.layout.lattices;
+        reporter.stage("wave-packet boxes", 1.0 - USFFT_SHARE, lattices.len());
+        reporter.for_chunks(lattices.len(), 1, |range| {
+            let lo = lattices[range.start].point_offset;
+            let last = &lattices[range.end - 1];
+            let vals = &mut values[lo..last.point_offset + last.n_points()];
+            self.ctx.cpu.install(|| {
+                cpu::boxes_adjoint(&self.layout, &self.windows, &self.ffts, coeffs, range, vals)
+            });
+            Ok(())
+        })?;
         let mut modes = crate::error::try_vec(self.layout.n_samples(), zero, "wave-packet data")?;
+        reporter.stage("wave-packet spectrum", USFFT_SHARE, 1);
         self.type1.execute(&mut values, &mut modes)?;
+        reporter.advance(1)?;
         for (d, m) in data.iter_mut().zip(&modes) {
             *d = m.re;
         }
         Ok(())
+    }
+}
+
+/// `NonFinite` naming the first coefficient that is NaN or infinite.
+pub(crate) fn check_finite<T: Real>(coeffs: &[Complex<T>]) -> Result<()> {
+    match coeffs
+        .iter()
+        .position(|v| !(v.re.is_finite() && v.im.is_finite()))
+    {
+        Some(i) => Err(Error::NonFinite(format!(
+            "coefficient {i} is not finite; nothing was written"
+        ))),
+        None => Ok(()),
     }
 }

@@ -10,8 +10,10 @@
 
 pub mod context;
 pub mod dwt;
+pub mod emlog;
 pub mod fxdecon;
 pub mod usfft;
+pub mod wavepacket;
 pub mod xcorr;
 
 use seisgpu::ffi::context::*;
@@ -30,6 +32,8 @@ pub const TARGETS: &[(&str, StartTarget)] = &[
     ("usfft", usfft::target),
     ("fxdecon", fxdecon::target),
     ("xcorr", xcorr::target),
+    ("emlog", emlog::target),
+    ("wavepacket", wavepacket::target),
 ];
 
 /// A family of calls with its live handles (released on drop).

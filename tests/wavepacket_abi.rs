@@ -1,0 +1,588 @@
+//! The wave packets through the C ABI (`sg_wavepacket_*`): sizes and box geometry as the
+//! layout holds them, the ABI's forward/adjoint/inverse against the Rust plan's, progress
+//! and cancellation of the long calls, and bad input refused with the argument named and
+//! nothing written.
+
+mod common;
+
+use common::{last_error, ok, Ctx};
+use num_complex::Complex;
+use seisgpu::ffi::context::*;
+use seisgpu::ffi::status::*;
+use seisgpu::ffi::wavepacket::*;
+use std::ffi::{c_char, c_int, c_void, CStr};
+use std::ptr;
+use std::sync::Mutex;
+use std::time::Duration;
+
+const NT: usize = 64;
+const NX: usize = 40;
+
+struct Layout(*mut sg_wavepacket_layout);
+impl Drop for Layout {
+    fn drop(&mut self) {
+        sg_wavepacket_layout_destroy(self.0);
+    }
+}
+
+fn layout(ctx: &Ctx, shape: &[usize], directions: usize, precision: i32) -> Layout {
+    let mut l = ptr::null_mut();
+    ok(sg_wavepacket_layout_create(
+        ctx.0,
+        shape.len() as i32,
+        shape.as_ptr(),
+        directions,
+        0,
+        0.0,
+        0.0,
+        if precision == SG_WAVEPACKET_F64 {
+            1e-12
+        } else {
+            1e-6
+        },
+        precision,
+        &mut l,
+    ));
+    Layout(l)
+}
+
+fn sizes(l: &Layout) -> [usize; 5] {
+    let mut s = [0usize; 5];
+    let [a, b, c, d, e] = &mut s;
+    ok(sg_wavepacket_layout_sizes(l.0, a, b, c, d, e));
+    s
+}
+
+/// A section of dipping Ricker reflections, NT × NX.
+fn section() -> Vec<f64> {
+    let ricker = |t: f64| {
+        let a = std::f64::consts::PI * 0.1 * t;
+        (1.0 - 2.0 * a * a) * (-a * a).exp()
+    };
+    (0..NX)
+        .flat_map(|x| {
+            (0..NT).map(move |t| {
+                ricker(t as f64 - 15.0 - 0.5 * x as f64) - 0.6 * ricker(t as f64 - 45.0)
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn sizes_geometry_and_transforms_match_the_rust_plan() {
+    let ctx = Ctx::cpu();
+    let l = layout(&ctx, &[NT, NX], 12, SG_WAVEPACKET_F64);
+    let [n, m, n_boxes, levels, n_dirs] = sizes(&l);
+    let opts = seisgpu::wavepacket::LayoutOptions {
+        directions: 12,
+        tolerance: 1e-12,
+        ..Default::default()
+    };
+    let ctx_rs = seisgpu::context::Context::new(seisgpu::backend::BackendRequest::Cpu, 0).unwrap();
+    let plan = seisgpu::wavepacket::WavepacketPlan::<f64>::new(ctx_rs, &[NT, NX], &opts).unwrap();
+    let rl = plan.layout();
+    assert_eq!(
+        [n, m, n_boxes, levels, n_dirs],
+        [
+            NT * NX,
+            rl.n_coefficients,
+            rl.boxes.len(),
+            rl.levels,
+            rl.directions.len()
+        ]
+    );
+    // Automatic levels: ⌊log2 40⌋ − 3 = 2; 12 directions, 6 stored: 1 + 6·2 boxes.
+    assert_eq!((levels, n_dirs, n_boxes), (2, 6, 13));
+    for (b, rb) in rl.boxes.iter().enumerate() {
+        let (mut level, mut dir, mut centre, mut shape, mut offset) = (0, 0, [0.0; 3], [0; 3], 0);
+        ok(sg_wavepacket_box_info(
+            l.0,
+            b,
+            &mut level,
+            &mut dir,
+            centre.as_mut_ptr(),
+            shape.as_mut_ptr(),
+            &mut offset,
+        ));
+        assert_eq!(level as usize, rb.level);
+        assert_eq!(dir, rb.direction.map_or(-1, |d| d as i32));
+        assert_eq!((centre, shape, offset), (rb.centre, rb.shape, rb.offset));
+    }
+    // The last box ends the coefficient array.
+    let last = rl.boxes.last().unwrap();
+    assert_eq!(last.offset + last.n_coefficients(), m);
+
+    // Forward and adjoint equal the Rust plan's bit for bit; the inverse gives f back.
+    let f = section();
+    let mut c = vec![0.0f64; 2 * m];
+    ok(sg_wavepacket_forward_f64(l.0, f.as_ptr(), c.as_mut_ptr()));
+    let mut want = vec![Complex::new(0.0, 0.0); m];
+    plan.forward(&f, &mut want).unwrap();
+    let want_flat: Vec<f64> = want.iter().flat_map(|z| [z.re, z.im]).collect();
+    assert_eq!(c, want_flat);
+    let mut a = vec![0.0f64; n];
+    ok(sg_wavepacket_adjoint_f64(l.0, c.as_ptr(), a.as_mut_ptr()));
+    let mut a_want = vec![0.0; n];
+    plan.adjoint(&want, &mut a_want).unwrap();
+    assert_eq!(a, a_want);
+    let (mut it, mut res) = (0usize, 0.0f64);
+    let mut x = vec![0.0f64; n];
+    ok(sg_wavepacket_inverse_f64(
+        l.0,
+        c.as_ptr(),
+        x.as_mut_ptr(),
+        1e-11,
+        60,
+        &mut it,
+        &mut res,
+    ));
+    let err = rel(&x, &f);
+    println!("ABI inverse: {it} CG iterations, residual {res:.1e}, error {err:.2e}");
+    assert!(err < 1e-9 && res <= 1e-11 && it > 0, "{err} {res} {it}");
+}
+
+fn rel(x: &[f64], f: &[f64]) -> f64 {
+    let e: f64 = x.iter().zip(f).map(|(a, b)| (a - b) * (a - b)).sum();
+    (e / f.iter().map(|v| v * v).sum::<f64>()).sqrt()
+}
+
+#[test]
+fn compression_threshold_and_pocs_in_f32() {
+    let ctx = Ctx::cpu();
+    let l = layout(&ctx, &[NT, NX], 12, SG_WAVEPACKET_F32);
+    let [n, m, ..] = sizes(&l);
+    let f: Vec<f32> = section().into_iter().map(|v| v as f32).collect();
+    let mut c = vec![0.0f32; 2 * m];
+    ok(sg_wavepacket_forward_f32(l.0, f.as_ptr(), c.as_mut_ptr()));
+    let mags: Vec<f32> = c.chunks(2).map(|z| z[0].hypot(z[1])).collect();
+
+    // Keep 100: exactly the 100 largest magnitudes survive, unchanged.
+    let mut k = c.clone();
+    ok(sg_wavepacket_keep_largest_f32(l.0, k.as_mut_ptr(), 100));
+    let mut sorted = mags.clone();
+    sorted.sort_by(|a, b| b.partial_cmp(a).unwrap());
+    let kept: Vec<usize> = (0..m)
+        .filter(|&i| k[2 * i] != 0.0 || k[2 * i + 1] != 0.0)
+        .collect();
+    assert_eq!(kept.len(), 100);
+    for &i in &kept {
+        assert!(mags[i] >= sorted[99]);
+        assert_eq!((k[2 * i], k[2 * i + 1]), (c[2 * i], c[2 * i + 1]));
+    }
+
+    // Soft threshold at a value: |c| ≤ t → 0, else |c| − t with the phase kept.
+    let t = 0.3 * sorted[0] as f64;
+    let mut s = c.clone();
+    ok(sg_wavepacket_threshold_f32(
+        l.0,
+        s.as_mut_ptr(),
+        SG_WAVEPACKET_SOFT,
+        SG_WAVEPACKET_THRESHOLD_VALUE,
+        t,
+    ));
+    for i in 0..m {
+        let got = (s[2 * i] as f64).hypot(s[2 * i + 1] as f64);
+        let want = (mags[i] as f64 - t).max(0.0);
+        assert!(
+            (got - want).abs() <= 1e-5 * sorted[0] as f64,
+            "{i}: {got} {want}"
+        );
+    }
+    // Hard at 3σ per level: zeroes most of these (mostly empty) coefficients, keeps some.
+    let mut h = c.clone();
+    ok(sg_wavepacket_threshold_f32(
+        l.0,
+        h.as_mut_ptr(),
+        SG_WAVEPACKET_HARD,
+        SG_WAVEPACKET_THRESHOLD_SIGMA,
+        3.0,
+    ));
+    let left = h.chunks(2).filter(|z| z[0] != 0.0 || z[1] != 0.0).count();
+    assert!(left > 0 && left < m / 2, "{left} of {m} left");
+
+    // POCS: the recorded traces unchanged, the missing ones approached.
+    let mut live = [1i32; NX];
+    for x in [5, 11, 12, 20, 27, 33] {
+        live[x] = 0;
+    }
+    let mut x: Vec<f32> = f.clone();
+    for (t, &v) in live.iter().enumerate() {
+        if v == 0 {
+            x[t * NT..(t + 1) * NT].fill(f32::NAN); // never read
+        }
+    }
+    let mut o = sg_wavepacket_pocs_options_default();
+    o.iterations = 10;
+    ok(sg_wavepacket_pocs_f32(
+        l.0,
+        x.as_mut_ptr(),
+        live.as_ptr(),
+        NX,
+        &o,
+    ));
+    let (mut e, mut r) = (0.0f64, 0.0f64);
+    for (t, &v) in live.iter().enumerate() {
+        for i in t * NT..(t + 1) * NT {
+            if v == 1 {
+                assert_eq!(x[i], f[i]);
+            } else {
+                e += (x[i] as f64 - f[i] as f64).powi(2);
+                r += (f[i] as f64).powi(2);
+            }
+        }
+    }
+    println!(
+        "POCS (10 iterations, 6 of {NX} traces missing): error on them {:.3}",
+        (e / r).sqrt()
+    );
+    assert!((e / r).sqrt() < 0.8);
+    assert_eq!(n, NT * NX);
+}
+
+// ---- progress and cancellation -------------------------------------------------------
+
+#[derive(Default)]
+struct Log {
+    reports: Vec<(String, f64)>,
+    stop_from: Option<f64>,
+}
+
+unsafe extern "C" fn record(user: *mut c_void, stage: *const c_char, fraction: f64) -> c_int {
+    let log = &*(user as *const Mutex<Log>);
+    let mut log = log.lock().unwrap();
+    let stage = CStr::from_ptr(stage).to_string_lossy().into_owned();
+    log.reports.push((stage, fraction));
+    c_int::from(log.stop_from.is_some_and(|f| fraction >= f))
+}
+
+/// Runs `call` (status, output) without a callback, with one (monotone fractions in [0, 1]
+/// ending with exactly one 1, the same output), and stopped at three points (CANCELLED,
+/// the sentinel output, and the plan still giving the same output afterwards).
+fn exercise(
+    ctx: &Ctx,
+    what: &str,
+    sentinel: &[f32],
+    mut call: impl FnMut() -> (sg_status, Vec<f32>),
+) {
+    let (s, reference) = call();
+    ok(s);
+    assert_ne!(reference, sentinel, "{what}: nothing written");
+    let log = Mutex::new(Log::default());
+    ok(sg_context_set_progress(
+        ctx.0,
+        Some(record),
+        &log as *const Mutex<Log> as *mut c_void,
+    ));
+    let (s, out) = call();
+    ok(s);
+    assert_eq!(out, reference, "{what}: the callback changed the result");
+    let full = std::mem::take(&mut log.lock().unwrap().reports);
+    let fr: Vec<f64> = full.iter().map(|r| r.1).collect();
+    assert!(fr.windows(2).all(|w| w[0] <= w[1]), "{what}: {fr:?}");
+    assert!(fr.iter().all(|f| (0.0..=1.0).contains(f)), "{what}: {fr:?}");
+    assert_eq!(*fr.last().unwrap(), 1.0, "{what}: {fr:?}");
+    assert_eq!(
+        fr.iter().filter(|&&f| f == 1.0).count(),
+        1,
+        "{what}: {fr:?}"
+    );
+    assert!(full.len() >= 3, "{what}: {full:?}");
+    let stages: std::collections::BTreeSet<&str> = full.iter().map(|r| r.0.as_str()).collect();
+    println!("{what}: {} reports, stages {stages:?}", full.len());
+    let before_one = fr[fr.len() - 2];
+    for frac in [0.0, 0.4, 0.8] {
+        let from = frac * before_one;
+        {
+            let mut l = log.lock().unwrap();
+            l.reports.clear();
+            l.stop_from = Some(from);
+        }
+        let (s, out) = call();
+        assert_eq!(
+            s,
+            SG_ERR_CANCELLED,
+            "{what}: stop from {from}: {}",
+            last_error()
+        );
+        assert!(last_error().contains("cancelled"), "{}", last_error());
+        assert_eq!(out, sentinel, "{what}: a cancelled call wrote its output");
+        log.lock().unwrap().stop_from = None;
+        let (s, out) = call();
+        ok(s);
+        assert_eq!(out, reference, "{what}: the plan changed after a stop");
+    }
+    ok(sg_context_set_progress(ctx.0, None, ptr::null_mut()));
+}
+
+#[test]
+fn long_calls_report_progress_and_stop_cleanly() {
+    seisgpu::progress::set_report_interval(Some(Duration::from_micros(100)));
+    let ctx = Ctx::cpu();
+    let l = layout(&ctx, &[NT, NX], 16, SG_WAVEPACKET_F32);
+    let [n, m, ..] = sizes(&l);
+    let f: Vec<f32> = section().into_iter().map(|v| v as f32).collect();
+    let mut c = vec![0.0f32; 2 * m];
+    ok(sg_wavepacket_forward_f32(l.0, f.as_ptr(), c.as_mut_ptr()));
+    let sentinel_c = vec![-3.0f32; 2 * m];
+    let sentinel_d = vec![-3.0f32; n];
+
+    exercise(&ctx, "forward", &sentinel_c, || {
+        let mut out = sentinel_c.clone();
+        (
+            sg_wavepacket_forward_f32(l.0, f.as_ptr(), out.as_mut_ptr()),
+            out,
+        )
+    });
+    exercise(&ctx, "adjoint", &sentinel_d, || {
+        let mut out = sentinel_d.clone();
+        (
+            sg_wavepacket_adjoint_f32(l.0, c.as_ptr(), out.as_mut_ptr()),
+            out,
+        )
+    });
+    exercise(&ctx, "inverse", &sentinel_d, || {
+        let mut out = sentinel_d.clone();
+        let s = sg_wavepacket_inverse_f32(
+            l.0,
+            c.as_ptr(),
+            out.as_mut_ptr(),
+            1e-6,
+            20,
+            ptr::null_mut(),
+            ptr::null_mut(),
+        );
+        (s, out)
+    });
+    let mut live = [1i32; NX];
+    live[7] = 0;
+    live[21] = 0;
+    let mut o = sg_wavepacket_pocs_options_default();
+    o.iterations = 6;
+    exercise(&ctx, "POCS", &sentinel_d, || {
+        let mut out = sentinel_d.clone();
+        out[..f.len()].copy_from_slice(&f);
+        let s = sg_wavepacket_pocs_f32(l.0, out.as_mut_ptr(), live.as_ptr(), NX, &o);
+        if s != SG_OK {
+            // The data went in; a refused or stopped call must leave it as it was.
+            assert_eq!(out, f);
+            return (s, sentinel_d.clone());
+        }
+        (s, out)
+    });
+}
+
+// ---- bad input ----------------------------------------------------------------------
+
+#[track_caller]
+fn refused(s: sg_status, want: sg_status, words: &str) {
+    assert_eq!(s, want, "{}", last_error());
+    assert!(
+        last_error().contains(words),
+        "{:?} lacks {words:?}",
+        last_error()
+    );
+}
+
+#[test]
+fn bad_input_is_refused_with_nothing_written() {
+    let ctx = Ctx::cpu();
+    let sentinel = 0x5151 as *mut sg_wavepacket_layout;
+    let create = |dim: i32, shape: &[usize], dirs: usize, alpha: f64, tol: f64, prec: i32| {
+        let mut out = sentinel;
+        let s = sg_wavepacket_layout_create(
+            ctx.0,
+            dim,
+            shape.as_ptr(),
+            dirs,
+            0,
+            alpha,
+            0.0,
+            tol,
+            prec,
+            &mut out,
+        );
+        assert_eq!(out, sentinel, "a refused create wrote *out");
+        s
+    };
+    let inv = SG_ERR_INVALID_ARGUMENT;
+    refused(create(2, &[7, 40], 8, 0.0, 0.0, 1), inv, "shape[0] is 7");
+    refused(
+        create(3, &[16, 16, 5], 6, 0.0, 0.0, 1),
+        inv,
+        "shape[2] is 5",
+    );
+    refused(
+        create(3, &[16, 16, 16], 351, 0.0, 0.0, 1),
+        inv,
+        "directions",
+    );
+    refused(create(2, &[16, 16], 7, 0.0, 0.0, 1), inv, "directions");
+    refused(create(4, &[16; 4], 8, 0.0, 0.0, 1), inv, "dim is 4");
+    refused(create(2, &[16, 16], 8, -1.0, 0.0, 1), inv, "alpha");
+    refused(create(2, &[16, 16], 8, 0.0, f64::NAN, 1), inv, "tolerance");
+    refused(create(2, &[16, 16], 8, 0.0, 0.0, 3), inv, "precision is 3");
+    let mut out = sentinel;
+    refused(
+        sg_wavepacket_layout_create(ctx.0, 2, ptr::null(), 8, 0, 0.0, 0.0, 0.0, 1, &mut out),
+        SG_ERR_NULL_POINTER,
+        "`shape`",
+    );
+    assert_eq!(out, sentinel);
+    // 2^20 per axis in 3D: no host holds it; refused with the sizes, not an abort.
+    let huge = [1usize << 20; 3];
+    let s = sg_wavepacket_layout_create(ctx.0, 3, huge.as_ptr(), 6, 1, 0.0, 0.0, 0.0, 1, &mut out);
+    assert_eq!(s, SG_ERR_OUT_OF_MEMORY, "{}", last_error());
+    assert_eq!(out, sentinel);
+    println!("2^20 cube: {}", last_error());
+    // A 1000³ layout of the default 350 directions: refused with its sizes, at once.
+    let t = std::time::Instant::now();
+    let cube = [1000usize; 3];
+    let s = sg_wavepacket_layout_create(ctx.0, 3, cube.as_ptr(), 0, 0, 0.0, 0.0, 0.0, 1, &mut out);
+    assert_eq!(s, SG_ERR_OUT_OF_MEMORY, "{}", last_error());
+    assert!(last_error().contains("bytes") && out == sentinel);
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    println!("1000³: {}", last_error());
+
+    let l = layout(&ctx, &[NT, NX], 8, SG_WAVEPACKET_F32);
+    let [n, m, n_boxes, ..] = sizes(&l);
+    let f: Vec<f32> = section().into_iter().map(|v| v as f32).collect();
+    let mut c = vec![7.0f32; 2 * m];
+    let mut bad = f.clone();
+    bad[100] = f32::INFINITY;
+    refused(
+        sg_wavepacket_forward_f32(l.0, bad.as_ptr(), c.as_mut_ptr()),
+        SG_ERR_NON_FINITE,
+        "data sample 100",
+    );
+    assert!(c.iter().all(|&v| v == 7.0));
+    // The wrong precision, NULL arrays, overlapping arrays.
+    let mut c64 = vec![7.0f64; 2 * m];
+    let f64s: Vec<f64> = f.iter().map(|&v| v as f64).collect();
+    refused(
+        sg_wavepacket_forward_f64(l.0, f64s.as_ptr(), c64.as_mut_ptr()),
+        inv,
+        "call sg_wavepacket_forward_f32",
+    );
+    refused(
+        sg_wavepacket_forward_f32(l.0, ptr::null(), c.as_mut_ptr()),
+        SG_ERR_NULL_POINTER,
+        "`data`",
+    );
+    refused(
+        sg_wavepacket_forward_f32(l.0, c.as_ptr(), c.as_mut_ptr()),
+        inv,
+        "overlap",
+    );
+    refused(
+        sg_wavepacket_forward_f32(ptr::null(), f.as_ptr(), c.as_mut_ptr()),
+        SG_ERR_NULL_POINTER,
+        "`layout`",
+    );
+    assert!(c.iter().all(|&v| v == 7.0) && c64.iter().all(|&v| v == 7.0));
+    // Non-finite coefficients in adjoint, inverse, keep-largest and threshold.
+    c[2 * 17 + 1] = f32::NAN;
+    let mut d = vec![9.0f32; n];
+    refused(
+        sg_wavepacket_adjoint_f32(l.0, c.as_ptr(), d.as_mut_ptr()),
+        SG_ERR_NON_FINITE,
+        "coefficient 17",
+    );
+    let (mut it, mut res) = (5usize, 5.0f64);
+    refused(
+        sg_wavepacket_inverse_f32(l.0, c.as_ptr(), d.as_mut_ptr(), 1e-6, 10, &mut it, &mut res),
+        SG_ERR_NON_FINITE,
+        "coefficient 17",
+    );
+    assert_eq!((it, res), (5, 5.0));
+    let before = c.clone();
+    let same = |a: &[f32], b: &[f32]| a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
+    refused(
+        sg_wavepacket_keep_largest_f32(l.0, c.as_mut_ptr(), 10),
+        SG_ERR_NON_FINITE,
+        "coefficient 17",
+    );
+    refused(
+        sg_wavepacket_threshold_f32(l.0, c.as_mut_ptr(), 0, 1, 3.0),
+        SG_ERR_NON_FINITE,
+        "coefficient 17",
+    );
+    assert!(same(&c, &before) && d.iter().all(|&v| v == 9.0));
+    c[2 * 17 + 1] = 0.5;
+    let before = c.clone();
+    refused(
+        sg_wavepacket_threshold_f32(l.0, c.as_mut_ptr(), 2, 0, 1.0),
+        inv,
+        "mode is 2",
+    );
+    refused(
+        sg_wavepacket_threshold_f32(l.0, c.as_mut_ptr(), 0, -1, 1.0),
+        inv,
+        "kind is -1",
+    );
+    refused(
+        sg_wavepacket_threshold_f32(l.0, c.as_mut_ptr(), 0, 0, -1.0),
+        inv,
+        "value is -1",
+    );
+    refused(
+        sg_wavepacket_inverse_f32(l.0, c.as_ptr(), d.as_mut_ptr(), 0.0, 10, &mut it, &mut res),
+        inv,
+        "tolerance is 0",
+    );
+    assert!(same(&c, &before) && d.iter().all(|&v| v == 9.0) && (it, res) == (5, 5.0));
+    // Box queries.
+    let (mut level, mut dir, mut centre, mut shape, mut offset) = (-5, -5, [0.0; 3], [0; 3], 0);
+    refused(
+        sg_wavepacket_box_info(
+            l.0,
+            n_boxes,
+            &mut level,
+            &mut dir,
+            centre.as_mut_ptr(),
+            shape.as_mut_ptr(),
+            &mut offset,
+        ),
+        inv,
+        "box_index",
+    );
+    assert_eq!((level, dir), (-5, -5));
+    // POCS: a mask of the wrong length, a bad mask value, bad options, NaN in a live trace.
+    let live = vec![1i32; NX];
+    let mut x = f.clone();
+    refused(
+        sg_wavepacket_pocs_f32(l.0, x.as_mut_ptr(), live.as_ptr(), NX + 1, ptr::null()),
+        inv,
+        "n_traces is 41",
+    );
+    let mut two = live.clone();
+    two[3] = 2;
+    refused(
+        sg_wavepacket_pocs_f32(l.0, x.as_mut_ptr(), two.as_ptr(), NX, ptr::null()),
+        inv,
+        "live[3] is 2",
+    );
+    let mut o = sg_wavepacket_pocs_options_default();
+    o.schedule = 9;
+    refused(
+        sg_wavepacket_pocs_f32(l.0, x.as_mut_ptr(), live.as_ptr(), NX, &o),
+        inv,
+        "options.schedule",
+    );
+    o = sg_wavepacket_pocs_options_default();
+    o.last = 2.0;
+    refused(
+        sg_wavepacket_pocs_f32(l.0, x.as_mut_ptr(), live.as_ptr(), NX, &o),
+        inv,
+        "POCS options",
+    );
+    x[NT * 4 + 3] = f32::NAN;
+    refused(
+        sg_wavepacket_pocs_f32(l.0, x.as_mut_ptr(), live.as_ptr(), NX, ptr::null()),
+        SG_ERR_NON_FINITE,
+        "live trace",
+    );
+    x[NT * 4 + 3] = f[NT * 4 + 3];
+    assert_eq!(x, f);
+    // The layout still works after all of that.
+    ok(sg_wavepacket_forward_f32(l.0, f.as_ptr(), c.as_mut_ptr()));
+}
