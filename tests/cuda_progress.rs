@@ -86,5 +86,5 @@ fn gpu_em_search_reports_and_cancels() {
 #[test]
 fn gpu_usfft_reports_and_cancels() {
     let Some(ctx) = gpu() else { return };
-    usfft_types(&ctx, 2);
+    usfft_types(&ctx, 2, true);
 }

@@ -24,6 +24,7 @@ pub mod spec;
 
 use crate::context::Context;
 use crate::error::{Error, Result};
+use crate::progress::Reporter;
 pub use kernel::{KernelShape, SpreadKernel};
 use num_complex::Complex;
 pub use spec::{frequency, ModeOrder, Real, TransformType, UsfftOptions, UsfftSpec};
@@ -250,22 +251,37 @@ impl<T: Real> UsfftPlan<T> {
     /// (n_vectors × N1N2N3 modes, vector v at v·N1N2N3). Type 2: reads `f`, writes `c`.
     /// Non-finite strengths or modes are not checked: they propagate into the output.
     pub fn execute(&self, c: &mut [Complex<T>], f: &mut [Complex<T>]) -> Result<()> {
-        self.check(c.len(), f.len())?;
         let mut reporter = self.ctx.reporter();
+        self.execute_reporting(c, f, &mut reporter)?;
+        reporter.finish();
+        Ok(())
+    }
+
+    /// `execute` as one step of a caller's own call (the wave packets): no reports of its
+    /// own to the context's callback, whose fractions belong to the caller.
+    pub(crate) fn execute_silent(&self, c: &mut [Complex<T>], f: &mut [Complex<T>]) -> Result<()> {
+        self.execute_reporting(c, f, &mut Reporter::new(None))
+    }
+
+    fn execute_reporting(
+        &self,
+        c: &mut [Complex<T>],
+        f: &mut [Complex<T>],
+        reporter: &mut Reporter,
+    ) -> Result<()> {
+        self.check(c.len(), f.len())?;
         match &self.points {
             PointsState::None => unreachable!("checked above"),
-            PointsState::Host(p) => cpu::execute(&self.ctx.cpu, &self.spec, p, c, f, &mut reporter),
+            PointsState::Host(p) => cpu::execute(&self.ctx.cpu, &self.spec, p, c, f, reporter),
             PointsState::Device(p) => {
                 let gpu = self
                     .ctx
                     .cuda
                     .as_ref()
                     .expect("device points on a CUDA context");
-                cuda::execute(gpu, &self.spec, p, c, f, &mut reporter)
+                cuda::execute(gpu, &self.spec, p, c, f, reporter)
             }
-        }?;
-        reporter.finish();
-        Ok(())
+        }
     }
 
     /// Device-resident execute on a CUDA context, queued on the plan's stream

@@ -187,7 +187,7 @@ impl<T: Real> WavepacketPlan<T> {
             "wave-packet lattice values",
         )?;
         reporter.stage("wave-packet spectrum", USFFT_SHARE, 1);
-        self.type2.execute(&mut values, &mut modes)?;
+        self.type2.execute_silent(&mut values, &mut modes)?;
         reporter.advance(1)?;
         let boxes = &self.layout.boxes;
         reporter.stage("wave-packet boxes", 1.0 - USFFT_SHARE, boxes.len());
@@ -241,7 +241,7 @@ impl<T: Real> WavepacketPlan<T> {
         })?;
         let mut modes = crate::error::try_vec(self.layout.n_samples(), zero, "wave-packet data")?;
         reporter.stage("wave-packet spectrum", USFFT_SHARE, 1);
-        self.type1.execute(&mut values, &mut modes)?;
+        self.type1.execute_silent(&mut values, &mut modes)?;
         reporter.advance(1)?;
         for (d, m) in data.iter_mut().zip(&modes) {
             *d = m.re;
