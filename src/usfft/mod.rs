@@ -19,6 +19,8 @@ pub mod cpu;
 pub mod cuda;
 pub mod grid;
 pub mod kernel;
+#[cfg(test)]
+mod kernel_scan;
 pub mod points;
 pub mod spec;
 
