@@ -58,7 +58,7 @@ pub fn execute<T: Real>(
         )?;
         match spec.kind {
             TransformType::Type1 => {
-                spread(spec, pts, c, &mut grid);
+                spread(spec, &Taps::new(spec), pts, c, &mut grid);
                 for g in grid.chunks_mut(nft) {
                     fft_nd(g, spec);
                 }
@@ -69,28 +69,41 @@ pub fn execute<T: Real>(
                 for g in grid.chunks_mut(nft) {
                     fft_nd(g, spec);
                 }
-                interpolate(spec, pts, &grid, c);
+                interpolate(spec, &Taps::new(spec), pts, &grid, c);
             }
         }
         Ok(())
     })
 }
 
-/// Kernel weights φ((d + k)/(w/2)) of one coordinate, k = 0..w.
-#[inline]
-fn weights<T: Real>(spec: &UsfftSpec, d: T, out: &mut [T]) {
-    let k = &spec.kernel;
-    let scale = T::from_f64(2.0 / k.width as f64).unwrap();
-    let beta = T::from_f64(k.beta).unwrap();
-    let one = T::one();
-    for (i, o) in out.iter_mut().enumerate() {
-        let z = (d + T::from_usize(i).unwrap()) * scale;
-        *o = match k.shape {
-            crate::usfft::KernelShape::ExpSemicircle => {
-                (beta * ((one - z * z).max(T::zero()).sqrt() - one)).exp()
+/// The kernel's tap polynomials in T (`SpreadKernel::tap_polynomials`), fitted to 1 % of
+/// the tolerance: w values per point and dimension by Horner's rule, no exp/sqrt per tap.
+struct Taps<T> {
+    width: usize,
+    coef: Vec<T>,
+}
+
+impl<T: Real> Taps<T> {
+    fn new(spec: &UsfftSpec) -> Taps<T> {
+        let p = spec.kernel.tap_polynomials(0.01 * spec.tolerance);
+        Taps {
+            width: p.width,
+            coef: p.coef.iter().map(|&c| T::from_f64(c).unwrap()).collect(),
+        }
+    }
+
+    /// Weights φ((d + k)/(w/2)) of one coordinate with offset d, k = 0..w.
+    #[inline]
+    fn weights(&self, d: T, out: &mut [T]) {
+        let w = self.width;
+        let t = d + d + T::from_usize(w - 1).unwrap();
+        let (top, rest) = self.coef.split_at(w);
+        out.copy_from_slice(top);
+        for row in rest.chunks_exact(w) {
+            for (o, &c) in out.iter_mut().zip(row) {
+                *o = *o * t + c;
             }
-            crate::usfft::KernelShape::Gaussian => (-beta * z * z).exp(),
-        };
+        }
     }
 }
 
@@ -102,6 +115,7 @@ fn wrap(i: i64, n: usize) -> usize {
 /// Type 1 spreading of every vector of `c` onto `grid` (zeroed, n_vectors fine grids).
 fn spread<T: Real>(
     spec: &UsfftSpec,
+    taps: &Taps<T>,
     pts: &SortedPoints<T>,
     c: &[Complex<T>],
     grid: &mut [Complex<T>],
@@ -150,9 +164,10 @@ fn spread<T: Real>(
                 (
                     Vec::<Complex<T>>::new(),
                     [vec![T::zero(); w], vec![T::zero(); w], vec![T::zero(); w]],
+                    vec![Complex::<T>::default(); w],
                 )
             },
-            |(buf, ker), &b| {
+            |(buf, ker, scaled), &b| {
                 let idx = [
                     b % t.bins[0],
                     (b / t.bins[0]) % t.bins[1],
@@ -170,7 +185,7 @@ fn spread<T: Real>(
                 for p in pts.bin_start[b] as usize..pts.bin_start[b + 1] as usize {
                     let mut l = [0usize; 3];
                     for d in 0..dim {
-                        weights(spec, pts.offset[d][p], &mut ker[d]);
+                        taps.weights(pts.offset[d][p], &mut ker[d]);
                         l[d] = (pts.first[d][p] as i64 - origin[d]) as usize;
                     }
                     if dim < 3 {
@@ -183,13 +198,18 @@ fn spread<T: Real>(
                     let j = pts.perm[p] as usize;
                     for v in 0..nv {
                         let cv = c[v * m + j];
+                        // The strength times the first dimension's weights, once: each row
+                        // below is then w complex values scaled by one real (vectorises).
+                        for (sc, &kx) in scaled.iter_mut().zip(ker[0].iter()) {
+                            *sc = cv * kx;
+                        }
                         let tv = &mut buf[v * tile_len..(v + 1) * tile_len];
                         for k3 in 0..w3 {
                             for k2 in 0..w2 {
-                                let a = cv * (ker[2][k3] * ker[1][k2]);
+                                let a = ker[2][k3] * ker[1][k2];
                                 let row = ((l[2] + k3) * pad[1] + l[1] + k2) * pad[0] + l[0];
-                                for (cell, &kx) in tv[row..row + w].iter_mut().zip(ker[0].iter()) {
-                                    *cell = *cell + a * kx;
+                                for (cell, &sc) in tv[row..row + w].iter_mut().zip(scaled.iter()) {
+                                    *cell = *cell + sc * a;
                                 }
                             }
                         }
@@ -226,6 +246,7 @@ fn spread<T: Real>(
 /// Type 2 interpolation: c[v·M + j] = Σ grid cells × kernel weights, for each point j.
 fn interpolate<T: Real>(
     spec: &UsfftSpec,
+    taps: &Taps<T>,
     pts: &SortedPoints<T>,
     grid: &[Complex<T>],
     c: &mut [Complex<T>],
@@ -242,13 +263,14 @@ fn interpolate<T: Real>(
             (
                 [vec![T::zero(); w], vec![T::zero(); w], vec![T::zero(); w]],
                 [vec![0usize; w], vec![0usize; w], vec![0usize; w]],
+                vec![Complex::<T>::default(); w],
             )
         },
-        |(ker, idx), p| {
+        |(ker, idx, line), p| {
             let out = &out;
             for d in 0..3 {
                 if d < dim {
-                    weights(spec, pts.offset[d][p], &mut ker[d]);
+                    taps.weights(pts.offset[d][p], &mut ker[d]);
                     let i0 = pts.first[d][p] as i64;
                     for (k, ix) in idx[d].iter_mut().enumerate() {
                         *ix = wrap(i0 + k as i64, nf[d]);
@@ -260,19 +282,33 @@ fn interpolate<T: Real>(
             }
             let (w2, w3) = (if dim >= 2 { w } else { 1 }, if dim >= 3 { w } else { 1 });
             let j = pts.perm[p] as usize;
+            // Rows that do not wrap around the period are contiguous (most of them).
+            let i0 = idx[0][0];
+            let contiguous = idx[0][w - 1] == i0 + w - 1;
             for v in 0..nv {
                 let g = &grid[v * nft..(v + 1) * nft];
-                let mut acc = Complex::<T>::default();
+                // The rows weighted by dimensions 2 and 3 summed cell by cell (independent
+                // lanes, vectorises), then one dot product with dimension 1's weights.
+                line.fill(Complex::default());
                 for k3 in 0..w3 {
                     for k2 in 0..w2 {
                         let base = (idx[2][k3] * nf[1] + idx[1][k2]) * nf[0];
-                        let mut row = Complex::<T>::default();
-                        for k1 in 0..w {
-                            row = row + g[base + idx[0][k1]] * ker[0][k1];
+                        let a = ker[2][k3] * ker[1][k2];
+                        if contiguous {
+                            for (l, &cell) in line.iter_mut().zip(&g[base + i0..base + i0 + w]) {
+                                *l = *l + cell * a;
+                            }
+                        } else {
+                            for (l, &i) in line.iter_mut().zip(idx[0].iter()) {
+                                *l = *l + g[base + i] * a;
+                            }
                         }
-                        acc = acc + row * (ker[2][k3] * ker[1][k2]);
                     }
                 }
+                let acc = line
+                    .iter()
+                    .zip(ker[0].iter())
+                    .fold(Complex::<T>::default(), |acc, (&l, &k)| acc + l * k);
                 // SAFETY: perm is a permutation: each (v, j) is written by one point.
                 unsafe { *out.0.add(v * m + j) = acc };
             }

@@ -139,6 +139,94 @@ impl SpreadKernel {
     }
 }
 
+/// The kernel as one polynomial per tap, for evaluation in Horner form: a point with offset
+/// d (`points.rs`) puts weight φ((d + i)/(w/2)) on its tap i, and with t = 2d + w − 1 ∈ [−1, 1)
+/// that is p_i(t). `coef[k·w + i]` is the coefficient of t^{degree−k} of p_i (highest first),
+/// so the w taps advance together, one multiply-add per tap and degree.
+#[derive(Clone, Debug)]
+pub struct TapPolynomials {
+    pub width: usize,
+    pub degree: usize,
+    pub coef: Vec<f64>,
+    /// The largest |p_i(t) − φ| found on a fine sampling of every tap.
+    pub max_error: f64,
+}
+
+/// Highest degree tried: beyond it the monomial coefficients' cancellation costs more in
+/// f64 than the fit gains.
+const MAX_DEGREE: usize = 22;
+
+impl SpreadKernel {
+    /// The lowest-degree tap polynomials (Chebyshev interpolants, rewritten in monomials)
+    /// whose error is at most `target`, or the degree-`MAX_DEGREE` ones.
+    pub fn tap_polynomials(&self, target: f64) -> TapPolynomials {
+        let w = self.width;
+        let tap = |i: usize, t: f64| self.eval((0.5 * (t + 1.0) - w as f64 / 2.0 + i as f64) * 2.0 / w as f64);
+        let mut best: Option<TapPolynomials> = None;
+        for degree in 2..=MAX_DEGREE {
+            let n = degree + 1;
+            let mut coef = vec![0.0; n * w];
+            for i in 0..w {
+                // Chebyshev coefficients a_k from the n Chebyshev nodes.
+                let nodes: Vec<f64> = (0..n)
+                    .map(|j| tap(i, (std::f64::consts::PI * (j as f64 + 0.5) / n as f64).cos()))
+                    .collect();
+                let a: Vec<f64> = (0..n)
+                    .map(|k| {
+                        let s: f64 = (0..n)
+                            .map(|j| {
+                                nodes[j]
+                                    * (std::f64::consts::PI * k as f64 * (j as f64 + 0.5) / n as f64)
+                                        .cos()
+                            })
+                            .sum();
+                        s * if k == 0 { 1.0 } else { 2.0 } / n as f64
+                    })
+                    .collect();
+                // Σ a_k T_k(t) in monomials, T_{k+1} = 2t·T_k − T_{k−1} (index = power).
+                let mut mono = vec![0.0; n];
+                let (mut prev, mut cur) = (vec![0.0; n], vec![0.0; n]);
+                cur[0] = 1.0;
+                for (k, &ak) in a.iter().enumerate() {
+                    for p in 0..n {
+                        mono[p] += ak * cur[p];
+                    }
+                    let mut next = vec![0.0; n];
+                    for p in 0..n - 1 {
+                        next[p + 1] += if k == 0 { 1.0 } else { 2.0 } * cur[p];
+                    }
+                    for p in 0..n {
+                        next[p] -= if k == 0 { 0.0 } else { prev[p] };
+                    }
+                    prev = std::mem::replace(&mut cur, next);
+                }
+                for p in 0..n {
+                    coef[(degree - p) * w + i] = mono[p];
+                }
+            }
+            let horner = |i: usize, t: f64| (0..n).fold(0.0, |v, k| v * t + coef[k * w + i]);
+            let samples = 16 * n;
+            let max_error = (0..w)
+                .flat_map(|i| (0..=samples).map(move |s| (i, -1.0 + 2.0 * s as f64 / samples as f64)))
+                .map(|(i, t)| (horner(i, t) - tap(i, t)).abs())
+                .fold(0.0, f64::max);
+            let fit = TapPolynomials {
+                width: w,
+                degree,
+                coef,
+                max_error,
+            };
+            if max_error <= target {
+                return fit;
+            }
+            if best.as_ref().is_none_or(|b| max_error < b.max_error) {
+                best = Some(fit);
+            }
+        }
+        best.expect("at least one degree is tried")
+    }
+}
+
 /// Nodes and weights of the n-point Gauss–Legendre rule on [−1, 1], by Newton's method on
 /// the Legendre recurrence from Chebyshev-like starting points.
 pub fn gauss_legendre(n: usize) -> (Vec<f64>, Vec<f64>) {
@@ -198,6 +286,31 @@ mod tests {
         assert_eq!(reach, (2..=16).collect::<Vec<_>>());
         let reach = SpreadKernel::reachable_widths(KernelShape::ExpSemicircle, 1e-6);
         assert_eq!(reach, (2..=8).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn tap_polynomials_reproduce_the_kernel() {
+        for tol in [1e-2, 1e-4, 1e-6, 1e-9, 1e-12, 1e-14] {
+            for shape in [KernelShape::ExpSemicircle, KernelShape::Gaussian] {
+                let k = SpreadKernel::for_tolerance(shape, tol);
+                // As the CPU path asks: 1 % of tol, down to the f64 rounding of the sums.
+                let p = k.tap_polynomials(0.01 * tol);
+                // Check away from the fit's own samples: a point with offset d.
+                let w = k.width;
+                let mut worst: f64 = 0.0;
+                for s in 0..1000 {
+                    let d = -(w as f64) / 2.0 + (s as f64 + 0.37) / 1000.0;
+                    let t = 2.0 * d + w as f64 - 1.0;
+                    for i in 0..w {
+                        let got = (0..=p.degree).fold(0.0, |v, q| v * t + p.coef[q * w + i]);
+                        let want = k.eval((d + i as f64) * 2.0 / w as f64);
+                        worst = worst.max((got - want).abs());
+                    }
+                }
+                println!("{shape:?} tol {tol:e}: w {w} degree {} error {worst:.1e}", p.degree);
+                assert!(worst <= (0.01 * tol).max(2e-14), "{shape:?} tol {tol:e}: {worst:e}");
+            }
+        }
     }
 
     #[test]
