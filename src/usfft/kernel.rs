@@ -161,7 +161,9 @@ impl SpreadKernel {
     /// whose error is at most `target`, or the degree-`MAX_DEGREE` ones.
     pub fn tap_polynomials(&self, target: f64) -> TapPolynomials {
         let w = self.width;
-        let tap = |i: usize, t: f64| self.eval((0.5 * (t + 1.0) - w as f64 / 2.0 + i as f64) * 2.0 / w as f64);
+        let tap = |i: usize, t: f64| {
+            self.eval((0.5 * (t + 1.0) - w as f64 / 2.0 + i as f64) * 2.0 / w as f64)
+        };
         let mut best: Option<TapPolynomials> = None;
         for degree in 2..=MAX_DEGREE {
             let n = degree + 1;
@@ -169,14 +171,20 @@ impl SpreadKernel {
             for i in 0..w {
                 // Chebyshev coefficients a_k from the n Chebyshev nodes.
                 let nodes: Vec<f64> = (0..n)
-                    .map(|j| tap(i, (std::f64::consts::PI * (j as f64 + 0.5) / n as f64).cos()))
+                    .map(|j| {
+                        tap(
+                            i,
+                            (std::f64::consts::PI * (j as f64 + 0.5) / n as f64).cos(),
+                        )
+                    })
                     .collect();
                 let a: Vec<f64> = (0..n)
                     .map(|k| {
                         let s: f64 = (0..n)
                             .map(|j| {
                                 nodes[j]
-                                    * (std::f64::consts::PI * k as f64 * (j as f64 + 0.5) / n as f64)
+                                    * (std::f64::consts::PI * k as f64 * (j as f64 + 0.5)
+                                        / n as f64)
                                         .cos()
                             })
                             .sum();
@@ -207,7 +215,9 @@ impl SpreadKernel {
             let horner = |i: usize, t: f64| (0..n).fold(0.0, |v, k| v * t + coef[k * w + i]);
             let samples = 16 * n;
             let max_error = (0..w)
-                .flat_map(|i| (0..=samples).map(move |s| (i, -1.0 + 2.0 * s as f64 / samples as f64)))
+                .flat_map(|i| {
+                    (0..=samples).map(move |s| (i, -1.0 + 2.0 * s as f64 / samples as f64))
+                })
                 .map(|(i, t)| (horner(i, t) - tap(i, t)).abs())
                 .fold(0.0, f64::max);
             let fit = TapPolynomials {
@@ -278,7 +288,10 @@ mod tests {
         let w = |tol: f64| SpreadKernel::for_tolerance(KernelShape::ExpSemicircle, tol).width;
         // Width w reaches ~1.2·10^{−(w−1)}: powers of ten below 1e-2 still need
         // ceil(log10(1/tol)) + 2 cells; a tolerance just above a width's error takes it.
-        assert_eq!([w(1e-2), w(1e-3), w(1e-6), w(1e-9), w(1e-12)], [3, 5, 8, 11, 14]);
+        assert_eq!(
+            [w(1e-2), w(1e-3), w(1e-6), w(1e-9), w(1e-12)],
+            [3, 5, 8, 11, 14]
+        );
         assert_eq!([w(0.1), w(2e-6), w(2e-9), w(1e-14)], [2, 7, 10, 16]);
         let k = SpreadKernel::for_tolerance(KernelShape::ExpSemicircle, 1e-6);
         assert!((k.beta - 2.31 * 8.0).abs() < 1e-12);
@@ -307,8 +320,14 @@ mod tests {
                         worst = worst.max((got - want).abs());
                     }
                 }
-                println!("{shape:?} tol {tol:e}: w {w} degree {} error {worst:.1e}", p.degree);
-                assert!(worst <= (0.01 * tol).max(2e-14), "{shape:?} tol {tol:e}: {worst:e}");
+                println!(
+                    "{shape:?} tol {tol:e}: w {w} degree {} error {worst:.1e}",
+                    p.degree
+                );
+                assert!(
+                    worst <= (0.01 * tol).max(2e-14),
+                    "{shape:?} tol {tol:e}: {worst:e}"
+                );
             }
         }
     }

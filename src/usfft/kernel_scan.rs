@@ -53,7 +53,11 @@ fn problem(dim: usize, modes: [usize; 3], m: usize, seed: u64) -> Problem {
     let f = cplx(nm);
     // e^{i k·x_j} for mode index `idx` (centred order, sign +1).
     let phase = |j: usize, idx: usize| -> C64 {
-        let mm = [idx % modes[0], (idx / modes[0]) % modes[1], idx / (modes[0] * modes[1])];
+        let mm = [
+            idx % modes[0],
+            (idx / modes[0]) % modes[1],
+            idx / (modes[0] * modes[1]),
+        ];
         let t: f64 = (0..dim)
             .map(|d| frequency(mm[d], modes[d], ModeOrder::Centred) as f64 * coords[d][j])
             .sum();
