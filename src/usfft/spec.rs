@@ -130,8 +130,7 @@ impl UsfftSpec {
             )));
         }
         let kernel = SpreadKernel::for_tolerance(options.kernel, tolerance);
-        for d in 0..dim {
-            let n = modes3[d];
+        for (d, &n) in modes3.iter().enumerate().take(dim) {
             if n > (1 << 30) {
                 return Err(Error::Unsupported(format!(
                     "n_modes[{d}] = {n} is larger than 2^30"
