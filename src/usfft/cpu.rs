@@ -93,7 +93,7 @@ impl<T: Real> Taps<T> {
     }
 
     /// Weights φ((d + k)/(w/2)) of one coordinate with offset d, k = 0..w.
-    #[inline]
+    #[inline(always)]
     fn weights(&self, d: T, out: &mut [T]) {
         let w = self.width;
         let t = d + d + T::from_usize(w - 1).unwrap();
@@ -105,6 +105,17 @@ impl<T: Real> Taps<T> {
             }
         }
     }
+}
+
+/// Whether this CPU runs the AVX2 + FMA copies of the spreading and interpolation loops
+/// (the crate's baseline is x86-64 with SSE2).
+fn has_avx2_fma() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
 }
 
 #[inline]
@@ -127,8 +138,6 @@ fn spread<T: Real>(
     let pad: [usize; 3] = std::array::from_fn(|d| if d < dim { t.tile[d] + w - 1 } else { 1 });
     let tile_len = pad[0] * pad[1] * pad[2];
     let nft = spec.fine_count();
-    let nv = spec.n_vectors;
-    let m = pts.m;
     let colours: [usize; 3] = std::array::from_fn(|d| match t.bins[d] {
         1 => 1,
         b if b % 2 == 0 => 2,
@@ -141,7 +150,22 @@ fn spread<T: Real>(
             b % 2
         }
     };
-    let out = SyncPtr(grid.as_mut_ptr());
+    let cx = Spreading {
+        taps,
+        pts,
+        c,
+        out: SyncPtr(grid.as_mut_ptr()),
+        t,
+        dim,
+        w,
+        shift,
+        pad,
+        tile_len,
+        nft,
+        nv: spec.n_vectors,
+        m: pts.m,
+    };
+    let avx2 = has_avx2_fma();
     for phase in 0..colours.iter().product::<usize>() {
         let want = [
             phase % colours[0],
@@ -168,78 +192,130 @@ fn spread<T: Real>(
                 )
             },
             |(buf, ker, scaled), &b| {
-                let idx = [
-                    b % t.bins[0],
-                    (b / t.bins[0]) % t.bins[1],
-                    b / (t.bins[0] * t.bins[1]),
-                ];
-                let origin: [i64; 3] = std::array::from_fn(|d| {
-                    if d < dim {
-                        (idx[d] * t.tile[d]) as i64 - shift
-                    } else {
-                        0
-                    }
-                });
-                buf.clear();
-                buf.resize(nv * tile_len, Complex::default());
-                for p in pts.bin_start[b] as usize..pts.bin_start[b + 1] as usize {
-                    let mut l = [0usize; 3];
-                    for d in 0..dim {
-                        taps.weights(pts.offset[d][p], &mut ker[d]);
-                        l[d] = (pts.first[d][p] as i64 - origin[d]) as usize;
-                    }
-                    if dim < 3 {
-                        ker[2][0] = T::one();
-                    }
-                    if dim < 2 {
-                        ker[1][0] = T::one();
-                    }
-                    let (w2, w3) = (if dim >= 2 { w } else { 1 }, if dim >= 3 { w } else { 1 });
-                    let j = pts.perm[p] as usize;
-                    for v in 0..nv {
-                        let cv = c[v * m + j];
-                        // The strength times the first dimension's weights, once: each row
-                        // below is then w complex values scaled by one real (vectorises).
-                        for (sc, &kx) in scaled.iter_mut().zip(ker[0].iter()) {
-                            *sc = cv * kx;
-                        }
-                        let tv = &mut buf[v * tile_len..(v + 1) * tile_len];
-                        for k3 in 0..w3 {
-                            for k2 in 0..w2 {
-                                let a = ker[2][k3] * ker[1][k2];
-                                let row = ((l[2] + k3) * pad[1] + l[1] + k2) * pad[0] + l[0];
-                                for (cell, &sc) in tv[row..row + w].iter_mut().zip(scaled.iter()) {
-                                    *cell = *cell + sc * a;
-                                }
-                            }
-                        }
-                    }
+                #[cfg(target_arch = "x86_64")]
+                if avx2 {
+                    // SAFETY: the CPU has AVX2 and FMA.
+                    return unsafe { cx.bin_avx2(b, buf, ker, scaled) };
                 }
-                // Add the padded tile into the grid: this phase's tiles do not overlap.
-                let wrapped: [Vec<usize>; 3] = std::array::from_fn(|d| {
-                    (0..pad[d])
-                        .map(|j| wrap(origin[d] + j as i64, t.nf[d]))
-                        .collect()
-                });
-                let out = &out;
-                for v in 0..nv {
-                    let tv = &buf[v * tile_len..(v + 1) * tile_len];
-                    for j3 in 0..pad[2] {
-                        for j2 in 0..pad[1] {
-                            let g = (wrapped[2][j3] * t.nf[1] + wrapped[1][j2]) * t.nf[0] + v * nft;
-                            let row = &tv[(j3 * pad[1] + j2) * pad[0]..][..pad[0]];
-                            for (j1, &val) in row.iter().enumerate() {
-                                // SAFETY: cells of tiles processed in one phase are disjoint.
-                                unsafe {
-                                    let cell = out.0.add(g + wrapped[0][j1]);
-                                    *cell = *cell + val;
-                                }
-                            }
-                        }
-                    }
-                }
+                cx.bin(b, buf, ker, scaled)
             },
         );
+    }
+}
+
+/// What spreading one bin's points reads and writes.
+struct Spreading<'a, T> {
+    taps: &'a Taps<T>,
+    pts: &'a SortedPoints<T>,
+    c: &'a [Complex<T>],
+    out: SyncPtr<Complex<T>>,
+    t: &'a super::grid::Tiling,
+    dim: usize,
+    w: usize,
+    shift: i64,
+    pad: [usize; 3],
+    tile_len: usize,
+    nft: usize,
+    nv: usize,
+    m: usize,
+}
+
+impl<T: Real> Spreading<'_, T> {
+    /// `bin` compiled for AVX2 and FMA.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    fn bin_avx2(
+        &self,
+        b: usize,
+        buf: &mut Vec<Complex<T>>,
+        ker: &mut [Vec<T>; 3],
+        scaled: &mut [Complex<T>],
+    ) {
+        self.bin(b, buf, ker, scaled)
+    }
+
+    /// Spreads bin b's points into its padded tile `buf`, then adds the tile to the grid.
+    #[inline(always)]
+    fn bin(
+        &self,
+        b: usize,
+        buf: &mut Vec<Complex<T>>,
+        ker: &mut [Vec<T>; 3],
+        scaled: &mut [Complex<T>],
+    ) {
+        let idx = [
+            b % self.t.bins[0],
+            (b / self.t.bins[0]) % self.t.bins[1],
+            b / (self.t.bins[0] * self.t.bins[1]),
+        ];
+        let origin: [i64; 3] = std::array::from_fn(|d| {
+            if d < self.dim {
+                (idx[d] * self.t.tile[d]) as i64 - self.shift
+            } else {
+                0
+            }
+        });
+        buf.clear();
+        buf.resize(self.nv * self.tile_len, Complex::default());
+        for p in self.pts.bin_start[b] as usize..self.pts.bin_start[b + 1] as usize {
+            let mut l = [0usize; 3];
+            for d in 0..self.dim {
+                self.taps.weights(self.pts.offset[d][p], &mut ker[d]);
+                l[d] = (self.pts.first[d][p] as i64 - origin[d]) as usize;
+            }
+            if self.dim < 3 {
+                ker[2][0] = T::one();
+            }
+            if self.dim < 2 {
+                ker[1][0] = T::one();
+            }
+            let (w2, w3) = (
+                if self.dim >= 2 { self.w } else { 1 },
+                if self.dim >= 3 { self.w } else { 1 },
+            );
+            let j = self.pts.perm[p] as usize;
+            for v in 0..self.nv {
+                let cv = self.c[v * self.m + j];
+                // The strength times the first dimension's weights, once: each row
+                // below is then w complex values scaled by one real (vectorises).
+                for (sc, &kx) in scaled.iter_mut().zip(ker[0].iter()) {
+                    *sc = cv * kx;
+                }
+                let tv = &mut buf[v * self.tile_len..(v + 1) * self.tile_len];
+                for k3 in 0..w3 {
+                    for k2 in 0..w2 {
+                        let a = ker[2][k3] * ker[1][k2];
+                        let row = ((l[2] + k3) * self.pad[1] + l[1] + k2) * self.pad[0] + l[0];
+                        for (cell, &sc) in tv[row..row + self.w].iter_mut().zip(scaled.iter()) {
+                            *cell = *cell + sc * a;
+                        }
+                    }
+                }
+            }
+        }
+        // Add the padded tile into the grid: this phase's tiles do not overlap.
+        let wrapped: [Vec<usize>; 3] = std::array::from_fn(|d| {
+            (0..self.pad[d])
+                .map(|j| wrap(origin[d] + j as i64, self.t.nf[d]))
+                .collect()
+        });
+        for v in 0..self.nv {
+            let tv = &buf[v * self.tile_len..(v + 1) * self.tile_len];
+            for j3 in 0..self.pad[2] {
+                for j2 in 0..self.pad[1] {
+                    let g = (wrapped[2][j3] * self.t.nf[1] + wrapped[1][j2]) * self.t.nf[0]
+                        + v * self.nft;
+                    let row = &tv[(j3 * self.pad[1] + j2) * self.pad[0]..][..self.pad[0]];
+                    for (j1, &val) in row.iter().enumerate() {
+                        // SAFETY: cells of tiles processed in one phase are disjoint.
+                        unsafe {
+                            let cell = self.out.0.add(g + wrapped[0][j1]);
+                            *cell = *cell + val;
+                        }
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -252,13 +328,20 @@ fn interpolate<T: Real>(
     c: &mut [Complex<T>],
 ) {
     let w = spec.kernel.width;
-    let dim = spec.dim;
-    let nf = spec.fine;
-    let nft = spec.fine_count();
-    let nv = spec.n_vectors;
-    let m = pts.m;
-    let out = SyncPtr(c.as_mut_ptr());
-    (0..m).into_par_iter().with_min_len(1024).for_each_init(
+    let cx = Interpolation {
+        taps,
+        pts,
+        grid,
+        out: SyncPtr(c.as_mut_ptr()),
+        dim: spec.dim,
+        w,
+        nf: spec.fine,
+        nft: spec.fine_count(),
+        nv: spec.n_vectors,
+        m: pts.m,
+    };
+    let avx2 = has_avx2_fma();
+    (0..pts.m).into_par_iter().with_min_len(1024).for_each_init(
         || {
             (
                 [vec![T::zero(); w], vec![T::zero(); w], vec![T::zero(); w]],
@@ -267,53 +350,100 @@ fn interpolate<T: Real>(
             )
         },
         |(ker, idx, line), p| {
-            let out = &out;
-            for d in 0..3 {
-                if d < dim {
-                    taps.weights(pts.offset[d][p], &mut ker[d]);
-                    let i0 = pts.first[d][p] as i64;
-                    for (k, ix) in idx[d].iter_mut().enumerate() {
-                        *ix = wrap(i0 + k as i64, nf[d]);
-                    }
-                } else {
-                    ker[d][0] = T::one();
-                    idx[d][0] = 0;
-                }
+            #[cfg(target_arch = "x86_64")]
+            if avx2 {
+                // SAFETY: the CPU has AVX2 and FMA.
+                return unsafe { cx.point_avx2(p, ker, idx, line) };
             }
-            let (w2, w3) = (if dim >= 2 { w } else { 1 }, if dim >= 3 { w } else { 1 });
-            let j = pts.perm[p] as usize;
-            // Rows that do not wrap around the period are contiguous (most of them).
-            let i0 = idx[0][0];
-            let contiguous = idx[0][w - 1] == i0 + w - 1;
-            for v in 0..nv {
-                let g = &grid[v * nft..(v + 1) * nft];
-                // The rows weighted by dimensions 2 and 3 summed cell by cell (independent
-                // lanes, vectorises), then one dot product with dimension 1's weights.
-                line.fill(Complex::default());
-                for k3 in 0..w3 {
-                    for k2 in 0..w2 {
-                        let base = (idx[2][k3] * nf[1] + idx[1][k2]) * nf[0];
-                        let a = ker[2][k3] * ker[1][k2];
-                        if contiguous {
-                            for (l, &cell) in line.iter_mut().zip(&g[base + i0..base + i0 + w]) {
-                                *l = *l + cell * a;
-                            }
-                        } else {
-                            for (l, &i) in line.iter_mut().zip(idx[0].iter()) {
-                                *l = *l + g[base + i] * a;
-                            }
+            cx.point(p, ker, idx, line)
+        },
+    );
+}
+
+/// What interpolating one point reads.
+struct Interpolation<'a, T> {
+    taps: &'a Taps<T>,
+    pts: &'a SortedPoints<T>,
+    grid: &'a [Complex<T>],
+    out: SyncPtr<Complex<T>>,
+    dim: usize,
+    w: usize,
+    nf: [usize; 3],
+    nft: usize,
+    nv: usize,
+    m: usize,
+}
+
+impl<T: Real> Interpolation<'_, T> {
+    /// `point` compiled for AVX2 and FMA.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    fn point_avx2(
+        &self,
+        p: usize,
+        ker: &mut [Vec<T>; 3],
+        idx: &mut [Vec<usize>; 3],
+        line: &mut [Complex<T>],
+    ) {
+        self.point(p, ker, idx, line)
+    }
+
+    #[inline(always)]
+    fn point(
+        &self,
+        p: usize,
+        ker: &mut [Vec<T>; 3],
+        idx: &mut [Vec<usize>; 3],
+        line: &mut [Complex<T>],
+    ) {
+        for d in 0..3 {
+            if d < self.dim {
+                self.taps.weights(self.pts.offset[d][p], &mut ker[d]);
+                let i0 = self.pts.first[d][p] as i64;
+                for (k, ix) in idx[d].iter_mut().enumerate() {
+                    *ix = wrap(i0 + k as i64, self.nf[d]);
+                }
+            } else {
+                ker[d][0] = T::one();
+                idx[d][0] = 0;
+            }
+        }
+        let (w2, w3) = (
+            if self.dim >= 2 { self.w } else { 1 },
+            if self.dim >= 3 { self.w } else { 1 },
+        );
+        let j = self.pts.perm[p] as usize;
+        // Rows that do not wrap around the period are contiguous (most of them).
+        let i0 = idx[0][0];
+        let contiguous = idx[0][self.w - 1] == i0 + self.w - 1;
+        for v in 0..self.nv {
+            let g = &self.grid[v * self.nft..(v + 1) * self.nft];
+            // The rows weighted by dimensions 2 and 3 summed cell by cell (independent
+            // lanes, vectorises), then one dot product with dimension 1's weights.
+            line.fill(Complex::default());
+            for k3 in 0..w3 {
+                for k2 in 0..w2 {
+                    let base = (idx[2][k3] * self.nf[1] + idx[1][k2]) * self.nf[0];
+                    let a = ker[2][k3] * ker[1][k2];
+                    if contiguous {
+                        for (l, &cell) in line.iter_mut().zip(&g[base + i0..base + i0 + self.w]) {
+                            *l = *l + cell * a;
+                        }
+                    } else {
+                        for (l, &i) in line.iter_mut().zip(idx[0].iter()) {
+                            *l = *l + g[base + i] * a;
                         }
                     }
                 }
-                let acc = line
-                    .iter()
-                    .zip(ker[0].iter())
-                    .fold(Complex::<T>::default(), |acc, (&l, &k)| acc + l * k);
-                // SAFETY: perm is a permutation: each (v, j) is written by one point.
-                unsafe { *out.0.add(v * m + j) = acc };
             }
-        },
-    );
+            let acc = line
+                .iter()
+                .zip(ker[0].iter())
+                .fold(Complex::<T>::default(), |acc, (&l, &k)| acc + l * k);
+            // SAFETY: perm is a permutation: each (v, j) is written by one point.
+            unsafe { *self.out.0.add(v * self.m + j) = acc };
+        }
+    }
 }
 
 /// In-place unnormalised FFT of one fine grid along every used dimension, with exponent
