@@ -14,7 +14,8 @@ use crate::backend::cpu::CpuBackend;
 use crate::error::{try_vec, Result};
 use num_complex::Complex;
 use rayon::prelude::*;
-use rustfft::{FftDirection, FftPlanner};
+use rustfft::{Fft, FftDirection, FftPlanner};
+use std::sync::Arc;
 
 /// Largest tile edge per dimension count (cells): about 32 KiB of f32 cells in 3D.
 const TILE_MAX: [usize; 3] = [4096, 64, 16];
@@ -33,22 +34,39 @@ pub fn tiling(spec: &UsfftSpec) -> Tiling {
     Tiling::new(spec.fine, tile)
 }
 
+/// A CPU plan's sorted points and its FFT of each dimension, planned once here: rustfft's
+/// planning of a long line costs about as much as transforming it.
+pub struct HostPoints<T: Real> {
+    pub sorted: SortedPoints<T>,
+    ffts: [Arc<dyn Fft<T>>; 3],
+}
+
 pub fn set_points<T: Real>(
     cpu: &CpuBackend,
     spec: &UsfftSpec,
     coords: [&[T]; 3],
     m: usize,
-) -> Result<SortedPoints<T>> {
-    cpu.install(|| sort_points(coords, spec.dim, m, spec.kernel.width, tiling(spec)))
+) -> Result<HostPoints<T>> {
+    let sorted =
+        cpu.install(|| sort_points(coords, spec.dim, m, spec.kernel.width, tiling(spec)))?;
+    let dir = if spec.sign < 0 {
+        FftDirection::Forward
+    } else {
+        FftDirection::Inverse
+    };
+    let mut planner = FftPlanner::<T>::new();
+    let ffts = std::array::from_fn(|d| planner.plan_fft(spec.fine[d], dir));
+    Ok(HostPoints { sorted, ffts })
 }
 
 pub fn execute<T: Real>(
     cpu: &CpuBackend,
     spec: &UsfftSpec,
-    pts: &SortedPoints<T>,
+    host: &HostPoints<T>,
     c: &mut [Complex<T>],
     f: &mut [Complex<T>],
 ) -> Result<()> {
+    let pts = &host.sorted;
     cpu.install(|| {
         let nft = spec.fine_count();
         let mut grid = try_vec(
@@ -60,14 +78,14 @@ pub fn execute<T: Real>(
             TransformType::Type1 => {
                 spread(spec, &Taps::new(spec), pts, c, &mut grid);
                 for g in grid.chunks_mut(nft) {
-                    fft_nd(g, spec);
+                    fft_nd(g, spec, &host.ffts);
                 }
                 copy_modes_out(spec, &grid, f);
             }
             TransformType::Type2 => {
                 copy_modes_in(spec, f, &mut grid);
                 for g in grid.chunks_mut(nft) {
-                    fft_nd(g, spec);
+                    fft_nd(g, spec, &host.ffts);
                 }
                 interpolate(spec, &Taps::new(spec), pts, &grid, c);
             }
@@ -446,19 +464,13 @@ impl<T: Real> Interpolation<'_, T> {
     }
 }
 
-/// In-place unnormalised FFT of one fine grid along every used dimension, with exponent
-/// sign `spec.sign`. Lines that cannot matter are skipped: only the modes' cells are nonzero
+/// In-place unnormalised FFT of one fine grid along every used dimension by `ffts` (planned
+/// with exponent sign `spec.sign`). Lines that cannot matter are skipped: only the modes' cells are nonzero
 /// before a type 2 FFT (so a pass along d needs only lines whose coordinates along later
 /// dimensions are mode cells), and only the modes' cells are read after a type 1 FFT (a pass
 /// along d needs only lines whose coordinates along earlier dimensions are mode cells). In
 /// 3D this leaves 1.75 of the 3 passes' work.
-fn fft_nd<T: Real>(grid: &mut [Complex<T>], spec: &UsfftSpec) {
-    let dir = if spec.sign < 0 {
-        FftDirection::Forward
-    } else {
-        FftDirection::Inverse
-    };
-    let mut planner = FftPlanner::<T>::new();
+fn fft_nd<T: Real>(grid: &mut [Complex<T>], spec: &UsfftSpec, ffts: &[Arc<dyn Fft<T>>; 3]) {
     let nf = spec.fine;
     let mode_cell: [Vec<bool>; 3] = std::array::from_fn(|d| {
         let mut v = vec![false; nf[d]];
@@ -474,7 +486,7 @@ fn fft_nd<T: Real>(grid: &mut [Complex<T>], spec: &UsfftSpec) {
         (0..3).all(|e| !constrained(e) || mode_cell[e][at[e]])
     };
     // Dimension 1: contiguous rows.
-    let f1 = planner.plan_fft(nf[0], dir);
+    let f1 = &ffts[0];
     grid.par_chunks_mut(nf[0]).enumerate().for_each_init(
         || vec![Complex::default(); f1.get_inplace_scratch_len()],
         |s, (r, row)| {
@@ -490,7 +502,7 @@ fn fft_nd<T: Real>(grid: &mut [Complex<T>], spec: &UsfftSpec) {
         let n = nf[d];
         let stride: usize = nf[..d].iter().product();
         let outer: usize = nf[d + 1..].iter().product();
-        let fft = planner.plan_fft(n, dir);
+        let fft = &ffts[d];
         let blocks = stride.div_ceil(BLOCK);
         // Coordinates of column c of slab o (the coordinate along d is irrelevant).
         let coords = |o: usize, c: usize| -> [usize; 3] {

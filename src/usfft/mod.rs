@@ -34,7 +34,7 @@ use std::sync::Arc;
 /// Where a plan's sorted points live.
 enum PointsState<T: Real> {
     None,
-    Host(Box<points::SortedPoints<T>>),
+    Host(Box<cpu::HostPoints<T>>),
     Device(Box<cuda::DevicePoints<T>>),
 }
 
