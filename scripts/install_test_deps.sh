@@ -5,7 +5,9 @@
 #     quietly, and only when something has to be installed);
 #   * NVRTC 12 from PyPI (the nvidia-cuda-nvrtc-cu12 wheel, no dependencies), unpacked
 #     under .tools/nvrtc so that libnvrtc.so.12 is at
-#     .tools/nvrtc/nvidia/cuda_nvrtc/lib/libnvrtc.so.12 (the Makefile's NVRTC_DIR).
+#     .tools/nvrtc/nvidia/cuda_nvrtc/lib/libnvrtc.so.12 (the Makefile's NVRTC_DIR);
+#   * optionally (SEISGPU_WITH_FINUFFT=1) FINUFFT 2.5 in a venv at .tools/finufft, for the
+#     USFFT bench's side-by-side rows.
 # Idempotent: a second run installs nothing. Run from anywhere; paths are relative to
 # the repository root.
 set -euo pipefail
@@ -80,4 +82,19 @@ else
     fi
     rm -f "$wheel"
     say "NVRTC: installed $(basename "$wheel") into ${nvrtc_lib#"$root"/}"
+fi
+
+# ---- FINUFFT (optional: the USFFT bench's side-by-side rows) -----------------------------
+# Only with SEISGPU_WITH_FINUFFT=1: a venv at .tools/finufft with the finufft package from
+# PyPI (or the wheel FINUFFT_WHEEL names). The bench prints "finufft not installed" without it.
+if [ "${SEISGPU_WITH_FINUFFT:-0}" = 1 ]; then
+    fin_venv="$tools/finufft"
+    if "$fin_venv/bin/python" -c "import finufft" >/dev/null 2>&1; then
+        say "FINUFFT: present in ${fin_venv#"$root"/}"
+    else
+        python3 -m venv "$fin_venv"
+        "$fin_venv/bin/pip" install --quiet --disable-pip-version-check \
+            "${FINUFFT_WHEEL:-finufft>=2.5,<2.6}"
+        say "FINUFFT: installed $("$fin_venv/bin/python" -c 'import finufft; print(finufft.__version__)') into ${fin_venv#"$root"/}"
+    fi
 fi

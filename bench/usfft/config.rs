@@ -8,12 +8,17 @@ usage: cargo bench --bench usfft -- [options]
 
   --quick             N = 64, 128, 256 at M = N³, f32 tol 1e-6 and N = 256 f64 tol 1e-9,
                       GPU only unless --modes says otherwise (about a minute of device time)
+  --vs-finufft        the CPU beside FINUFFT 2.5 (same threads): 1D/2D/3D, types 1 and 2,
+                      f32 and f64 at tol 1e-6, M = N^dim with N = 2^18, 512, 64 (seconds on
+                      2 cores; --n and --frac make them larger)
+  --dim LIST          dimensions (3)
   --n LIST            mode counts per dimension (64,128,256)
-  --frac LIST         M as fractions of N³ (0.25,0.5,1)
+  --frac LIST         M as fractions of N^dim (0.25,0.5,1)
   --prec LIST         f32,f64 (f32); f32 uses --tol32 (1e-6), f64 --tol64 (1e-9)
   --kernel LIST       es,gauss (es)
   --type LIST         1,2 (both)
-  --modes LIST        cpu,gpu,device (all that are available)
+  --modes LIST        cpu,gpu,device,finufft (cpu,gpu,device: all that are available;
+                      finufft needs the Python package, else its rows are left out)
   --reps N            timed executes per row (5); one untimed call before
   --samples N         output entries checked against direct sums (16)
   --max-cpu-points N  skip CPU rows above N points (2^22; the CPU is slow on 256³)";
@@ -23,6 +28,7 @@ pub enum Mode {
     Cpu,
     GpuHost,
     GpuDevice,
+    Finufft,
 }
 
 impl Mode {
@@ -31,12 +37,15 @@ impl Mode {
             Mode::Cpu => format!("CPU {threads} thr"),
             Mode::GpuHost => "GPU host→host".into(),
             Mode::GpuDevice => "GPU device-resident".into(),
+            Mode::Finufft => format!("FINUFFT CPU {threads} thr"),
         }
     }
 }
 
 pub struct Config {
-    pub ns: Vec<usize>,
+    pub dims: Vec<usize>,
+    /// N per dimension; `None`: the default of the run's kind (`ns_for`).
+    pub ns: Option<Vec<usize>>,
     pub fracs: Vec<f64>,
     pub precs: Vec<String>,
     pub kernels: Vec<KernelShape>,
@@ -48,6 +57,19 @@ pub struct Config {
     pub tol64: f64,
     pub max_cpu_points: usize,
     pub quick: bool,
+    pub vs_finufft: bool,
+}
+
+impl Config {
+    /// The mode counts per dimension for `dim`-dimensional cases.
+    pub fn ns_for(&self, dim: usize) -> Vec<usize> {
+        match (&self.ns, self.vs_finufft) {
+            (Some(ns), _) => ns.clone(),
+            // About 2^18 modes and points in each dimension count.
+            (None, true) => vec![[1 << 18, 512, 64][dim - 1]],
+            (None, false) => vec![64, 128, 256],
+        }
+    }
 }
 
 /// Each item of the list `flag` read by `f`.
@@ -61,7 +83,8 @@ fn list<T>(
 
 pub fn parse(cli: &mut Cli) -> Result<Config, String> {
     let mut c = Config {
-        ns: vec![64, 128, 256],
+        dims: vec![3],
+        ns: None,
         fracs: vec![0.25, 0.5, 1.0],
         precs: vec!["f32".into()],
         kernels: vec![KernelShape::ExpSemicircle],
@@ -73,18 +96,30 @@ pub fn parse(cli: &mut Cli) -> Result<Config, String> {
         tol64: 1e-9,
         max_cpu_points: 1 << 22,
         quick: false,
+        vs_finufft: false,
     };
-    let mut modes_given = false;
+    let (mut modes_given, mut dims_given, mut fracs_given) = (false, false, false);
     let num = |s: &str| s.parse::<f64>().map_err(|_| format!("bad number {s:?}"));
     while let Some(flag) = cli.next_flag()? {
         match flag.as_str() {
             "--quick" => c.quick = true,
-            "--n" => {
-                c.ns = list(cli, &flag, |s| {
-                    s.parse().map_err(|_| format!("bad N {s:?}"))
+            "--vs-finufft" => c.vs_finufft = true,
+            "--dim" => {
+                dims_given = true;
+                c.dims = list(cli, &flag, |s| match s {
+                    "1" | "2" | "3" => Ok(s.parse().unwrap()),
+                    _ => Err(format!("bad dimension {s:?}")),
                 })?
             }
-            "--frac" => c.fracs = list(cli, &flag, num)?,
+            "--n" => {
+                c.ns = Some(list(cli, &flag, |s| {
+                    s.parse().map_err(|_| format!("bad N {s:?}"))
+                })?)
+            }
+            "--frac" => {
+                fracs_given = true;
+                c.fracs = list(cli, &flag, num)?
+            }
             "--prec" => {
                 c.precs = list(cli, &flag, |s| match s {
                     "f32" | "f64" => Ok(s.to_string()),
@@ -111,6 +146,7 @@ pub fn parse(cli: &mut Cli) -> Result<Config, String> {
                     "cpu" => Ok(Mode::Cpu),
                     "gpu" => Ok(Mode::GpuHost),
                     "device" => Ok(Mode::GpuDevice),
+                    "finufft" => Ok(Mode::Finufft),
                     _ => Err(format!("bad mode {s:?}")),
                 })?
             }
@@ -120,6 +156,20 @@ pub fn parse(cli: &mut Cli) -> Result<Config, String> {
             "--tol64" => c.tol64 = cli.number(&flag)?,
             "--max-cpu-points" => c.max_cpu_points = cli.count(&flag)?,
             other => return Err(cli.unknown(other)),
+        }
+    }
+    if c.vs_finufft {
+        if !dims_given {
+            c.dims = vec![1, 2, 3];
+        }
+        if !fracs_given {
+            c.fracs = vec![1.0];
+        }
+        c.precs = vec!["f32".into(), "f64".into()];
+        c.tol32 = 1e-6;
+        c.tol64 = 1e-6;
+        if !modes_given {
+            c.modes = vec![Mode::Cpu, Mode::Finufft];
         }
     }
     if c.quick {

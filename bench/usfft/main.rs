@@ -11,6 +11,7 @@ mod harness;
 
 mod config;
 mod direct;
+mod finufft;
 mod rows;
 
 /// The library's paths below its public plan API, in one place (issue 9 moves them).
@@ -41,38 +42,43 @@ fn main() {
     } else {
         None
     };
+    let fin = if cfg.modes.contains(&config::Mode::Finufft) {
+        match finufft::probe() {
+            Ok(f) => {
+                println!("FINUFFT {} (Python)", f.version);
+                Some(f)
+            }
+            Err(e) => {
+                println!("finufft not installed ({e}): FINUFFT rows left out");
+                None
+            }
+        }
+    } else {
+        None
+    };
     let mut rows = Vec::new();
-    for &n in &cfg.ns {
-        for &frac in &cfg.fracs {
-            let m = ((n * n * n) as f64 * frac).round() as usize;
-            for prec in &cfg.precs {
-                for &kernel in &cfg.kernels {
-                    // The quick run: f64 only at N = 256.
-                    if cfg.quick && prec == "f64" && n != *cfg.ns.iter().max().unwrap() {
-                        continue;
-                    }
-                    match prec.as_str() {
-                        "f32" => rows::run_case::<f32>(
-                            &cfg,
-                            &cpu,
-                            gpu.as_ref(),
-                            n,
-                            m,
-                            kernel,
-                            cfg.tol32,
-                            &mut rows,
-                        ),
-                        "f64" => rows::run_case::<f64>(
-                            &cfg,
-                            &cpu,
-                            gpu.as_ref(),
-                            n,
-                            m,
-                            kernel,
-                            cfg.tol64,
-                            &mut rows,
-                        ),
-                        _ => unreachable!("config::parse admits f32 and f64 only"),
+    for &dim in &cfg.dims {
+        let ns = cfg.ns_for(dim);
+        for &n in &ns {
+            for &frac in &cfg.fracs {
+                let m = (n.pow(dim as u32) as f64 * frac).round() as usize;
+                for prec in &cfg.precs {
+                    for &kernel in &cfg.kernels {
+                        // The quick run: f64 only at N = 256.
+                        if cfg.quick && prec == "f64" && n != *ns.iter().max().unwrap() {
+                            continue;
+                        }
+                        let case = rows::Case { dim, n, m, kernel };
+                        let on = rows::On {
+                            cpu: &cpu,
+                            gpu: gpu.as_ref(),
+                            fin: fin.as_ref(),
+                        };
+                        match prec.as_str() {
+                            "f32" => rows::run_case::<f32>(&cfg, on, case, cfg.tol32, &mut rows),
+                            "f64" => rows::run_case::<f64>(&cfg, on, case, cfg.tol64, &mut rows),
+                            _ => unreachable!("config::parse admits f32 and f64 only"),
+                        }
                     }
                 }
             }
@@ -81,10 +87,15 @@ fn main() {
     println!();
     print!("{}", table(&rows));
     println!();
+    if fin.is_some() {
+        println!("seisgpu CPU beside FINUFFT (same machine, threads, points and tolerance; target ≤ 1.5×):");
+        print!("{}", versus_finufft(&rows));
+        println!();
+    }
     println!("Targets (H100, N = 256, M = N³, device-resident): f32 tol 1e-6 set points ≤ 2 ms, type 1 ≤ 12 ms, type 2 ≤ 8 ms; f64 tol 1e-9 set points ≤ 3 ms, type 1 ≤ 35 ms, type 2 ≤ 25 ms.");
     for r in rows
         .iter()
-        .filter(|r| r.mode.starts_with("GPU device") && r.case.starts_with("N=256 M=16,777,216"))
+        .filter(|r| r.mode.starts_with("GPU device") && r.case.starts_with("3D N=256 M=16,777,216"))
     {
         let ms = r.exec_ms;
         let (set_limit, limit) = match (r.case.contains("f64"), r.case.contains("type 1")) {
@@ -127,6 +138,37 @@ fn table(rows: &[Row]) -> String {
             format!("{:.1e}", r.err),
             fmt_opt(seed_ratio(r), |x| format!("{x:.0}×")),
             r.notes.clone(),
+        ]);
+    }
+    t.markdown()
+}
+
+/// Each case with both a seisgpu CPU row and a FINUFFT row: times, errors and their ratio.
+fn versus_finufft(rows: &[Row]) -> String {
+    let mut t = Table::new(&[
+        "case",
+        ">seisgpu execute ms",
+        ">seisgpu err",
+        ">FINUFFT execute ms",
+        ">FINUFFT err",
+        ">seisgpu ÷ FINUFFT",
+        ">set points ms (seisgpu / FINUFFT)",
+    ]);
+    for ours in rows.iter().filter(|r| r.mode.starts_with("CPU")) {
+        let Some(theirs) = rows
+            .iter()
+            .find(|r| r.case == ours.case && r.mode.starts_with("FINUFFT"))
+        else {
+            continue;
+        };
+        t.row(vec![
+            ours.case.clone(),
+            format!("{:.2}", ours.exec_ms),
+            format!("{:.1e}", ours.err),
+            format!("{:.2}", theirs.exec_ms),
+            format!("{:.1e}", theirs.err),
+            format!("{:.2}×", ours.exec_ms / theirs.exec_ms),
+            format!("{:.1} / {:.1}", ours.set_ms, theirs.set_ms),
         ]);
     }
     t.markdown()

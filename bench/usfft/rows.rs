@@ -4,6 +4,7 @@
 
 use crate::config::{Config, Mode};
 use crate::direct::sampled_error;
+use crate::finufft::{self, Finufft};
 use crate::harness::cpu_threads;
 use crate::harness::cuda::{drv_err, Events};
 use crate::harness::random::uniform;
@@ -60,21 +61,29 @@ pub fn gpu_context() -> Result<Gpu, String> {
     })
 }
 
+/// What a case is: N modes per dimension, M points.
+#[derive(Clone, Copy)]
+pub struct Case {
+    pub dim: usize,
+    pub n: usize,
+    pub m: usize,
+    pub kernel: KernelShape,
+}
+
+/// Where its rows run.
+#[derive(Clone, Copy)]
+pub struct On<'a> {
+    pub cpu: &'a Arc<Context>,
+    pub gpu: Option<&'a Gpu>,
+    pub fin: Option<&'a Finufft>,
+}
+
 /// A case's points and inputs, and its rows for every type and mode.
-#[allow(clippy::too_many_arguments)]
-pub fn run_case<T: Real>(
-    cfg: &Config,
-    cpu: &Arc<Context>,
-    gpu: Option<&Gpu>,
-    n: usize,
-    m: usize,
-    kernel: KernelShape,
-    tol: f64,
-    rows: &mut Vec<Row>,
-) {
+pub fn run_case<T: Real>(cfg: &Config, on: On, case: Case, tol: f64, rows: &mut Vec<Row>) {
+    let Case { dim, n, m, kernel } = case;
     let prec = std::any::type_name::<T>();
     let xs: [Vec<T>; 3] = std::array::from_fn(|d| {
-        (0..m)
+        (0..if d < dim { m } else { 0 })
             .into_par_iter()
             .map(|j| {
                 T::from_f64((2.0 * uniform(d as u64 + 1, j) - 1.0) * std::f64::consts::PI).unwrap()
@@ -86,12 +95,9 @@ pub fn run_case<T: Real>(
     } else {
         "Gauss"
     };
+    let nm = n.pow(dim as u32);
     for &kind in &cfg.types {
-        let n_in = if kind == TransformType::Type1 {
-            m
-        } else {
-            n * n * n
-        };
+        let n_in = if kind == TransformType::Type1 { m } else { nm };
         let input: Vec<Complex<T>> = (0..n_in)
             .into_par_iter()
             .map(|i| {
@@ -106,31 +112,36 @@ pub fn run_case<T: Real>(
         } else {
             "type 2 (e2u)"
         };
-        let case = format!(
-            "N={n} M={} {tname} {prec} {kname} tol {tol:e}",
+        let name = format!(
+            "{dim}D N={n} M={} {tname} {prec} {kname} tol {tol:e}",
             thousands(m)
         );
         for &mode in &cfg.modes {
-            let ctx = match (mode, gpu) {
-                (Mode::Cpu, _) if m > cfg.max_cpu_points => continue,
-                (Mode::Cpu, _) => cpu.clone(),
+            let ctx = match (mode, on.gpu) {
+                (Mode::Cpu | Mode::Finufft, _) if m > cfg.max_cpu_points => continue,
+                (Mode::Finufft, _) if on.fin.is_none() => continue,
+                (Mode::Cpu | Mode::Finufft, _) => on.cpu.clone(),
                 (_, Some(g)) => g.ctx.clone(),
                 (_, None) => continue,
             };
             let mut row = Row {
-                case: case.clone(),
-                mode: mode.label(cpu_threads(cpu)),
+                case: name.clone(),
+                mode: mode.label(cpu_threads(on.cpu)),
                 n,
                 m,
                 set_ms: f64::NAN,
                 exec_ms: f64::NAN,
                 err: f64::NAN,
-                seed: seed_titan_x(n, m, kind),
+                seed: if dim == 3 {
+                    seed_titan_x(n, m, kind)
+                } else {
+                    None
+                },
                 notes: String::new(),
             };
-            if let Err(e) = time_mode::<T>(
-                cfg, &ctx, gpu, mode, kind, n, kernel, tol, &xs, &input, &mut row,
-            ) {
+            if let Err(e) =
+                time_mode::<T>(cfg, &ctx, on, mode, kind, case, tol, &xs, &input, &mut row)
+            {
                 row.notes = format!("error: {e}");
             }
             eprintln!(
@@ -146,31 +157,41 @@ pub fn run_case<T: Real>(
 fn time_mode<T: Real>(
     cfg: &Config,
     ctx: &Arc<Context>,
-    gpu: Option<&Gpu>,
+    on: On,
     mode: Mode,
     kind: TransformType,
-    n: usize,
-    kernel: KernelShape,
+    case: Case,
     tol: f64,
     xs: &[Vec<T>; 3],
     input: &[Complex<T>],
     row: &mut Row,
 ) -> Result<(), String> {
-    let m = xs[0].len();
+    let Case { dim, n, m, kernel } = case;
+    let gpu = on.gpu;
+    let nm = n.pow(dim as u32);
+    if let (Mode::Finufft, Some(fin)) = (mode, on.fin) {
+        let threads = cpu_threads(on.cpu);
+        let t = finufft::run(fin, kind, dim, n, tol, threads, cfg.reps, xs, input)?;
+        row.set_ms = t.set_ms;
+        row.exec_ms = t.exec_ms;
+        row.notes = format!("FINUFFT {}", fin.version);
+        row.err = sampled_error(kind, dim, n, xs, input, &t.out, cfg.samples);
+        return Ok(());
+    }
     let opts = UsfftOptions {
         kernel,
         upsampling: 2.0,
         mode_order: ModeOrder::Centred,
     };
     let err = |e: seisgpu::Error| e.to_string();
+    let modes = std::array::from_fn(|d| if d < dim { n } else { 1 });
     let mut plan =
-        UsfftPlan::<T>::new(ctx.clone(), kind, 3, [n, n, n], 1, tol, 1, opts).map_err(err)?;
+        UsfftPlan::<T>::new(ctx.clone(), kind, dim, modes, 1, tol, 1, opts).map_err(err)?;
+    let used = |d: usize| (d < dim).then_some(xs[d].as_slice());
     let t0 = Instant::now();
-    plan.set_points(m, &xs[0], Some(&xs[1]), Some(&xs[2]))
-        .map_err(err)?;
+    plan.set_points(m, &xs[0], used(1), used(2)).map_err(err)?;
     row.set_ms = ms_since(t0);
     let zero = Complex::new(T::zero(), T::zero());
-    let nm = n * n * n;
     let mut out = match kind {
         TransformType::Type1 => vec![zero; nm],
         TransformType::Type2 => vec![zero; m],
@@ -179,6 +200,7 @@ fn time_mode<T: Real>(
     let w = plan.spec().kernel.width;
     let reps = Reps::fixed(1, cfg.reps);
     match mode {
+        Mode::Finufft => return Err("FINUFFT is not installed".into()),
         Mode::Cpu | Mode::GpuHost => {
             let timed: Measured<()> = measure(reps, |_| {
                 let t = Instant::now();
@@ -202,12 +224,14 @@ fn time_mode<T: Real>(
             let cold_set = row.set_ms;
             let xd: Vec<CudaSlice<T>> = xs
                 .iter()
+                .take(dim)
                 .map(|x| s.clone_htod(x))
                 .collect::<Result<_, _>>()
                 .map_err(&drv)?;
             let sets: Measured<()> = measure(reps, |_| {
                 let t = Instant::now();
-                plan.set_points_device(m, &xd[0], Some(&xd[1]), Some(&xd[2]))
+                let used = |d: usize| (d < dim).then_some(&xd[d]);
+                plan.set_points_device(m, &xd[0], used(1), used(2))
                     .map_err(err)?;
                 s.synchronize().map_err(&drv)?;
                 Ok((Sample::since(t), None))
@@ -253,7 +277,7 @@ fn time_mode<T: Real>(
             // grid once (type 1: read-modify-write by atomics, type 2: read).
             let size = std::mem::size_of::<T>() as f64;
             let fine = plan.spec().fine_count() as f64 * 2.0 * size;
-            let per_point = 3.0 * (4.0 + size) + 4.0 + 2.0 * size;
+            let per_point = dim as f64 * (4.0 + size) + 4.0 + 2.0 * size;
             let (spread_ms, name, grid_passes) = match kind {
                 TransformType::Type1 => (phase[0], "spread", 2.0),
                 TransformType::Type2 => (phase[2], "interp", 1.0),
@@ -287,6 +311,6 @@ fn time_mode<T: Real>(
             );
         }
     }
-    row.err = sampled_error(kind, n, xs, input, &out, cfg.samples);
+    row.err = sampled_error(kind, dim, n, xs, input, &out, cfg.samples);
     Ok(())
 }

@@ -6,10 +6,6 @@
 //! processed in colour phases (parity per dimension, a third colour for the last of an odd
 //! count) in which no two padded tiles overlap, and the adds need no locks or atomics.
 //! Type 2 gathers: each sorted point reads its w^d cells; results go to the caller's order.
-//!
-//! Progress is reported (and a stop honoured) between chunks of a phase's bins, between
-//! the vectors' FFTs and between chunks of points; with a callback, type 2 gathers into a
-//! scratch copy of `c`, copied out at the end, so that a stop writes nothing.
 
 use super::grid::{dividing_tile, Tiling};
 use super::points::{origin_shift, sort_points, SortedPoints, SyncPtr};
@@ -19,7 +15,8 @@ use crate::error::{try_vec, Result};
 use crate::progress::Reporter;
 use num_complex::Complex;
 use rayon::prelude::*;
-use rustfft::{FftDirection, FftPlanner};
+use rustfft::{Fft, FftDirection, FftPlanner};
+use std::sync::Arc;
 
 /// Largest tile edge per dimension count (cells): about 32 KiB of f32 cells in 3D.
 const TILE_MAX: [usize; 3] = [4096, 64, 16];
@@ -38,34 +35,55 @@ pub fn tiling(spec: &UsfftSpec) -> Tiling {
     Tiling::new(spec.fine, tile)
 }
 
+/// A CPU plan's sorted points and its FFT of each dimension, planned once here: rustfft's
+/// planning of a long line costs about as much as transforming it.
+pub struct HostPoints<T: Real> {
+    pub sorted: SortedPoints<T>,
+    ffts: [Arc<dyn Fft<T>>; 3],
+}
+
 pub fn set_points<T: Real>(
     cpu: &CpuBackend,
     spec: &UsfftSpec,
     coords: [&[T]; 3],
     m: usize,
-) -> Result<SortedPoints<T>> {
-    cpu.install(|| sort_points(coords, spec.dim, m, spec.kernel.width, tiling(spec)))
+) -> Result<HostPoints<T>> {
+    let sorted =
+        cpu.install(|| sort_points(coords, spec.dim, m, spec.kernel.width, tiling(spec)))?;
+    let dir = if spec.sign < 0 {
+        FftDirection::Forward
+    } else {
+        FftDirection::Inverse
+    };
+    let mut planner = FftPlanner::<T>::new();
+    let ffts = std::array::from_fn(|d| planner.plan_fft(spec.fine[d], dir));
+    Ok(HostPoints { sorted, ffts })
 }
 
+/// Reports "usfft spread" (chunks of a colour phase's bins) or "usfft interpolate" (chunks
+/// of points) and "usfft fft" (per vector) to `reporter`; a stop leaves `f` (type 1) or `c`
+/// (type 2) as it was.
 pub fn execute<T: Real>(
     cpu: &CpuBackend,
     spec: &UsfftSpec,
-    pts: &SortedPoints<T>,
+    host: &HostPoints<T>,
     c: &mut [Complex<T>],
     f: &mut [Complex<T>],
     reporter: &mut Reporter,
 ) -> Result<()> {
+    let pts = &host.sorted;
     let threads = cpu.threads();
     cpu.install(|| {
         let nft = spec.fine_count();
         let nv = spec.n_vectors;
         let mut grid = try_vec(nv * nft, Complex::default(), "the USFFT fine grid")?;
+        let taps = Taps::new(spec);
         match spec.kind {
             TransformType::Type1 => {
-                spread(spec, pts, c, &mut grid, reporter, threads)?;
+                spread(spec, &taps, pts, c, &mut grid, reporter, threads)?;
                 reporter.stage("usfft fft", 0.4, nv);
                 for g in grid.chunks_mut(nft) {
-                    fft_nd(g, spec);
+                    fft_nd(g, spec, &host.ffts);
                     reporter.advance(1)?;
                 }
                 copy_modes_out(spec, &grid, f);
@@ -74,7 +92,7 @@ pub fn execute<T: Real>(
                 copy_modes_in(spec, f, &mut grid);
                 reporter.stage("usfft fft", 0.4, nv);
                 for g in grid.chunks_mut(nft) {
-                    fft_nd(g, spec);
+                    fft_nd(g, spec, &host.ffts);
                     reporter.advance(1)?;
                 }
                 let m = pts.m;
@@ -83,12 +101,12 @@ pub fn execute<T: Real>(
                     let mut scratch =
                         try_vec(nv * m, Complex::default(), "the USFFT point values")?;
                     reporter.for_chunks(m, 1024 * threads, |points| {
-                        interpolate(spec, pts, &grid, &mut scratch, points);
+                        interpolate(spec, &taps, pts, &grid, &mut scratch, points);
                         Ok(())
                     })?;
                     c[..nv * m].copy_from_slice(&scratch);
                 } else {
-                    interpolate(spec, pts, &grid, c, 0..m);
+                    interpolate(spec, &taps, pts, &grid, c, 0..m);
                 }
             }
         }
@@ -96,22 +114,46 @@ pub fn execute<T: Real>(
     })
 }
 
-/// Kernel weights φ((d + k)/(w/2)) of one coordinate, k = 0..w.
-#[inline]
-fn weights<T: Real>(spec: &UsfftSpec, d: T, out: &mut [T]) {
-    let k = &spec.kernel;
-    let scale = T::from_f64(2.0 / k.width as f64).unwrap();
-    let beta = T::from_f64(k.beta).unwrap();
-    let one = T::one();
-    for (i, o) in out.iter_mut().enumerate() {
-        let z = (d + T::from_usize(i).unwrap()) * scale;
-        *o = match k.shape {
-            crate::usfft::KernelShape::ExpSemicircle => {
-                (beta * ((one - z * z).max(T::zero()).sqrt() - one)).exp()
-            }
-            crate::usfft::KernelShape::Gaussian => (-beta * z * z).exp(),
-        };
+/// The kernel's tap polynomials in T (`SpreadKernel::tap_polynomials`), fitted to 1 % of
+/// the tolerance: w values per point and dimension by Horner's rule, no exp/sqrt per tap.
+struct Taps<T> {
+    width: usize,
+    coef: Vec<T>,
+}
+
+impl<T: Real> Taps<T> {
+    fn new(spec: &UsfftSpec) -> Taps<T> {
+        let p = spec.kernel.tap_polynomials(0.01 * spec.tolerance);
+        Taps {
+            width: p.width,
+            coef: p.coef.iter().map(|&c| T::from_f64(c).unwrap()).collect(),
+        }
     }
+
+    /// Weights φ((d + k)/(w/2)) of one coordinate with offset d, k = 0..w.
+    #[inline(always)]
+    fn weights(&self, d: T, out: &mut [T]) {
+        let w = self.width;
+        let t = d + d + T::from_usize(w - 1).unwrap();
+        let (top, rest) = self.coef.split_at(w);
+        out.copy_from_slice(top);
+        for row in rest.chunks_exact(w) {
+            for (o, &c) in out.iter_mut().zip(row) {
+                *o = *o * t + c;
+            }
+        }
+    }
+}
+
+/// Whether this CPU runs the AVX2 + FMA copies of the spreading and interpolation loops
+/// (the crate's baseline is x86-64 with SSE2).
+fn has_avx2_fma() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
 }
 
 #[inline]
@@ -122,6 +164,7 @@ fn wrap(i: i64, n: usize) -> usize {
 /// Type 1 spreading of every vector of `c` onto `grid` (zeroed, n_vectors fine grids).
 fn spread<T: Real>(
     spec: &UsfftSpec,
+    taps: &Taps<T>,
     pts: &SortedPoints<T>,
     c: &[Complex<T>],
     grid: &mut [Complex<T>],
@@ -135,8 +178,6 @@ fn spread<T: Real>(
     let pad: [usize; 3] = std::array::from_fn(|d| if d < dim { t.tile[d] + w - 1 } else { 1 });
     let tile_len = pad[0] * pad[1] * pad[2];
     let nft = spec.fine_count();
-    let nv = spec.n_vectors;
-    let m = pts.m;
     let colours: [usize; 3] = std::array::from_fn(|d| match t.bins[d] {
         1 => 1,
         b if b % 2 == 0 => 2,
@@ -149,7 +190,22 @@ fn spread<T: Real>(
             b % 2
         }
     };
-    let out = SyncPtr(grid.as_mut_ptr());
+    let cx = Spreading {
+        taps,
+        pts,
+        c,
+        out: SyncPtr(grid.as_mut_ptr()),
+        t,
+        dim,
+        w,
+        shift,
+        pad,
+        tile_len,
+        nft,
+        nv: spec.n_vectors,
+        m: pts.m,
+    };
+    let avx2 = has_avx2_fma();
     let phases: Vec<Vec<usize>> = (0..colours.iter().product::<usize>())
         .map(|phase| {
             let want = [
@@ -179,77 +235,16 @@ fn spread<T: Real>(
                     (
                         Vec::<Complex<T>>::new(),
                         [vec![T::zero(); w], vec![T::zero(); w], vec![T::zero(); w]],
+                        vec![Complex::<T>::default(); w],
                     )
                 },
-                |(buf, ker), &b| {
-                    let idx = [
-                        b % t.bins[0],
-                        (b / t.bins[0]) % t.bins[1],
-                        b / (t.bins[0] * t.bins[1]),
-                    ];
-                    let origin: [i64; 3] = std::array::from_fn(|d| {
-                        if d < dim {
-                            (idx[d] * t.tile[d]) as i64 - shift
-                        } else {
-                            0
-                        }
-                    });
-                    buf.clear();
-                    buf.resize(nv * tile_len, Complex::default());
-                    for p in pts.bin_start[b] as usize..pts.bin_start[b + 1] as usize {
-                        let mut l = [0usize; 3];
-                        for d in 0..dim {
-                            weights(spec, pts.offset[d][p], &mut ker[d]);
-                            l[d] = (pts.first[d][p] as i64 - origin[d]) as usize;
-                        }
-                        if dim < 3 {
-                            ker[2][0] = T::one();
-                        }
-                        if dim < 2 {
-                            ker[1][0] = T::one();
-                        }
-                        let (w2, w3) = (if dim >= 2 { w } else { 1 }, if dim >= 3 { w } else { 1 });
-                        let j = pts.perm[p] as usize;
-                        for v in 0..nv {
-                            let cv = c[v * m + j];
-                            let tv = &mut buf[v * tile_len..(v + 1) * tile_len];
-                            for k3 in 0..w3 {
-                                for k2 in 0..w2 {
-                                    let a = cv * (ker[2][k3] * ker[1][k2]);
-                                    let row = ((l[2] + k3) * pad[1] + l[1] + k2) * pad[0] + l[0];
-                                    for (cell, &kx) in
-                                        tv[row..row + w].iter_mut().zip(ker[0].iter())
-                                    {
-                                        *cell = *cell + a * kx;
-                                    }
-                                }
-                            }
-                        }
+                |(buf, ker, scaled), &b| {
+                    #[cfg(target_arch = "x86_64")]
+                    if avx2 {
+                        // SAFETY: the CPU has AVX2 and FMA.
+                        return unsafe { cx.bin_avx2(b, buf, ker, scaled) };
                     }
-                    // Add the padded tile into the grid: this phase's tiles do not overlap.
-                    let wrapped: [Vec<usize>; 3] = std::array::from_fn(|d| {
-                        (0..pad[d])
-                            .map(|j| wrap(origin[d] + j as i64, t.nf[d]))
-                            .collect()
-                    });
-                    let out = &out;
-                    for v in 0..nv {
-                        let tv = &buf[v * tile_len..(v + 1) * tile_len];
-                        for j3 in 0..pad[2] {
-                            for j2 in 0..pad[1] {
-                                let g =
-                                    (wrapped[2][j3] * t.nf[1] + wrapped[1][j2]) * t.nf[0] + v * nft;
-                                let row = &tv[(j3 * pad[1] + j2) * pad[0]..][..pad[0]];
-                                for (j1, &val) in row.iter().enumerate() {
-                                    // SAFETY: cells of tiles processed in one phase are disjoint.
-                                    unsafe {
-                                        let cell = out.0.add(g + wrapped[0][j1]);
-                                        *cell = *cell + val;
-                                    }
-                                }
-                            }
-                        }
-                    }
+                    cx.bin(b, buf, ker, scaled)
                 },
             );
             Ok(())
@@ -258,78 +253,258 @@ fn spread<T: Real>(
     Ok(())
 }
 
+/// What spreading one bin's points reads and writes.
+struct Spreading<'a, T> {
+    taps: &'a Taps<T>,
+    pts: &'a SortedPoints<T>,
+    c: &'a [Complex<T>],
+    out: SyncPtr<Complex<T>>,
+    t: &'a super::grid::Tiling,
+    dim: usize,
+    w: usize,
+    shift: i64,
+    pad: [usize; 3],
+    tile_len: usize,
+    nft: usize,
+    nv: usize,
+    m: usize,
+}
+
+impl<T: Real> Spreading<'_, T> {
+    /// `bin` compiled for AVX2 and FMA.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    fn bin_avx2(
+        &self,
+        b: usize,
+        buf: &mut Vec<Complex<T>>,
+        ker: &mut [Vec<T>; 3],
+        scaled: &mut [Complex<T>],
+    ) {
+        self.bin(b, buf, ker, scaled)
+    }
+
+    /// Spreads bin b's points into its padded tile `buf`, then adds the tile to the grid.
+    #[inline(always)]
+    fn bin(
+        &self,
+        b: usize,
+        buf: &mut Vec<Complex<T>>,
+        ker: &mut [Vec<T>; 3],
+        scaled: &mut [Complex<T>],
+    ) {
+        let idx = [
+            b % self.t.bins[0],
+            (b / self.t.bins[0]) % self.t.bins[1],
+            b / (self.t.bins[0] * self.t.bins[1]),
+        ];
+        let origin: [i64; 3] = std::array::from_fn(|d| {
+            if d < self.dim {
+                (idx[d] * self.t.tile[d]) as i64 - self.shift
+            } else {
+                0
+            }
+        });
+        buf.clear();
+        buf.resize(self.nv * self.tile_len, Complex::default());
+        for p in self.pts.bin_start[b] as usize..self.pts.bin_start[b + 1] as usize {
+            let mut l = [0usize; 3];
+            for d in 0..self.dim {
+                self.taps.weights(self.pts.offset[d][p], &mut ker[d]);
+                l[d] = (self.pts.first[d][p] as i64 - origin[d]) as usize;
+            }
+            if self.dim < 3 {
+                ker[2][0] = T::one();
+            }
+            if self.dim < 2 {
+                ker[1][0] = T::one();
+            }
+            let (w2, w3) = (
+                if self.dim >= 2 { self.w } else { 1 },
+                if self.dim >= 3 { self.w } else { 1 },
+            );
+            let j = self.pts.perm[p] as usize;
+            for v in 0..self.nv {
+                let cv = self.c[v * self.m + j];
+                // The strength times the first dimension's weights, once: each row
+                // below is then w complex values scaled by one real (vectorises).
+                for (sc, &kx) in scaled.iter_mut().zip(ker[0].iter()) {
+                    *sc = cv * kx;
+                }
+                let tv = &mut buf[v * self.tile_len..(v + 1) * self.tile_len];
+                for k3 in 0..w3 {
+                    for k2 in 0..w2 {
+                        let a = ker[2][k3] * ker[1][k2];
+                        let row = ((l[2] + k3) * self.pad[1] + l[1] + k2) * self.pad[0] + l[0];
+                        for (cell, &sc) in tv[row..row + self.w].iter_mut().zip(scaled.iter()) {
+                            *cell = *cell + sc * a;
+                        }
+                    }
+                }
+            }
+        }
+        // Add the padded tile into the grid: this phase's tiles do not overlap.
+        let wrapped: [Vec<usize>; 3] = std::array::from_fn(|d| {
+            (0..self.pad[d])
+                .map(|j| wrap(origin[d] + j as i64, self.t.nf[d]))
+                .collect()
+        });
+        for v in 0..self.nv {
+            let tv = &buf[v * self.tile_len..(v + 1) * self.tile_len];
+            for j3 in 0..self.pad[2] {
+                for j2 in 0..self.pad[1] {
+                    let g = (wrapped[2][j3] * self.t.nf[1] + wrapped[1][j2]) * self.t.nf[0]
+                        + v * self.nft;
+                    let row = &tv[(j3 * self.pad[1] + j2) * self.pad[0]..][..self.pad[0]];
+                    for (j1, &val) in row.iter().enumerate() {
+                        // SAFETY: cells of tiles processed in one phase are disjoint.
+                        unsafe {
+                            let cell = self.out.0.add(g + wrapped[0][j1]);
+                            *cell = *cell + val;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Type 2 interpolation: c[v·M + j] = Σ grid cells × kernel weights, for each sorted point
 /// j in `points`.
 fn interpolate<T: Real>(
     spec: &UsfftSpec,
+    taps: &Taps<T>,
     pts: &SortedPoints<T>,
     grid: &[Complex<T>],
     c: &mut [Complex<T>],
     points: std::ops::Range<usize>,
 ) {
     let w = spec.kernel.width;
-    let dim = spec.dim;
-    let nf = spec.fine;
-    let nft = spec.fine_count();
-    let nv = spec.n_vectors;
-    let m = pts.m;
-    let out = SyncPtr(c.as_mut_ptr());
+    let cx = Interpolation {
+        taps,
+        pts,
+        grid,
+        out: SyncPtr(c.as_mut_ptr()),
+        dim: spec.dim,
+        w,
+        nf: spec.fine,
+        nft: spec.fine_count(),
+        nv: spec.n_vectors,
+        m: pts.m,
+    };
+    let avx2 = has_avx2_fma();
     points.into_par_iter().with_min_len(1024).for_each_init(
         || {
             (
                 [vec![T::zero(); w], vec![T::zero(); w], vec![T::zero(); w]],
                 [vec![0usize; w], vec![0usize; w], vec![0usize; w]],
+                vec![Complex::<T>::default(); w],
             )
         },
-        |(ker, idx), p| {
-            let out = &out;
-            for d in 0..3 {
-                if d < dim {
-                    weights(spec, pts.offset[d][p], &mut ker[d]);
-                    let i0 = pts.first[d][p] as i64;
-                    for (k, ix) in idx[d].iter_mut().enumerate() {
-                        *ix = wrap(i0 + k as i64, nf[d]);
-                    }
-                } else {
-                    ker[d][0] = T::one();
-                    idx[d][0] = 0;
-                }
+        |(ker, idx, line), p| {
+            #[cfg(target_arch = "x86_64")]
+            if avx2 {
+                // SAFETY: the CPU has AVX2 and FMA.
+                return unsafe { cx.point_avx2(p, ker, idx, line) };
             }
-            let (w2, w3) = (if dim >= 2 { w } else { 1 }, if dim >= 3 { w } else { 1 });
-            let j = pts.perm[p] as usize;
-            for v in 0..nv {
-                let g = &grid[v * nft..(v + 1) * nft];
-                let mut acc = Complex::<T>::default();
-                for k3 in 0..w3 {
-                    for k2 in 0..w2 {
-                        let base = (idx[2][k3] * nf[1] + idx[1][k2]) * nf[0];
-                        let mut row = Complex::<T>::default();
-                        for k1 in 0..w {
-                            row = row + g[base + idx[0][k1]] * ker[0][k1];
-                        }
-                        acc = acc + row * (ker[2][k3] * ker[1][k2]);
-                    }
-                }
-                // SAFETY: perm is a permutation: each (v, j) is written by one point.
-                unsafe { *out.0.add(v * m + j) = acc };
-            }
+            cx.point(p, ker, idx, line)
         },
     );
 }
 
-/// In-place unnormalised FFT of one fine grid along every used dimension, with exponent
-/// sign `spec.sign`. Lines that cannot matter are skipped: only the modes' cells are nonzero
+/// What interpolating one point reads.
+struct Interpolation<'a, T> {
+    taps: &'a Taps<T>,
+    pts: &'a SortedPoints<T>,
+    grid: &'a [Complex<T>],
+    out: SyncPtr<Complex<T>>,
+    dim: usize,
+    w: usize,
+    nf: [usize; 3],
+    nft: usize,
+    nv: usize,
+    m: usize,
+}
+
+impl<T: Real> Interpolation<'_, T> {
+    /// `point` compiled for AVX2 and FMA.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    fn point_avx2(
+        &self,
+        p: usize,
+        ker: &mut [Vec<T>; 3],
+        idx: &mut [Vec<usize>; 3],
+        line: &mut [Complex<T>],
+    ) {
+        self.point(p, ker, idx, line)
+    }
+
+    #[inline(always)]
+    fn point(
+        &self,
+        p: usize,
+        ker: &mut [Vec<T>; 3],
+        idx: &mut [Vec<usize>; 3],
+        line: &mut [Complex<T>],
+    ) {
+        for d in 0..3 {
+            if d < self.dim {
+                self.taps.weights(self.pts.offset[d][p], &mut ker[d]);
+                let i0 = self.pts.first[d][p] as i64;
+                for (k, ix) in idx[d].iter_mut().enumerate() {
+                    *ix = wrap(i0 + k as i64, self.nf[d]);
+                }
+            } else {
+                ker[d][0] = T::one();
+                idx[d][0] = 0;
+            }
+        }
+        let (w2, w3) = (
+            if self.dim >= 2 { self.w } else { 1 },
+            if self.dim >= 3 { self.w } else { 1 },
+        );
+        let j = self.pts.perm[p] as usize;
+        // Rows that do not wrap around the period are contiguous (most of them).
+        let i0 = idx[0][0];
+        let contiguous = idx[0][self.w - 1] == i0 + self.w - 1;
+        for v in 0..self.nv {
+            let g = &self.grid[v * self.nft..(v + 1) * self.nft];
+            // The rows weighted by dimensions 2 and 3 summed cell by cell (independent
+            // lanes, vectorises), then one dot product with dimension 1's weights.
+            line.fill(Complex::default());
+            for k3 in 0..w3 {
+                for k2 in 0..w2 {
+                    let base = (idx[2][k3] * self.nf[1] + idx[1][k2]) * self.nf[0];
+                    let a = ker[2][k3] * ker[1][k2];
+                    if contiguous {
+                        for (l, &cell) in line.iter_mut().zip(&g[base + i0..base + i0 + self.w]) {
+                            *l = *l + cell * a;
+                        }
+                    } else {
+                        for (l, &i) in line.iter_mut().zip(idx[0].iter()) {
+                            *l = *l + g[base + i] * a;
+                        }
+                    }
+                }
+            }
+            let acc = line
+                .iter()
+                .zip(ker[0].iter())
+                .fold(Complex::<T>::default(), |acc, (&l, &k)| acc + l * k);
+            // SAFETY: perm is a permutation: each (v, j) is written by one point.
+            unsafe { *self.out.0.add(v * self.m + j) = acc };
+        }
+    }
+}
+
+/// In-place unnormalised FFT of one fine grid along every used dimension by `ffts` (planned
+/// with exponent sign `spec.sign`). Lines that cannot matter are skipped: only the modes' cells are nonzero
 /// before a type 2 FFT (so a pass along d needs only lines whose coordinates along later
 /// dimensions are mode cells), and only the modes' cells are read after a type 1 FFT (a pass
 /// along d needs only lines whose coordinates along earlier dimensions are mode cells). In
 /// 3D this leaves 1.75 of the 3 passes' work.
-fn fft_nd<T: Real>(grid: &mut [Complex<T>], spec: &UsfftSpec) {
-    let dir = if spec.sign < 0 {
-        FftDirection::Forward
-    } else {
-        FftDirection::Inverse
-    };
-    let mut planner = FftPlanner::<T>::new();
+fn fft_nd<T: Real>(grid: &mut [Complex<T>], spec: &UsfftSpec, ffts: &[Arc<dyn Fft<T>>; 3]) {
     let nf = spec.fine;
     let mode_cell: [Vec<bool>; 3] = std::array::from_fn(|d| {
         let mut v = vec![false; nf[d]];
@@ -345,7 +520,7 @@ fn fft_nd<T: Real>(grid: &mut [Complex<T>], spec: &UsfftSpec) {
         (0..3).all(|e| !constrained(e) || mode_cell[e][at[e]])
     };
     // Dimension 1: contiguous rows.
-    let f1 = planner.plan_fft(nf[0], dir);
+    let f1 = &ffts[0];
     grid.par_chunks_mut(nf[0]).enumerate().for_each_init(
         || vec![Complex::default(); f1.get_inplace_scratch_len()],
         |s, (r, row)| {
@@ -361,7 +536,7 @@ fn fft_nd<T: Real>(grid: &mut [Complex<T>], spec: &UsfftSpec) {
         let n = nf[d];
         let stride: usize = nf[..d].iter().product();
         let outer: usize = nf[d + 1..].iter().product();
-        let fft = planner.plan_fft(n, dir);
+        let fft = &ffts[d];
         let blocks = stride.div_ceil(BLOCK);
         // Coordinates of column c of slab o (the coordinate along d is irrelevant).
         let coords = |o: usize, c: usize| -> [usize; 3] {

@@ -2,11 +2,8 @@
 //!
 //! The kernel is a function φ(z) of z ∈ [−1, 1] stretched over `width` fine-grid cells:
 //! a point at fine-grid coordinate g puts weight φ((l − g)/(width/2)) on cell l.
-//! - ES, "exponential of semicircle": φ(z) = exp(β(√(1 − z²) − 1)) with β = 2.30·width for
-//!   upsampling 2 (β/width 2.20, 2.26, 2.38 for widths 2, 3, 4), the published FINUFFT
-//!   choice. FINUFFT's width ceil(log10(1/tol)) + 1 leaves relative ℓ2 errors of 1–2.5× tol
-//!   (more in 3D, where the three dimensions' errors add); one cell more keeps them below
-//!   tol, so the width is ceil(log10(1/tol)) + 2, at most 16.
+//! - ES, "exponential of semicircle": φ(z) = exp(β(√(1 − z²) − 1)), FINUFFT's shape, with
+//!   β and the width from `ES_TABLE`: measured, not a formula (see there).
 //! - Gaussian (the seed's kernel): φ(z) = exp(−β z²), truncated at |z| = 1. With Greengard
 //!   and Lee's τ for upsampling R = 2 and a half-width of s cells, β = π s (R − ½)/R and the
 //!   error is about e^{−π s (R − ½)/R} ≈ 10^{−1.02 s}: s = ceil(log10(1/tol)/1.02) + 1, so the
@@ -23,6 +20,39 @@ pub enum KernelShape {
 /// many cells for the same accuracy).
 const MAX_WIDTH: usize = 32;
 
+/// The ES kernel per width w: (w, β/w, the worst relative ℓ2 error measured with that β).
+///
+/// Measured by `kernel_scan::es_beta_scan` (an ignored test: `cargo test --release --lib
+/// usfft::kernel_scan -- --ignored --nocapture`): the CPU path in f64 against direct sums,
+/// types 1 and 2, 1D (N = 400, M = 3000), 2D (40 × 36, M = 3000) and 3D (16 × 16 × 12,
+/// M = 2000), fine grids of exactly 2N, β/w scanned over 1.70…2.60 in steps of 0.01; the
+/// error is the worst of the six cases at the best β/w. Each cell buys about one digit:
+/// width w reaches 1.0–1.7·10^{−(w−1)}, so no β makes FINUFFT's width ceil(log10(1/tol)) + 1
+/// meet a power-of-ten tol (at 1e-6, w = 7 gives 1.2e-6). The old fixed β = 2.30·w was up
+/// to 2.7× worse (w = 4, 11). Widths 15 and 16 stop at f64 rounding (N·ε_mach), not the
+/// kernel.
+pub const ES_TABLE: [(usize, f64, f64); 15] = [
+    (2, 1.80, 6.88e-2),
+    (3, 2.10, 8.66e-3),
+    (4, 2.20, 1.01e-3),
+    (5, 2.24, 1.14e-4),
+    (6, 2.27, 1.16e-5),
+    (7, 2.30, 1.23e-6),
+    (8, 2.31, 1.35e-7),
+    (9, 2.32, 1.48e-8),
+    (10, 2.32, 1.67e-9),
+    (11, 2.33, 1.51e-10),
+    (12, 2.33, 2.27e-11),
+    (13, 2.34, 1.73e-12),
+    (14, 2.34, 1.91e-13),
+    (15, 2.31, 3.29e-14),
+    (16, 2.32, 2.57e-14),
+];
+
+/// A width is chosen when its measured error times this is within the tolerance: room for
+/// the spread of the error between problems (a few % between seeds and sizes).
+const ES_MARGIN: f64 = 1.1;
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SpreadKernel {
     pub shape: KernelShape,
@@ -34,16 +64,13 @@ pub struct SpreadKernel {
 impl SpreadKernel {
     /// The kernel reaching relative accuracy `tol` with upsampling 2.
     pub fn for_tolerance(shape: KernelShape, tol: f64) -> SpreadKernel {
-        let digits = (1.0 / tol).log10().ceil().max(1.0) as usize;
         match shape {
             KernelShape::ExpSemicircle => {
-                let width = (digits + 2).clamp(2, 16);
-                let per_cell = match width {
-                    2 => 2.20,
-                    3 => 2.26,
-                    4 => 2.38,
-                    _ => 2.30,
-                };
+                // The narrowest width that meets tol, else the widest.
+                let &(width, per_cell, _) = ES_TABLE
+                    .iter()
+                    .find(|&&(_, _, err)| err * ES_MARGIN <= tol)
+                    .unwrap_or(&ES_TABLE[ES_TABLE.len() - 1]);
                 SpreadKernel {
                     shape,
                     width,
@@ -63,10 +90,12 @@ impl SpreadKernel {
         }
     }
 
-    /// Every width a plan can choose for `shape` with tolerances down to `min_tol`.
+    /// Every width a plan can choose for `shape` with tolerances down to `min_tol` (sampled
+    /// at 100 tolerances per decade: each width serves about a decade).
     pub fn reachable_widths(shape: KernelShape, min_tol: f64) -> Vec<usize> {
-        let mut w: Vec<usize> = (1..=(1.0 / min_tol).log10().round() as i32)
-            .map(|d| SpreadKernel::for_tolerance(shape, 10f64.powi(-d)).width)
+        let steps = ((1.0 / min_tol).log10() * 100.0).round() as i32;
+        let mut w: Vec<usize> = (1..=steps)
+            .map(|i| SpreadKernel::for_tolerance(shape, 10f64.powf(-i as f64 / 100.0)).width)
             .collect();
         w.dedup();
         w
@@ -107,6 +136,104 @@ impl SpreadKernel {
                     .sum::<f64>()
         })
         .collect()
+    }
+}
+
+/// The kernel as one polynomial per tap, for evaluation in Horner form: a point with offset
+/// d (`points.rs`) puts weight φ((d + i)/(w/2)) on its tap i, and with t = 2d + w − 1 ∈ [−1, 1)
+/// that is p_i(t). `coef[k·w + i]` is the coefficient of t^{degree−k} of p_i (highest first),
+/// so the w taps advance together, one multiply-add per tap and degree.
+#[derive(Clone, Debug)]
+pub struct TapPolynomials {
+    pub width: usize,
+    pub degree: usize,
+    pub coef: Vec<f64>,
+    /// The largest |p_i(t) − φ| found on a fine sampling of every tap.
+    pub max_error: f64,
+}
+
+/// Highest degree tried: beyond it the monomial coefficients' cancellation costs more in
+/// f64 than the fit gains.
+const MAX_DEGREE: usize = 22;
+
+impl SpreadKernel {
+    /// The lowest-degree tap polynomials (Chebyshev interpolants, rewritten in monomials)
+    /// whose error is at most `target`, or the degree-`MAX_DEGREE` ones.
+    pub fn tap_polynomials(&self, target: f64) -> TapPolynomials {
+        let w = self.width;
+        let tap = |i: usize, t: f64| {
+            self.eval((0.5 * (t + 1.0) - w as f64 / 2.0 + i as f64) * 2.0 / w as f64)
+        };
+        let mut best: Option<TapPolynomials> = None;
+        for degree in 2..=MAX_DEGREE {
+            let n = degree + 1;
+            let mut coef = vec![0.0; n * w];
+            for i in 0..w {
+                // Chebyshev coefficients a_k from the n Chebyshev nodes.
+                let nodes: Vec<f64> = (0..n)
+                    .map(|j| {
+                        tap(
+                            i,
+                            (std::f64::consts::PI * (j as f64 + 0.5) / n as f64).cos(),
+                        )
+                    })
+                    .collect();
+                let a: Vec<f64> = (0..n)
+                    .map(|k| {
+                        let s: f64 = (0..n)
+                            .map(|j| {
+                                nodes[j]
+                                    * (std::f64::consts::PI * k as f64 * (j as f64 + 0.5)
+                                        / n as f64)
+                                        .cos()
+                            })
+                            .sum();
+                        s * if k == 0 { 1.0 } else { 2.0 } / n as f64
+                    })
+                    .collect();
+                // Σ a_k T_k(t) in monomials, T_{k+1} = 2t·T_k − T_{k−1} (index = power).
+                let mut mono = vec![0.0; n];
+                let (mut prev, mut cur) = (vec![0.0; n], vec![0.0; n]);
+                cur[0] = 1.0;
+                for (k, &ak) in a.iter().enumerate() {
+                    for p in 0..n {
+                        mono[p] += ak * cur[p];
+                    }
+                    let mut next = vec![0.0; n];
+                    for p in 0..n - 1 {
+                        next[p + 1] += if k == 0 { 1.0 } else { 2.0 } * cur[p];
+                    }
+                    for p in 0..n {
+                        next[p] -= if k == 0 { 0.0 } else { prev[p] };
+                    }
+                    prev = std::mem::replace(&mut cur, next);
+                }
+                for p in 0..n {
+                    coef[(degree - p) * w + i] = mono[p];
+                }
+            }
+            let horner = |i: usize, t: f64| (0..n).fold(0.0, |v, k| v * t + coef[k * w + i]);
+            let samples = 16 * n;
+            let max_error = (0..w)
+                .flat_map(|i| {
+                    (0..=samples).map(move |s| (i, -1.0 + 2.0 * s as f64 / samples as f64))
+                })
+                .map(|(i, t)| (horner(i, t) - tap(i, t)).abs())
+                .fold(0.0, f64::max);
+            let fit = TapPolynomials {
+                width: w,
+                degree,
+                coef,
+                max_error,
+            };
+            if max_error <= target {
+                return fit;
+            }
+            if best.as_ref().is_none_or(|b| max_error < b.max_error) {
+                best = Some(fit);
+            }
+        }
+        best.expect("at least one degree is tried")
     }
 }
 
@@ -154,6 +281,55 @@ mod tests {
         assert!((s - 2.0 / 19.0).abs() < 1e-14, "{s}");
         let total: f64 = w.iter().sum();
         assert!((total - 2.0).abs() < 1e-14);
+    }
+
+    #[test]
+    fn es_widths_follow_the_measured_table() {
+        let w = |tol: f64| SpreadKernel::for_tolerance(KernelShape::ExpSemicircle, tol).width;
+        // Width w reaches ~1.2·10^{−(w−1)}: powers of ten below 1e-2 still need
+        // ceil(log10(1/tol)) + 2 cells; a tolerance just above a width's error takes it.
+        assert_eq!(
+            [w(1e-2), w(1e-3), w(1e-6), w(1e-9), w(1e-12)],
+            [3, 5, 8, 11, 14]
+        );
+        assert_eq!([w(0.1), w(2e-6), w(2e-9), w(1e-14)], [2, 7, 10, 16]);
+        let k = SpreadKernel::for_tolerance(KernelShape::ExpSemicircle, 1e-6);
+        assert!((k.beta - 2.31 * 8.0).abs() < 1e-12);
+        let reach = SpreadKernel::reachable_widths(KernelShape::ExpSemicircle, 1e-14);
+        assert_eq!(reach, (2..=16).collect::<Vec<_>>());
+        let reach = SpreadKernel::reachable_widths(KernelShape::ExpSemicircle, 1e-6);
+        assert_eq!(reach, (2..=8).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn tap_polynomials_reproduce_the_kernel() {
+        for tol in [1e-2, 1e-4, 1e-6, 1e-9, 1e-12, 1e-14] {
+            for shape in [KernelShape::ExpSemicircle, KernelShape::Gaussian] {
+                let k = SpreadKernel::for_tolerance(shape, tol);
+                // As the CPU path asks: 1 % of tol, down to the f64 rounding of the sums.
+                let p = k.tap_polynomials(0.01 * tol);
+                // Check away from the fit's own samples: a point with offset d.
+                let w = k.width;
+                let mut worst: f64 = 0.0;
+                for s in 0..1000 {
+                    let d = -(w as f64) / 2.0 + (s as f64 + 0.37) / 1000.0;
+                    let t = 2.0 * d + w as f64 - 1.0;
+                    for i in 0..w {
+                        let got = (0..=p.degree).fold(0.0, |v, q| v * t + p.coef[q * w + i]);
+                        let want = k.eval((d + i as f64) * 2.0 / w as f64);
+                        worst = worst.max((got - want).abs());
+                    }
+                }
+                println!(
+                    "{shape:?} tol {tol:e}: w {w} degree {} error {worst:.1e}",
+                    p.degree
+                );
+                assert!(
+                    worst <= (0.01 * tol).max(2e-14),
+                    "{shape:?} tol {tol:e}: {worst:e}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -19,6 +19,8 @@ pub mod cpu;
 pub mod cuda;
 pub mod grid;
 pub mod kernel;
+#[cfg(test)]
+mod kernel_scan;
 pub mod points;
 pub mod spec;
 
@@ -33,7 +35,7 @@ use std::sync::Arc;
 /// Where a plan's sorted points live.
 enum PointsState<T: Real> {
     None,
-    Host(Box<points::SortedPoints<T>>),
+    Host(Box<cpu::HostPoints<T>>),
     Device(Box<cuda::DevicePoints<T>>),
 }
 

@@ -130,16 +130,14 @@ impl UsfftSpec {
             )));
         }
         let kernel = SpreadKernel::for_tolerance(options.kernel, tolerance);
-        let mut fine = [1usize; 3];
-        for d in 0..dim {
-            let n = modes3[d];
+        for (d, &n) in modes3.iter().enumerate().take(dim) {
             if n > (1 << 30) {
                 return Err(Error::Unsupported(format!(
                     "n_modes[{d}] = {n} is larger than 2^30"
                 )));
             }
-            fine[d] = grid::fine_size(n, options.upsampling, kernel.width);
         }
+        let (fine, _, _) = tables(dim, modes3, options, kernel, false);
         // The fine grid of every vector, complex f64 on the CPU: refused before the
         // per-mode tables below are built if the host cannot hold it.
         let mut grid_shape = fine[..dim].to_vec();
@@ -149,19 +147,6 @@ impl UsfftSpec {
             16,
             "the USFFT fine grid (cells per dimension × vectors)",
         )?;
-        let mut freq: [Vec<i64>; 3] = [vec![0], vec![0], vec![0]];
-        let mut deconv: [Vec<f64>; 3] = [vec![1.0], vec![1.0], vec![1.0]];
-        for d in 0..dim {
-            let n = modes3[d];
-            freq[d] = (0..n)
-                .map(|m| frequency(m, n, options.mode_order))
-                .collect();
-            deconv[d] = kernel
-                .fourier(fine[d], freq[d].iter().copied())
-                .into_iter()
-                .map(|p| 1.0 / p)
-                .collect();
-        }
         let total = fine
             .iter()
             .try_fold(n_vectors, |a, &b| a.checked_mul(b))
@@ -173,6 +158,7 @@ impl UsfftSpec {
                 &fine[..dim]
             ));
         }
+        let (fine, freq, deconv) = tables(dim, modes3, options, kernel, true);
         Ok(UsfftSpec {
             kind,
             dim,
@@ -186,6 +172,19 @@ impl UsfftSpec {
             freq,
             deconv,
         })
+    }
+
+    /// The same plan with another spreading kernel (fine grid and deconvolution redone): the
+    /// kernel-tuning scan measures candidate (width, β) pairs through it.
+    pub fn with_kernel(&self, kernel: SpreadKernel) -> UsfftSpec {
+        let (fine, freq, deconv) = tables(self.dim, self.modes, self.options, kernel, true);
+        UsfftSpec {
+            kernel,
+            fine,
+            freq,
+            deconv,
+            ..self.clone()
+        }
     }
 
     /// N1·N2·N3: elements of one mode vector.
@@ -206,6 +205,36 @@ impl UsfftSpec {
             .map(|&k| k.rem_euclid(nf) as usize)
             .collect()
     }
+}
+
+/// Fine-grid sizes of a plan and, when `per_mode`, each dimension's mode frequencies and
+/// deconvolution factors 1/ψ̂(k) (unused dimensions: one mode, k = 0, factor 1).
+#[allow(clippy::type_complexity)]
+fn tables(
+    dim: usize,
+    modes: [usize; 3],
+    options: UsfftOptions,
+    kernel: SpreadKernel,
+    per_mode: bool,
+) -> ([usize; 3], [Vec<i64>; 3], [Vec<f64>; 3]) {
+    let mut fine = [1usize; 3];
+    let mut freq: [Vec<i64>; 3] = [vec![0], vec![0], vec![0]];
+    let mut deconv: [Vec<f64>; 3] = [vec![1.0], vec![1.0], vec![1.0]];
+    for d in 0..dim {
+        let n = modes[d];
+        fine[d] = grid::fine_size(n, options.upsampling, kernel.width);
+        if per_mode {
+            freq[d] = (0..n)
+                .map(|m| frequency(m, n, options.mode_order))
+                .collect();
+            deconv[d] = kernel
+                .fourier(fine[d], freq[d].iter().copied())
+                .into_iter()
+                .map(|p| 1.0 / p)
+                .collect();
+        }
+    }
+    (fine, freq, deconv)
 }
 
 /// The frequency of mode index m of n in `order`.
