@@ -198,22 +198,22 @@ extern "C" __global__ void __launch_bounds__(ROW_THREADS_MAX) usfft_spread_rows(
     const int *__restrict__ i1, const int *__restrict__ i2, const int *__restrict__ i3,
     const REAL *__restrict__ d1, const REAL *__restrict__ d2, const REAL *__restrict__ d3,
     const REAL *__restrict__ c, REAL *__restrict__ grid, long long m, int nvec,
-    int nf1, int nf2, int nf3, int t2, int t3, int nb1, int nb2, REAL beta)
+    int nf1, int nf2, int nf3, int t1, int t2, int t3, int nb1, int nb2, REAL beta)
 {
     __shared__ __align__(16) REAL s_k1[ROW_BATCH][ROW_STRIDE];
     __shared__ REAL s_k2[ROW_BATCH][NSPREAD];
-    __shared__ REAL s_k3[ROW_BATCH][NSPREAD];
+    IF3(__shared__ REAL s_k3[ROW_BATCH][NSPREAD];)
     __shared__ REAL s_cr[ROW_BATCH], s_ci[ROW_BATCH];
     __shared__ int s_l2[ROW_BATCH], s_l3[ROW_BATCH];
     const int b = blockIdx.x;
     const int start = (int)bin_start[b], end = (int)bin_start[b + 1];
     if (start == end)
         return;
-    (void)i3; (void)d3; (void)t3; (void)s_k3;
+    (void)i3; (void)d3; (void)t3;
     const int b1 = b % nb1, b2 = (b / nb1) % nb2, b3 = b / (nb1 * nb2);
     const int p2 = t2 + NSPREAD - 1;
     const int p3 = DIM >= 3 ? t3 + NSPREAD - 1 : 1;
-    const int o1 = b1 * ROW_TILE1 - SHIFT, o2 = b2 * t2 - SHIFT;
+    const int o1 = b1 * t1 - SHIFT, o2 = b2 * t2 - SHIFT; // t1 = ROW_TILE1
     const int o3 = DIM >= 3 ? b3 * t3 - SHIFT : 0;
     const int a2 = threadIdx.x % p2, a3 = threadIdx.x / p2;
     const bool mine = (int)threadIdx.x < p2 * p3;

@@ -703,60 +703,32 @@ impl<T: Real> DevicePoints<T> {
             TransformType::Type1 => {
                 if self.m > 0 {
                     match self.method {
-                        SpreadMethod::RegisterRows { threads } => {
-                            let t = self.tiling;
-                            let [t2, t3] = [t.tile[1] as i32, t.tile[2] as i32];
-                            let [nb1, nb2] = [t.bins[0] as i32, t.bins[1] as i32];
-                            let bs = dptr(&self.bin_start, s);
-                            let cfg = LaunchConfig {
-                                grid_dim: (t.n_bins() as u32, 1, 1),
-                                block_dim: (threads, 1, 1),
-                                shared_mem_bytes: 0,
+                        SpreadMethod::RegisterRows { .. } | SpreadMethod::SharedTiles { .. } => {
+                            // One block per bin: a thread per padded-tile row (rows), or a
+                            // warp per point into the padded tile in shared memory (sm).
+                            let (name, threads, shared) = match self.method {
+                                SpreadMethod::RegisterRows { threads } => {
+                                    ("usfft_spread_rows", threads, 0)
+                                }
+                                SpreadMethod::SharedTiles { shared_bytes } => {
+                                    ("usfft_spread_sm", THREADS, shared_bytes as u32)
+                                }
+                                SpreadMethod::GlobalAtomics => unreachable!(),
                             };
-                            // The arguments match usfft_spread_rows.
-                            launch!(
-                                self.module,
-                                s,
-                                "usfft_spread_rows",
-                                cfg,
-                                &bs,
-                                &perm,
-                                &i1,
-                                &i2,
-                                &i3,
-                                &d1,
-                                &d2,
-                                &d3,
-                                &c,
-                                &g,
-                                &m,
-                                &nvec,
-                                &nf1,
-                                &nf2,
-                                &nf3,
-                                &t2,
-                                &t3,
-                                &nb1,
-                                &nb2,
-                                &beta,
-                            );
-                        }
-                        SpreadMethod::SharedTiles { shared_bytes } => {
                             let t = self.tiling;
                             let [t1, t2, t3] = t.tile.map(|x| x as i32);
                             let [nb1, nb2] = [t.bins[0] as i32, t.bins[1] as i32];
                             let bs = dptr(&self.bin_start, s);
                             let cfg = LaunchConfig {
                                 grid_dim: (t.n_bins() as u32, 1, 1),
-                                block_dim: (THREADS, 1, 1),
-                                shared_mem_bytes: shared_bytes as u32,
+                                block_dim: (threads, 1, 1),
+                                shared_mem_bytes: shared,
                             };
-                            // The arguments match usfft_spread_sm; the shared memory is
-                            // the padded tile the kernel indexes.
+                            // The arguments match usfft_spread_rows and usfft_spread_sm.
                             launch!(
                                 self.module,
                                 s,
-                                "usfft_spread_sm",
+                                name,
                                 cfg,
                                 &bs,
                                 &perm,
