@@ -3,9 +3,8 @@
 // Without --run: the window, for a person. With --run: processes the section once,
 // saves a screenshot of the window to FILE if given, and exits 0 on success, 1 when a
 // call fails or the screenshot cannot be written, 2 for bad arguments. With --cancel, a
-// timer first presses Cancel while a run is in progress, before its first report (so
-// that the stop does not race the end of a short call; a call reports after 100 ms of
-// work); that run must end "cancelled" (and the bar say so), then the same window runs
+// timer first presses Cancel while a run is in progress, before its first report (which
+// comes after the first chunk of work, so the stop is seen however short the call); that run must end "cancelled" (and the bar say so), then the same window runs
 // again to the end as above (1 otherwise). Runs headless under QT_QPA_PLATFORM=offscreen.
 #include <QApplication>
 #include <QCommandLineParser>

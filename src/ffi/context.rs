@@ -107,11 +107,11 @@ unsafe impl Sync for UserPointer {}
 
 /// Sets the progress callback of the long calls (F-X/F-XY decon, xcorr preprocessing and
 /// correlation, DWT batches, the EM-logging search, USFFT, wave-packet forward, adjoint,
-/// inverse and POCS) made from now on with `ctx` or
-/// any plan created from it; `callback` NULL removes it. Each such call runs
-/// `callback(user, stage, fraction)` on the thread that made the call, between chunks of
-/// its work, at most every 100 ms, with fractions that only grow, and a last time with
-/// exactly 1 once its work is complete (that answer is ignored). A non-zero return stops
+/// inverse and POCS) made from now on with `ctx` or any plan created from it; `callback`
+/// NULL removes it. Each such call runs `callback(user, stage, fraction)` on the thread
+/// that made the call, between chunks of its work (after the first chunk, then at most
+/// every 100 ms), with fractions that only grow, and a last time with exactly 1 once its
+/// work is complete (that answer is ignored). A non-zero return stops
 /// the call after the chunk in progress (chunks aim at 50 ms of work on the CPU; on a CUDA
 /// context, one slab of F-X decon, one chunk of stations or one tile's row batch of xcorr,
 /// one group of EM launches, one whole USFFT before its download) with `SG_ERR_CANCELLED`,
