@@ -4,15 +4,14 @@
 //! nothing written.
 
 mod common;
+mod progress_common;
 
 use common::{last_error, ok, Ctx};
 use num_complex::Complex;
 use seisgpu::ffi::context::*;
 use seisgpu::ffi::status::*;
 use seisgpu::ffi::wavepacket::*;
-use std::ffi::{c_char, c_int, c_void, CStr};
 use std::ptr;
-use std::sync::Mutex;
 use std::time::Duration;
 
 const NT: usize = 64;
@@ -25,10 +24,10 @@ impl Drop for Layout {
     }
 }
 
-fn layout(ctx: &Ctx, shape: &[usize], directions: usize, precision: i32) -> Layout {
+fn layout(ctx: *mut sg_context, shape: &[usize], directions: usize, precision: i32) -> Layout {
     let mut l = ptr::null_mut();
     ok(sg_wavepacket_layout_create(
-        ctx.0,
+        ctx,
         shape.len() as i32,
         shape.as_ptr(),
         directions,
@@ -71,7 +70,7 @@ fn section() -> Vec<f64> {
 #[test]
 fn sizes_geometry_and_transforms_match_the_rust_plan() {
     let ctx = Ctx::cpu();
-    let l = layout(&ctx, &[NT, NX], 12, SG_WAVEPACKET_F64);
+    let l = layout(ctx.0, &[NT, NX], 12, SG_WAVEPACKET_F64);
     let [n, m, n_boxes, levels, n_dirs] = sizes(&l);
     let opts = seisgpu::wavepacket::LayoutOptions {
         directions: 12,
@@ -149,7 +148,7 @@ fn rel(x: &[f64], f: &[f64]) -> f64 {
 #[test]
 fn compression_threshold_and_pocs_in_f32() {
     let ctx = Ctx::cpu();
-    let l = layout(&ctx, &[NT, NX], 12, SG_WAVEPACKET_F32);
+    let l = layout(ctx.0, &[NT, NX], 12, SG_WAVEPACKET_F32);
     let [n, m, ..] = sizes(&l);
     let f: Vec<f32> = section().into_iter().map(|v| v as f32).collect();
     let mut c = vec![0.0f32; 2 * m];
@@ -241,84 +240,13 @@ fn compression_threshold_and_pocs_in_f32() {
 
 // ---- progress and cancellation -------------------------------------------------------
 
-#[derive(Default)]
-struct Log {
-    reports: Vec<(String, f64)>,
-    stop_from: Option<f64>,
-}
-
-unsafe extern "C" fn record(user: *mut c_void, stage: *const c_char, fraction: f64) -> c_int {
-    let log = &*(user as *const Mutex<Log>);
-    let mut log = log.lock().unwrap();
-    let stage = CStr::from_ptr(stage).to_string_lossy().into_owned();
-    log.reports.push((stage, fraction));
-    c_int::from(log.stop_from.is_some_and(|f| fraction >= f))
-}
-
-/// Runs `call` (status, output) without a callback, with one (monotone fractions in [0, 1]
-/// ending with exactly one 1, the same output), and stopped at three points (CANCELLED,
-/// the sentinel output, and the plan still giving the same output afterwards).
-fn exercise(
-    ctx: &Ctx,
-    what: &str,
-    sentinel: &[f32],
-    mut call: impl FnMut() -> (sg_status, Vec<f32>),
-) {
-    let (s, reference) = call();
-    ok(s);
-    assert_ne!(reference, sentinel, "{what}: nothing written");
-    let log = Mutex::new(Log::default());
-    ok(sg_context_set_progress(
-        ctx.0,
-        Some(record),
-        &log as *const Mutex<Log> as *mut c_void,
-    ));
-    let (s, out) = call();
-    ok(s);
-    assert_eq!(out, reference, "{what}: the callback changed the result");
-    let full = std::mem::take(&mut log.lock().unwrap().reports);
-    let fr: Vec<f64> = full.iter().map(|r| r.1).collect();
-    assert!(fr.windows(2).all(|w| w[0] <= w[1]), "{what}: {fr:?}");
-    assert!(fr.iter().all(|f| (0.0..=1.0).contains(f)), "{what}: {fr:?}");
-    assert_eq!(*fr.last().unwrap(), 1.0, "{what}: {fr:?}");
-    assert_eq!(
-        fr.iter().filter(|&&f| f == 1.0).count(),
-        1,
-        "{what}: {fr:?}"
-    );
-    assert!(full.len() >= 3, "{what}: {full:?}");
-    let stages: std::collections::BTreeSet<&str> = full.iter().map(|r| r.0.as_str()).collect();
-    println!("{what}: {} reports, stages {stages:?}", full.len());
-    let before_one = fr[fr.len() - 2];
-    for frac in [0.0, 0.4, 0.8] {
-        let from = frac * before_one;
-        {
-            let mut l = log.lock().unwrap();
-            l.reports.clear();
-            l.stop_from = Some(from);
-        }
-        let (s, out) = call();
-        assert_eq!(
-            s,
-            SG_ERR_CANCELLED,
-            "{what}: stop from {from}: {}",
-            last_error()
-        );
-        assert!(last_error().contains("cancelled"), "{}", last_error());
-        assert_eq!(out, sentinel, "{what}: a cancelled call wrote its output");
-        log.lock().unwrap().stop_from = None;
-        let (s, out) = call();
-        ok(s);
-        assert_eq!(out, reference, "{what}: the plan changed after a stop");
-    }
-    ok(sg_context_set_progress(ctx.0, None, ptr::null_mut()));
-}
+// The checks of tests/progress_common (`exercise`), shared with the other capabilities.
 
 #[test]
 fn long_calls_report_progress_and_stop_cleanly() {
     seisgpu::progress::set_report_interval(Some(Duration::from_micros(100)));
-    let ctx = Ctx::cpu();
-    let l = layout(&ctx, &[NT, NX], 16, SG_WAVEPACKET_F32);
+    let ctx = progress_common::Context::new(SG_BACKEND_CPU);
+    let l = layout(ctx.0, &[NT, NX], 16, SG_WAVEPACKET_F32);
     let [n, m, ..] = sizes(&l);
     let f: Vec<f32> = section().into_iter().map(|v| v as f32).collect();
     let mut c = vec![0.0f32; 2 * m];
@@ -326,21 +254,21 @@ fn long_calls_report_progress_and_stop_cleanly() {
     let sentinel_c = vec![-3.0f32; 2 * m];
     let sentinel_d = vec![-3.0f32; n];
 
-    exercise(&ctx, "forward", &sentinel_c, || {
+    progress_common::exercise(&ctx, "forward", 4, &sentinel_c, || {
         let mut out = sentinel_c.clone();
         (
             sg_wavepacket_forward_f32(l.0, f.as_ptr(), out.as_mut_ptr()),
             out,
         )
     });
-    exercise(&ctx, "adjoint", &sentinel_d, || {
+    progress_common::exercise(&ctx, "adjoint", 4, &sentinel_d, || {
         let mut out = sentinel_d.clone();
         (
             sg_wavepacket_adjoint_f32(l.0, c.as_ptr(), out.as_mut_ptr()),
             out,
         )
     });
-    exercise(&ctx, "inverse", &sentinel_d, || {
+    progress_common::exercise(&ctx, "inverse", 4, &sentinel_d, || {
         let mut out = sentinel_d.clone();
         let s = sg_wavepacket_inverse_f32(
             l.0,
@@ -358,7 +286,7 @@ fn long_calls_report_progress_and_stop_cleanly() {
     live[21] = 0;
     let mut o = sg_wavepacket_pocs_options_default();
     o.iterations = 6;
-    exercise(&ctx, "POCS", &sentinel_d, || {
+    progress_common::exercise(&ctx, "POCS", 4, &sentinel_d, || {
         let mut out = sentinel_d.clone();
         out[..f.len()].copy_from_slice(&f);
         let s = sg_wavepacket_pocs_f32(l.0, out.as_mut_ptr(), live.as_ptr(), NX, &o);
@@ -443,7 +371,7 @@ fn bad_input_is_refused_with_nothing_written() {
     assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
     println!("1000³: {}", last_error());
 
-    let l = layout(&ctx, &[NT, NX], 8, SG_WAVEPACKET_F32);
+    let l = layout(ctx.0, &[NT, NX], 8, SG_WAVEPACKET_F32);
     let [n, m, n_boxes, ..] = sizes(&l);
     let f: Vec<f32> = section().into_iter().map(|v| v as f32).collect();
     let mut c = vec![7.0f32; 2 * m];

@@ -1,4 +1,5 @@
-//! Shared by tests/progress_cancel.rs (CPU) and tests/cuda_progress.rs (GPU): progress
+//! Shared by tests/progress_cancel.rs (CPU), tests/cuda_progress.rs (GPU) and
+//! tests/wavepacket_abi.rs (the wave packets' long calls): progress
 //! and cancellation through the C ABI (`sg_context_set_progress`). For each long call
 //! (F-X 2D, F-XY 3D, DWT transform and denoise batches, xcorr preprocessing and
 //! correlation, the EM-logging search in both modes, USFFT types 1 and 2) the callback sees
@@ -84,7 +85,7 @@ fn assert_progress_shape(reports: &[(String, f64)], what: &str) {
 /// Runs `call` (which fills its output, returning the status and the output) with and
 /// without a callback, and stopped at random reports; checks each case as the module
 /// documentation says. `sentinel` is the output's content before each call.
-fn exercise<T: PartialEq + std::fmt::Debug + Clone>(
+pub fn exercise<T: PartialEq + std::fmt::Debug + Clone>(
     ctx: &Context,
     what: &str,
     stops: usize,
