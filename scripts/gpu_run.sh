@@ -25,6 +25,9 @@ step() { # step NAME COMMAND…: runs, logs to $LOGS/NAME.log, records pass/fail
 for t in .gpu/tests/*; do
     step "test_$(basename "$t")" "$t" --test-threads=4
 done
+# The 16-thread stress and the ABI fuzzer on a CUDA context (CI runs them on the CPU).
+step stress_cuda env SEISGPU_STRESS_BACKEND=cuda .gpu/tests/stress
+step fuzz_cuda env SEISGPU_FUZZ_BACKEND=cuda SEISGPU_FUZZ_CALLS=${FUZZ_CUDA_CALLS:-24000} SEISGPU_FUZZ_REPORT="$LOGS/fuzz_cuda.txt" .gpu/tests/fuzz_abi
 step example_c .gpu/bin/dwt_denoise_c
 step example_fortran .gpu/bin/dwt_denoise_f90
 step example_usfft_c .gpu/bin/usfft_c

@@ -8,7 +8,8 @@
 //! USFFT spreading, GEMM tiling) and must agree to 1e-5 of the largest value.
 //!
 //! SEISGPU_STRESS_SECONDS (default 3) bounds the run; SEISGPU_STRESS_THREADS (16) sets
-//! the threads. Adding a plan type: one `Job` and one line in `jobs()`.
+//! the threads; SEISGPU_STRESS_JOBS (e.g. "usfft,wavepacket") keeps only the named jobs, to
+//! find which plan type a failure needs. Adding a plan type: one `Job` and one line in `jobs()`.
 
 mod common;
 
@@ -637,7 +638,14 @@ fn sixteen_threads_share_one_context() {
     ok(sg_context_create(backend, 0, &mut c));
     let ctx = Ctx(c);
     let cuda = backend == SG_BACKEND_CUDA;
-    let jobs = jobs();
+    let jobs: Vec<Box<dyn Job>> = match std::env::var("SEISGPU_STRESS_JOBS") {
+        Ok(names) => jobs()
+            .into_iter()
+            .filter(|j| names.split(',').any(|n| n.trim() == j.name()))
+            .collect(),
+        Err(_) => jobs(),
+    };
+    assert!(!jobs.is_empty(), "SEISGPU_STRESS_JOBS names no job");
     // Serial results, and plans shared by every thread.
     let shared: Vec<Box<dyn Planned>> = jobs.iter().map(|j| j.plan(&ctx)).collect();
     let serial: Vec<Vec<f64>> = shared.iter().map(|p| p.run()).collect();
