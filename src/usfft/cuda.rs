@@ -16,9 +16,10 @@ use super::grid::Tiling;
 use super::kernel::{KernelShape, SpreadKernel};
 use super::points::MAX_POINTS;
 use super::spec::{Real, TransformType, UsfftSpec, MIN_TOL_F32, MIN_TOL_F64};
+use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::kernels;
 use crate::backend::cuda::launch::launch;
-use crate::backend::cuda::{driver_error, CudaBackend};
+use crate::backend::cuda::{driver_error, staging, CudaBackend};
 use crate::error::{Error, Result};
 use crate::progress::Reporter;
 use crate::sample::Sample;
@@ -308,6 +309,7 @@ fn grow<U: cudarc::driver::DeviceRepr>(
 /// grid, cuFFT plan). On error the points already there stay.
 pub fn set_points<T: Real>(
     gpu: &CudaBackend,
+    cpu: &CpuBackend,
     slot: &mut Option<Box<DevicePoints<T>>>,
     spec: &UsfftSpec,
     coords: [&[T]; 3],
@@ -316,9 +318,13 @@ pub fn set_points<T: Real>(
     check_count(m)?;
     let pts = points_slot(gpu, slot, spec)?;
     let s = pts.stream.clone();
-    let what = "uploading USFFT points";
     let dev: Vec<CudaSlice<T>> = (0..spec.dim)
-        .map(|d| upload(&s, &coords[d][..m], what))
+        .map(|d| {
+            let buf = alloc(&s, m, "allocating USFFT point coordinates")?;
+            let to = dptr(&buf, &s);
+            staging::upload_staged(&gpu.ctx, &gpu.staging, cpu, &s, to, &coords[d][..m])?;
+            Ok(buf)
+        })
         .collect::<Result<_>>()?;
     let mut ptrs = [0; 3];
     for (d, c) in dev.iter().enumerate() {
@@ -874,11 +880,14 @@ fn ensure<'a, T: Real>(
     Ok(slot.as_mut().unwrap())
 }
 
-/// Host-to-host execute: uploads the input, runs, downloads the output, waits. With a
-/// progress callback the device work is waited for and reported before the download, so
+/// Host-to-host execute: uploads the input, runs, downloads the output, waits. The caller's
+/// arrays move through page-locked pieces filled and emptied by the context's CPU pool
+/// (`staging::upload_staged`), at the link's rate rather than one core's copy rate. With
+/// a progress callback the device work is waited for and reported before the download, so
 /// that a stop there writes nothing (the one cancellation point: one whole transform).
 pub fn execute<T: Real>(
     gpu: &CudaBackend,
+    cpu: &CpuBackend,
     spec: &UsfftSpec,
     pts: &DevicePoints<T>,
     c: &mut [Complex<T>],
@@ -895,16 +904,11 @@ pub fn execute<T: Real>(
     let Work { grid, c: cd, f: fd } = &mut *work;
     let cd = dptr(ensure(cd, nc, &s)?, &s);
     let fd = dptr(ensure(fd, nm, &s)?, &s);
-    let copy_err = driver_error("copying USFFT data");
     let (input, input_dev) = match spec.kind {
         TransformType::Type1 => (&as_reals(c)[..nc], cd),
         TransformType::Type2 => (&as_reals(f)[..nm], fd),
     };
-    if !input.is_empty() {
-        // SAFETY: the device buffer holds at least input.len() elements; the stream is
-        // synchronised below before the host slice can go away.
-        unsafe { result::memcpy_htod_async(input_dev, input, s.cu_stream()) }.map_err(copy_err)?;
-    }
+    staging::upload_staged(&gpu.ctx, &gpu.staging, cpu, &s, input_dev, input)?;
     pts.enqueue(cd, fd, grid, None)?;
     if reporter.is_active() {
         reporter.stage("usfft", 1.0, 1);
@@ -915,16 +919,7 @@ pub fn execute<T: Real>(
         TransformType::Type1 => (&mut as_reals_mut(f)[..nm], fd),
         TransformType::Type2 => (&mut as_reals_mut(c)[..nc], cd),
     };
-    let copied = if output.is_empty() {
-        Ok(())
-    } else {
-        // SAFETY: as above, device to host.
-        unsafe { result::memcpy_dtoh_async(output, output_dev, s.cu_stream()) }
-            .map_err(driver_error("copying USFFT results"))
-    };
-    let done = s.synchronize().map_err(driver_error("running the USFFT"));
-    copied?;
-    done
+    staging::download_staged(&gpu.ctx, &gpu.staging, cpu, &s, output_dev, output)
 }
 
 /// Device-resident execute, queued on the plan's stream (`DevicePoints::stream`) without

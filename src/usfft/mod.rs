@@ -116,9 +116,9 @@ impl<T: Real> UsfftPlan<T> {
         }
         let ctx = self.ctx.clone();
         match &ctx.cuda {
-            Some(gpu) => {
-                self.set_device_points(|slot, spec| cuda::set_points(gpu, slot, spec, coords, m))
-            }
+            Some(gpu) => self.set_device_points(|slot, spec| {
+                cuda::set_points(gpu, &ctx.cpu, slot, spec, coords, m)
+            }),
             None => {
                 self.points = PointsState::Host(Box::new(cpu::set_points(
                     &self.ctx.cpu,
@@ -281,7 +281,7 @@ impl<T: Real> UsfftPlan<T> {
                     .cuda
                     .as_ref()
                     .expect("device points on a CUDA context");
-                cuda::execute(gpu, &self.spec, p, c, f, reporter)
+                cuda::execute(gpu, &self.ctx.cpu, &self.spec, p, c, f, reporter)
             }
         }
     }
