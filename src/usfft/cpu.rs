@@ -117,7 +117,6 @@ pub fn execute<T: Real>(
 /// The kernel's tap polynomials in T (`SpreadKernel::tap_polynomials`), fitted to 1 % of
 /// the tolerance: w values per point and dimension by Horner's rule, no exp/sqrt per tap.
 struct Taps<T> {
-    width: usize,
     coef: Vec<T>,
 }
 
@@ -125,24 +124,52 @@ impl<T: Real> Taps<T> {
     fn new(spec: &UsfftSpec) -> Taps<T> {
         let p = spec.kernel.tap_polynomials(0.01 * spec.tolerance);
         Taps {
-            width: p.width,
             coef: p.coef.iter().map(|&c| T::from_f64(c).unwrap()).collect(),
         }
     }
 
-    /// Weights φ((d + k)/(w/2)) of one coordinate with offset d, k = 0..w.
+    /// Weights φ((d + k)/(W/2)) of one coordinate with offset d, k = 0..W (W the width).
     #[inline(always)]
-    fn weights(&self, d: T, out: &mut [T]) {
-        let w = self.width;
-        let t = d + d + T::from_usize(w - 1).unwrap();
-        let (top, rest) = self.coef.split_at(w);
-        out.copy_from_slice(top);
-        for row in rest.chunks_exact(w) {
+    fn weights<const W: usize>(&self, d: T) -> [T; W] {
+        let t = d + d + T::from_usize(W - 1).unwrap();
+        let (top, rest) = self.coef.split_at(W);
+        let mut out: [T; W] = top.try_into().unwrap();
+        for row in rest.chunks_exact(W) {
             for (o, &c) in out.iter_mut().zip(row) {
                 *o = *o * t + c;
             }
         }
+        out
     }
+
+    /// The weights of dimension `d` of sorted point `p`, or a single 1 for an unused dimension.
+    #[inline(always)]
+    fn weights_of<const W: usize>(&self, pts: &SortedPoints<T>, d: usize, p: usize) -> [T; W] {
+        if d < pts.dim {
+            self.weights(pts.offset[d][p])
+        } else {
+            std::array::from_fn(|k| if k == 0 { T::one() } else { T::zero() })
+        }
+    }
+}
+
+/// Runs `$body` with `$W` a constant equal to the kernel width `$w`: the loops over a
+/// point's taps are then of known length, unrolled and vectorised (with a run-time width
+/// they are too short for the vectoriser's main loop and ran scalar). ES widths are 2..=16,
+/// Gaussian ones even up to 32 (`SpreadKernel::for_tolerance`).
+macro_rules! with_width {
+    ($w:expr, $W:ident => $body:expr) => {
+        with_width!(@ $w, $W, $body, 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 18 20 22 24 26 28 30 32)
+    };
+    (@ $w:expr, $W:ident, $body:expr, $($n:literal)*) => {
+        match $w {
+            $($n => {
+                const $W: usize = $n;
+                $body
+            })*
+            w => unreachable!("kernel width {w} is not one a plan chooses"),
+        }
+    };
 }
 
 /// Whether this CPU runs the AVX2 + FMA copies of the spreading and interpolation loops
@@ -156,9 +183,20 @@ fn has_avx2_fma() -> bool {
     false
 }
 
-#[inline]
+/// `i` modulo `n` for i in [−n, 2n): the cells a point or a padded tile reaches lie within
+/// one period of the grid (fine grids are at least 2w cells), so one compare replaces a
+/// division.
+#[inline(always)]
 fn wrap(i: i64, n: usize) -> usize {
-    i.rem_euclid(n as i64) as usize
+    let n = n as i64;
+    debug_assert!((-n..2 * n).contains(&i));
+    (if i < 0 {
+        i + n
+    } else if i >= n {
+        i - n
+    } else {
+        i
+    }) as usize
 }
 
 /// Type 1 spreading of every vector of `c` onto `grid` (zeroed, n_vectors fine grids).
@@ -197,7 +235,6 @@ fn spread<T: Real>(
         out: SyncPtr(grid.as_mut_ptr()),
         t,
         dim,
-        w,
         shift,
         pad,
         tile_len,
@@ -230,23 +267,14 @@ fn spread<T: Real>(
     // A phase's tiles are disjoint: any chunking of its bins adds the same values.
     for bins in &phases {
         reporter.for_chunks(bins.len(), threads, |chunk| {
-            bins[chunk].par_iter().for_each_init(
-                || {
-                    (
-                        Vec::<Complex<T>>::new(),
-                        [vec![T::zero(); w], vec![T::zero(); w], vec![T::zero(); w]],
-                        vec![Complex::<T>::default(); w],
-                    )
-                },
-                |(buf, ker, scaled), &b| {
-                    #[cfg(target_arch = "x86_64")]
-                    if avx2 {
-                        // SAFETY: the CPU has AVX2 and FMA.
-                        return unsafe { cx.bin_avx2(b, buf, ker, scaled) };
-                    }
-                    cx.bin(b, buf, ker, scaled)
-                },
-            );
+            with_width!(w, W => bins[chunk].par_iter().for_each_init(Vec::new, |buf, &b| {
+                #[cfg(target_arch = "x86_64")]
+                if avx2 {
+                    // SAFETY: the CPU has AVX2 and FMA.
+                    return unsafe { cx.bin_avx2::<W>(b, buf) };
+                }
+                cx.bin::<W>(b, buf)
+            }));
             Ok(())
         })?;
     }
@@ -261,7 +289,6 @@ struct Spreading<'a, T> {
     out: SyncPtr<Complex<T>>,
     t: &'a super::grid::Tiling,
     dim: usize,
-    w: usize,
     shift: i64,
     pad: [usize; 3],
     tile_len: usize,
@@ -274,25 +301,13 @@ impl<T: Real> Spreading<'_, T> {
     /// `bin` compiled for AVX2 and FMA.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    fn bin_avx2(
-        &self,
-        b: usize,
-        buf: &mut Vec<Complex<T>>,
-        ker: &mut [Vec<T>; 3],
-        scaled: &mut [Complex<T>],
-    ) {
-        self.bin(b, buf, ker, scaled)
+    fn bin_avx2<const W: usize>(&self, b: usize, buf: &mut Vec<Complex<T>>) {
+        self.bin::<W>(b, buf)
     }
 
     /// Spreads bin b's points into its padded tile `buf`, then adds the tile to the grid.
     #[inline(always)]
-    fn bin(
-        &self,
-        b: usize,
-        buf: &mut Vec<Complex<T>>,
-        ker: &mut [Vec<T>; 3],
-        scaled: &mut [Complex<T>],
-    ) {
+    fn bin<const W: usize>(&self, b: usize, buf: &mut Vec<Complex<T>>) {
         let idx = [
             b % self.t.bins[0],
             (b / self.t.bins[0]) % self.t.bins[1],
@@ -307,48 +322,50 @@ impl<T: Real> Spreading<'_, T> {
         });
         buf.clear();
         buf.resize(self.nv * self.tile_len, Complex::default());
+        let (w2, w3) = (
+            if self.dim >= 2 { W } else { 1 },
+            if self.dim >= 3 { W } else { 1 },
+        );
         for p in self.pts.bin_start[b] as usize..self.pts.bin_start[b + 1] as usize {
-            let mut l = [0usize; 3];
-            for d in 0..self.dim {
-                self.taps.weights(self.pts.offset[d][p], &mut ker[d]);
-                l[d] = (self.pts.first[d][p] as i64 - origin[d]) as usize;
-            }
-            if self.dim < 3 {
-                ker[2][0] = T::one();
-            }
-            if self.dim < 2 {
-                ker[1][0] = T::one();
-            }
-            let (w2, w3) = (
-                if self.dim >= 2 { self.w } else { 1 },
-                if self.dim >= 3 { self.w } else { 1 },
-            );
+            let kx = self.taps.weights::<W>(self.pts.offset[0][p]);
+            let ky = self.taps.weights_of::<W>(self.pts, 1, p);
+            let kz = self.taps.weights_of::<W>(self.pts, 2, p);
+            let l: [usize; 3] = std::array::from_fn(|d| {
+                if d < self.dim {
+                    (self.pts.first[d][p] as i64 - origin[d]) as usize
+                } else {
+                    0
+                }
+            });
             let j = self.pts.perm[p] as usize;
             for v in 0..self.nv {
                 let cv = self.c[v * self.m + j];
                 // The strength times the first dimension's weights, once: each row
-                // below is then w complex values scaled by one real (vectorises).
-                for (sc, &kx) in scaled.iter_mut().zip(ker[0].iter()) {
-                    *sc = cv * kx;
-                }
+                // below is then W complex values scaled by one real (vectorises).
+                let scaled: [Complex<T>; W] = std::array::from_fn(|k| cv * kx[k]);
                 let tv = &mut buf[v * self.tile_len..(v + 1) * self.tile_len];
-                for k3 in 0..w3 {
-                    for k2 in 0..w2 {
-                        let a = ker[2][k3] * ker[1][k2];
+                for (k3, &z) in kz.iter().enumerate().take(w3) {
+                    for (k2, &y) in ky.iter().enumerate().take(w2) {
+                        let a = z * y;
                         let row = ((l[2] + k3) * self.pad[1] + l[1] + k2) * self.pad[0] + l[0];
-                        for (cell, &sc) in tv[row..row + self.w].iter_mut().zip(scaled.iter()) {
+                        let cells: &mut [Complex<T>; W] =
+                            (&mut tv[row..row + W]).try_into().unwrap();
+                        for (cell, &sc) in cells.iter_mut().zip(&scaled) {
                             *cell = *cell + sc * a;
                         }
                     }
                 }
             }
         }
-        // Add the padded tile into the grid: this phase's tiles do not overlap.
+        // Add the padded tile into the grid: this phase's tiles do not overlap. Along
+        // dimension 1 a padded row is at most three runs of consecutive grid cells (before,
+        // within and after the period), each added as one slice.
         let wrapped: [Vec<usize>; 3] = std::array::from_fn(|d| {
             (0..self.pad[d])
                 .map(|j| wrap(origin[d] + j as i64, self.t.nf[d]))
                 .collect()
         });
+        let runs = runs_of(&wrapped[0]);
         for v in 0..self.nv {
             let tv = &buf[v * self.tile_len..(v + 1) * self.tile_len];
             for j3 in 0..self.pad[2] {
@@ -356,10 +373,12 @@ impl<T: Real> Spreading<'_, T> {
                     let g = (wrapped[2][j3] * self.t.nf[1] + wrapped[1][j2]) * self.t.nf[0]
                         + v * self.nft;
                     let row = &tv[(j3 * self.pad[1] + j2) * self.pad[0]..][..self.pad[0]];
-                    for (j1, &val) in row.iter().enumerate() {
-                        // SAFETY: cells of tiles processed in one phase are disjoint.
-                        unsafe {
-                            let cell = self.out.0.add(g + wrapped[0][j1]);
+                    for &(from, to, len) in &runs {
+                        // SAFETY: cells of tiles processed in one phase are disjoint, and
+                        // g + to..g + to + len lies in vector v's grid.
+                        let cells =
+                            unsafe { std::slice::from_raw_parts_mut(self.out.0.add(g + to), len) };
+                        for (cell, &val) in cells.iter_mut().zip(&row[from..from + len]) {
                             *cell = *cell + val;
                         }
                     }
@@ -368,6 +387,22 @@ impl<T: Real> Spreading<'_, T> {
         }
     }
 }
+
+/// The runs of consecutive values in `idx`: (position in idx, first value, length).
+fn runs_of(idx: &[usize]) -> Vec<(usize, usize, usize)> {
+    let mut runs: Vec<(usize, usize, usize)> = Vec::new();
+    for (j, &i) in idx.iter().enumerate() {
+        match runs.last_mut() {
+            Some((_, to, len)) if *to + *len == i => *len += 1,
+            _ => runs.push((j, i, 1)),
+        }
+    }
+    runs
+}
+
+/// Sorted points interpolated per parallel task: enough to amortise a task, few enough
+/// that clustered points still spread over every thread.
+const INTERP_CHUNK: usize = 512;
 
 /// Type 2 interpolation: c[v·M + j] = Σ grid cells × kernel weights, for each sorted point
 /// j in `points`.
@@ -379,37 +414,29 @@ fn interpolate<T: Real>(
     c: &mut [Complex<T>],
     points: std::ops::Range<usize>,
 ) {
-    let w = spec.kernel.width;
     let cx = Interpolation {
         taps,
         pts,
         grid,
         out: SyncPtr(c.as_mut_ptr()),
         dim: spec.dim,
-        w,
         nf: spec.fine,
         nft: spec.fine_count(),
         nv: spec.n_vectors,
         m: pts.m,
     };
     let avx2 = has_avx2_fma();
-    points.into_par_iter().with_min_len(1024).for_each_init(
-        || {
-            (
-                [vec![T::zero(); w], vec![T::zero(); w], vec![T::zero(); w]],
-                [vec![0usize; w], vec![0usize; w], vec![0usize; w]],
-                vec![Complex::<T>::default(); w],
-            )
-        },
-        |(ker, idx, line), p| {
-            #[cfg(target_arch = "x86_64")]
-            if avx2 {
-                // SAFETY: the CPU has AVX2 and FMA.
-                return unsafe { cx.point_avx2(p, ker, idx, line) };
-            }
-            cx.point(p, ker, idx, line)
-        },
-    );
+    let chunks = points.len().div_ceil(INTERP_CHUNK);
+    with_width!(spec.kernel.width, W => (0..chunks).into_par_iter().for_each(|i| {
+        let lo = points.start + i * INTERP_CHUNK;
+        let chunk = lo..(lo + INTERP_CHUNK).min(points.end);
+        #[cfg(target_arch = "x86_64")]
+        if avx2 {
+            // SAFETY: the CPU has AVX2 and FMA.
+            return unsafe { cx.points_avx2::<W>(chunk) };
+        }
+        cx.points::<W>(chunk)
+    }));
 }
 
 /// What interpolating one point reads.
@@ -419,7 +446,6 @@ struct Interpolation<'a, T> {
     grid: &'a [Complex<T>],
     out: SyncPtr<Complex<T>>,
     dim: usize,
-    w: usize,
     nf: [usize; 3],
     nft: usize,
     nv: usize,
@@ -427,62 +453,59 @@ struct Interpolation<'a, T> {
 }
 
 impl<T: Real> Interpolation<'_, T> {
-    /// `point` compiled for AVX2 and FMA.
+    /// `points` compiled for AVX2 and FMA.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    fn point_avx2(
-        &self,
-        p: usize,
-        ker: &mut [Vec<T>; 3],
-        idx: &mut [Vec<usize>; 3],
-        line: &mut [Complex<T>],
-    ) {
-        self.point(p, ker, idx, line)
+    fn points_avx2<const W: usize>(&self, points: std::ops::Range<usize>) {
+        self.points::<W>(points)
     }
 
     #[inline(always)]
-    fn point(
-        &self,
-        p: usize,
-        ker: &mut [Vec<T>; 3],
-        idx: &mut [Vec<usize>; 3],
-        line: &mut [Complex<T>],
-    ) {
-        for d in 0..3 {
-            if d < self.dim {
-                self.taps.weights(self.pts.offset[d][p], &mut ker[d]);
-                let i0 = self.pts.first[d][p] as i64;
-                for (k, ix) in idx[d].iter_mut().enumerate() {
-                    *ix = wrap(i0 + k as i64, self.nf[d]);
-                }
-            } else {
-                ker[d][0] = T::one();
-                idx[d][0] = 0;
-            }
+    fn points<const W: usize>(&self, points: std::ops::Range<usize>) {
+        for p in points {
+            self.point::<W>(p)
         }
+    }
+
+    #[inline(always)]
+    fn point<const W: usize>(&self, p: usize) {
+        let kx = self.taps.weights::<W>(self.pts.offset[0][p]);
+        let ky = self.taps.weights_of::<W>(self.pts, 1, p);
+        let kz = self.taps.weights_of::<W>(self.pts, 2, p);
+        // Per used dimension: the cells of the point's taps, wrapped onto the grid.
+        let cells = |d: usize| -> [usize; W] {
+            if d < self.dim {
+                let i0 = self.pts.first[d][p] as i64;
+                std::array::from_fn(|k| wrap(i0 + k as i64, self.nf[d]))
+            } else {
+                [0; W]
+            }
+        };
+        let (ix, iy, iz) = (cells(0), cells(1), cells(2));
         let (w2, w3) = (
-            if self.dim >= 2 { self.w } else { 1 },
-            if self.dim >= 3 { self.w } else { 1 },
+            if self.dim >= 2 { W } else { 1 },
+            if self.dim >= 3 { W } else { 1 },
         );
         let j = self.pts.perm[p] as usize;
         // Rows that do not wrap around the period are contiguous (most of them).
-        let i0 = idx[0][0];
-        let contiguous = idx[0][self.w - 1] == i0 + self.w - 1;
+        let i0 = ix[0];
+        let contiguous = ix[W - 1] == i0 + W - 1;
         for v in 0..self.nv {
             let g = &self.grid[v * self.nft..(v + 1) * self.nft];
             // The rows weighted by dimensions 2 and 3 summed cell by cell (independent
             // lanes, vectorises), then one dot product with dimension 1's weights.
-            line.fill(Complex::default());
-            for k3 in 0..w3 {
-                for k2 in 0..w2 {
-                    let base = (idx[2][k3] * self.nf[1] + idx[1][k2]) * self.nf[0];
-                    let a = ker[2][k3] * ker[1][k2];
+            let mut line = [Complex::<T>::default(); W];
+            for (k3, &z) in kz.iter().enumerate().take(w3) {
+                for (k2, &y) in ky.iter().enumerate().take(w2) {
+                    let base = (iz[k3] * self.nf[1] + iy[k2]) * self.nf[0];
+                    let a = z * y;
                     if contiguous {
-                        for (l, &cell) in line.iter_mut().zip(&g[base + i0..base + i0 + self.w]) {
+                        let row: &[Complex<T>; W] = g[base + i0..base + i0 + W].try_into().unwrap();
+                        for (l, &cell) in line.iter_mut().zip(row) {
                             *l = *l + cell * a;
                         }
                     } else {
-                        for (l, &i) in line.iter_mut().zip(idx[0].iter()) {
+                        for (l, &i) in line.iter_mut().zip(&ix) {
                             *l = *l + g[base + i] * a;
                         }
                     }
@@ -490,7 +513,7 @@ impl<T: Real> Interpolation<'_, T> {
             }
             let acc = line
                 .iter()
-                .zip(ker[0].iter())
+                .zip(&kx)
                 .fold(Complex::<T>::default(), |acc, (&l, &k)| acc + l * k);
             // SAFETY: perm is a permutation: each (v, j) is written by one point.
             unsafe { *self.out.0.add(v * self.m + j) = acc };
