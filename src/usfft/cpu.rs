@@ -348,9 +348,8 @@ impl<T: Real> Spreading<'_, T> {
                     for (k2, &y) in ky.iter().enumerate().take(w2) {
                         let a = z * y;
                         let row = ((l[2] + k3) * self.pad[1] + l[1] + k2) * self.pad[0] + l[0];
-                        let cells: &mut [Complex<T>; W] =
-                            (&mut tv[row..row + W]).try_into().unwrap();
-                        for (cell, &sc) in cells.iter_mut().zip(&scaled) {
+                        let cells = reals_mut(&mut tv[row..row + W]);
+                        for (cell, &sc) in cells.iter_mut().zip(reals(&scaled)) {
                             *cell = *cell + sc * a;
                         }
                     }
@@ -378,7 +377,8 @@ impl<T: Real> Spreading<'_, T> {
                         // g + to..g + to + len lies in vector v's grid.
                         let cells =
                             unsafe { std::slice::from_raw_parts_mut(self.out.0.add(g + to), len) };
-                        for (cell, &val) in cells.iter_mut().zip(&row[from..from + len]) {
+                        let vals = reals(&row[from..from + len]);
+                        for (cell, &val) in reals_mut(cells).iter_mut().zip(vals) {
                             *cell = *cell + val;
                         }
                     }
@@ -386,6 +386,20 @@ impl<T: Real> Spreading<'_, T> {
             }
         }
     }
+}
+
+/// The interleaved (re, im) reals of complex values: the loops over a point's taps then
+/// run on whole vector registers (as complex values, LLVM kept one per register).
+#[inline(always)]
+fn reals<T>(c: &[Complex<T>]) -> &[T] {
+    // SAFETY: Complex<T> is repr(C), two T's.
+    unsafe { std::slice::from_raw_parts(c.as_ptr().cast(), 2 * c.len()) }
+}
+
+#[inline(always)]
+fn reals_mut<T>(c: &mut [Complex<T>]) -> &mut [T] {
+    // SAFETY: as in `reals`.
+    unsafe { std::slice::from_raw_parts_mut(c.as_mut_ptr().cast(), 2 * c.len()) }
 }
 
 /// The runs of consecutive values in `idx`: (position in idx, first value, length).
@@ -467,21 +481,28 @@ impl<T: Real> Interpolation<'_, T> {
         }
     }
 
+    /// The cells of sorted point p's taps along dimension d, wrapped onto the grid (cell 0
+    /// for an unused dimension).
+    #[inline(always)]
+    fn cells<const W: usize>(&self, d: usize, p: usize) -> [usize; W] {
+        if d < self.dim {
+            let i0 = self.pts.first[d][p] as i64;
+            std::array::from_fn(|k| wrap(i0 + k as i64, self.nf[d]))
+        } else {
+            [0; W]
+        }
+    }
+
     #[inline(always)]
     fn point<const W: usize>(&self, p: usize) {
         let kx = self.taps.weights::<W>(self.pts.offset[0][p]);
         let ky = self.taps.weights_of::<W>(self.pts, 1, p);
         let kz = self.taps.weights_of::<W>(self.pts, 2, p);
-        // Per used dimension: the cells of the point's taps, wrapped onto the grid.
-        let cells = |d: usize| -> [usize; W] {
-            if d < self.dim {
-                let i0 = self.pts.first[d][p] as i64;
-                std::array::from_fn(|k| wrap(i0 + k as i64, self.nf[d]))
-            } else {
-                [0; W]
-            }
-        };
-        let (ix, iy, iz) = (cells(0), cells(1), cells(2));
+        let (ix, iy, iz) = (
+            self.cells::<W>(0, p),
+            self.cells::<W>(1, p),
+            self.cells::<W>(2, p),
+        );
         let (w2, w3) = (
             if self.dim >= 2 { W } else { 1 },
             if self.dim >= 3 { W } else { 1 },
@@ -500,8 +521,8 @@ impl<T: Real> Interpolation<'_, T> {
                     let base = (iz[k3] * self.nf[1] + iy[k2]) * self.nf[0];
                     let a = z * y;
                     if contiguous {
-                        let row: &[Complex<T>; W] = g[base + i0..base + i0 + W].try_into().unwrap();
-                        for (l, &cell) in line.iter_mut().zip(row) {
+                        let row = reals(&g[base + i0..base + i0 + W]);
+                        for (l, &cell) in reals_mut(&mut line).iter_mut().zip(row) {
                             *l = *l + cell * a;
                         }
                     } else {
