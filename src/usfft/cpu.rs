@@ -267,13 +267,15 @@ fn spread<T: Real>(
     // A phase's tiles are disjoint: any chunking of its bins adds the same values.
     for bins in &phases {
         reporter.for_chunks(bins.len(), threads, |chunk| {
-            with_width!(w, W => bins[chunk].par_iter().for_each_init(Vec::new, |buf, &b| {
+            with_width!(w, W => bins[chunk].par_iter().for_each_init(
+                || (Vec::new(), Vec::new()),
+                |(buf, strengths), &b| {
                 #[cfg(target_arch = "x86_64")]
                 if avx2 {
                     // SAFETY: the CPU has AVX2 and FMA.
-                    return unsafe { cx.bin_avx2::<W>(b, buf) };
+                    return unsafe { cx.bin_avx2::<W>(b, buf, strengths) };
                 }
-                cx.bin::<W>(b, buf)
+                cx.bin::<W>(b, buf, strengths)
             }));
             Ok(())
         })?;
@@ -301,13 +303,23 @@ impl<T: Real> Spreading<'_, T> {
     /// `bin` compiled for AVX2 and FMA.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    fn bin_avx2<const W: usize>(&self, b: usize, buf: &mut Vec<Complex<T>>) {
-        self.bin::<W>(b, buf)
+    fn bin_avx2<const W: usize>(
+        &self,
+        b: usize,
+        buf: &mut Vec<Complex<T>>,
+        strengths: &mut Vec<Complex<T>>,
+    ) {
+        self.bin::<W>(b, buf, strengths)
     }
 
     /// Spreads bin b's points into its padded tile `buf`, then adds the tile to the grid.
     #[inline(always)]
-    fn bin<const W: usize>(&self, b: usize, buf: &mut Vec<Complex<T>>) {
+    fn bin<const W: usize>(
+        &self,
+        b: usize,
+        buf: &mut Vec<Complex<T>>,
+        strengths: &mut Vec<Complex<T>>,
+    ) {
         let idx = [
             b % self.t.bins[0],
             (b / self.t.bins[0]) % self.t.bins[1],
@@ -326,7 +338,18 @@ impl<T: Real> Spreading<'_, T> {
             if self.dim >= 2 { W } else { 1 },
             if self.dim >= 3 { W } else { 1 },
         );
-        for p in self.pts.bin_start[b] as usize..self.pts.bin_start[b + 1] as usize {
+        let (start, end) = (
+            self.pts.bin_start[b] as usize,
+            self.pts.bin_start[b + 1] as usize,
+        );
+        // The bin's strengths gathered first, in one loop of independent loads: read in the
+        // spreading loop, each (in the caller's order, so scattered) stalled it on memory.
+        strengths.clear();
+        for v in 0..self.nv {
+            let cv = &self.c[v * self.m..(v + 1) * self.m];
+            strengths.extend(self.pts.perm[start..end].iter().map(|&j| cv[j as usize]));
+        }
+        for p in start..end {
             let kx = self.taps.weights::<W>(self.pts.offset[0][p]);
             let ky = self.taps.weights_of::<W>(self.pts, 1, p);
             let kz = self.taps.weights_of::<W>(self.pts, 2, p);
@@ -337,9 +360,8 @@ impl<T: Real> Spreading<'_, T> {
                     0
                 }
             });
-            let j = self.pts.perm[p] as usize;
             for v in 0..self.nv {
-                let cv = self.c[v * self.m + j];
+                let cv = strengths[v * (end - start) + p - start];
                 // The strength times the first dimension's weights, once: each row
                 // below is then W complex values scaled by one real (vectorises).
                 let scaled: [Complex<T>; W] = std::array::from_fn(|k| cv * kx[k]);
