@@ -4,8 +4,11 @@
 //! reach), then adds the tile into the fine grid. Tiles divide the grid exactly and are at
 //! least w − 1 cells wide, so a tile's padded cells touch only its neighbours: tiles are
 //! processed in colour phases (parity per dimension, a third colour for the last of an odd
-//! count) in which no two padded tiles overlap, and the adds need no locks or atomics.
-//! Type 2 gathers: each sorted point reads its w^d cells; results go to the caller's order.
+//! count) in which no two padded tiles overlap, and the adds need no atomics. A bin with
+//! many points (clustered points) is cut into pieces spread in parallel into their own
+//! tiles, added one at a time under the bin's lock.
+//! Type 2 gathers: each sorted point reads its w^d cells (parallel over fixed-size chunks of
+//! sorted points, whatever the bins); results go to the caller's order.
 
 use super::grid::{dividing_tile, Tiling};
 use super::points::{origin_shift, sort_points, SortedPoints, SyncPtr};
@@ -16,7 +19,8 @@ use crate::progress::Reporter;
 use num_complex::Complex;
 use rayon::prelude::*;
 use rustfft::{Fft, FftDirection, FftPlanner};
-use std::sync::Arc;
+use std::ops::Range;
+use std::sync::{Arc, Mutex};
 
 /// Largest tile edge per dimension count (cells): about 32 KiB of f32 cells in 3D.
 const TILE_MAX: [usize; 3] = [4096, 64, 16];
@@ -243,7 +247,12 @@ fn spread<T: Real>(
         m: pts.m,
     };
     let avx2 = has_avx2_fma();
-    let phases: Vec<Vec<usize>> = (0..colours.iter().product::<usize>())
+    // Bins holding more than a few threads' share of the points are cut into pieces, so
+    // that clustered points still keep every thread busy; pieces of one bin overlap and add
+    // their tiles one at a time (`locks`), pieces of distinct bins of a phase do not.
+    let piece = (pts.m / (8 * threads.max(1))).max(MIN_PIECE);
+    let locks: Vec<Mutex<()>> = (0..t.n_bins()).map(|_| Mutex::new(())).collect();
+    let phases: Vec<Vec<Piece>> = (0..colours.iter().product::<usize>())
         .map(|phase| {
             let want = [
                 phase % colours[0],
@@ -260,22 +269,30 @@ fn spread<T: Real>(
                     ];
                     (0..3).all(|d| colour_of(d, idx[d]) == want[d])
                 })
+                .flat_map(|b| {
+                    let (start, end) = (pts.bin_start[b] as usize, pts.bin_start[b + 1] as usize);
+                    (start..end)
+                        .step_by(piece)
+                        .map(move |lo| (b, lo..(lo + piece).min(end)))
+                })
                 .collect()
         })
         .collect();
     reporter.stage("usfft spread", 0.6, phases.iter().map(Vec::len).sum());
-    // A phase's tiles are disjoint: any chunking of its bins adds the same values.
-    for bins in &phases {
-        reporter.for_chunks(bins.len(), threads, |chunk| {
-            with_width!(w, W => bins[chunk].par_iter().for_each_init(
+    // A phase's tiles are disjoint: any chunking of its pieces adds the same values (up to
+    // the order of a bin's pieces).
+    for pieces in &phases {
+        reporter.for_chunks(pieces.len(), threads, |chunk| {
+            with_width!(w, W => pieces[chunk].par_iter().for_each_init(
                 || (Vec::new(), Vec::new()),
-                |(buf, strengths), &b| {
+                |(buf, strengths), (b, points)| {
+                let (b, points, lock) = (*b, points.clone(), &locks[*b]);
                 #[cfg(target_arch = "x86_64")]
                 if avx2 {
                     // SAFETY: the CPU has AVX2 and FMA.
-                    return unsafe { cx.bin_avx2::<W>(b, buf, strengths) };
+                    return unsafe { cx.bin_avx2::<W>(b, points, lock, buf, strengths) };
                 }
-                cx.bin::<W>(b, buf, strengths)
+                cx.bin::<W>(b, points, lock, buf, strengths)
             }));
             Ok(())
         })?;
@@ -306,17 +323,22 @@ impl<T: Real> Spreading<'_, T> {
     fn bin_avx2<const W: usize>(
         &self,
         b: usize,
+        points: Range<usize>,
+        lock: &Mutex<()>,
         buf: &mut Vec<Complex<T>>,
         strengths: &mut Vec<Complex<T>>,
     ) {
-        self.bin::<W>(b, buf, strengths)
+        self.bin::<W>(b, points, lock, buf, strengths)
     }
 
-    /// Spreads bin b's points into its padded tile `buf`, then adds the tile to the grid.
+    /// Spreads the sorted `points` (of bin b) into the bin's padded tile `buf`, then adds
+    /// the tile to the grid holding the bin's `lock`.
     #[inline(always)]
     fn bin<const W: usize>(
         &self,
         b: usize,
+        points: Range<usize>,
+        lock: &Mutex<()>,
         buf: &mut Vec<Complex<T>>,
         strengths: &mut Vec<Complex<T>>,
     ) {
@@ -338,10 +360,7 @@ impl<T: Real> Spreading<'_, T> {
             if self.dim >= 2 { W } else { 1 },
             if self.dim >= 3 { W } else { 1 },
         );
-        let (start, end) = (
-            self.pts.bin_start[b] as usize,
-            self.pts.bin_start[b + 1] as usize,
-        );
+        let (start, end) = (points.start, points.end);
         // The bin's strengths gathered first, in one loop of independent loads: read in the
         // spreading loop, each (in the caller's order, so scattered) stalled it on memory.
         strengths.clear();
@@ -387,6 +406,8 @@ impl<T: Real> Spreading<'_, T> {
                 .collect()
         });
         let runs = runs_of(&wrapped[0]);
+        // A poisoned lock only means another piece panicked: its panic is the error.
+        let _held = lock.lock().unwrap_or_else(|e| e.into_inner());
         for v in 0..self.nv {
             let tv = &buf[v * self.tile_len..(v + 1) * self.tile_len];
             for j3 in 0..self.pad[2] {
@@ -395,7 +416,8 @@ impl<T: Real> Spreading<'_, T> {
                         + v * self.nft;
                     let row = &tv[(j3 * self.pad[1] + j2) * self.pad[0]..][..self.pad[0]];
                     for &(from, to, len) in &runs {
-                        // SAFETY: cells of tiles processed in one phase are disjoint, and
+                        // SAFETY: cells of distinct bins' tiles in one phase are disjoint,
+                        // a bin's pieces hold its lock, and
                         // g + to..g + to + len lies in vector v's grid.
                         let cells =
                             unsafe { std::slice::from_raw_parts_mut(self.out.0.add(g + to), len) };
@@ -409,6 +431,12 @@ impl<T: Real> Spreading<'_, T> {
         }
     }
 }
+
+/// The fewest points a piece of a bin holds: its tile's add then costs little beside it.
+const MIN_PIECE: usize = 1024;
+
+/// A bin and some of its sorted points.
+type Piece = (usize, Range<usize>);
 
 /// The interleaved (re, im) reals of complex values: the loops over a point's taps then
 /// run on whole vector registers (as complex values, LLVM kept one per register).
@@ -448,7 +476,7 @@ fn interpolate<T: Real>(
     pts: &SortedPoints<T>,
     grid: &[Complex<T>],
     c: &mut [Complex<T>],
-    points: std::ops::Range<usize>,
+    points: Range<usize>,
 ) {
     let cx = Interpolation {
         taps,
@@ -492,12 +520,12 @@ impl<T: Real> Interpolation<'_, T> {
     /// `points` compiled for AVX2 and FMA.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    fn points_avx2<const W: usize>(&self, points: std::ops::Range<usize>) {
+    fn points_avx2<const W: usize>(&self, points: Range<usize>) {
         self.points::<W>(points)
     }
 
     #[inline(always)]
-    fn points<const W: usize>(&self, points: std::ops::Range<usize>) {
+    fn points<const W: usize>(&self, points: Range<usize>) {
         for p in points {
             self.point::<W>(p)
         }
