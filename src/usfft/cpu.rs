@@ -416,9 +416,9 @@ impl<T: Real> Spreading<'_, T> {
                         + v * self.nft;
                     let row = &tv[(j3 * self.pad[1] + j2) * self.pad[0]..][..self.pad[0]];
                     for &(from, to, len) in &runs {
-                        // SAFETY: cells of distinct bins' tiles in one phase are disjoint,
-                        // a bin's pieces hold its lock, and
-                        // g + to..g + to + len lies in vector v's grid.
+                        // SAFETY: g + to.. + len lies in vector v's grid; the tiles of
+                        // distinct bins of a phase are disjoint and a bin's pieces hold its
+                        // lock, so no other task touches these cells now.
                         let cells =
                             unsafe { std::slice::from_raw_parts_mut(self.out.0.add(g + to), len) };
                         let vals = reals(&row[from..from + len]);
