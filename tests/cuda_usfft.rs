@@ -262,38 +262,33 @@ fn device_resident<T: Real>(
         .collect())
 }
 
-/// All points in 1 % of the cube (thousands per bin): GPU vs direct sums and vs the CPU.
+/// All points in 1 % of the period's length, square or cube (thousands per bin): GPU vs
+/// direct sums (≤ tol) and vs the CPU (≤ 2·tol), 1D to 3D.
 fn clustered_points(gpu: &Arc<Context>, cpu: &Arc<Context>, failures: &mut Vec<String>) {
-    for kind in [TransformType::Type1, TransformType::Type2] {
-        for (tol, f64_plan) in [(1e-9, true), (1e-5, false)] {
-            let case = Case {
-                kind,
-                dim: 3,
-                modes: [16, 12, 10],
-                m: 6000,
-                sign: 1,
-                tol,
-                nvec: 2,
-                options: UsfftOptions::default(),
-            };
-            let mut rng = Rng(91);
-            let p = clustered(&case, &mut rng);
-            let label = format!("clustered {kind:?} tol {tol:e}");
-            let runs = if f64_plan {
-                run::<f64>(gpu, &case, &p).and_then(|g| Ok((g, run::<f64>(cpu, &case, &p)?)))
-            } else {
-                run::<f32>(gpu, &case, &p).and_then(|g| Ok((g, run::<f32>(cpu, &case, &p)?)))
-            };
-            match runs {
-                Ok(((g, seen), (c, _))) => {
-                    let e = rel_l2(&g, &direct(&case, &seen, &p.input));
-                    let e_cpu = rel_l2(&g, &c);
-                    println!("{label}: vs direct {e:.2e}, vs CPU {e_cpu:.2e}");
-                    if !(within(e, tol) && within(e_cpu, 2.0 * tol)) {
-                        failures.push(format!("{label}: vs direct {e:.3e}, vs CPU {e_cpu:.3e}"));
+    for dim in 1..=3 {
+        for kind in [TransformType::Type1, TransformType::Type2] {
+            for (tol, f64_plan) in [(1e-9, true), (1e-5, false)] {
+                let case = clustered_case(kind, dim, tol);
+                let mut rng = Rng(91);
+                let p = clustered(&case, &mut rng);
+                let label = format!("clustered {dim}D {kind:?} tol {tol:e}");
+                let runs = if f64_plan {
+                    run::<f64>(gpu, &case, &p).and_then(|g| Ok((g, run::<f64>(cpu, &case, &p)?)))
+                } else {
+                    run::<f32>(gpu, &case, &p).and_then(|g| Ok((g, run::<f32>(cpu, &case, &p)?)))
+                };
+                match runs {
+                    Ok(((g, seen), (c, _))) => {
+                        let e = rel_l2(&g, &direct(&case, &seen, &p.input));
+                        let e_cpu = rel_l2(&g, &c);
+                        println!("{label}: vs direct {e:.2e}, vs CPU {e_cpu:.2e}");
+                        if !(within(e, tol) && within(e_cpu, 2.0 * tol)) {
+                            failures
+                                .push(format!("{label}: vs direct {e:.3e}, vs CPU {e_cpu:.3e}"));
+                        }
                     }
+                    Err(e) => failures.push(format!("{label}: {e}")),
                 }
-                Err(e) => failures.push(format!("{label}: {e}")),
             }
         }
     }

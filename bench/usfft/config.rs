@@ -21,7 +21,11 @@ usage: cargo bench --bench usfft -- [options]
                       finufft needs the Python package, else its rows are left out)
   --reps N            timed executes per row (5); one untimed call before
   --samples N         output entries checked against direct sums (16)
-  --max-cpu-points N  skip CPU rows above N points (2^22; the CPU is slow on 256³)";
+  --max-cpu-points N  skip CPU rows above N points (2^22; the CPU is slow on 256³)
+  --clustered         all points in 1 % of the period's length, square or cube (straddling
+                      the ±π seam) instead of uniform in it: the load-balancing case
+(--json rows: case, mode, dims, type, precision, tol, points, N, M, median execute ms,
+error, and on a CPU row FINUFFT's execute ms, error and the ratio where it ran)";
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Mode {
@@ -58,6 +62,7 @@ pub struct Config {
     pub max_cpu_points: usize,
     pub quick: bool,
     pub vs_finufft: bool,
+    pub clustered: bool,
 }
 
 impl Config {
@@ -97,6 +102,7 @@ pub fn parse(cli: &mut Cli) -> Result<Config, String> {
         max_cpu_points: 1 << 22,
         quick: false,
         vs_finufft: false,
+        clustered: false,
     };
     let (mut modes_given, mut dims_given, mut fracs_given) = (false, false, false);
     let num = |s: &str| s.parse::<f64>().map_err(|_| format!("bad number {s:?}"));
@@ -104,6 +110,7 @@ pub fn parse(cli: &mut Cli) -> Result<Config, String> {
         match flag.as_str() {
             "--quick" => c.quick = true,
             "--vs-finufft" => c.vs_finufft = true,
+            "--clustered" => c.clustered = true,
             "--dim" => {
                 dims_given = true;
                 c.dims = list(cli, &flag, |s| match s {

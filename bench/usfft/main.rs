@@ -4,7 +4,8 @@
 //! ns per point, the accuracy reached (relative ℓ2 error against direct sums on a random
 //! subset of the output, `direct`), and the ratio to the seed's TITAN X times where the
 //! seed gives one. Prints a Markdown table (lines starting with '|') and a summary against
-//! the targets; `--json`/`--csv` also write the rows. Options: `config::USAGE`.
+//! the targets; `--json`/`--csv` also write the rows (a CPU row with FINUFFT's figures beside
+//! it, so that runs compare row by row). Options: `config::USAGE`.
 
 #[path = "../harness/mod.rs"]
 mod harness;
@@ -24,6 +25,7 @@ use harness::report::{fmt_opt, write_records, Record, Table};
 use rows::Row;
 use seisgpu::backend::BackendRequest;
 use seisgpu::context::Context;
+use seisgpu::usfft::TransformType;
 
 fn main() {
     let mut cli = Cli::from_env(config::USAGE);
@@ -143,6 +145,15 @@ fn table(rows: &[Row]) -> String {
     t.markdown()
 }
 
+/// The FINUFFT row of `ours`'s case, for a CPU row.
+fn finufft_beside<'a>(ours: &Row, rows: &'a [Row]) -> Option<&'a Row> {
+    if !ours.mode.starts_with("CPU") {
+        return None;
+    }
+    rows.iter()
+        .find(|r| r.case == ours.case && r.mode.starts_with("FINUFFT"))
+}
+
 /// Each case with both a seisgpu CPU row and a FINUFFT row: times, errors and their ratio.
 fn versus_finufft(rows: &[Row]) -> String {
     let mut t = Table::new(&[
@@ -154,11 +165,8 @@ fn versus_finufft(rows: &[Row]) -> String {
         ">seisgpu ÷ FINUFFT",
         ">set points ms (seisgpu / FINUFFT)",
     ]);
-    for ours in rows.iter().filter(|r| r.mode.starts_with("CPU")) {
-        let Some(theirs) = rows
-            .iter()
-            .find(|r| r.case == ours.case && r.mode.starts_with("FINUFFT"))
-        else {
+    for ours in rows {
+        let Some(theirs) = finufft_beside(ours, rows) else {
             continue;
         };
         t.row(vec![
@@ -182,9 +190,25 @@ fn seed_ratio(r: &Row) -> Option<f64> {
 fn records(rows: &[Row]) -> Vec<Record> {
     rows.iter()
         .map(|r| {
+            let fin = finufft_beside(r, rows);
             vec![
                 ("case", r.case.as_str().into()),
                 ("mode", r.mode.as_str().into()),
+                ("dims", r.dim.into()),
+                (
+                    "type",
+                    match r.kind {
+                        TransformType::Type1 => 1usize,
+                        TransformType::Type2 => 2,
+                    }
+                    .into(),
+                ),
+                ("precision", r.prec.into()),
+                ("tol", r.tol.into()),
+                (
+                    "points",
+                    if r.clustered { "clustered" } else { "uniform" }.into(),
+                ),
                 ("n", r.n.into()),
                 ("m", r.m.into()),
                 ("set_points_ms", r.set_ms.into()),
@@ -192,6 +216,9 @@ fn records(rows: &[Row]) -> Vec<Record> {
                 ("ns_per_point", (r.exec_ms * 1e6 / r.m as f64).into()),
                 ("rel_l2_err", r.err.into()),
                 ("x_seed_titan_x", seed_ratio(r).into()),
+                ("finufft_execute_ms", fin.map(|f| f.exec_ms).into()),
+                ("finufft_rel_l2_err", fin.map(|f| f.err).into()),
+                ("x_finufft", fin.map(|f| r.exec_ms / f.exec_ms).into()),
                 ("notes", r.notes.as_str().into()),
             ]
         })

@@ -23,6 +23,12 @@ use std::time::Instant;
 pub struct Row {
     pub case: String,
     pub mode: String,
+    pub dim: usize,
+    pub kind: TransformType,
+    /// "f32" or "f64".
+    pub prec: &'static str,
+    pub tol: f64,
+    pub clustered: bool,
     pub n: usize,
     pub m: usize,
     pub set_ms: f64,
@@ -82,14 +88,27 @@ pub struct On<'a> {
 pub fn run_case<T: Real>(cfg: &Config, on: On, case: Case, tol: f64, rows: &mut Vec<Row>) {
     let Case { dim, n, m, kernel } = case;
     let prec = std::any::type_name::<T>();
+    // Uniform in [−π, π), or in a sub-interval/square/cube of 1 % of that around π.
+    let side = if cfg.clustered {
+        0.01f64.powf(1.0 / dim as f64)
+    } else {
+        1.0
+    };
+    let centre = if cfg.clustered {
+        std::f64::consts::PI
+    } else {
+        0.0
+    };
     let xs: [Vec<T>; 3] = std::array::from_fn(|d| {
         (0..if d < dim { m } else { 0 })
             .into_par_iter()
             .map(|j| {
-                T::from_f64((2.0 * uniform(d as u64 + 1, j) - 1.0) * std::f64::consts::PI).unwrap()
+                let u = 2.0 * uniform(d as u64 + 1, j) - 1.0;
+                T::from_f64(centre + u * side * std::f64::consts::PI).unwrap()
             })
             .collect()
     });
+    let points = if cfg.clustered { " clustered" } else { "" };
     let kname = if kernel == KernelShape::ExpSemicircle {
         "ES"
     } else {
@@ -113,7 +132,7 @@ pub fn run_case<T: Real>(cfg: &Config, on: On, case: Case, tol: f64, rows: &mut 
             "type 2 (e2u)"
         };
         let name = format!(
-            "{dim}D N={n} M={} {tname} {prec} {kname} tol {tol:e}",
+            "{dim}D N={n} M={}{points} {tname} {prec} {kname} tol {tol:e}",
             thousands(m)
         );
         for &mode in &cfg.modes {
@@ -127,6 +146,11 @@ pub fn run_case<T: Real>(cfg: &Config, on: On, case: Case, tol: f64, rows: &mut 
             let mut row = Row {
                 case: name.clone(),
                 mode: mode.label(cpu_threads(on.cpu)),
+                dim,
+                kind,
+                prec,
+                tol,
+                clustered: cfg.clustered,
                 n,
                 m,
                 set_ms: f64::NAN,

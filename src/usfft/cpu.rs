@@ -4,8 +4,11 @@
 //! reach), then adds the tile into the fine grid. Tiles divide the grid exactly and are at
 //! least w − 1 cells wide, so a tile's padded cells touch only its neighbours: tiles are
 //! processed in colour phases (parity per dimension, a third colour for the last of an odd
-//! count) in which no two padded tiles overlap, and the adds need no locks or atomics.
-//! Type 2 gathers: each sorted point reads its w^d cells; results go to the caller's order.
+//! count) in which no two padded tiles overlap, and the adds need no atomics. A bin with
+//! many points (clustered points) is cut into pieces spread in parallel into their own
+//! tiles, added one at a time under the bin's lock.
+//! Type 2 gathers: each sorted point reads its w^d cells (parallel over fixed-size chunks of
+//! sorted points, whatever the bins); results go to the caller's order.
 
 use super::grid::{dividing_tile, Tiling};
 use super::points::{origin_shift, sort_points, SortedPoints, SyncPtr};
@@ -16,7 +19,8 @@ use crate::progress::Reporter;
 use num_complex::Complex;
 use rayon::prelude::*;
 use rustfft::{Fft, FftDirection, FftPlanner};
-use std::sync::Arc;
+use std::ops::Range;
+use std::sync::{Arc, Mutex};
 
 /// Largest tile edge per dimension count (cells): about 32 KiB of f32 cells in 3D.
 const TILE_MAX: [usize; 3] = [4096, 64, 16];
@@ -117,7 +121,6 @@ pub fn execute<T: Real>(
 /// The kernel's tap polynomials in T (`SpreadKernel::tap_polynomials`), fitted to 1 % of
 /// the tolerance: w values per point and dimension by Horner's rule, no exp/sqrt per tap.
 struct Taps<T> {
-    width: usize,
     coef: Vec<T>,
 }
 
@@ -125,24 +128,52 @@ impl<T: Real> Taps<T> {
     fn new(spec: &UsfftSpec) -> Taps<T> {
         let p = spec.kernel.tap_polynomials(0.01 * spec.tolerance);
         Taps {
-            width: p.width,
             coef: p.coef.iter().map(|&c| T::from_f64(c).unwrap()).collect(),
         }
     }
 
-    /// Weights φ((d + k)/(w/2)) of one coordinate with offset d, k = 0..w.
+    /// Weights φ((d + k)/(W/2)) of one coordinate with offset d, k = 0..W (W the width).
     #[inline(always)]
-    fn weights(&self, d: T, out: &mut [T]) {
-        let w = self.width;
-        let t = d + d + T::from_usize(w - 1).unwrap();
-        let (top, rest) = self.coef.split_at(w);
-        out.copy_from_slice(top);
-        for row in rest.chunks_exact(w) {
+    fn weights<const W: usize>(&self, d: T) -> [T; W] {
+        let t = d + d + T::from_usize(W - 1).unwrap();
+        let (top, rest) = self.coef.split_at(W);
+        let mut out: [T; W] = top.try_into().unwrap();
+        for row in rest.chunks_exact(W) {
             for (o, &c) in out.iter_mut().zip(row) {
                 *o = *o * t + c;
             }
         }
+        out
     }
+
+    /// The weights of dimension `d` of sorted point `p`, or a single 1 for an unused dimension.
+    #[inline(always)]
+    fn weights_of<const W: usize>(&self, pts: &SortedPoints<T>, d: usize, p: usize) -> [T; W] {
+        if d < pts.dim {
+            self.weights(pts.offset[d][p])
+        } else {
+            std::array::from_fn(|k| if k == 0 { T::one() } else { T::zero() })
+        }
+    }
+}
+
+/// Runs `$body` with `$W` a constant equal to the kernel width `$w`: the loops over a
+/// point's taps are then of known length, unrolled and vectorised (with a run-time width
+/// they are too short for the vectoriser's main loop and ran scalar). ES widths are 2..=16,
+/// Gaussian ones even up to 32 (`SpreadKernel::for_tolerance`).
+macro_rules! with_width {
+    ($w:expr, $W:ident => $body:expr) => {
+        with_width!(@ $w, $W, $body, 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 18 20 22 24 26 28 30 32)
+    };
+    (@ $w:expr, $W:ident, $body:expr, $($n:literal)*) => {
+        match $w {
+            $($n => {
+                const $W: usize = $n;
+                $body
+            })*
+            w => unreachable!("kernel width {w} is not one a plan chooses"),
+        }
+    };
 }
 
 /// Whether this CPU runs the AVX2 + FMA copies of the spreading and interpolation loops
@@ -156,9 +187,20 @@ fn has_avx2_fma() -> bool {
     false
 }
 
-#[inline]
+/// `i` modulo `n` for i in [−n, 2n): the cells a point or a padded tile reaches lie within
+/// one period of the grid (fine grids are at least 2w cells), so one compare replaces a
+/// division.
+#[inline(always)]
 fn wrap(i: i64, n: usize) -> usize {
-    i.rem_euclid(n as i64) as usize
+    let n = n as i64;
+    debug_assert!((-n..2 * n).contains(&i));
+    (if i < 0 {
+        i + n
+    } else if i >= n {
+        i - n
+    } else {
+        i
+    }) as usize
 }
 
 /// Type 1 spreading of every vector of `c` onto `grid` (zeroed, n_vectors fine grids).
@@ -197,7 +239,6 @@ fn spread<T: Real>(
         out: SyncPtr(grid.as_mut_ptr()),
         t,
         dim,
-        w,
         shift,
         pad,
         tile_len,
@@ -206,7 +247,12 @@ fn spread<T: Real>(
         m: pts.m,
     };
     let avx2 = has_avx2_fma();
-    let phases: Vec<Vec<usize>> = (0..colours.iter().product::<usize>())
+    // Bins holding more than a few threads' share of the points are cut into pieces, so
+    // that clustered points still keep every thread busy; pieces of one bin overlap and add
+    // their tiles one at a time (`locks`), pieces of distinct bins of a phase do not.
+    let piece = (pts.m / (8 * threads.max(1))).max(MIN_PIECE);
+    let locks: Vec<Mutex<()>> = (0..t.n_bins()).map(|_| Mutex::new(())).collect();
+    let phases: Vec<Vec<Piece>> = (0..colours.iter().product::<usize>())
         .map(|phase| {
             let want = [
                 phase % colours[0],
@@ -223,30 +269,31 @@ fn spread<T: Real>(
                     ];
                     (0..3).all(|d| colour_of(d, idx[d]) == want[d])
                 })
+                .flat_map(|b| {
+                    let (start, end) = (pts.bin_start[b] as usize, pts.bin_start[b + 1] as usize);
+                    (start..end)
+                        .step_by(piece)
+                        .map(move |lo| (b, lo..(lo + piece).min(end)))
+                })
                 .collect()
         })
         .collect();
     reporter.stage("usfft spread", 0.6, phases.iter().map(Vec::len).sum());
-    // A phase's tiles are disjoint: any chunking of its bins adds the same values.
-    for bins in &phases {
-        reporter.for_chunks(bins.len(), threads, |chunk| {
-            bins[chunk].par_iter().for_each_init(
-                || {
-                    (
-                        Vec::<Complex<T>>::new(),
-                        [vec![T::zero(); w], vec![T::zero(); w], vec![T::zero(); w]],
-                        vec![Complex::<T>::default(); w],
-                    )
-                },
-                |(buf, ker, scaled), &b| {
-                    #[cfg(target_arch = "x86_64")]
-                    if avx2 {
-                        // SAFETY: the CPU has AVX2 and FMA.
-                        return unsafe { cx.bin_avx2(b, buf, ker, scaled) };
-                    }
-                    cx.bin(b, buf, ker, scaled)
-                },
-            );
+    // A phase's tiles are disjoint: any chunking of its pieces adds the same values (up to
+    // the order of a bin's pieces).
+    for pieces in &phases {
+        reporter.for_chunks(pieces.len(), threads, |chunk| {
+            with_width!(w, W => pieces[chunk].par_iter().for_each_init(
+                || (Vec::new(), Vec::new()),
+                |(buf, strengths), (b, points)| {
+                let (b, points, lock) = (*b, points.clone(), &locks[*b]);
+                #[cfg(target_arch = "x86_64")]
+                if avx2 {
+                    // SAFETY: the CPU has AVX2 and FMA.
+                    return unsafe { cx.bin_avx2::<W>(b, points, lock, buf, strengths) };
+                }
+                cx.bin::<W>(b, points, lock, buf, strengths)
+            }));
             Ok(())
         })?;
     }
@@ -261,7 +308,6 @@ struct Spreading<'a, T> {
     out: SyncPtr<Complex<T>>,
     t: &'a super::grid::Tiling,
     dim: usize,
-    w: usize,
     shift: i64,
     pad: [usize; 3],
     tile_len: usize,
@@ -274,24 +320,27 @@ impl<T: Real> Spreading<'_, T> {
     /// `bin` compiled for AVX2 and FMA.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    fn bin_avx2(
+    fn bin_avx2<const W: usize>(
         &self,
         b: usize,
+        points: Range<usize>,
+        lock: &Mutex<()>,
         buf: &mut Vec<Complex<T>>,
-        ker: &mut [Vec<T>; 3],
-        scaled: &mut [Complex<T>],
+        strengths: &mut Vec<Complex<T>>,
     ) {
-        self.bin(b, buf, ker, scaled)
+        self.bin::<W>(b, points, lock, buf, strengths)
     }
 
-    /// Spreads bin b's points into its padded tile `buf`, then adds the tile to the grid.
+    /// Spreads the sorted `points` (of bin b) into the bin's padded tile `buf`, then adds
+    /// the tile to the grid holding the bin's `lock`.
     #[inline(always)]
-    fn bin(
+    fn bin<const W: usize>(
         &self,
         b: usize,
+        points: Range<usize>,
+        lock: &Mutex<()>,
         buf: &mut Vec<Complex<T>>,
-        ker: &mut [Vec<T>; 3],
-        scaled: &mut [Complex<T>],
+        strengths: &mut Vec<Complex<T>>,
     ) {
         let idx = [
             b % self.t.bins[0],
@@ -307,48 +356,58 @@ impl<T: Real> Spreading<'_, T> {
         });
         buf.clear();
         buf.resize(self.nv * self.tile_len, Complex::default());
-        for p in self.pts.bin_start[b] as usize..self.pts.bin_start[b + 1] as usize {
-            let mut l = [0usize; 3];
-            for d in 0..self.dim {
-                self.taps.weights(self.pts.offset[d][p], &mut ker[d]);
-                l[d] = (self.pts.first[d][p] as i64 - origin[d]) as usize;
-            }
-            if self.dim < 3 {
-                ker[2][0] = T::one();
-            }
-            if self.dim < 2 {
-                ker[1][0] = T::one();
-            }
-            let (w2, w3) = (
-                if self.dim >= 2 { self.w } else { 1 },
-                if self.dim >= 3 { self.w } else { 1 },
-            );
-            let j = self.pts.perm[p] as usize;
-            for v in 0..self.nv {
-                let cv = self.c[v * self.m + j];
-                // The strength times the first dimension's weights, once: each row
-                // below is then w complex values scaled by one real (vectorises).
-                for (sc, &kx) in scaled.iter_mut().zip(ker[0].iter()) {
-                    *sc = cv * kx;
+        let (w2, w3) = (
+            if self.dim >= 2 { W } else { 1 },
+            if self.dim >= 3 { W } else { 1 },
+        );
+        let (start, end) = (points.start, points.end);
+        // The bin's strengths gathered first, in one loop of independent loads: read in the
+        // spreading loop, each (in the caller's order, so scattered) stalled it on memory.
+        strengths.clear();
+        for v in 0..self.nv {
+            let cv = &self.c[v * self.m..(v + 1) * self.m];
+            strengths.extend(self.pts.perm[start..end].iter().map(|&j| cv[j as usize]));
+        }
+        for p in start..end {
+            let kx = self.taps.weights::<W>(self.pts.offset[0][p]);
+            let ky = self.taps.weights_of::<W>(self.pts, 1, p);
+            let kz = self.taps.weights_of::<W>(self.pts, 2, p);
+            let l: [usize; 3] = std::array::from_fn(|d| {
+                if d < self.dim {
+                    (self.pts.first[d][p] as i64 - origin[d]) as usize
+                } else {
+                    0
                 }
+            });
+            for v in 0..self.nv {
+                let cv = strengths[v * (end - start) + p - start];
+                // The strength times the first dimension's weights, once: each row
+                // below is then W complex values scaled by one real (vectorises).
+                let scaled: [Complex<T>; W] = std::array::from_fn(|k| cv * kx[k]);
                 let tv = &mut buf[v * self.tile_len..(v + 1) * self.tile_len];
-                for k3 in 0..w3 {
-                    for k2 in 0..w2 {
-                        let a = ker[2][k3] * ker[1][k2];
+                for (k3, &z) in kz.iter().enumerate().take(w3) {
+                    for (k2, &y) in ky.iter().enumerate().take(w2) {
+                        let a = z * y;
                         let row = ((l[2] + k3) * self.pad[1] + l[1] + k2) * self.pad[0] + l[0];
-                        for (cell, &sc) in tv[row..row + self.w].iter_mut().zip(scaled.iter()) {
+                        let cells = reals_mut(&mut tv[row..row + W]);
+                        for (cell, &sc) in cells.iter_mut().zip(reals(&scaled)) {
                             *cell = *cell + sc * a;
                         }
                     }
                 }
             }
         }
-        // Add the padded tile into the grid: this phase's tiles do not overlap.
+        // Add the padded tile into the grid: this phase's tiles do not overlap. Along
+        // dimension 1 a padded row is at most three runs of consecutive grid cells (before,
+        // within and after the period), each added as one slice.
         let wrapped: [Vec<usize>; 3] = std::array::from_fn(|d| {
             (0..self.pad[d])
                 .map(|j| wrap(origin[d] + j as i64, self.t.nf[d]))
                 .collect()
         });
+        let runs = runs_of(&wrapped[0]);
+        // A poisoned lock only means another piece panicked: its panic is the error.
+        let _held = lock.lock().unwrap_or_else(|e| e.into_inner());
         for v in 0..self.nv {
             let tv = &buf[v * self.tile_len..(v + 1) * self.tile_len];
             for j3 in 0..self.pad[2] {
@@ -356,10 +415,14 @@ impl<T: Real> Spreading<'_, T> {
                     let g = (wrapped[2][j3] * self.t.nf[1] + wrapped[1][j2]) * self.t.nf[0]
                         + v * self.nft;
                     let row = &tv[(j3 * self.pad[1] + j2) * self.pad[0]..][..self.pad[0]];
-                    for (j1, &val) in row.iter().enumerate() {
-                        // SAFETY: cells of tiles processed in one phase are disjoint.
-                        unsafe {
-                            let cell = self.out.0.add(g + wrapped[0][j1]);
+                    for &(from, to, len) in &runs {
+                        // SAFETY: g + to.. + len lies in vector v's grid; the tiles of
+                        // distinct bins of a phase are disjoint and a bin's pieces hold its
+                        // lock, so no other task touches these cells now.
+                        let cells =
+                            unsafe { std::slice::from_raw_parts_mut(self.out.0.add(g + to), len) };
+                        let vals = reals(&row[from..from + len]);
+                        for (cell, &val) in reals_mut(cells).iter_mut().zip(vals) {
                             *cell = *cell + val;
                         }
                     }
@@ -369,6 +432,42 @@ impl<T: Real> Spreading<'_, T> {
     }
 }
 
+/// The fewest points a piece of a bin holds: its tile's add then costs little beside it.
+const MIN_PIECE: usize = 1024;
+
+/// A bin and some of its sorted points.
+type Piece = (usize, Range<usize>);
+
+/// The interleaved (re, im) reals of complex values: the loops over a point's taps then
+/// run on whole vector registers (as complex values, LLVM kept one per register).
+#[inline(always)]
+fn reals<T>(c: &[Complex<T>]) -> &[T] {
+    // SAFETY: Complex<T> is repr(C), two T's.
+    unsafe { std::slice::from_raw_parts(c.as_ptr().cast(), 2 * c.len()) }
+}
+
+#[inline(always)]
+fn reals_mut<T>(c: &mut [Complex<T>]) -> &mut [T] {
+    // SAFETY: as in `reals`.
+    unsafe { std::slice::from_raw_parts_mut(c.as_mut_ptr().cast(), 2 * c.len()) }
+}
+
+/// The runs of consecutive values in `idx`: (position in idx, first value, length).
+fn runs_of(idx: &[usize]) -> Vec<(usize, usize, usize)> {
+    let mut runs: Vec<(usize, usize, usize)> = Vec::new();
+    for (j, &i) in idx.iter().enumerate() {
+        match runs.last_mut() {
+            Some((_, to, len)) if *to + *len == i => *len += 1,
+            _ => runs.push((j, i, 1)),
+        }
+    }
+    runs
+}
+
+/// Sorted points interpolated per parallel task: enough to amortise a task, few enough
+/// that clustered points still spread over every thread.
+const INTERP_CHUNK: usize = 512;
+
 /// Type 2 interpolation: c[v·M + j] = Σ grid cells × kernel weights, for each sorted point
 /// j in `points`.
 fn interpolate<T: Real>(
@@ -377,39 +476,31 @@ fn interpolate<T: Real>(
     pts: &SortedPoints<T>,
     grid: &[Complex<T>],
     c: &mut [Complex<T>],
-    points: std::ops::Range<usize>,
+    points: Range<usize>,
 ) {
-    let w = spec.kernel.width;
     let cx = Interpolation {
         taps,
         pts,
         grid,
         out: SyncPtr(c.as_mut_ptr()),
         dim: spec.dim,
-        w,
         nf: spec.fine,
         nft: spec.fine_count(),
         nv: spec.n_vectors,
         m: pts.m,
     };
     let avx2 = has_avx2_fma();
-    points.into_par_iter().with_min_len(1024).for_each_init(
-        || {
-            (
-                [vec![T::zero(); w], vec![T::zero(); w], vec![T::zero(); w]],
-                [vec![0usize; w], vec![0usize; w], vec![0usize; w]],
-                vec![Complex::<T>::default(); w],
-            )
-        },
-        |(ker, idx, line), p| {
-            #[cfg(target_arch = "x86_64")]
-            if avx2 {
-                // SAFETY: the CPU has AVX2 and FMA.
-                return unsafe { cx.point_avx2(p, ker, idx, line) };
-            }
-            cx.point(p, ker, idx, line)
-        },
-    );
+    let chunks = points.len().div_ceil(INTERP_CHUNK);
+    with_width!(spec.kernel.width, W => (0..chunks).into_par_iter().for_each(|i| {
+        let lo = points.start + i * INTERP_CHUNK;
+        let chunk = lo..(lo + INTERP_CHUNK).min(points.end);
+        #[cfg(target_arch = "x86_64")]
+        if avx2 {
+            // SAFETY: the CPU has AVX2 and FMA.
+            return unsafe { cx.points_avx2::<W>(chunk) };
+        }
+        cx.points::<W>(chunk)
+    }));
 }
 
 /// What interpolating one point reads.
@@ -419,7 +510,6 @@ struct Interpolation<'a, T> {
     grid: &'a [Complex<T>],
     out: SyncPtr<Complex<T>>,
     dim: usize,
-    w: usize,
     nf: [usize; 3],
     nft: usize,
     nv: usize,
@@ -427,62 +517,66 @@ struct Interpolation<'a, T> {
 }
 
 impl<T: Real> Interpolation<'_, T> {
-    /// `point` compiled for AVX2 and FMA.
+    /// `points` compiled for AVX2 and FMA.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    fn point_avx2(
-        &self,
-        p: usize,
-        ker: &mut [Vec<T>; 3],
-        idx: &mut [Vec<usize>; 3],
-        line: &mut [Complex<T>],
-    ) {
-        self.point(p, ker, idx, line)
+    fn points_avx2<const W: usize>(&self, points: Range<usize>) {
+        self.points::<W>(points)
     }
 
     #[inline(always)]
-    fn point(
-        &self,
-        p: usize,
-        ker: &mut [Vec<T>; 3],
-        idx: &mut [Vec<usize>; 3],
-        line: &mut [Complex<T>],
-    ) {
-        for d in 0..3 {
-            if d < self.dim {
-                self.taps.weights(self.pts.offset[d][p], &mut ker[d]);
-                let i0 = self.pts.first[d][p] as i64;
-                for (k, ix) in idx[d].iter_mut().enumerate() {
-                    *ix = wrap(i0 + k as i64, self.nf[d]);
-                }
-            } else {
-                ker[d][0] = T::one();
-                idx[d][0] = 0;
-            }
+    fn points<const W: usize>(&self, points: Range<usize>) {
+        for p in points {
+            self.point::<W>(p)
         }
+    }
+
+    /// The cells of sorted point p's taps along dimension d, wrapped onto the grid (cell 0
+    /// for an unused dimension).
+    #[inline(always)]
+    fn cells<const W: usize>(&self, d: usize, p: usize) -> [usize; W] {
+        if d < self.dim {
+            let i0 = self.pts.first[d][p] as i64;
+            std::array::from_fn(|k| wrap(i0 + k as i64, self.nf[d]))
+        } else {
+            [0; W]
+        }
+    }
+
+    #[inline(always)]
+    fn point<const W: usize>(&self, p: usize) {
+        let kx = self.taps.weights::<W>(self.pts.offset[0][p]);
+        let ky = self.taps.weights_of::<W>(self.pts, 1, p);
+        let kz = self.taps.weights_of::<W>(self.pts, 2, p);
+        let (ix, iy, iz) = (
+            self.cells::<W>(0, p),
+            self.cells::<W>(1, p),
+            self.cells::<W>(2, p),
+        );
         let (w2, w3) = (
-            if self.dim >= 2 { self.w } else { 1 },
-            if self.dim >= 3 { self.w } else { 1 },
+            if self.dim >= 2 { W } else { 1 },
+            if self.dim >= 3 { W } else { 1 },
         );
         let j = self.pts.perm[p] as usize;
         // Rows that do not wrap around the period are contiguous (most of them).
-        let i0 = idx[0][0];
-        let contiguous = idx[0][self.w - 1] == i0 + self.w - 1;
+        let i0 = ix[0];
+        let contiguous = ix[W - 1] == i0 + W - 1;
         for v in 0..self.nv {
             let g = &self.grid[v * self.nft..(v + 1) * self.nft];
             // The rows weighted by dimensions 2 and 3 summed cell by cell (independent
             // lanes, vectorises), then one dot product with dimension 1's weights.
-            line.fill(Complex::default());
-            for k3 in 0..w3 {
-                for k2 in 0..w2 {
-                    let base = (idx[2][k3] * self.nf[1] + idx[1][k2]) * self.nf[0];
-                    let a = ker[2][k3] * ker[1][k2];
+            let mut line = [Complex::<T>::default(); W];
+            for (k3, &z) in kz.iter().enumerate().take(w3) {
+                for (k2, &y) in ky.iter().enumerate().take(w2) {
+                    let base = (iz[k3] * self.nf[1] + iy[k2]) * self.nf[0];
+                    let a = z * y;
                     if contiguous {
-                        for (l, &cell) in line.iter_mut().zip(&g[base + i0..base + i0 + self.w]) {
+                        let row = reals(&g[base + i0..base + i0 + W]);
+                        for (l, &cell) in reals_mut(&mut line).iter_mut().zip(row) {
                             *l = *l + cell * a;
                         }
                     } else {
-                        for (l, &i) in line.iter_mut().zip(idx[0].iter()) {
+                        for (l, &i) in line.iter_mut().zip(&ix) {
                             *l = *l + g[base + i] * a;
                         }
                     }
@@ -490,7 +584,7 @@ impl<T: Real> Interpolation<'_, T> {
             }
             let acc = line
                 .iter()
-                .zip(ker[0].iter())
+                .zip(&kx)
                 .fold(Complex::<T>::default(), |acc, (&l, &k)| acc + l * k);
             // SAFETY: perm is a permutation: each (v, j) is written by one point.
             unsafe { *self.out.0.add(v * self.m + j) = acc };

@@ -177,6 +177,21 @@ pub fn error_of<T: Real>(ctx: &Arc<Context>, case: &Case, seed: u64) -> f64 {
     rel_l2(&got, &want)
 }
 
+/// The clustered-points case of `dim` dimensions: M = 6000 points, two vectors, modes
+/// enough that 1 % of the period spans several kernel widths of the fine grid.
+pub fn clustered_case(kind: TransformType, dim: usize, tol: f64) -> Case {
+    Case {
+        kind,
+        dim,
+        modes: [[300, 1, 1], [40, 30, 1], [16, 12, 10]][dim - 1],
+        m: 6000,
+        sign: 1,
+        tol,
+        nvec: 2,
+        options: UsfftOptions::default(),
+    }
+}
+
 /// A problem whose points all lie in 1 % of the periodic cube (a sub-cube of side
 /// 0.01^(1/dim)·2π, straddling the −π/π seam): every point falls in a few bins, the case load
 /// balancing must handle.
