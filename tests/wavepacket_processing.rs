@@ -29,7 +29,7 @@ const NX: usize = 64; // traces
 /// Layouts (directions, levels, α, cutoff) of the denoising and POCS tests.
 const DENOISE: (usize, usize, f64, f64) = (16, 4, 3.0, 0.2);
 const DENOISE_MARGIN: f64 = 2.0;
-const POCS: (usize, usize, f64, f64) = (12, 3, 4.0, 0.2);
+const POCS: (usize, usize, f64, f64) = (8, 3, 3.0, 0.2);
 
 fn section() -> Vec<f64> {
     penobscot(350, NT, 200, NX)
@@ -57,29 +57,44 @@ fn keep_largest_real(v: &mut [f64], s: usize) {
         .for_each(|x| *x = 0.0);
 }
 
+/// The 2D DFT (forward or inverse, unnormalised) of `u`, NT × NX, axis 1 fastest.
+fn fft2(u: &mut [Complex<f64>], inverse: bool) {
+    let mut p = FftPlanner::<f64>::new();
+    let (a, b) = if inverse {
+        (p.plan_fft_inverse(NT), p.plan_fft_inverse(NX))
+    } else {
+        (p.plan_fft_forward(NT), p.plan_fft_forward(NX))
+    };
+    for row in u.chunks_exact_mut(NT) {
+        a.process(row);
+    }
+    let mut col = vec![Complex::new(0.0, 0.0); NX];
+    for i in 0..NT {
+        for x in 0..NX {
+            col[x] = u[x * NT + i];
+        }
+        b.process(&mut col);
+        for x in 0..NX {
+            u[x * NT + i] = col[x];
+        }
+    }
+}
+
+fn fft_spectrum(f: &[f64]) -> Vec<Complex<f64>> {
+    let mut u: Vec<Complex<f64>> = f.iter().map(|&v| Complex::new(v, 0.0)).collect();
+    fft2(&mut u, false);
+    u
+}
+
+fn fft_synthesis(mut u: Vec<Complex<f64>>) -> Vec<f64> {
+    fft2(&mut u, true);
+    u.iter().map(|z| z.re / (NT * NX) as f64).collect()
+}
+
 /// 2D FFT thresholding keeping `reals` real numbers (the largest spectral values; each
 /// complex value of the half spectrum is two reals).
 fn fft_compress(f: &[f64], reals: usize) -> Vec<f64> {
-    let mut p = FftPlanner::<f64>::new();
-    let (f1, i1) = (p.plan_fft_forward(NT), p.plan_fft_inverse(NT));
-    let (f2, i2) = (p.plan_fft_forward(NX), p.plan_fft_inverse(NX));
-    let mut u: Vec<Complex<f64>> = f.iter().map(|&v| Complex::new(v, 0.0)).collect();
-    let fft2 = |u: &mut Vec<Complex<f64>>, a: &dyn rustfft::Fft<f64>, b: &dyn rustfft::Fft<f64>| {
-        for row in u.chunks_exact_mut(NT) {
-            a.process(row);
-        }
-        let mut col = vec![Complex::new(0.0, 0.0); NX];
-        for i in 0..NT {
-            for x in 0..NX {
-                col[x] = u[x * NT + i];
-            }
-            b.process(&mut col);
-            for x in 0..NX {
-                u[x * NT + i] = col[x];
-            }
-        }
-    };
-    fft2(&mut u, f1.as_ref(), f2.as_ref());
+    let mut u = fft_spectrum(f);
     // Conjugate pairs have equal magnitude: keeping `reals` of the full spectrum keeps
     // reals/2 pairs = `reals` real numbers.
     let mut mags: Vec<f64> = u.iter().map(|z| z.norm()).collect();
@@ -88,8 +103,7 @@ fn fft_compress(f: &[f64], reals: usize) -> Vec<f64> {
     u.iter_mut()
         .filter(|z| z.norm() < cut)
         .for_each(|z| *z = Complex::new(0.0, 0.0));
-    fft2(&mut u, i1.as_ref(), i2.as_ref());
-    u.iter().map(|z| z.re / (NT * NX) as f64).collect()
+    fft_synthesis(u)
 }
 
 /// Separable 2D DWT (Daubechies 4, 4 levels each way) of the library, `op` on the coefficients.
@@ -231,6 +245,31 @@ fn denoising_at_0_db() {
     );
 }
 
+/// 2D FFT (f-k) POCS: 40 iterations, hard thresholds falling geometrically from 0.3 to 0.01 of
+/// the largest spectral magnitude (the best of the schedules tried), the live traces put back.
+fn fk_pocs(zero_filled: &[f64], live: &[bool]) -> Vec<f64> {
+    let mut x = zero_filled.to_vec();
+    let cmax = fft_spectrum(&x)
+        .iter()
+        .map(|z| z.norm())
+        .fold(0.0, f64::max);
+    let n = 40;
+    for i in 0..n {
+        let t = 0.3 * (0.01f64 / 0.3).powf(i as f64 / (n - 1) as f64) * cmax;
+        let mut u = fft_spectrum(&x);
+        u.iter_mut()
+            .filter(|z| z.norm() <= t)
+            .for_each(|z| *z = Complex::new(0.0, 0.0));
+        let y = fft_synthesis(u);
+        for (tr, &ok) in live.iter().enumerate() {
+            if !ok {
+                x[tr * NT..(tr + 1) * NT].copy_from_slice(&y[tr * NT..(tr + 1) * NT]);
+            }
+        }
+    }
+    x
+}
+
 #[test]
 fn pocs_fills_half_the_traces() {
     let f = section();
@@ -259,9 +298,9 @@ fn pocs_fills_half_the_traces() {
     let filter = CorrectionFilter::new(&plan).unwrap();
     let mut x = f.clone();
     let o = PocsOptions {
-        iterations: 40,
-        first: 0.3,
-        last: 1e-3,
+        iterations: 200,
+        first: 0.9,
+        last: 3e-3,
         ..Default::default()
     };
     plan.pocs_interpolate(&filter, &mut x, &live, &o).unwrap();
@@ -271,16 +310,24 @@ fn pocs_fills_half_the_traces() {
             zero[t * NT..(t + 1) * NT].fill(0.0);
         }
     }
+    let fk = snr_db(&fk_pocs(&zero, &live), &f);
     let (pocs, lin, zf) = (snr_db(&x, &f), snr_db(&lin, &f), snr_db(&zero, &f));
-    println!("zero-filled {zf:.2} dB, linear {lin:.2} dB, POCS {pocs:.2} dB");
+    println!("zero-filled {zf:.2} dB, linear {lin:.2} dB, f-k POCS {fk:.2} dB, POCS {pocs:.2} dB");
     // The live traces come back untouched.
     for (t, &ok) in live.iter().enumerate() {
         if ok {
             assert_eq!(&x[t * NT..(t + 1) * NT], &f[t * NT..(t + 1) * NT]);
         }
     }
-    // Measured: zero-filled 3.2 dB, POCS 9.25 dB, linear 20.3 dB.
-    assert!(pocs > zf + 5.0, "POCS {pocs} dB");
+    // Measured: POCS 19.85 dB, f-k POCS 10.27 dB, linear 20.31 dB. The wave packets beat
+    // f-k POCS by 9.6 dB but LOSE to linear interpolation by 0.46 dB on this window (its
+    // reflectors are nearly flat and continuous, which suits linear interpolation; the best
+    // of the layouts and schedules scanned, README).
+    assert!(pocs > fk + 8.0, "POCS {pocs} dB, f-k {fk} dB");
+    assert!(
+        pocs > lin - 0.7 && pocs > 19.5,
+        "POCS {pocs} dB, linear {lin} dB"
+    );
     let bad = plan.pocs_interpolate(&filter, &mut x, &live[1..], &o);
     assert!(bad.is_err());
 }

@@ -191,3 +191,135 @@ impl<T: Real> WavepacketPlan<T> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::BackendRequest;
+    use crate::context::Context;
+    use crate::wavepacket::LayoutOptions;
+
+    fn plan() -> WavepacketPlan<f64> {
+        let o = LayoutOptions {
+            directions: 8,
+            levels: 2,
+            tolerance: 1e-10,
+            ..Default::default()
+        };
+        let ctx = Context::new(BackendRequest::Cpu, 0).unwrap();
+        WavepacketPlan::new(ctx, &[64, 64], &o).unwrap()
+    }
+
+    /// The packet norms from the windows against ‖C*e‖² + ‖C*(ie)‖² (= ‖ψ‖² over the data
+    /// grid) for the packet at the data's centre (coefficient 0 of each box).
+    #[test]
+    fn packet_norms_match_the_packets() {
+        let p = plan();
+        let l = p.layout();
+        let norms = p.packet_norms();
+        let mut worst: f64 = 0.0;
+        for (b, bx) in l.boxes.iter().enumerate() {
+            let mut e = 0.0;
+            for unit in [Complex::new(1.0, 0.0), Complex::new(0.0, 1.0)] {
+                let mut c = vec![Complex::new(0.0, 0.0); l.n_coefficients];
+                c[bx.offset] = unit;
+                let mut y = vec![0.0; l.n_samples()];
+                p.adjoint(&c, &mut y).unwrap();
+                e += rdot(&y, &y);
+            }
+            worst = worst.max((norms[b] / e.sqrt() - 1.0).abs());
+        }
+        println!("packet norms: worst relative difference {worst:.2e}");
+        assert!(worst < 0.02, "{worst}");
+    }
+
+    /// Data made of three packets with disjoint spectra (the low-pass box and two
+    /// perpendicular directions) is found exactly with three coefficients.
+    #[test]
+    fn three_packets_are_recovered() {
+        let p = plan();
+        let l = p.layout();
+        let k = l.levels;
+        let pick = |dir: usize| {
+            l.boxes
+                .iter()
+                .position(|b| b.level == k && b.direction == Some(dir))
+                .unwrap()
+        };
+        // Packets near the data's centre (coefficient 0 sits at it), where they lie whole.
+        let (b1, b2) = (pick(0), pick(2));
+        let truth = [(0, 0, 3.0), (b1, 1, -2.0), (b2, l.boxes[b2].shape[0], 1.5)];
+        let mut c0 = vec![Complex::new(0.0, 0.0); l.n_coefficients];
+        for &(b, y, v) in &truth {
+            c0[l.boxes[b].offset + y] = Complex::new(v, 0.5 * v);
+        }
+        let mut f = vec![0.0; l.n_samples()];
+        p.adjoint(&c0, &mut f).unwrap();
+        let opts = SparseOptions {
+            stages: 3,
+            refit_iterations: 12,
+        };
+        let (c, rep) = p.sparse_approximation(&f, 3, &opts).unwrap();
+        assert_eq!(rep.kept, 3);
+        for &(b, y, _) in &truth {
+            assert!(
+                c[l.boxes[b].offset + y].norm() > 0.0,
+                "box {b} coefficient {y}"
+            );
+        }
+        assert!(rep.residual < 1e-6, "{}", rep.residual);
+    }
+
+    /// More coefficients fit better, and better than the largest analysis coefficients; the
+    /// report's residual is ‖f − C*c‖/‖f‖; the count holds.
+    #[test]
+    fn residual_falls_with_the_count() {
+        let p = plan();
+        let l = p.layout();
+        let mut state = 7u64;
+        let f: Vec<f64> = (0..l.n_samples())
+            .map(|i| {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let noise = (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+                ((i % 64) as f64 * 0.3 + (i / 64) as f64 * 0.1).sin() + 0.1 * noise
+            })
+            .collect();
+        let mut last = 1.0;
+        for s in [20, 80, 320] {
+            let (c, rep) = p
+                .sparse_approximation(&f, s, &SparseOptions::default())
+                .unwrap();
+            assert_eq!(rep.kept, s);
+            assert_eq!(c.iter().filter(|z| z.norm() > 0.0).count(), s);
+            let mut y = vec![0.0; f.len()];
+            p.adjoint(&c, &mut y).unwrap();
+            let r: Vec<f64> = f.iter().zip(&y).map(|(a, b)| a - b).collect();
+            let rel = (rdot(&r, &r) / rdot(&f, &f)).sqrt();
+            assert!(
+                (rel - rep.residual).abs() < 1e-9 * (1.0 + rel),
+                "{rel} {}",
+                rep.residual
+            );
+            assert!(rel < last, "{s}: {rel} ≥ {last}");
+            last = rel;
+            let mut a = vec![Complex::new(0.0, 0.0); l.n_coefficients];
+            p.forward(&f, &mut a).unwrap();
+            crate::wavepacket::coeffs::keep_largest(&mut a, s);
+            p.adjoint(&a, &mut y).unwrap();
+            let r: Vec<f64> = f.iter().zip(&y).map(|(a, b)| a - b).collect();
+            let largest = (rdot(&r, &r) / rdot(&f, &f)).sqrt();
+            println!("{s} coefficients: residual {rel:.3} (the largest of Cf: {largest:.3})");
+            assert!(rel < 0.95 * largest, "{s}: {rel} vs {largest}");
+        }
+        let bad = SparseOptions {
+            stages: 0,
+            refit_iterations: 1,
+        };
+        assert!(p.sparse_approximation(&f, 10, &bad).is_err());
+        assert!(p
+            .sparse_approximation(&f[1..], 10, &SparseOptions::default())
+            .is_err());
+    }
+}
