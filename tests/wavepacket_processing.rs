@@ -5,8 +5,9 @@
 //!   thresholding, at the same number of stored reals (a complex coefficient counts as two);
 //! - denoising at 0 dB: thresholds at k·σ·‖ψ_b‖ per box (`threshold_noise`) against DWT
 //!   thresholding (the same known σ) and F-X deconvolution;
-//! - POCS interpolation of 50 % missing traces against linear interpolation.
-//! Each layout is the best of a small scan of directions, levels, α and cutoff (README).
+//! - POCS interpolation of 50 % missing traces against linear interpolation and f-k POCS.
+//!
+//! Each layout is the best of a small scan of directions, levels, α and cutoff.
 
 mod wavepacket_support;
 
