@@ -1,10 +1,13 @@
-//! Wave-packet coefficient processing on a 128 × 64 window of the Penobscot section:
-//! compression against 2D FFT and 2D DWT thresholding at the same number of stored reals,
-//! denoising at 0 dB against DWT thresholding, and POCS interpolation of 50 % missing traces
-//! against linear interpolation. The comparisons are printed; the asserts hold the wave
-//! packets' own figures as measured. At the present layout (redundancy ≈ 19 for 16
-//! directions, 2 levels) the wave packets LOSE all three comparisons (see the README); these
-//! tests guard the operations and the figures, not a win.
+//! Wave-packet coefficient processing on a 128 × 64 window of the Penobscot section, each
+//! against its baselines on the same data:
+//! - compression: the S-term sparse approximation (`sparse_approximation`: stagewise
+//!   selection by correlation with the residual, least-squares refit) against 2D FFT and 2D DWT
+//!   thresholding, at the same number of stored reals (a complex coefficient counts as two);
+//! - denoising at 0 dB: thresholds at k·σ·‖ψ_b‖ per box (`threshold_noise`) against DWT
+//!   thresholding (the same known σ) and F-X deconvolution;
+//! - POCS interpolation of 50 % missing traces against linear interpolation and f-k POCS.
+//!
+//! Each layout is the best of a small scan of directions, levels, α and cutoff.
 
 mod wavepacket_support;
 
@@ -12,25 +15,33 @@ use num_complex::Complex;
 use rustfft::FftPlanner;
 use seisgpu::dwt::wavelet::Family;
 use seisgpu::dwt::{Direction, DwtPlan, Traces};
+use seisgpu::fxdecon::options::FxdeconOptions;
+use seisgpu::fxdecon::FxdeconPlan;
 use seisgpu::layout::TraceBatch;
-use seisgpu::wavepacket::coeffs::{
-    keep_largest, threshold, PocsOptions, ThresholdLevel, ThresholdMode,
-};
+use seisgpu::wavepacket::coeffs::{estimate_noise, threshold_noise, PocsOptions, ThresholdMode};
 use seisgpu::wavepacket::inverse::CorrectionFilter;
+use seisgpu::wavepacket::sparse::SparseOptions;
 use seisgpu::wavepacket::{LayoutOptions, WavepacketPlan};
 use wavepacket_support::*;
 
 const NT: usize = 128; // samples per trace (axis 1)
 const NX: usize = 64; // traces
 
+/// Layouts (directions, levels, α, cutoff) of the denoising and POCS tests.
+const DENOISE: (usize, usize, f64, f64) = (16, 4, 3.0, 0.2);
+const DENOISE_MARGIN: f64 = 2.0;
+const POCS: (usize, usize, f64, f64) = (8, 3, 3.0, 0.2);
+
 fn section() -> Vec<f64> {
     penobscot(350, NT, 200, NX)
 }
 
-fn plan() -> WavepacketPlan<f64> {
+fn plan(directions: usize, levels: usize, alpha: f64, cutoff: f64) -> WavepacketPlan<f64> {
     let o = LayoutOptions {
-        directions: 16,
-        levels: 2,
+        directions,
+        levels,
+        alpha,
+        cutoff,
         tolerance: 1e-8,
         ..Default::default()
     };
@@ -47,29 +58,44 @@ fn keep_largest_real(v: &mut [f64], s: usize) {
         .for_each(|x| *x = 0.0);
 }
 
+/// The 2D DFT (forward or inverse, unnormalised) of `u`, NT × NX, axis 1 fastest.
+fn fft2(u: &mut [Complex<f64>], inverse: bool) {
+    let mut p = FftPlanner::<f64>::new();
+    let (a, b) = if inverse {
+        (p.plan_fft_inverse(NT), p.plan_fft_inverse(NX))
+    } else {
+        (p.plan_fft_forward(NT), p.plan_fft_forward(NX))
+    };
+    for row in u.chunks_exact_mut(NT) {
+        a.process(row);
+    }
+    let mut col = vec![Complex::new(0.0, 0.0); NX];
+    for i in 0..NT {
+        for x in 0..NX {
+            col[x] = u[x * NT + i];
+        }
+        b.process(&mut col);
+        for x in 0..NX {
+            u[x * NT + i] = col[x];
+        }
+    }
+}
+
+fn fft_spectrum(f: &[f64]) -> Vec<Complex<f64>> {
+    let mut u: Vec<Complex<f64>> = f.iter().map(|&v| Complex::new(v, 0.0)).collect();
+    fft2(&mut u, false);
+    u
+}
+
+fn fft_synthesis(mut u: Vec<Complex<f64>>) -> Vec<f64> {
+    fft2(&mut u, true);
+    u.iter().map(|z| z.re / (NT * NX) as f64).collect()
+}
+
 /// 2D FFT thresholding keeping `reals` real numbers (the largest spectral values; each
 /// complex value of the half spectrum is two reals).
 fn fft_compress(f: &[f64], reals: usize) -> Vec<f64> {
-    let mut p = FftPlanner::<f64>::new();
-    let (f1, i1) = (p.plan_fft_forward(NT), p.plan_fft_inverse(NT));
-    let (f2, i2) = (p.plan_fft_forward(NX), p.plan_fft_inverse(NX));
-    let mut u: Vec<Complex<f64>> = f.iter().map(|&v| Complex::new(v, 0.0)).collect();
-    let fft2 = |u: &mut Vec<Complex<f64>>, a: &dyn rustfft::Fft<f64>, b: &dyn rustfft::Fft<f64>| {
-        for row in u.chunks_exact_mut(NT) {
-            a.process(row);
-        }
-        let mut col = vec![Complex::new(0.0, 0.0); NX];
-        for i in 0..NT {
-            for x in 0..NX {
-                col[x] = u[x * NT + i];
-            }
-            b.process(&mut col);
-            for x in 0..NX {
-                u[x * NT + i] = col[x];
-            }
-        }
-    };
-    fft2(&mut u, f1.as_ref(), f2.as_ref());
+    let mut u = fft_spectrum(f);
     // Conjugate pairs have equal magnitude: keeping `reals` of the full spectrum keeps
     // reals/2 pairs = `reals` real numbers.
     let mut mags: Vec<f64> = u.iter().map(|z| z.norm()).collect();
@@ -78,8 +104,7 @@ fn fft_compress(f: &[f64], reals: usize) -> Vec<f64> {
     u.iter_mut()
         .filter(|z| z.norm() < cut)
         .for_each(|z| *z = Complex::new(0.0, 0.0));
-    fft2(&mut u, i1.as_ref(), i2.as_ref());
-    u.iter().map(|z| z.re / (NT * NX) as f64).collect()
+    fft_synthesis(u)
 }
 
 /// Separable 2D DWT (Daubechies 4, 4 levels each way) of the library, `op` on the coefficients.
@@ -134,35 +159,44 @@ fn dwt2(f: &[f64], op: impl FnOnce(&mut [f64])) -> Vec<f64> {
 #[test]
 fn compression_against_fft_and_dwt() {
     let f = section();
-    let plan = plan();
+    // Many narrow directions (packets long along the reflectors), α = 4, windows cut at 0.2.
+    let plan = plan(64, 4, 4.0, 0.2);
     let l = plan.layout();
-    let filter = CorrectionFilter::new(&plan).unwrap();
-    let mut c = vec![Complex::new(0.0, 0.0); l.n_coefficients];
-    plan.forward(&f, &mut c).unwrap();
     println!(
         "layout: {} coefficients, redundancy {:.2}",
         l.n_coefficients,
         l.redundancy()
     );
-    let mut last = 0.0;
-    for pct in [2.0, 5.0, 10.0] {
+    for (pct, margin) in [(2.0, 0.4), (5.0, 0.4), (10.0, 1.0)] {
         let reals = (pct / 100.0 * f.len() as f64).round() as usize;
-        let mut k = c.clone();
-        keep_largest(&mut k, reals / 2);
-        assert_eq!(k.iter().filter(|z| z.norm() > 0.0).count(), reals / 2);
+        let (c, rep) = plan
+            .sparse_approximation(&f, reals / 2, &SparseOptions::default())
+            .unwrap();
+        assert_eq!(rep.kept, reals / 2);
+        assert_eq!(c.iter().filter(|z| z.norm() > 0.0).count(), reals / 2);
         let mut x = vec![0.0; f.len()];
-        let rep = plan.inverse(&filter, &k, &mut x, 1e-6, 30).unwrap();
+        plan.adjoint(&c, &mut x).unwrap();
         let wp = snr_db(&x, &f);
+        assert!((wp + 20.0 * rep.residual.log10()).abs() < 1e-6);
         let ff = snr_db(&fft_compress(&f, reals), &f);
         let dw = snr_db(&dwt2(&f, |v| keep_largest_real(v, reals)), &f);
-        println!(
-            "{pct:>4} % ({reals} reals): wave packets {wp:.2} dB ({} CG), 2D FFT {ff:.2} dB, 2D DWT {dw:.2} dB",
-            rep.iterations
-        );
-        // Measured: 0.64, 1.22, 2.0 dB; FFT 8.9, 12.9, … dB.
-        assert!(wp > last + 0.3 && wp > 0.4, "{pct} %: {wp} dB");
-        last = wp;
+        println!("{pct:>4} % ({reals} reals): wave packets {wp:.2} dB, 2D FFT {ff:.2} dB, 2D DWT {dw:.2} dB");
+        assert!(wp > ff + margin && wp > dw + margin, "{pct} %: {wp} dB");
     }
+}
+
+/// SNR gain of F-X deconvolution (the library's defaults, 1–110 Hz at 4 ms).
+fn fx_gain(noisy: &[f64], f: &[f64]) -> f64 {
+    let o = FxdeconOptions {
+        fmin: 1.0,
+        fmax: 110.0,
+        ..Default::default()
+    };
+    let p = FxdeconPlan::new_2d(cpu(), &o, NT, NX).unwrap();
+    let mut out = vec![0.0; f.len()];
+    p.execute(noisy, &mut out, p.layout_2d(NT).unwrap())
+        .unwrap();
+    snr_db(&out, f) - snr_db(noisy, f)
 }
 
 #[test]
@@ -171,38 +205,70 @@ fn denoising_at_0_db() {
     let mut rng = Rng(3);
     let rms = (f.iter().map(|v| v * v).sum::<f64>() / f.len() as f64).sqrt();
     let noisy: Vec<f64> = f.iter().map(|&v| v + rms * rng.gauss()).collect();
-    let plan = plan();
+    let sigma = rms; // 0 dB: the noise's σ is the signal's rms
+    let s0 = snr_db(&noisy, &f);
+    println!("noisy {s0:.2} dB");
+    let plan = plan(DENOISE.0, DENOISE.1, DENOISE.2, DENOISE.3);
     let l = plan.layout();
-    let filter = CorrectionFilter::new(&plan).unwrap();
+    let norms = plan.packet_norms();
     let mut c = vec![Complex::new(0.0, 0.0); l.n_coefficients];
     plan.forward(&noisy, &mut c).unwrap();
-    println!("noisy {:.2} dB", snr_db(&noisy, &f));
-    let mut gains = Vec::new();
-    for (k, mode) in [(5.0, ThresholdMode::Hard), (2.0, ThresholdMode::Soft)] {
+    let est = estimate_noise(l, &norms, &c);
+    println!("σ estimated from the finest level: {est:.4} (true {sigma:.4})");
+    assert!((est / sigma - 1.0).abs() < 0.1, "{est} vs {sigma}");
+    let gain = |k: f64, mode: ThresholdMode| {
         let mut t = c.clone();
-        threshold(l, &mut t, mode, ThresholdLevel::Sigma(k)).unwrap();
+        threshold_noise(l, &norms, &mut t, mode, k, sigma).unwrap();
         let mut x = vec![0.0; f.len()];
-        plan.inverse(&filter, &t, &mut x, 1e-6, 30).unwrap();
-        let g = snr_db(&x, &f) - snr_db(&noisy, &f);
-        println!("wave packets, {mode:?} at {k}σ: gain {g:.2} dB");
-        gains.push(g);
+        plan.adjoint(&t, &mut x).unwrap();
+        snr_db(&x, &f) - s0
+    };
+    let wp = gain(2.5, ThresholdMode::Hard);
+    let wp_soft = gain(1.5, ThresholdMode::Soft);
+    println!("wave packets: hard at 2.5σ‖ψ‖ {wp:.2} dB, soft at 1.5σ‖ψ‖ {wp_soft:.2} dB");
+    // The library's DWT, hard thresholds at k·σ (its wavelets are orthonormal), best k.
+    let dwt = [2.0, 2.5, 3.0, 3.5]
+        .map(|k| {
+            let d = dwt2(&noisy, |v| {
+                v.iter_mut()
+                    .filter(|x| x.abs() < k * sigma)
+                    .for_each(|x| *x = 0.0)
+            });
+            snr_db(&d, &f) - s0
+        })
+        .into_iter()
+        .fold(f64::MIN, f64::max);
+    let fx = fx_gain(&noisy, &f);
+    println!("best DWT (hard, 2–3.5σ) {dwt:.2} dB, F-X decon {fx:.2} dB");
+    assert!(
+        wp > dwt + DENOISE_MARGIN && wp > fx + DENOISE_MARGIN,
+        "{wp} dB"
+    );
+}
+
+/// 2D FFT (f-k) POCS: 40 iterations, hard thresholds falling geometrically from 0.3 to 0.01 of
+/// the largest spectral magnitude (the best of the schedules tried), the live traces put back.
+fn fk_pocs(zero_filled: &[f64], live: &[bool]) -> Vec<f64> {
+    let mut x = zero_filled.to_vec();
+    let cmax = fft_spectrum(&x)
+        .iter()
+        .map(|z| z.norm())
+        .fold(0.0, f64::max);
+    let n = 40;
+    for i in 0..n {
+        let t = 0.3 * (0.01f64 / 0.3).powf(i as f64 / (n - 1) as f64) * cmax;
+        let mut u = fft_spectrum(&x);
+        u.iter_mut()
+            .filter(|z| z.norm() <= t)
+            .for_each(|z| *z = Complex::new(0.0, 0.0));
+        let y = fft_synthesis(u);
+        for (tr, &ok) in live.iter().enumerate() {
+            if !ok {
+                x[tr * NT..(tr + 1) * NT].copy_from_slice(&y[tr * NT..(tr + 1) * NT]);
+            }
+        }
     }
-    // Measured: 2.2 dB (hard, 5σ) and 2.3 dB (soft, 2σ).
-    assert!(gains.iter().all(|&g| g > 1.5), "{gains:?}");
-    let sigma = rms; // known here; the DWT gets the same help
-    for k in [2.0, 3.0] {
-        let d = dwt2(&noisy, |v| {
-            v.iter_mut().for_each(|x| {
-                if x.abs() < k * sigma {
-                    *x = 0.0
-                }
-            })
-        });
-        println!(
-            "DWT hard at {k}σ: gain {:.2} dB",
-            snr_db(&d, &f) - snr_db(&noisy, &f)
-        );
-    }
+    x
 }
 
 #[test]
@@ -229,12 +295,13 @@ fn pocs_fills_half_the_traces() {
             lin[t * NT + i] = (1.0 - w) * f[a * NT + i] + w * f[b * NT + i];
         }
     }
-    let plan = plan();
+    let plan = plan(POCS.0, POCS.1, POCS.2, POCS.3);
     let filter = CorrectionFilter::new(&plan).unwrap();
     let mut x = f.clone();
     let o = PocsOptions {
-        first: 0.1,
-        last: 0.03,
+        iterations: 200,
+        first: 0.9,
+        last: 3e-3,
         ..Default::default()
     };
     plan.pocs_interpolate(&filter, &mut x, &live, &o).unwrap();
@@ -244,16 +311,24 @@ fn pocs_fills_half_the_traces() {
             zero[t * NT..(t + 1) * NT].fill(0.0);
         }
     }
+    let fk = snr_db(&fk_pocs(&zero, &live), &f);
     let (pocs, lin, zf) = (snr_db(&x, &f), snr_db(&lin, &f), snr_db(&zero, &f));
-    println!("zero-filled {zf:.2} dB, linear {lin:.2} dB, POCS {pocs:.2} dB");
+    println!("zero-filled {zf:.2} dB, linear {lin:.2} dB, f-k POCS {fk:.2} dB, POCS {pocs:.2} dB");
     // The live traces come back untouched.
     for (t, &ok) in live.iter().enumerate() {
         if ok {
             assert_eq!(&x[t * NT..(t + 1) * NT], &f[t * NT..(t + 1) * NT]);
         }
     }
-    // Measured: zero-filled 3.2 dB, POCS 9.25 dB, linear 20.3 dB.
-    assert!(pocs > zf + 5.0, "POCS {pocs} dB");
+    // Measured: POCS 19.85 dB, f-k POCS 10.27 dB, linear 20.31 dB. The wave packets beat
+    // f-k POCS by 9.6 dB but LOSE to linear interpolation by 0.46 dB on this window (its
+    // reflectors are nearly flat and continuous, which suits linear interpolation; the best
+    // of the layouts and schedules scanned, README).
+    assert!(pocs > fk + 8.0, "POCS {pocs} dB, f-k {fk} dB");
+    assert!(
+        pocs > lin - 0.7 && pocs > 19.5,
+        "POCS {pocs} dB, linear {lin} dB"
+    );
     let bad = plan.pocs_interpolate(&filter, &mut x, &live[1..], &o);
     assert!(bad.is_err());
 }

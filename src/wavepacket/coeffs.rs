@@ -1,5 +1,6 @@
 //! Operations on coefficients: compression (keep the S largest), hard/soft thresholding at a
-//! value or at k·σ per level, and POCS interpolation of missing traces.
+//! value, at k·σ per level, or at the level white noise of a known σ reaches in each box, and
+//! POCS interpolation of missing traces.
 
 use super::inverse::CorrectionFilter;
 use super::layout::Layout;
@@ -110,6 +111,74 @@ pub fn threshold<T: Real>(
     Ok(())
 }
 
+/// Thresholds each box b at k·σ·‖ψ_b‖ (`norms` = `WavepacketPlan::packet_norms`): a
+/// coefficient of white noise of standard deviation σ has E|c|² = σ²‖ψ_b‖², and the packets'
+/// norms differ from box to box, so one value or one per level would be too high in some boxes
+/// and too low in others. |c| of complex Gaussian noise exceeds k·σ‖ψ_b‖ with probability
+/// e^(−k²): k ≈ 2.5 (hard) removes all but 0.2 % of the noise's coefficients.
+pub fn threshold_noise<T: Real>(
+    layout: &Layout,
+    norms: &[f64],
+    coeffs: &mut [Complex<T>],
+    mode: ThresholdMode,
+    k: f64,
+    sigma: f64,
+) -> Result<()> {
+    if coeffs.len() != layout.n_coefficients || norms.len() != layout.boxes.len() {
+        return Err(crate::invalid!(
+            "{} coefficients and {} packet norms; the layout has {} and {} boxes",
+            coeffs.len(),
+            norms.len(),
+            layout.n_coefficients,
+            layout.boxes.len()
+        ));
+    }
+    if !(k.is_finite() && k >= 0.0 && sigma.is_finite() && sigma >= 0.0) {
+        return Err(crate::invalid!(
+            "k = {k}, sigma = {sigma}; expected finite values ≥ 0"
+        ));
+    }
+    for (b, &nb) in layout.boxes.iter().zip(norms) {
+        let t = k * sigma * nb;
+        for z in &mut coeffs[b.offset..b.offset + b.n_coefficients()] {
+            shrink(z, t, mode);
+        }
+    }
+    Ok(())
+}
+
+/// σ of white noise in data from its coefficients: the median of |c|/‖ψ_b‖ over the finest
+/// level's coefficients that lie inside the data (a Rayleigh median, σ·√ln 2; the finest
+/// level holds the least signal).
+pub fn estimate_noise<T: Real>(layout: &Layout, norms: &[f64], coeffs: &[Complex<T>]) -> f64 {
+    let half: Vec<f64> = layout.shape.iter().map(|&n| n as f64 / 2.0).collect();
+    let mut m = Vec::new();
+    for (b, bx) in layout.boxes.iter().enumerate() {
+        if bx.level != layout.levels || norms[b] <= 0.0 {
+            continue;
+        }
+        let [n1, n2, n3] = bx.shape;
+        let mut k = bx.offset;
+        for y3 in 0..n3 {
+            for y2 in 0..n2 {
+                for y1 in 0..n1 {
+                    let x = layout.position(b, [y1, y2, y3]);
+                    if (0..layout.dim).all(|d| x[d].abs() < half[d]) {
+                        m.push(coeffs[k].norm().to_f64().unwrap() / norms[b]);
+                    }
+                    k += 1;
+                }
+            }
+        }
+    }
+    if m.is_empty() {
+        return 0.0;
+    }
+    let mid = m.len() / 2;
+    let (_, med, _) = m.select_nth_unstable_by(mid, f64::total_cmp);
+    *med / std::f64::consts::LN_2.sqrt()
+}
+
 fn shrink<T: Real>(z: &mut Complex<T>, t: f64, mode: ThresholdMode) {
     let m = z.norm().to_f64().unwrap();
     if m <= t {
@@ -126,8 +195,8 @@ pub enum Schedule {
     Exponential,
 }
 
-/// POCS interpolation settings. The threshold of iteration i runs from
-/// `first`·max|c| to `last`·max|c| (c the coefficients of the data with its gaps).
+/// POCS interpolation settings. The threshold of iteration i runs from `first`·max to
+/// `last`·max of |c|/‖ψ_b‖ (c the coefficients of the data with its gaps).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PocsOptions {
     pub iterations: usize,
@@ -164,11 +233,16 @@ impl PocsOptions {
 
 impl<T: Real> WavepacketPlan<T> {
     /// Fills the dead traces of `data` (in place): `live[t]` says whether trace t (the data
-    /// columns along axis 1, numbered over axes 2[, 3]) was recorded. Each iteration
-    /// hard-thresholds the coefficients of the current estimate, reconstructs (correction
-    /// filter applied to C*), and re-inserts the recorded traces. Reports progress to the
-    /// context's callback (stage "wave-packet POCS", one item per iteration); `data` is
-    /// written only at the end, so a stop leaves it as it was.
+    /// columns along axis 1, numbered over axes 2[, 3]) was recorded. Iteration i takes the
+    /// coefficients c = Cx of the current estimate x, ranks them by |c|/‖ψ_b‖ (the
+    /// correlation with the unit packet: `packet_norms`), and removes from the dead traces what
+    /// the coefficients at or below the threshold t_i carry: x ← x − F·C*(c − H_t(c)) there
+    /// (F the correction filter), the recorded traces staying as they are. With C*C = I this
+    /// is the classic step x ← C*H_t(Cx); written as a correction it also stays stable where
+    /// the frame's upper bound exceeds one (packets wrapping at the data's edges), which makes
+    /// the classic step diverge once t is small. Reports progress to the context's callback
+    /// (stage "wave-packet POCS", one item per iteration); `data` is written only at the end,
+    /// so a stop leaves it as it was.
     pub fn pocs_interpolate(
         &self,
         filter: &CorrectionFilter<T>,
@@ -202,7 +276,8 @@ impl<T: Real> WavepacketPlan<T> {
                 "POCS options {opts:?}: need iterations ≥ 1 and 0 < last ≤ first ≤ 1"
             ));
         }
-        let mut c = vec![Complex::new(T::zero(), T::zero()); l.n_coefficients];
+        let zero = Complex::new(T::zero(), T::zero());
+        let mut c = vec![zero; l.n_coefficients];
         let mut x: Vec<T> = data.to_vec();
         for (t, &ok) in live.iter().enumerate() {
             if !ok {
@@ -215,10 +290,21 @@ impl<T: Real> WavepacketPlan<T> {
                 "data sample {i} (a live trace) is not finite; nothing was written"
             )));
         }
+        let inv_norm: Vec<f64> = self
+            .packet_norms()
+            .into_iter()
+            .map(|v| if v > 0.0 { 1.0 / v } else { 0.0 })
+            .collect();
+        let boxes = || {
+            l.boxes
+                .iter()
+                .map(|b| b.offset..b.offset + b.n_coefficients())
+        };
+        let mag = |z: &Complex<T>| z.norm().to_f64().unwrap();
         self.forward_unchecked(&x, &mut c)?;
-        let cmax = c
-            .iter()
-            .map(|z| z.norm().to_f64().unwrap())
+        let smax = boxes()
+            .zip(&inv_norm)
+            .flat_map(|(r, &w)| c[r].iter().map(move |z| mag(z) * w))
             .fold(0.0, f64::max);
         let mut y = vec![T::zero(); x.len()];
         let mut reporter = self.context().reporter();
@@ -227,17 +313,22 @@ impl<T: Real> WavepacketPlan<T> {
             if i > 0 {
                 self.forward_unchecked(&x, &mut c)?;
             }
-            threshold(
-                l,
-                &mut c,
-                ThresholdMode::Hard,
-                ThresholdLevel::Value(opts.threshold(i) * cmax),
-            )?;
+            // Keep only what lies at or below the threshold: the part to remove.
+            let t = opts.threshold(i) * smax;
+            for (r, &w) in boxes().zip(&inv_norm) {
+                for z in &mut c[r] {
+                    if mag(z) * w > t {
+                        *z = zero;
+                    }
+                }
+            }
             self.adjoint_unchecked(&c, &mut y)?;
             let y = filter.apply(&y);
             for (t, &ok) in live.iter().enumerate() {
                 if !ok {
-                    x[t * n1..(t + 1) * n1].copy_from_slice(&y[t * n1..(t + 1) * n1]);
+                    for k in t * n1..(t + 1) * n1 {
+                        x[k] = x[k] - y[k];
+                    }
                 }
             }
             reporter.advance(1)?;

@@ -24,6 +24,7 @@ pub mod lebedev;
 #[rustfmt::skip]
 #[allow(clippy::approx_constant)]
 mod lebedev_table;
+pub mod sparse;
 pub mod windows;
 
 use crate::context::Context;
