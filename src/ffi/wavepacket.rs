@@ -43,8 +43,8 @@ pub struct sg_wavepacket_pocs_options {
     /// `SG_WAVEPACKET_SCHEDULE_EXPONENTIAL` (default) or `SG_WAVEPACKET_SCHEDULE_LINEAR`.
     pub schedule: i32,
     /// The hard threshold of the first and of the last iteration, as fractions of the largest
-    /// coefficient magnitude of the data with its gaps: 0 < last ≤ first ≤ 1 (default 0.5
-    /// and 0.001).
+    /// |c|/‖ψ_b‖ (a coefficient over its packet's norm) of the data with its gaps:
+    /// 0 < last ≤ first ≤ 1 (default 0.5 and 0.001).
     pub first: f64,
     pub last: f64,
 }
@@ -652,9 +652,10 @@ pub extern "C" fn sg_wavepacket_threshold_f64(
 /// Interpolation of missing traces by POCS, in place: `data` (n_samples values) holds
 /// `n_traces` = n_samples / n1 traces of n1 samples (numbered over axes 2[, 3]); `live[t]` is
 /// 1 where trace t was recorded, 0 where it is missing (its samples are not read and may be
-/// anything). Each iteration hard-thresholds the coefficients of the current estimate,
-/// reconstructs (the inverse's correction filter applied to C*) and puts the recorded traces
-/// back; the recorded traces come out unchanged. `options` may be NULL for the defaults.
+/// anything). Each iteration takes the coefficients c of the current estimate, ranks them by
+/// |c|/‖ψ_b‖, and removes from the missing traces what the coefficients at or below the
+/// iteration's threshold carry (the inverse's correction filter applied to C* of them); the
+/// recorded traces come out unchanged. `options` may be NULL for the defaults.
 /// A non-finite sample in a recorded trace gives `SG_ERR_NON_FINITE`. Progress: stage
 /// "wave-packet POCS", one item per iteration. On failure `data` is not written.
 #[no_mangle]
