@@ -41,24 +41,8 @@ pub struct CudaBackend {
     description: String,
 }
 
-/// Asks the driver, before it starts, to load every kernel of a module when the module is
-/// loaded rather than at its first launch (CUDA 12's default, "LAZY"): on an H100 (driver
-/// 580, cuFFT 12) sixteen threads making and running cuFFT plans at once hit
-/// CUDA_ERROR_ILLEGAL_ADDRESS with lazy loading and never with eager loading (the stress
-/// test, SEISGPU_STRESS_JOBS=xcorr). A caller's own CUDA_MODULE_LOADING is kept, and a driver
-/// the process started earlier keeps its setting.
-fn eager_module_loading() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        if std::env::var_os("CUDA_MODULE_LOADING").is_none() {
-            std::env::set_var("CUDA_MODULE_LOADING", "EAGER");
-        }
-    });
-}
-
 impl CudaBackend {
     pub fn new(ordinal: usize) -> Result<CudaBackend> {
-        eager_module_loading();
         let libs = probe::probe();
         if let Some(why) = libs.missing_required() {
             return Err(Error::CudaUnavailable(why));
