@@ -6,7 +6,7 @@
 //! processed in colour phases (parity per dimension, a third colour for the last of an odd
 //! count) in which no two padded tiles overlap, and the adds need no atomics. A bin with
 //! many points (clustered points) is cut into pieces spread in parallel into their own
-//! tiles, added one at a time under the bin's lock.
+//! tiles, summed in piece order and added once (bit for bit the same whatever the threads).
 //! Type 2 gathers: each sorted point reads its w^d cells (parallel over fixed-size chunks of
 //! sorted points, whatever the bins); results go to the caller's order.
 
@@ -20,7 +20,7 @@ use num_complex::Complex;
 use rayon::prelude::*;
 use rustfft::{Fft, FftDirection, FftPlanner};
 use std::ops::Range;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// Largest tile edge per dimension count (cells): about 32 KiB of f32 cells in 3D.
 const TILE_MAX: [usize; 3] = [4096, 64, 16];
@@ -247,11 +247,11 @@ fn spread<T: Real>(
         m: pts.m,
     };
     let avx2 = has_avx2_fma();
-    // Bins holding more than a few threads' share of the points are cut into pieces, so
-    // that clustered points still keep every thread busy; pieces of one bin overlap and add
-    // their tiles one at a time (`locks`), pieces of distinct bins of a phase do not.
-    let piece = (pts.m / (8 * threads.max(1))).max(MIN_PIECE);
-    let locks: Vec<Mutex<()>> = (0..t.n_bins()).map(|_| Mutex::new(())).collect();
+    // Bins holding more than 1/64 of the points (and at least MIN_PIECE) are cut into
+    // pieces, so that clustered points still keep every thread busy. The cut depends on the
+    // points only, and a cut bin's piece tiles are summed in piece order before one add: the
+    // grid is bit for bit the same whatever the thread count or the scheduling.
+    let piece = (pts.m / 64).max(MIN_PIECE);
     let phases: Vec<Vec<Piece>> = (0..colours.iter().product::<usize>())
         .map(|phase| {
             let want = [
@@ -279,23 +279,47 @@ fn spread<T: Real>(
         })
         .collect();
     reporter.stage("usfft spread", 0.6, phases.iter().map(Vec::len).sum());
-    // A phase's tiles are disjoint: any chunking of its pieces adds the same values (up to
-    // the order of a bin's pieces).
+    let whole = |(b, points): &Piece| {
+        points.start == pts.bin_start[*b] as usize && points.end == pts.bin_start[*b + 1] as usize
+    };
+    // A phase's tiles are disjoint: whole bins add their tiles in any order and chunking.
     for pieces in &phases {
-        reporter.for_chunks(pieces.len(), threads, |chunk| {
-            with_width!(w, W => pieces[chunk].par_iter().for_each_init(
-                || (Vec::new(), Vec::new()),
-                |(buf, strengths), (b, points)| {
-                let (b, points, lock) = (*b, points.clone(), &locks[*b]);
-                #[cfg(target_arch = "x86_64")]
-                if avx2 {
-                    // SAFETY: the CPU has AVX2 and FMA.
-                    return unsafe { cx.bin_avx2::<W>(b, points, lock, buf, strengths) };
-                }
-                cx.bin::<W>(b, points, lock, buf, strengths)
+        let (single, cut): (Vec<Piece>, Vec<Piece>) = pieces.iter().cloned().partition(whole);
+        reporter.for_chunks(single.len(), threads, |chunk| {
+            with_width!(w, W => single[chunk].par_iter().for_each_init(
+            || (Vec::new(), Vec::new()),
+            |(buf, strengths), (b, points)| {
+                cx.fill::<W>(avx2, *b, points.clone(), buf, strengths);
+                cx.add(*b, buf);
             }));
             Ok(())
         })?;
+        if cut.is_empty() {
+            continue;
+        }
+        // The cut bins: every piece's tile (in order), then per bin their sum, added once.
+        let tiles: Vec<Vec<Complex<T>>> = with_width!(w, W => cut
+            .par_iter()
+            .map_init(Vec::new, |strengths, (b, points)| {
+                let mut buf = Vec::new();
+                cx.fill::<W>(avx2, *b, points.clone(), &mut buf, strengths);
+                buf
+            })
+            .collect());
+        let mut starts: Vec<usize> = (0..cut.len())
+            .filter(|&i| i == 0 || cut[i].0 != cut[i - 1].0)
+            .collect();
+        starts.push(cut.len());
+        starts.par_windows(2).for_each(|r| {
+            let mut sum = tiles[r[0]].clone();
+            for tile in &tiles[r[0] + 1..r[1]] {
+                for (a, &v) in reals_mut(&mut sum).iter_mut().zip(reals(tile)) {
+                    *a = *a + v;
+                }
+            }
+            cx.add(cut[r[0]].0, &sum);
+        });
+        reporter.advance(cut.len())?;
     }
     Ok(())
 }
@@ -317,43 +341,48 @@ struct Spreading<'a, T> {
 }
 
 impl<T: Real> Spreading<'_, T> {
-    /// `bin` compiled for AVX2 and FMA.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2,fma")]
-    fn bin_avx2<const W: usize>(
+    /// Spreads the sorted `points` (of bin b) into the bin's padded tile `buf` (AVX2 and
+    /// FMA code where `avx2`).
+    fn fill<const W: usize>(
         &self,
+        avx2: bool,
         b: usize,
         points: Range<usize>,
-        lock: &Mutex<()>,
         buf: &mut Vec<Complex<T>>,
         strengths: &mut Vec<Complex<T>>,
     ) {
-        self.bin::<W>(b, points, lock, buf, strengths)
+        #[cfg(target_arch = "x86_64")]
+        if avx2 {
+            // SAFETY: the caller checked that the CPU has AVX2 and FMA.
+            return unsafe { self.tile_avx2::<W>(b, points, buf, strengths) };
+        }
+        let _ = avx2;
+        self.tile::<W>(b, points, buf, strengths)
     }
 
-    /// Spreads the sorted `points` (of bin b) into the bin's padded tile `buf`, then adds
-    /// the tile to the grid holding the bin's `lock`.
-    #[inline(always)]
-    fn bin<const W: usize>(
+    /// `tile` compiled for AVX2 and FMA.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    fn tile_avx2<const W: usize>(
         &self,
         b: usize,
         points: Range<usize>,
-        lock: &Mutex<()>,
         buf: &mut Vec<Complex<T>>,
         strengths: &mut Vec<Complex<T>>,
     ) {
-        let idx = [
-            b % self.t.bins[0],
-            (b / self.t.bins[0]) % self.t.bins[1],
-            b / (self.t.bins[0] * self.t.bins[1]),
-        ];
-        let origin: [i64; 3] = std::array::from_fn(|d| {
-            if d < self.dim {
-                (idx[d] * self.t.tile[d]) as i64 - self.shift
-            } else {
-                0
-            }
-        });
+        self.tile::<W>(b, points, buf, strengths)
+    }
+
+    /// Spreads the sorted `points` (of bin b) into the bin's padded tile `buf`.
+    #[inline(always)]
+    fn tile<const W: usize>(
+        &self,
+        b: usize,
+        points: Range<usize>,
+        buf: &mut Vec<Complex<T>>,
+        strengths: &mut Vec<Complex<T>>,
+    ) {
+        let origin = self.origin(b);
         buf.clear();
         buf.resize(self.nv * self.tile_len, Complex::default());
         let (w2, w3) = (
@@ -397,6 +426,27 @@ impl<T: Real> Spreading<'_, T> {
                 }
             }
         }
+    }
+
+    /// The grid cell of bin b's padded tile corner.
+    fn origin(&self, b: usize) -> [i64; 3] {
+        let idx = [
+            b % self.t.bins[0],
+            (b / self.t.bins[0]) % self.t.bins[1],
+            b / (self.t.bins[0] * self.t.bins[1]),
+        ];
+        std::array::from_fn(|d| {
+            if d < self.dim {
+                (idx[d] * self.t.tile[d]) as i64 - self.shift
+            } else {
+                0
+            }
+        })
+    }
+
+    /// Adds bin b's padded tile into the grid: the tiles of a phase's bins do not overlap.
+    fn add(&self, b: usize, buf: &[Complex<T>]) {
+        let origin = self.origin(b);
         // Add the padded tile into the grid: this phase's tiles do not overlap. Along
         // dimension 1 a padded row is at most three runs of consecutive grid cells (before,
         // within and after the period), each added as one slice.
@@ -406,8 +456,6 @@ impl<T: Real> Spreading<'_, T> {
                 .collect()
         });
         let runs = runs_of(&wrapped[0]);
-        // A poisoned lock only means another piece panicked: its panic is the error.
-        let _held = lock.lock().unwrap_or_else(|e| e.into_inner());
         for v in 0..self.nv {
             let tv = &buf[v * self.tile_len..(v + 1) * self.tile_len];
             for j3 in 0..self.pad[2] {
@@ -417,8 +465,8 @@ impl<T: Real> Spreading<'_, T> {
                     let row = &tv[(j3 * self.pad[1] + j2) * self.pad[0]..][..self.pad[0]];
                     for &(from, to, len) in &runs {
                         // SAFETY: g + to.. + len lies in vector v's grid; the tiles of
-                        // distinct bins of a phase are disjoint and a bin's pieces hold its
-                        // lock, so no other task touches these cells now.
+                        // distinct bins of a phase are disjoint and each bin is added by one
+                        // task, so no other task touches these cells now.
                         let cells =
                             unsafe { std::slice::from_raw_parts_mut(self.out.0.add(g + to), len) };
                         let vals = reals(&row[from..from + len]);
