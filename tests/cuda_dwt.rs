@@ -12,6 +12,9 @@
 //! All in one test function: sections change process-wide settings (the whole-trace limit)
 //! and the last one fills the device's memory.
 
+mod cuda_common;
+
+use cuda_common::gpu_context;
 use seisgpu::backend::cuda::{kernels, CudaBackend};
 use seisgpu::backend::BackendRequest;
 use seisgpu::context::Context;
@@ -462,18 +465,6 @@ fn wants(section: char) -> bool {
 }
 
 // ---------------------------------------------------------------------------------------------
-
-fn gpu_context() -> Option<Arc<Context>> {
-    match Context::new(BackendRequest::Cuda, 0) {
-        Ok(c) => Some(c),
-        Err(e) => {
-            let required = std::env::var("SEISGPU_REQUIRE_CUDA").is_ok_and(|v| v.trim() == "1");
-            assert!(!required, "SEISGPU_REQUIRE_CUDA=1 but no CUDA device: {e}");
-            println!("skipped: no CUDA device ({e})");
-            None
-        }
-    }
-}
 
 /// Compiles every wavelet's module on several threads at once (NVRTC and the driver's JIT
 /// take about a second each).

@@ -7,6 +7,9 @@
 
 mod fxdecon_data;
 
+mod cuda_common;
+
+use cuda_common::gpu_context;
 use fxdecon_data::*;
 use seisgpu::backend::BackendRequest;
 use seisgpu::context::Context;
@@ -18,18 +21,6 @@ use std::sync::Arc;
 use std::time::Instant;
 
 const SENTINEL: f32 = 12345.5;
-
-fn gpu_context() -> Option<Arc<Context>> {
-    match Context::new(BackendRequest::Cuda, 0) {
-        Ok(c) => Some(c),
-        Err(e) => {
-            let required = std::env::var("SEISGPU_REQUIRE_CUDA").is_ok_and(|v| v.trim() == "1");
-            assert!(!required, "SEISGPU_REQUIRE_CUDA=1 but no CUDA device: {e}");
-            println!("skipped: no CUDA device ({e})");
-            None
-        }
-    }
-}
 
 /// Runs `plan` on `ctx` over a volume in caller layout; returns the output and the time.
 fn run(

@@ -6,6 +6,9 @@
 
 mod usfft_support;
 
+mod cuda_common;
+
+use cuda_common::gpu_context;
 use cudarc::driver::CudaSlice;
 use num_complex::Complex;
 use seisgpu::backend::BackendRequest;
@@ -13,18 +16,6 @@ use seisgpu::context::Context;
 use seisgpu::usfft::{KernelShape, ModeOrder, Real, TransformType, UsfftOptions, UsfftPlan};
 use std::sync::Arc;
 use usfft_support::*;
-
-fn gpu_context() -> Option<Arc<Context>> {
-    match Context::new(BackendRequest::Cuda, 0) {
-        Ok(c) => Some(c),
-        Err(e) => {
-            let required = std::env::var("SEISGPU_REQUIRE_CUDA").is_ok_and(|v| v.trim() == "1");
-            assert!(!required, "SEISGPU_REQUIRE_CUDA=1 but no CUDA device: {e}");
-            println!("skipped: no CUDA device ({e})");
-            None
-        }
-    }
-}
 
 fn sizes(dim: usize) -> ([usize; 3], usize) {
     match dim {

@@ -6,8 +6,10 @@
 
 mod wavepacket_support;
 
+mod cuda_common;
+
+use cuda_common::gpu_context;
 use num_complex::Complex;
-use seisgpu::backend::BackendRequest;
 use seisgpu::context::Context;
 use seisgpu::usfft::Real;
 use seisgpu::wavepacket::inverse::CorrectionFilter;
@@ -15,18 +17,6 @@ use seisgpu::wavepacket::{LayoutOptions, WavepacketPlan};
 use std::sync::Arc;
 use std::time::Instant;
 use wavepacket_support::*;
-
-fn gpu_context() -> Option<Arc<Context>> {
-    match Context::new(BackendRequest::Cuda, 0) {
-        Ok(c) => Some(c),
-        Err(e) => {
-            let required = std::env::var("SEISGPU_REQUIRE_CUDA").is_ok_and(|v| v.trim() == "1");
-            assert!(!required, "SEISGPU_REQUIRE_CUDA=1 but no CUDA device: {e}");
-            println!("skipped: no CUDA device ({e})");
-            None
-        }
-    }
-}
 
 fn rel_c<T: Real>(a: &[Complex<T>], b: &[Complex<T>]) -> f64 {
     let num: f64 = a
