@@ -28,6 +28,82 @@ pub struct WindowEvaluator<'a> {
     /// none of its boxes, so the normaliser skips the lattice with one dot product (with 350
     /// directions, all but a handful).
     cone: Vec<f64>,
+    /// The boxes of each lattice.
+    lattice_boxes: Vec<Vec<usize>>,
+    /// Lattices whose cone may hold a frequency of each direction cell (`DirectionCells`).
+    cells: DirectionCells,
+}
+
+/// Cells over the directions (a cube's faces, each K × K, seen from its centre), each listing
+/// the lattices whose cone reaches it: the normaliser looks at a handful of lattices per
+/// frequency instead of every one.
+struct DirectionCells {
+    lattices: Vec<Vec<usize>>,
+}
+
+/// Cells per face edge.
+const K: usize = 16;
+
+impl DirectionCells {
+    fn new(axes: &[[f64; 3]], cone: &[f64]) -> Self {
+        let angle =
+            |a: &[f64; 3], b: &[f64; 3]| (dot(a, b) / (norm(a) * norm(b))).clamp(-1.0, 1.0).acos();
+        let mut lattices = Vec::with_capacity(6 * K * K);
+        for face in 0..6 {
+            for i in 0..K {
+                for j in 0..K {
+                    let at = |u: f64, v: f64| -> [f64; 3] { face_point(face, u, v) };
+                    let (u0, u1) = (cell_edge(i), cell_edge(i + 1));
+                    let (v0, v1) = (cell_edge(j), cell_edge(j + 1));
+                    let centre = at(0.5 * (u0 + u1), 0.5 * (v0 + v1));
+                    // The cell is a spherical quadrilateral of great-circle arcs: no point of
+                    // it is farther from the centre than its farthest corner.
+                    let radius = [(u0, v0), (u0, v1), (u1, v0), (u1, v1)]
+                        .iter()
+                        .map(|&(u, v)| angle(&centre, &at(u, v)))
+                        .fold(0.0, f64::max)
+                        + 1e-9;
+                    lattices.push(
+                        (0..axes.len())
+                            .filter(|&l| {
+                                cone[l] <= -1.0
+                                    || angle(&axes[l], &centre)
+                                        <= cone[l].clamp(-1.0, 1.0).acos() + radius
+                            })
+                            .collect(),
+                    );
+                }
+            }
+        }
+        DirectionCells { lattices }
+    }
+
+    /// The lattices that may hold frequencies of direction x/|x| (x ≠ 0).
+    fn of(&self, x: &[f64; 3]) -> &[usize] {
+        let a = (0..3)
+            .max_by(|&p, &q| x[p].abs().total_cmp(&x[q].abs()))
+            .unwrap();
+        let face = 2 * a + usize::from(x[a] < 0.0);
+        let m = x[a].abs();
+        let (u, v) = (x[(a + 1) % 3] / m, x[(a + 2) % 3] / m);
+        let cell = |t: f64| (((t + 1.0) * 0.5 * K as f64) as usize).min(K - 1);
+        &self.lattices[(face * K + cell(u)) * K + cell(v)]
+    }
+}
+
+/// Face coordinate of cell edge i (of K), in [−1, 1].
+fn cell_edge(i: usize) -> f64 {
+    -1.0 + 2.0 * i as f64 / K as f64
+}
+
+/// The point of cube face `face` (axis face/2, sign by face%2) at face coordinates (u, v).
+fn face_point(face: usize, u: f64, v: f64) -> [f64; 3] {
+    let a = face / 2;
+    let mut p = [0.0; 3];
+    p[a] = if face % 2 == 0 { 1.0 } else { -1.0 };
+    p[(a + 1) % 3] = u;
+    p[(a + 2) % 3] = v;
+    p
 }
 
 impl<'a> WindowEvaluator<'a> {
@@ -46,7 +122,7 @@ impl<'a> WindowEvaluator<'a> {
             }
         }
         let dim = layout.dim;
-        let cone = layout
+        let cone: Vec<f64> = layout
             .lattices
             .iter()
             .map(|l| {
@@ -64,11 +140,19 @@ impl<'a> WindowEvaluator<'a> {
                 }
             })
             .collect();
+        let mut lattice_boxes = vec![Vec::new(); layout.lattices.len()];
+        for (b, bx) in layout.boxes.iter().enumerate() {
+            lattice_boxes[bx.lattice].push(b);
+        }
+        let axes: Vec<[f64; 3]> = layout.lattices.iter().map(|l| l.axes[0]).collect();
+        let cells = DirectionCells::new(&axes, &cone);
         WindowEvaluator {
             layout,
             radial: layout.radial(),
             reach,
             cone,
+            lattice_boxes,
+            cells,
         }
     }
 
@@ -96,28 +180,45 @@ impl<'a> WindowEvaluator<'a> {
     fn local_sum(&self, xi: &[f64; 3]) -> f64 {
         let neg = [-xi[0], -xi[1], -xi[2]];
         let rho = norm(xi);
-        let mut s = 0.0;
-        let boxes = &self.layout.boxes;
-        for (li, l) in self.layout.lattices.iter().enumerate() {
-            let along = dot(&l.axes[0], xi);
-            let inside = self.cone[li] * rho;
-            let c0 = along * l.period[0];
-            let lo = l.lo[0] as f64 - EDGE;
-            let hi = (l.lo[0] + l.len[0] as i64 - 1) as f64 + EDGE;
-            let plus = along >= inside && c0 >= lo && c0 <= hi;
-            let minus = -along >= inside && -c0 >= lo && -c0 <= hi;
-            if !plus && !minus {
-                continue;
-            }
-            let c = l.coords(xi);
-            let cn = [-c[0], -c[1], -c[2]];
-            for (b, bx) in boxes.iter().enumerate().filter(|(_, bx)| bx.lattice == li) {
-                let g1 = if plus { self.raw(b, xi, &c) } else { 0.0 };
-                let g2 = if minus { self.raw(b, &neg, &cn) } else { 0.0 };
-                s += 0.5 * bx.scale * bx.scale * (g1 * g1 + g2 * g2);
-            }
+        if rho == 0.0 {
+            return (0..self.layout.lattices.len())
+                .map(|l| self.side(l, xi, rho) + self.side(l, &neg, rho))
+                .sum();
         }
-        s
+        let plus: f64 = self
+            .cells
+            .of(xi)
+            .iter()
+            .map(|&l| self.side(l, xi, rho))
+            .sum();
+        let minus: f64 = self
+            .cells
+            .of(&neg)
+            .iter()
+            .map(|&l| self.side(l, &neg, rho))
+            .sum();
+        plus + minus
+    }
+
+    /// Σ over lattice l's boxes of ½·s_b²·g_b(x)² (|x| = rho).
+    fn side(&self, l: usize, x: &[f64; 3], rho: f64) -> f64 {
+        let lat = &self.layout.lattices[l];
+        let along = dot(&lat.axes[0], x);
+        let c0 = along * lat.period[0];
+        let lo = lat.lo[0] as f64 - EDGE;
+        let hi = (lat.lo[0] + lat.len[0] as i64 - 1) as f64 + EDGE;
+        if along < self.cone[l] * rho || c0 < lo || c0 > hi {
+            return 0.0;
+        }
+        let c = lat.coords(x);
+        self.lattice_boxes[l]
+            .iter()
+            .map(|&b| {
+                let g = self.raw(b, x, &c);
+                let s = self.layout.boxes[b].scale;
+                0.5 * s * s * g * g
+            })
+            .sum()
     }
 
     /// S(ξ): the normaliser, summed over the periodic images of ξ that some box reaches.
