@@ -17,13 +17,14 @@ use super::geometry::{AxisWindow, Setup, Slab};
 use super::options::OutOfBand;
 use super::volume::Volume;
 use crate::backend::cpu::CpuBackend;
+use crate::backend::cuda::fft::{self, FftKind, FftPlan};
 use crate::backend::cuda::kernels;
 use crate::backend::cuda::launch::launch;
 use crate::backend::cuda::staging::PinnedBuffer;
 use crate::backend::cuda::{driver_error, CudaBackend};
 use crate::error::{Error, Result};
 use crate::progress::Reporter;
-use cudarc::cufft::{result as cufft_result, sys as cufft_sys, CudaFft};
+use cudarc::cufft::result as cufft_result;
 use cudarc::driver::{
     result, CudaModule, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
 };
@@ -58,15 +59,6 @@ type DevPtr = u64;
 fn dptr<T>(s: &CudaSlice<T>, stream: &CudaStream) -> DevPtr {
     let (p, _record) = s.device_ptr(stream);
     p
-}
-
-fn cufft_error(doing: &'static str) -> impl Fn(cufft_result::CufftError) -> Error {
-    move |e| match e.0 {
-        cufft_sys::cufftResult::CUFFT_ALLOC_FAILED => {
-            Error::DeviceOutOfMemory(format!("out of device memory while {doing}"))
-        }
-        other => Error::CudaDriver(format!("cuFFT error while {doing}: {other:?}")),
-    }
 }
 
 fn to_i32(v: usize, what: &str) -> Result<i32> {
@@ -156,7 +148,7 @@ struct Slot {
     spec_out: CudaSlice<f32>,
     out: CudaSlice<f32>,
     /// Forward and inverse plans by batch size (the last slab may be smaller).
-    ffts: Vec<(usize, CudaFft, CudaFft)>,
+    ffts: Vec<(usize, FftPlan, FftPlan)>,
     /// Index of the slab in flight.
     pending: Option<usize>,
 }
@@ -468,34 +460,22 @@ pub fn execute(
 
         let batch = nread * ntw;
         if !slot.ffts.iter().any(|f| f.0 == batch) {
-            let b = to_i32(batch, "the FFT batch")?;
-            let nfft_i = to_i32(nfft, "the FFT length")?;
-            let r2c = CudaFft::plan_many(
-                &[nfft_i],
-                None,
-                1,
-                nfft_i,
-                None,
-                1,
-                nf as i32,
-                cufft_sys::cufftType::CUFFT_R2C,
-                b,
-                stream.clone(),
-            )
-            .map_err(cufft_error("planning the forward FFTs"))?;
-            let c2r = CudaFft::plan_many(
-                &[nfft_i],
-                None,
-                1,
-                nf as i32,
-                None,
-                1,
-                nfft_i,
-                cufft_sys::cufftType::CUFFT_C2R,
-                b,
-                stream.clone(),
-            )
-            .map_err(cufft_error("planning the inverse FFTs"))?;
+            let r2c = FftPlan::many(
+                &[nfft],
+                (nfft, nf),
+                FftKind::CUFFT_R2C,
+                batch,
+                &stream,
+                "the forward FFTs",
+            )?;
+            let c2r = FftPlan::many(
+                &[nfft],
+                (nf, nfft),
+                FftKind::CUFFT_C2R,
+                batch,
+                &stream,
+                "the inverse FFTs",
+            )?;
             slot.ffts.push((batch, r2c, c2r));
         }
         let (_, r2c, c2r) = slot.ffts.iter().find(|f| f.0 == batch).unwrap();
@@ -519,7 +499,7 @@ pub fn execute(
         );
         // SAFETY: plans made for this batch on this stream; buffers sized for it.
         unsafe { cufft_result::exec_r2c(r2c.handle(), windows as *mut _, spec_in as *mut _) }
-            .map_err(cufft_error("running the forward FFTs"))?;
+            .map_err(fft::error("running the forward FFTs"))?;
         let total_spec = (nread * ntw * nf) as i64;
         let zero_oob = (s.out_of_band == OutOfBand::Zero) as i32;
         launch!(
@@ -594,7 +574,7 @@ pub fn execute(
         }
         // SAFETY: as above; C2R may overwrite its input, which is not needed afterwards.
         unsafe { cufft_result::exec_c2r(c2r.handle(), spec_out as *mut _, windows as *mut _) }
-            .map_err(cufft_error("running the inverse FFTs"))?;
+            .map_err(fft::error("running the inverse FFTs"))?;
         let total_out = (nwrite * n) as i64;
         let first = ((slab.write.start - slab.read.start) * nx) as i64;
         let scale = 1.0f32 / nfft as f32;

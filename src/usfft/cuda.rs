@@ -17,13 +17,14 @@ use super::kernel::{KernelShape, SpreadKernel};
 use super::points::MAX_POINTS;
 use super::spec::{Real, TransformType, UsfftSpec, MIN_TOL_F32, MIN_TOL_F64};
 use crate::backend::cpu::CpuBackend;
+use crate::backend::cuda::fft::{self, FftKind, FftPlan};
 use crate::backend::cuda::kernels;
 use crate::backend::cuda::launch::launch;
 use crate::backend::cuda::{driver_error, staging, CudaBackend};
 use crate::error::{Error, Result};
 use crate::progress::Reporter;
 use crate::sample::Sample;
-use cudarc::cufft::{result as cufft_result, sys as cufft_sys};
+use cudarc::cufft::result as cufft_result;
 use cudarc::driver::{
     result, CudaEvent, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig,
     PushKernelArg,
@@ -203,7 +204,7 @@ pub fn choose_tiling(
 /// plan (at its first set-points) and reused by later set-points calls.
 pub struct DevicePoints<T: Real> {
     /// First, so that it is destroyed before the buffers and the stream.
-    fft: CufftPlan,
+    fft: FftPlan,
     stream: Arc<CudaStream>,
     module: Arc<CudaModule>,
     pub m: usize,
@@ -236,31 +237,6 @@ struct Work<T> {
     grid: CudaSlice<T>,
     c: Option<CudaSlice<T>>,
     f: Option<CudaSlice<T>>,
-}
-
-/// A cuFFT plan over the batch of fine grids, bound to the plan's stream.
-struct CufftPlan(cufft_sys::cufftHandle, Arc<CudaStream>);
-
-// SAFETY: a cuFFT handle may be used from any thread; executes are serialised by `work`.
-unsafe impl Send for CufftPlan {}
-unsafe impl Sync for CufftPlan {}
-
-impl Drop for CufftPlan {
-    fn drop(&mut self) {
-        // The plan may be dropped on another thread than the one that made it.
-        let _ = self.1.context().bind_to_thread();
-        // SAFETY: created by cufftPlanMany, destroyed once.
-        let _ = unsafe { cufft_result::destroy(self.0) };
-    }
-}
-
-fn cufft_error(doing: &'static str) -> impl Fn(cufft_result::CufftError) -> Error {
-    move |e| match e.0 {
-        cufft_sys::cufftResult::CUFFT_ALLOC_FAILED => {
-            Error::DeviceOutOfMemory(format!("cuFFT ran out of device memory while {doing}"))
-        }
-        _ => Error::CudaDriver(format!("cuFFT error while {doing}: {e:?}")),
-    }
 }
 
 type DevPtr = u64;
@@ -417,7 +393,7 @@ impl<T: Real> DevicePoints<T> {
             2 * nft * spec.n_vectors,
             "allocating the USFFT fine grid",
         )?;
-        let fft = cufft_plan::<T>(spec, &stream)?;
+        let fft = fine_grid_fft::<T>(spec, &stream)?;
         let what = "allocating USFFT points";
         let (tiling, method) =
             choose_tiling(spec, 0, std::mem::size_of::<T>(), gpu.max_shared_bytes);
@@ -586,41 +562,23 @@ impl<T: Real> DevicePoints<T> {
     }
 }
 
-fn cufft_plan<T: Real>(spec: &UsfftSpec, stream: &Arc<CudaStream>) -> Result<CufftPlan> {
-    let dims: Vec<i32> = (0..spec.dim).rev().map(|d| spec.fine[d] as i32).collect();
+/// The batch of fine-grid FFTs, bound to the plan's stream.
+fn fine_grid_fft<T: Real>(spec: &UsfftSpec, stream: &Arc<CudaStream>) -> Result<FftPlan> {
+    let dims: Vec<usize> = (0..spec.dim).rev().map(|d| spec.fine[d]).collect();
     let nft = spec.fine_count();
-    if nft > i32::MAX as usize {
-        return Err(Error::Unsupported(format!(
-            "a fine grid of {nft} cells is beyond cuFFT's 32-bit plan sizes"
-        )));
-    }
     let kind = if std::mem::size_of::<T>() == 4 {
-        cufft_sys::cufftType::CUFFT_C2C
+        FftKind::CUFFT_C2C
     } else {
-        cufft_sys::cufftType::CUFFT_Z2Z
+        FftKind::CUFFT_Z2Z
     };
-    let mut n = dims.clone();
-    // SAFETY: plain plan creation; the handle is owned by CufftPlan.
-    let handle = unsafe {
-        cufft_result::plan_many(
-            dims.len() as i32,
-            n.as_mut_ptr(),
-            std::ptr::null_mut(),
-            1,
-            nft as i32,
-            std::ptr::null_mut(),
-            1,
-            nft as i32,
-            kind,
-            spec.n_vectors as i32,
-        )
-    }
-    .map_err(cufft_error("planning the fine-grid FFT"))?;
-    let plan = CufftPlan(handle, stream.clone());
-    // SAFETY: the stream outlives the plan (both owned by DevicePoints).
-    unsafe { cufft_result::set_stream(handle, stream.cu_stream() as _) }
-        .map_err(cufft_error("binding the FFT to a stream"))?;
-    Ok(plan)
+    FftPlan::many(
+        &dims,
+        (nft, nft),
+        kind,
+        spec.n_vectors,
+        stream,
+        "the fine-grid FFT",
+    )
 }
 
 impl<T: Real> DevicePoints<T> {
@@ -844,12 +802,12 @@ impl<T: Real> DevicePoints<T> {
         // SAFETY: in place over the n_vectors fine grids the plan was made for.
         unsafe {
             if std::mem::size_of::<T>() == 4 {
-                cufft_result::exec_c2c(self.fft.0, grid as *mut _, grid as *mut _, dir)
+                cufft_result::exec_c2c(self.fft.handle(), grid as *mut _, grid as *mut _, dir)
             } else {
-                cufft_result::exec_z2z(self.fft.0, grid as *mut _, grid as *mut _, dir)
+                cufft_result::exec_z2z(self.fft.handle(), grid as *mut _, grid as *mut _, dir)
             }
         }
-        .map_err(cufft_error("running the fine-grid FFT"))
+        .map_err(fft::error("running the fine-grid FFT"))
     }
 }
 

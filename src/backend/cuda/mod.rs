@@ -2,6 +2,7 @@
 //! run time so that the library loads and works (on the CPU) without them.
 
 pub mod disk_cache;
+pub mod fft;
 pub mod kernels;
 pub mod launch;
 pub mod module_cache;
@@ -114,6 +115,20 @@ impl CudaBackend {
             .new_stream()
             .map_err(driver_error("creating a stream"))
     }
+}
+
+/// cuFFT and cuBLAS set up a plan or handle with copies on the legacy default stream, and a
+/// copy from pageable memory may return before it lands. The library's streams are
+/// non-blocking and do not wait for that stream, so a kernel could read a half-made plan
+/// (16 threads making plans faulted with an illegal address). Called after each plan or
+/// handle is made, before its first use; it waits for that stream alone.
+pub fn wait_for_library_setup(ctx: &CudaContext) -> Result<()> {
+    ctx.bind_to_thread()
+        .map_err(driver_error("binding the context"))?;
+    // SAFETY: CU_STREAM_LEGACY (the handle 0x1) names the context's legacy default stream.
+    unsafe { cudarc::driver::sys::cuStreamSynchronize(1 as cudarc::driver::sys::CUstream) }
+        .result()
+        .map_err(driver_error("waiting for a library's set-up copies"))
 }
 
 /// Maps a driver error to a status: exhausted device memory is its own code so that

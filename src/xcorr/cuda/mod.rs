@@ -19,12 +19,13 @@ use super::pairs::Block;
 use super::plan::XcorrPlan;
 use super::preprocess as pre;
 use super::spectra::{Spectra, SpectraData};
+use crate::backend::cuda::fft::{self, FftKind, FftPlan};
 use crate::backend::cuda::launch::launch;
-use crate::backend::cuda::{driver_error, kernels, CudaBackend};
+use crate::backend::cuda::{driver_error, kernels, wait_for_library_setup, CudaBackend};
 use crate::error::{Error, Result};
 use crate::layout::TraceBatch;
 use crate::progress::Reporter;
-use cudarc::cufft::{result as fft_result, sys as fft_sys, CudaFft};
+use cudarc::cufft::{result as fft_result, sys as fft_sys};
 use cudarc::driver::{
     result, CudaModule, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
 };
@@ -120,20 +121,14 @@ impl<'a> Kit<'a> {
 
     /// A batched 1D cuFFT plan of `n` points (basic layout: rows of n reals and
     /// n/2 + 1 complex values).
-    fn fft_plan(&self, n: usize, kind: fft_sys::cufftType, batch: usize) -> Result<CudaFft> {
-        CudaFft::plan_many(
-            &[n as i32],
-            None,
-            1,
-            0,
-            None,
-            1,
-            0,
-            kind,
-            batch as i32,
-            self.stream.clone(),
-        )
-        .map_err(cufft_error("planning a batched FFT"))
+    fn fft_plan(&self, n: usize, kind: FftKind, batch: usize) -> Result<FftPlan> {
+        let complex = n / 2 + 1;
+        let dist = if kind == FftKind::CUFFT_R2C {
+            (n, complex)
+        } else {
+            (complex, n)
+        };
+        FftPlan::many(&[n], dist, kind, batch, &self.stream, "batched FFTs")
     }
 
     /// Copies `len` elements from the device to a host vector (synchronising).
@@ -150,15 +145,6 @@ impl<'a> Kit<'a> {
             .map_err(driver_error(what))?;
         self.stream.synchronize().map_err(driver_error(what))?;
         Ok(host)
-    }
-}
-
-fn cufft_error(doing: &'static str) -> impl Fn(fft_result::CufftError) -> Error {
-    move |e| match e.0 {
-        fft_sys::cufftResult::CUFFT_ALLOC_FAILED => {
-            Error::DeviceOutOfMemory(format!("out of device memory while {doing}"))
-        }
-        _ => Error::CudaDriver(format!("cuFFT error while {doing}: {e:?}")),
     }
 }
 
@@ -262,7 +248,7 @@ pub fn preprocess(
             None::<cudarc::driver::CudaEvent>,
         ));
     }
-    let mut fft_full: Option<CudaFft> = None;
+    let mut fft_full: Option<FftPlan> = None;
     reporter.stage("xcorr preprocess", 1.0, n_sta);
     let result = (|| -> Result<()> {
         for (c_index, s0) in (0..n_sta).step_by(chunk).enumerate() {
@@ -353,11 +339,11 @@ pub fn preprocess(
             let rows = c * nw;
             let fft = if c == chunk {
                 if fft_full.is_none() {
-                    fft_full = Some(kit.fft_plan(g.nfft, fft_sys::cufftType::CUFFT_R2C, rows)?);
+                    fft_full = Some(kit.fft_plan(g.nfft, FftKind::CUFFT_R2C, rows)?);
                 }
                 fft_full.as_ref().unwrap()
             } else {
-                &kit.fft_plan(g.nfft, fft_sys::cufftType::CUFFT_R2C, rows)?
+                &kit.fft_plan(g.nfft, FftKind::CUFFT_R2C, rows)?
             };
             // SAFETY: p_win holds rows·nfft reals and p_spec rows·(nfft/2+1) complex values.
             unsafe {
@@ -367,7 +353,7 @@ pub fn preprocess(
                     p_spec as *mut fft_sys::cufftComplex,
                 )
             }
-            .map_err(cufft_error("transforming windows"))?;
+            .map_err(fft::error("transforming windows"))?;
             let (plane64, row0, rows_i) = (plane as i64, (s0 * nw) as i64, rows as i32);
             let (bs, bl, ix00, ix11, ssn) = (
                 g.band_start as i32,
@@ -461,6 +447,7 @@ impl Blas {
         let h = cudarc::cublas::result::create_handle()
             .map_err(|e| Error::CudaDriver(format!("cuBLAS could not start: {e:?}")))?;
         let blas = Blas(h);
+        wait_for_library_setup(&gpu.ctx)?;
         // SAFETY: a live handle and stream of this context.
         unsafe { cudarc::cublas::result::set_stream(h, stream.cu_stream() as _) }
             .map_err(|e| Error::CudaDriver(format!("cuBLAS set_stream: {e:?}")))?;
@@ -480,7 +467,7 @@ struct RowBuffers {
     spec: CudaSlice<f32>,
     real: CudaSlice<f32>,
     trimmed: CudaSlice<f32>,
-    fft_full: Option<CudaFft>,
+    fft_full: Option<FftPlan>,
 }
 
 impl RowBuffers {
@@ -527,12 +514,11 @@ impl RowBuffers {
         let one_off;
         let fft = if rows == ROW_CHUNK {
             if self.fft_full.is_none() {
-                self.fft_full =
-                    Some(kit.fft_plan(g.nfft, fft_sys::cufftType::CUFFT_C2R, ROW_CHUNK)?);
+                self.fft_full = Some(kit.fft_plan(g.nfft, FftKind::CUFFT_C2R, ROW_CHUNK)?);
             }
             self.fft_full.as_ref().unwrap()
         } else {
-            one_off = kit.fft_plan(g.nfft, fft_sys::cufftType::CUFFT_C2R, rows)?;
+            one_off = kit.fft_plan(g.nfft, FftKind::CUFFT_C2R, rows)?;
             &one_off
         };
         // SAFETY: p_spec holds rows·(nfft/2+1) complex values, p_real rows·nfft reals.
@@ -543,7 +529,7 @@ impl RowBuffers {
                 p_real as *mut f32,
             )
         }
-        .map_err(cufft_error("inverse transforming correlations"))?;
+        .map_err(fft::error("inverse transforming correlations"))?;
         let (nfft, maxlag) = (g.nfft as i32, g.maxlag as i32);
         launch!(
             kit.module,
