@@ -7,7 +7,10 @@
 #
 #   TOOLS="memcheck racecheck"   the tools to run (default: all four)
 #   TESTS="cuda_dwt cuda_usfft"  the tests to run (default: every staged cuda_* test)
-#   SANITIZE_TIMEOUT=900         seconds per test and tool (the sanitizers are 10-100x slower)
+#   SANITIZE_TIMEOUT=900         seconds per run (the sanitizers are 10-100x slower)
+#   PARALLEL=4                   runs at once (default 1; each is its own process)
+# Each test runs in units so that the slow tools fit in a device call: one unit per test
+# function (cuda_progress has five), cuda_dwt one per section (SEISGPU_DWT_SECTIONS).
 # Exit status: 0 when every run passed with 0 errors, 1 otherwise.
 set -uo pipefail
 OUT=${OUT:-out/gpu-sanitize}
@@ -43,32 +46,63 @@ tool_options() {
     esac
 }
 
-failed=0
+# "test unit tool" lines: unit "-" is the whole binary, "S:x" section x of cuda_dwt,
+# anything else one test function.
+units() {
+    case $1 in
+        cuda_dwt) echo "S:A S:B S:C S:D S:E S:F S:G" ;; # H is the device-memory fill
+        *) ".gpu/tests/$1" --list 2>/dev/null | sed -n 's/: test$//p' | tr '\n' ' ' ;;
+    esac
+}
+jobs_list() {
+    for t in $TESTS; do
+        for tool in $TOOLS; do
+            for u in $(units "$t"); do echo "$t $u $tool"; done
+        done
+    done
+}
+
+run_one() { # test unit tool: one sanitizer run, one summary line into $LOGS/NAME.line
+    local t=$1 u=$2 tool=$3 name args=() envs=()
+    case $u in
+        S:*) envs=(SEISGPU_DWT_SECTIONS="${u#S:}") ;;
+        *) args=("$u" --exact) ;;
+    esac
+    name="${t}_${u//[^A-Za-z0-9_]/_}_$tool"
+    local log="$LOGS/$name.log" t0=$SECONDS
+    # shellcheck disable=SC2046 # the options are words
+    env "${envs[@]}" timeout "$SANITIZE_TIMEOUT" "$SANITIZER" --tool "$tool" $(tool_options "$tool") \
+        --error-exitcode 97 --print-limit 50 ".gpu/tests/$t" "${args[@]}" --test-threads=1 >"$log" 2>&1
+    local rc=$? result errors
+    # "ERROR SUMMARY: N errors" (memcheck, initcheck, synccheck) or "RACECHECK SUMMARY:
+    # N hazards displayed (E errors, W warnings)" (racecheck).
+    errors=$(grep -Eo '(ERROR SUMMARY: [0-9]+|\(([0-9]+) errors)' "$log" | grep -Eo '[0-9]+' | tail -n 1)
+    case $rc in
+        0) result=pass ;;
+        97) result=ERRORS ;;
+        124) result=TIMEOUT ;;
+        *) result="FAIL($rc)" ;;
+    esac
+    printf '%-16s %-44s %-10s %-10s %8s %6s\n' "$t" "${u#S:}" "$tool" "$result" "${errors:-?}" \
+        $((SECONDS - t0)) >"$LOGS/$name.line"
+}
+
 {
     "$SANITIZER" --version | tail -n 1
-    printf '%-16s %-10s %-10s %8s %6s\n' test tool result errors secs
+    printf '%-16s %-44s %-10s %-10s %8s %6s\n' test unit tool result errors secs
 } >"$OUT/summary.txt"
-for t in $TESTS; do
-    for tool in $TOOLS; do
-        log="$LOGS/${t}_$tool.log"
-        t0=$SECONDS
-        # shellcheck disable=SC2046 # the options are words
-        timeout "$SANITIZE_TIMEOUT" "$SANITIZER" --tool "$tool" $(tool_options "$tool") \
-            --error-exitcode 97 --print-limit 50 ".gpu/tests/$t" --test-threads=1 >"$log" 2>&1
-        rc=$?
-        # "ERROR SUMMARY: N errors" (memcheck, initcheck, synccheck) or "RACECHECK SUMMARY:
-        # N hazards displayed (E errors, W warnings)" (racecheck).
-        errors=$(grep -Eo '(ERROR SUMMARY: [0-9]+|\(([0-9]+) errors)' "$log" | grep -Eo '[0-9]+' | tail -n 1)
-        case $rc in
-            0) result=pass ;;
-            97) result=ERRORS ;;
-            124) result=TIMEOUT ;;
-            *) result="FAIL($rc)" ;;
-        esac
-        [ "$rc" = 0 ] || failed=1
-        printf '%-16s %-10s %-10s %8s %6s\n' "$t" "$tool" "$result" "${errors:-?}" $((SECONDS - t0)) |
-            tee -a "$OUT/summary.txt"
-    done
-done
+running=0
+while read -r t u tool; do
+    if [ "$running" -ge "${PARALLEL:-1}" ]; then
+        wait -n
+        running=$((running - 1))
+    fi
+    run_one "$t" "$u" "$tool" &
+    running=$((running + 1))
+done < <(jobs_list)
+wait
+cat "$LOGS"/*.line | tee -a "$OUT/summary.txt"
+failed=0
+grep -qv ' pass ' "$LOGS"/*.line && failed=1
 tar czf "$OUT/sanitize_logs.tgz" -C "$LOGS" .
 exit $failed
