@@ -2,13 +2,14 @@
 # Runs, on the device machine and from the repository root, the CUDA tests staged by
 # scripts/gpu_stage.sh (.gpu/tests/cuda_*) under compute-sanitizer: memcheck (with leak
 # checking), racecheck, initcheck and synccheck, the GPU required (SEISGPU_REQUIRE_CUDA=1).
-# Writes to $OUT (out/gpu-sanitize elsewhere): summary.txt, one line per test and tool with
-# the sanitizer's error count, and sanitize_logs.tgz with every log.
+# Writes to $OUT (out/gpu-sanitize elsewhere): summary.txt, one line per run as it ends, with
+# the sanitizer's error count; the log of each run with errors; sanitize_logs.tgz with every log.
 #
 #   TOOLS="memcheck racecheck"   the tools to run (default: all four)
 #   TESTS="cuda_dwt cuda_usfft"  the tests to run (default: every staged cuda_* test)
 #   SANITIZE_TIMEOUT=900         seconds per run (the sanitizers are 10-100x slower)
 #   PARALLEL=4                   runs at once (default 1; each is its own process)
+#   MATCH='racecheck|dwt.*sync'  only the runs whose "test unit tool" line matches
 # Each test runs in units so that the slow tools fit in a device call: one unit per test
 # function (cuda_progress has five), cuda_dwt one per section (SEISGPU_DWT_SECTIONS).
 # Exit status: 0 when every run passed with 0 errors, 1 otherwise.
@@ -59,7 +60,7 @@ jobs_list() {
         for tool in $TOOLS; do
             for u in $(units "$t"); do echo "$t $u $tool"; done
         done
-    done
+    done | grep -E "${MATCH:-.}"
 }
 
 run_one() { # test unit tool: one sanitizer run, one summary line into $LOGS/NAME.line
@@ -84,7 +85,8 @@ run_one() { # test unit tool: one sanitizer run, one summary line into $LOGS/NAM
         *) result="FAIL($rc)" ;;
     esac
     printf '%-16s %-44s %-10s %-10s %8s %6s\n' "$t" "${u#S:}" "$tool" "$result" "${errors:-?}" \
-        $((SECONDS - t0)) >"$LOGS/$name.line"
+        $((SECONDS - t0)) | tee "$LOGS/$name.line" >>"$OUT/summary.txt"
+    if [ "$result" = ERRORS ]; then cp "$log" "$OUT/"; fi
 }
 
 {
@@ -101,7 +103,7 @@ while read -r t u tool; do
     running=$((running + 1))
 done < <(jobs_list)
 wait
-cat "$LOGS"/*.line | tee -a "$OUT/summary.txt"
+cat "$OUT/summary.txt"
 failed=0
 grep -qv ' pass ' "$LOGS"/*.line && failed=1
 tar czf "$OUT/sanitize_logs.tgz" -C "$LOGS" .
