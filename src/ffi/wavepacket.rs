@@ -1,7 +1,8 @@
 //! `sg_wavepacket_layout`: Gaussian wave packets (Nikitin, Duchkov & Andersson 2017) in 2D
 //! and 3D — a box layout of the Fourier domain, the forward transform C, its adjoint C*, the
-//! inverse, and the operations on coefficients (compression, thresholding, POCS
-//! interpolation of missing traces).
+//! inverse, and the operations on coefficients (compression by the largest coefficients or
+//! the sparse approximation, thresholding at a value, per level or per box for white noise,
+//! the noise estimate, POCS interpolation of missing traces).
 
 use super::context::sg_context;
 use super::status::sg_status;
