@@ -206,6 +206,24 @@ module seisgpu
     real(c_double) :: last                 ! last threshold / max |c| (0.001)
   end type sg_wavepacket_pocs_options
 
+  ! Options of sg_wavepacket_layout_create_with_options; start from
+  ! sg_wavepacket_layout_options_default().
+  type, bind(C) :: sg_wavepacket_layout_options
+    integer(c_size_t) :: directions        ! 2D even, 3D a Lebedev size; 0: 32 (2D), 350 (3D)
+    integer(c_size_t) :: levels            ! directional levels 1 ... 12; 0: automatic
+    real(c_double) :: alpha                ! radial sharpness, 0.5 ... 20 (3)
+    real(c_double) :: beta                 ! radial over lateral width; 0: automatic
+    real(c_double) :: cutoff               ! windows cut below this, in (0, 0.5) (0.001)
+    real(c_double) :: tolerance            ! USFFT relative accuracy (1e-6)
+  end type sg_wavepacket_layout_options
+
+  ! Options of sg_wavepacket_sparse_approximation_f32/_f64; start from
+  ! sg_wavepacket_sparse_options_default().
+  type, bind(C) :: sg_wavepacket_sparse_options
+    integer(c_size_t) :: stages            ! stages of support growth, >= 1 (12)
+    integer(c_size_t) :: refit_iterations  ! CGLS iterations per refit, >= 1 (8)
+  end type sg_wavepacket_sparse_options
+
   interface
 
     ! ---- contexts -------------------------------------------------------------------
@@ -812,6 +830,31 @@ module seisgpu
       type(sg_wavepacket_pocs_options) :: options
     end function sg_wavepacket_pocs_options_default
 
+    function sg_wavepacket_layout_options_default() &
+        bind(C, name="sg_wavepacket_layout_options_default") result(options)
+      import :: sg_wavepacket_layout_options
+      type(sg_wavepacket_layout_options) :: options
+    end function sg_wavepacket_layout_options_default
+
+    function sg_wavepacket_sparse_options_default() &
+        bind(C, name="sg_wavepacket_sparse_options_default") result(options)
+      import :: sg_wavepacket_sparse_options
+      type(sg_wavepacket_sparse_options) :: options
+    end function sg_wavepacket_sparse_options_default
+
+    function sg_wavepacket_layout_create_with_options(ctx, dim, shape, precision, options, out) &
+        bind(C, name="sg_wavepacket_layout_create_with_options") result(status)
+      import :: c_int32_t, c_size_t, c_ptr, sg_wavepacket_layout_options
+      type(c_ptr), value, intent(in) :: ctx
+      integer(c_int32_t), value, intent(in) :: dim
+      integer(c_size_t), intent(in) :: shape(*)
+      integer(c_int32_t), value, intent(in) :: precision
+      type(sg_wavepacket_layout_options), intent(in) :: options
+      type(c_ptr), intent(inout) :: out
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_layout_create_with_options
+
+    ! Kept for programs built against it: the layout of the options above at cutoff 1e-3.
     function sg_wavepacket_layout_create(ctx, dim, shape, directions, levels, alpha, beta, &
         tolerance, precision, out) bind(C, name="sg_wavepacket_layout_create") result(status)
       import :: c_int32_t, c_size_t, c_double, c_ptr
@@ -858,6 +901,15 @@ module seisgpu
       integer(c_size_t), intent(out) :: offset
       integer(c_int32_t) :: status
     end function sg_wavepacket_box_info
+
+    function sg_wavepacket_packet_norms(layout, norms, n_boxes) &
+        bind(C, name="sg_wavepacket_packet_norms") result(status)
+      import :: c_int32_t, c_size_t, c_double, c_ptr
+      type(c_ptr), value, intent(in) :: layout
+      real(c_double), intent(out) :: norms(*)
+      integer(c_size_t), value, intent(in) :: n_boxes
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_packet_norms
 
     function sg_wavepacket_forward_f32(layout, data, coeffs) &
         bind(C, name="sg_wavepacket_forward_f32") result(status)
@@ -921,6 +973,39 @@ module seisgpu
       integer(c_int32_t) :: status
     end function sg_wavepacket_pocs_f32
 
+    function sg_wavepacket_threshold_noise_f32(layout, coeffs, mode, k, sigma) &
+        bind(C, name="sg_wavepacket_threshold_noise_f32") result(status)
+      import :: c_int32_t, c_double, c_float, c_ptr
+      type(c_ptr), value, intent(in) :: layout
+      real(c_float), intent(inout) :: coeffs(*)
+      integer(c_int32_t), value, intent(in) :: mode
+      real(c_double), value, intent(in) :: k
+      real(c_double), value, intent(in) :: sigma
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_threshold_noise_f32
+
+    function sg_wavepacket_estimate_noise_f32(layout, coeffs, sigma) &
+        bind(C, name="sg_wavepacket_estimate_noise_f32") result(status)
+      import :: c_int32_t, c_double, c_float, c_ptr
+      type(c_ptr), value, intent(in) :: layout
+      real(c_float), intent(in) :: coeffs(*)
+      real(c_double), intent(out) :: sigma
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_estimate_noise_f32
+
+    function sg_wavepacket_sparse_approximation_f32(layout, data, coeffs, s, options, kept, &
+        residual) bind(C, name="sg_wavepacket_sparse_approximation_f32") result(status)
+      import :: c_int32_t, c_size_t, c_double, c_float, c_ptr, sg_wavepacket_sparse_options
+      type(c_ptr), value, intent(in) :: layout
+      real(c_float), intent(in) :: data(*)
+      real(c_float), intent(inout) :: coeffs(*)      ! interleaved re, im
+      integer(c_size_t), value, intent(in) :: s
+      type(sg_wavepacket_sparse_options), intent(in) :: options
+      integer(c_size_t), intent(inout) :: kept
+      real(c_double), intent(inout) :: residual
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_sparse_approximation_f32
+
     function sg_wavepacket_forward_f64(layout, data, coeffs) &
         bind(C, name="sg_wavepacket_forward_f64") result(status)
       import :: c_int32_t, c_double, c_ptr
@@ -982,6 +1067,39 @@ module seisgpu
       type(sg_wavepacket_pocs_options), intent(in) :: options
       integer(c_int32_t) :: status
     end function sg_wavepacket_pocs_f64
+
+    function sg_wavepacket_threshold_noise_f64(layout, coeffs, mode, k, sigma) &
+        bind(C, name="sg_wavepacket_threshold_noise_f64") result(status)
+      import :: c_int32_t, c_double, c_ptr
+      type(c_ptr), value, intent(in) :: layout
+      real(c_double), intent(inout) :: coeffs(*)
+      integer(c_int32_t), value, intent(in) :: mode
+      real(c_double), value, intent(in) :: k
+      real(c_double), value, intent(in) :: sigma
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_threshold_noise_f64
+
+    function sg_wavepacket_estimate_noise_f64(layout, coeffs, sigma) &
+        bind(C, name="sg_wavepacket_estimate_noise_f64") result(status)
+      import :: c_int32_t, c_double, c_ptr
+      type(c_ptr), value, intent(in) :: layout
+      real(c_double), intent(in) :: coeffs(*)
+      real(c_double), intent(out) :: sigma
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_estimate_noise_f64
+
+    function sg_wavepacket_sparse_approximation_f64(layout, data, coeffs, s, options, kept, &
+        residual) bind(C, name="sg_wavepacket_sparse_approximation_f64") result(status)
+      import :: c_int32_t, c_size_t, c_double, c_ptr, sg_wavepacket_sparse_options
+      type(c_ptr), value, intent(in) :: layout
+      real(c_double), intent(in) :: data(*)
+      real(c_double), intent(inout) :: coeffs(*)      ! interleaved re, im
+      integer(c_size_t), value, intent(in) :: s
+      type(sg_wavepacket_sparse_options), intent(in) :: options
+      integer(c_size_t), intent(inout) :: kept
+      real(c_double), intent(inout) :: residual
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_sparse_approximation_f64
   end interface
 
 contains

@@ -576,6 +576,62 @@ typedef struct {
 } sg_wavepacket_pocs_options;
 
 /*
+ Options of `sg_wavepacket_layout_create_with_options`. Start from
+ `sg_wavepacket_layout_options_default()`.
+ */
+typedef struct {
+  /*
+   2D: any even count 2 … 4096 (uniform in angle); 3D: the size of a Lebedev rule (6, 14,
+   26, 38, 50, 74, 86, 110, 146, 170, 194, 230, 266, 302, 350, 434, 590); 0 (default): 32
+   in 2D, 350 in 3D.
+   */
+  size_t directions;
+  /*
+   Directional levels 1 … 12, the finest centred at 0.375 cycles/sample and each coarser
+   one an octave lower; 0 (default): max(1, ⌊log2 min(shape)⌋ − 3).
+   */
+  size_t levels;
+  /*
+   Radial sharpness, 0.5 … 20: a level's radial width is about its centre frequency over
+   alpha (default 3).
+   */
+  double alpha;
+  /*
+   Radial over lateral width, ≥ 0; 0 (default): an angular width of half the mean spacing
+   of the directions.
+   */
+  double beta;
+  /*
+   Each box's rectangle covers where its window exceeds `cutoff` times its peak, in
+   (0, 0.5) (default 1e-3). Larger values give smaller boxes, so fewer coefficients (less
+   redundancy) and a looser partition of unity.
+   */
+  double cutoff;
+  /*
+   The USFFT's relative accuracy, in (0, 1), at least 1e-6 in single precision (default
+   1e-6).
+   */
+  double tolerance;
+} sg_wavepacket_layout_options;
+
+/*
+ Options of `sg_wavepacket_sparse_approximation_f32/_f64`. Start from
+ `sg_wavepacket_sparse_options_default()`.
+ */
+typedef struct {
+  /*
+   Stages in which the support grows to its final size, in equal shares, ≥ 1 (default 12);
+   each costs one forward transform and the refit.
+   */
+  size_t stages;
+  /*
+   Conjugate-gradient (CGLS) iterations of the least-squares refit after each stage, ≥ 1
+   (default 8); each costs one forward and one adjoint transform.
+   */
+  size_t refit_iterations;
+} sg_wavepacket_sparse_options;
+
+/*
  Options of an `sg_xcorr_plan`. Start from `sg_xcorr_options_default()` (NoisePy's
  defaults) and set at least `sampling_rate`, `freqmin` and `freqmax`.
  */
@@ -1203,23 +1259,40 @@ uint32_t sg_version_number(void);
 sg_wavepacket_pocs_options sg_wavepacket_pocs_options_default(void);
 
 /*
+ The options `sg_wavepacket_layout_create_with_options` uses when given NULL. Thread-safe.
+ */
+sg_wavepacket_layout_options sg_wavepacket_layout_options_default(void);
+
+/*
+ The options `sg_wavepacket_sparse_approximation_f32/_f64` use when given NULL. Thread-safe.
+ */
+sg_wavepacket_sparse_options sg_wavepacket_sparse_options_default(void);
+
+/*
  Creates a layout for data of `dim` (2 or 3) axes of `shape[0]`, `shape[1]` [, `shape[2]`]
  samples (axis 1 fastest; each 8 … 2^20; any sizes, not only powers of two or cubes: each
  direction's box grids are padded, along its rotated axes, by two widths of the widest
- packet, so the data's periodic images stay apart without a padded copy being made).
- `directions`: 2D any even count 2 … 4096 (uniform in angle), 3D the size of a Lebedev rule
- (6, 14, 26, 38, 50, 74, 86, 110, 146, 170, 194, 230, 266, 302, 350, 434, 590); 0 gives 32
- (2D) or 350 (3D). For real data one direction of each antipodal pair is kept. `levels`:
- directional scales, 1 … 12, the finest centred at 0.375 cycles/sample and each coarser
- one an octave lower; 0 gives max(1, ⌊log2 min(shape)⌋ − 3). `alpha`: radial sharpness,
- 0.5 … 20, a level's radial width is about its centre frequency over alpha (0 gives 3).
- `beta`: radial over lateral width (0 gives the automatic value: an angular width of half
- the mean spacing of the directions). `tolerance`: the USFFT's relative accuracy (0 gives
- 1e-6; at least 1e-6 in single precision). `precision`: `SG_WAVEPACKET_F32` or
- `SG_WAVEPACKET_F64`. The windows are normalised on the discrete layout so that the squares
- of all boxes' windows sum to one over the band the layout covers. A layout the host's
- memory cannot hold gives `SG_ERR_OUT_OF_MEMORY`. On success `*out` receives a layout the
- caller owns (`sg_wavepacket_layout_destroy`). Thread-safe.
+ packet, so the data's periodic images stay apart without a padded copy being made), in
+ `precision` `SG_WAVEPACKET_F32` or `SG_WAVEPACKET_F64`. `options` (see its fields) may be
+ NULL for the defaults; a value out of range is refused with the field named. For real data
+ one direction of each antipodal pair is kept. The windows are normalised on the discrete
+ layout so that the squares of all boxes' windows sum to one over the band the layout covers.
+ A layout the host's memory cannot hold gives `SG_ERR_OUT_OF_MEMORY`. On success `*out`
+ receives a layout the caller owns (`sg_wavepacket_layout_destroy`). Thread-safe.
+ */
+sg_status sg_wavepacket_layout_create_with_options(const sg_context *ctx,
+                                                   int32_t dim,
+                                                   const size_t *shape,
+                                                   int32_t precision,
+                                                   const sg_wavepacket_layout_options *options,
+                                                   sg_wavepacket_layout **out);
+
+/*
+ The layout of `sg_wavepacket_layout_create_with_options` with `directions`, `levels`,
+ `alpha` (0 gives 3), `beta`, `tolerance` (0 gives 1e-6) and the default cutoff 1e-3. Kept,
+ unchanged, for programs built against it (the ABI policy only adds within a major
+ version); new code calls `sg_wavepacket_layout_create_with_options`, which also sets the
+ cutoff.
  */
 sg_status sg_wavepacket_layout_create(const sg_context *ctx,
                                       int32_t dim,
@@ -1393,6 +1466,91 @@ sg_status sg_wavepacket_pocs_f64(const sg_wavepacket_layout *layout,
                                  const int32_t *live,
                                  size_t n_traces,
                                  const sg_wavepacket_pocs_options *options);
+
+/*
+ Denoising of white noise, in place: each box b is thresholded at `k`·`sigma`·‖ψ_b‖ (‖ψ_b‖
+ its packet norm, `sg_wavepacket_packet_norms`), `mode` `SG_WAVEPACKET_HARD` or
+ `SG_WAVEPACKET_SOFT`. `sigma` is the noise's standard deviation in the data (known, or from
+ `sg_wavepacket_estimate_noise_f32`): a coefficient of such noise has E|c|² = σ²‖ψ_b‖², and
+ exceeds k·σ‖ψ_b‖ with probability e^(−k²) (k ≈ 2.5, hard, removes all but 0.2 % of the
+ noise's coefficients). `k` and `sigma` finite and ≥ 0. Non-finite coefficients give
+ `SG_ERR_NON_FINITE`; on failure nothing is changed.
+ */
+sg_status sg_wavepacket_threshold_noise_f32(const sg_wavepacket_layout *layout,
+                                            float *coeffs,
+                                            int32_t mode,
+                                            double k,
+                                            double sigma);
+
+/*
+ `sg_wavepacket_threshold_noise_f32` for a double-precision layout.
+ */
+sg_status sg_wavepacket_threshold_noise_f64(const sg_wavepacket_layout *layout,
+                                            double *coeffs,
+                                            int32_t mode,
+                                            double k,
+                                            double sigma);
+
+/*
+ `*sigma` receives the standard deviation of white noise in the data whose coefficients
+ (from `sg_wavepacket_forward_f32`) are `coeffs`: the median of |c|/‖ψ_b‖ over the finest
+ level's coefficients whose packets lie inside the data, over √ln 2 (the median of a
+ complex Gaussian's magnitude); the finest level holds the least signal. 0 when that level
+ holds no such coefficient. Non-finite coefficients give `SG_ERR_NON_FINITE`; on failure
+ `*sigma` is not written.
+ */
+sg_status sg_wavepacket_estimate_noise_f32(const sg_wavepacket_layout *layout,
+                                           const float *coeffs,
+                                           double *sigma);
+
+/*
+ `sg_wavepacket_estimate_noise_f32` for a double-precision layout.
+ */
+sg_status sg_wavepacket_estimate_noise_f64(const sg_wavepacket_layout *layout,
+                                           const double *coeffs,
+                                           double *sigma);
+
+/*
+ `norms[b]` receives ‖ψ_b‖ of every box b (`n_boxes` must be the layout's box count): the ℓ2
+ norm of one of its complex packets where it lies inside the data (less near the edges), from
+ its window. A coefficient of white noise of variance σ² has E|c|² = σ²‖ψ_b‖², so |c|/‖ψ_b‖
+ compares coefficients across boxes. Any precision; on failure nothing is written.
+ */
+sg_status sg_wavepacket_packet_norms(const sg_wavepacket_layout *layout,
+                                     double *norms,
+                                     size_t n_boxes);
+
+/*
+ The S-term approximation (compression): `coeffs` (as `sg_wavepacket_forward_f32` writes
+ them) receives at most `s` (≤ n_coefficients) non-zero coefficients whose synthesis C*c
+ (`sg_wavepacket_adjoint_f32`) approximates `data` (n_samples values). The frame is
+ redundant, so the largest coefficients of C f (`sg_wavepacket_keep_largest_f32`) are a poor
+ choice; here the support grows in `options.stages` stages, each adding the coefficients
+ whose packets correlate best with the residual (|(C r)_i|/‖ψ_i‖), and the kept ones are
+ refitted by least squares on ‖C*c − f‖ after each stage. `options` may be NULL for the
+ defaults. `*kept` (the non-zero coefficients) and `*residual` (‖f − C*c‖/‖f‖) may each be
+ NULL. The arrays must not overlap. Non-finite data gives `SG_ERR_NON_FINITE`. Progress:
+ stage "wave-packet sparse approximation", one item per stage. On failure nothing is
+ written.
+ */
+sg_status sg_wavepacket_sparse_approximation_f32(const sg_wavepacket_layout *layout,
+                                                 const float *data,
+                                                 float *coeffs,
+                                                 size_t s,
+                                                 const sg_wavepacket_sparse_options *options,
+                                                 size_t *kept,
+                                                 double *residual);
+
+/*
+ `sg_wavepacket_sparse_approximation_f32` for a double-precision layout.
+ */
+sg_status sg_wavepacket_sparse_approximation_f64(const sg_wavepacket_layout *layout,
+                                                 const double *data,
+                                                 double *coeffs,
+                                                 size_t s,
+                                                 const sg_wavepacket_sparse_options *options,
+                                                 size_t *kept,
+                                                 double *residual);
 
 /*
  NoisePy's defaults (see the fields). Thread-safe.

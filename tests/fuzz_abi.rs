@@ -254,6 +254,14 @@ const EXPORTS: &[&str] = &[
     "sg_wavepacket_threshold_f64",
     "sg_wavepacket_pocs_f32",
     "sg_wavepacket_pocs_f64",
+    "sg_wavepacket_layout_create_with_options",
+    "sg_wavepacket_packet_norms",
+    "sg_wavepacket_threshold_noise_f32",
+    "sg_wavepacket_threshold_noise_f64",
+    "sg_wavepacket_estimate_noise_f32",
+    "sg_wavepacket_estimate_noise_f64",
+    "sg_wavepacket_sparse_approximation_f32",
+    "sg_wavepacket_sparse_approximation_f64",
 ];
 
 fn report(

@@ -1,7 +1,8 @@
 //! The wave packets through the C ABI (`sg_wavepacket_*`): sizes and box geometry as the
-//! layout holds them, the ABI's forward/adjoint/inverse against the Rust plan's, progress
-//! and cancellation of the long calls, and bad input refused with the argument named and
-//! nothing written.
+//! layout holds them, the ABI's forward/adjoint/inverse against the Rust plan's, the layout
+//! options (the cutoff), per-box noise thresholds, the noise estimate, packet norms and the
+//! sparse approximation against the Rust functions, progress and cancellation of the long
+//! calls, and bad input refused with the argument named and nothing written.
 
 mod common;
 mod progress_common;
@@ -281,6 +282,23 @@ fn long_calls_report_progress_and_stop_cleanly() {
         );
         (s, out)
     });
+    let so = sg_wavepacket_sparse_options {
+        stages: 6,
+        refit_iterations: 2,
+    };
+    progress_common::exercise(&ctx, "sparse approximation", 4, &sentinel_c, || {
+        let mut out = sentinel_c.clone();
+        let s = sg_wavepacket_sparse_approximation_f32(
+            l.0,
+            f.as_ptr(),
+            out.as_mut_ptr(),
+            60,
+            &so,
+            ptr::null_mut(),
+            ptr::null_mut(),
+        );
+        (s, out)
+    });
     let mut live = [1i32; NX];
     live[7] = 0;
     live[21] = 0;
@@ -513,4 +531,572 @@ fn bad_input_is_refused_with_nothing_written() {
     assert_eq!(x, f);
     // The layout still works after all of that.
     ok(sg_wavepacket_forward_f32(l.0, f.as_ptr(), c.as_mut_ptr()));
+}
+
+// ---- layout options, noise thresholds, sparse approximation ---------------------------
+
+fn rust_plan<T: seisgpu::usfft::Real>(
+    opts: &seisgpu::wavepacket::LayoutOptions,
+) -> seisgpu::wavepacket::WavepacketPlan<T> {
+    let ctx = seisgpu::context::Context::new(seisgpu::backend::BackendRequest::Cpu, 0).unwrap();
+    seisgpu::wavepacket::WavepacketPlan::new(ctx, &[NT, NX], opts).unwrap()
+}
+
+fn layout_with(ctx: *mut sg_context, o: Option<&sg_wavepacket_layout_options>, p: i32) -> Layout {
+    let mut l = ptr::null_mut();
+    let shape = [NT, NX];
+    let o = o.map_or(ptr::null(), |o| o as *const _);
+    ok(sg_wavepacket_layout_create_with_options(
+        ctx,
+        2,
+        shape.as_ptr(),
+        p,
+        o,
+        &mut l,
+    ));
+    Layout(l)
+}
+
+/// The options struct's defaults are the Rust defaults; its cutoff shrinks the boxes as the
+/// Rust layout of that cutoff does; the old create is the new one at cutoff 1e-3.
+#[test]
+fn layout_options_set_the_cutoff() {
+    use seisgpu::wavepacket::LayoutOptions;
+    let d = sg_wavepacket_layout_options_default();
+    let r = LayoutOptions::default();
+    assert_eq!(
+        (
+            d.directions,
+            d.levels,
+            d.alpha,
+            d.beta,
+            d.cutoff,
+            d.tolerance
+        ),
+        (
+            r.directions,
+            r.levels,
+            r.alpha,
+            r.beta,
+            r.cutoff,
+            r.tolerance
+        )
+    );
+    assert_eq!((d.cutoff, d.alpha, d.tolerance), (1e-3, 3.0, 1e-6));
+
+    let ctx = Ctx::cpu();
+    let f = section();
+    let mut o = sg_wavepacket_layout_options_default();
+    o.directions = 12;
+    o.tolerance = 1e-12;
+    let mut redundancy = Vec::new();
+    for cutoff in [1e-3, 0.05, 0.2] {
+        o.cutoff = cutoff;
+        let l = layout_with(ctx.0, Some(&o), SG_WAVEPACKET_F64);
+        let [n, m, n_boxes, ..] = sizes(&l);
+        let plan = rust_plan::<f64>(&LayoutOptions {
+            directions: 12,
+            cutoff,
+            tolerance: 1e-12,
+            ..Default::default()
+        });
+        let rl = plan.layout();
+        assert_eq!(
+            (m, n_boxes),
+            (rl.n_coefficients, rl.boxes.len()),
+            "{cutoff}"
+        );
+        // The same windows: forward equals the Rust plan's bit for bit.
+        let mut c = vec![0.0f64; 2 * m];
+        ok(sg_wavepacket_forward_f64(l.0, f.as_ptr(), c.as_mut_ptr()));
+        let mut want = vec![Complex::new(0.0, 0.0); m];
+        plan.forward(&f, &mut want).unwrap();
+        assert!(c.chunks(2).zip(&want).all(|(a, b)| a == [b.re, b.im]));
+        redundancy.push(m as f64 / n as f64);
+    }
+    println!("redundancy at cutoff 1e-3 / 0.05 / 0.2: {redundancy:.2?}");
+    assert!(redundancy[0] > redundancy[1] && redundancy[1] > redundancy[2]);
+    assert!(redundancy[2] < 0.7 * redundancy[0], "{redundancy:?}");
+
+    // sg_wavepacket_layout_create = the options at cutoff 1e-3 (alpha and tolerance 0:
+    // their defaults); NULL options = the defaults (32 directions).
+    let old = layout(ctx.0, &[NT, NX], 12, SG_WAVEPACKET_F64);
+    o.cutoff = 1e-3;
+    assert_eq!(
+        sizes(&old),
+        sizes(&layout_with(ctx.0, Some(&o), SG_WAVEPACKET_F64))
+    );
+    let dflt = layout_with(ctx.0, None, SG_WAVEPACKET_F32);
+    let rl = rust_plan::<f32>(&LayoutOptions::default());
+    assert_eq!(
+        sizes(&dflt)[1..4],
+        [
+            rl.layout().n_coefficients,
+            rl.layout().boxes.len(),
+            rl.layout().levels
+        ]
+    );
+    assert_eq!(sizes(&dflt)[4], 16);
+}
+
+/// Per-box noise thresholds, the noise estimate and the packet norms through the ABI equal
+/// the Rust functions on the same coefficients, and the thresholds are k·σ·‖ψ_b‖ box by box.
+#[test]
+fn noise_thresholds_match_the_rust_functions() {
+    use seisgpu::wavepacket::coeffs::{estimate_noise, threshold_noise, ThresholdMode};
+    let ctx = Ctx::cpu();
+    let l = layout(ctx.0, &[NT, NX], 12, SG_WAVEPACKET_F64);
+    let [n, m, n_boxes, ..] = sizes(&l);
+    let plan = rust_plan::<f64>(&seisgpu::wavepacket::LayoutOptions {
+        directions: 12,
+        tolerance: 1e-12,
+        ..Default::default()
+    });
+    let rl = plan.layout();
+    let clean = section();
+    let rms = (clean.iter().map(|v| v * v).sum::<f64>() / n as f64).sqrt();
+    let sigma = 0.5 * rms;
+    let mut rng = common::Rng::new(11);
+    let noisy: Vec<f64> = clean.iter().map(|&v| v + sigma * rng.gauss()).collect();
+    let mut c = vec![0.0f64; 2 * m];
+    ok(sg_wavepacket_forward_f64(
+        l.0,
+        noisy.as_ptr(),
+        c.as_mut_ptr(),
+    ));
+    let cz: Vec<Complex<f64>> = c.chunks(2).map(|z| Complex::new(z[0], z[1])).collect();
+
+    let mut norms = vec![0.0; n_boxes];
+    ok(sg_wavepacket_packet_norms(l.0, norms.as_mut_ptr(), n_boxes));
+    assert_eq!(norms, plan.packet_norms());
+    assert!(norms.iter().all(|&v| v > 0.0));
+
+    let mut est = -1.0;
+    ok(sg_wavepacket_estimate_noise_f64(l.0, c.as_ptr(), &mut est));
+    assert_eq!(est, estimate_noise(rl, &norms, &cz));
+    println!("σ estimated {est:.4}, true {sigma:.4}");
+    assert!((est / sigma - 1.0).abs() < 0.1, "{est} vs {sigma}");
+
+    let denoise = |x: &[f64]| {
+        let mut y = vec![0.0; n];
+        ok(sg_wavepacket_adjoint_f64(l.0, x.as_ptr(), y.as_mut_ptr()));
+        -20.0 * rel(&y, &clean).log10()
+    };
+    for (mode, rmode, k) in [
+        (SG_WAVEPACKET_HARD, ThresholdMode::Hard, 2.5),
+        (SG_WAVEPACKET_SOFT, ThresholdMode::Soft, 1.5),
+    ] {
+        let mut t = c.clone();
+        ok(sg_wavepacket_threshold_noise_f64(
+            l.0,
+            t.as_mut_ptr(),
+            mode,
+            k,
+            est,
+        ));
+        let mut want = cz.clone();
+        threshold_noise(rl, &norms, &mut want, rmode, k, est).unwrap();
+        assert!(t.chunks(2).zip(&want).all(|(a, b)| a == [b.re, b.im]));
+        // Box by box: |c| ≤ k·σ·‖ψ_b‖ → 0; above, kept (hard) or shrunk by it (soft).
+        for (b, bx) in rl.boxes.iter().enumerate() {
+            let th = k * est * norms[b];
+            for i in bx.offset..bx.offset + bx.n_coefficients() {
+                let (a, got) = (cz[i].norm(), t[2 * i].hypot(t[2 * i + 1]));
+                let want = match (a <= th, mode) {
+                    (true, _) => 0.0,
+                    (false, SG_WAVEPACKET_HARD) => a,
+                    _ => a - th,
+                };
+                assert!(
+                    (got - want).abs() <= 1e-12 * a.max(1.0),
+                    "box {b} {i}: {got} {want}"
+                );
+            }
+        }
+        let left = t.chunks(2).filter(|z| z[0] != 0.0 || z[1] != 0.0).count();
+        let (before, after) = (denoise(&c), denoise(&t));
+        println!("k = {k} (mode {mode}): {left} of {m} left, SNR {before:.2} → {after:.2} dB");
+        assert!(after > before + 3.0, "{before} {after}");
+    }
+
+    // f32: the norms of the f32 windows, the same thresholds as Rust's on f32 values.
+    let l32 = layout(ctx.0, &[NT, NX], 12, SG_WAVEPACKET_F32);
+    let plan32 = rust_plan::<f32>(&seisgpu::wavepacket::LayoutOptions {
+        directions: 12,
+        ..Default::default()
+    });
+    ok(sg_wavepacket_packet_norms(
+        l32.0,
+        norms.as_mut_ptr(),
+        n_boxes,
+    ));
+    assert_eq!(norms, plan32.packet_norms());
+    let f32s: Vec<f32> = noisy.iter().map(|&v| v as f32).collect();
+    let mut c32 = vec![0.0f32; 2 * m];
+    ok(sg_wavepacket_forward_f32(
+        l32.0,
+        f32s.as_ptr(),
+        c32.as_mut_ptr(),
+    ));
+    let cz32: Vec<Complex<f32>> = c32.chunks(2).map(|z| Complex::new(z[0], z[1])).collect();
+    ok(sg_wavepacket_estimate_noise_f32(
+        l32.0,
+        c32.as_ptr(),
+        &mut est,
+    ));
+    assert_eq!(est, estimate_noise(plan32.layout(), &norms, &cz32));
+    ok(sg_wavepacket_threshold_noise_f32(
+        l32.0,
+        c32.as_mut_ptr(),
+        SG_WAVEPACKET_HARD,
+        2.5,
+        est,
+    ));
+    let mut want = cz32;
+    threshold_noise(
+        plan32.layout(),
+        &norms,
+        &mut want,
+        ThresholdMode::Hard,
+        2.5,
+        est,
+    )
+    .unwrap();
+    assert!(c32.chunks(2).zip(&want).all(|(a, b)| a == [b.re, b.im]));
+}
+
+/// The S-term approximation through the ABI equals the Rust one, keeps S coefficients,
+/// reports the residual its coefficients give, and beats the S largest of C f.
+#[test]
+fn sparse_approximation_matches_the_rust_plan() {
+    use seisgpu::wavepacket::sparse::SparseOptions;
+    let ctx = Ctx::cpu();
+    let l = layout(ctx.0, &[NT, NX], 12, SG_WAVEPACKET_F64);
+    let [n, m, ..] = sizes(&l);
+    let plan = rust_plan::<f64>(&seisgpu::wavepacket::LayoutOptions {
+        directions: 12,
+        tolerance: 1e-12,
+        ..Default::default()
+    });
+    let f = section();
+    let d = sg_wavepacket_sparse_options_default();
+    let r = SparseOptions::default();
+    assert_eq!(
+        (d.stages, d.refit_iterations),
+        (r.stages, r.refit_iterations)
+    );
+    let residual_of = |c: &[f64]| {
+        let mut y = vec![0.0; n];
+        ok(sg_wavepacket_adjoint_f64(l.0, c.as_ptr(), y.as_mut_ptr()));
+        rel(&y, &f)
+    };
+    let s = n / 40; // complex values: 5 % of the samples' reals
+    let mut o = sg_wavepacket_sparse_options_default();
+    o.stages = 6;
+    let mut c = vec![0.0f64; 2 * m];
+    let (mut kept, mut res) = (0usize, 0.0f64);
+    ok(sg_wavepacket_sparse_approximation_f64(
+        l.0,
+        f.as_ptr(),
+        c.as_mut_ptr(),
+        s,
+        &o,
+        &mut kept,
+        &mut res,
+    ));
+    let opts = SparseOptions {
+        stages: 6,
+        ..Default::default()
+    };
+    let (want, report) = plan.sparse_approximation(&f, s, &opts).unwrap();
+    assert!(c.chunks(2).zip(&want).all(|(a, b)| a == [b.re, b.im]));
+    assert_eq!((kept, res), (report.kept, report.residual));
+    let nonzero = c.chunks(2).filter(|z| z[0] != 0.0 || z[1] != 0.0).count();
+    assert_eq!((kept, nonzero), (s, s));
+    let direct = residual_of(&c);
+    assert!((direct - res).abs() < 1e-9, "{direct} {res}");
+    let mut largest = vec![0.0f64; 2 * m];
+    ok(sg_wavepacket_forward_f64(
+        l.0,
+        f.as_ptr(),
+        largest.as_mut_ptr(),
+    ));
+    ok(sg_wavepacket_keep_largest_f64(l.0, largest.as_mut_ptr(), s));
+    let plain = residual_of(&largest);
+    println!(
+        "{s} of {m} coefficients: sparse SNR {:.2} dB (residual {res:.4}), the largest of Cf {:.2} dB",
+        -20.0 * res.log10(),
+        -20.0 * plain.log10()
+    );
+    assert!(res < 0.7 * plain, "{res} vs {plain}");
+
+    // f32 with NULL options (the defaults): S kept, the residual as reported.
+    let l32 = layout(ctx.0, &[NT, NX], 12, SG_WAVEPACKET_F32);
+    let f32s: Vec<f32> = f.iter().map(|&v| v as f32).collect();
+    let mut c32 = vec![0.0f32; 2 * m];
+    ok(sg_wavepacket_sparse_approximation_f32(
+        l32.0,
+        f32s.as_ptr(),
+        c32.as_mut_ptr(),
+        s,
+        ptr::null(),
+        &mut kept,
+        &mut res,
+    ));
+    let (_, report) = rust_plan::<f32>(&seisgpu::wavepacket::LayoutOptions {
+        directions: 12,
+        ..Default::default()
+    })
+    .sparse_approximation(&f32s, s, &SparseOptions::default())
+    .unwrap();
+    assert_eq!((kept, res), (report.kept, report.residual));
+    let mut y = vec![0.0f32; n];
+    ok(sg_wavepacket_adjoint_f32(
+        l32.0,
+        c32.as_ptr(),
+        y.as_mut_ptr(),
+    ));
+    let direct = rel(&y.iter().map(|&v| v as f64).collect::<Vec<_>>(), &f);
+    println!("f32, default options: kept {kept}, residual {res:.4} (direct {direct:.4})");
+    assert_eq!(kept, s);
+    assert!(
+        (direct - res).abs() < 1e-4 && res < 0.7 * plain,
+        "{direct} {res}"
+    );
+}
+
+#[test]
+fn bad_input_to_options_noise_and_sparse_calls() {
+    let ctx = Ctx::cpu();
+    let inv = SG_ERR_INVALID_ARGUMENT;
+    let shape = [NT, NX];
+    let sentinel = 0x5151 as *mut sg_wavepacket_layout;
+    let create = |o: &sg_wavepacket_layout_options, shape: *const usize| {
+        let mut out = sentinel;
+        let s = sg_wavepacket_layout_create_with_options(ctx.0, 2, shape, 1, o, &mut out);
+        assert_eq!(out, sentinel, "a refused create wrote *out");
+        s
+    };
+    let d = sg_wavepacket_layout_options_default();
+    for (cutoff, words) in [
+        (0.5, "cutoff is 0.5"),
+        (0.0, "cutoff is 0"),
+        (f64::NAN, "cutoff is NaN"),
+    ] {
+        refused(
+            create(
+                &sg_wavepacket_layout_options { cutoff, ..d },
+                shape.as_ptr(),
+            ),
+            inv,
+            words,
+        );
+    }
+    refused(
+        create(
+            &sg_wavepacket_layout_options { alpha: 0.0, ..d },
+            shape.as_ptr(),
+        ),
+        inv,
+        "alpha is 0",
+    );
+    refused(
+        create(
+            &sg_wavepacket_layout_options {
+                tolerance: 0.0,
+                ..d
+            },
+            shape.as_ptr(),
+        ),
+        inv,
+        "tolerance is 0",
+    );
+    refused(
+        create(
+            &sg_wavepacket_layout_options { directions: 7, ..d },
+            shape.as_ptr(),
+        ),
+        inv,
+        "directions",
+    );
+    refused(create(&d, ptr::null()), SG_ERR_NULL_POINTER, "`shape`");
+
+    let l = layout(ctx.0, &[NT, NX], 8, SG_WAVEPACKET_F32);
+    let [n, m, n_boxes, ..] = sizes(&l);
+    let f: Vec<f32> = section().into_iter().map(|v| v as f32).collect();
+    let mut c = vec![0.0f32; 2 * m];
+    ok(sg_wavepacket_forward_f32(l.0, f.as_ptr(), c.as_mut_ptr()));
+    let before = c.clone();
+    let mut c64 = vec![7.0f64; 2 * m];
+
+    // Noise thresholds: mode, k, sigma, the precision, NULL, non-finite coefficients.
+    let th = |c: &mut [f32], mode: i32, k: f64, sigma: f64| {
+        sg_wavepacket_threshold_noise_f32(l.0, c.as_mut_ptr(), mode, k, sigma)
+    };
+    refused(th(&mut c, 2, 2.5, 0.1), inv, "mode is 2");
+    refused(th(&mut c, 0, -1.0, 0.1), inv, "k is -1");
+    refused(th(&mut c, 0, f64::INFINITY, 0.1), inv, "k is inf");
+    refused(th(&mut c, 0, 2.5, f64::NAN), inv, "sigma is NaN");
+    refused(th(&mut c, 0, 2.5, -0.1), inv, "sigma is -0.1");
+    refused(
+        sg_wavepacket_threshold_noise_f64(l.0, c64.as_mut_ptr(), 0, 2.5, 0.1),
+        inv,
+        "call sg_wavepacket_threshold_noise_f32",
+    );
+    refused(
+        sg_wavepacket_threshold_noise_f32(l.0, ptr::null_mut(), 0, 2.5, 0.1),
+        SG_ERR_NULL_POINTER,
+        "`coeffs`",
+    );
+    refused(
+        sg_wavepacket_threshold_noise_f32(ptr::null(), c.as_mut_ptr(), 0, 2.5, 0.1),
+        SG_ERR_NULL_POINTER,
+        "`layout`",
+    );
+    assert_eq!(c, before);
+    c[2 * 9] = f32::NAN;
+    let nan_at_9 = c.clone();
+    refused(th(&mut c, 0, 2.5, 0.1), SG_ERR_NON_FINITE, "coefficient 9");
+    assert!(c
+        .iter()
+        .zip(&nan_at_9)
+        .all(|(a, b)| a.to_bits() == b.to_bits()));
+
+    // The noise estimate: NULL σ, non-finite coefficients, the precision; σ untouched.
+    let mut sigma = -5.0;
+    refused(
+        sg_wavepacket_estimate_noise_f32(l.0, c.as_ptr(), &mut sigma),
+        SG_ERR_NON_FINITE,
+        "coefficient 9",
+    );
+    c = before.clone();
+    refused(
+        sg_wavepacket_estimate_noise_f32(l.0, c.as_ptr(), ptr::null_mut()),
+        SG_ERR_NULL_POINTER,
+        "`sigma`",
+    );
+    refused(
+        sg_wavepacket_estimate_noise_f64(l.0, c64.as_ptr(), &mut sigma),
+        inv,
+        "call sg_wavepacket_estimate_noise_f32",
+    );
+    assert_eq!(sigma, -5.0);
+
+    // Packet norms: the box count, NULL.
+    let mut norms = vec![-5.0; n_boxes + 1];
+    refused(
+        sg_wavepacket_packet_norms(l.0, norms.as_mut_ptr(), n_boxes + 1),
+        inv,
+        &format!("n_boxes is {}", n_boxes + 1),
+    );
+    refused(
+        sg_wavepacket_packet_norms(l.0, ptr::null_mut(), n_boxes),
+        SG_ERR_NULL_POINTER,
+        "`norms`",
+    );
+    assert!(norms.iter().all(|&v| v == -5.0));
+
+    // Sparse approximation: S over the count, options, NaN data, NULL, the precision,
+    // overlapping arrays; coefficients, kept and residual untouched.
+    let (mut kept, mut res) = (5usize, 5.0f64);
+    let mut out = vec![7.0f32; 2 * m];
+    let mut sp =
+        |data: &[f32], out: &mut [f32], s: usize, o: *const sg_wavepacket_sparse_options| {
+            sg_wavepacket_sparse_approximation_f32(
+                l.0,
+                data.as_ptr(),
+                out.as_mut_ptr(),
+                s,
+                o,
+                &mut kept,
+                &mut res,
+            )
+        };
+    refused(
+        sp(&f, &mut out, m + 1, ptr::null()),
+        inv,
+        &format!("s is {}", m + 1),
+    );
+    let mut o = sg_wavepacket_sparse_options_default();
+    o.stages = 0;
+    refused(sp(&f, &mut out, 10, &o), inv, "stages is 0");
+    o = sg_wavepacket_sparse_options_default();
+    o.refit_iterations = 0;
+    refused(sp(&f, &mut out, 10, &o), inv, "refit_iterations is 0");
+    let mut bad = f.clone();
+    bad[n - 1] = f32::NAN;
+    refused(
+        sp(&bad, &mut out, 10, ptr::null()),
+        SG_ERR_NON_FINITE,
+        &format!("data sample {}", n - 1),
+    );
+    let f64s: Vec<f64> = f.iter().map(|&v| v as f64).collect();
+    refused(
+        sg_wavepacket_sparse_approximation_f64(
+            l.0,
+            f64s.as_ptr(),
+            c64.as_mut_ptr(),
+            10,
+            ptr::null(),
+            &mut kept,
+            &mut res,
+        ),
+        inv,
+        "call sg_wavepacket_sparse_approximation_f32",
+    );
+    refused(
+        sg_wavepacket_sparse_approximation_f32(
+            l.0,
+            ptr::null(),
+            out.as_mut_ptr(),
+            10,
+            ptr::null(),
+            &mut kept,
+            &mut res,
+        ),
+        SG_ERR_NULL_POINTER,
+        "`data`",
+    );
+    refused(
+        sg_wavepacket_sparse_approximation_f32(
+            l.0,
+            f.as_ptr(),
+            ptr::null_mut(),
+            10,
+            ptr::null(),
+            &mut kept,
+            &mut res,
+        ),
+        SG_ERR_NULL_POINTER,
+        "`coeffs`",
+    );
+    refused(
+        sg_wavepacket_sparse_approximation_f32(
+            l.0,
+            out.as_ptr(),
+            out.as_mut_ptr(),
+            10,
+            ptr::null(),
+            &mut kept,
+            &mut res,
+        ),
+        inv,
+        "overlap",
+    );
+    assert!(out.iter().all(|&v| v == 7.0) && c64.iter().all(|&v| v == 7.0));
+    assert_eq!((kept, res), (5, 5.0));
+    // S = the count is allowed; kept and residual may be NULL.
+    ok(sg_wavepacket_sparse_approximation_f32(
+        l.0,
+        f.as_ptr(),
+        out.as_mut_ptr(),
+        m,
+        &sg_wavepacket_sparse_options {
+            stages: 1,
+            refit_iterations: 1,
+        },
+        ptr::null_mut(),
+        ptr::null_mut(),
+    ));
+    assert!(out.iter().all(|v| v.is_finite()) && out.iter().any(|&v| v != 7.0));
 }

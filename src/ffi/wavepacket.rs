@@ -1,7 +1,8 @@
 //! `sg_wavepacket_layout`: Gaussian wave packets (Nikitin, Duchkov & Andersson 2017) in 2D
 //! and 3D — a box layout of the Fourier domain, the forward transform C, its adjoint C*, the
-//! inverse, and the operations on coefficients (compression, thresholding, POCS
-//! interpolation of missing traces).
+//! inverse, and the operations on coefficients (compression by the largest coefficients or
+//! the sparse approximation, thresholding at a value, per level or per box for white noise,
+//! the noise estimate, POCS interpolation of missing traces).
 
 use super::context::sg_context;
 use super::status::sg_status;
@@ -9,9 +10,11 @@ use super::{arg_ref, guard, out_ptr};
 use crate::error::{Error, Result};
 use crate::usfft::Real;
 use crate::wavepacket::coeffs::{
-    keep_largest, threshold, PocsOptions, Schedule, ThresholdLevel, ThresholdMode,
+    estimate_noise, keep_largest, threshold, threshold_noise, PocsOptions, Schedule,
+    ThresholdLevel, ThresholdMode,
 };
 use crate::wavepacket::inverse::CorrectionFilter;
+use crate::wavepacket::sparse::SparseOptions;
 use crate::wavepacket::{check_finite, LayoutOptions, WavepacketPlan};
 use num_complex::Complex;
 use std::sync::OnceLock;
@@ -47,6 +50,19 @@ pub struct sg_wavepacket_pocs_options {
     /// 0 < last ≤ first ≤ 1 (default 0.5 and 0.001).
     pub first: f64,
     pub last: f64,
+}
+
+/// Options of `sg_wavepacket_sparse_approximation_f32/_f64`. Start from
+/// `sg_wavepacket_sparse_options_default()`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct sg_wavepacket_sparse_options {
+    /// Stages in which the support grows to its final size, in equal shares, ≥ 1 (default 12);
+    /// each costs one forward transform and the refit.
+    pub stages: usize,
+    /// Conjugate-gradient (CGLS) iterations of the least-squares refit after each stage, ≥ 1
+    /// (default 8); each costs one forward and one adjoint transform.
+    pub refit_iterations: usize,
 }
 
 /// One precision's transform, with its correction filter (made at the first inverse or POCS
@@ -129,23 +145,90 @@ pub extern "C" fn sg_wavepacket_pocs_options_default() -> sg_wavepacket_pocs_opt
     }
 }
 
+/// Options of `sg_wavepacket_layout_create_with_options`. Start from
+/// `sg_wavepacket_layout_options_default()`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct sg_wavepacket_layout_options {
+    /// 2D: any even count 2 … 4096 (uniform in angle); 3D: the size of a Lebedev rule (6, 14,
+    /// 26, 38, 50, 74, 86, 110, 146, 170, 194, 230, 266, 302, 350, 434, 590); 0 (default): 32
+    /// in 2D, 350 in 3D.
+    pub directions: usize,
+    /// Directional levels 1 … 12, the finest centred at 0.375 cycles/sample and each coarser
+    /// one an octave lower; 0 (default): max(1, ⌊log2 min(shape)⌋ − 3).
+    pub levels: usize,
+    /// Radial sharpness, 0.5 … 20: a level's radial width is about its centre frequency over
+    /// alpha (default 3).
+    pub alpha: f64,
+    /// Radial over lateral width, ≥ 0; 0 (default): an angular width of half the mean spacing
+    /// of the directions.
+    pub beta: f64,
+    /// Each box's rectangle covers where its window exceeds `cutoff` times its peak, in
+    /// (0, 0.5) (default 1e-3). Larger values give smaller boxes, so fewer coefficients (less
+    /// redundancy) and a looser partition of unity.
+    pub cutoff: f64,
+    /// The USFFT's relative accuracy, in (0, 1), at least 1e-6 in single precision (default
+    /// 1e-6).
+    pub tolerance: f64,
+}
+
+/// The options `sg_wavepacket_layout_create_with_options` uses when given NULL. Thread-safe.
+#[no_mangle]
+pub extern "C" fn sg_wavepacket_layout_options_default() -> sg_wavepacket_layout_options {
+    let d = LayoutOptions::default();
+    sg_wavepacket_layout_options {
+        directions: d.directions,
+        levels: d.levels,
+        alpha: d.alpha,
+        beta: d.beta,
+        cutoff: d.cutoff,
+        tolerance: d.tolerance,
+    }
+}
+
+/// The options `sg_wavepacket_sparse_approximation_f32/_f64` use when given NULL. Thread-safe.
+#[no_mangle]
+pub extern "C" fn sg_wavepacket_sparse_options_default() -> sg_wavepacket_sparse_options {
+    let d = SparseOptions::default();
+    sg_wavepacket_sparse_options {
+        stages: d.stages,
+        refit_iterations: d.refit_iterations,
+    }
+}
+
 /// Creates a layout for data of `dim` (2 or 3) axes of `shape[0]`, `shape[1]` [, `shape[2]`]
 /// samples (axis 1 fastest; each 8 … 2^20; any sizes, not only powers of two or cubes: each
 /// direction's box grids are padded, along its rotated axes, by two widths of the widest
-/// packet, so the data's periodic images stay apart without a padded copy being made).
-/// `directions`: 2D any even count 2 … 4096 (uniform in angle), 3D the size of a Lebedev rule
-/// (6, 14, 26, 38, 50, 74, 86, 110, 146, 170, 194, 230, 266, 302, 350, 434, 590); 0 gives 32
-/// (2D) or 350 (3D). For real data one direction of each antipodal pair is kept. `levels`:
-/// directional scales, 1 … 12, the finest centred at 0.375 cycles/sample and each coarser
-/// one an octave lower; 0 gives max(1, ⌊log2 min(shape)⌋ − 3). `alpha`: radial sharpness,
-/// 0.5 … 20, a level's radial width is about its centre frequency over alpha (0 gives 3).
-/// `beta`: radial over lateral width (0 gives the automatic value: an angular width of half
-/// the mean spacing of the directions). `tolerance`: the USFFT's relative accuracy (0 gives
-/// 1e-6; at least 1e-6 in single precision). `precision`: `SG_WAVEPACKET_F32` or
-/// `SG_WAVEPACKET_F64`. The windows are normalised on the discrete layout so that the squares
-/// of all boxes' windows sum to one over the band the layout covers. A layout the host's
-/// memory cannot hold gives `SG_ERR_OUT_OF_MEMORY`. On success `*out` receives a layout the
-/// caller owns (`sg_wavepacket_layout_destroy`). Thread-safe.
+/// packet, so the data's periodic images stay apart without a padded copy being made), in
+/// `precision` `SG_WAVEPACKET_F32` or `SG_WAVEPACKET_F64`. `options` (see its fields) may be
+/// NULL for the defaults; a value out of range is refused with the field named. For real data
+/// one direction of each antipodal pair is kept. The windows are normalised on the discrete
+/// layout so that the squares of all boxes' windows sum to one over the band the layout covers.
+/// A layout the host's memory cannot hold gives `SG_ERR_OUT_OF_MEMORY`. On success `*out`
+/// receives a layout the caller owns (`sg_wavepacket_layout_destroy`). Thread-safe.
+#[no_mangle]
+pub extern "C" fn sg_wavepacket_layout_create_with_options(
+    ctx: *const sg_context,
+    dim: i32,
+    shape: *const usize,
+    precision: i32,
+    options: *const sg_wavepacket_layout_options,
+    out: *mut *mut sg_wavepacket_layout,
+) -> sg_status {
+    guard(|| {
+        let o = match options.is_null() {
+            true => sg_wavepacket_layout_options_default(),
+            false => *arg_ref(options, "options")?,
+        };
+        create(ctx, dim, shape, precision, &o, out)
+    })
+}
+
+/// The layout of `sg_wavepacket_layout_create_with_options` with `directions`, `levels`,
+/// `alpha` (0 gives 3), `beta`, `tolerance` (0 gives 1e-6) and the default cutoff 1e-3. Kept,
+/// unchanged, for programs built against it (the ABI policy only adds within a major
+/// version); new code calls `sg_wavepacket_layout_create_with_options`, which also sets the
+/// cutoff.
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub extern "C" fn sg_wavepacket_layout_create(
@@ -160,46 +243,64 @@ pub extern "C" fn sg_wavepacket_layout_create(
     precision: i32,
     out: *mut *mut sg_wavepacket_layout,
 ) -> sg_status {
-    guard(|| {
-        let ctx = arg_ref(ctx, "ctx")?;
-        let out = out_ptr(out, "out")?;
-        if dim != 2 && dim != 3 {
-            return Err(crate::invalid!("dim is {dim}; expected 2 or 3"));
+    let d = sg_wavepacket_layout_options_default();
+    let o = sg_wavepacket_layout_options {
+        directions,
+        levels,
+        alpha: if alpha == 0.0 { d.alpha } else { alpha },
+        beta,
+        cutoff: d.cutoff,
+        tolerance: if tolerance == 0.0 {
+            d.tolerance
+        } else {
+            tolerance
+        },
+    };
+    guard(|| create(ctx, dim, shape, precision, &o, out))
+}
+
+fn create(
+    ctx: *const sg_context,
+    dim: i32,
+    shape: *const usize,
+    precision: i32,
+    o: &sg_wavepacket_layout_options,
+    out: *mut *mut sg_wavepacket_layout,
+) -> Result<()> {
+    let ctx = arg_ref(ctx, "ctx")?;
+    let out = out_ptr(out, "out")?;
+    if dim != 2 && dim != 3 {
+        return Err(crate::invalid!("dim is {dim}; expected 2 or 3"));
+    }
+    let shape = slice(shape, dim as usize, "shape")?;
+    // Layout::new names each field it refuses (alpha, beta, cutoff, tolerance, …).
+    let opts = LayoutOptions {
+        directions: o.directions,
+        levels: o.levels,
+        alpha: o.alpha,
+        beta: o.beta,
+        cutoff: o.cutoff,
+        tolerance: o.tolerance,
+    };
+    let c = ctx.0.clone();
+    let plan = match precision {
+        SG_WAVEPACKET_F32 => Plan::F32(Transform {
+            plan: WavepacketPlan::new(c, shape, &opts)?,
+            filter: OnceLock::new(),
+        }),
+        SG_WAVEPACKET_F64 => Plan::F64(Transform {
+            plan: WavepacketPlan::new(c, shape, &opts)?,
+            filter: OnceLock::new(),
+        }),
+        p => {
+            return Err(crate::invalid!(
+                "precision is {p}; expected SG_WAVEPACKET_F32 (1) or SG_WAVEPACKET_F64 (2)"
+            ))
         }
-        let shape = slice(shape, dim as usize, "shape")?;
-        let d = LayoutOptions::default();
-        let opts = LayoutOptions {
-            directions,
-            levels,
-            alpha: if alpha == 0.0 { d.alpha } else { alpha },
-            beta,
-            cutoff: d.cutoff,
-            tolerance: if tolerance == 0.0 {
-                d.tolerance
-            } else {
-                tolerance
-            },
-        };
-        let c = ctx.0.clone();
-        let plan = match precision {
-            SG_WAVEPACKET_F32 => Plan::F32(Transform {
-                plan: WavepacketPlan::new(c, shape, &opts)?,
-                filter: OnceLock::new(),
-            }),
-            SG_WAVEPACKET_F64 => Plan::F64(Transform {
-                plan: WavepacketPlan::new(c, shape, &opts)?,
-                filter: OnceLock::new(),
-            }),
-            p => {
-                return Err(crate::invalid!(
-                    "precision is {p}; expected SG_WAVEPACKET_F32 (1) or SG_WAVEPACKET_F64 (2)"
-                ))
-            }
-        };
-        // SAFETY: checked non-NULL; written only on success.
-        unsafe { *out = Box::into_raw(Box::new(sg_wavepacket_layout(plan))) };
-        Ok(())
-    })
+    };
+    // SAFETY: checked non-NULL; written only on success.
+    unsafe { *out = Box::into_raw(Box::new(sg_wavepacket_layout(plan))) };
+    Ok(())
 }
 
 /// Releases a layout. NULL is a no-op. Must not race with other calls on the same layout.
@@ -397,25 +498,56 @@ fn inverse<T: Precision>(
     Ok(())
 }
 
-/// The layout's coefficients in the caller's array, checked finite.
-fn coefficients<'a, T: Precision>(
+/// The layout's coefficients in the caller's array, checked non-NULL and finite.
+fn coefficients_in<'a, T: Precision>(
     t: &Transform<T>,
-    coeffs: *mut T,
-) -> Result<&'a mut [Complex<T>]> {
+    coeffs: *const T,
+) -> Result<&'a [Complex<T>]> {
     if coeffs.is_null() {
         return Err(Error::NullPointer("`coeffs` is NULL".into()));
     }
     let m = t.plan.layout().n_coefficients;
     // SAFETY: the C contract: 2·n_coefficients values.
-    let c = unsafe { std::slice::from_raw_parts_mut(coeffs.cast::<Complex<T>>(), m) };
+    let c = unsafe { std::slice::from_raw_parts(coeffs.cast::<Complex<T>>(), m) };
     check_finite(c)?;
     Ok(c)
+}
+
+/// `coefficients_in`, writable.
+fn coefficients<'a, T: Precision>(
+    t: &Transform<T>,
+    coeffs: *mut T,
+) -> Result<&'a mut [Complex<T>]> {
+    let m = coefficients_in(t, coeffs)?.len();
+    // SAFETY: as in `coefficients_in`; the caller's array is writable.
+    Ok(unsafe { std::slice::from_raw_parts_mut(coeffs.cast::<Complex<T>>(), m) })
 }
 
 fn keep<T: Precision>(layout: *const sg_wavepacket_layout, coeffs: *mut T, s: usize) -> Result<()> {
     let t = transform::<T>(layout, "sg_wavepacket_keep_largest")?;
     keep_largest(coefficients(t, coeffs)?, s);
     Ok(())
+}
+
+fn threshold_mode(mode: i32) -> Result<ThresholdMode> {
+    match mode {
+        SG_WAVEPACKET_HARD => Ok(ThresholdMode::Hard),
+        SG_WAVEPACKET_SOFT => Ok(ThresholdMode::Soft),
+        v => Err(crate::invalid!(
+            "mode is {v}; expected SG_WAVEPACKET_HARD (0) or SG_WAVEPACKET_SOFT (1)"
+        )),
+    }
+}
+
+/// `Ok` when `v` is finite and ≥ 0, else an error naming `name`.
+fn non_negative(v: f64, name: &str) -> Result<()> {
+    if v.is_finite() && v >= 0.0 {
+        Ok(())
+    } else {
+        Err(crate::invalid!(
+            "{name} is {v}; expected a finite value ≥ 0"
+        ))
+    }
 }
 
 fn shrink<T: Precision>(
@@ -426,15 +558,7 @@ fn shrink<T: Precision>(
     value: f64,
 ) -> Result<()> {
     let t = transform::<T>(layout, "sg_wavepacket_threshold")?;
-    let mode = match mode {
-        SG_WAVEPACKET_HARD => ThresholdMode::Hard,
-        SG_WAVEPACKET_SOFT => ThresholdMode::Soft,
-        v => {
-            return Err(crate::invalid!(
-                "mode is {v}; expected SG_WAVEPACKET_HARD (0) or SG_WAVEPACKET_SOFT (1)"
-            ))
-        }
-    };
+    let mode = threshold_mode(mode)?;
     let level = match kind {
         SG_WAVEPACKET_THRESHOLD_VALUE => ThresholdLevel::Value(value),
         SG_WAVEPACKET_THRESHOLD_SIGMA => ThresholdLevel::Sigma(value),
@@ -442,11 +566,7 @@ fn shrink<T: Precision>(
             "kind is {v}; expected SG_WAVEPACKET_THRESHOLD_VALUE (0) or SG_WAVEPACKET_THRESHOLD_SIGMA (1)"
         )),
     };
-    if !(value.is_finite() && value >= 0.0) {
-        return Err(crate::invalid!(
-            "value is {value}; expected a finite value ≥ 0"
-        ));
-    }
+    non_negative(value, "value")?;
     threshold(t.plan.layout(), coefficients(t, coeffs)?, mode, level)
 }
 
@@ -496,6 +616,71 @@ fn pocs<T: Precision>(
     // SAFETY: the C contract: n_samples values.
     let d = unsafe { std::slice::from_raw_parts_mut(data, l.n_samples()) };
     t.plan.pocs_interpolate(t.filter()?, d, &mask, &opts)
+}
+
+fn noise_shrink<T: Precision>(
+    layout: *const sg_wavepacket_layout,
+    coeffs: *mut T,
+    mode: i32,
+    k: f64,
+    sigma: f64,
+) -> Result<()> {
+    let t = transform::<T>(layout, "sg_wavepacket_threshold_noise")?;
+    let mode = threshold_mode(mode)?;
+    non_negative(k, "k")?;
+    non_negative(sigma, "sigma")?;
+    let c = coefficients(t, coeffs)?;
+    threshold_noise(t.plan.layout(), &t.plan.packet_norms(), c, mode, k, sigma)
+}
+
+fn noise_level<T: Precision>(
+    layout: *const sg_wavepacket_layout,
+    coeffs: *const T,
+    sigma: *mut f64,
+) -> Result<()> {
+    let t = transform::<T>(layout, "sg_wavepacket_estimate_noise")?;
+    let sigma = out_ptr(sigma, "sigma")?;
+    let c = coefficients_in(t, coeffs)?;
+    let v = estimate_noise(t.plan.layout(), &t.plan.packet_norms(), c);
+    // SAFETY: checked non-NULL.
+    unsafe { *sigma = v };
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn sparse<T: Precision>(
+    layout: *const sg_wavepacket_layout,
+    data: *const T,
+    coeffs: *mut T,
+    s: usize,
+    options: *const sg_wavepacket_sparse_options,
+    kept: *mut usize,
+    residual: *mut f64,
+) -> Result<()> {
+    let t = transform::<T>(layout, "sg_wavepacket_sparse_approximation")?;
+    let (n, m) = arrays(&t.plan, data, coeffs)?;
+    // SAFETY: the C contract: NULL or a valid options struct.
+    let o = unsafe { options.as_ref() }
+        .copied()
+        .unwrap_or_else(|| sg_wavepacket_sparse_options_default());
+    let opts = SparseOptions {
+        stages: o.stages,
+        refit_iterations: o.refit_iterations,
+    };
+    // SAFETY: the C contract: n data values.
+    let d = unsafe { std::slice::from_raw_parts(data, n) };
+    let (c, report) = t.plan.sparse_approximation(d, s, &opts)?;
+    // SAFETY: the C contract: m interleaved complex values; NULL or caller variables.
+    unsafe {
+        std::slice::from_raw_parts_mut(coeffs.cast::<Complex<T>>(), m).copy_from_slice(&c);
+        if let Some(p) = kept.as_mut() {
+            *p = report.kept;
+        }
+        if let Some(p) = residual.as_mut() {
+            *p = report.residual;
+        }
+    }
+    Ok(())
 }
 
 /// C: real data (n_samples values, axis 1 fastest) → `coeffs` (2·n_coefficients floats,
@@ -679,4 +864,126 @@ pub extern "C" fn sg_wavepacket_pocs_f64(
     options: *const sg_wavepacket_pocs_options,
 ) -> sg_status {
     guard(|| pocs(layout, data, live, n_traces, options))
+}
+
+/// Denoising of white noise, in place: each box b is thresholded at `k`·`sigma`·‖ψ_b‖ (‖ψ_b‖
+/// its packet norm, `sg_wavepacket_packet_norms`), `mode` `SG_WAVEPACKET_HARD` or
+/// `SG_WAVEPACKET_SOFT`. `sigma` is the noise's standard deviation in the data (known, or from
+/// `sg_wavepacket_estimate_noise_f32`): a coefficient of such noise has E|c|² = σ²‖ψ_b‖², and
+/// exceeds k·σ‖ψ_b‖ with probability e^(−k²) (k ≈ 2.5, hard, removes all but 0.2 % of the
+/// noise's coefficients). `k` and `sigma` finite and ≥ 0. Non-finite coefficients give
+/// `SG_ERR_NON_FINITE`; on failure nothing is changed.
+#[no_mangle]
+pub extern "C" fn sg_wavepacket_threshold_noise_f32(
+    layout: *const sg_wavepacket_layout,
+    coeffs: *mut f32,
+    mode: i32,
+    k: f64,
+    sigma: f64,
+) -> sg_status {
+    guard(|| noise_shrink(layout, coeffs, mode, k, sigma))
+}
+
+/// `sg_wavepacket_threshold_noise_f32` for a double-precision layout.
+#[no_mangle]
+pub extern "C" fn sg_wavepacket_threshold_noise_f64(
+    layout: *const sg_wavepacket_layout,
+    coeffs: *mut f64,
+    mode: i32,
+    k: f64,
+    sigma: f64,
+) -> sg_status {
+    guard(|| noise_shrink(layout, coeffs, mode, k, sigma))
+}
+
+/// `*sigma` receives the standard deviation of white noise in the data whose coefficients
+/// (from `sg_wavepacket_forward_f32`) are `coeffs`: the median of |c|/‖ψ_b‖ over the finest
+/// level's coefficients whose packets lie inside the data, over √ln 2 (the median of a
+/// complex Gaussian's magnitude); the finest level holds the least signal. 0 when that level
+/// holds no such coefficient. Non-finite coefficients give `SG_ERR_NON_FINITE`; on failure
+/// `*sigma` is not written.
+#[no_mangle]
+pub extern "C" fn sg_wavepacket_estimate_noise_f32(
+    layout: *const sg_wavepacket_layout,
+    coeffs: *const f32,
+    sigma: *mut f64,
+) -> sg_status {
+    guard(|| noise_level(layout, coeffs, sigma))
+}
+
+/// `sg_wavepacket_estimate_noise_f32` for a double-precision layout.
+#[no_mangle]
+pub extern "C" fn sg_wavepacket_estimate_noise_f64(
+    layout: *const sg_wavepacket_layout,
+    coeffs: *const f64,
+    sigma: *mut f64,
+) -> sg_status {
+    guard(|| noise_level(layout, coeffs, sigma))
+}
+
+/// `norms[b]` receives ‖ψ_b‖ of every box b (`n_boxes` must be the layout's box count): the ℓ2
+/// norm of one of its complex packets where it lies inside the data (less near the edges), from
+/// its window. A coefficient of white noise of variance σ² has E|c|² = σ²‖ψ_b‖², so |c|/‖ψ_b‖
+/// compares coefficients across boxes. Any precision; on failure nothing is written.
+#[no_mangle]
+pub extern "C" fn sg_wavepacket_packet_norms(
+    layout: *const sg_wavepacket_layout,
+    norms: *mut f64,
+    n_boxes: usize,
+) -> sg_status {
+    guard(|| {
+        let l = layout_of(layout)?;
+        if n_boxes != l.boxes.len() {
+            return Err(crate::invalid!(
+                "n_boxes is {n_boxes}; the layout has {} boxes",
+                l.boxes.len()
+            ));
+        }
+        let out = out_ptr(norms, "norms")?;
+        let v = match &arg_ref::<sg_wavepacket_layout>(layout, "layout")?.0 {
+            Plan::F32(t) => t.plan.packet_norms(),
+            Plan::F64(t) => t.plan.packet_norms(),
+        };
+        // SAFETY: checked non-NULL; the C contract: n_boxes values.
+        unsafe { std::ptr::copy_nonoverlapping(v.as_ptr(), out, n_boxes) };
+        Ok(())
+    })
+}
+
+/// The S-term approximation (compression): `coeffs` (as `sg_wavepacket_forward_f32` writes
+/// them) receives at most `s` (≤ n_coefficients) non-zero coefficients whose synthesis C*c
+/// (`sg_wavepacket_adjoint_f32`) approximates `data` (n_samples values). The frame is
+/// redundant, so the largest coefficients of C f (`sg_wavepacket_keep_largest_f32`) are a poor
+/// choice; here the support grows in `options.stages` stages, each adding the coefficients
+/// whose packets correlate best with the residual (|(C r)_i|/‖ψ_i‖), and the kept ones are
+/// refitted by least squares on ‖C*c − f‖ after each stage. `options` may be NULL for the
+/// defaults. `*kept` (the non-zero coefficients) and `*residual` (‖f − C*c‖/‖f‖) may each be
+/// NULL. The arrays must not overlap. Non-finite data gives `SG_ERR_NON_FINITE`. Progress:
+/// stage "wave-packet sparse approximation", one item per stage. On failure nothing is
+/// written.
+#[no_mangle]
+pub extern "C" fn sg_wavepacket_sparse_approximation_f32(
+    layout: *const sg_wavepacket_layout,
+    data: *const f32,
+    coeffs: *mut f32,
+    s: usize,
+    options: *const sg_wavepacket_sparse_options,
+    kept: *mut usize,
+    residual: *mut f64,
+) -> sg_status {
+    guard(|| sparse(layout, data, coeffs, s, options, kept, residual))
+}
+
+/// `sg_wavepacket_sparse_approximation_f32` for a double-precision layout.
+#[no_mangle]
+pub extern "C" fn sg_wavepacket_sparse_approximation_f64(
+    layout: *const sg_wavepacket_layout,
+    data: *const f64,
+    coeffs: *mut f64,
+    s: usize,
+    options: *const sg_wavepacket_sparse_options,
+    kept: *mut usize,
+    residual: *mut f64,
+) -> sg_status {
+    guard(|| sparse(layout, data, coeffs, s, options, kept, residual))
 }

@@ -75,8 +75,9 @@ impl<T: Real> WavepacketPlan<T> {
             .collect()
     }
 
-    /// Coefficients with at most `s` non-zero values whose synthesis C*c approximates `data`
-    /// (the S-term approximation used for compression: reconstruct with `adjoint`).
+    /// Coefficients with at most `s` (≤ the coefficient count) non-zero values whose synthesis
+    /// C*c approximates `data` (the S-term approximation used for compression: reconstruct
+    /// with `adjoint`).
     pub fn sparse_approximation(
         &self,
         data: &[T],
@@ -86,10 +87,14 @@ impl<T: Real> WavepacketPlan<T> {
         let l = self.layout();
         let m = l.n_coefficients;
         self.check_sizes(data.len(), m)?;
-        if opts.stages == 0 || opts.refit_iterations == 0 {
-            return Err(crate::invalid!(
-                "sparse options {opts:?}: need stages ≥ 1 and refit_iterations ≥ 1"
-            ));
+        if opts.stages == 0 {
+            return Err(crate::invalid!("stages is 0; expected ≥ 1"));
+        }
+        if opts.refit_iterations == 0 {
+            return Err(crate::invalid!("refit_iterations is 0; expected ≥ 1"));
+        }
+        if s > m {
+            return Err(crate::invalid!("s is {s}; the layout has {m} coefficients"));
         }
         if let Some(i) = data.iter().position(|v| !v.is_finite()) {
             return Err(crate::error::Error::NonFinite(format!(
@@ -97,7 +102,6 @@ impl<T: Real> WavepacketPlan<T> {
             )));
         }
         let zero = Complex::new(T::zero(), T::zero());
-        let s = s.min(m);
         let mut inv_norm = vec![0.0; m];
         for (bx, nb) in l.boxes.iter().zip(self.packet_norms()) {
             let v = if nb > 0.0 { 1.0 / nb } else { 0.0 };
@@ -321,5 +325,8 @@ mod tests {
         assert!(p
             .sparse_approximation(&f[1..], 10, &SparseOptions::default())
             .is_err());
+        let more = l.n_coefficients + 1;
+        let e = p.sparse_approximation(&f, more, &SparseOptions::default());
+        assert!(e.is_err_and(|e| e.to_string().contains(&format!("s is {more}"))));
     }
 }

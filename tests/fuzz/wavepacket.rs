@@ -1,5 +1,7 @@
-//! `sg_wavepacket_*`: layouts (tiny, so that transforms take a millisecond), their queries,
-//! forward/adjoint/inverse, the coefficient operations and POCS, in both precisions.
+//! `sg_wavepacket_*`: layouts (tiny, so that transforms take a millisecond; with and without
+//! the options struct), their queries, forward/adjoint/inverse, the coefficient operations
+//! (noise thresholds and estimate included), POCS and the sparse approximation, in both
+//! precisions.
 
 use super::{handle_slot, sentinel, Faults, Fuzz, Real, Snapshot, Target};
 use seisgpu::ffi::status::*;
@@ -48,7 +50,8 @@ impl Target for Wavepacket {
             let l = &self.layouts[f.rng.range(0, self.layouts.len() - 1)];
             match r {
                 15..=24 => sizes(f, l),
-                25..=34 => box_info(f, l),
+                25..=30 => box_info(f, l),
+                31..=34 => packet_norms(f, l),
                 // A call of the other precision is a planted fault.
                 _ if l.f64 != f.rng.chance(0.03) => calls::<f64>(f, l, r, &F64),
                 _ => calls::<f32>(f, l, r, &F32),
@@ -81,6 +84,9 @@ fn create(f: &mut Fuzz, layouts: &mut Vec<Layout>) {
         SG_WAVEPACKET_F32 => f.rng.pick(&[0.0, 1e-3, 1e-6]),
         _ => f.rng.pick(&[0.0, 1e-6, 1e-10]),
     };
+    let with_options = f.rng.chance(0.5);
+    let mut cutoff = f.rng.pick(&[1e-3, 0.05, 0.2]);
+    let mut null_options = false;
     let mut shape_null = false;
     match f.rng.range(0, 24) {
         0 => {
@@ -133,6 +139,12 @@ fn create(f: &mut Fuzz, layouts: &mut Vec<Layout>) {
             k.plant("tolerance");
             tolerance = 1e-12;
         }
+        11 if with_options => {
+            k.plant("cutoff");
+            cutoff = f.rng.pick(&[0.0, 0.5, -1.0, f64::NAN, f64::INFINITY]);
+        }
+        // The defaults: 32 directions (16 stored) on these small shapes.
+        12 if with_options && dim == 2 => null_options = true,
         _ => {}
     }
     let mut out: *mut sg_wavepacket_layout = ptr::null_mut();
@@ -143,13 +155,32 @@ fn create(f: &mut Fuzz, layouts: &mut Vec<Layout>) {
     } else {
         shape.as_ptr()
     };
-    f.announce("sg_wavepacket_layout_create", || {
-        format!("dim {dim}, {shape:?}, {directions} dirs, {levels} levels, α {alpha}, β {beta}, tol {tolerance}, precision {precision}")
+    let name = if with_options {
+        "sg_wavepacket_layout_create_with_options"
+    } else {
+        "sg_wavepacket_layout_create"
+    };
+    f.announce(name, || {
+        format!("dim {dim}, {shape:?}, {directions} dirs, {levels} levels, α {alpha}, β {beta}, cutoff {cutoff}, tol {tolerance}, precision {precision}, NULL options {null_options}")
     });
-    let s = sg_wavepacket_layout_create(
-        ctx, dim, shape_p, directions, levels, alpha, beta, tolerance, precision, out_p,
-    );
-    f.check("sg_wavepacket_layout_create", s, &k, &[snap]);
+    let s = if with_options {
+        // The struct has no "0 gives the default" for alpha and tolerance: their defaults.
+        let o = sg_wavepacket_layout_options {
+            directions,
+            levels,
+            alpha: if alpha == 0.0 { 3.0 } else { alpha },
+            beta,
+            cutoff,
+            tolerance: if tolerance == 0.0 { 1e-6 } else { tolerance },
+        };
+        let o_p: *const sg_wavepacket_layout_options = if null_options { ptr::null() } else { &o };
+        sg_wavepacket_layout_create_with_options(ctx, dim, shape_p, precision, o_p, out_p)
+    } else {
+        sg_wavepacket_layout_create(
+            ctx, dim, shape_p, directions, levels, alpha, beta, tolerance, precision, out_p,
+        )
+    };
+    f.check(name, s, &k, &[snap]);
     if s != SG_OK {
         return;
     }
@@ -246,6 +277,26 @@ fn box_info(f: &mut Fuzz, l: &Layout) {
     }
 }
 
+fn packet_norms(f: &mut Fuzz, l: &Layout) {
+    let mut k = Faults::default();
+    let p = layout_or_null(f, &mut k, l);
+    let mut n_boxes = l.boxes;
+    if f.rng.chance(0.1) {
+        k.plant("n_boxes");
+        n_boxes = f.rng.pick(&[0, l.boxes - 1, l.boxes + 1]);
+    }
+    // One more than the boxes: a wrong count must not write past them either.
+    let mut norms = vec![-7.0f64; l.boxes + 1];
+    let snaps = [Snapshot::of_slice("norms", &norms)];
+    let out = slot(f, &mut k, norms.as_mut_ptr(), "norms");
+    f.announce("sg_wavepacket_packet_norms", || format!("{n_boxes} boxes"));
+    let s = sg_wavepacket_packet_norms(p, out, n_boxes);
+    f.check("sg_wavepacket_packet_norms", s, &k, &snaps);
+    if s == SG_OK {
+        assert!(norms[..l.boxes].iter().all(|&v| v > 0.0) && norms[l.boxes] == -7.0);
+    }
+}
+
 /// The calls of one precision.
 struct Calls<T> {
     forward: extern "C" fn(*const sg_wavepacket_layout, *const T, *mut T) -> i32,
@@ -268,7 +319,18 @@ struct Calls<T> {
         usize,
         *const sg_wavepacket_pocs_options,
     ) -> i32,
-    names: [&'static str; 6],
+    threshold_noise: extern "C" fn(*const sg_wavepacket_layout, *mut T, i32, f64, f64) -> i32,
+    estimate_noise: extern "C" fn(*const sg_wavepacket_layout, *const T, *mut f64) -> i32,
+    sparse: extern "C" fn(
+        *const sg_wavepacket_layout,
+        *const T,
+        *mut T,
+        usize,
+        *const sg_wavepacket_sparse_options,
+        *mut usize,
+        *mut f64,
+    ) -> i32,
+    names: [&'static str; 9],
     f64: bool,
 }
 
@@ -279,6 +341,9 @@ const F32: Calls<f32> = Calls {
     keep: sg_wavepacket_keep_largest_f32,
     threshold: sg_wavepacket_threshold_f32,
     pocs: sg_wavepacket_pocs_f32,
+    threshold_noise: sg_wavepacket_threshold_noise_f32,
+    estimate_noise: sg_wavepacket_estimate_noise_f32,
+    sparse: sg_wavepacket_sparse_approximation_f32,
     names: [
         "sg_wavepacket_forward_f32",
         "sg_wavepacket_adjoint_f32",
@@ -286,6 +351,9 @@ const F32: Calls<f32> = Calls {
         "sg_wavepacket_keep_largest_f32",
         "sg_wavepacket_threshold_f32",
         "sg_wavepacket_pocs_f32",
+        "sg_wavepacket_threshold_noise_f32",
+        "sg_wavepacket_estimate_noise_f32",
+        "sg_wavepacket_sparse_approximation_f32",
     ],
     f64: false,
 };
@@ -297,6 +365,9 @@ const F64: Calls<f64> = Calls {
     keep: sg_wavepacket_keep_largest_f64,
     threshold: sg_wavepacket_threshold_f64,
     pocs: sg_wavepacket_pocs_f64,
+    threshold_noise: sg_wavepacket_threshold_noise_f64,
+    estimate_noise: sg_wavepacket_estimate_noise_f64,
+    sparse: sg_wavepacket_sparse_approximation_f64,
     names: [
         "sg_wavepacket_forward_f64",
         "sg_wavepacket_adjoint_f64",
@@ -304,6 +375,9 @@ const F64: Calls<f64> = Calls {
         "sg_wavepacket_keep_largest_f64",
         "sg_wavepacket_threshold_f64",
         "sg_wavepacket_pocs_f64",
+        "sg_wavepacket_threshold_noise_f64",
+        "sg_wavepacket_estimate_noise_f64",
+        "sg_wavepacket_sparse_approximation_f64",
     ],
     f64: true,
 };
@@ -330,7 +404,8 @@ fn calls<T: Real>(f: &mut Fuzz, l: &Layout, r: usize, c: &Calls<T>) {
         51..=64 => transform(f, l, p, k, c, 1),
         65..=72 => transform(f, l, p, k, c, 2),
         73..=81 => coefficients(f, l, p, k, c),
-        _ => pocs(f, l, p, k, c),
+        82..=90 => pocs(f, l, p, k, c),
+        _ => sparse(f, l, p, k, c),
     }
 }
 
@@ -400,7 +475,7 @@ fn transform<T: Real>(
     f.check(name, s, &k, &snaps);
 }
 
-/// Keep-largest or threshold, in place.
+/// Keep-largest, threshold or noise threshold, in place, or the noise estimate.
 fn coefficients<T: Real>(
     f: &mut Fuzz,
     l: &Layout,
@@ -414,43 +489,164 @@ fn coefficients<T: Real>(
         k.plant("`coeffs`");
         ptr_c = ptr::null_mut();
     }
-    let snaps = [Snapshot::of_slice("coeffs", &coeffs)];
-    if f.rng.chance(0.5) {
-        let s_keep = match f.rng.range(0, 9) {
-            0 => f.rng.huge(),
-            1 => 0,
-            _ => f.rng.range(1, 2 * l.m),
-        };
-        f.announce(c.names[3], || format!("s {s_keep}"));
-        let s = (c.keep)(p, ptr_c, s_keep);
-        f.check(c.names[3], s, &k, &snaps);
-        return;
-    }
-    let mut mode = f.rng.pick(&[SG_WAVEPACKET_HARD, SG_WAVEPACKET_SOFT]);
-    let mut kind = f
-        .rng
-        .pick(&[SG_WAVEPACKET_THRESHOLD_VALUE, SG_WAVEPACKET_THRESHOLD_SIGMA]);
-    let mut value = f.rng.pick(&[0.0, 0.1, 0.5, 3.0]);
-    match f.rng.range(0, 12) {
-        0 => {
+    let mut snaps = vec![Snapshot::of_slice("coeffs", &coeffs)];
+    let mode_or_bad = |f: &mut Fuzz, k: &mut Faults| {
+        if f.rng.chance(0.08) {
             k.plant("mode");
-            mode = f.rng.bad_enum(&[0, 1]);
+            f.rng.bad_enum(&[0, 1])
+        } else {
+            f.rng.pick(&[SG_WAVEPACKET_HARD, SG_WAVEPACKET_SOFT])
+        }
+    };
+    let bad = [-1.0, f64::NAN, f64::INFINITY];
+    match f.rng.range(0, 3) {
+        0 => {
+            let s_keep = match f.rng.range(0, 9) {
+                0 => f.rng.huge(),
+                1 => 0,
+                _ => f.rng.range(1, 2 * l.m),
+            };
+            f.announce(c.names[3], || format!("s {s_keep}"));
+            let s = (c.keep)(p, ptr_c, s_keep);
+            f.check(c.names[3], s, &k, &snaps);
         }
         1 => {
-            k.plant("kind");
-            kind = f.rng.bad_enum(&[0, 1]);
+            let mode = mode_or_bad(f, &mut k);
+            let mut kind = f
+                .rng
+                .pick(&[SG_WAVEPACKET_THRESHOLD_VALUE, SG_WAVEPACKET_THRESHOLD_SIGMA]);
+            let mut value = f.rng.pick(&[0.0, 0.1, 0.5, 3.0]);
+            match f.rng.range(0, 12) {
+                0 => {
+                    k.plant("kind");
+                    kind = f.rng.bad_enum(&[0, 1]);
+                }
+                1 => {
+                    k.plant("value");
+                    value = f.rng.pick(&bad);
+                }
+                _ => {}
+            }
+            f.announce(c.names[4], || {
+                format!("mode {mode}, kind {kind}, value {value}")
+            });
+            let s = (c.threshold)(p, ptr_c, mode, kind, value);
+            f.check(c.names[4], s, &k, &snaps);
         }
         2 => {
-            k.plant("value");
-            value = f.rng.pick(&[-1.0, f64::NAN, f64::INFINITY]);
+            let mode = mode_or_bad(f, &mut k);
+            let mut kk = f.rng.pick(&[0.0, 1.0, 2.5]);
+            let mut sigma = f.rng.pick(&[0.0, 0.1, 1.0]);
+            match f.rng.range(0, 12) {
+                0 => {
+                    k.plant("k is");
+                    kk = f.rng.pick(&bad);
+                }
+                1 => {
+                    k.plant("sigma is");
+                    sigma = f.rng.pick(&bad);
+                }
+                _ => {}
+            }
+            f.announce(c.names[6], || format!("mode {mode}, k {kk}, sigma {sigma}"));
+            let s = (c.threshold_noise)(p, ptr_c, mode, kk, sigma);
+            f.check(c.names[6], s, &k, &snaps);
         }
+        _ => {
+            let mut sigma = 7.0f64;
+            snaps.push(Snapshot::of("sigma", &sigma, 1));
+            let out = slot(f, &mut k, &mut sigma as *mut f64, "sigma");
+            f.announce(c.names[7], String::new);
+            let s = (c.estimate_noise)(p, ptr_c, out);
+            f.check(c.names[7], s, &k, &snaps);
+            if s == SG_OK {
+                assert!(sigma.is_finite() && sigma >= 0.0, "{sigma}");
+            }
+        }
+    }
+}
+
+/// The S-term approximation: data in, coefficients out, apart or not.
+fn sparse<T: Real>(
+    f: &mut Fuzz,
+    l: &Layout,
+    p: *const sg_wavepacket_layout,
+    mut k: Faults,
+    c: &Calls<T>,
+) {
+    let mut buf: Vec<T> = values(f, l.n, &mut k, 0.05);
+    buf.extend(sentinel::<T>(2 * l.m));
+    let base = buf.as_mut_ptr();
+    let mut data = base as *const T;
+    let mut coeffs = base.wrapping_add(l.n);
+    let mut s_terms = f.rng.range(0, l.m);
+    // Few stages and refits: a fuzzer's budget (NULL options, the defaults, rarely).
+    let mut o = sg_wavepacket_sparse_options {
+        stages: f.rng.range(1, 3),
+        refit_iterations: f.rng.range(1, 2),
+    };
+    let mut null_options = false;
+    match f.rng.range(0, 19) {
+        0 => {
+            k.plant("`data`");
+            data = ptr::null();
+        }
+        1 => {
+            k.plant("`coeffs`");
+            coeffs = ptr::null_mut();
+        }
+        2 => {
+            k.plant("overlap");
+            coeffs = base.wrapping_add(f.rng.range(0, l.n - 1));
+        }
+        3 => {
+            k.plant("s is");
+            s_terms = if f.rng.chance(0.5) {
+                l.m + 1
+            } else {
+                f.rng.huge()
+            };
+        }
+        4 => {
+            k.plant("stages");
+            o.stages = 0;
+        }
+        5 => {
+            k.plant("refit_iterations");
+            o.refit_iterations = 0;
+        }
+        6 => null_options = true,
         _ => {}
     }
-    f.announce(c.names[4], || {
-        format!("mode {mode}, kind {kind}, value {value}")
+    let (mut kept, mut residual) = (0x5151usize, 7.0f64);
+    let snaps = [
+        Snapshot::of("coeffs", coeffs, 2 * l.m),
+        Snapshot::of("data", data, l.n),
+        Snapshot::of("kept", &kept, 1),
+        Snapshot::of("residual", &residual, 1),
+    ];
+    let kept_p = if f.rng.chance(0.3) {
+        ptr::null_mut()
+    } else {
+        &mut kept as *mut usize
+    };
+    let res_p = if f.rng.chance(0.3) {
+        ptr::null_mut()
+    } else {
+        &mut residual as *mut f64
+    };
+    let o_p: *const sg_wavepacket_sparse_options = if null_options { ptr::null() } else { &o };
+    f.announce(c.names[8], || {
+        format!(
+            "s {s_terms} of {}, {} stages, {} refits",
+            l.m, o.stages, o.refit_iterations
+        )
     });
-    let s = (c.threshold)(p, ptr_c, mode, kind, value);
-    f.check(c.names[4], s, &k, &snaps);
+    let s = (c.sparse)(p, data, coeffs, s_terms, o_p, kept_p, res_p);
+    f.check(c.names[8], s, &k, &snaps);
+    if s == SG_OK && !kept_p.is_null() {
+        assert!(kept <= s_terms, "{kept} > {s_terms}");
+    }
 }
 
 fn pocs<T: Real>(
