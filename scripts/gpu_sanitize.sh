@@ -3,7 +3,8 @@
 # scripts/gpu_stage.sh (.gpu/tests/cuda_*) under compute-sanitizer: memcheck (with leak
 # checking), racecheck, initcheck and synccheck, the GPU required (SEISGPU_REQUIRE_CUDA=1).
 # Writes to $OUT (out/gpu-sanitize elsewhere): summary.txt, one line per run as it ends, with
-# the sanitizer's error count; the log of each run with errors; sanitize_logs.tgz with every log.
+# the sanitizer's error count; the log of each run that did not pass (the tests run with
+# --nocapture, so it shows how far one got); sanitize_logs.tgz with every log.
 #
 #   TOOLS="memcheck racecheck"   the tools to run (default: all four)
 #   TESTS="cuda_dwt cuda_usfft"  the tests to run (default: every staged cuda_* test)
@@ -73,7 +74,8 @@ run_one() { # test unit tool: one sanitizer run, one summary line into $LOGS/NAM
     local log="$LOGS/$name.log" t0=$SECONDS
     # shellcheck disable=SC2046 # the options are words
     env "${envs[@]}" timeout "$SANITIZE_TIMEOUT" "$SANITIZER" --tool "$tool" $(tool_options "$tool") \
-        --error-exitcode 97 --print-limit 50 ".gpu/tests/$t" "${args[@]}" --test-threads=1 >"$log" 2>&1
+        --error-exitcode 97 --print-limit 50 ".gpu/tests/$t" "${args[@]}" --test-threads=1 --nocapture \
+        >"$log" 2>&1
     local rc=$? result errors
     # "ERROR SUMMARY: N errors" (memcheck, initcheck, synccheck) or "RACECHECK SUMMARY:
     # N hazards displayed (E errors, W warnings)" (racecheck).
@@ -86,7 +88,8 @@ run_one() { # test unit tool: one sanitizer run, one summary line into $LOGS/NAM
     esac
     printf '%-16s %-44s %-10s %-10s %8s %6s\n' "$t" "${u#S:}" "$tool" "$result" "${errors:-?}" \
         $((SECONDS - t0)) | tee "$LOGS/$name.line" >>"$OUT/summary.txt"
-    if [ "$result" = ERRORS ]; then cp "$log" "$OUT/"; fi
+    # A run that did not pass comes back whole: its output shows how far it got.
+    if [ "$result" != pass ]; then cp "$log" "$OUT/"; fi
 }
 
 {
