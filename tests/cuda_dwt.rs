@@ -9,12 +9,14 @@
 //! SEISGPU_DWT_SECTIONS=A,B,… runs only some sections (A wavelets, B lengths, C denoise options,
 //! D layouts, E long signals, F the 2^26 seed, G device-resident timings, H device memory).
 //! SEISGPU_DWT_G_FIRST=1 stops section G after its first case (for profiling runs).
+//! SEISGPU_SANITIZING=1 (scripts/gpu_sanitize.sh) thins sections B and G to a few small
+//! cases that still reach every kernel, and skips H.
 //! All in one test function: sections change process-wide settings (the whole-trace limit)
 //! and the last one fills the device's memory.
 
 mod cuda_common;
 
-use cuda_common::gpu_context;
+use cuda_common::{gpu_context, sanitizing};
 use seisgpu::backend::cuda::{kernels, CudaBackend};
 use seisgpu::backend::BackendRequest;
 use seisgpu::context::Context;
@@ -576,18 +578,33 @@ fn gpu_dwt_matches_cpu() {
     }
 
     if wants('B') {
-        // Every length, several depths.
-        let some = [
-            (Family::Daubechies, 4),
-            (Family::DaubechiesCentered, 20),
-            (Family::Haar, 2),
-            (Family::BsplineCentered, 103),
-            (Family::Bspline, 309),
-        ];
+        // Every length, several depths. Under the sanitizer: a short and a long filter, and
+        // lengths for one warp per trace (2, 16, 1024), a block per trace (8192) and the
+        // long-signal tiles (2^16 is past the whole-trace limit), 3 traces (a partly
+        // filled block of warp teams).
+        let mut some = vec![(Family::Daubechies, 4), (Family::Bspline, 309)];
+        let mut log2ns: Vec<u32> = vec![1, 4, 10, 13, 16];
+        if sanitizing() {
+            println!("section B thinned for the sanitizer: 2 wavelets, 5 lengths, 3 traces");
+        } else {
+            some.splice(
+                1..1,
+                [
+                    (Family::DaubechiesCentered, 20),
+                    (Family::Haar, 2),
+                    (Family::BsplineCentered, 103),
+                ],
+            );
+            log2ns = (1..=16).collect();
+        }
         for (family, member) in some {
-            for log2n in 1..=16u32 {
+            for &log2n in &log2ns {
                 let n = 1usize << log2n;
-                let traces = ((1usize << 18) / n).clamp(1, 33);
+                let traces = if sanitizing() {
+                    3
+                } else {
+                    ((1usize << 18) / n).clamp(1, 33)
+                };
                 for levels in [0, 1, log2n.div_ceil(2)] {
                     for op in [Op::Forward, Op::Inverse, default_denoise()] {
                         env.case::<f32>(
@@ -862,13 +879,23 @@ fn device_resident(env: &mut Env) {
             return;
         }
     };
-    timed_device_case::<f32>(env, &backend, 1024, 65536, 8);
+    if sanitizing() {
+        // The same paths (whole trace in both types, the long-signal tiles, a block per
+        // trace) on small batches, once each.
+        println!("section G thinned for the sanitizer: 4 small cases, 1 repetition");
+        timed_device_case::<f32>(env, &backend, 1024, 64, 8, 1);
+        timed_device_case::<f32>(env, &backend, 1 << 18, 1, 8, 1);
+        timed_device_case::<f64>(env, &backend, 1024, 16, 8, 1);
+        timed_device_case::<f32>(env, &backend, 4096, 8, 20, 1);
+        return;
+    }
+    timed_device_case::<f32>(env, &backend, 1024, 65536, 8, 20);
     if std::env::var("SEISGPU_DWT_G_FIRST").is_ok() {
         return; // profiling runs
     }
-    timed_device_case::<f32>(env, &backend, 1 << 26, 1, 8);
-    timed_device_case::<f64>(env, &backend, 1024, 16384, 8);
-    timed_device_case::<f32>(env, &backend, 4096, 8192, 20);
+    timed_device_case::<f32>(env, &backend, 1 << 26, 1, 8, 20);
+    timed_device_case::<f64>(env, &backend, 1024, 16384, 8, 20);
+    timed_device_case::<f32>(env, &backend, 4096, 8192, 20, 20);
 }
 
 fn timed_device_case<T: Sample>(
@@ -877,6 +904,7 @@ fn timed_device_case<T: Sample>(
     n: usize,
     traces: usize,
     member: u32,
+    reps: usize,
 ) {
     let label = format!(
         "device-resident denoise daubechies {member} {} {traces} x {n}",
@@ -898,7 +926,6 @@ fn timed_device_case<T: Sample>(
         let thresholds = gpu_dwt::denoise_device(
             backend, &wavelet, &options, 0, &d_in, &mut d_out, batch, &stream,
         )?;
-        let reps = 20;
         let start = stream
             .record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))
             .map_err(cuda)?;
@@ -996,7 +1023,7 @@ fn timed_device_case<T: Sample>(
 /// Skipped when SEISGPU_SANITIZING=1 (scripts/gpu_sanitize.sh): memcheck counts each refused
 /// allocation of the fill as an API error; the plain GPU run covers this case.
 fn device_memory_exhaustion(env: &mut Env) {
-    if std::env::var("SEISGPU_SANITIZING").is_ok_and(|v| v == "1") {
+    if sanitizing() {
         println!("device memory exhaustion: skipped under the sanitizer");
         return;
     }

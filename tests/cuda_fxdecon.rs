@@ -3,13 +3,14 @@
 //! the seed's parameters, strided layouts and many slabs on two streams; relative RMS
 //! difference ≤ 1e-4 (SU mode, without damping: ≤ 1e-3 against sufxdecon). Zero input gives
 //! zero output; NaN input is refused; plans give their device memory back. Without a CUDA device the test reports "skipped",
-//! unless SEISGPU_REQUIRE_CUDA=1 makes that a failure.
+//! unless SEISGPU_REQUIRE_CUDA=1 makes that a failure. SEISGPU_SANITIZING=1
+//! (scripts/gpu_sanitize.sh) runs each path once on small data instead (`sanitizer_cases`).
 
 mod fxdecon_data;
 
 mod cuda_common;
 
-use cuda_common::gpu_context;
+use cuda_common::{gpu_context, sanitizing};
 use fxdecon_data::*;
 use seisgpu::backend::BackendRequest;
 use seisgpu::context::Context;
@@ -98,6 +99,163 @@ impl Report {
             self.failures.push(format!("{name}: {err:.3e} > {tol:.0e}"));
         }
     }
+
+    fn assert_passed(&self) {
+        assert!(
+            self.failures.is_empty(),
+            "failures:\n{}",
+            self.failures.join("\n")
+        );
+    }
+}
+
+/// The synthetic plane events of the 3D cases.
+const EVENTS: [Event; 3] = [
+    Event {
+        t0: 0.2,
+        px: 0.002,
+        py: -0.001,
+        amp: 1.0,
+    },
+    Event {
+        t0: 0.5,
+        px: -0.003,
+        py: 0.002,
+        amp: 0.7,
+    },
+    Event {
+        t0: 0.8,
+        px: 0.0,
+        py: 0.0,
+        amp: 0.5,
+    },
+];
+
+/// One 3D case: plane events plus noise in a strided volume, GPU (in slabs of `slab`
+/// bytes, if any) against CPU.
+fn case_3d(
+    report: &mut Report,
+    (gpu, cpu): (&Arc<Context>, &Arc<Context>),
+    name: &str,
+    shape: (usize, usize, usize),
+    strides: (usize, usize),
+    slab: Option<usize>,
+    o: &FxdeconOptions,
+) {
+    let (n, nx, ny) = shape;
+    let clean = events(n, nx, ny, &EVENTS);
+    let noisy = with_noise(&clean, 0.3, 7);
+    let input = strided(&noisy, shape, strides);
+    gpu_fx::set_slab_bytes(slab);
+    let (g, tg) = run(gpu, o, 3, shape, strides, &input);
+    gpu_fx::set_slab_bytes(None);
+    let (c, tc) = run(cpu, o, 3, shape, strides, &input);
+    check_padding(&g, shape, strides, name);
+    report.case(name, rel_rms(&g, &c), 1e-4, tc, tg);
+}
+
+/// Under the sanitizer: every path of the full test once, on small data. 200 samples ×
+/// 60 traces of the Penobscot section in 2D (two-sided and forward/backward, passed and
+/// zeroed out-of-band, whole-trace and time windows, SU mode, strided in 3 slabs); small
+/// volumes in 3D (strided in slabs, the 9×9 operator's large shared memory, the 11×11 one
+/// on the CPU threads).
+fn sanitizer_cases(
+    report: &mut Report,
+    (gpu, cpu): (&Arc<Context>, &Arc<Context>),
+    section: &[f32],
+) {
+    let (n, ntr) = (200, 60);
+    let small: Vec<f32> = (0..ntr)
+        .flat_map(|t| section[t * PENOBSCOT_SAMPLES + 400..][..n].iter().copied())
+        .collect();
+    let (shape2, dense2) = ((n, 1, ntr), (0, n));
+    let su = FxdeconOptions {
+        time_window: 0.5,
+        window_traces: 20,
+        operator_traces: 5,
+        fmin: 5.0,
+        fmax: 60.0,
+        fft_length: 280,
+        ..FxdeconOptions::seismic_unix()
+    };
+    for (name, o, tol) in [
+        ("2D 200×60 defaults", FxdeconOptions::default(), 1e-4),
+        (
+            "2D 200×60 0.6 s windows, fwd/bwd, zero out of band",
+            FxdeconOptions {
+                time_window: 0.6,
+                prediction: Prediction::ForwardBackward,
+                out_of_band: OutOfBand::Zero,
+                ..Default::default()
+            },
+            1e-4,
+        ),
+        ("2D 200×60 SU mode (su_w20_f5)", su, 1e-3),
+    ] {
+        let (c, tc) = run(cpu, &o, 2, shape2, dense2, &small);
+        let (g, tg) = run(gpu, &o, 2, shape2, dense2, &small);
+        assert!(
+            g.iter().all(|v| v.is_finite()),
+            "{name}: non-finite GPU output"
+        );
+        report.case(name, rel_rms(&g, &c), tol, tc, tg);
+    }
+    {
+        let stride = n + 7;
+        let dense: Vec<f64> = small.iter().map(|&v| v as f64).collect();
+        let input = strided(&dense, shape2, (0, stride));
+        let o = FxdeconOptions {
+            time_window: 0.5,
+            ..Default::default()
+        };
+        // 800 bytes per trace: 3 slabs.
+        gpu_fx::set_slab_bytes(Some(20 * 800));
+        let (g, tg) = run(gpu, &o, 2, shape2, (0, stride), &input);
+        gpu_fx::set_slab_bytes(None);
+        let (c, tc) = run(cpu, &o, 2, shape2, (0, stride), &input);
+        check_padding(&g, shape2, (0, stride), "strided 2D");
+        report.case(
+            "2D 200×60 strided, 16 kB slabs",
+            rel_rms(&g, &c),
+            1e-4,
+            tc,
+            tg,
+        );
+    }
+    for (name, shape, strides, slab, o) in [
+        (
+            "3D 30×24×128 strided, 0.3 s windows, 128 kB slabs",
+            (128, 30, 24),
+            (131, 131 * 30 + 5),
+            Some(128 << 10), // 15 kB per crossline: 3 slabs
+            FxdeconOptions {
+                time_window: 0.3,
+                ..Default::default()
+            },
+        ),
+        (
+            "3D 30×25×64 operator 9×9",
+            (64, 30, 25),
+            (64, 64 * 30),
+            None,
+            FxdeconOptions {
+                operator: [9, 9],
+                ..Default::default()
+            },
+        ),
+        (
+            "3D 30×25×64 operator 11×11 (CPU threads)",
+            (64, 30, 25),
+            (64, 64 * 30),
+            None,
+            FxdeconOptions {
+                operator: [11, 11],
+                ..Default::default()
+            },
+        ),
+    ] {
+        case_3d(report, (gpu, cpu), name, shape, strides, slab, &o);
+    }
 }
 
 #[test]
@@ -122,6 +280,13 @@ fn gpu_matches_cpu() {
     );
 
     let section = penobscot();
+    if sanitizing() {
+        println!("thinned for the sanitizer: small 2D and 3D cases, each path once");
+        sanitizer_cases(&mut report, (&gpu, &cpu), &section);
+        zero_nan_and_empty_band(&gpu);
+        report.assert_passed();
+        return;
+    }
     let shape2 = (PENOBSCOT_SAMPLES, 1, PENOBSCOT_TRACES);
     let dense2 = (0, PENOBSCOT_SAMPLES);
     let mut cases2: Vec<(&str, FxdeconOptions)> = vec![
@@ -233,26 +398,6 @@ fn gpu_matches_cpu() {
     }
 
     // Volumes: synthetic plane events plus noise.
-    let evs = [
-        Event {
-            t0: 0.2,
-            px: 0.002,
-            py: -0.001,
-            amp: 1.0,
-        },
-        Event {
-            t0: 0.5,
-            px: -0.003,
-            py: 0.002,
-            amp: 0.7,
-        },
-        Event {
-            t0: 0.8,
-            px: 0.0,
-            py: 0.0,
-            amp: 0.5,
-        },
-    ];
     let seed_options = FxdeconOptions {
         time_window: 0.6,
         taper: 0.08,
@@ -325,22 +470,13 @@ fn gpu_matches_cpu() {
             },
         ),
     ] {
-        let (n, nx, ny) = shape;
-        let clean = events(n, nx, ny, &evs);
-        let noisy = with_noise(&clean, 0.3, 7);
-        let input = strided(&noisy, shape, strides);
-        gpu_fx::set_slab_bytes(slab);
-        let (g, tg) = run(&gpu, &o, 3, shape, strides, &input);
-        gpu_fx::set_slab_bytes(None);
-        let (c, tc) = run(&cpu, &o, 3, shape, strides, &input);
-        check_padding(&g, shape, strides, name);
-        report.case(name, rel_rms(&g, &c), 1e-4, tc, tg);
+        case_3d(&mut report, (&gpu, &cpu), name, shape, strides, slab, &o);
     }
 
     // One plan, called again (its cached buffers and FFT plans) and from two threads at once.
     {
         let shape = (300, 60, 45);
-        let clean = events(shape.0, shape.1, shape.2, &evs);
+        let clean = events(shape.0, shape.1, shape.2, &EVENTS);
         let input: Vec<f32> = with_noise(&clean, 0.3, 9)
             .iter()
             .map(|&v| v as f32)
@@ -388,52 +524,7 @@ fn gpu_matches_cpu() {
         );
     }
 
-    // Zero input: zero output; NaN input: refused, output untouched.
-    {
-        let shape = (200, 30, 25);
-        let zeros = vec![0f32; 200 * 30 * 25];
-        let (g, _) = run(
-            &gpu,
-            &FxdeconOptions::default(),
-            3,
-            shape,
-            (200, 6000),
-            &zeros,
-        );
-        assert!(
-            g.iter().all(|&v| v == 0.0),
-            "zero input gave non-zero output"
-        );
-        let mut bad = zeros.clone();
-        bad[4321] = f32::NAN;
-        let plan =
-            FxdeconPlan::new_3d(gpu.clone(), &FxdeconOptions::default(), 200, 30, 25).unwrap();
-        let mut out = vec![SENTINEL; bad.len()];
-        let e = plan
-            .execute(&bad, &mut out, plan.layout_3d(200, 6000).unwrap())
-            .unwrap_err();
-        assert!(matches!(e, Error::NonFinite(_)), "{e}");
-        assert!(out.iter().all(|&v| v == SENTINEL));
-        // An empty band (7.3 Hz between bins): the input, or zeros.
-        let x: Vec<f32> = with_noise(&vec![0.0; 256 * 40], 1.0, 4)
-            .iter()
-            .map(|&v| v as f32)
-            .collect();
-        let o = FxdeconOptions {
-            fmin: 7.3,
-            fmax: 7.3,
-            ..Default::default()
-        };
-        let (g, _) = run(&gpu, &o, 2, (256, 1, 40), (0, 256), &x);
-        assert!(rel_rms(&g, &x) < 1e-6);
-        let o = FxdeconOptions {
-            out_of_band: OutOfBand::Zero,
-            ..o
-        };
-        let (g, _) = run(&gpu, &o, 2, (256, 1, 40), (0, 256), &x);
-        assert!(g.iter().all(|&v| v == 0.0));
-        println!("| zero input → zero output; NaN input refused; empty band | | | | | ok |");
-    }
+    zero_nan_and_empty_band(&gpu);
     // Plans give their device memory back: five more plans (FFT plans, slabs, tables)
     // created, run and dropped leave free device memory where it was. The first run above
     // paid cuFFT's own one-time allocations and the kernel modules.
@@ -466,9 +557,51 @@ fn gpu_matches_cpu() {
             "device memory not returned: {before} bytes free before, {after} after"
         );
     }
-    assert!(
-        report.failures.is_empty(),
-        "failures:\n{}",
-        report.failures.join("\n")
+    report.assert_passed();
+}
+
+/// Zero input: zero output; NaN input: refused, output untouched; an empty band.
+fn zero_nan_and_empty_band(gpu: &Arc<Context>) {
+    let shape = (200, 30, 25);
+    let zeros = vec![0f32; 200 * 30 * 25];
+    let (g, _) = run(
+        gpu,
+        &FxdeconOptions::default(),
+        3,
+        shape,
+        (200, 6000),
+        &zeros,
     );
+    assert!(
+        g.iter().all(|&v| v == 0.0),
+        "zero input gave non-zero output"
+    );
+    let mut bad = zeros.clone();
+    bad[4321] = f32::NAN;
+    let plan = FxdeconPlan::new_3d(gpu.clone(), &FxdeconOptions::default(), 200, 30, 25).unwrap();
+    let mut out = vec![SENTINEL; bad.len()];
+    let e = plan
+        .execute(&bad, &mut out, plan.layout_3d(200, 6000).unwrap())
+        .unwrap_err();
+    assert!(matches!(e, Error::NonFinite(_)), "{e}");
+    assert!(out.iter().all(|&v| v == SENTINEL));
+    // An empty band (7.3 Hz between bins): the input, or zeros.
+    let x: Vec<f32> = with_noise(&vec![0.0; 256 * 40], 1.0, 4)
+        .iter()
+        .map(|&v| v as f32)
+        .collect();
+    let o = FxdeconOptions {
+        fmin: 7.3,
+        fmax: 7.3,
+        ..Default::default()
+    };
+    let (g, _) = run(gpu, &o, 2, (256, 1, 40), (0, 256), &x);
+    assert!(rel_rms(&g, &x) < 1e-6);
+    let o = FxdeconOptions {
+        out_of_band: OutOfBand::Zero,
+        ..o
+    };
+    let (g, _) = run(gpu, &o, 2, (256, 1, 40), (0, 256), &x);
+    assert!(g.iter().all(|&v| v == 0.0));
+    println!("| zero input → zero output; NaN input refused; empty band | | | | | ok |");
 }

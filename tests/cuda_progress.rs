@@ -34,7 +34,7 @@ fn gpu() -> Option<Context> {
 #[test]
 fn gpu_dwt_batches_report_and_cancel() {
     let Some(ctx) = gpu() else { return };
-    dwt_batches(&ctx);
+    dwt_batches(&ctx, sanitizing());
 }
 
 /// A section filtered in many slabs: a stop at the first report leaves the output
@@ -73,14 +73,14 @@ fn gpu_xcorr_preprocessing_and_correlation_report_and_cancel() {
     let Some(ctx) = gpu() else { return };
     // About 15 stations per preprocessing chunk, correlation tiles of about 35 stations.
     seisgpu::xcorr::cuda::set_memory_budget(Some(2 << 20));
-    xcorr_preprocess_and_correlate(&ctx);
+    xcorr_preprocess_and_correlate(&ctx, sanitizing());
     seisgpu::xcorr::cuda::set_memory_budget(None);
 }
 
 #[test]
 fn gpu_em_search_reports_and_cancels() {
     let Some(ctx) = gpu() else { return };
-    em_search(&ctx);
+    em_search(&ctx, sanitizing());
 }
 
 #[test]

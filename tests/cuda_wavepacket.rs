@@ -3,12 +3,14 @@
 //! tolerances, the GPU's own dot-product test holds, and the inverse of the GPU's forward
 //! reconstructs real data (Penobscot 2D, F3 3D) as closely as the CPU's. Without a CUDA
 //! device the test reports "skipped", unless SEISGPU_REQUIRE_CUDA=1 makes that a failure.
+//! SEISGPU_SANITIZING=1 (scripts/gpu_sanitize.sh) runs one small 2D and one small 3D f32
+//! case.
 
 mod wavepacket_support;
 
 mod cuda_common;
 
-use cuda_common::gpu_context;
+use cuda_common::{gpu_context, sanitizing};
 use num_complex::Complex;
 use seisgpu::context::Context;
 use seisgpu::usfft::Real;
@@ -126,6 +128,39 @@ fn gpu_wavepackets_match_the_cpu() {
         tolerance,
         ..Default::default()
     };
+    let o3 = LayoutOptions {
+        directions: 26,
+        levels: 1,
+        tolerance: 1e-6,
+        ..Default::default()
+    };
+    if sanitizing() {
+        println!("thinned for the sanitizer: 2D 32×24 f32 and 3D 16×12×10 f32");
+        let section = penobscot(350, 32, 200, 24);
+        let (a, d, i) = (2e-5, 1e-5, 1e-5);
+        case::<f32>(
+            &gpu,
+            "2D Penobscot 32×24 f32",
+            &[32, 24],
+            &section,
+            &o2(1e-6),
+            a,
+            d,
+            i,
+        );
+        let cube = f3(10, 16, 12, 10);
+        case::<f32>(
+            &gpu,
+            "3D F3 16×12×10 f32",
+            &[16, 12, 10],
+            &cube,
+            &o3,
+            a,
+            d,
+            i,
+        );
+        return;
+    }
     let section = penobscot(350, 96, 200, 64);
     case::<f32>(
         &gpu,
@@ -158,12 +193,6 @@ fn gpu_wavepackets_match_the_cpu() {
         1e-5,
         1e-5,
     );
-    let o3 = LayoutOptions {
-        directions: 26,
-        levels: 1,
-        tolerance: 1e-6,
-        ..Default::default()
-    };
     let cube = f3(10, 32, 18, 23);
     case::<f32>(
         &gpu,

@@ -80,17 +80,17 @@ fn fx_decon_3d_reports_and_cancels() {
 
 #[test]
 fn dwt_batches_report_and_cancel() {
-    dwt_batches(&Context::new(SG_BACKEND_CPU));
+    dwt_batches(&Context::new(SG_BACKEND_CPU), false);
 }
 
 #[test]
 fn xcorr_preprocessing_and_correlation_report_and_cancel() {
-    xcorr_preprocess_and_correlate(&Context::new(SG_BACKEND_CPU));
+    xcorr_preprocess_and_correlate(&Context::new(SG_BACKEND_CPU), false);
 }
 
 #[test]
 fn em_search_reports_and_cancels() {
-    em_search(&Context::new(SG_BACKEND_CPU));
+    em_search(&Context::new(SG_BACKEND_CPU), false);
 }
 
 #[test]

@@ -1,5 +1,8 @@
 //! The CUDA context of the GPU tests: None (the test reports "skipped") without a usable
 //! device, unless SEISGPU_REQUIRE_CUDA=1 makes that a failure (the device machine's runs).
+//! `sanitizing()`: the run is under compute-sanitizer.
+
+#![allow(dead_code)] // each test uses part of it
 
 use seisgpu::backend::BackendRequest;
 use seisgpu::context::Context;
@@ -15,4 +18,10 @@ pub fn gpu_context() -> Option<Arc<Context>> {
             None
         }
     }
+}
+
+/// True under scripts/gpu_sanitize.sh (SEISGPU_SANITIZING=1): the sanitizers slow kernels
+/// 100–1000×, so the long tests run each kernel path once on small data instead.
+pub fn sanitizing() -> bool {
+    std::env::var("SEISGPU_SANITIZING").is_ok_and(|v| v.trim() == "1")
 }

@@ -10,11 +10,19 @@
 //! without a stop, gives bit for bit the output of a call made without any callback.
 //! The report interval is shortened (`set_report_interval`) so that these small calls
 //! report often and can be stopped at many points.
+//!
+//! SEISGPU_SANITIZING=1 (scripts/gpu_sanitize.sh) runs every case with two stops: at the
+//! first report and halfway; `small` runs the DWT, xcorr and EM cases on smaller data (the
+//! GPU tests under the sanitizer, where each chunk is slow enough to be reported).
 
 #![allow(dead_code)]
 
+#[path = "../cuda_common/mod.rs"]
+mod cuda_common;
 #[path = "../xcorr_common/mod.rs"]
 mod xcorr_common;
+
+pub use cuda_common::sanitizing;
 
 use seisgpu::ffi::context::*;
 use seisgpu::ffi::dwt::*;
@@ -132,10 +140,19 @@ pub fn exercise_slabs<T: PartialEq + std::fmt::Debug + Clone>(
     );
 
     // Stop points below the last report before the final 1, where a stop is honoured.
+    // Under the sanitizer, two: at the first report (nothing done yet) and halfway.
     let last_before_one = full[full.len() - 2].1;
     let mut rng = Rng(0x5eed ^ what.len() as u64);
-    for _ in 0..stops {
-        let from = 0.9 * last_before_one * (rng.next() as f64 / 2147483647.0);
+    let thin = sanitizing();
+    if thin {
+        println!("{what}: thinned for the sanitizer: 2 stops");
+    }
+    for k in 0..if thin { 2 } else { stops } {
+        let from = if thin {
+            0.45 * last_before_one * k as f64
+        } else {
+            0.9 * last_before_one * (rng.next() as f64 / 2147483647.0)
+        };
         {
             let mut l = log.lock().unwrap();
             l.reports.clear();
@@ -218,8 +235,9 @@ pub fn fx_decon_3d(ctx: &Context) {
     sg_fxdecon_plan_destroy(plan);
 }
 
-pub fn dwt_batches(ctx: &Context) {
-    let (n, ntr) = (1024, 2000);
+pub fn dwt_batches(ctx: &Context, small: bool) {
+    // Small: under the sanitizer each trace is a chunk of its own, 24 reports per call.
+    let (n, ntr) = if small { (1024, 24) } else { (1024, 2000) };
     let data = Rng(3).signal(n * ntr);
     let mut plan = ptr::null_mut();
     ok(sg_dwt_plan_create(
@@ -269,7 +287,7 @@ pub fn dwt_batches(ctx: &Context) {
     sg_dwt_plan_destroy(plan);
 }
 
-pub fn xcorr_preprocess_and_correlate(ctx: &Context) {
+pub fn xcorr_preprocess_and_correlate(ctx: &Context, small: bool) {
     let mut o = sg_xcorr_options_default();
     o.sampling_rate = 20.0;
     o.cc_len = 60.0;
@@ -279,7 +297,13 @@ pub fn xcorr_preprocess_and_correlate(ctx: &Context) {
     o.freqmax = 2.0;
     o.whiten_taper_bins = 10;
     let plan = ctx.plan(&o);
-    let (n_sta, n) = (200, 20 * 240);
+    // Small: 40 stations (still more than one preprocessing chunk and correlation tile on
+    // the GPU's 2 MB budget) and 3 windows.
+    let (n_sta, n) = if small {
+        (40, 20 * 120)
+    } else {
+        (200, 20 * 240)
+    };
     let data = Rng(5).signal(n_sta * n);
 
     // Preprocessing: the output is the spectra handle, written only on success.
@@ -401,7 +425,7 @@ fn em_summary(r: *mut sg_emlog_result, lens: &[usize]) -> EmSummary {
 /// The EM-logging search, fast and direct modes, on a small well-posed problem (4
 /// searched conductivities, the measured data those of σ₀, 3 % errors): the result handle
 /// is the output, written only on success.
-pub fn em_search(ctx: &Context) {
+pub fn em_search(ctx: &Context, small: bool) {
     let (n, m) = (40, 4);
     let a: Vec<f64> = (0..n * m)
         .map(|k| {
@@ -429,7 +453,13 @@ pub fn em_search(ctx: &Context) {
         searched.as_ptr(),
         &mut plan,
     ));
-    let lens = [48usize, 40, 36, 30];
+    // Small: 36 rows (the GPU's unit of progress) of 48 models, 44 of them equivalent,
+    // instead of 43,200 rows.
+    let lens = if small {
+        [48usize, 4, 3, 3]
+    } else {
+        [48, 40, 36, 30]
+    };
     let kinds = [SG_EMLOG_AXIS_LINEAR; 4];
     let lo: Vec<f64> = sigma0.iter().map(|s| 0.5 * s).collect();
     let hi: Vec<f64> = sigma0.iter().map(|s| 1.5 * s).collect();
