@@ -199,8 +199,8 @@ pub enum Schedule {
 /// `last`·max of |c|/‖ψ_b‖ (c the coefficients of the first guess: the gaps linearly
 /// interpolated, `gaps::fill_linear`). The first guess is already close, so the thresholds
 /// start low: a high one would first strip the guess down to its few largest packets. The
-/// default holds it at 0.003 for 40 iterations (the best of the schedules measured from
-/// that guess on Penobscot windows: tests/wavepacket_processing.rs).
+/// default holds the threshold at 0.003·max for 40 iterations (the best of the schedules
+/// measured from that guess on Penobscot windows: tests/wavepacket_processing.rs).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PocsOptions {
     pub iterations: usize,
@@ -238,11 +238,11 @@ impl PocsOptions {
 impl<T: Real> WavepacketPlan<T> {
     /// Fills the dead traces of `data` (in place): `live[t]` says whether trace t (the data
     /// columns along axis 1, numbered over axes 2[, 3]) was recorded. The iteration starts
-    /// from the linear interpolation between the nearest live traces (`gaps::fill_linear`;
-    /// the usual first guess, which POCS from zeros does not beat on nearly flat reflectors:
-    /// tests/wavepacket_processing.rs). Packets straddling the data's edges see the data end
-    /// abruptly; padding the section with a few dead traces on each side keeps that away from
-    /// the gaps (the test pads 8). Iteration i takes the
+    /// from the linear interpolation between the nearest live traces (`gaps::fill_linear`, a
+    /// standard first guess: started from zeros, POCS fell short of that interpolation on
+    /// nearly flat reflectors; tests/wavepacket_processing.rs). Packets straddling the data's
+    /// edges see the data end abruptly; padding the section with a few dead traces on each
+    /// side keeps that away from the gaps (the test pads 8). Iteration i takes the
     /// coefficients c = Cx of the current estimate x, ranks them by |c|/‖ψ_b‖ (the
     /// correlation with the unit packet: `packet_norms`), and removes from the dead traces what
     /// the coefficients at or below the threshold t_i carry: x ← x − F·C*(c − H_t(c)) there
