@@ -5,7 +5,8 @@
 //!   thresholding, at the same number of stored reals (a complex coefficient counts as two);
 //! - denoising at 0 dB: thresholds at k·σ·‖ψ_b‖ per box (`threshold_noise`) against DWT
 //!   thresholding (the same known σ) and F-X deconvolution;
-//! - POCS interpolation of 50 % missing traces against linear interpolation and f-k POCS.
+//! - POCS interpolation of 50 % missing traces against linear interpolation and f-k POCS, on
+//!   two windows.
 //!
 //! Each layout is the best of a small scan of directions, levels, α and cutoff.
 
@@ -19,6 +20,7 @@ use seisgpu::fxdecon::options::FxdeconOptions;
 use seisgpu::fxdecon::FxdeconPlan;
 use seisgpu::layout::TraceBatch;
 use seisgpu::wavepacket::coeffs::{estimate_noise, threshold_noise, PocsOptions, ThresholdMode};
+use seisgpu::wavepacket::gaps::fill_linear;
 use seisgpu::wavepacket::inverse::CorrectionFilter;
 use seisgpu::wavepacket::sparse::SparseOptions;
 use seisgpu::wavepacket::{LayoutOptions, WavepacketPlan};
@@ -30,13 +32,21 @@ const NX: usize = 64; // traces
 /// Layouts (directions, levels, α, cutoff) of the denoising and POCS tests.
 const DENOISE: (usize, usize, f64, f64) = (16, 4, 3.0, 0.2);
 const DENOISE_MARGIN: f64 = 2.0;
-const POCS: (usize, usize, f64, f64) = (8, 3, 3.0, 0.2);
+const POCS: (usize, usize, f64, f64) = (12, 3, 3.0, 0.2);
+/// Dead traces added on each side of the POCS section.
+const POCS_PAD: usize = 8;
 
 fn section() -> Vec<f64> {
     penobscot(350, NT, 200, NX)
 }
 
-fn plan(directions: usize, levels: usize, alpha: f64, cutoff: f64) -> WavepacketPlan<f64> {
+fn plan(
+    directions: usize,
+    levels: usize,
+    alpha: f64,
+    cutoff: f64,
+    traces: usize,
+) -> WavepacketPlan<f64> {
     let o = LayoutOptions {
         directions,
         levels,
@@ -45,7 +55,7 @@ fn plan(directions: usize, levels: usize, alpha: f64, cutoff: f64) -> Wavepacket
         tolerance: 1e-8,
         ..Default::default()
     };
-    WavepacketPlan::new(cpu(), &[NT, NX], &o).unwrap()
+    WavepacketPlan::new(cpu(), &[NT, traces], &o).unwrap()
 }
 
 /// Keeps the `s` largest values of `v` (by magnitude).
@@ -160,7 +170,7 @@ fn dwt2(f: &[f64], op: impl FnOnce(&mut [f64])) -> Vec<f64> {
 fn compression_against_fft_and_dwt() {
     let f = section();
     // Many narrow directions (packets long along the reflectors), α = 4, windows cut at 0.2.
-    let plan = plan(64, 4, 4.0, 0.2);
+    let plan = plan(64, 4, 4.0, 0.2, NX);
     let l = plan.layout();
     println!(
         "layout: {} coefficients, redundancy {:.2}",
@@ -208,7 +218,7 @@ fn denoising_at_0_db() {
     let sigma = rms; // 0 dB: the noise's σ is the signal's rms
     let s0 = snr_db(&noisy, &f);
     println!("noisy {s0:.2} dB");
-    let plan = plan(DENOISE.0, DENOISE.1, DENOISE.2, DENOISE.3);
+    let plan = plan(DENOISE.0, DENOISE.1, DENOISE.2, DENOISE.3, NX);
     let l = plan.layout();
     let norms = plan.packet_norms();
     let mut c = vec![Complex::new(0.0, 0.0); l.n_coefficients];
@@ -271,17 +281,17 @@ fn fk_pocs(zero_filled: &[f64], live: &[bool]) -> Vec<f64> {
     x
 }
 
-#[test]
-fn pocs_fills_half_the_traces() {
-    let f = section();
+/// Half the traces of a window of `x0` traces from sample `t0` removed at random, filled by
+/// linear interpolation between the neighbouring live traces, f-k POCS and wave-packet POCS
+/// (the defaults: from the linear interpolation, 40 iterations; the section padded with
+/// `POCS_PAD` dead traces on each side so the packets straddling its edges do not cut into
+/// the gaps; without the pad as well). Returns (linear, f-k, POCS, POCS without pad) in dB.
+fn pocs_window(t0: usize, x0: usize) -> (f64, f64, f64, f64) {
+    let f = penobscot(t0, NT, x0, NX);
     let mut rng = Rng(11);
     let live: Vec<bool> = (0..NX)
         .map(|t| t == 0 || t == NX - 1 || rng.uniform() > 0.0)
         .collect();
-    println!(
-        "{} of {NX} traces live",
-        live.iter().filter(|&&b| b).count()
-    );
     // Linear interpolation between the neighbouring live traces.
     let mut lin = f.clone();
     for t in 0..NX {
@@ -295,40 +305,73 @@ fn pocs_fills_half_the_traces() {
             lin[t * NT + i] = (1.0 - w) * f[a * NT + i] + w * f[b * NT + i];
         }
     }
-    let plan = plan(POCS.0, POCS.1, POCS.2, POCS.3);
-    let filter = CorrectionFilter::new(&plan).unwrap();
-    let mut x = f.clone();
-    let o = PocsOptions {
-        iterations: 200,
-        first: 0.9,
-        last: 3e-3,
-        ..Default::default()
-    };
-    plan.pocs_interpolate(&filter, &mut x, &live, &o).unwrap();
     let mut zero = f.clone();
     for (t, &ok) in live.iter().enumerate() {
         if !ok {
             zero[t * NT..(t + 1) * NT].fill(0.0);
         }
     }
-    let fk = snr_db(&fk_pocs(&zero, &live), &f);
-    let (pocs, lin, zf) = (snr_db(&x, &f), snr_db(&lin, &f), snr_db(&zero, &f));
-    println!("zero-filled {zf:.2} dB, linear {lin:.2} dB, f-k POCS {fk:.2} dB, POCS {pocs:.2} dB");
+    // The library's first guess is that linear interpolation.
+    let mut guess = zero.clone();
+    fill_linear([NT, NX, 1], &mut guess, &live);
+    assert!(rel_l2(&guess, &lin) < 1e-12);
+    let o = PocsOptions::default();
+    // Without the pad.
+    let p = plan(POCS.0, POCS.1, POCS.2, POCS.3, NX);
+    let mut bare = zero.clone();
+    p.pocs_interpolate(&CorrectionFilter::new(&p).unwrap(), &mut bare, &live, &o)
+        .unwrap();
+    // With it: the pad traces are dead like the gaps.
+    let wide = NX + 2 * POCS_PAD;
+    let p = plan(POCS.0, POCS.1, POCS.2, POCS.3, wide);
+    let filter = CorrectionFilter::new(&p).unwrap();
+    let mut x = vec![0.0; NT * wide];
+    x[POCS_PAD * NT..(POCS_PAD + NX) * NT].copy_from_slice(&zero);
+    let mut live_wide = vec![false; wide];
+    live_wide[POCS_PAD..POCS_PAD + NX].copy_from_slice(&live);
+    p.pocs_interpolate(&filter, &mut x, &live_wide, &o).unwrap();
+    let x = &x[POCS_PAD * NT..(POCS_PAD + NX) * NT];
     // The live traces come back untouched.
     for (t, &ok) in live.iter().enumerate() {
         if ok {
             assert_eq!(&x[t * NT..(t + 1) * NT], &f[t * NT..(t + 1) * NT]);
+            assert_eq!(&bare[t * NT..(t + 1) * NT], &f[t * NT..(t + 1) * NT]);
         }
     }
-    // Measured: POCS 19.85 dB, f-k POCS 10.27 dB, linear 20.31 dB. The wave packets beat
-    // f-k POCS by 9.6 dB but LOSE to linear interpolation by 0.46 dB on this window (its
-    // reflectors are nearly flat and continuous, which suits linear interpolation; the best
-    // of the layouts and schedules scanned, README).
-    assert!(pocs > fk + 8.0, "POCS {pocs} dB, f-k {fk} dB");
-    assert!(
-        pocs > lin - 0.7 && pocs > 19.5,
-        "POCS {pocs} dB, linear {lin} dB"
-    );
-    let bad = plan.pocs_interpolate(&filter, &mut x, &live[1..], &o);
+    let bad = p.pocs_interpolate(&filter, &mut zero, &live, &o);
     assert!(bad.is_err());
+    let fk = snr_db(&fk_pocs(&zero, &live), &f);
+    let r = (snr_db(&lin, &f), fk, snr_db(x, &f), snr_db(&bare, &f));
+    println!(
+        "window of {NX} traces from {x0}, samples from {t0}: {} live; zero-filled {:.2} dB, \
+         linear {:.2} dB, f-k POCS {:.2} dB, POCS {:.2} dB (without the pad {:.2} dB)",
+        live.iter().filter(|&&b| b).count(),
+        snr_db(&zero, &f),
+        r.0,
+        r.1,
+        r.2,
+        r.3
+    );
+    r
+}
+
+#[test]
+fn pocs_fills_half_the_traces() {
+    // Two windows: nearly flat reflectors (the first; linear interpolation's best case) and
+    // deeper, with more structure. Measured: linear 20.31 / 24.68 dB, f-k POCS 10.27 / 14.44,
+    // POCS 20.90 / 26.79 dB (without the pad 20.72 / 26.11; from zeros with 8 directions and
+    // thresholds falling from 0.9, as before, 19.85 on the first window). The layout and the
+    // defaults are the best mean gain over linear interpolation of a scan (8–16 directions,
+    // 2–4 levels, α 3–4; 15–100 iterations, thresholds 0.03–0.002; pads 0–16) on these two
+    // and two more windows (samples 900 and 500, traces 100 and 450), each with two masks:
+    // +0.6 to +3.2 dB on all eight (+0.4 to +3.2 with a third mask).
+    for ((t0, x0), margin) in [((350, 200), 0.5), ((700, 400), 1.5)] {
+        let (lin, fk, pocs, bare) = pocs_window(t0, x0);
+        assert!(pocs > lin + margin, "POCS {pocs} dB, linear {lin} dB");
+        assert!(
+            bare > lin,
+            "POCS without the pad {bare} dB, linear {lin} dB"
+        );
+        assert!(pocs > fk + 8.0, "POCS {pocs} dB, f-k {fk} dB");
+    }
 }

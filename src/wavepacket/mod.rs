@@ -17,6 +17,7 @@
 pub mod boxfft;
 pub mod coeffs;
 pub mod cpu;
+pub mod gaps;
 pub mod inverse;
 pub mod layout;
 pub mod lebedev;
