@@ -41,13 +41,14 @@ pub const SG_WAVEPACKET_SCHEDULE_EXPONENTIAL: i32 = 1;
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct sg_wavepacket_pocs_options {
-    /// Iterations, ≥ 1 (default 30); each is one forward transform and one reconstruction.
+    /// Iterations, ≥ 1 (default 40); each is one forward transform and one reconstruction.
     pub iterations: usize,
     /// `SG_WAVEPACKET_SCHEDULE_EXPONENTIAL` (default) or `SG_WAVEPACKET_SCHEDULE_LINEAR`.
     pub schedule: i32,
     /// The hard threshold of the first and of the last iteration, as fractions of the largest
-    /// |c|/‖ψ_b‖ (a coefficient over its packet's norm) of the data with its gaps:
-    /// 0 < last ≤ first ≤ 1 (default 0.5 and 0.001).
+    /// |c|/‖ψ_b‖ (a coefficient over its packet's norm) of the first guess (the gaps filled by
+    /// linear interpolation between the nearest live traces): 0 < last ≤ first ≤ 1 (default
+    /// 0.003 and 0.003: a fixed threshold).
     pub first: f64,
     pub last: f64,
 }
@@ -837,7 +838,10 @@ pub extern "C" fn sg_wavepacket_threshold_f64(
 /// Interpolation of missing traces by POCS, in place: `data` (n_samples values) holds
 /// `n_traces` = n_samples / n1 traces of n1 samples (numbered over axes 2[, 3]); `live[t]` is
 /// 1 where trace t was recorded, 0 where it is missing (its samples are not read and may be
-/// anything). Each iteration takes the coefficients c of the current estimate, ranks them by
+/// anything). The iteration starts from linear interpolation between the nearest live traces
+/// (beyond the outermost ones, their copies); padding the section with a few missing traces on
+/// each side helps the packets at its edges. Each iteration takes the coefficients c of the
+/// current estimate, ranks them by
 /// |c|/‖ψ_b‖, and removes from the missing traces what the coefficients at or below the
 /// iteration's threshold carry (the inverse's correction filter applied to C* of them); the
 /// recorded traces come out unchanged. `options` may be NULL for the defaults.
