@@ -457,6 +457,166 @@ extern "C" __global__ void __launch_bounds__(256) usfft_interp_thread(
     }
 }
 
+// Type 2 from shared memory: the sorted points are cut into chunks of `chunk` points, one
+// block per chunk. For each bin its chunk touches, the block stages the bin's padded tile
+// (tile + w − 1 cells per dimension, the wrap applied once per cell) in shared memory, then
+// `tpp` threads per point gather its w^DIM cells from there: the rows' w taps from the
+// tile, the planes (3D) or rows (2D) split among the point's threads and summed with
+// shuffles. Chunks bound the work per block however the points cluster; a bin's tile is
+// read from global memory once per chunk that touches it.
+struct __align__(2 * sizeof(REAL)) cplx {
+    REAL re, im;
+};
+
+extern "C" __global__ void __launch_bounds__(256) usfft_interp_sm(
+    const unsigned int *__restrict__ bin_start, long long n_bins,
+    const int *__restrict__ perm,
+    const int *__restrict__ i1, const int *__restrict__ i2, const int *__restrict__ i3,
+    const REAL *__restrict__ d1, const REAL *__restrict__ d2, const REAL *__restrict__ d3,
+    const REAL *__restrict__ grid, REAL *__restrict__ c, long long m, int nvec,
+    int nf1, int nf2, int nf3, int t1, int t2, int t3, int nb1, int nb2,
+    int chunk, int tpp, REAL beta)
+{
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    cplx *tile = reinterpret_cast<cplx *>(smem_raw);
+    (void)i2; (void)i3; (void)d2; (void)d3; (void)nf2; (void)nf3; (void)t2; (void)t3;
+    (void)nb1; (void)nb2;
+    const int T1 = t1 + NSPREAD - 1;
+    const int T2 = DIM >= 2 ? t2 + NSPREAD - 1 : 1;
+    const int T3 = DIM >= 3 ? t3 + NSPREAD - 1 : 1;
+    const int cells = T1 * T2 * T3;
+    const long long first = (long long)blockIdx.x * chunk;
+    const long long last = first + chunk < m ? first + chunk : m;
+    if (first >= last)
+        return;
+    // The bin holding the chunk's first point: the last b with bin_start[b] ≤ first.
+    long long lo = 0, hi = n_bins;
+    while (hi - lo > 1) {
+        const long long mid = (lo + hi) >> 1;
+        if ((long long)bin_start[mid] <= first)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    long long b = lo;
+    const int group = threadIdx.x / tpp, sub = threadIdx.x % tpp;
+    const int groups = blockDim.x / tpp;
+    const REAL s = (REAL)2 / (REAL)NSPREAD;
+    (void)s;
+    const long long nft = (long long)nf1 * nf2 * nf3;
+    for (int v = 0; v < nvec; ++v) {
+        const cplx *g = reinterpret_cast<const cplx *>(grid) + (long long)v * nft;
+        long long p0 = first, bb = b;
+        while (p0 < last) {
+            while ((long long)bin_start[bb + 1] <= p0)
+                ++bb;
+            const long long seg_end = bin_start[bb + 1] < last ? (long long)bin_start[bb + 1] : last;
+            // The bin's origin cell per dimension (bins numbered dimension 1 fastest).
+            const int b1 = (int)(bb % nb1);
+            const int o1 = b1 * t1 - SHIFT;
+#if DIM >= 2
+            const int b2 = (int)((bb / nb1) % nb2);
+            const int o2 = b2 * t2 - SHIFT;
+#else
+            const int o2 = 0;
+#endif
+#if DIM >= 3
+            const int b3 = (int)(bb / ((long long)nb1 * nb2));
+            const int o3 = b3 * t3 - SHIFT;
+#else
+            const int o3 = 0;
+#endif
+            (void)o2; (void)o3;
+            __syncthreads(); // the previous segment's reads are done
+            for (int k = threadIdx.x; k < cells; k += blockDim.x) {
+                const int j1 = k % T1, j23 = k / T1;
+                (void)j23;
+                long long cell = wrap(o1 + j1, nf1);
+#if DIM >= 2
+                cell += (long long)wrap(o2 + j23 % T2, nf2) * nf1;
+#endif
+#if DIM >= 3
+                cell += (long long)wrap(o3 + j23 / T2, nf3) * nf2 * nf1;
+#endif
+                tile[k] = g[cell];
+            }
+            __syncthreads();
+            for (long long base = p0; base < seg_end; base += groups) {
+                const long long p = base + group;
+                const bool on = p < seg_end;
+                REAL sr = 0, si = 0;
+                if (on) {
+                    REAL k1[NSPREAD];
+                    weights(d1[p], beta, k1);
+                    const int l1 = i1[p] - o1;
+#if DIM == 3
+                    REAL k2[NSPREAD];
+                    weights(d2[p], beta, k2);
+                    const int l2 = i2[p] - o2, l3 = i3[p] - o3;
+                    const REAL e3 = d3[p];
+                    for (int a3 = sub; a3 < NSPREAD; a3 += tpp) {
+                        const REAL w3 = phi((e3 + (REAL)a3) * s, beta);
+                        const cplx *plane = tile + ((l3 + a3) * T2 + l2) * T1 + l1;
+                        REAL pr = 0, pi = 0;
+#pragma unroll
+                        for (int a2 = 0; a2 < NSPREAD; ++a2) {
+                            const cplx *row = plane + a2 * T1;
+                            REAL rr = 0, ri = 0;
+#pragma unroll
+                            for (int a1 = 0; a1 < NSPREAD; ++a1) {
+                                const cplx z = row[a1];
+                                rr += z.re * k1[a1];
+                                ri += z.im * k1[a1];
+                            }
+                            pr += rr * k2[a2];
+                            pi += ri * k2[a2];
+                        }
+                        sr += pr * w3;
+                        si += pi * w3;
+                    }
+#elif DIM == 2
+                    const int l2 = i2[p] - o2;
+                    const REAL e2 = d2[p];
+                    for (int a2 = sub; a2 < NSPREAD; a2 += tpp) {
+                        const REAL w2 = phi((e2 + (REAL)a2) * s, beta);
+                        const cplx *row = tile + (l2 + a2) * T1 + l1;
+                        REAL rr = 0, ri = 0;
+#pragma unroll
+                        for (int a1 = 0; a1 < NSPREAD; ++a1) {
+                            const cplx z = row[a1];
+                            rr += z.re * k1[a1];
+                            ri += z.im * k1[a1];
+                        }
+                        sr += rr * w2;
+                        si += ri * w2;
+                    }
+#else
+                    if (sub == 0) {
+#pragma unroll
+                        for (int a1 = 0; a1 < NSPREAD; ++a1) {
+                            const cplx z = tile[l1 + a1];
+                            sr += z.re * k1[a1];
+                            si += z.im * k1[a1];
+                        }
+                    }
+#endif
+                }
+                // The point's tpp threads are adjacent lanes of one warp (tpp divides 32).
+                for (int o = tpp >> 1; o > 0; o >>= 1) {
+                    sr += __shfl_down_sync(0xffffffffu, sr, o, tpp);
+                    si += __shfl_down_sync(0xffffffffu, si, o, tpp);
+                }
+                if (on && sub == 0) {
+                    const long long j = (long long)v * m + perm[p];
+                    c[2 * j] = sr;
+                    c[2 * j + 1] = si;
+                }
+            }
+            p0 = seg_end;
+        }
+    }
+}
+
 // Between the mode array (n1 × n2 × n3 per vector, dimension 1 fastest) and the fine grid:
 // mode index m_d sits at fine cell fi_d[m_d] and is scaled by q_d[m_d] = 1/ψ̂(k).
 // to_modes = 1 (type 1): modes = grid × q. to_modes = 0 (type 2): grid = modes × q (the grid
@@ -538,11 +698,20 @@ __device__ __forceinline__ long long bin_of(
     return key * nb1 + (place((double)x[j], nf1, &d) + SHIFT) / t1;
 }
 
-// Histogram: key[j] = bin of point j, count[bin] += 1 (count zeroed before).
+// A point's coordinates side by side, so that the gather in sorted order reads one sector
+// per point instead of one per dimension.
+struct __align__(4 * sizeof(REAL)) xyz {
+    REAL x, y, z, pad;
+};
+
+// Histogram: key[j] = bin of point j and rank[j] its place among the bin's points, counted
+// in count[bin] (zeroed before; the order within a bin is arbitrary); packed[j] its
+// coordinates.
 extern "C" __global__ void __launch_bounds__(256) usfft_bin_points(
     const REAL *__restrict__ x, const REAL *__restrict__ y, const REAL *__restrict__ z,
     long long m, int nf1, int nf2, int nf3, int t1, int t2, int t3, int nb1, int nb2,
-    unsigned int *__restrict__ key, unsigned int *__restrict__ count,
+    unsigned int *__restrict__ key, unsigned int *__restrict__ rank,
+    unsigned int *__restrict__ count, xyz *__restrict__ packed,
     unsigned long long *__restrict__ bad)
 {
     const long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -552,66 +721,103 @@ extern "C" __global__ void __launch_bounds__(256) usfft_bin_points(
     if (b < 0)
         return;
     key[j] = (unsigned int)b;
-    atomicAdd(count + b, 1u);
+    rank[j] = atomicAdd(count + b, 1u);
+    xyz p;
+    p.x = x[j];
+    p.y = DIM >= 2 ? y[j] : (REAL)0;
+    p.z = DIM >= 3 ? z[j] : (REAL)0;
+    p.pad = (REAL)0;
+    packed[j] = p;
 }
 
-// Exclusive scan of count[0..nbins) into start[0..nbins] (start[nbins] = total) and
-// cursor[0..nbins), by one block of SCAN_THREADS threads, each summing a contiguous chunk.
+// Exclusive scan of count[0..nbins) into start[0..nbins] (start[nbins] = total) by one block
+// of SCAN_THREADS threads, over tiles of 4·SCAN_THREADS bins: each thread sums its four
+// bins, the warps scan those sums with shuffles, and a carry runs from tile to tile.
 #define SCAN_THREADS 1024
 extern "C" __global__ void __launch_bounds__(SCAN_THREADS) usfft_scan_bins(
-    const unsigned int *__restrict__ count, unsigned int *__restrict__ start,
-    unsigned int *__restrict__ cursor, long long nbins)
+    const unsigned int *__restrict__ count, unsigned int *__restrict__ start, long long nbins)
 {
-    __shared__ unsigned int sums[SCAN_THREADS];
-    const long long per = (nbins + SCAN_THREADS - 1) / SCAN_THREADS;
-    const long long lo = threadIdx.x * per;
-    const long long hi = lo + per < nbins ? lo + per : nbins;
-    unsigned int total = 0;
-    for (long long b = lo; b < hi; ++b)
-        total += count[b];
-    sums[threadIdx.x] = total;
-    __syncthreads();
-    // Hillis–Steele inclusive scan of the chunk sums.
-    for (int o = 1; o < SCAN_THREADS; o <<= 1) {
-        const unsigned int add = threadIdx.x >= o ? sums[threadIdx.x - o] : 0u;
+    __shared__ unsigned int warp_sums[SCAN_THREADS / 32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    unsigned int carry = 0;
+    for (long long base = 0; base < nbins; base += 4 * SCAN_THREADS) {
+        const long long i0 = base + 4 * (long long)threadIdx.x;
+        unsigned int v[4], t = 0;
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+            v[k] = i0 + k < nbins ? count[i0 + k] : 0u;
+            t += v[k];
+        }
+        unsigned int incl = t;
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            const unsigned int n = __shfl_up_sync(0xffffffffu, incl, o);
+            if (lane >= o)
+                incl += n;
+        }
+        if (lane == 31)
+            warp_sums[warp] = incl;
         __syncthreads();
-        sums[threadIdx.x] += add;
+        if (warp == 0) {
+            unsigned int ws = warp_sums[lane];
+#pragma unroll
+            for (int o = 1; o < 32; o <<= 1) {
+                const unsigned int n = __shfl_up_sync(0xffffffffu, ws, o);
+                if (lane >= o)
+                    ws += n;
+            }
+            warp_sums[lane] = ws;
+        }
         __syncthreads();
+        unsigned int run = carry + (warp > 0 ? warp_sums[warp - 1] : 0u) + incl - t;
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+            if (i0 + k < nbins)
+                start[i0 + k] = run;
+            run += v[k];
+        }
+        carry += warp_sums[SCAN_THREADS / 32 - 1];
+        __syncthreads(); // warp_sums is rewritten by the next tile
     }
-    unsigned int run = sums[threadIdx.x] - total;
-    for (long long b = lo; b < hi; ++b) {
-        start[b] = run;
-        cursor[b] = run;
-        run += count[b];
-    }
-    if (threadIdx.x == SCAN_THREADS - 1)
-        start[nbins] = sums[SCAN_THREADS - 1];
+    if (threadIdx.x == 0)
+        start[nbins] = carry;
 }
 
-// Scatter: each point takes the next slot of its bin and writes there its caller index and,
-// per dimension, i0 and d (order within a bin is arbitrary).
+// Scatter: point j goes to slot start[key[j]] + rank[j] of the sorted order (one scattered
+// 4-byte write per point; no atomics).
 extern "C" __global__ void __launch_bounds__(256) usfft_scatter_points(
-    const REAL *__restrict__ x, const REAL *__restrict__ y, const REAL *__restrict__ z,
-    long long m, int nf1, int nf2, int nf3, const unsigned int *__restrict__ key,
-    unsigned int *__restrict__ cursor, int *__restrict__ perm,
-    int *__restrict__ i1, int *__restrict__ i2, int *__restrict__ i3,
-    REAL *__restrict__ d1, REAL *__restrict__ d2, REAL *__restrict__ d3)
+    long long m, const unsigned int *__restrict__ key, const unsigned int *__restrict__ rank,
+    const unsigned int *__restrict__ start, int *__restrict__ perm)
 {
     const long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= m)
         return;
-    (void)y; (void)z; (void)nf2; (void)nf3; (void)i2; (void)i3; (void)d2; (void)d3;
-    const unsigned int pos = atomicAdd(cursor + key[j], 1u);
-    perm[pos] = (int)j;
+    perm[start[key[j]] + rank[j]] = (int)j;
+}
+
+// Gather, in sorted order: slot p takes point perm[p]'s i0 and d per dimension. The reads of
+// the packed coordinates are scattered, the writes contiguous (scattered partial writes of
+// six arrays cost several times more).
+extern "C" __global__ void __launch_bounds__(256) usfft_sorted_coords(
+    const xyz *__restrict__ packed, long long m, int nf1, int nf2, int nf3,
+    const int *__restrict__ perm,
+    int *__restrict__ i1, int *__restrict__ i2, int *__restrict__ i3,
+    REAL *__restrict__ d1, REAL *__restrict__ d2, REAL *__restrict__ d3)
+{
+    const long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >= m)
+        return;
+    (void)nf2; (void)nf3; (void)i2; (void)i3; (void)d2; (void)d3;
+    const xyz c = packed[perm[p]];
     double d;
-    i1[pos] = place((double)x[j], nf1, &d);
-    d1[pos] = (REAL)d;
+    i1[p] = place((double)c.x, nf1, &d);
+    d1[p] = (REAL)d;
 #if DIM >= 2
-    i2[pos] = place((double)y[j], nf2, &d);
-    d2[pos] = (REAL)d;
+    i2[p] = place((double)c.y, nf2, &d);
+    d2[p] = (REAL)d;
 #endif
 #if DIM >= 3
-    i3[pos] = place((double)z[j], nf3, &d);
-    d3[pos] = (REAL)d;
+    i3[p] = place((double)c.z, nf3, &d);
+    d3[p] = (REAL)d;
 #endif
 }

@@ -297,6 +297,12 @@ fn gpu_usfft_matches_direct_sums_and_the_cpu() {
     clustered_points(&gpu, &cpu, &mut failures);
     large::<f32>(&gpu, &cpu, 1e-5, &mut failures);
     large::<f64>(&gpu, &cpu, 1e-9, &mut failures);
+    // Type 2 again without shared-memory tiles: a warp (w ≤ 10) or a thread per point
+    // gathering from the grid, as on GPUs whose shared memory cannot hold a bin's tile.
+    seisgpu::usfft::cuda::set_interp_tile_bytes(Some(1));
+    sweep::<f64>(&gpu, &cpu, &[1e-6, 1e-12], &mut failures);
+    sweep::<f32>(&gpu, &cpu, &[1e-5], &mut failures);
+    seisgpu::usfft::cuda::set_interp_tile_bytes(None);
     assert!(
         failures.is_empty(),
         "{} failures:\n{}",

@@ -1,16 +1,17 @@
 //! The USFFT on the GPU: kernels/usfft.cu (NVRTC, one module per dimension, kernel width,
 //! kernel shape and precision) and cuFFT on the fine grid.
 //!
-//! Set-points folds and bin-sorts the points on the device (histogram, scan, scatter kernels;
-//! host coordinates are uploaded first) into the sorted (i0, d) per dimension, the
-//! permutation and the bin offsets. Type 1 in 2D and 3D spreads with one block per bin and
+//! Set-points folds and bin-sorts the points on the device (histogram with ranks, scan,
+//! scatter of the permutation, gather; host coordinates are uploaded first) into the sorted
+//! (i0, d) per dimension, the permutation and the bin offsets. Type 1 in 2D and 3D spreads with one block per bin and
 //! one thread per row of its padded tile, the row's sums in registers (no atomics until the
 //! row is added to the grid); in 1D, or on grids smaller than those bins, into a padded tile
 //! in shared memory (shared atomics in the hot loop; one global atomic per non-zero tile
 //! cell at the end); a tile too large for shared memory falls back to global atomics in
-//! sorted order. Type 2 interpolates with one warp (wide kernels: one thread) per sorted
-//! point. Both loop over the batch's vectors inside the kernel; cuFFT runs the batch as one
-//! plan.
+//! sorted order. Type 2 stages each bin's padded tile in shared memory once per block of
+//! sorted points and gathers from there (usfft_interp_sm); where the tile does not fit, one
+//! warp (wide kernels: one thread) per sorted point gathers from the grid. Both loop over
+//! the batch's vectors inside the kernel; cuFFT runs the batch as one plan.
 
 use super::grid::Tiling;
 use super::kernel::{KernelShape, SpreadKernel};
@@ -30,6 +31,7 @@ use cudarc::driver::{
     PushKernelArg,
 };
 use num_complex::Complex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 const THREADS: u32 = 256;
@@ -39,6 +41,42 @@ const TILE_BUDGET: usize = 100 * 1024;
 
 /// Threads of a usfft_spread_rows block, at most (its launch bound).
 const ROW_THREADS_MAX: usize = 512;
+
+/// Sorted points per usfft_interp_sm block: enough to cover several bins (each bin's tile is
+/// staged once per block that touches it), few enough to spread clustered points over blocks.
+const INTERP_CHUNK: usize = 1024;
+
+/// The largest tile usfft_interp_sm may stage (bytes; 0: the GPU's limit). Process-wide, so
+/// that tests can take the fallback on a GPU where every tile fits.
+static INTERP_TILE_LIMIT: AtomicUsize = AtomicUsize::new(0);
+
+/// Caps the shared memory of usfft_interp_sm (None: the GPU's limit) for plans whose points
+/// are set afterwards; tiles above the cap interpolate from the grid instead. Process-wide.
+pub fn set_interp_tile_bytes(bytes: Option<usize>) {
+    INTERP_TILE_LIMIT.store(bytes.unwrap_or(0), Ordering::Relaxed);
+}
+
+/// Shared memory of usfft_interp_sm: one bin's padded tile of complex cells.
+fn interp_tile_bytes(spec: &UsfftSpec, tiling: &Tiling, real_bytes: usize) -> usize {
+    let w = spec.kernel.width;
+    (0..spec.dim)
+        .map(|d| tiling.tile[d] + w - 1)
+        .product::<usize>()
+        * 2
+        * real_bytes
+}
+
+/// Threads per point of usfft_interp_sm: a block's 256 threads should cover about one bin's
+/// points at a time (uniform points at the default upsampling: ~128 per 3D bin, two threads
+/// each), at most 8 per point, one in 1D.
+fn interp_threads_per_point(spec: &UsfftSpec, m: usize, n_bins: usize) -> i32 {
+    if spec.dim == 1 {
+        return 1;
+    }
+    let per_bin = (m as f64 / n_bins.max(1) as f64).max(1.0);
+    let want = (THREADS as f64 / per_bin).clamp(1.0, 8.0) as u32;
+    (1u32 << (31 - want.leading_zeros())) as i32
+}
 
 /// The fastest-axis bin size of usfft_spread_rows: each thread keeps the padded row's
 /// (tile + w − 1) complex sums in registers, so wide f64 kernels take shorter rows.
@@ -210,13 +248,16 @@ pub struct DevicePoints<T: Real> {
     pub m: usize,
     pub tiling: Tiling,
     pub method: SpreadMethod,
+    /// Type 2 from each bin's tile staged in shared memory (usfft_interp_sm), with this many
+    /// bytes of it; None where the tile does not fit (one warp or thread per point instead).
+    interp_shared: Option<u32>,
     /// Sorted points (capacity ≥ m): caller index, and per dimension i0 and d.
     perm: CudaSlice<i32>,
     first: Vec<CudaSlice<i32>>,
     offset: Vec<CudaSlice<T>>,
     /// Sorted positions of bin b: bin_start[b]..bin_start[b + 1].
     bin_start: CudaSlice<u32>,
-    sort: SortScratch,
+    sort: SortScratch<T>,
     fine_index: Vec<CudaSlice<i32>>,
     deconv: Vec<CudaSlice<T>>,
     /// Fine grids (n_vectors of them) and host-to-host staging buffers, one execute at a time.
@@ -224,12 +265,14 @@ pub struct DevicePoints<T: Real> {
     spec: UsfftSpec,
 }
 
-/// The counting sort's working arrays: each point's bin, the bins' counts and next free
-/// slots, and the first non-finite coordinate found (3·j + axis).
-struct SortScratch {
+/// The counting sort's working arrays: each point's bin and rank within it, its coordinates
+/// packed (four values per point), the bins' counts, and the first non-finite coordinate
+/// found (3·j + axis).
+struct SortScratch<T> {
     key: CudaSlice<u32>,
+    rank: CudaSlice<u32>,
+    packed: CudaSlice<T>,
     count: CudaSlice<u32>,
-    cursor: CudaSlice<u32>,
     bad: CudaSlice<u64>,
 }
 
@@ -408,8 +451,9 @@ impl<T: Real> DevicePoints<T> {
             bin_start: alloc(&stream, tiling.n_bins() + 1, what)?,
             sort: SortScratch {
                 key: alloc(&stream, 1, what)?,
+                rank: alloc(&stream, 1, what)?,
+                packed: alloc(&stream, 4, what)?,
                 count: alloc(&stream, 1, what)?,
-                cursor: alloc(&stream, 1, what)?,
                 bad: alloc(&stream, 1, what)?,
             },
             stream,
@@ -417,6 +461,7 @@ impl<T: Real> DevicePoints<T> {
             m: 0,
             tiling,
             method,
+            interp_shared: None,
             fine_index,
             deconv,
             work: Mutex::new(Work {
@@ -429,8 +474,8 @@ impl<T: Real> DevicePoints<T> {
         })
     }
 
-    /// Bins the points at device addresses `coords` (histogram), checks them, then commits:
-    /// scan and scatter into the sorted arrays. One 8-byte read-back (the finiteness check)
+    /// Bins the points at device addresses `coords` (histogram with ranks), checks them, then
+    /// commits: scan, scatter of the permutation, gather of the sorted (i0, d). One 8-byte read-back (the finiteness check)
     /// is the only synchronisation.
     fn sort(&mut self, gpu: &CudaBackend, coords: [DevPtr; 3], m: usize) -> Result<()> {
         let spec = &self.spec;
@@ -443,8 +488,9 @@ impl<T: Real> DevicePoints<T> {
         }
         let what = "allocating USFFT point bins";
         grow(&mut self.sort.key, m, &s, what)?;
+        grow(&mut self.sort.rank, m, &s, what)?;
+        grow(&mut self.sort.packed, 4 * m, &s, what)?;
         grow(&mut self.sort.count, n_bins, &s, what)?;
-        grow(&mut self.sort.cursor, n_bins, &s, what)?;
         let [nf1, nf2, nf3] = spec.fine.map(|n| n as i32);
         let [t1, t2, t3] = tiling.tile.map(|t| t as i32);
         let [nb1, nb2] = [tiling.bins[0] as i32, tiling.bins[1] as i32];
@@ -457,7 +503,8 @@ impl<T: Real> DevicePoints<T> {
         };
         let key = dptr(&self.sort.key, &s);
         let count = dptr(&self.sort.count, &s);
-        let cursor = dptr(&self.sort.cursor, &s);
+        let rank = dptr(&self.sort.rank, &s);
+        let packed = dptr(&self.sort.packed, &s);
         let bad = dptr(&self.sort.bad, &s);
         // SAFETY: the scratch arrays hold n_bins counts and one flag.
         unsafe {
@@ -486,7 +533,9 @@ impl<T: Real> DevicePoints<T> {
                 &nb1,
                 &nb2,
                 &key,
+                &rank,
                 &count,
+                &packed,
                 &bad,
             );
         }
@@ -524,28 +573,35 @@ impl<T: Real> DevicePoints<T> {
             one_block,
             &count,
             &start,
-            &cursor,
             &nb,
         );
         if m > 0 {
             let perm = dptr(&self.perm, &s);
             let [i1, i2, i3] = [0, 1, 2].map(|d| dptr(&self.first[d], &s));
             let [d1, d2, d3] = [0, 1, 2].map(|d| dptr(&self.offset[d], &s));
-            // The arguments match usfft_scatter_points; sorted arrays hold m values.
+            // The arguments match usfft_scatter_points; perm holds m values.
             launch!(
                 self.module,
                 s,
                 "usfft_scatter_points",
                 per_point,
-                &x,
-                &y,
-                &z,
+                &m64,
+                &key,
+                &rank,
+                &start,
+                &perm,
+            );
+            // The arguments match usfft_sorted_coords; sorted arrays hold m values.
+            launch!(
+                self.module,
+                s,
+                "usfft_sorted_coords",
+                per_point,
+                &packed,
                 &m64,
                 &nf1,
                 &nf2,
                 &nf3,
-                &key,
-                &cursor,
                 &perm,
                 &i1,
                 &i2,
@@ -558,6 +614,12 @@ impl<T: Real> DevicePoints<T> {
         self.m = m;
         self.tiling = tiling;
         self.method = method;
+        let tile_bytes = interp_tile_bytes(spec, &tiling, std::mem::size_of::<T>());
+        let limit = match INTERP_TILE_LIMIT.load(Ordering::Relaxed) {
+            0 => gpu.max_shared_bytes,
+            cap => cap.min(gpu.max_shared_bytes),
+        };
+        self.interp_shared = (tile_bytes <= limit).then_some(tile_bytes as u32);
         Ok(())
     }
 }
@@ -753,7 +815,51 @@ impl<T: Real> DevicePoints<T> {
                 mark(1)?;
                 self.fft(g)?;
                 mark(2)?;
-                if self.m > 0 {
+                if let (true, Some(shared)) = (self.m > 0, self.interp_shared) {
+                    let t = self.tiling;
+                    let [t1, t2, t3] = t.tile.map(|x| x as i32);
+                    let [nb1, nb2] = [t.bins[0] as i32, t.bins[1] as i32];
+                    let n_bins = t.n_bins() as i64;
+                    let chunk = INTERP_CHUNK as i32;
+                    let tpp = interp_threads_per_point(spec, self.m, t.n_bins());
+                    let bs = dptr(&self.bin_start, s);
+                    let cfg = LaunchConfig {
+                        grid_dim: (self.m.div_ceil(INTERP_CHUNK) as u32, 1, 1),
+                        block_dim: (THREADS, 1, 1),
+                        shared_mem_bytes: shared,
+                    };
+                    // The arguments match usfft_interp_sm; bin_start holds n_bins + 1 values.
+                    launch!(
+                        self.module,
+                        s,
+                        "usfft_interp_sm",
+                        cfg,
+                        &bs,
+                        &n_bins,
+                        &perm,
+                        &i1,
+                        &i2,
+                        &i3,
+                        &d1,
+                        &d2,
+                        &d3,
+                        &g,
+                        &c,
+                        &m,
+                        &nvec,
+                        &nf1,
+                        &nf2,
+                        &nf3,
+                        &t1,
+                        &t2,
+                        &t3,
+                        &nb1,
+                        &nb2,
+                        &chunk,
+                        &tpp,
+                        &beta,
+                    );
+                } else if self.m > 0 {
                     // Warp per point while a warp covers ≥ 3 rows per pass (w ≤ 10); measured
                     // on an H100, one thread per point is faster for wider kernels.
                     let warp = spec.kernel.width <= 10;
