@@ -297,10 +297,10 @@ pub fn xcorr_preprocess_and_correlate(ctx: &Context, small: bool) {
     o.freqmax = 2.0;
     o.whiten_taper_bins = 10;
     let plan = ctx.plan(&o);
-    // Small: 40 stations (still more than one preprocessing chunk and correlation tile on
-    // the GPU's 2 MB budget) and 3 windows.
+    // Small: 80 stations (about five preprocessing chunks and several correlation tiles on
+    // the GPU's 2 MB budget: 40 gave too few reports to stop at) and 3 windows.
     let (n_sta, n) = if small {
-        (40, 20 * 120)
+        (80, 20 * 120)
     } else {
         (200, 20 * 240)
     };
