@@ -460,13 +460,21 @@ extern "C" __global__ void __launch_bounds__(256) usfft_interp_thread(
 // Type 2 from shared memory: the sorted points are cut into chunks of `chunk` points, one
 // block per chunk. For each bin its chunk touches, the block stages the bin's padded tile
 // (tile + w − 1 cells per dimension, the wrap applied once per cell) in shared memory, then
-// `tpp` threads per point gather its w^DIM cells from there: the rows' w taps from the
-// tile, the planes (3D) or rows (2D) split among the point's threads and summed with
-// shuffles. Chunks bound the work per block however the points cluster; a bin's tile is
-// read from global memory once per chunk that touches it.
+// IL lanes per point gather its w^DIM cells: lane l takes the fastest-axis taps
+// a1 = l % 8, l % 8 + 8, … and, with INTERP_SPLIT = 2, every other plane (3D) or row (2D)
+// from l / 8. So the 8 lanes of one shared-memory request phase (16-byte f64 cells) or the
+// 16 (8-byte f32 cells) read one contiguous row, or two rows `pitch` cells apart with
+// pitch ≡ 8 (mod 16): no bank conflicts. The kernel values are evaluated once per tap and
+// dimension across the lanes and shared with shuffles. Chunks bound the work per block
+// however the points cluster; a bin's tile is read from global memory once per chunk that
+// touches it.
 struct __align__(2 * sizeof(REAL)) cplx {
     REAL re, im;
 };
+
+#define IL (8 * INTERP_SPLIT)
+// Kernel values a lane evaluates per dimension (taps l, l + IL, …).
+#define IV ((NSPREAD + IL - 1) / IL)
 
 extern "C" __global__ void __launch_bounds__(256) usfft_interp_sm(
     const unsigned int *__restrict__ bin_start, long long n_bins,
@@ -475,15 +483,19 @@ extern "C" __global__ void __launch_bounds__(256) usfft_interp_sm(
     const REAL *__restrict__ d1, const REAL *__restrict__ d2, const REAL *__restrict__ d3,
     const REAL *__restrict__ grid, REAL *__restrict__ c, long long m, int nvec,
     int nf1, int nf2, int nf3, int t1, int t2, int t3, int nb1, int nb2,
-    int chunk, int tpp, REAL beta)
+    int chunk, int pitch, REAL beta)
 {
     extern __shared__ __align__(16) unsigned char smem_raw[];
     cplx *tile = reinterpret_cast<cplx *>(smem_raw);
     (void)i2; (void)i3; (void)d2; (void)d3; (void)nf2; (void)nf3; (void)t2; (void)t3;
-    (void)nb1; (void)nb2;
+    (void)nb1; (void)nb2; (void)pitch;
     const int T1 = t1 + NSPREAD - 1;
     const int T2 = DIM >= 2 ? t2 + NSPREAD - 1 : 1;
     const int T3 = DIM >= 3 ? t3 + NSPREAD - 1 : 1;
+    // Cells between rows and between planes of the staged tile.
+    const int R1 = DIM == 2 ? pitch : T1;
+    const int PL = DIM == 3 ? pitch : R1 * T2;
+    (void)PL;
     const int cells = T1 * T2 * T3;
     const long long first = (long long)blockIdx.x * chunk;
     const long long last = first + chunk < m ? first + chunk : m;
@@ -499,10 +511,11 @@ extern "C" __global__ void __launch_bounds__(256) usfft_interp_sm(
             hi = mid;
     }
     long long b = lo;
-    const int group = threadIdx.x / tpp, sub = threadIdx.x % tpp;
-    const int groups = blockDim.x / tpp;
+    const int group = threadIdx.x / IL, sub = threadIdx.x % IL;
+    const int groups = blockDim.x / IL;
+    const int r1 = sub & 7, part = sub >> 3;
+    (void)part;
     const REAL s = (REAL)2 / (REAL)NSPREAD;
-    (void)s;
     const long long nft = (long long)nf1 * nf2 * nf3;
     for (int v = 0; v < nvec; ++v) {
         const cplx *g = reinterpret_cast<const cplx *>(grid) + (long long)v * nft;
@@ -512,99 +525,121 @@ extern "C" __global__ void __launch_bounds__(256) usfft_interp_sm(
                 ++bb;
             const long long seg_end = bin_start[bb + 1] < last ? (long long)bin_start[bb + 1] : last;
             // The bin's origin cell per dimension (bins numbered dimension 1 fastest).
-            const int b1 = (int)(bb % nb1);
-            const int o1 = b1 * t1 - SHIFT;
+            const int o1 = (int)(bb % nb1) * t1 - SHIFT;
 #if DIM >= 2
-            const int b2 = (int)((bb / nb1) % nb2);
-            const int o2 = b2 * t2 - SHIFT;
-#else
-            const int o2 = 0;
+            const int o2 = (int)((bb / nb1) % nb2) * t2 - SHIFT;
 #endif
 #if DIM >= 3
-            const int b3 = (int)(bb / ((long long)nb1 * nb2));
-            const int o3 = b3 * t3 - SHIFT;
-#else
-            const int o3 = 0;
+            const int o3 = (int)(bb / ((long long)nb1 * nb2)) * t3 - SHIFT;
 #endif
-            (void)o2; (void)o3;
             __syncthreads(); // the previous segment's reads are done
             for (int k = threadIdx.x; k < cells; k += blockDim.x) {
                 const int j1 = k % T1, j23 = k / T1;
-                (void)j23;
                 long long cell = wrap(o1 + j1, nf1);
+                int at = j1;
 #if DIM >= 2
                 cell += (long long)wrap(o2 + j23 % T2, nf2) * nf1;
+                at += (j23 % T2) * R1;
 #endif
 #if DIM >= 3
                 cell += (long long)wrap(o3 + j23 / T2, nf3) * nf2 * nf1;
+                at += (j23 / T2) * PL;
 #endif
-                tile[k] = g[cell];
+                (void)j23;
+                tile[at] = g[cell];
             }
             __syncthreads();
             for (long long base = p0; base < seg_end; base += groups) {
                 const long long p = base + group;
                 const bool on = p < seg_end;
-                REAL sr = 0, si = 0;
-                if (on) {
-                    REAL k1[NSPREAD];
-                    weights(d1[p], beta, k1);
-                    const int l1 = i1[p] - o1;
-#if DIM == 3
-                    REAL k2[NSPREAD];
-                    weights(d2[p], beta, k2);
-                    const int l2 = i2[p] - o2, l3 = i3[p] - o3;
-                    const REAL e3 = d3[p];
-                    for (int a3 = sub; a3 < NSPREAD; a3 += tpp) {
-                        const REAL w3 = phi((e3 + (REAL)a3) * s, beta);
-                        const cplx *plane = tile + ((l3 + a3) * T2 + l2) * T1 + l1;
-                        REAL pr = 0, pi = 0;
+                // Lanes past the segment's end work on its first point (their sums are
+                // dropped) so that every lane takes part in the shuffles.
+                const long long q = on ? p : base;
+                const REAL e1 = d1[q];
+                REAL v1[IV];
 #pragma unroll
-                        for (int a2 = 0; a2 < NSPREAD; ++a2) {
-                            const cplx *row = plane + a2 * T1;
-                            REAL rr = 0, ri = 0;
+                for (int j = 0; j < IV; ++j)
+                    v1[j] = sub + j * IL < NSPREAD ? phi((e1 + (REAL)(sub + j * IL)) * s, beta) : (REAL)0;
+#if DIM >= 2
+                REAL k2[NSPREAD];
+                {
+                    const REAL e2 = d2[q];
+                    REAL v2[IV];
 #pragma unroll
-                            for (int a1 = 0; a1 < NSPREAD; ++a1) {
-                                const cplx z = row[a1];
-                                rr += z.re * k1[a1];
-                                ri += z.im * k1[a1];
-                            }
-                            pr += rr * k2[a2];
-                            pi += ri * k2[a2];
-                        }
-                        sr += pr * w3;
-                        si += pi * w3;
-                    }
-#elif DIM == 2
-                    const int l2 = i2[p] - o2;
-                    const REAL e2 = d2[p];
-                    for (int a2 = sub; a2 < NSPREAD; a2 += tpp) {
-                        const REAL w2 = phi((e2 + (REAL)a2) * s, beta);
-                        const cplx *row = tile + (l2 + a2) * T1 + l1;
-                        REAL rr = 0, ri = 0;
+                    for (int j = 0; j < IV; ++j)
+                        v2[j] = sub + j * IL < NSPREAD ? phi((e2 + (REAL)(sub + j * IL)) * s, beta) : (REAL)0;
 #pragma unroll
-                        for (int a1 = 0; a1 < NSPREAD; ++a1) {
-                            const cplx z = row[a1];
-                            rr += z.re * k1[a1];
-                            ri += z.im * k1[a1];
-                        }
-                        sr += rr * w2;
-                        si += ri * w2;
-                    }
-#else
-                    if (sub == 0) {
-#pragma unroll
-                        for (int a1 = 0; a1 < NSPREAD; ++a1) {
-                            const cplx z = tile[l1 + a1];
-                            sr += z.re * k1[a1];
-                            si += z.im * k1[a1];
-                        }
-                    }
-#endif
+                    for (int a = 0; a < NSPREAD; ++a)
+                        k2[a] = __shfl_sync(0xffffffffu, v2[a / IL], a % IL, IL);
                 }
-                // The point's tpp threads are adjacent lanes of one warp (tpp divides 32).
-                for (int o = tpp >> 1; o > 0; o >>= 1) {
-                    sr += __shfl_down_sync(0xffffffffu, sr, o, tpp);
-                    si += __shfl_down_sync(0xffffffffu, si, o, tpp);
+                const int l2 = i2[q] - o2;
+#endif
+#if DIM == 3
+                REAL k3[NSPREAD];
+                {
+                    const REAL e3 = d3[q];
+                    REAL v3[IV];
+#pragma unroll
+                    for (int j = 0; j < IV; ++j)
+                        v3[j] = sub + j * IL < NSPREAD ? phi((e3 + (REAL)(sub + j * IL)) * s, beta) : (REAL)0;
+#pragma unroll
+                    for (int a = 0; a < NSPREAD; ++a)
+                        k3[a] = __shfl_sync(0xffffffffu, v3[a / IL], a % IL, IL);
+                }
+                const int l3 = i3[q] - o3;
+#endif
+                const int l1 = i1[q] - o1;
+                REAL sr = 0, si = 0;
+#pragma unroll
+                for (int pass = 0; pass < (NSPREAD + 7) / 8; ++pass) {
+                    const int a1 = r1 + 8 * pass;
+                    // Tap a1 is held by lane a1 % IL as its value (8·pass) / IL.
+                    const REAL w1 = __shfl_sync(0xffffffffu, v1[(8 * pass) / IL], a1 % IL, IL);
+                    if (on && a1 < NSPREAD) {
+                        const cplx *col = tile + l1 + a1;
+                        REAL rr = 0, ri = 0;
+#if DIM == 3
+#pragma unroll
+                        for (int j3 = 0; j3 < NSPREAD; j3 += INTERP_SPLIT) {
+                            const int a3 = j3 + part;
+                            if (a3 < NSPREAD) {
+                                const REAL w3 = part ? k3[j3 + 1 < NSPREAD ? j3 + 1 : j3] : k3[j3];
+                                const cplx *plane = col + (l3 + a3) * PL + l2 * R1;
+                                REAL pr = 0, pi = 0;
+#pragma unroll
+                                for (int a2 = 0; a2 < NSPREAD; ++a2) {
+                                    const cplx z = plane[a2 * R1];
+                                    pr += z.re * k2[a2];
+                                    pi += z.im * k2[a2];
+                                }
+                                rr += pr * w3;
+                                ri += pi * w3;
+                            }
+                        }
+#elif DIM == 2
+#pragma unroll
+                        for (int j2 = 0; j2 < NSPREAD; j2 += INTERP_SPLIT) {
+                            const int a2 = j2 + part;
+                            if (a2 < NSPREAD) {
+                                const REAL w2 = part ? k2[j2 + 1 < NSPREAD ? j2 + 1 : j2] : k2[j2];
+                                const cplx z = col[(l2 + a2) * R1];
+                                rr += z.re * w2;
+                                ri += z.im * w2;
+                            }
+                        }
+#else
+                        rr = col[0].re;
+                        ri = col[0].im;
+#endif
+                        sr += rr * w1;
+                        si += ri * w1;
+                    }
+                }
+                // The point's IL lanes are adjacent lanes of one warp (IL divides 32).
+#pragma unroll
+                for (int o = IL >> 1; o > 0; o >>= 1) {
+                    sr += __shfl_down_sync(0xffffffffu, sr, o, IL);
+                    si += __shfl_down_sync(0xffffffffu, si, o, IL);
                 }
                 if (on && sub == 0) {
                     const long long j = (long long)v * m + perm[p];

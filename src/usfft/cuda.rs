@@ -56,26 +56,40 @@ pub fn set_interp_tile_bytes(bytes: Option<usize>) {
     INTERP_TILE_LIMIT.store(bytes.unwrap_or(0), Ordering::Relaxed);
 }
 
-/// Shared memory of usfft_interp_sm: one bin's padded tile of complex cells.
-fn interp_tile_bytes(spec: &UsfftSpec, tiling: &Tiling, real_bytes: usize) -> usize {
-    let w = spec.kernel.width;
-    (0..spec.dim)
-        .map(|d| tiling.tile[d] + w - 1)
-        .product::<usize>()
-        * 2
-        * real_bytes
+/// Lanes of usfft_interp_sm per point split the planes (3D) or rows (2D) in two for f32:
+/// 8 lanes cover a row's taps, and a request phase reads 16 f32 cells (8 f64 cells).
+fn interp_split(dim: usize, real_bytes: usize) -> usize {
+    if dim >= 2 && real_bytes == 4 {
+        2
+    } else {
+        1
+    }
 }
 
-/// Threads per point of usfft_interp_sm: a block's 256 threads should cover about one bin's
-/// points at a time (uniform points at the default upsampling: ~128 per 3D bin, two threads
-/// each), at most 8 per point, one in 1D.
-fn interp_threads_per_point(spec: &UsfftSpec, m: usize, n_bins: usize) -> i32 {
-    if spec.dim == 1 {
-        return 1;
+/// Cells between the slowest-axis slices (3D planes, 2D rows) of usfft_interp_sm's staged
+/// tile: with the split, ≡ 8 (mod 16) so that the two slices one phase reads fall in
+/// different banks.
+fn interp_pitch(spec: &UsfftSpec, tiling: &Tiling, real_bytes: usize) -> usize {
+    let padded = |d: usize| tiling.tile[d] + spec.kernel.width - 1;
+    let slice = match spec.dim {
+        3 => padded(0) * padded(1),
+        _ => padded(0),
+    };
+    if interp_split(spec.dim, real_bytes) == 2 {
+        slice + (24 - slice % 16) % 16
+    } else {
+        slice
     }
-    let per_bin = (m as f64 / n_bins.max(1) as f64).max(1.0);
-    let want = (THREADS as f64 / per_bin).clamp(1.0, 8.0) as u32;
-    (1u32 << (31 - want.leading_zeros())) as i32
+}
+
+/// Shared memory of usfft_interp_sm: one bin's padded tile of complex cells, slices `pitch`
+/// cells apart.
+fn interp_tile_bytes(spec: &UsfftSpec, tiling: &Tiling, real_bytes: usize) -> usize {
+    let slices = match spec.dim {
+        1 => 1,
+        d => tiling.tile[d - 1] + spec.kernel.width - 1,
+    };
+    interp_pitch(spec, tiling, real_bytes) * slices * 2 * real_bytes
 }
 
 /// The fastest-axis bin size of usfft_spread_rows: each thread keeps the padded row's
@@ -91,10 +105,11 @@ fn row_tile1(width: usize, real_bytes: usize) -> usize {
 /// The NVRTC prelude for one dimension, kernel and precision.
 pub fn prelude<T: Sample>(dim: usize, width: usize, shape: KernelShape) -> String {
     format!(
-        "#define REAL {}\n#define DIM {dim}\n#define NSPREAD {width}\n#define KERNEL_ES {}\n#define ROW_TILE1 {}\n",
+        "#define REAL {}\n#define DIM {dim}\n#define NSPREAD {width}\n#define KERNEL_ES {}\n#define ROW_TILE1 {}\n#define INTERP_SPLIT {}\n",
         T::C_TYPE,
         (shape == KernelShape::ExpSemicircle) as i32,
-        row_tile1(width, std::mem::size_of::<T>())
+        row_tile1(width, std::mem::size_of::<T>()),
+        interp_split(dim, std::mem::size_of::<T>())
     )
 }
 
@@ -821,7 +836,7 @@ impl<T: Real> DevicePoints<T> {
                     let [nb1, nb2] = [t.bins[0] as i32, t.bins[1] as i32];
                     let n_bins = t.n_bins() as i64;
                     let chunk = INTERP_CHUNK as i32;
-                    let tpp = interp_threads_per_point(spec, self.m, t.n_bins());
+                    let pitch = interp_pitch(spec, &t, std::mem::size_of::<T>()) as i32;
                     let bs = dptr(&self.bin_start, s);
                     let cfg = LaunchConfig {
                         grid_dim: (self.m.div_ceil(INTERP_CHUNK) as u32, 1, 1),
@@ -856,7 +871,7 @@ impl<T: Real> DevicePoints<T> {
                         &nb1,
                         &nb2,
                         &chunk,
-                        &tpp,
+                        &pitch,
                         &beta,
                     );
                 } else if self.m > 0 {
