@@ -1,0 +1,116 @@
+//! Gaussian wave-packet benchmark: the seed's Table 2 (Nikitin, Duchkov, Andersson 2017),
+//! issue 11. Cubes of N = 64, 128, 256 (1/3/5 directional levels), 350 Lebedev directions,
+//! f32: plan creation, forward C and adjoint C* (host arrays in and out), on the CPU
+//! context (all cores) and, where one can be made, a CUDA context. On a CUDA context only
+//! the USFFT runs on the GPU; the box stage (windows and box FFTs) runs on the context's
+//! CPU threads. The plan has no device-resident entry point, so there is no such row.
+//!
+//! Per row (`rows`): redundancy, plan time, the median forward and adjoint times after one
+//! untimed call each, ‖Cf‖²/‖f‖², the round trip ‖inverse(Cf) − f‖/‖f‖ (correction filter
+//! plus conjugate gradients, tol 1e-5, at most 20 iterations), and on GPU rows the device
+//! memory the plan took. The input is a synthetic seismic cube (`cube`). Prints a Markdown
+//! table, the seed's figures beside ours, and the targets (`report`); `--json`/`--csv`
+//! also write the rows. `bench/README.md` describes the flags and the columns.
+
+#[path = "../harness/mod.rs"]
+mod harness;
+
+mod config;
+mod cube;
+mod report;
+mod rows;
+
+use harness::cli::Cli;
+use harness::cpu_threads;
+use harness::report::write_records;
+use report::{Line, Mode};
+use seisgpu::backend::BackendRequest;
+use seisgpu::context::Context;
+use std::time::Instant;
+
+fn main() {
+    let start = Instant::now();
+    let mut cli = Cli::from_env(config::USAGE);
+    let parsed = config::parse(&mut cli);
+    let cfg = cli.or_exit(parsed);
+    let cpu = Context::new(BackendRequest::Cpu, 0).expect("CPU context");
+    let threads = cpu_threads(&cpu);
+    let gpu = if cfg.gpu {
+        match Context::new(BackendRequest::Cuda, cfg.ordinal) {
+            Ok(g) => {
+                println!("{}\n", g.describe());
+                Some(g)
+            }
+            Err(e) => {
+                println!("no GPU rows: {e}\n");
+                None
+            }
+        }
+    } else {
+        None
+    };
+    // The device's free memory is read through the driver's handle on the same primary
+    // context the library uses.
+    let cu = gpu
+        .as_ref()
+        .and_then(|_| cudarc::driver::CudaContext::new(cfg.ordinal as usize).ok());
+    println!(
+        "f32, cutoff {}, inverse tol {:.0e} (≤ {} CG iterations); CPU rows on {threads} threads; \
+         GPU rows: USFFT on the GPU, box stage on the CPU threads (no device-resident entry \
+         point exists)\n",
+        cfg.cutoff, cfg.tol, cfg.max_iter
+    );
+    let past_deadline = || start.elapsed().as_secs_f64() > cfg.deadline_s;
+    let mut lines = Vec::new();
+    for &case in &cfg.cases {
+        let name = report::case_name(case, &cfg);
+        let t = Instant::now();
+        let data = cube::seismic_cube(case.n);
+        eprintln!("{name}: test cube in {:.1} s", t.elapsed().as_secs_f64());
+        let mut modes = Vec::new();
+        if let Some(g) = &gpu {
+            modes.push((Mode::Gpu, g, threads, None));
+        }
+        if cfg.cpu {
+            let skip =
+                (case.n > cfg.cpu_max_n).then(|| format!("N > --cpu-max-n {}", cfg.cpu_max_n));
+            modes.push((Mode::Cpu, &cpu, threads, skip));
+        }
+        for (mode, ctx, threads, mut skipped) in modes {
+            if skipped.is_none() && past_deadline() {
+                skipped = Some(format!("past --deadline {} s", cfg.deadline_s));
+            }
+            let row = match &skipped {
+                Some(_) => rows::Row::default(),
+                None => {
+                    let dev = if mode == Mode::Gpu { cu.as_ref() } else { None };
+                    rows::run(ctx, dev, case, &cfg, &data, &past_deadline)
+                }
+            };
+            eprintln!(
+                "{name}, {}: done at {:.0} s{}",
+                if mode == Mode::Gpu { "GPU" } else { "CPU" },
+                start.elapsed().as_secs_f64(),
+                row.error
+                    .as_ref()
+                    .map(|e| format!(" (error: {e})"))
+                    .unwrap_or_default()
+            );
+            lines.push(Line {
+                case,
+                mode,
+                threads,
+                skipped,
+                row,
+            });
+        }
+    }
+    print!("{}", report::table(&lines, &cfg).markdown());
+    println!(
+        "\nThe seed's TITAN X figures stand beside rows of its cases only (350 directions, \
+         1/3/5 levels for N = 64/128/256); its 20-core Xeon E5-2650 took 220/232, \
+         1,992/2,153 and 20,313/23,332 s (forward/adjoint).\n"
+    );
+    print!("{}", report::targets(&lines, &cfg));
+    write_records(&cli, "wavepacket", &report::records(&lines, &cfg));
+}
