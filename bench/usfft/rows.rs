@@ -254,7 +254,7 @@ fn time_mode<T: Real>(
                 .map_err(&drv)?;
             let sets: Measured<()> = measure(reps, |_| {
                 let t = Instant::now();
-                let used = |d: usize| (d < dim).then_some(&xd[d]);
+                let used = |d: usize| (d < dim).then(|| &xd[d]);
                 plan.set_points_device(m, &xd[0], used(1), used(2))
                     .map_err(err)?;
                 s.synchronize().map_err(&drv)?;

@@ -176,30 +176,44 @@ pub enum SpreadMethod {
     GlobalAtomics,
 }
 
+/// Rows of a usfft_spread_rows block that let two blocks share a multiprocessor at the
+/// kernel's 128 registers per thread. Measured on an H200 (f64, N = 256, M = N³): spreading
+/// took 60 ms at w = 10 with 8 × 8 × 8 bins (289 rows, one block per multiprocessor) and
+/// 39 ms with 8 × 7 × 7 (256 rows); 64 → 50 ms at w = 11 with 8 × 6 × 6. Type 2 keeps the
+/// larger bins: usfft_interp_sm stages a tile per bin, and smaller ones cost it 16–34 %.
+const ROW_THREADS_TWO_BLOCKS: usize = 256;
+
 /// The bins of usfft_spread_rows (2D, 3D): ROW_TILE1 along the fastest axis, the others the
-/// largest candidate whose padded rows fit one block; None where the grid is smaller than
-/// the bins (the tiles would wrap onto themselves).
+/// largest candidate whose padded rows fit one block (type 1: two blocks per multiprocessor
+/// where a candidate allows); None where the grid is smaller than the bins (the tiles would
+/// wrap onto themselves). Type 2 sorts its points into the same bins.
 fn row_tiling(spec: &UsfftSpec, real_bytes: usize) -> Option<(Tiling, SpreadMethod)> {
     let w = spec.kernel.width;
     let t1 = row_tile1(w, real_bytes);
     let candidates: &[[usize; 2]] = match spec.dim {
         2 => &[[32, 1], [16, 1], [8, 1]],
-        3 => &[[8, 8], [8, 4], [4, 4]],
+        3 => &[[8, 8], [7, 7], [6, 6], [5, 5], [8, 4], [4, 4]],
         _ => return None,
     };
-    candidates.iter().find_map(|&[t2, t3]| {
-        let tile = [t1, t2, if spec.dim == 3 { t3 } else { 1 }];
-        let rows: usize = (1..spec.dim).map(|d| tile[d] + w - 1).product();
-        let fits = (0..spec.dim).all(|d| spec.fine[d] >= tile[d] + w);
-        (fits && rows <= ROW_THREADS_MAX).then(|| {
-            (
-                Tiling::new(spec.fine, tile),
-                SpreadMethod::RegisterRows {
-                    threads: rows.next_multiple_of(32) as u32,
-                },
-            )
+    let within = |max_rows: usize| {
+        candidates.iter().find_map(|&[t2, t3]| {
+            let tile = [t1, t2, if spec.dim == 3 { t3 } else { 1 }];
+            let rows: usize = (1..spec.dim).map(|d| tile[d] + w - 1).product();
+            let fits = (0..spec.dim).all(|d| spec.fine[d] >= tile[d] + w);
+            (fits && rows <= max_rows).then(|| {
+                (
+                    Tiling::new(spec.fine, tile),
+                    SpreadMethod::RegisterRows {
+                        threads: rows.next_multiple_of(32) as u32,
+                    },
+                )
+            })
         })
-    })
+    };
+    match spec.kind {
+        TransformType::Type1 => within(ROW_THREADS_TWO_BLOCKS).or_else(|| within(ROW_THREADS_MAX)),
+        TransformType::Type2 => within(ROW_THREADS_MAX),
+    }
 }
 
 /// The GPU's bin shape and spreading method for a plan with `m` points: register rows in 2D
