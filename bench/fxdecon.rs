@@ -16,10 +16,10 @@ mod harness;
 
 use harness::cli::Cli;
 use harness::compare::rel_rms;
-use harness::cpu_threads;
 use harness::cuda::pinned_round_trip;
 use harness::report::{write_records, Record, Table, Value};
 use harness::timing::{measure, Measured, Reps, Sample};
+use harness::{cpu_threads, gpu_context};
 use seisgpu::backend::BackendRequest;
 use seisgpu::context::Context;
 use seisgpu::fxdecon::options::FxdeconOptions;
@@ -274,16 +274,7 @@ fn main() {
     let cpu = Context::new(BackendRequest::Cpu, 0).expect("CPU context");
     let threads = cpu_threads(&cpu);
     let gpu = if a.modes.iter().any(|m| m == "gpu") {
-        match Context::new(BackendRequest::Cuda, 0) {
-            Ok(g) => {
-                println!("{}\n", g.describe());
-                Some(g)
-            }
-            Err(e) => {
-                println!("no GPU rows: {e}\n");
-                None
-            }
-        }
+        gpu_context(0)
     } else {
         None
     };

@@ -19,9 +19,9 @@ mod harness;
 
 use harness::cli::Cli;
 use harness::compare::max_rel_err;
-use harness::cpu_threads;
 use harness::report::{write_records, Record, Table};
 use harness::timing::{measure, Measured, Reps, Sample};
+use harness::{cpu_threads, gpu_context};
 use seisgpu::backend::BackendRequest;
 use seisgpu::context::Context;
 use seisgpu::layout::TraceBatch;
@@ -171,17 +171,7 @@ fn main() {
     let cfg = cli.or_exit(parsed);
     let o = options();
     let cpu = Context::new(BackendRequest::Cpu, 0).unwrap();
-    let gpu = if cfg.gpu {
-        match Context::new(BackendRequest::Cuda, 0) {
-            Ok(g) => Some(g),
-            Err(e) => {
-                println!("note: no GPU rows ({e})");
-                None
-            }
-        }
-    } else {
-        None
-    };
+    let gpu = if cfg.gpu { gpu_context(0) } else { None };
     let cpu_plan = XcorrPlan::new(cpu.clone(), o).unwrap();
     let cpu_label = format!("CPU ({} threads)", cpu_threads(&cpu));
     let g = *cpu_plan.geometry();

@@ -476,6 +476,27 @@ struct __align__(2 * sizeof(REAL)) cplx {
 // Kernel values a lane evaluates per dimension (taps l, l + IL, …).
 #define IV ((NSPREAD + IL - 1) / IL)
 
+// Lane `sub` of a point's IL lanes: the kernel values of its taps sub, sub + IL, … for the
+// point's offset e along one axis.
+__device__ __forceinline__ void lane_taps(REAL e, int sub, REAL beta, REAL *v)
+{
+    const REAL s = (REAL)2 / (REAL)NSPREAD;
+#pragma unroll
+    for (int j = 0; j < IV; ++j)
+        v[j] = sub + j * IL < NSPREAD ? phi((e + (REAL)(sub + j * IL)) * s, beta) : (REAL)0;
+}
+
+// All w kernel values along one axis in every lane of the point, from the lanes' own taps
+// (every lane of the warp must call).
+__device__ __forceinline__ void all_taps(REAL e, int sub, REAL beta, REAL *k)
+{
+    REAL v[IV];
+    lane_taps(e, sub, beta, v);
+#pragma unroll
+    for (int a = 0; a < NSPREAD; ++a)
+        k[a] = __shfl_sync(0xffffffffu, v[a / IL], a % IL, IL);
+}
+
 extern "C" __global__ void __launch_bounds__(256) usfft_interp_sm(
     const unsigned int *__restrict__ bin_start, long long n_bins,
     const int *__restrict__ perm,
@@ -515,7 +536,6 @@ extern "C" __global__ void __launch_bounds__(256) usfft_interp_sm(
     const int groups = blockDim.x / IL;
     const int r1 = sub & 7, part = sub >> 3;
     (void)part;
-    const REAL s = (REAL)2 / (REAL)NSPREAD;
     const long long nft = (long long)nf1 * nf2 * nf3;
     for (int v = 0; v < nvec; ++v) {
         const cplx *g = reinterpret_cast<const cplx *>(grid) + (long long)v * nft;
@@ -555,37 +575,16 @@ extern "C" __global__ void __launch_bounds__(256) usfft_interp_sm(
                 // Lanes past the segment's end work on its first point (their sums are
                 // dropped) so that every lane takes part in the shuffles.
                 const long long q = on ? p : base;
-                const REAL e1 = d1[q];
                 REAL v1[IV];
-#pragma unroll
-                for (int j = 0; j < IV; ++j)
-                    v1[j] = sub + j * IL < NSPREAD ? phi((e1 + (REAL)(sub + j * IL)) * s, beta) : (REAL)0;
+                lane_taps(d1[q], sub, beta, v1);
 #if DIM >= 2
                 REAL k2[NSPREAD];
-                {
-                    const REAL e2 = d2[q];
-                    REAL v2[IV];
-#pragma unroll
-                    for (int j = 0; j < IV; ++j)
-                        v2[j] = sub + j * IL < NSPREAD ? phi((e2 + (REAL)(sub + j * IL)) * s, beta) : (REAL)0;
-#pragma unroll
-                    for (int a = 0; a < NSPREAD; ++a)
-                        k2[a] = __shfl_sync(0xffffffffu, v2[a / IL], a % IL, IL);
-                }
+                all_taps(d2[q], sub, beta, k2);
                 const int l2 = i2[q] - o2;
 #endif
 #if DIM == 3
                 REAL k3[NSPREAD];
-                {
-                    const REAL e3 = d3[q];
-                    REAL v3[IV];
-#pragma unroll
-                    for (int j = 0; j < IV; ++j)
-                        v3[j] = sub + j * IL < NSPREAD ? phi((e3 + (REAL)(sub + j * IL)) * s, beta) : (REAL)0;
-#pragma unroll
-                    for (int a = 0; a < NSPREAD; ++a)
-                        k3[a] = __shfl_sync(0xffffffffu, v3[a / IL], a % IL, IL);
-                }
+                all_taps(d3[q], sub, beta, k3);
                 const int l3 = i3[q] - o3;
 #endif
                 const int l1 = i1[q] - o1;

@@ -25,3 +25,18 @@ pub fn cpu_threads(ctx: &seisgpu::context::Context) -> usize {
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(rayon::current_num_threads)
 }
+
+/// The CUDA context of a bench's GPU rows, its description printed; None, with the reason
+/// printed, where no CUDA context can be made.
+pub fn gpu_context(ordinal: i32) -> Option<std::sync::Arc<seisgpu::context::Context>> {
+    match seisgpu::context::Context::new(seisgpu::backend::BackendRequest::Cuda, ordinal) {
+        Ok(g) => {
+            println!("{}\n", g.describe());
+            Some(g)
+        }
+        Err(e) => {
+            println!("no GPU rows: {e}\n");
+            None
+        }
+    }
+}

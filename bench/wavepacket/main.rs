@@ -21,8 +21,8 @@ mod report;
 mod rows;
 
 use harness::cli::Cli;
-use harness::cpu_threads;
 use harness::report::write_records;
+use harness::{cpu_threads, gpu_context};
 use report::{Line, Mode};
 use seisgpu::backend::BackendRequest;
 use seisgpu::context::Context;
@@ -36,16 +36,7 @@ fn main() {
     let cpu = Context::new(BackendRequest::Cpu, 0).expect("CPU context");
     let threads = cpu_threads(&cpu);
     let gpu = if cfg.gpu {
-        match Context::new(BackendRequest::Cuda, cfg.ordinal) {
-            Ok(g) => {
-                println!("{}\n", g.describe());
-                Some(g)
-            }
-            Err(e) => {
-                println!("no GPU rows: {e}\n");
-                None
-            }
-        }
+        gpu_context(cfg.ordinal)
     } else {
         None
     };
