@@ -1,6 +1,7 @@
 //! `sg_usfft_*`: plans, points and transforms, in both precisions.
 
 use super::{data, handle_slot, Faults, Fuzz, Real, Snapshot, Target};
+use seisgpu::ffi::context::{sg_context_backend, SG_BACKEND_CPU};
 use seisgpu::ffi::status::*;
 use seisgpu::ffi::usfft::*;
 use std::ptr;
@@ -47,6 +48,20 @@ impl Target for Usfft {
             let plan = &mut self.plans[i];
             // A call of the other precision is a planted fault.
             let wrong = f.rng.chance(0.03);
+            if (46..50).contains(&r) {
+                let (call, name): (SetPointsDevice, _) = if plan.f64 != wrong {
+                    (
+                        sg_usfft_set_points_device_f64,
+                        "sg_usfft_set_points_device_f64",
+                    )
+                } else {
+                    (
+                        sg_usfft_set_points_device_f32,
+                        "sg_usfft_set_points_device_f32",
+                    )
+                };
+                return set_points_device(f, plan, wrong, call, name);
+            }
             match (r < 50, plan.f64 != wrong) {
                 (true, false) => set_points::<f32>(
                     f,
@@ -240,6 +255,44 @@ fn set_points<T: Real>(
     if s == SG_OK {
         plan.m = Some(m);
     }
+}
+
+type SetPointsDevice = extern "C" fn(*mut sg_usfft_plan, usize, u64, u64, u64) -> i32;
+
+/// Device coordinates. On a CPU context any addresses (the call is refused before one is
+/// read: there is no GPU); on a CUDA context only calls refused for their plan or precision,
+/// since no address can be checked there.
+fn set_points_device(
+    f: &mut Fuzz,
+    plan: &Plan,
+    wrong: bool,
+    call: SetPointsDevice,
+    name: &'static str,
+) {
+    let mut k = Faults::default();
+    let mut backend = -1;
+    sg_context_backend(f.ctx, &mut backend);
+    if backend == SG_BACKEND_CPU {
+        k.plant("CUDA context");
+    }
+    if wrong {
+        k.plant("precision");
+    }
+    let p = if f.rng.chance(0.1) {
+        k.plant("plan");
+        ptr::null_mut()
+    } else {
+        plan.p
+    };
+    if !k.any() {
+        return;
+    }
+    let m = f.rng.range(0, 40);
+    let mut address = || f.rng.pick(&[0u64, 8, 0xdead_beef_0000, u64::MAX]);
+    let xyz = [address(), address(), address()];
+    f.announce(name, || format!("m {m} at {xyz:x?}"));
+    let s = call(p, m, xyz[0], xyz[1], xyz[2]);
+    f.check(name, s, &k, &[]);
 }
 
 type Execute<T> = extern "C" fn(*const sg_usfft_plan, *mut T, *mut T) -> i32;
