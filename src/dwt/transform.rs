@@ -6,11 +6,12 @@
 //! a[i] = Σ_k h1[k]·P_ρk[i + σ_k], where P_0 and P_1 are the even and odd samples, and
 //! the inverse is x[2p + ρ] = Σ_{k: ρ_k = ρ} h2[k]·a[p − σ_k] + g2[k]·d[p − σ_k]
 //! (indices of P, a, d modulo n/2). Each tap is then a contiguous multiply-add across a
-//! block of outputs, which the compiler vectorises. Every output sums its terms in GSL's
-//! order, so that f64 results equal GSL's bit for bit: the forward in ascending k; the
-//! inverse, which GSL computes as a scatter (input pairs i ascending, each adding
-//! h2[k]·a[i] + g2[k]·d[i] for k ascending to its output), by (i, k) ascending, i.e. by
-//! descending k away from the periodic wrap.
+//! group of outputs whose sums stay in registers, which the compiler vectorises; only
+//! windows that cross the periodic wrap take indices modulo n/2. Every output sums its
+//! terms in GSL's order, so that f64 results equal GSL's bit for bit: the forward in
+//! ascending k; the inverse, which GSL computes as a scatter (input pairs i ascending,
+//! each adding h2[k]·a[i] + g2[k]·d[i] for k ascending to its output), by (i, k)
+//! ascending, i.e. by descending k away from the periodic wrap.
 
 use super::wavelet::Wavelet;
 use crate::sample::Sample;
@@ -19,7 +20,8 @@ use crate::sample::Sample;
 const BLOCK: usize = 256;
 /// Room for the spread of σ_k across the taps: at most ⌈nc/2⌉ ≤ 10 for GSL's filters.
 const SPREAD: usize = 16;
-/// A forward window: the even samples, then the odd ones.
+/// A window's length: a block and the spread. A forward window holds two, the even
+/// samples then the odd ones.
 const WINDOW: usize = BLOCK + SPREAD;
 
 /// A wavelet's filters converted to the sample type, with each tap's polyphase shift.
