@@ -20,8 +20,8 @@ const SPLIT_MIN: usize = 1 << 16;
 const SERIAL_MAX: usize = 1 << 17;
 
 /// Per-thread buffers, allocated up front so that exhaustion is a status, not an abort.
+/// The trace itself is transformed in the caller's output.
 struct Work<T> {
-    buf: Vec<T>,
     tmp: Vec<T>,
     scratch: Vec<T>,
 }
@@ -29,17 +29,22 @@ struct Work<T> {
 impl<T: Sample> Work<T> {
     fn new(n: usize) -> Result<Work<T>> {
         Ok(Work {
-            buf: try_vec(n, T::zero(), "a DWT work buffer")?,
             tmp: try_vec(n, T::zero(), "a DWT work buffer")?,
             scratch: Vec::new(),
         })
     }
 }
 
-fn forward_levels<T: Sample>(f: &Filters<T>, levels: u32, w: &mut Work<T>, split: bool) {
+fn forward_levels<T: Sample>(
+    f: &Filters<T>,
+    levels: u32,
+    buf: &mut [T],
+    w: &mut Work<T>,
+    split: bool,
+) {
     for l in 0..levels {
-        let m = w.buf.len() >> l;
-        let (x, out) = (&w.buf[..m], &mut w.tmp[..m]);
+        let m = buf.len() >> l;
+        let (x, out) = (&buf[..m], &mut w.tmp[..m]);
         let (a, d) = out.split_at_mut(m / 2);
         if split && m / 2 > CHUNK {
             a.par_chunks_mut(CHUNK)
@@ -49,14 +54,20 @@ fn forward_levels<T: Sample>(f: &Filters<T>, levels: u32, w: &mut Work<T>, split
         } else {
             f.forward(x, 0, a, d);
         }
-        w.buf[..m].copy_from_slice(&w.tmp[..m]);
+        buf[..m].copy_from_slice(&w.tmp[..m]);
     }
 }
 
-fn inverse_levels<T: Sample>(f: &Filters<T>, levels: u32, w: &mut Work<T>, split: bool) {
+fn inverse_levels<T: Sample>(
+    f: &Filters<T>,
+    levels: u32,
+    buf: &mut [T],
+    w: &mut Work<T>,
+    split: bool,
+) {
     for l in (0..levels).rev() {
-        let m = w.buf.len() >> l;
-        let (a, d) = w.buf[..m].split_at(m / 2);
+        let m = buf.len() >> l;
+        let (a, d) = buf[..m].split_at(m / 2);
         let out = &mut w.tmp[..m];
         if split && m > CHUNK {
             out.par_chunks_mut(CHUNK)
@@ -65,17 +76,17 @@ fn inverse_levels<T: Sample>(f: &Filters<T>, levels: u32, w: &mut Work<T>, split
         } else {
             f.inverse(a, d, 0, out);
         }
-        w.buf[..m].copy_from_slice(&w.tmp[..m]);
+        buf[..m].copy_from_slice(&w.tmp[..m]);
     }
 }
 
-/// Runs `body` on every trace: the trace is copied into `Work::buf`, transformed there
-/// by `body`, and written back to the output. Returns what `body` returned, per trace.
+/// Runs `body` on every trace: the trace, copied to the output unless in place, is
+/// transformed there by `body`. Returns what `body` returned, per trace.
 fn for_each_trace<T: Sample, R: Send>(
     cpu: &CpuBackend,
     traces: Traces<T>,
     batch: TraceBatch,
-    body: impl Fn(&mut Work<T>, bool) -> R + Sync,
+    body: impl Fn(&mut [T], &mut Work<T>, bool) -> R + Sync,
 ) -> Result<Vec<R>> {
     let n = batch.n_samples;
     let serial = batch.n_traces * n < SERIAL_MAX;
@@ -104,13 +115,10 @@ fn for_each_trace<T: Sample, R: Send>(
             group
                 .iter_mut()
                 .map(|(t, out)| {
-                    match input {
-                        Some(inp) => w.buf.copy_from_slice(&inp[*t * batch.trace_stride..][..n]),
-                        None => w.buf.copy_from_slice(out),
+                    if let Some(inp) = input {
+                        out.copy_from_slice(&inp[*t * batch.trace_stride..][..n]);
                     }
-                    let r = body(w, split);
-                    out.copy_from_slice(&w.buf);
-                    r
+                    body(out, w, split)
                 })
                 .collect()
         };
@@ -143,9 +151,9 @@ pub fn transform<T: Sample>(
     batch: TraceBatch,
 ) -> Result<()> {
     let f = Filters::<T>::new(wavelet);
-    for_each_trace(cpu, traces, batch, |w, split| match direction {
-        Direction::Forward => forward_levels(&f, levels, w, split),
-        Direction::Inverse => inverse_levels(&f, levels, w, split),
+    for_each_trace(cpu, traces, batch, |buf, w, split| match direction {
+        Direction::Forward => forward_levels(&f, levels, buf, w, split),
+        Direction::Inverse => inverse_levels(&f, levels, buf, w, split),
     })?;
     Ok(())
 }
@@ -161,15 +169,15 @@ pub fn denoise<T: Sample>(
 ) -> Result<Vec<f64>> {
     let f = Filters::<T>::new(wavelet);
     let n = batch.n_samples;
-    let per_trace = for_each_trace(cpu, traces, batch, |w, split| {
-        forward_levels(&f, levels, w, split);
-        let lambdas = denoise::level_thresholds(options, &w.buf, levels, &mut w.scratch);
+    let per_trace = for_each_trace(cpu, traces, batch, |buf, w, split| {
+        forward_levels(&f, levels, buf, w, split);
+        let lambdas = denoise::level_thresholds(options, buf, levels, &mut w.scratch);
         for (j, &lambda) in (1..=levels).zip(&lambdas) {
             if options.thresholds_level(j) {
-                denoise::shrink(&mut w.buf[n >> j..n >> (j - 1)], lambda, options.mode);
+                denoise::shrink(&mut buf[n >> j..n >> (j - 1)], lambda, options.mode);
             }
         }
-        inverse_levels(&f, levels, w, split);
+        inverse_levels(&f, levels, buf, w, split);
         lambdas
     })?;
     Ok(per_trace.into_iter().flatten().collect())
