@@ -15,6 +15,7 @@
 //! L1 × L2 [× L3], axis 1 fastest, at `WaveBox::offset`.
 
 pub mod boxfft;
+mod cells;
 pub mod coeffs;
 pub mod cpu;
 pub mod gaps;
