@@ -14,6 +14,7 @@
 //! Data arrays are n1 × n2 [× n3], axis 1 fastest; coefficients are box after box, each box
 //! L1 × L2 [× L3], axis 1 fastest, at `WaveBox::offset`.
 
+mod angle;
 pub mod boxfft;
 mod cells;
 pub mod coeffs;

@@ -14,7 +14,8 @@
 //! terms are factored: g_b² = R_k(|ξ|)²·A_ν(ξ)², the radial factor taken once per image and
 //! level (shared by ±ξ and every direction), the angular one once per lattice that holds ξ.
 
-use super::cells::DirectionCells;
+use super::angle;
+use super::cells::{CellInput, FrequencyCells};
 use super::layout::{dot, norm, Layout};
 use rayon::prelude::*;
 
@@ -25,17 +26,28 @@ const EDGE: f64 = 1e-7;
 /// Most levels a layout has, plus the low-pass one.
 const MAX_LEVELS: usize = 13;
 
+/// The first tests of a frequency x against one lattice, packed together (they run for every
+/// candidate lattice of every image).
+struct Gate {
+    /// The lattice's axis e₁ = its direction ν.
+    axis: [f64; 3],
+    /// The cosine of the widest angle between ν and a point of the lattice's rectangle (−1
+    /// when the rectangle reaches ξ·ν ≤ 0): x outside that cone is in none of its boxes.
+    cone: f64,
+    /// P₁ and the rectangle's [lo, hi] along e₁ (slack included), in lattice units.
+    period: f64,
+    lo: f64,
+    hi: f64,
+}
+
 /// Evaluates raw windows and their normaliser for one layout.
 pub struct WindowEvaluator<'a> {
     layout: &'a Layout,
     radial: super::layout::Radial,
     /// Largest |ξ| any box reaches.
     reach: f64,
-    /// Per lattice, the cosine of the widest angle between its axis ν and a point of its
-    /// rectangle (−1 when the rectangle reaches ξ·ν ≤ 0): a frequency outside that cone is in
-    /// none of its boxes, so the normaliser skips the lattice with one dot product (with 350
-    /// directions, all but a handful).
-    cone: Vec<f64>,
+    /// Per lattice, what rejects a frequency outside it (`Gate`).
+    gates: Vec<Gate>,
     /// The boxes of each lattice.
     lattice_boxes: Vec<Vec<usize>>,
     /// Per box, [lo, hi] of its rectangle in continuous lattice coordinates, slack included
@@ -43,8 +55,8 @@ pub struct WindowEvaluator<'a> {
     bounds: Vec<[[f64; 2]; 3]>,
     /// ln ρ_k of each directional level k (index 0 unused).
     ln_centre: [f64; MAX_LEVELS],
-    /// Lattices whose cone may hold a frequency of each direction cell (`DirectionCells`).
-    cells: DirectionCells,
+    /// Lattices that may hold a frequency, by its direction and length (`FrequencyCells`).
+    cells: FrequencyCells,
 }
 
 impl<'a> WindowEvaluator<'a> {
@@ -85,9 +97,7 @@ impl<'a> WindowEvaluator<'a> {
         for (b, bx) in layout.boxes.iter().enumerate() {
             lattice_boxes[bx.lattice].push(b);
         }
-        let axes: Vec<[f64; 3]> = layout.lattices.iter().map(|l| l.axes[0]).collect();
-        let cells = DirectionCells::new(&axes, &cone);
-        let bounds = layout
+        let bounds: Vec<[[f64; 2]; 3]> = layout
             .boxes
             .iter()
             .map(|bx| {
@@ -99,6 +109,36 @@ impl<'a> WindowEvaluator<'a> {
                         [f64::NEG_INFINITY, f64::INFINITY]
                     }
                 })
+            })
+            .collect();
+        let cells = FrequencyCells::new(&CellInput {
+            axes: layout.lattices.iter().map(|l| l.axes).collect(),
+            cone: &cone,
+            boxes: layout
+                .lattices
+                .iter()
+                .zip(&lattice_boxes)
+                .map(|(l, bs)| {
+                    bs.iter()
+                        .map(|&b| {
+                            let r: &[[f64; 2]; 3] = &bounds[b];
+                            std::array::from_fn(|a| r[a].map(|v| v / l.period[a]))
+                        })
+                        .collect()
+                })
+                .collect(),
+            reach,
+        });
+        let gates = layout
+            .lattices
+            .iter()
+            .zip(&cone)
+            .map(|(l, &cone)| Gate {
+                axis: l.axes[0],
+                cone,
+                period: l.period[0],
+                lo: l.lo[0] as f64 - EDGE,
+                hi: (l.lo[0] + l.len[0] as i64 - 1) as f64 + EDGE,
             })
             .collect();
         let radial = layout.radial();
@@ -113,7 +153,7 @@ impl<'a> WindowEvaluator<'a> {
             layout,
             radial,
             reach,
-            cone,
+            gates,
             lattice_boxes,
             bounds,
             ln_centre,
@@ -173,15 +213,15 @@ impl<'a> WindowEvaluator<'a> {
         let r = self.radial_squares(rho);
         let plus: f64 = self
             .cells
-            .of(xi)
+            .of(xi, rho)
             .iter()
-            .map(|&l| self.side(l, xi, rho, &r))
+            .map(|&l| self.side(l as usize, xi, rho, &r))
             .sum();
         let minus: f64 = self
             .cells
-            .of(&neg)
+            .of(&neg, rho)
             .iter()
-            .map(|&l| self.side(l, &neg, rho, &r))
+            .map(|&l| self.side(l as usize, &neg, rho, &r))
             .sum();
         plus + minus
     }
@@ -189,14 +229,13 @@ impl<'a> WindowEvaluator<'a> {
     /// Σ over lattice l's boxes of ½·s_b²·g_b(x)², given |x| = rho and the radial squares r.
     #[inline]
     fn side(&self, l: usize, x: &[f64; 3], rho: f64, r: &[f64; MAX_LEVELS]) -> f64 {
-        let lat = &self.layout.lattices[l];
-        let along = dot(&lat.axes[0], x);
-        let c0 = along * lat.period[0];
-        let lo = lat.lo[0] as f64 - EDGE;
-        let hi = (lat.lo[0] + lat.len[0] as i64 - 1) as f64 + EDGE;
-        if along < self.cone[l] * rho || c0 < lo || c0 > hi {
+        let gate = &self.gates[l];
+        let along = dot(&gate.axis, x);
+        let c0 = along * gate.period;
+        if along < gate.cone * rho || c0 < gate.lo || c0 > gate.hi {
             return 0.0;
         }
+        let lat = &self.layout.lattices[l];
         let c = [
             c0,
             dot(&lat.axes[1], x) * lat.period[1],
@@ -211,14 +250,14 @@ impl<'a> WindowEvaluator<'a> {
                 directional = bx.level > 0;
             }
         }
-        if !directional {
+        // (Directional boxes reach no x = 0: radial is 0 there.)
+        if !directional || radial == 0.0 {
             return radial;
         }
-        // A lattice's boxes share its direction ν = its axis e₁, hence the angular factor.
-        let cos = if rho > 0.0 { along / rho } else { 0.0 };
-        let theta = cos.clamp(-1.0, 1.0).acos();
+        // A lattice's boxes share its direction ν = its axis e₁, hence one angular factor.
+        let unit = [x[0] / rho, x[1] / rho, x[2] / rho];
         let s = self.layout.angular_std;
-        radial * (-theta * theta / (s * s)).exp()
+        radial * (-angle::squared(&unit, &gate.axis) / (s * s)).exp()
     }
 
     /// S(ξ): the normaliser, summed over the periodic images of ξ that some box reaches.
