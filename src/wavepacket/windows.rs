@@ -55,6 +55,8 @@ pub struct WindowEvaluator<'a> {
     bounds: Vec<[[f64; 2]; 3]>,
     /// ln ρ_k of each directional level k (index 0 unused).
     ln_centre: [f64; MAX_LEVELS],
+    /// [min, max] of |ξ| over each level's rectangles: R_k² is needed only in between.
+    level_reach: [[f64; 2]; MAX_LEVELS],
     /// Lattices that may hold a frequency, by its direction and length (`FrequencyCells`).
     cells: FrequencyCells,
 }
@@ -111,21 +113,32 @@ impl<'a> WindowEvaluator<'a> {
                 })
             })
             .collect();
+        // The rectangles in frequency units (along the lattice axes).
+        let in_frequency: Vec<[[f64; 2]; 3]> = layout
+            .boxes
+            .iter()
+            .zip(&bounds)
+            .map(|(bx, r)| {
+                let p = &layout.lattices[bx.lattice].period;
+                std::array::from_fn(|a| r[a].map(|v| v / p[a]))
+            })
+            .collect();
+        let mut level_reach = [[f64::INFINITY, 0.0]; MAX_LEVELS];
+        for (bx, r) in layout.boxes.iter().zip(&in_frequency) {
+            let (mut near, mut far) = (0.0, 0.0);
+            for &[lo, hi] in &r[..dim] {
+                near += lo.max(-hi).max(0.0).powi(2);
+                far += lo.abs().max(hi.abs()).powi(2);
+            }
+            let k = &mut level_reach[bx.level];
+            *k = [k[0].min(near.sqrt() - 1e-9), k[1].max(far.sqrt() + 1e-9)];
+        }
         let cells = FrequencyCells::new(&CellInput {
             axes: layout.lattices.iter().map(|l| l.axes).collect(),
             cone: &cone,
-            boxes: layout
-                .lattices
+            boxes: lattice_boxes
                 .iter()
-                .zip(&lattice_boxes)
-                .map(|(l, bs)| {
-                    bs.iter()
-                        .map(|&b| {
-                            let r: &[[f64; 2]; 3] = &bounds[b];
-                            std::array::from_fn(|a| r[a].map(|v| v / l.period[a]))
-                        })
-                        .collect()
-                })
+                .map(|bs| bs.iter().map(|&b| in_frequency[b]).collect())
                 .collect(),
             reach,
         });
@@ -157,6 +170,7 @@ impl<'a> WindowEvaluator<'a> {
             lattice_boxes,
             bounds,
             ln_centre,
+            level_reach,
             cells,
         }
     }
@@ -179,21 +193,31 @@ impl<'a> WindowEvaluator<'a> {
         g
     }
 
-    /// R_k(ρ)² of every level k (0: the low-pass box), ρ > 0.
+    /// R_k(ρ)² of every level k (0: the low-pass box) whose rectangles reach |ξ| = ρ > 0; 0
+    /// for the others (no box of theirs holds ξ, so it is never used).
     fn radial_squares(&self, rho: f64) -> [f64; MAX_LEVELS] {
         let mut r = [0.0; MAX_LEVELS];
-        let s0 = self.radial.sigma0;
-        r[0] = (-rho * rho / (s0 * s0)).exp();
+        let reaches = |k: usize| {
+            let [lo, hi] = self.level_reach[k];
+            rho >= lo && rho <= hi
+        };
+        if reaches(0) {
+            let s0 = self.radial.sigma0;
+            r[0] = (-rho * rho / (s0 * s0)).exp();
+        }
         let ln_rho = rho.ln();
         let alpha = self.radial.alpha;
-        for (rk, &lc) in r
+        for (k, (rk, &lc)) in r
             .iter_mut()
             .zip(&self.ln_centre)
+            .enumerate()
             .take(self.layout.levels + 1)
             .skip(1)
         {
-            let l = (ln_rho - lc) * alpha;
-            *rk = (-l * l).exp();
+            if reaches(k) {
+                let l = (ln_rho - lc) * alpha;
+                *rk = (-l * l).exp();
+            }
         }
         r
     }
