@@ -14,7 +14,9 @@
 //! Data arrays are n1 × n2 [× n3], axis 1 fastest; coefficients are box after box, each box
 //! L1 × L2 [× L3], axis 1 fastest, at `WaveBox::offset`.
 
+mod angle;
 pub mod boxfft;
+mod cells;
 pub mod coeffs;
 pub mod cpu;
 pub mod gaps;

@@ -9,7 +9,13 @@
 //!
 //! (periodic: the data's spectrum is) the stored window ŵ_b = s_b·g_b/√S gives
 //! Σ_m Σ_b ½(ŵ_b(ξ+m)² + ŵ_b(−ξ−m)²) = 1 at every ξ that some box covers.
+//!
+//! S dominates plan creation (each point meets a few dozen boxes over its images), so its
+//! terms are factored: g_b² = R_k(|ξ|)²·A_ν(ξ)², the radial factor taken once per image and
+//! level (shared by ±ξ and every direction), the angular one once per lattice that holds ξ.
 
+use super::angle;
+use super::cells::{CellInput, FrequencyCells};
 use super::layout::{dot, norm, Layout};
 use rayon::prelude::*;
 
@@ -17,93 +23,42 @@ use rayon::prelude::*;
 /// up to rounding.
 const EDGE: f64 = 1e-7;
 
+/// Most levels a layout has, plus the low-pass one.
+const MAX_LEVELS: usize = 13;
+
+/// The first tests of a frequency x against one lattice, packed together (they run for every
+/// candidate lattice of every image).
+struct Gate {
+    /// The lattice's axis e₁ = its direction ν.
+    axis: [f64; 3],
+    /// The cosine of the widest angle between ν and a point of the lattice's rectangle (−1
+    /// when the rectangle reaches ξ·ν ≤ 0): x outside that cone is in none of its boxes.
+    cone: f64,
+    /// P₁ and the rectangle's [lo, hi] along e₁ (slack included), in lattice units.
+    period: f64,
+    lo: f64,
+    hi: f64,
+}
+
 /// Evaluates raw windows and their normaliser for one layout.
 pub struct WindowEvaluator<'a> {
     layout: &'a Layout,
     radial: super::layout::Radial,
     /// Largest |ξ| any box reaches.
     reach: f64,
-    /// Per lattice, the cosine of the widest angle between its axis ν and a point of its
-    /// rectangle (−1 when the rectangle reaches ξ·ν ≤ 0): a frequency outside that cone is in
-    /// none of its boxes, so the normaliser skips the lattice with one dot product (with 350
-    /// directions, all but a handful).
-    cone: Vec<f64>,
+    /// Per lattice, what rejects a frequency outside it (`Gate`).
+    gates: Vec<Gate>,
     /// The boxes of each lattice.
     lattice_boxes: Vec<Vec<usize>>,
-    /// Lattices whose cone may hold a frequency of each direction cell (`DirectionCells`).
-    cells: DirectionCells,
-}
-
-/// Cells over the directions (a cube's faces, each K × K, seen from its centre), each listing
-/// the lattices whose cone reaches it: the normaliser looks at a handful of lattices per
-/// frequency instead of every one.
-struct DirectionCells {
-    lattices: Vec<Vec<usize>>,
-}
-
-/// Cells per face edge.
-const K: usize = 16;
-
-impl DirectionCells {
-    fn new(axes: &[[f64; 3]], cone: &[f64]) -> Self {
-        let angle =
-            |a: &[f64; 3], b: &[f64; 3]| (dot(a, b) / (norm(a) * norm(b))).clamp(-1.0, 1.0).acos();
-        let mut lattices = Vec::with_capacity(6 * K * K);
-        for face in 0..6 {
-            for i in 0..K {
-                for j in 0..K {
-                    let at = |u: f64, v: f64| -> [f64; 3] { face_point(face, u, v) };
-                    let (u0, u1) = (cell_edge(i), cell_edge(i + 1));
-                    let (v0, v1) = (cell_edge(j), cell_edge(j + 1));
-                    let centre = at(0.5 * (u0 + u1), 0.5 * (v0 + v1));
-                    // The cell is a spherical quadrilateral of great-circle arcs: no point of
-                    // it is farther from the centre than its farthest corner.
-                    let radius = [(u0, v0), (u0, v1), (u1, v0), (u1, v1)]
-                        .iter()
-                        .map(|&(u, v)| angle(&centre, &at(u, v)))
-                        .fold(0.0, f64::max)
-                        + 1e-9;
-                    lattices.push(
-                        (0..axes.len())
-                            .filter(|&l| {
-                                cone[l] <= -1.0
-                                    || angle(&axes[l], &centre)
-                                        <= cone[l].clamp(-1.0, 1.0).acos() + radius
-                            })
-                            .collect(),
-                    );
-                }
-            }
-        }
-        DirectionCells { lattices }
-    }
-
-    /// The lattices that may hold frequencies of direction x/|x| (x ≠ 0).
-    fn of(&self, x: &[f64; 3]) -> &[usize] {
-        let a = (0..3)
-            .max_by(|&p, &q| x[p].abs().total_cmp(&x[q].abs()))
-            .unwrap();
-        let face = 2 * a + usize::from(x[a] < 0.0);
-        let m = x[a].abs();
-        let (u, v) = (x[(a + 1) % 3] / m, x[(a + 2) % 3] / m);
-        let cell = |t: f64| (((t + 1.0) * 0.5 * K as f64) as usize).min(K - 1);
-        &self.lattices[(face * K + cell(u)) * K + cell(v)]
-    }
-}
-
-/// Face coordinate of cell edge i (of K), in [−1, 1].
-fn cell_edge(i: usize) -> f64 {
-    -1.0 + 2.0 * i as f64 / K as f64
-}
-
-/// The point of cube face `face` (axis face/2, sign by face%2) at face coordinates (u, v).
-fn face_point(face: usize, u: f64, v: f64) -> [f64; 3] {
-    let a = face / 2;
-    let mut p = [0.0; 3];
-    p[a] = if face % 2 == 0 { 1.0 } else { -1.0 };
-    p[(a + 1) % 3] = u;
-    p[(a + 2) % 3] = v;
-    p
+    /// Per box, [lo, hi] of its rectangle in continuous lattice coordinates, slack included
+    /// (unbounded along unused axes).
+    bounds: Vec<[[f64; 2]; 3]>,
+    /// ln ρ_k of each directional level k (index 0 unused).
+    ln_centre: [f64; MAX_LEVELS],
+    /// [min, max] of |ξ| over each level's rectangles: R_k² is needed only in between.
+    level_reach: [[f64; 2]; MAX_LEVELS],
+    /// Lattices that may hold a frequency, by its direction and length (`FrequencyCells`).
+    cells: FrequencyCells,
 }
 
 impl<'a> WindowEvaluator<'a> {
@@ -144,26 +99,88 @@ impl<'a> WindowEvaluator<'a> {
         for (b, bx) in layout.boxes.iter().enumerate() {
             lattice_boxes[bx.lattice].push(b);
         }
-        let axes: Vec<[f64; 3]> = layout.lattices.iter().map(|l| l.axes[0]).collect();
-        let cells = DirectionCells::new(&axes, &cone);
+        let bounds: Vec<[[f64; 2]; 3]> = layout
+            .boxes
+            .iter()
+            .map(|bx| {
+                std::array::from_fn(|a| {
+                    if a < dim {
+                        let lo = bx.lo[a] as f64 - EDGE;
+                        [lo, (bx.lo[a] + bx.shape[a] as i64 - 1) as f64 + EDGE]
+                    } else {
+                        [f64::NEG_INFINITY, f64::INFINITY]
+                    }
+                })
+            })
+            .collect();
+        // The rectangles in frequency units (along the lattice axes).
+        let in_frequency: Vec<[[f64; 2]; 3]> = layout
+            .boxes
+            .iter()
+            .zip(&bounds)
+            .map(|(bx, r)| {
+                let p = &layout.lattices[bx.lattice].period;
+                std::array::from_fn(|a| r[a].map(|v| v / p[a]))
+            })
+            .collect();
+        let mut level_reach = [[f64::INFINITY, 0.0]; MAX_LEVELS];
+        for (bx, r) in layout.boxes.iter().zip(&in_frequency) {
+            let (mut near, mut far) = (0.0, 0.0);
+            for &[lo, hi] in &r[..dim] {
+                near += lo.max(-hi).max(0.0).powi(2);
+                far += lo.abs().max(hi.abs()).powi(2);
+            }
+            let k = &mut level_reach[bx.level];
+            *k = [k[0].min(near.sqrt() - 1e-9), k[1].max(far.sqrt() + 1e-9)];
+        }
+        let cells = FrequencyCells::new(&CellInput {
+            axes: layout.lattices.iter().map(|l| l.axes).collect(),
+            cone: &cone,
+            boxes: lattice_boxes
+                .iter()
+                .map(|bs| bs.iter().map(|&b| in_frequency[b]).collect())
+                .collect(),
+            reach,
+        });
+        let gates = layout
+            .lattices
+            .iter()
+            .zip(&cone)
+            .map(|(l, &cone)| Gate {
+                axis: l.axes[0],
+                cone,
+                period: l.period[0],
+                lo: l.lo[0] as f64 - EDGE,
+                hi: (l.lo[0] + l.len[0] as i64 - 1) as f64 + EDGE,
+            })
+            .collect();
+        let radial = layout.radial();
+        let ln_centre = std::array::from_fn(|k| {
+            if (1..=layout.levels).contains(&k) {
+                radial.centre(k).ln()
+            } else {
+                0.0
+            }
+        });
         WindowEvaluator {
             layout,
-            radial: layout.radial(),
+            radial,
             reach,
-            cone,
+            gates,
             lattice_boxes,
+            bounds,
+            ln_centre,
+            level_reach,
             cells,
         }
     }
 
     /// g_b(ξ) given ξ's continuous coordinates c in b's lattice (0 outside the rectangle).
     fn raw(&self, b: usize, xi: &[f64; 3], c: &[f64; 3]) -> f64 {
-        let bx = &self.layout.boxes[b];
-        for ((&ca, &lo), &len) in c.iter().zip(&bx.lo).zip(&bx.shape).take(self.layout.dim) {
-            if ca < lo as f64 - EDGE || ca > (lo + len as i64 - 1) as f64 + EDGE {
-                return 0.0;
-            }
+        if !inside(&self.bounds[b], c) {
+            return 0.0;
         }
+        let bx = &self.layout.boxes[b];
         let rho = norm(xi);
         let mut g = self.radial.profile(bx.level, rho);
         if bx.level > 0 {
@@ -176,49 +193,95 @@ impl<'a> WindowEvaluator<'a> {
         g
     }
 
+    /// R_k(ρ)² of every level k (0: the low-pass box) whose rectangles reach |ξ| = ρ > 0; 0
+    /// for the others (no box of theirs holds ξ, so it is never used).
+    fn radial_squares(&self, rho: f64) -> [f64; MAX_LEVELS] {
+        let mut r = [0.0; MAX_LEVELS];
+        let reaches = |k: usize| {
+            let [lo, hi] = self.level_reach[k];
+            rho >= lo && rho <= hi
+        };
+        if reaches(0) {
+            let s0 = self.radial.sigma0;
+            r[0] = (-rho * rho / (s0 * s0)).exp();
+        }
+        let ln_rho = rho.ln();
+        let alpha = self.radial.alpha;
+        for (k, (rk, &lc)) in r
+            .iter_mut()
+            .zip(&self.ln_centre)
+            .enumerate()
+            .take(self.layout.levels + 1)
+            .skip(1)
+        {
+            if reaches(k) {
+                let l = (ln_rho - lc) * alpha;
+                *rk = (-l * l).exp();
+            }
+        }
+        r
+    }
+
     /// Σ_b ½·s_b²·(g_b(ξ)² + g_b(−ξ)²), without periodic images.
     fn local_sum(&self, xi: &[f64; 3]) -> f64 {
         let neg = [-xi[0], -xi[1], -xi[2]];
         let rho = norm(xi);
         if rho == 0.0 {
+            // Only the low-pass box reaches ξ = 0 (the directional profiles vanish there).
+            let mut r = [0.0; MAX_LEVELS];
+            r[0] = 1.0;
             return (0..self.layout.lattices.len())
-                .map(|l| self.side(l, xi, rho) + self.side(l, &neg, rho))
+                .map(|l| self.side(l, xi, rho, &r) + self.side(l, &neg, rho, &r))
                 .sum();
         }
+        let r = self.radial_squares(rho);
         let plus: f64 = self
             .cells
-            .of(xi)
+            .of(xi, rho)
             .iter()
-            .map(|&l| self.side(l, xi, rho))
+            .map(|&l| self.side(l as usize, xi, rho, &r))
             .sum();
         let minus: f64 = self
             .cells
-            .of(&neg)
+            .of(&neg, rho)
             .iter()
-            .map(|&l| self.side(l, &neg, rho))
+            .map(|&l| self.side(l as usize, &neg, rho, &r))
             .sum();
         plus + minus
     }
 
-    /// Σ over lattice l's boxes of ½·s_b²·g_b(x)² (|x| = rho).
-    fn side(&self, l: usize, x: &[f64; 3], rho: f64) -> f64 {
-        let lat = &self.layout.lattices[l];
-        let along = dot(&lat.axes[0], x);
-        let c0 = along * lat.period[0];
-        let lo = lat.lo[0] as f64 - EDGE;
-        let hi = (lat.lo[0] + lat.len[0] as i64 - 1) as f64 + EDGE;
-        if along < self.cone[l] * rho || c0 < lo || c0 > hi {
+    /// Σ over lattice l's boxes of ½·s_b²·g_b(x)², given |x| = rho and the radial squares r.
+    #[inline]
+    fn side(&self, l: usize, x: &[f64; 3], rho: f64, r: &[f64; MAX_LEVELS]) -> f64 {
+        let gate = &self.gates[l];
+        let along = dot(&gate.axis, x);
+        let c0 = along * gate.period;
+        if along < gate.cone * rho || c0 < gate.lo || c0 > gate.hi {
             return 0.0;
         }
-        let c = lat.coords(x);
-        self.lattice_boxes[l]
-            .iter()
-            .map(|&b| {
-                let g = self.raw(b, x, &c);
-                let s = self.layout.boxes[b].scale;
-                0.5 * s * s * g * g
-            })
-            .sum()
+        let lat = &self.layout.lattices[l];
+        let c = [
+            c0,
+            dot(&lat.axes[1], x) * lat.period[1],
+            dot(&lat.axes[2], x) * lat.period[2],
+        ];
+        let mut radial = 0.0;
+        let mut directional = false;
+        for &b in &self.lattice_boxes[l] {
+            if inside(&self.bounds[b], &c) {
+                let bx = &self.layout.boxes[b];
+                radial += 0.5 * bx.scale * bx.scale * r[bx.level];
+                directional = bx.level > 0;
+            }
+        }
+        // (Directional boxes reach no x = 0: radial is 0 there.)
+        if !directional || radial == 0.0 {
+            return radial;
+        }
+        // A lattice's boxes share its direction ν = its axis e₁, hence one angular factor.
+        let unit = [x[0] / rho, x[1] / rho, x[2] / rho];
+        let s = self.layout.angular_std;
+        radial * (-angle::squared(&unit, &gate.axis) / (s * s)).exp()
     }
 
     /// S(ξ): the normaliser, summed over the periodic images of ξ that some box reaches.
@@ -264,17 +327,45 @@ impl<'a> WindowEvaluator<'a> {
     }
 }
 
+/// `c` lies in the rectangle `bounds` (all three axes).
+#[inline]
+fn inside(bounds: &[[f64; 2]; 3], c: &[f64; 3]) -> bool {
+    bounds
+        .iter()
+        .zip(c)
+        .all(|(&[lo, hi], &ca)| ca >= lo && ca <= hi)
+}
+
 /// The stored window of every box at its lattice points, in the box's order (axis 1 fastest):
 /// ŵ_b times the lattice cell factor.
 pub fn box_windows(layout: &Layout) -> Vec<Vec<f64>> {
     let ev = WindowEvaluator::new(layout);
-    layout
-        .boxes
-        .par_iter()
-        .enumerate()
-        .map(|(b, bx)| {
-            let l = &layout.lattices[bx.lattice];
-            let cell = ev.cell_factor(bx.lattice);
+    let per_lattice: Vec<Vec<(usize, Vec<f64>)>> = (0..layout.lattices.len())
+        .into_par_iter()
+        .map(|l| lattice_windows(&ev, l))
+        .collect();
+    let mut windows = vec![Vec::new(); layout.boxes.len()];
+    for (b, w) in per_lattice.into_iter().flatten() {
+        windows[b] = w;
+    }
+    windows
+}
+
+/// The stored windows of lattice l's boxes. The levels of a direction overlap on its lattice,
+/// so S is evaluated once per lattice point and shared by the boxes that hold it.
+fn lattice_windows(ev: &WindowEvaluator, l: usize) -> Vec<(usize, Vec<f64>)> {
+    let layout = ev.layout;
+    let lat = &layout.lattices[l];
+    let cell = ev.cell_factor(l);
+    let mut s = vec![f64::NAN; lat.n_points()];
+    let index = |t: [i64; 3]| {
+        let r: [usize; 3] = std::array::from_fn(|a| (t[a] - lat.lo[a]) as usize);
+        r[0] + lat.len[0] * (r[1] + lat.len[1] * r[2])
+    };
+    ev.lattice_boxes[l]
+        .iter()
+        .map(|&b| {
+            let bx = &layout.boxes[b];
             let [n1, n2, n3] = bx.shape;
             let mut w = Vec::with_capacity(n1 * n2 * n3);
             for i3 in 0..n3 {
@@ -285,17 +376,21 @@ pub fn box_windows(layout: &Layout) -> Vec<Vec<f64>> {
                             bx.lo[1] + i2 as i64,
                             bx.lo[2] + i3 as i64,
                         ];
-                        let xi = l.point(t);
+                        let xi = lat.point(t);
                         let g = ev.raw(b, &xi, &[t[0] as f64, t[1] as f64, t[2] as f64]);
                         w.push(if g == 0.0 {
                             0.0
                         } else {
-                            cell * bx.scale * g / ev.normaliser(&xi).sqrt()
+                            let sk = &mut s[index(t)];
+                            if sk.is_nan() {
+                                *sk = ev.normaliser(&xi);
+                            }
+                            cell * bx.scale * g / sk.sqrt()
                         });
                     }
                 }
             }
-            w
+            (b, w)
         })
         .collect()
 }
