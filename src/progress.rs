@@ -129,8 +129,8 @@ impl Reporter {
 
     /// Runs `work` over `0..n_items` (items of the current stage) in consecutive ranges of
     /// at least `min_chunk` items (one range when nobody listens), reporting after each;
-    /// stops with `Cancelled` when asked to. Ranges grow or shrink so that each takes
-    /// about CHUNK_TARGET.
+    /// stops with `Cancelled` when asked to. Ranges grow (at most doubling) or shrink so
+    /// that each takes about CHUNK_TARGET.
     pub fn for_chunks(
         &mut self,
         n_items: usize,
@@ -149,10 +149,12 @@ impl Reporter {
             work(start..end)?;
             self.advance(end - start)?;
             start = end;
-            // Items per CHUNK_TARGET at the rate seen so far.
+            // Items per CHUNK_TARGET at the rate seen so far, at most twice the last chunk:
+            // a first chunk timed too fast (warm caches, a coarse clock) must not make the
+            // next one swallow the rest of the call.
             let seconds = started.elapsed().as_secs_f64().max(1e-6);
             let per_target = start as f64 / seconds * chunk_target().as_secs_f64();
-            chunk = (per_target as usize).max(min_chunk);
+            chunk = (per_target as usize).min(2 * chunk).max(min_chunk);
         }
         Ok(())
     }
@@ -272,5 +274,24 @@ mod tests {
         .unwrap();
         let biggest = *sizes.iter().max().unwrap();
         assert!((1000..=6000).contains(&biggest), "chunk sizes {sizes:?}");
+    }
+
+    #[test]
+    fn a_first_chunk_timed_too_fast_does_not_swallow_the_call() {
+        let (f, _) = recorder();
+        let mut r = Reporter::new(Some(f));
+        r.stage("work", 1.0, 2000);
+        let mut sizes = Vec::new();
+        r.for_chunks(2000, 1, |range| {
+            // The first item is free (warm caches), the rest cost 200 µs each: 0.4 s.
+            let paid = if range.start == 0 { range.len() - 1 } else { range.len() };
+            sizes.push(range.len());
+            std::thread::sleep(Duration::from_micros(200 * paid as u64));
+            Ok(())
+        })
+        .unwrap();
+        assert!(sizes.windows(2).all(|w| w[1] <= 2 * w[0]), "chunk sizes {sizes:?}");
+        // About 50 ms (250 items) a chunk once the rate is known: several chunks.
+        assert!(sizes.len() >= 6 && *sizes.iter().max().unwrap() <= 600, "chunk sizes {sizes:?}");
     }
 }

@@ -3,13 +3,14 @@
 ! A bind(C) function (on_progress, in the module below) is passed to
 ! sg_context_set_progress with c_funloc, and a Fortran derived type as its `user` pointer
 ! with c_loc. An F-XY decon of a double-precision volume (filtered on the CPU on every
-! backend) prints its stages and fractions; reports come at most every 100 ms, so the
-! volume is doubled until a call reports at least twice before its end. Checks, with a
-! non-zero exit status if one fails:
+! backend) prints its stages and fractions; reports come after the first chunk of work and
+! then at most every 100 ms, so the volume is doubled until a call reports at least four
+! times before its end (it lasts 300 ms or more). Checks, with a non-zero exit status if
+! one fails:
 !   1. the fractions only grow and the last one is exactly 1;
-!   2. a second call, whose callback asks to stop from half the last fraction the first
-!      call reported before its end, returns SG_ERR_CANCELLED with a message, and leaves
-!      the output array as it was (a volume filtered in one slab);
+!   2. a second call, whose callback asks to stop at its second report (any fraction above
+!      the first report's, which the first chunk fixes), returns SG_ERR_CANCELLED with a
+!      message, stops there, and leaves the output array as it was;
 !   3. the plan is still usable: a third call, with the callback removed, succeeds and
 !      gives the first call's output bit for bit.
 !
@@ -21,8 +22,8 @@ module progress_log
 
   ! What the callback saw, and the fraction from which it asks to stop (> 1: never).
   type :: log_t
-    integer :: reports = 0
-    real(c_double) :: last = -1.0_c_double, before_end = 0.0_c_double
+    integer :: reports = 0, before_end = 0
+    real(c_double) :: first = -1.0_c_double, last = -1.0_c_double
     logical :: monotone = .true.
     real(c_double) :: stop_from = 2.0_c_double
   end type log_t
@@ -48,8 +49,9 @@ contains
     end do
     write(*, '(a, a, a, f6.1, a)') '    ', trim(name), ': ', 100.0_c_double * fraction, ' %'
     log%reports = log%reports + 1
+    if (log%reports == 1) log%first = fraction
     if (fraction < log%last) log%monotone = .false.
-    if (fraction < 1.0_c_double) log%before_end = fraction
+    if (fraction < 1.0_c_double) log%before_end = log%before_end + 1
     log%last = fraction
     stop_now = merge(1_c_int, 0_c_int, fraction >= log%stop_from)
   end function on_progress
@@ -98,21 +100,21 @@ program progress
     log = log_t()
     st = sg_fxdecon_execute_3d_f64(plan, volume, first, inline_stride, crossline_stride)
     call require(st, 'sg_fxdecon_execute_3d_f64')
-    if (log%reports >= 3 .or. 2 * n_crossline > max_crossline) exit
+    if (log%before_end >= 4 .or. 2 * n_crossline > max_crossline) exit
     n_crossline = 2 * n_crossline
   end do
-  call check(log%reports >= 3 .and. log%monotone .and. log%last >= 1.0_dp, &
+  call check(log%before_end >= 4 .and. log%monotone .and. log%last >= 1.0_dp, &
     'fractions only grow and end at exactly 1')
 
-  ! 2. Stopped halfway to the last report before the end.
-  stop_from = 0.5_dp * log%before_end
+  ! 2. Stopped at the second report: the first one past the first chunk's fraction.
+  stop_from = nearest(log%first, 1.0_dp)
   write(*, '(a, f5.1, a)') 'the same call, stopped from ', 100.0_dp * stop_from, ' %:'
   log = log_t(stop_from=stop_from)
   out = sentinel
   st = sg_fxdecon_execute_3d_f64(plan, volume, out, inline_stride, crossline_stride)
   write(*, '(a, a)') '  status: ', sg_error_summary(st, 'sg_fxdecon_execute_3d_f64')
   call check(st == SG_ERR_CANCELLED, 'the call returns SG_ERR_CANCELLED')
-  call check(log%last >= stop_from .and. log%last < 1.0_dp, &
+  call check(log%reports == 2 .and. log%last >= stop_from .and. log%last < 1.0_dp, &
     'it stopped at the report that asked')
   call check(maxval(abs(out - sentinel)) <= 0.0_dp, 'the output array is untouched')
 
