@@ -1100,6 +1100,113 @@ module seisgpu
       real(c_double), intent(inout) :: residual
       integer(c_int32_t) :: status
     end function sg_wavepacket_sparse_approximation_f64
+
+    ! A volume larger than one layout, in tiles whose box grids share one common grid.
+    function sg_wavepacket_volume_create(ctx, dim, volume_shape, tile_shape, precision, &
+        options, out) bind(C, name="sg_wavepacket_volume_create") result(status)
+      import :: c_int32_t, c_size_t, c_ptr, sg_wavepacket_layout_options
+      type(c_ptr), value, intent(in) :: ctx
+      integer(c_int32_t), value, intent(in) :: dim
+      integer(c_size_t), intent(in) :: volume_shape(*)
+      integer(c_size_t), intent(in) :: tile_shape(*)
+      integer(c_int32_t), value, intent(in) :: precision
+      type(sg_wavepacket_layout_options), intent(in) :: options
+      type(c_ptr), intent(inout) :: out
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_volume_create
+
+    subroutine sg_wavepacket_volume_destroy(volume) &
+        bind(C, name="sg_wavepacket_volume_destroy")
+      import :: c_ptr
+      type(c_ptr), value, intent(in) :: volume
+    end subroutine sg_wavepacket_volume_destroy
+
+    function sg_wavepacket_volume_sizes(volume, n_samples, n_coefficients, tiles, n_boxes) &
+        bind(C, name="sg_wavepacket_volume_sizes") result(status)
+      import :: c_int32_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: volume
+      integer(c_size_t), intent(out) :: n_samples
+      integer(c_size_t), intent(out) :: n_coefficients
+      integer(c_size_t), intent(out) :: tiles(3)
+      integer(c_size_t), intent(out) :: n_boxes
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_volume_sizes
+
+    function sg_wavepacket_volume_box_info(volume, box_index, level, direction, offset, &
+        count) bind(C, name="sg_wavepacket_volume_box_info") result(status)
+      import :: c_int32_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: volume
+      integer(c_size_t), value, intent(in) :: box_index
+      integer(c_int32_t), intent(out) :: level
+      integer(c_int32_t), intent(out) :: direction
+      integer(c_size_t), intent(out) :: offset
+      integer(c_size_t), intent(out) :: count
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_volume_box_info
+
+    function sg_wavepacket_volume_forward_f32(volume, data, coeffs) &
+        bind(C, name="sg_wavepacket_volume_forward_f32") result(status)
+      import :: c_int32_t, c_float, c_ptr
+      type(c_ptr), value, intent(in) :: volume
+      real(c_float), intent(in) :: data(*)
+      real(c_float), intent(inout) :: coeffs(*)      ! interleaved re, im
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_volume_forward_f32
+
+    function sg_wavepacket_volume_adjoint_f32(volume, coeffs, data) &
+        bind(C, name="sg_wavepacket_volume_adjoint_f32") result(status)
+      import :: c_int32_t, c_float, c_ptr
+      type(c_ptr), value, intent(in) :: volume
+      real(c_float), intent(in) :: coeffs(*)
+      real(c_float), intent(inout) :: data(*)
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_volume_adjoint_f32
+
+    function sg_wavepacket_volume_inverse_f32(volume, coeffs, data, tolerance, &
+        max_iterations, iterations, residual) &
+        bind(C, name="sg_wavepacket_volume_inverse_f32") result(status)
+      import :: c_int32_t, c_size_t, c_double, c_float, c_ptr
+      type(c_ptr), value, intent(in) :: volume
+      real(c_float), intent(in) :: coeffs(*)
+      real(c_float), intent(inout) :: data(*)
+      real(c_double), value, intent(in) :: tolerance
+      integer(c_size_t), value, intent(in) :: max_iterations
+      integer(c_size_t), intent(inout) :: iterations
+      real(c_double), intent(inout) :: residual
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_volume_inverse_f32
+
+    function sg_wavepacket_volume_forward_f64(volume, data, coeffs) &
+        bind(C, name="sg_wavepacket_volume_forward_f64") result(status)
+      import :: c_int32_t, c_double, c_ptr
+      type(c_ptr), value, intent(in) :: volume
+      real(c_double), intent(in) :: data(*)
+      real(c_double), intent(inout) :: coeffs(*)      ! interleaved re, im
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_volume_forward_f64
+
+    function sg_wavepacket_volume_adjoint_f64(volume, coeffs, data) &
+        bind(C, name="sg_wavepacket_volume_adjoint_f64") result(status)
+      import :: c_int32_t, c_double, c_ptr
+      type(c_ptr), value, intent(in) :: volume
+      real(c_double), intent(in) :: coeffs(*)
+      real(c_double), intent(inout) :: data(*)
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_volume_adjoint_f64
+
+    function sg_wavepacket_volume_inverse_f64(volume, coeffs, data, tolerance, &
+        max_iterations, iterations, residual) &
+        bind(C, name="sg_wavepacket_volume_inverse_f64") result(status)
+      import :: c_int32_t, c_size_t, c_double, c_ptr
+      type(c_ptr), value, intent(in) :: volume
+      real(c_double), intent(in) :: coeffs(*)
+      real(c_double), intent(inout) :: data(*)
+      real(c_double), value, intent(in) :: tolerance
+      integer(c_size_t), value, intent(in) :: max_iterations
+      integer(c_size_t), intent(inout) :: iterations
+      real(c_double), intent(inout) :: residual
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_volume_inverse_f64
   end interface
 
 contains

@@ -374,6 +374,11 @@ typedef struct sg_usfft_plan sg_usfft_plan;
 typedef struct sg_wavepacket_layout sg_wavepacket_layout;
 
 /*
+ A tiled volume: a volume shape, a tile shape and one precision, on one context. Opaque.
+ */
+typedef struct sg_wavepacket_volume sg_wavepacket_volume;
+
+/*
  A correlation plan: options and sizes, on one context. Opaque.
  */
 typedef struct sg_xcorr_plan sg_xcorr_plan;
@@ -1555,6 +1560,115 @@ sg_status sg_wavepacket_sparse_approximation_f64(const sg_wavepacket_layout *lay
                                                  const sg_wavepacket_sparse_options *options,
                                                  size_t *kept,
                                                  double *residual);
+
+/*
+ Creates a tiled volume of `dim` (2 or 3) axes: `volume_shape` samples per axis (axis 1
+ fastest, any sizes ≥ 1), cut into tiles of `tile_shape` (each 8 … 2^20; the last tile along
+ an axis is zero-padded past the volume's end), each tile a layout of `options` (NULL: the
+ defaults; see `sg_wavepacket_layout_options`) in `precision` `SG_WAVEPACKET_F32` or
+ `SG_WAVEPACKET_F64`. The coefficients of all tiles lie on one grid per box (each tile's box
+ grid shifted onto it by the modulation rule), where overlapping tile windows add, so an
+ event that crosses a tile border is represented as inside a tile. On success `*out`
+ receives a volume the caller owns (`sg_wavepacket_volume_destroy`). Thread-safe.
+ */
+sg_status sg_wavepacket_volume_create(const sg_context *ctx,
+                                      int32_t dim,
+                                      const size_t *volume_shape,
+                                      const size_t *tile_shape,
+                                      int32_t precision,
+                                      const sg_wavepacket_layout_options *options,
+                                      sg_wavepacket_volume **out);
+
+/*
+ Releases a volume. NULL is a no-op. Must not race with other calls on the same volume.
+ */
+void sg_wavepacket_volume_destroy(sg_wavepacket_volume *volume);
+
+/*
+ The volume's sizes: `*n_samples` data values (the product of `volume_shape`),
+ `*n_coefficients` complex coefficients on the common grids, `tiles` (3 values: tiles along
+ axes 1, 2, 3; 1 for an unused axis) and `*n_boxes` boxes (as in one tile's layout: box 0
+ the low-pass box, then per stored direction its levels, coarse to fine). No pointer may be
+ NULL. Thread-safe.
+ */
+sg_status sg_wavepacket_volume_sizes(const sg_wavepacket_volume *volume,
+                                     size_t *n_samples,
+                                     size_t *n_coefficients,
+                                     size_t *tiles,
+                                     size_t *n_boxes);
+
+/*
+ Box `box_index` (< n_boxes) on the common grid: `*level` (0 for the low-pass box, 1 …
+ levels coarse to fine), `*direction` (its stored direction, −1 for the low-pass box), and
+ the `*count` coefficients it has, from `*offset` in the coefficient array (boxes follow
+ each other; within a box, rows along its first grid axis). No pointer may be NULL.
+ Thread-safe.
+ */
+sg_status sg_wavepacket_volume_box_info(const sg_wavepacket_volume *volume,
+                                        size_t box_index,
+                                        int32_t *level,
+                                        int32_t *direction,
+                                        size_t *offset,
+                                        size_t *count);
+
+/*
+ C: the volume's `data` (n_samples floats, axis 1 fastest) → `coeffs` (n_coefficients
+ interleaved float complex values on the common grids). Non-finite data gives
+ `SG_ERR_NON_FINITE`. Progress: stage "wave-packet tiles", one item per tile; a stop leaves
+ `coeffs` as it was. On failure nothing is written.
+ */
+sg_status sg_wavepacket_volume_forward_f32(const sg_wavepacket_volume *volume,
+                                           const float *data,
+                                           float *coeffs);
+
+/*
+ `sg_wavepacket_volume_forward_f32` for a double-precision volume.
+ */
+sg_status sg_wavepacket_volume_forward_f64(const sg_wavepacket_volume *volume,
+                                           const double *data,
+                                           double *coeffs);
+
+/*
+ C*: `coeffs` (as `sg_wavepacket_volume_forward_f32` writes them) → real `data` (the real
+ part of the exact adjoint). Progress as the forward's; on failure nothing is written.
+ */
+sg_status sg_wavepacket_volume_adjoint_f32(const sg_wavepacket_volume *volume,
+                                           const float *coeffs,
+                                           float *data);
+
+/*
+ `sg_wavepacket_volume_adjoint_f32` for a double-precision volume.
+ */
+sg_status sg_wavepacket_volume_adjoint_f64(const sg_wavepacket_volume *volume,
+                                           const double *coeffs,
+                                           double *data);
+
+/*
+ The inverse: the volume whose coefficients are closest (least squares) to `coeffs` — each
+ tile's correction filter applied to C*c, then conjugate gradients on C*C until the relative
+ residual is ≤ `tolerance` (in (0, 1)) or `max_iterations` were made. `*iterations` and
+ `*residual` (each may be NULL) receive the iterations made and the residual reached.
+ Progress: stage "wave-packet inverse", one item per iteration. On failure nothing is
+ written.
+ */
+sg_status sg_wavepacket_volume_inverse_f32(const sg_wavepacket_volume *volume,
+                                           const float *coeffs,
+                                           float *data,
+                                           double tolerance,
+                                           size_t max_iterations,
+                                           size_t *iterations,
+                                           double *residual);
+
+/*
+ `sg_wavepacket_volume_inverse_f32` for a double-precision volume.
+ */
+sg_status sg_wavepacket_volume_inverse_f64(const sg_wavepacket_volume *volume,
+                                           const double *coeffs,
+                                           double *data,
+                                           double tolerance,
+                                           size_t max_iterations,
+                                           size_t *iterations,
+                                           double *residual);
 
 /*
  NoisePy's defaults (see the fields). Thread-safe.

@@ -284,14 +284,24 @@ mod tests {
         let mut sizes = Vec::new();
         r.for_chunks(2000, 1, |range| {
             // The first item is free (warm caches), the rest cost 200 µs each: 0.4 s.
-            let paid = if range.start == 0 { range.len() - 1 } else { range.len() };
+            let paid = if range.start == 0 {
+                range.len() - 1
+            } else {
+                range.len()
+            };
             sizes.push(range.len());
             std::thread::sleep(Duration::from_micros(200 * paid as u64));
             Ok(())
         })
         .unwrap();
-        assert!(sizes.windows(2).all(|w| w[1] <= 2 * w[0]), "chunk sizes {sizes:?}");
+        assert!(
+            sizes.windows(2).all(|w| w[1] <= 2 * w[0]),
+            "chunk sizes {sizes:?}"
+        );
         // About 50 ms (250 items) a chunk once the rate is known: several chunks.
-        assert!(sizes.len() >= 6 && *sizes.iter().max().unwrap() <= 600, "chunk sizes {sizes:?}");
+        assert!(
+            sizes.len() >= 6 && *sizes.iter().max().unwrap() <= 600,
+            "chunk sizes {sizes:?}"
+        );
     }
 }

@@ -262,6 +262,15 @@ const EXPORTS: &[&str] = &[
     "sg_wavepacket_estimate_noise_f64",
     "sg_wavepacket_sparse_approximation_f32",
     "sg_wavepacket_sparse_approximation_f64",
+    "sg_wavepacket_volume_create",
+    "sg_wavepacket_volume_sizes",
+    "sg_wavepacket_volume_box_info",
+    "sg_wavepacket_volume_forward_f32",
+    "sg_wavepacket_volume_forward_f64",
+    "sg_wavepacket_volume_adjoint_f32",
+    "sg_wavepacket_volume_adjoint_f64",
+    "sg_wavepacket_volume_inverse_f32",
+    "sg_wavepacket_volume_inverse_f64",
 ];
 
 fn report(

@@ -24,6 +24,9 @@ usage: cargo bench --bench wavepacket -- [options]
   --deadline S       start no row (and no inverse) after S seconds of the run
   --device N         CUDA device ordinal (default 0)
   --small            N = 32, 26 directions, 1 level: seconds (what runs without --bench)
+  --tiles K          also a volume of K × K tiles of each cube through the tiled plan:
+                     its forward and adjoint against K² single tiles (the cost of the
+                     common grid), and its coefficients against K² tiles apart
 
 Without --bench (which `cargo bench` passes), e.g. under `cargo test --benches`, the
 --small case runs unless --n is given. SEISGPU_NUM_THREADS sets the CPU threads.";
@@ -49,6 +52,8 @@ pub struct Config {
     pub cpu_max_n: usize,
     pub deadline_s: f64,
     pub ordinal: i32,
+    /// Tiles per lateral axis of the tiled rows (0: none).
+    pub tiles: usize,
 }
 
 /// The seed's levels for its cube sizes; others by the same rule (5 below log2 N).
@@ -78,6 +83,7 @@ pub fn parse(cli: &mut Cli) -> Result<Config, String> {
         cpu_max_n: usize::MAX,
         deadline_s: f64::INFINITY,
         ordinal: 0,
+        tiles: 0,
     };
     let counts = |cli: &mut Cli, flag: &str| -> Result<Vec<usize>, String> {
         cli.list(flag)?
@@ -111,6 +117,7 @@ pub fn parse(cli: &mut Cli) -> Result<Config, String> {
             "--deadline" => c.deadline_s = cli.number(&flag)?,
             "--device" => c.ordinal = cli.number(&flag)?,
             "--small" => small = true,
+            "--tiles" => c.tiles = cli.count(&flag)?,
             other => return Err(cli.unknown(other)),
         }
     }

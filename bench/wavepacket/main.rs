@@ -10,7 +10,8 @@
 //! plus conjugate gradients, tol 1e-5, at most 20 iterations), and on GPU rows the device
 //! memory the plan took. The input is a synthetic seismic cube (`cube`). Prints a Markdown
 //! table, the seed's figures beside ours, and the targets (`report`); `--json`/`--csv`
-//! also write the rows. `bench/README.md` describes the flags and the columns.
+//! also write the rows. `--tiles K` adds volumes of K × K tiles (`tiles`).
+//! `bench/README.md` describes the flags and the columns.
 
 #[path = "../harness/mod.rs"]
 mod harness;
@@ -19,6 +20,7 @@ mod config;
 mod cube;
 mod report;
 mod rows;
+mod tiles;
 
 use harness::cli::Cli;
 use harness::report::write_records;
@@ -103,5 +105,20 @@ fn main() {
          1,992/2,153 and 20,313/23,332 s (forward/adjoint).\n"
     );
     print!("{}", report::targets(&lines, &cfg));
+    if cfg.tiles > 0 {
+        println!(
+            "\nTiled volumes (--tiles {}, the seed's §3.5):\n",
+            cfg.tiles
+        );
+        print!("{}", tiles::HEAD);
+        for &case in &cfg.cases {
+            if let Some(g) = &gpu {
+                print!("{}", tiles::line(g, "GPU", case, cfg.tiles, &cfg));
+            }
+            if cfg.cpu && case.n <= cfg.cpu_max_n {
+                print!("{}", tiles::line(&cpu, "CPU", case, cfg.tiles, &cfg));
+            }
+        }
+    }
     write_records(&cli, "wavepacket", &report::records(&lines, &cfg));
 }

@@ -13,6 +13,7 @@ pub mod status;
 pub mod usfft;
 pub mod version;
 pub mod wavepacket;
+pub mod wavepacket_volume;
 pub mod xcorr;
 
 use crate::error::{Error, Result};

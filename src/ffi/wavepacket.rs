@@ -260,6 +260,19 @@ pub extern "C" fn sg_wavepacket_layout_create(
     guard(|| create(ctx, dim, shape, precision, &o, out))
 }
 
+/// The layout options of the C struct; Layout::new names each field it refuses (alpha,
+/// beta, cutoff, tolerance, …).
+pub(super) fn layout_options(o: &sg_wavepacket_layout_options) -> LayoutOptions {
+    LayoutOptions {
+        directions: o.directions,
+        levels: o.levels,
+        alpha: o.alpha,
+        beta: o.beta,
+        cutoff: o.cutoff,
+        tolerance: o.tolerance,
+    }
+}
+
 fn create(
     ctx: *const sg_context,
     dim: i32,
@@ -274,15 +287,7 @@ fn create(
         return Err(crate::invalid!("dim is {dim}; expected 2 or 3"));
     }
     let shape = slice(shape, dim as usize, "shape")?;
-    // Layout::new names each field it refuses (alpha, beta, cutoff, tolerance, …).
-    let opts = LayoutOptions {
-        directions: o.directions,
-        levels: o.levels,
-        alpha: o.alpha,
-        beta: o.beta,
-        cutoff: o.cutoff,
-        tolerance: o.tolerance,
-    };
+    let opts = layout_options(o);
     let c = ctx.0.clone();
     let plan = match precision {
         SG_WAVEPACKET_F32 => Plan::F32(Transform {
@@ -394,7 +399,7 @@ pub extern "C" fn sg_wavepacket_box_info(
 }
 
 /// A caller array of `len` elements; NULL is an error naming it.
-fn slice<'a, T>(p: *const T, len: usize, name: &str) -> Result<&'a [T]> {
+pub(super) fn slice<'a, T>(p: *const T, len: usize, name: &str) -> Result<&'a [T]> {
     if p.is_null() {
         return Err(Error::NullPointer(format!("`{name}` is NULL")));
     }
@@ -411,6 +416,12 @@ fn arrays<T: Real>(
 ) -> Result<(usize, usize)> {
     let l = plan.layout();
     let (n, m) = (l.n_samples(), l.n_coefficients);
+    apart(data, n, coeffs, m)?;
+    Ok((n, m))
+}
+
+/// Checks a call's `data` (n values) and `coeffs` (2·m values) non-NULL and apart.
+pub(super) fn apart<T>(data: *const T, n: usize, coeffs: *const T, m: usize) -> Result<()> {
     if data.is_null() {
         return Err(Error::NullPointer("`data` is NULL".into()));
     }
@@ -422,7 +433,7 @@ fn arrays<T: Real>(
     if a < b + 2 * m * t && b < a + n * t {
         return Err(crate::invalid!("`data` and `coeffs` overlap"));
     }
-    Ok((n, m))
+    Ok(())
 }
 
 fn forward<T: Precision>(

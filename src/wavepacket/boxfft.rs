@@ -2,7 +2,9 @@
 //!
 //! A box's coefficients are c[y] = L^(−½)·Σ_i u[i]·e^{+2πi(lo+i)·y/L}: the phase e^{2πi·lo·y/L}
 //! makes a coefficient the packet of the box's true frequencies (lattice index lo + i), not of
-//! the rectangle's local index.
+//! the rectangle's local index. A shift δ (in grid steps, per axis) moves the grid: c[y] is
+//! then the packet at y − δ, by the modulation rule (the values times e^{−2πi(lo+i)·δ/L}); a
+//! tiled volume uses it to put every tile's boxes on one common grid (`tiles`).
 
 use crate::usfft::Real;
 use num_complex::Complex;
@@ -64,16 +66,69 @@ impl<T: Real> BoxFfts<T> {
         }
     }
 
-    /// Windowed lattice values → coefficients (in place).
-    pub fn to_coefficients(&self, u: &mut [Complex<T>], shape: [usize; 3], lo: [i64; 3]) {
+    /// Windowed lattice values → coefficients on the grid shifted by `shift` (in place).
+    pub fn to_coefficients(
+        &self,
+        u: &mut [Complex<T>],
+        shape: [usize; 3],
+        lo: [i64; 3],
+        shift: [f64; 3],
+    ) {
+        apply_shift(u, shape, lo, shift, -1.0);
         self.transform(u, shape, true);
         apply_phase(u, shape, lo, 1.0);
     }
 
     /// The adjoint of `to_coefficients` (in place).
-    pub fn from_coefficients(&self, u: &mut [Complex<T>], shape: [usize; 3], lo: [i64; 3]) {
+    pub fn from_coefficients(
+        &self,
+        u: &mut [Complex<T>],
+        shape: [usize; 3],
+        lo: [i64; 3],
+        shift: [f64; 3],
+    ) {
         apply_phase(u, shape, lo, -1.0);
         self.transform(u, shape, false);
+        apply_shift(u, shape, lo, shift, 1.0);
+    }
+}
+
+/// u[i] ·= e^{sign·2πi·Σ_a (lo_a + i_a)·δ_a/L_a}; nothing when δ = 0.
+fn apply_shift<T: Real>(
+    u: &mut [Complex<T>],
+    shape: [usize; 3],
+    lo: [i64; 3],
+    delta: [f64; 3],
+    sign: f64,
+) {
+    if delta == [0.0; 3] {
+        return;
+    }
+    let ph: [Vec<Complex<f64>>; 3] = std::array::from_fn(|a| {
+        let n = shape[a];
+        (0..n)
+            .map(|i| {
+                let turns = (lo[a] + i as i64) as f64 * delta[a] / n as f64;
+                Complex::from_polar(1.0, sign * std::f64::consts::TAU * turns.fract())
+            })
+            .collect()
+    });
+    multiply_separable(u, shape, &ph, 1.0);
+}
+
+/// u[y] ·= scale·ph₁[y₁]·ph₂[y₂]·ph₃[y₃], in f64.
+fn multiply_separable<T: Real>(
+    u: &mut [Complex<T>],
+    shape: [usize; 3],
+    ph: &[Vec<Complex<f64>>; 3],
+    scale: f64,
+) {
+    let [n1, n2, _] = shape;
+    for (idx, v) in u.iter_mut().enumerate() {
+        let (y1, y2, y3) = (idx % n1, (idx / n1) % n2, idx / (n1 * n2));
+        let p = ph[0][y1] * ph[1][y2] * ph[2][y3] * scale;
+        let z = Complex::new(v.re.to_f64().unwrap(), v.im.to_f64().unwrap()) * p;
+        *v = Complex::new(T::from_f64(z.re).unwrap(), T::from_f64(z.im).unwrap());
     }
 }
 
@@ -91,11 +146,5 @@ fn apply_phase<T: Real>(u: &mut [Complex<T>], shape: [usize; 3], lo: [i64; 3], s
             })
             .collect()
     });
-    let [n1, n2, _] = shape;
-    for (idx, v) in u.iter_mut().enumerate() {
-        let (y1, y2, y3) = (idx % n1, (idx / n1) % n2, idx / (n1 * n2));
-        let p = ph[0][y1] * ph[1][y2] * ph[2][y3] * scale;
-        let z = Complex::new(v.re.to_f64().unwrap(), v.im.to_f64().unwrap()) * p;
-        *v = Complex::new(T::from_f64(z.re).unwrap(), T::from_f64(z.im).unwrap());
-    }
+    multiply_separable(u, shape, &ph, scale);
 }

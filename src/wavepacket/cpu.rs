@@ -1,7 +1,8 @@
 //! The box stage on the CPU: lattice values ↔ box coefficients (cut out, window, box FFT).
 //! The USFFT between the data and the lattice values runs before (forward) or after (adjoint).
 //! Each stage works on a range of boxes (forward) or of lattices (adjoint), so that a call
-//! can run it in chunks between progress reports.
+//! can run it in chunks between progress reports. `shifts` (one per box of the layout, or
+//! none) moves each box's coefficient grid by a fraction of a step (`boxfft`, `tiles`).
 
 use super::boxfft::BoxFfts;
 use super::layout::{Layout, WaveBox};
@@ -33,7 +34,7 @@ fn for_each_point(layout: &Layout, bx: &WaveBox, mut f: impl FnMut(usize, usize)
 }
 
 /// Splits `coeffs`, the coefficients of `boxes`, into one mutable slice per box.
-fn box_slices<'a, T>(
+pub(super) fn box_slices<'a, T>(
     layout: &Layout,
     boxes: Range<usize>,
     mut coeffs: &'a mut [T],
@@ -47,11 +48,17 @@ fn box_slices<'a, T>(
     out
 }
 
+/// The grid shift of box `b`: `shifts[b]`, or none when `shifts` is empty.
+fn shift_of(shifts: &[[f64; 3]], b: usize) -> [f64; 3] {
+    shifts.get(b).copied().unwrap_or([0.0; 3])
+}
+
 /// The coefficients of `boxes` (into `coeffs`, theirs only) from the lattice values F̂(ξ).
 pub fn boxes_forward<T: Real>(
     layout: &Layout,
     windows: &[Vec<T>],
     ffts: &BoxFfts<T>,
+    shifts: &[[f64; 3]],
     values: &[Complex<T>],
     boxes: Range<usize>,
     coeffs: &mut [Complex<T>],
@@ -65,7 +72,7 @@ pub fn boxes_forward<T: Real>(
             let bx = &layout.boxes[b];
             let w = &windows[b];
             for_each_point(layout, bx, |k, p| out[k] = values[p] * w[k]);
-            ffts.to_coefficients(out, bx.shape, bx.lo);
+            ffts.to_coefficients(out, bx.shape, bx.lo, shift_of(shifts, b));
         });
 }
 
@@ -75,6 +82,7 @@ pub fn boxes_adjoint<T: Real>(
     layout: &Layout,
     windows: &[Vec<T>],
     ffts: &BoxFfts<T>,
+    shifts: &[[f64; 3]],
     coeffs: &[Complex<T>],
     lattices: Range<usize>,
     values: &mut [Complex<T>],
@@ -99,7 +107,7 @@ pub fn boxes_adjoint<T: Real>(
             }
             u.clear();
             u.extend_from_slice(&coeffs[bx.offset..bx.offset + bx.n_coefficients()]);
-            ffts.from_coefficients(&mut u, bx.shape, bx.lo);
+            ffts.from_coefficients(&mut u, bx.shape, bx.lo, shift_of(shifts, b));
             let w = &windows[b];
             for_each_point(layout, bx, |k, p| {
                 vals[p - base] = vals[p - base] + u[k] * w[k]

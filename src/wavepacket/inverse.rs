@@ -8,6 +8,7 @@
 use super::boxfft::BoxFfts;
 use super::{check_finite, WavepacketPlan};
 use crate::error::{Error, Result};
+use crate::progress::Reporter;
 use crate::usfft::Real;
 use num_complex::Complex;
 
@@ -116,55 +117,79 @@ impl<T: Real> WavepacketPlan<T> {
         }
         self.check_sizes(data.len(), coeffs.len())?;
         check_finite(coeffs)?;
-        let n = self.layout().n_samples();
-        let mut b = vec![T::zero(); n];
+        let mut b = vec![T::zero(); self.layout().n_samples()];
         self.adjoint_unchecked(coeffs, &mut b)?;
-        let bb = dot(&b, &b);
-        if bb == 0.0 {
-            data.fill(T::zero());
-            return Ok(InverseReport {
-                iterations: 0,
-                residual: 0.0,
-            });
-        }
         let mut reporter = self.ctx.reporter();
-        reporter.stage("wave-packet inverse", 1.0, max_iterations.saturating_add(1));
-        let mut x = filter.apply(&b);
-        let ax = self.normal(&x)?;
-        reporter.advance(1)?;
-        let mut r: Vec<T> = b.iter().zip(&ax).map(|(&b, &a)| b - a).collect();
-        let mut p = r.clone();
-        let mut rr = dot(&r, &r);
-        let mut it = 0;
-        while (rr / bb).sqrt() > tolerance && it < max_iterations {
-            let ap = self.normal(&p)?;
-            let pap = dot(&p, &ap);
-            if pap <= 0.0 {
-                break;
-            }
-            let a = rr / pap;
-            let at = T::from_f64(a).unwrap();
-            for i in 0..n {
-                x[i] = x[i] + at * p[i];
-                r[i] = r[i] - at * ap[i];
-            }
-            let rr_new = dot(&r, &r);
-            let beta = T::from_f64(rr_new / rr).unwrap();
-            for i in 0..n {
-                p[i] = r[i] + beta * p[i];
-            }
-            rr = rr_new;
-            it += 1;
-            reporter.advance(1)?;
-        }
-        if !x.iter().all(|v| v.is_finite()) {
-            return Err(Error::NonFinite("the inverse diverged".into()));
-        }
+        let start = filter.apply(&b);
+        let (x, report) = conjugate_gradients(
+            &b,
+            start,
+            |v| self.normal(v),
+            tolerance,
+            max_iterations,
+            &mut reporter,
+        )?;
         data.copy_from_slice(&x);
         reporter.finish();
-        Ok(InverseReport {
-            iterations: it,
-            residual: (rr / bb).sqrt(),
-        })
+        Ok(report)
     }
+}
+
+/// Conjugate gradients on `normal` x = b (normal symmetric positive definite) from `start`,
+/// until ‖b − normal x‖/‖b‖ ≤ `tolerance` or `max_iterations` were made; reports stage
+/// "wave-packet inverse" with one item per iteration (a stop ends with `Cancelled`).
+pub(crate) fn conjugate_gradients<T: Real>(
+    b: &[T],
+    start: Vec<T>,
+    normal: impl Fn(&[T]) -> Result<Vec<T>>,
+    tolerance: f64,
+    max_iterations: usize,
+    reporter: &mut Reporter,
+) -> Result<(Vec<T>, InverseReport)> {
+    let n = b.len();
+    let bb = dot(b, b);
+    if bb == 0.0 {
+        let report = InverseReport {
+            iterations: 0,
+            residual: 0.0,
+        };
+        return Ok((vec![T::zero(); n], report));
+    }
+    reporter.stage("wave-packet inverse", 1.0, max_iterations.saturating_add(1));
+    let mut x = start;
+    let ax = normal(&x)?;
+    reporter.advance(1)?;
+    let mut r: Vec<T> = b.iter().zip(&ax).map(|(&b, &a)| b - a).collect();
+    let mut p = r.clone();
+    let mut rr = dot(&r, &r);
+    let mut it = 0;
+    while (rr / bb).sqrt() > tolerance && it < max_iterations {
+        let ap = normal(&p)?;
+        let pap = dot(&p, &ap);
+        if pap <= 0.0 {
+            break;
+        }
+        let a = rr / pap;
+        let at = T::from_f64(a).unwrap();
+        for i in 0..n {
+            x[i] = x[i] + at * p[i];
+            r[i] = r[i] - at * ap[i];
+        }
+        let rr_new = dot(&r, &r);
+        let beta = T::from_f64(rr_new / rr).unwrap();
+        for i in 0..n {
+            p[i] = r[i] + beta * p[i];
+        }
+        rr = rr_new;
+        it += 1;
+        reporter.advance(1)?;
+    }
+    if !x.iter().all(|v| v.is_finite()) {
+        return Err(Error::NonFinite("the inverse diverged".into()));
+    }
+    let report = InverseReport {
+        iterations: it,
+        residual: (rr / bb).sqrt(),
+    };
+    Ok((x, report))
 }

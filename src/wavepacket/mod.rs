@@ -28,6 +28,7 @@ pub mod lebedev;
 #[allow(clippy::approx_constant)]
 mod lebedev_table;
 pub mod sparse;
+pub mod tiles;
 pub mod windows;
 
 use crate::context::Context;
@@ -163,17 +164,27 @@ impl<T: Real> WavepacketPlan<T> {
             // A stop between box chunks must not leave the caller half an answer.
             let zero = Complex::new(T::zero(), T::zero());
             let mut c = crate::error::try_vec(coeffs.len(), zero, "wave-packet coefficients")?;
-            self.forward_reported(data, &mut c, &mut reporter)?;
+            self.forward_reported(data, &mut c, &[], &mut reporter)?;
             coeffs.copy_from_slice(&c);
         } else {
-            self.forward_reported(data, coeffs, &mut reporter)?;
+            self.forward_reported(data, coeffs, &[], &mut reporter)?;
         }
         reporter.finish();
         Ok(())
     }
 
     pub(crate) fn forward_unchecked(&self, data: &[T], coeffs: &mut [Complex<T>]) -> Result<()> {
-        self.forward_reported(data, coeffs, &mut Reporter::new(None))
+        self.forward_shifted(data, coeffs, &[])
+    }
+
+    /// C with each box's grid shifted by `shifts[box]` steps (`tiles`), unreported.
+    pub(crate) fn forward_shifted(
+        &self,
+        data: &[T],
+        coeffs: &mut [Complex<T>],
+        shifts: &[[f64; 3]],
+    ) -> Result<()> {
+        self.forward_reported(data, coeffs, shifts, &mut Reporter::new(None))
     }
 
     /// C in two stages, "wave-packet spectrum" (the USFFT) and "wave-packet boxes" (run in
@@ -182,6 +193,7 @@ impl<T: Real> WavepacketPlan<T> {
         &self,
         data: &[T],
         coeffs: &mut [Complex<T>],
+        shifts: &[[f64; 3]],
         reporter: &mut Reporter,
     ) -> Result<()> {
         let mut modes: Vec<Complex<T>> = data.iter().map(|&v| Complex::new(v, T::zero())).collect();
@@ -200,7 +212,8 @@ impl<T: Real> WavepacketPlan<T> {
             let last = &boxes[range.end - 1];
             let out = &mut coeffs[lo..last.offset + last.n_coefficients()];
             self.ctx.cpu.install(|| {
-                cpu::boxes_forward(&self.layout, &self.windows, &self.ffts, &values, range, out)
+                let (l, w, f) = (&self.layout, &self.windows, &self.ffts);
+                cpu::boxes_forward(l, w, f, shifts, &values, range, out)
             });
             Ok(())
         })
@@ -212,13 +225,23 @@ impl<T: Real> WavepacketPlan<T> {
         self.check_sizes(data.len(), coeffs.len())?;
         check_finite(coeffs)?;
         let mut reporter = self.ctx.reporter();
-        self.adjoint_reported(coeffs, data, &mut reporter)?;
+        self.adjoint_reported(coeffs, data, &[], &mut reporter)?;
         reporter.finish();
         Ok(())
     }
 
     pub(crate) fn adjoint_unchecked(&self, coeffs: &[Complex<T>], data: &mut [T]) -> Result<()> {
-        self.adjoint_reported(coeffs, data, &mut Reporter::new(None))
+        self.adjoint_shifted(coeffs, data, &[])
+    }
+
+    /// The adjoint of `forward_shifted`, unreported.
+    pub(crate) fn adjoint_shifted(
+        &self,
+        coeffs: &[Complex<T>],
+        data: &mut [T],
+        shifts: &[[f64; 3]],
+    ) -> Result<()> {
+        self.adjoint_reported(coeffs, data, shifts, &mut Reporter::new(None))
     }
 
     /// C* in two stages, "wave-packet boxes" (in chunks of lattices) and "wave-packet
@@ -227,6 +250,7 @@ impl<T: Real> WavepacketPlan<T> {
         &self,
         coeffs: &[Complex<T>],
         data: &mut [T],
+        shifts: &[[f64; 3]],
         reporter: &mut Reporter,
     ) -> Result<()> {
         let zero = Complex::new(T::zero(), T::zero());
@@ -239,7 +263,8 @@ impl<T: Real> WavepacketPlan<T> {
             let last = &lattices[range.end - 1];
             let vals = &mut values[lo..last.point_offset + last.n_points()];
             self.ctx.cpu.install(|| {
-                cpu::boxes_adjoint(&self.layout, &self.windows, &self.ffts, coeffs, range, vals)
+                let (l, w, f) = (&self.layout, &self.windows, &self.ffts);
+                cpu::boxes_adjoint(l, w, f, shifts, coeffs, range, vals)
             });
             Ok(())
         })?;

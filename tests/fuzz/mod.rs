@@ -14,6 +14,7 @@ pub mod emlog;
 pub mod fxdecon;
 pub mod usfft;
 pub mod wavepacket;
+pub mod wavepacket_volume;
 pub mod xcorr;
 
 use seisgpu::ffi::context::*;
@@ -34,6 +35,7 @@ pub const TARGETS: &[(&str, StartTarget)] = &[
     ("xcorr", xcorr::target),
     ("emlog", emlog::target),
     ("wavepacket", wavepacket::target),
+    ("wavepacket_volume", wavepacket_volume::target),
 ];
 
 /// A family of calls with its live handles (released on drop).

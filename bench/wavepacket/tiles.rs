@@ -1,0 +1,100 @@
+//! `--tiles K`: a volume of K × K tiles of the case's cube (N samples deep, K·N × K·N
+//! traces, cut from the test cube of side K·N) through the tiled plan (the seed's §3.5), and
+//! what the common grid costs: the tiled forward and adjoint against K² times one tile's
+//! forward and adjoint on the same layout (the difference is the grid shifts and the
+//! scatter/gather onto the common grid), and the coefficients on the common grid against K²
+//! tiles kept apart.
+
+use crate::config::{Case, Config};
+use crate::cube;
+use crate::harness::timing::{guarded, measure, ms_since, Reps, Sample};
+use num_complex::Complex;
+use seisgpu::context::Context;
+use seisgpu::wavepacket::tiles::TiledPlan;
+use seisgpu::wavepacket::{LayoutOptions, WavepacketPlan};
+use std::sync::Arc;
+use std::time::Instant;
+
+fn lib(e: seisgpu::Error) -> String {
+    e.to_string()
+}
+
+/// The median of `reps` timed calls of `call`, ms.
+fn median_ms(reps: usize, mut call: impl FnMut() -> Result<(), String>) -> Result<f64, String> {
+    let m = measure(Reps::fixed(0, reps), |_| {
+        let t = Instant::now();
+        call()?;
+        Ok((Sample::since(t), None::<()>))
+    })?;
+    Ok(m.median_ms)
+}
+
+/// One line of the tiles table (Markdown), or the error that ended it.
+pub fn line(ctx: &Arc<Context>, mode: &str, case: Case, k: usize, cfg: &Config) -> String {
+    match guarded(|| measure_line(ctx, mode, case, k, cfg)) {
+        Ok(s) => s,
+        Err(e) => format!(
+            "| {mode} | {}³ in {k}×{k} | error: {e} | | | | | |\n",
+            case.n
+        ),
+    }
+}
+
+fn measure_line(
+    ctx: &Arc<Context>,
+    mode: &str,
+    case: Case,
+    k: usize,
+    cfg: &Config,
+) -> Result<String, String> {
+    let n = case.n;
+    let side = k * n;
+    let big = cube::seismic_cube(side);
+    // The first N samples of every trace of the K·N cube: N × K·N × K·N, axis 1 fastest.
+    let volume: Vec<f32> = big
+        .chunks_exact(side)
+        .flat_map(|t| t[..n].to_vec())
+        .collect();
+    let opts = LayoutOptions {
+        directions: cfg.directions,
+        levels: case.levels,
+        cutoff: cfg.cutoff,
+        ..Default::default()
+    };
+    let t = Instant::now();
+    let tiled =
+        TiledPlan::<f32>::new(ctx.clone(), &[n, side, side], &[n; 3], &opts).map_err(lib)?;
+    let plan_ms = ms_since(t);
+    let one = WavepacketPlan::<f32>::new(ctx.clone(), &[n; 3], &opts).map_err(lib)?;
+    let zero = Complex::new(0f32, 0.0);
+    let mut c = vec![zero; tiled.n_coefficients()];
+    let mut back = vec![0f32; volume.len()];
+    tiled.forward(&volume, &mut c).map_err(lib)?;
+    let fwd = median_ms(cfg.reps, || tiled.forward(&volume, &mut c).map_err(lib))?;
+    let adj = median_ms(cfg.reps, || tiled.adjoint(&c, &mut back).map_err(lib))?;
+    let tile = &volume[..n * n * n];
+    let mut c1 = vec![zero; one.layout().n_coefficients];
+    let mut back1 = vec![0f32; tile.len()];
+    one.forward(tile, &mut c1).map_err(lib)?;
+    let fwd1 = median_ms(cfg.reps, || one.forward(tile, &mut c1).map_err(lib))?;
+    let adj1 = median_ms(cfg.reps, || one.adjoint(&c1, &mut back1).map_err(lib))?;
+    let tiles = (k * k) as f64;
+    let apart = tiles * one.layout().n_coefficients as f64;
+    Ok(format!(
+        "| {mode} | {n}³ in {k}×{k} | {:.1} M ({:.2} of apart) | {:.1} s | {:.2} s ({:+.1} %) | \
+         {:.2} s ({:+.1} %) | {:.2} / {:.2} s |\n",
+        tiled.n_coefficients() as f64 / 1e6,
+        tiled.n_coefficients() as f64 / apart,
+        plan_ms / 1e3,
+        fwd / 1e3,
+        100.0 * (fwd / (tiles * fwd1) - 1.0),
+        adj / 1e3,
+        100.0 * (adj / (tiles * adj1) - 1.0),
+        fwd1 / 1e3,
+        adj1 / 1e3,
+    ))
+}
+
+/// The table's head.
+pub const HEAD: &str = "| mode | volume | coefficients (common grid) | plan | forward (vs K² tiles) | \
+                        adjoint (vs K² tiles) | one tile fwd / adj |\n| --- | --- | ---: | ---: | ---: | ---: | ---: |\n";

@@ -1,0 +1,394 @@
+//! `sg_wavepacket_volume`: the wave packets of a volume larger than one layout (the seed's
+//! §3.5) — cut into tiles of one layout, each decomposed on its own, every box's grid shifted
+//! onto one grid common to all tiles, where the coefficients of overlapping tile windows add.
+
+use super::context::sg_context;
+use super::status::sg_status;
+use super::wavepacket::{
+    apart, layout_options, sg_wavepacket_layout_options, sg_wavepacket_layout_options_default,
+    slice, SG_WAVEPACKET_F32, SG_WAVEPACKET_F64,
+};
+use super::{arg_ref, guard, out_ptr};
+use crate::error::Result;
+use crate::usfft::Real;
+use crate::wavepacket::tiles::TiledPlan;
+use crate::wavepacket::Layout;
+use num_complex::Complex;
+use std::ops::Range;
+
+enum Plan {
+    F32(TiledPlan<f32>),
+    F64(TiledPlan<f64>),
+}
+
+/// A tiled volume: a volume shape, a tile shape and one precision, on one context. Opaque.
+pub struct sg_wavepacket_volume(Plan);
+
+/// The sample types of the calls, and how each finds its plan in a volume.
+trait Precision: Real {
+    const SUFFIX: &'static str;
+    fn plan(p: &Plan) -> Option<&TiledPlan<Self>>;
+}
+
+impl Precision for f32 {
+    const SUFFIX: &'static str = "f32";
+    fn plan(p: &Plan) -> Option<&TiledPlan<f32>> {
+        match p {
+            Plan::F32(t) => Some(t),
+            Plan::F64(_) => None,
+        }
+    }
+}
+
+impl Precision for f64 {
+    const SUFFIX: &'static str = "f64";
+    fn plan(p: &Plan) -> Option<&TiledPlan<f64>> {
+        match p {
+            Plan::F64(t) => Some(t),
+            Plan::F32(_) => None,
+        }
+    }
+}
+
+/// The volume's plan for calls on `T`, or an error naming the call to make instead.
+fn plan<'a, T: Precision>(
+    volume: *const sg_wavepacket_volume,
+    call: &str,
+) -> Result<&'a TiledPlan<T>> {
+    let v = arg_ref(volume, "volume")?;
+    T::plan(&v.0).ok_or_else(|| {
+        let (made, other) = match T::SUFFIX {
+            "f32" => ("double", "f64"),
+            _ => ("single", "f32"),
+        };
+        crate::invalid!("the volume was created for {made} precision; call {call}_{other}")
+    })
+}
+
+/// What the size queries need, whatever the precision.
+struct Shape<'a> {
+    layout: &'a Layout,
+    tiles: [usize; 3],
+    samples: usize,
+    coefficients: usize,
+    /// The queried box's coefficients on the common grid (None past the last box).
+    box_range: Option<Range<usize>>,
+}
+
+fn shape_of<'a>(volume: *const sg_wavepacket_volume, b: usize) -> Result<Shape<'a>> {
+    fn parts<T: Real>(p: &TiledPlan<T>, b: usize) -> Shape<'_> {
+        Shape {
+            layout: p.layout(),
+            tiles: p.tiles(),
+            samples: p.volume().iter().product(),
+            coefficients: p.n_coefficients(),
+            box_range: p.box_range(b),
+        }
+    }
+    Ok(
+        match &arg_ref::<sg_wavepacket_volume>(volume, "volume")?.0 {
+            Plan::F32(p) => parts(p, b),
+            Plan::F64(p) => parts(p, b),
+        },
+    )
+}
+
+/// Creates a tiled volume of `dim` (2 or 3) axes: `volume_shape` samples per axis (axis 1
+/// fastest, any sizes ≥ 1), cut into tiles of `tile_shape` (each 8 … 2^20; the last tile along
+/// an axis is zero-padded past the volume's end), each tile a layout of `options` (NULL: the
+/// defaults; see `sg_wavepacket_layout_options`) in `precision` `SG_WAVEPACKET_F32` or
+/// `SG_WAVEPACKET_F64`. The coefficients of all tiles lie on one grid per box (each tile's box
+/// grid shifted onto it by the modulation rule), where overlapping tile windows add, so an
+/// event that crosses a tile border is represented as inside a tile. On success `*out`
+/// receives a volume the caller owns (`sg_wavepacket_volume_destroy`). Thread-safe.
+#[no_mangle]
+pub extern "C" fn sg_wavepacket_volume_create(
+    ctx: *const sg_context,
+    dim: i32,
+    volume_shape: *const usize,
+    tile_shape: *const usize,
+    precision: i32,
+    options: *const sg_wavepacket_layout_options,
+    out: *mut *mut sg_wavepacket_volume,
+) -> sg_status {
+    guard(|| {
+        let ctx = arg_ref(ctx, "ctx")?;
+        let out = out_ptr(out, "out")?;
+        if dim != 2 && dim != 3 {
+            return Err(crate::invalid!("dim is {dim}; expected 2 or 3"));
+        }
+        let volume = slice(volume_shape, dim as usize, "volume_shape")?;
+        let tile = slice(tile_shape, dim as usize, "tile_shape")?;
+        let o = match options.is_null() {
+            true => sg_wavepacket_layout_options_default(),
+            false => *arg_ref(options, "options")?,
+        };
+        let opts = layout_options(&o);
+        let c = ctx.0.clone();
+        let plan = match precision {
+            SG_WAVEPACKET_F32 => Plan::F32(TiledPlan::new(c, volume, tile, &opts)?),
+            SG_WAVEPACKET_F64 => Plan::F64(TiledPlan::new(c, volume, tile, &opts)?),
+            p => {
+                return Err(crate::invalid!(
+                    "precision is {p}; expected SG_WAVEPACKET_F32 (1) or SG_WAVEPACKET_F64 (2)"
+                ))
+            }
+        };
+        // SAFETY: checked non-NULL; written only on success.
+        unsafe { *out = Box::into_raw(Box::new(sg_wavepacket_volume(plan))) };
+        Ok(())
+    })
+}
+
+/// Releases a volume. NULL is a no-op. Must not race with other calls on the same volume.
+#[no_mangle]
+pub extern "C" fn sg_wavepacket_volume_destroy(volume: *mut sg_wavepacket_volume) {
+    super::destroy(volume);
+}
+
+/// The volume's sizes: `*n_samples` data values (the product of `volume_shape`),
+/// `*n_coefficients` complex coefficients on the common grids, `tiles` (3 values: tiles along
+/// axes 1, 2, 3; 1 for an unused axis) and `*n_boxes` boxes (as in one tile's layout: box 0
+/// the low-pass box, then per stored direction its levels, coarse to fine). No pointer may be
+/// NULL. Thread-safe.
+#[no_mangle]
+pub extern "C" fn sg_wavepacket_volume_sizes(
+    volume: *const sg_wavepacket_volume,
+    n_samples: *mut usize,
+    n_coefficients: *mut usize,
+    tiles: *mut usize,
+    n_boxes: *mut usize,
+) -> sg_status {
+    guard(|| {
+        let s = shape_of(volume, 0)?;
+        let ptrs = (
+            out_ptr(n_samples, "n_samples")?,
+            out_ptr(n_coefficients, "n_coefficients")?,
+            out_ptr(tiles, "tiles")?,
+            out_ptr(n_boxes, "n_boxes")?,
+        );
+        // SAFETY: checked non-NULL; `tiles` holds 3 values by the C contract.
+        unsafe {
+            *ptrs.0 = s.samples;
+            *ptrs.1 = s.coefficients;
+            std::ptr::copy_nonoverlapping(s.tiles.as_ptr(), ptrs.2, 3);
+            *ptrs.3 = s.layout.boxes.len();
+        }
+        Ok(())
+    })
+}
+
+/// Box `box_index` (< n_boxes) on the common grid: `*level` (0 for the low-pass box, 1 …
+/// levels coarse to fine), `*direction` (its stored direction, −1 for the low-pass box), and
+/// the `*count` coefficients it has, from `*offset` in the coefficient array (boxes follow
+/// each other; within a box, rows along its first grid axis). No pointer may be NULL.
+/// Thread-safe.
+#[no_mangle]
+pub extern "C" fn sg_wavepacket_volume_box_info(
+    volume: *const sg_wavepacket_volume,
+    box_index: usize,
+    level: *mut i32,
+    direction: *mut i32,
+    offset: *mut usize,
+    count: *mut usize,
+) -> sg_status {
+    guard(|| {
+        let s = shape_of(volume, box_index)?;
+        let l = s.layout;
+        let range = s.box_range.ok_or_else(|| {
+            crate::invalid!(
+                "box_index is {box_index}; the volume has {} boxes",
+                l.boxes.len()
+            )
+        })?;
+        let b = &l.boxes[box_index];
+        let ptrs = (
+            out_ptr(level, "level")?,
+            out_ptr(direction, "direction")?,
+            out_ptr(offset, "offset")?,
+            out_ptr(count, "count")?,
+        );
+        // SAFETY: checked non-NULL.
+        unsafe {
+            *ptrs.0 = b.level as i32;
+            *ptrs.1 = b.direction.map_or(-1, |d| d as i32);
+            *ptrs.2 = range.start;
+            *ptrs.3 = range.len();
+        }
+        Ok(())
+    })
+}
+
+/// The sizes of a call's arrays, `data` (n values) and `coeffs` (2·m values), checked non-NULL
+/// and apart.
+fn arrays<T: Real>(p: &TiledPlan<T>, data: *const T, coeffs: *const T) -> Result<(usize, usize)> {
+    let (n, m) = (p.volume().iter().product(), p.n_coefficients());
+    apart(data, n, coeffs, m)?;
+    Ok((n, m))
+}
+
+fn forward<T: Precision>(
+    volume: *const sg_wavepacket_volume,
+    data: *const T,
+    coeffs: *mut T,
+) -> Result<()> {
+    let p = plan::<T>(volume, "sg_wavepacket_volume_forward")?;
+    let (n, m) = arrays(p, data, coeffs)?;
+    // SAFETY: the C contract: n data values and m interleaved complex values.
+    let (d, c) = unsafe {
+        (
+            std::slice::from_raw_parts(data, n),
+            std::slice::from_raw_parts_mut(coeffs.cast::<Complex<T>>(), m),
+        )
+    };
+    p.forward(d, c)
+}
+
+/// The coefficients (read) and data (written) of an adjoint or inverse call.
+///
+/// # Safety
+/// The C contract: `coeffs` holds 2·n_coefficients values, `data` n_samples writable ones.
+unsafe fn coeffs_and_data<'a, T: Real>(
+    p: &TiledPlan<T>,
+    coeffs: *const T,
+    data: *mut T,
+) -> Result<(&'a [Complex<T>], &'a mut [T])> {
+    let (n, m) = arrays(p, data, coeffs)?;
+    Ok((
+        std::slice::from_raw_parts(coeffs.cast::<Complex<T>>(), m),
+        std::slice::from_raw_parts_mut(data, n),
+    ))
+}
+
+fn adjoint<T: Precision>(
+    volume: *const sg_wavepacket_volume,
+    coeffs: *const T,
+    data: *mut T,
+) -> Result<()> {
+    let p = plan::<T>(volume, "sg_wavepacket_volume_adjoint")?;
+    // SAFETY: the C contract.
+    let (c, d) = unsafe { coeffs_and_data(p, coeffs, data)? };
+    p.adjoint(c, d)
+}
+
+fn inverse<T: Precision>(
+    volume: *const sg_wavepacket_volume,
+    coeffs: *const T,
+    data: *mut T,
+    tolerance: f64,
+    max_iterations: usize,
+    iterations: *mut usize,
+    residual: *mut f64,
+) -> Result<()> {
+    let p = plan::<T>(volume, "sg_wavepacket_volume_inverse")?;
+    // SAFETY: the C contract.
+    let (c, d) = unsafe { coeffs_and_data(p, coeffs, data)? };
+    let report = p.inverse(c, d, tolerance, max_iterations)?;
+    // SAFETY: NULL or a caller variable.
+    unsafe {
+        if let Some(r) = iterations.as_mut() {
+            *r = report.iterations;
+        }
+        if let Some(r) = residual.as_mut() {
+            *r = report.residual;
+        }
+    }
+    Ok(())
+}
+
+/// C: the volume's `data` (n_samples floats, axis 1 fastest) → `coeffs` (n_coefficients
+/// interleaved float complex values on the common grids). Non-finite data gives
+/// `SG_ERR_NON_FINITE`. Progress: stage "wave-packet tiles", one item per tile; a stop leaves
+/// `coeffs` as it was. On failure nothing is written.
+#[no_mangle]
+pub extern "C" fn sg_wavepacket_volume_forward_f32(
+    volume: *const sg_wavepacket_volume,
+    data: *const f32,
+    coeffs: *mut f32,
+) -> sg_status {
+    guard(|| forward(volume, data, coeffs))
+}
+
+/// `sg_wavepacket_volume_forward_f32` for a double-precision volume.
+#[no_mangle]
+pub extern "C" fn sg_wavepacket_volume_forward_f64(
+    volume: *const sg_wavepacket_volume,
+    data: *const f64,
+    coeffs: *mut f64,
+) -> sg_status {
+    guard(|| forward(volume, data, coeffs))
+}
+
+/// C*: `coeffs` (as `sg_wavepacket_volume_forward_f32` writes them) → real `data` (the real
+/// part of the exact adjoint). Progress as the forward's; on failure nothing is written.
+#[no_mangle]
+pub extern "C" fn sg_wavepacket_volume_adjoint_f32(
+    volume: *const sg_wavepacket_volume,
+    coeffs: *const f32,
+    data: *mut f32,
+) -> sg_status {
+    guard(|| adjoint(volume, coeffs, data))
+}
+
+/// `sg_wavepacket_volume_adjoint_f32` for a double-precision volume.
+#[no_mangle]
+pub extern "C" fn sg_wavepacket_volume_adjoint_f64(
+    volume: *const sg_wavepacket_volume,
+    coeffs: *const f64,
+    data: *mut f64,
+) -> sg_status {
+    guard(|| adjoint(volume, coeffs, data))
+}
+
+/// The inverse: the volume whose coefficients are closest (least squares) to `coeffs` — each
+/// tile's correction filter applied to C*c, then conjugate gradients on C*C until the relative
+/// residual is ≤ `tolerance` (in (0, 1)) or `max_iterations` were made. `*iterations` and
+/// `*residual` (each may be NULL) receive the iterations made and the residual reached.
+/// Progress: stage "wave-packet inverse", one item per iteration. On failure nothing is
+/// written.
+#[no_mangle]
+pub extern "C" fn sg_wavepacket_volume_inverse_f32(
+    volume: *const sg_wavepacket_volume,
+    coeffs: *const f32,
+    data: *mut f32,
+    tolerance: f64,
+    max_iterations: usize,
+    iterations: *mut usize,
+    residual: *mut f64,
+) -> sg_status {
+    guard(|| {
+        inverse(
+            volume,
+            coeffs,
+            data,
+            tolerance,
+            max_iterations,
+            iterations,
+            residual,
+        )
+    })
+}
+
+/// `sg_wavepacket_volume_inverse_f32` for a double-precision volume.
+#[no_mangle]
+pub extern "C" fn sg_wavepacket_volume_inverse_f64(
+    volume: *const sg_wavepacket_volume,
+    coeffs: *const f64,
+    data: *mut f64,
+    tolerance: f64,
+    max_iterations: usize,
+    iterations: *mut usize,
+    residual: *mut f64,
+) -> sg_status {
+    guard(|| {
+        inverse(
+            volume,
+            coeffs,
+            data,
+            tolerance,
+            max_iterations,
+            iterations,
+            residual,
+        )
+    })
+}

@@ -1,0 +1,486 @@
+//! Volumes larger than one layout (the seed's §3.5): the volume is cut into tiles of the
+//! layout's shape (the last tile along an axis zero-padded past the volume's end), each tile is
+//! decomposed on its own, and every box's coefficient grid is shifted by the modulation rule
+//! onto one grid per box common to all tiles.
+//!
+//! Box b's grid step along its axis e_a is h_a = P_a/L_a. A tile whose origin lies at o
+//! (samples) from the first tile's sits s_a = o·e_a/h_a steps along e_a: its grid is moved by
+//! the fraction δ_a = s_a − k_a (k_a = round(s_a)), so that its coefficient y (centred:
+//! y − L_a when y ≥ L_a − ⌊L_a/2⌋) is the packet at common index k_a + y. Neighbouring tiles'
+//! windows overlap there (each reaches a margin past its tile); their coefficients add. By
+//! linearity the sum is the decomposition of the whole volume: an event that crosses a tile
+//! border keeps the packets it has inside a tile, instead of two cut pieces.
+//!
+//! The common grid is kept sparse: per box, rows along axis 1 (one per index pair on axes 2
+//! and 3), each covering the span of the tile windows that meet it. The adjoint gathers each
+//! tile's window from the common grid, undoes the shift and sums into the tile, so it is the
+//! exact transpose; the inverse is conjugate gradients on C*C from the tiles' correction
+//! filters.
+
+use super::cpu::box_slices;
+use super::inverse::{conjugate_gradients, CorrectionFilter, InverseReport};
+use super::layout::{dot, Layout, LayoutOptions};
+use super::{check_finite, WavepacketPlan};
+use crate::context::Context;
+use crate::error::{try_vec, Error, Result};
+use crate::usfft::Real;
+use num_complex::Complex;
+use rayon::prelude::*;
+use std::ops::Range;
+use std::sync::Arc;
+
+/// One box's coefficients on the common grid: rows along axis 1 (fastest), indexed by
+/// (Y₂ − row_lo[0]) + (Y₃ − row_lo[1])·rows[0]; row r holds Y₁ = start[r], start[r] + 1, …
+/// (as many as the tile windows that meet the row span) from `offset[r]` of the array.
+#[derive(Clone, Debug)]
+struct BoxGrid {
+    row_lo: [i64; 2],
+    rows: [usize; 2],
+    start: Vec<i64>,
+    offset: Vec<usize>,
+    /// The box's coefficients in the common array.
+    range: Range<usize>,
+}
+
+impl BoxGrid {
+    /// Index in the coefficient array of common index (Y₁, Y₂, Y₃), which must be stored.
+    fn index(&self, y: [i64; 3]) -> usize {
+        let r = (y[1] - self.row_lo[0]) as usize + (y[2] - self.row_lo[1]) as usize * self.rows[0];
+        self.offset[r] + (y[0] - self.start[r]) as usize
+    }
+}
+
+/// Where one tile sits: its origin (samples) and, per box, its grid shift and window offset.
+#[derive(Clone, Debug)]
+struct Tile {
+    origin: [usize; 3],
+    shifts: Vec<[f64; 3]>,
+    offsets: Vec<[i64; 3]>,
+}
+
+/// A wave-packet transform of a volume cut into tiles of one layout.
+pub struct TiledPlan<T: Real> {
+    plan: WavepacketPlan<T>,
+    filter: CorrectionFilter<T>,
+    volume: [usize; 3],
+    tiles: [usize; 3],
+    placements: Vec<Tile>,
+    grids: Vec<BoxGrid>,
+    n_coefficients: usize,
+}
+
+/// The centred local index of grid index y on an axis of length l: y, or y − l past the middle.
+fn centred(y: usize, l: usize) -> i64 {
+    if y < l - l / 2 {
+        y as i64
+    } else {
+        y as i64 - l as i64
+    }
+}
+
+impl<T: Real> TiledPlan<T> {
+    /// A plan for a volume of shape `volume` in tiles of shape `tile` (each tile a layout made
+    /// with `opts`); both have the same dimension, 2 or 3.
+    pub fn new(
+        ctx: Arc<Context>,
+        volume: &[usize],
+        tile: &[usize],
+        opts: &LayoutOptions,
+    ) -> Result<Self> {
+        if volume.len() != tile.len() {
+            return Err(crate::invalid!(
+                "the volume has {} axes and the tile {}; they must agree",
+                volume.len(),
+                tile.len()
+            ));
+        }
+        let mut vol = [1usize; 3];
+        let mut tiles = [1usize; 3];
+        for (a, (&v, &t)) in volume.iter().zip(tile).enumerate() {
+            if v == 0 {
+                return Err(crate::invalid!("volume shape[{a}] is 0"));
+            }
+            vol[a] = v;
+            // The layout checks the tile's own sizes below; a zero would divide here.
+            tiles[a] = v.div_ceil(t.max(1));
+        }
+        // The caller's volume must be addressable, and the tiles' placements (a shift and an
+        // offset per box) held, before they are computed.
+        crate::alloc::host_bytes(&vol, std::mem::size_of::<T>(), "the tiled volume")?;
+        let plan = WavepacketPlan::new(ctx, tile, opts)?;
+        let layout = plan.layout();
+        let n_tiles: usize = tiles.iter().product();
+        crate::alloc::host_bytes(&[n_tiles, layout.boxes.len()], 48, "the tile placements")?;
+        let mut placements = Vec::with_capacity(n_tiles);
+        for t3 in 0..tiles[2] {
+            for t2 in 0..tiles[1] {
+                for t1 in 0..tiles[0] {
+                    let origin = [
+                        t1 * layout.shape[0],
+                        t2 * layout.shape[1],
+                        t3 * layout.shape[2],
+                    ];
+                    placements.push(place(layout, origin));
+                }
+            }
+        }
+        let (grids, n_coefficients) = common_grids(layout, &placements)?;
+        crate::alloc::host_bytes(
+            &[n_coefficients, 2],
+            std::mem::size_of::<T>(),
+            "tiled coefficients",
+        )?;
+        let filter = CorrectionFilter::new(&plan)?;
+        Ok(TiledPlan {
+            plan,
+            filter,
+            volume: vol,
+            tiles,
+            placements,
+            grids,
+            n_coefficients,
+        })
+    }
+
+    /// The layout of one tile (its boxes are the common grid's boxes).
+    pub fn layout(&self) -> &Layout {
+        self.plan.layout()
+    }
+
+    /// The volume's shape (1 for an unused axis).
+    pub fn volume(&self) -> [usize; 3] {
+        self.volume
+    }
+
+    /// Tiles along each axis.
+    pub fn tiles(&self) -> [usize; 3] {
+        self.tiles
+    }
+
+    /// Coefficients on the common grids of all boxes.
+    pub fn n_coefficients(&self) -> usize {
+        self.n_coefficients
+    }
+
+    /// Where box b's coefficients lie in the coefficient array (None past the last box).
+    pub fn box_range(&self, b: usize) -> Option<Range<usize>> {
+        self.grids.get(b).map(|g| g.range.clone())
+    }
+
+    pub fn context(&self) -> &Arc<Context> {
+        self.plan.context()
+    }
+
+    fn n_samples(&self) -> usize {
+        self.volume.iter().product()
+    }
+
+    fn check_sizes(&self, data: usize, coeffs: usize) -> Result<()> {
+        let (n, m) = (self.n_samples(), self.n_coefficients);
+        let dim = self.layout().dim;
+        if data != n {
+            return Err(crate::invalid!(
+                "data array has {data} samples; the volume {:?} needs {n}",
+                &self.volume[..dim]
+            ));
+        }
+        if coeffs != m {
+            return Err(crate::invalid!(
+                "coefficient array has {coeffs} values; the tiled layout has {m}"
+            ));
+        }
+        Ok(())
+    }
+
+    /// C: the volume (axis 1 fastest) → the coefficients on the common grids. Non-finite
+    /// data is refused; a stop asked by the progress callback (one report per tile) leaves
+    /// `coeffs` as it was.
+    pub fn forward(&self, data: &[T], coeffs: &mut [Complex<T>]) -> Result<()> {
+        self.check_sizes(data.len(), coeffs.len())?;
+        if let Some(i) = data.iter().position(|v| !v.is_finite()) {
+            return Err(Error::NonFinite(format!(
+                "data sample {i} is not finite; nothing was written"
+            )));
+        }
+        let mut reporter = self.context().reporter();
+        reporter.stage("wave-packet tiles", 1.0, self.placements.len());
+        let sum = self.forward_with(data, &mut || reporter.advance(1))?;
+        coeffs.copy_from_slice(&sum);
+        reporter.finish();
+        Ok(())
+    }
+
+    /// C into new coefficients, calling `after_tile` after each tile.
+    fn forward_with(
+        &self,
+        data: &[T],
+        after_tile: &mut dyn FnMut() -> Result<()>,
+    ) -> Result<Vec<Complex<T>>> {
+        let l = self.layout();
+        let zero = Complex::new(T::zero(), T::zero());
+        let mut sum = try_vec(self.n_coefficients, zero, "tiled coefficients")?;
+        let mut tile = try_vec(l.n_samples(), T::zero(), "tile samples")?;
+        let mut local = try_vec(l.n_coefficients, zero, "tile coefficients")?;
+        for p in &self.placements {
+            self.read_tile(data, p.origin, &mut tile);
+            self.plan.forward_shifted(&tile, &mut local, &p.shifts)?;
+            self.context()
+                .cpu
+                .install(|| self.scatter(p, &local, &mut sum));
+            after_tile()?;
+        }
+        Ok(sum)
+    }
+
+    /// C*: the exact adjoint of `forward` (real part), one report per tile; a stop leaves
+    /// `data` as it was.
+    pub fn adjoint(&self, coeffs: &[Complex<T>], data: &mut [T]) -> Result<()> {
+        self.check_sizes(data.len(), coeffs.len())?;
+        check_finite(coeffs)?;
+        let mut reporter = self.context().reporter();
+        reporter.stage("wave-packet tiles", 1.0, self.placements.len());
+        let out = self.adjoint_with(coeffs, &mut || reporter.advance(1))?;
+        data.copy_from_slice(&out);
+        reporter.finish();
+        Ok(())
+    }
+
+    /// C* into a new volume, calling `after_tile` after each tile.
+    fn adjoint_with(
+        &self,
+        coeffs: &[Complex<T>],
+        after_tile: &mut dyn FnMut() -> Result<()>,
+    ) -> Result<Vec<T>> {
+        let l = self.layout();
+        let zero = Complex::new(T::zero(), T::zero());
+        let mut out = try_vec(self.n_samples(), T::zero(), "tiled volume")?;
+        let mut local = try_vec(l.n_coefficients, zero, "tile coefficients")?;
+        let mut tile = try_vec(l.n_samples(), T::zero(), "tile samples")?;
+        for p in &self.placements {
+            self.context()
+                .cpu
+                .install(|| self.gather(p, coeffs, &mut local));
+            self.plan.adjoint_shifted(&local, &mut tile, &p.shifts)?;
+            self.write_tile(&tile, p.origin, &mut out);
+            after_tile()?;
+        }
+        Ok(out)
+    }
+
+    /// C*C f.
+    fn normal(&self, f: &[T]) -> Result<Vec<T>> {
+        let c = self.forward_with(f, &mut || Ok(()))?;
+        self.adjoint_with(&c, &mut || Ok(()))
+    }
+
+    /// The volume whose coefficients are closest (least squares) to `coeffs`: each tile's
+    /// correction filter applied to C*c, then conjugate gradients on C*C until the relative
+    /// residual is ≤ `tolerance` or `max_iterations` were made. Progress: stage
+    /// "wave-packet inverse", one item per iteration; `data` is written only at the end.
+    pub fn inverse(
+        &self,
+        coeffs: &[Complex<T>],
+        data: &mut [T],
+        tolerance: f64,
+        max_iterations: usize,
+    ) -> Result<InverseReport> {
+        if !(tolerance > 0.0 && tolerance < 1.0) {
+            return Err(crate::invalid!(
+                "inverse tolerance is {tolerance}; expected a value in (0, 1)"
+            ));
+        }
+        self.check_sizes(data.len(), coeffs.len())?;
+        check_finite(coeffs)?;
+        let b = self.adjoint_with(coeffs, &mut || Ok(()))?;
+        let mut start = vec![T::zero(); b.len()];
+        let l = self.layout();
+        let mut tile = vec![T::zero(); l.n_samples()];
+        for p in &self.placements {
+            self.read_tile(&b, p.origin, &mut tile);
+            self.write_tile(&self.filter.apply(&tile), p.origin, &mut start);
+        }
+        let mut reporter = self.context().reporter();
+        let (x, report) = conjugate_gradients(
+            &b,
+            start,
+            |v| self.normal(v),
+            tolerance,
+            max_iterations,
+            &mut reporter,
+        )?;
+        data.copy_from_slice(&x);
+        reporter.finish();
+        Ok(report)
+    }
+
+    /// The tile at `origin` from the volume, zero past the volume's end.
+    fn read_tile(&self, volume: &[T], origin: [usize; 3], tile: &mut [T]) {
+        let n = self.layout().shape;
+        let v = self.volume;
+        tile.fill(T::zero());
+        let w1 = n[0].min(v[0] - origin[0]);
+        for i3 in 0..n[2].min(v[2] - origin[2]) {
+            for i2 in 0..n[1].min(v[1] - origin[1]) {
+                let src = ((origin[2] + i3) * v[1] + origin[1] + i2) * v[0] + origin[0];
+                let dst = (i3 * n[1] + i2) * n[0];
+                tile[dst..dst + w1].copy_from_slice(&volume[src..src + w1]);
+            }
+        }
+    }
+
+    /// The transpose of `read_tile`: the tile's samples inside the volume, written there.
+    fn write_tile(&self, tile: &[T], origin: [usize; 3], volume: &mut [T]) {
+        let n = self.layout().shape;
+        let v = self.volume;
+        let w1 = n[0].min(v[0] - origin[0]);
+        for i3 in 0..n[2].min(v[2] - origin[2]) {
+            for i2 in 0..n[1].min(v[1] - origin[1]) {
+                let dst = ((origin[2] + i3) * v[1] + origin[1] + i2) * v[0] + origin[0];
+                let src = (i3 * n[1] + i2) * n[0];
+                volume[dst..dst + w1].copy_from_slice(&tile[src..src + w1]);
+            }
+        }
+    }
+
+    /// Adds the tile's coefficients (`local`, layout order) into the common grids.
+    fn scatter(&self, p: &Tile, local: &[Complex<T>], common: &mut [Complex<T>]) {
+        let boxes = &self.layout().boxes;
+        split_boxes(&self.grids, common)
+            .into_par_iter()
+            .zip(boxes.par_iter().enumerate())
+            .for_each(|(out, (b, bx))| {
+                let g = &self.grids[b];
+                let base = g.range.start;
+                let src = &local[bx.offset..bx.offset + bx.n_coefficients()];
+                for_each_common(bx.shape, p.offsets[b], g, |k, i| {
+                    out[i - base] = out[i - base] + src[k]
+                });
+            });
+    }
+
+    /// The transpose of `scatter`: the tile's window of each box, from the common grids.
+    fn gather(&self, p: &Tile, common: &[Complex<T>], local: &mut [Complex<T>]) {
+        let boxes = &self.layout().boxes;
+        let all = 0..boxes.len();
+        box_slices(self.layout(), all, local)
+            .into_par_iter()
+            .zip(boxes.par_iter().enumerate())
+            .for_each(|(dst, (b, bx))| {
+                let g = &self.grids[b];
+                for_each_common(bx.shape, p.offsets[b], g, |k, i| dst[k] = common[i]);
+            });
+    }
+}
+
+/// A tile's shifts and window offsets on every box.
+fn place(layout: &Layout, origin: [usize; 3]) -> Tile {
+    let o = origin.map(|v| v as f64);
+    let mut shifts = Vec::with_capacity(layout.boxes.len());
+    let mut offsets = Vec::with_capacity(layout.boxes.len());
+    for bx in &layout.boxes {
+        let l = &layout.lattices[bx.lattice];
+        let mut shift = [0.0; 3];
+        let mut offset = [0i64; 3];
+        for a in 0..layout.dim {
+            let step = l.period[a] / bx.shape[a] as f64;
+            let s = dot(&o, &l.axes[a]) / step;
+            offset[a] = s.round() as i64;
+            shift[a] = s - offset[a] as f64;
+        }
+        shifts.push(shift);
+        offsets.push(offset);
+    }
+    Tile {
+        origin,
+        shifts,
+        offsets,
+    }
+}
+
+/// Calls `f(local linear index, common array index)` over a box of `shape` whose centred
+/// window starts at common index `offset`.
+fn for_each_common(
+    shape: [usize; 3],
+    offset: [i64; 3],
+    g: &BoxGrid,
+    mut f: impl FnMut(usize, usize),
+) {
+    let [n1, n2, n3] = shape;
+    let mut k = 0;
+    for y3 in 0..n3 {
+        for y2 in 0..n2 {
+            let row = [0, offset[1] + centred(y2, n2), offset[2] + centred(y3, n3)];
+            for y1 in 0..n1 {
+                f(k, g.index([offset[0] + centred(y1, n1), row[1], row[2]]));
+                k += 1;
+            }
+        }
+    }
+}
+
+/// The common grid of every box (rows spanning the tile windows that meet them), and the
+/// total coefficient count.
+fn common_grids(layout: &Layout, placements: &[Tile]) -> Result<(Vec<BoxGrid>, usize)> {
+    let mut grids = Vec::with_capacity(layout.boxes.len());
+    let mut total = 0usize;
+    for (b, bx) in layout.boxes.iter().enumerate() {
+        // The centred window of a tile along axis a: offset + [−⌊L/2⌋, L − ⌊L/2⌋).
+        let lo = |p: &Tile, a: usize| p.offsets[b][a] - (bx.shape[a] / 2) as i64;
+        let mut row_lo = [i64::MAX; 2];
+        let mut row_hi = [i64::MIN; 2];
+        for p in placements {
+            for a in 1..3 {
+                row_lo[a - 1] = row_lo[a - 1].min(lo(p, a));
+                row_hi[a - 1] = row_hi[a - 1].max(lo(p, a) + bx.shape[a] as i64);
+            }
+        }
+        let rows = [
+            (row_hi[0] - row_lo[0]) as usize,
+            (row_hi[1] - row_lo[1]) as usize,
+        ];
+        let n_rows = rows[0] * rows[1];
+        let mut start = vec![i64::MAX; n_rows];
+        let mut end = vec![i64::MIN; n_rows];
+        for p in placements {
+            let (a1, a2, a3) = (lo(p, 0), lo(p, 1), lo(p, 2));
+            for y3 in a3..a3 + bx.shape[2] as i64 {
+                for y2 in a2..a2 + bx.shape[1] as i64 {
+                    let r = (y2 - row_lo[0]) as usize + (y3 - row_lo[1]) as usize * rows[0];
+                    start[r] = start[r].min(a1);
+                    end[r] = end[r].max(a1 + bx.shape[0] as i64);
+                }
+            }
+        }
+        let first = total;
+        let mut offset = Vec::with_capacity(n_rows);
+        for (s, e) in start.iter_mut().zip(&end) {
+            let l = if *e > *s { (*e - *s) as usize } else { 0 };
+            if l == 0 {
+                *s = 0;
+            }
+            offset.push(total);
+            total = total.checked_add(l).ok_or_else(|| {
+                Error::OutOfMemory("a tiled layout has more coefficients than size_t counts".into())
+            })?;
+        }
+        grids.push(BoxGrid {
+            row_lo,
+            rows,
+            start,
+            offset,
+            range: first..total,
+        });
+    }
+    Ok((grids, total))
+}
+
+/// `common` cut into one mutable slice per box.
+fn split_boxes<'a, T>(grids: &[BoxGrid], mut common: &'a mut [T]) -> Vec<&'a mut [T]> {
+    let mut out = Vec::with_capacity(grids.len());
+    for g in grids {
+        let (head, tail) = common.split_at_mut(g.range.len());
+        out.push(head);
+        common = tail;
+    }
+    out
+}
