@@ -1,7 +1,11 @@
 //! Batches of traces in caller memory: `n_traces` traces of `n_samples` samples,
 //! trace `t` starting at element `t * trace_stride` (fastest dimension first).
 
+use crate::backend::cpu::CpuBackend;
 use crate::error::{Error, Result};
+
+/// Batches of fewer samples than this are checked for non-finite values on the calling thread.
+const PARALLEL_SCAN_MIN: usize = 1 << 20;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TraceBatch {
@@ -64,25 +68,86 @@ impl TraceBatch {
     }
 
     /// The position of the first non-finite sample, if any (traces only, not the gaps
-    /// between them).
+    /// between them). Large batches are scanned on `cpu`'s threads; small ones on the
+    /// calling thread, where waking the pool would cost more than the scan.
     pub fn find_non_finite<T: num_traits::Float + Sync>(
         &self,
         data: &[T],
+        cpu: &CpuBackend,
     ) -> Option<(usize, usize)> {
         use rayon::prelude::*;
-        (0..self.n_traces).into_par_iter().find_map_first(|t| {
+        let scan = |t: usize| {
             let trace = &data[t * self.trace_stride..t * self.trace_stride + self.n_samples];
-            trace.iter().position(|x| !x.is_finite()).map(|i| (t, i))
-        })
+            first_non_finite(trace).map(|i| (t, i))
+        };
+        if self.n_traces.saturating_mul(self.n_samples) < PARALLEL_SCAN_MIN {
+            (0..self.n_traces).find_map(scan)
+        } else {
+            cpu.install(|| (0..self.n_traces).into_par_iter().find_map_first(scan))
+        }
     }
 
     /// `Err(NonFinite)` naming the first non-finite sample.
-    pub fn check_finite<T: num_traits::Float + Sync>(&self, data: &[T]) -> Result<()> {
-        match self.find_non_finite(data) {
+    pub fn check_finite<T: num_traits::Float + Sync>(
+        &self,
+        data: &[T],
+        cpu: &CpuBackend,
+    ) -> Result<()> {
+        match self.find_non_finite(data, cpu) {
             None => Ok(()),
             Some((t, i)) => Err(Error::NonFinite(format!(
                 "the input holds a non-finite value (NaN or infinity) at trace {t}, sample {i}; nothing was written"
             ))),
         }
+    }
+}
+
+/// The index of the first non-finite value: a branch-free pass per block (vectorised), the
+/// position looked for only in the block that holds one.
+fn first_non_finite<T: num_traits::Float>(x: &[T]) -> Option<usize> {
+    const BLOCK: usize = 256;
+    x.chunks(BLOCK).enumerate().find_map(|(b, block)| {
+        if block.iter().fold(true, |ok, v| ok & v.is_finite()) {
+            return None;
+        }
+        block
+            .iter()
+            .position(|v| !v.is_finite())
+            .map(|i| b * BLOCK + i)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_non_finite_sample_is_found_wherever_it_lies() {
+        let mut x = vec![1.5f32; 1000];
+        assert_eq!(first_non_finite(&x), None);
+        for (i, bad) in [
+            (0, f32::NAN),
+            (255, f32::INFINITY),
+            (256, f32::NEG_INFINITY),
+            (999, f32::NAN),
+        ] {
+            x.fill(1.5);
+            x[i] = bad;
+            // A later one too: the first is wanted.
+            if i + 300 < x.len() {
+                x[i + 300] = f32::NAN;
+            }
+            assert_eq!(first_non_finite(&x), Some(i), "bad value at {i}");
+        }
+        // Large batches scan on the pool and find the first by trace, then by sample.
+        let cpu = CpuBackend::new().unwrap();
+        let batch = TraceBatch::new(1024, 2048, 1030).unwrap();
+        let mut data = vec![0.25f64; batch.span()];
+        assert_eq!(batch.find_non_finite(&data, &cpu), None);
+        data[1030 * 1500 + 7] = f64::NAN;
+        data[1030 * 1700 + 3] = f64::NAN;
+        // Between traces (the stride's gap): not a sample.
+        data[1030 * 10 + 1027] = f64::NAN;
+        assert_eq!(batch.find_non_finite(&data, &cpu), Some((1500, 7)));
     }
 }

@@ -98,7 +98,7 @@ impl DwtPlan {
                 "arrays shorter than the {need} elements the batch spans"
             ));
         }
-        batch.check_finite(traces.input())
+        batch.check_finite(traces.input(), &self.ctx.cpu)
     }
 
     /// Forward or inverse transform of `levels` levels (0 = all) of every trace.

@@ -48,7 +48,7 @@ impl XcorrPlan {
                 "arrays shorter than the {span} elements the station-days span"
             ));
         }
-        batch.check_finite(days)?;
+        batch.check_finite(days, &self.ctx.cpu)?;
         let mut reporter = self.ctx.reporter();
         let (kept, data) = match &self.ctx.cuda {
             Some(gpu) => cuda::preprocess(gpu, self, days, batch, valid, n_windows, &mut reporter)?,
