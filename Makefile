@@ -54,7 +54,7 @@ RUN_ENV := LD_LIBRARY_PATH="$(NVRTC_DIR)$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH}"
 EXAMPLES := $(BUILD)/dwt_denoise_c $(BUILD)/dwt_denoise_f90 $(BUILD)/usfft_c $(BUILD)/usfft_f90 \
 	$(BUILD)/fxdecon_2d_c $(BUILD)/fxdecon_3d_f90 $(BUILD)/xcorr_c $(BUILD)/xcorr_f90 \
 	$(BUILD)/emlog_c $(BUILD)/emlog_f90 $(BUILD)/progress_f90 $(BUILD)/wavepacket_c \
-	$(BUILD)/wavepacket_f90
+	$(BUILD)/wavepacket_f90 $(BUILD)/wavepacket_volume_c
 DEMO := $(BUILD)/demo_penobscot
 
 .PHONY: all lib header examples run-examples test demo demo-build clean FORCE install uninstall memcheck fuzz
@@ -92,6 +92,10 @@ $(BUILD)/emlog_c: examples/c/emlog.c include/seisgpu.h $(LIB)
 	$(CC) $(CFLAGS) -Iinclude $< -o $@ $(SEISGPU_LDFLAGS) -lm
 
 $(BUILD)/wavepacket_c: examples/c/wavepacket.c include/seisgpu.h $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Iinclude $< -o $@ $(SEISGPU_LDFLAGS) -lm
+
+$(BUILD)/wavepacket_volume_c: examples/c/wavepacket_volume.c include/seisgpu.h $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Iinclude $< -o $@ $(SEISGPU_LDFLAGS) -lm
 
@@ -148,6 +152,7 @@ run-examples: examples
 	$(RUN_ENV) $(BUILD)/progress_f90
 	$(RUN_ENV) $(BUILD)/wavepacket_c
 	$(RUN_ENV) $(BUILD)/wavepacket_f90
+	$(RUN_ENV) $(BUILD)/wavepacket_volume_c
 
 test:
 	bash scripts/install_test_deps.sh

@@ -100,9 +100,13 @@ impl<T: Real> TiledPlan<T> {
             if v == 0 {
                 return Err(crate::invalid!("volume shape[{a}] is 0"));
             }
+            if t < 8 {
+                return Err(crate::invalid!(
+                    "tile shape[{a}] is {t}; a wave-packet layout needs at least 8 samples per axis"
+                ));
+            }
             vol[a] = v;
-            // The layout checks the tile's own sizes below; a zero would divide here.
-            tiles[a] = v.div_ceil(t.max(1));
+            tiles[a] = v.div_ceil(t);
         }
         // The caller's volume must be addressable, and the tiles' placements (a shift and an
         // offset per box) held, before they are computed.
