@@ -179,14 +179,14 @@ fuzz: lib
 
 demo-build: lib $(DEMO) $(BUILD)/emlog_c
 
-$(DEMO): examples/c/demo_penobscot.c include/seisgpu.h $(LIB)
+$(DEMO): examples/c/demo_penobscot.c examples/c/demo_wavepackets.c examples/c/demo.h include/seisgpu.h $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(DEMO_CFLAGS) -Iinclude $< -o $@ $(SEISGPU_LDFLAGS) $(DEMO_LDLIBS)
+	$(CC) $(DEMO_CFLAGS) -Iinclude examples/c/demo_penobscot.c examples/c/demo_wavepackets.c -o $@ $(SEISGPU_LDFLAGS) $(DEMO_LDLIBS)
 	ln -sf examples/demo_penobscot target/demo_penobscot
 
 demo: demo-build
 	@mkdir -p out
-	$(RUN_ENV) target/demo_penobscot data/penobscot-xl1155/penobscot_xl1155.sgy out/
+	$(RUN_ENV) target/demo_penobscot data/penobscot-xl1155/penobscot_xl1155.sgy data/f3-tiny-cube/f3.sgy out/
 	$(RUN_ENV) $(BUILD)/emlog_c out/
 	@if $(PYTHON) -c 'import matplotlib, numpy' 2>/dev/null; then \
 		$(PYTHON) examples/python/plot_sections.py out && $(PYTHON) examples/python/plot_emlog.py out; \

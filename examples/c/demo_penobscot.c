@@ -1,6 +1,7 @@
-/* demo_penobscot.c: wavelet denoising of a real seismic section through the seisgpu C ABI.
+/* demo_penobscot.c: wavelet denoising of a real seismic section through the seisgpu C ABI,
+ * then wave packets on the same section and on a 3D cube (demo_wavepackets.c).
  *
- *   demo_penobscot SECTION.sgy OUTDIR
+ *   demo_penobscot SECTION.sgy CUBE.sgy OUTDIR
  *
  * Reads a post-stack 2D SEG-Y section (Penobscot 3D crossline 1155 in `make demo`), adds
  * white Gaussian noise at a known signal-to-noise ratio, removes it with batched DWT
@@ -14,7 +15,8 @@
  * when matplotlib is there to draw the slide figure with titles, axes and a colour bar.
  *
  * Exit status: 0 on success; 1 if a seisgpu call fails, the input cannot be read, or the
- * denoised section is not closer to the clean one than the noisy section was.
+ * denoised section is not closer to the clean one than the noisy section was (here or in
+ * the wave-packet step).
  *
  * The data are CC BY-SA 3.0, owned by the Nova Scotia Department of Energy (see
  * data/penobscot-xl1155/README.md); so are the images this program makes from them.
@@ -33,6 +35,7 @@
 #include <time.h>
 #include <zlib.h>
 
+#include "demo.h"
 #include "seisgpu.h"
 
 /* ---- Demo parameters ---------------------------------------------------------------- */
@@ -50,7 +53,7 @@
 
 /* Prints the failing call with the library's explanation; returns nonzero on failure so
  * callers can write `if (failed(sg_x(...), "sg_x")) goto done;`. */
-static int failed(sg_status status, const char *call)
+int failed(sg_status status, const char *call)
 {
     if (status == SG_OK)
         return 0;
@@ -59,7 +62,7 @@ static int failed(sg_status status, const char *call)
     return 1;
 }
 
-static double now_seconds(void)
+double now_seconds(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -128,21 +131,11 @@ static float ieee_to_float(uint32_t word)
     return f;
 }
 
-typedef struct {
-    size_t n_traces;
-    size_t n_samples;     /* samples per trace in the file                          */
-    size_t stride;        /* elements from one trace to the next in `samples`       */
-    double dt_ms;         /* sample interval                                        */
-    int format;           /* SEG-Y data sample format code                          */
-    int revision_major;
-    char first_card[81];  /* the first 80-column line of the text header, if ASCII  */
-    float *samples;       /* n_traces traces, trace t at samples + t * stride        */
-} section;
 
 /* Reads a whole SEG-Y file with fixed-length traces into `out`. Each trace is stored at a
  * stride of the next power of two of its length, the tail zeroed, so that the caller can
  * pad traces in place for the DWT. Returns 0 on success, else prints why and returns -1. */
-static int read_segy(const char *path, section *out)
+int read_segy(const char *path, section *out)
 {
     enum { TEXT_BYTES = 3200, BINARY_BYTES = 400, TRACE_HEADER_BYTES = 240 };
     unsigned char *file = NULL;
@@ -178,18 +171,19 @@ static int read_segy(const char *path, section *out)
                 n_samples, interval_us);
         goto done;
     }
-    if (format != 1 && format != 5) {
-        fprintf(stderr, "error: %s: sample format %d not supported (1 = IBM, 5 = IEEE)\n",
-                path, format);
+    if (format != 1 && format != 3 && format != 5) {
+        fprintf(stderr, "error: %s: sample format %d not supported (1 = IBM, 3 = 16-bit "
+                "integer, 5 = IEEE)\n", path, format);
         goto done;
     }
+    size_t sample_bytes = format == 3 ? 2 : 4;
     if (n_extended < 0) {
         fprintf(stderr, "error: %s: variable number of extended text headers\n", path);
         goto done;
     }
 
     size_t data_start = TEXT_BYTES + BINARY_BYTES + (size_t)n_extended * TEXT_BYTES;
-    size_t trace_bytes = TRACE_HEADER_BYTES + 4 * (size_t)n_samples;
+    size_t trace_bytes = TRACE_HEADER_BYTES + sample_bytes * (size_t)n_samples;
     if ((size_t)size < data_start || ((size_t)size - data_start) % trace_bytes != 0) {
         fprintf(stderr, "error: %s: %ld bytes is not headers plus whole traces of %d "
                 "samples (variable-length traces are not supported)\n", path, size, n_samples);
@@ -225,8 +219,10 @@ static int read_segy(const char *path, section *out)
     for (size_t t = 0; t < out->n_traces; t++) {
         const unsigned char *p = file + data_start + t * trace_bytes + TRACE_HEADER_BYTES;
         float *row = out->samples + t * out->stride;
-        for (size_t i = 0; i < out->n_samples; i++, p += 4)
-            row[i] = format == 1 ? ibm_to_float(be32(p)) : ieee_to_float(be32(p));
+        for (size_t i = 0; i < out->n_samples; i++, p += sample_bytes)
+            row[i] = format == 1 ? ibm_to_float(be32(p))
+                     : format == 3 ? (float)be16s(p)
+                                   : ieee_to_float(be32(p));
     }
     rc = 0;
 
@@ -273,8 +269,8 @@ static double uniform_open0(uint64_t *state)
 
 /* noisy = clean + sigma * N(0, 1) on the first n samples of each row; the padding is left
  * for reflect_pad. Box-Muller turns two uniforms into two independent normals. */
-static void add_gaussian_noise(const float *clean, float *noisy, size_t n_rows, size_t n,
-                               size_t stride, double sigma, uint64_t seed)
+void add_gaussian_noise(const float *clean, float *noisy, size_t n_rows, size_t n,
+                        size_t stride, double sigma, uint64_t seed)
 {
     uint64_t state = seed;
     double spare = 0.0;
@@ -298,7 +294,7 @@ static void add_gaussian_noise(const float *clean, float *noisy, size_t n_rows, 
 }
 
 /* Mean square of the first n samples of each row, in double to avoid float round-off. */
-static double mean_square(const float *x, size_t n_rows, size_t n, size_t stride)
+double mean_square(const float *x, size_t n_rows, size_t n, size_t stride)
 {
     double sum = 0.0;
     for (size_t t = 0; t < n_rows; t++)
@@ -309,8 +305,7 @@ static double mean_square(const float *x, size_t n_rows, size_t n, size_t stride
 
 /* SNR of `test` against `clean` in dB: signal power over the power of the difference,
  * over the real samples only (not the padding). */
-static double snr_db(const float *clean, const float *test, size_t n_rows, size_t n,
-                     size_t stride)
+double snr_db(const float *clean, const float *test, size_t n_rows, size_t n, size_t stride)
 {
     double signal = 0.0, error = 0.0;
     for (size_t t = 0; t < n_rows; t++)
@@ -323,7 +318,7 @@ static double snr_db(const float *clean, const float *test, size_t n_rows, size_
 }
 
 /* The p-th percentile (0..100) of |x| over the real samples; -1 if out of memory. */
-static double abs_percentile(const float *x, size_t n_rows, size_t n, size_t stride, double p)
+double abs_percentile(const float *x, size_t n_rows, size_t n, size_t stride, double p)
 {
     size_t count = n_rows * n;
     float *a = malloc(count * sizeof *a);
@@ -416,8 +411,8 @@ done:
  * Amplitudes map linearly to gray with +clip black, 0 mid-gray and -clip white (peaks
  * dark, as in variable-area displays); values beyond +-clip saturate. The same clip for
  * every image keeps their gray levels comparable. */
-static int write_section_png(const char *dir, const char *name, const float *x,
-                             size_t n_traces, size_t n, size_t stride, double clip)
+int write_section_png(const char *dir, const char *name, const float *x, size_t n_traces,
+                      size_t n, size_t stride, double clip)
 {
     char path[4096];
     size_t dlen = strlen(dir);
@@ -560,11 +555,11 @@ int main(int argc, char **argv)
     sg_dwt_plan *plan = NULL;
     char *description = NULL;
 
-    if (argc != 3) {
-        fprintf(stderr, "usage: %s SECTION.sgy OUTDIR\n", argv[0]);
+    if (argc != 4) {
+        fprintf(stderr, "usage: %s SECTION.sgy CUBE.sgy OUTDIR\n", argv[0]);
         return 2;
     }
-    const char *segy_path = argv[1], *out_dir = argv[2];
+    const char *segy_path = argv[1], *cube_path = argv[2], *out_dir = argv[3];
     /* Line-buffer stdout so that, piped into a log, errors on stderr appear in order. */
     setvbuf(stdout, NULL, _IOLBF, 0);
 
@@ -584,7 +579,8 @@ int main(int argc, char **argv)
     if (sec.first_card[0])
         printf("          \"%s\"\n", sec.first_card);
     printf("          SEG-Y rev %d, format %d (%s), %zu traces x %zu samples, dt %g ms\n",
-           sec.revision_major, sec.format, sec.format == 1 ? "IBM float" : "IEEE float",
+           sec.revision_major, sec.format,
+           sec.format == 1 ? "IBM float" : sec.format == 3 ? "16-bit integer" : "IEEE float",
            n_traces, n, sec.dt_ms);
     if (stride > 2 * n - 1) {
         fprintf(stderr, "error: %zu samples is too short to reflect-pad to %zu\n", n, stride);
@@ -734,6 +730,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "error: denoising did not improve the SNR (%+.2f dB)\n", gain);
         goto done;
     }
+
+    /* -- Wave packets (demo_wavepackets.c) -------------------------------------------- */
+    if (demo_wavepackets(ctx, &sec, noisy, sigma, cube_path, out_dir))
+        goto done;
     exit_code = 0;
 
 done:
