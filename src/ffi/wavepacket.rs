@@ -125,13 +125,17 @@ fn transform<'a, T: Precision>(
     call: &str,
 ) -> Result<&'a Transform<T>> {
     let l = arg_ref(layout, "layout")?;
-    T::transform(&l.0).ok_or_else(|| {
-        let (made, other) = match T::SUFFIX {
-            "f32" => ("double", "f64"),
-            _ => ("single", "f32"),
-        };
-        crate::invalid!("the layout was created for {made} precision; call {call}_{other}")
-    })
+    T::transform(&l.0).ok_or_else(|| other_precision("layout", T::SUFFIX, call))
+}
+
+/// The error of a `call`_`suffix` on a `handle` made for the other precision, naming the
+/// call to make instead.
+pub(super) fn other_precision(handle: &str, suffix: &str, call: &str) -> Error {
+    let (made, other) = match suffix {
+        "f32" => ("double", "f64"),
+        _ => ("single", "f32"),
+    };
+    crate::invalid!("the {handle} was created for {made} precision; call {call}_{other}")
 }
 
 /// The options `sg_wavepacket_pocs_f32/_f64` use when given NULL. Thread-safe.

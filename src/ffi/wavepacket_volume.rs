@@ -5,8 +5,8 @@
 use super::context::sg_context;
 use super::status::sg_status;
 use super::wavepacket::{
-    apart, layout_options, sg_wavepacket_layout_options, sg_wavepacket_layout_options_default,
-    slice, SG_WAVEPACKET_F32, SG_WAVEPACKET_F64,
+    apart, layout_options, other_precision, sg_wavepacket_layout_options,
+    sg_wavepacket_layout_options_default, slice, SG_WAVEPACKET_F32, SG_WAVEPACKET_F64,
 };
 use super::{arg_ref, guard, out_ptr};
 use crate::error::Result;
@@ -56,13 +56,7 @@ fn plan<'a, T: Precision>(
     call: &str,
 ) -> Result<&'a TiledPlan<T>> {
     let v = arg_ref(volume, "volume")?;
-    T::plan(&v.0).ok_or_else(|| {
-        let (made, other) = match T::SUFFIX {
-            "f32" => ("double", "f64"),
-            _ => ("single", "f32"),
-        };
-        crate::invalid!("the volume was created for {made} precision; call {call}_{other}")
-    })
+    T::plan(&v.0).ok_or_else(|| other_precision("volume", T::SUFFIX, call))
 }
 
 /// What the size queries need, whatever the precision.

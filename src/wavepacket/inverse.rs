@@ -110,35 +110,56 @@ impl<T: Real> WavepacketPlan<T> {
         tolerance: f64,
         max_iterations: usize,
     ) -> Result<InverseReport> {
-        if !(tolerance > 0.0 && tolerance < 1.0) {
-            return Err(crate::invalid!(
-                "inverse tolerance is {tolerance}; expected a value in (0, 1)"
-            ));
-        }
+        check_tolerance(tolerance)?;
         self.check_sizes(data.len(), coeffs.len())?;
         check_finite(coeffs)?;
         let mut b = vec![T::zero(); self.layout().n_samples()];
         self.adjoint_unchecked(coeffs, &mut b)?;
-        let mut reporter = self.ctx.reporter();
         let start = filter.apply(&b);
-        let (x, report) = conjugate_gradients(
+        let mut reporter = self.ctx.reporter();
+        solve(
             &b,
             start,
             |v| self.normal(v),
             tolerance,
             max_iterations,
             &mut reporter,
-        )?;
-        data.copy_from_slice(&x);
-        reporter.finish();
-        Ok(report)
+            data,
+        )
     }
+}
+
+/// `Ok` for an inverse tolerance in (0, 1), else the error naming it; checked before any
+/// transform is made.
+pub(crate) fn check_tolerance(tolerance: f64) -> Result<()> {
+    if tolerance > 0.0 && tolerance < 1.0 {
+        return Ok(());
+    }
+    Err(crate::invalid!(
+        "inverse tolerance is {tolerance}; expected a value in (0, 1)"
+    ))
 }
 
 /// Conjugate gradients on `normal` x = b (normal symmetric positive definite) from `start`,
 /// until ‖b − normal x‖/‖b‖ ≤ `tolerance` or `max_iterations` were made; reports stage
-/// "wave-packet inverse" with one item per iteration (a stop ends with `Cancelled`).
-pub(crate) fn conjugate_gradients<T: Real>(
+/// "wave-packet inverse" with one item per iteration (a stop ends with `Cancelled`) and
+/// writes x into `data` only at the end.
+pub(crate) fn solve<T: Real>(
+    b: &[T],
+    start: Vec<T>,
+    normal: impl Fn(&[T]) -> Result<Vec<T>>,
+    tolerance: f64,
+    max_iterations: usize,
+    reporter: &mut Reporter,
+    data: &mut [T],
+) -> Result<InverseReport> {
+    let (x, report) = conjugate_gradients(b, start, normal, tolerance, max_iterations, reporter)?;
+    data.copy_from_slice(&x);
+    reporter.finish();
+    Ok(report)
+}
+
+fn conjugate_gradients<T: Real>(
     b: &[T],
     start: Vec<T>,
     normal: impl Fn(&[T]) -> Result<Vec<T>>,

@@ -18,7 +18,7 @@
 //! filters.
 
 use super::cpu::box_slices;
-use super::inverse::{conjugate_gradients, CorrectionFilter, InverseReport};
+use super::inverse::{check_tolerance, solve, CorrectionFilter, InverseReport};
 use super::layout::{dot, Layout, LayoutOptions};
 use super::{check_finite, WavepacketPlan};
 use crate::context::Context;
@@ -288,11 +288,7 @@ impl<T: Real> TiledPlan<T> {
         tolerance: f64,
         max_iterations: usize,
     ) -> Result<InverseReport> {
-        if !(tolerance > 0.0 && tolerance < 1.0) {
-            return Err(crate::invalid!(
-                "inverse tolerance is {tolerance}; expected a value in (0, 1)"
-            ));
-        }
+        check_tolerance(tolerance)?;
         self.check_sizes(data.len(), coeffs.len())?;
         check_finite(coeffs)?;
         let b = self.adjoint_with(coeffs, &mut || Ok(()))?;
@@ -304,17 +300,16 @@ impl<T: Real> TiledPlan<T> {
             self.write_tile(&self.filter.apply(&tile), p.origin, &mut start);
         }
         let mut reporter = self.context().reporter();
-        let (x, report) = conjugate_gradients(
+        let normal = |v: &[T]| self.normal(v);
+        solve(
             &b,
             start,
-            |v| self.normal(v),
+            normal,
             tolerance,
             max_iterations,
             &mut reporter,
-        )?;
-        data.copy_from_slice(&x);
-        reporter.finish();
-        Ok(report)
+            data,
+        )
     }
 
     /// The tile at `origin` from the volume, zero past the volume's end.
