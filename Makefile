@@ -4,8 +4,9 @@
 #   make header     regenerate include/seisgpu.h from src/ffi (cbindgen)
 #   make examples   build the C and Fortran examples against target/release
 #   make test       install missing test dependencies, run the Rust tests, build and run
-#                   the examples, the install (pkg-config, CMake), C++ header and Qt
-#                   example tests; non-zero on any failure (this is what CI runs)
+#                   the examples, the Python binding's tests, the install (pkg-config,
+#                   CMake), C++ header and Qt example tests; non-zero on any failure (this
+#                   is what CI runs)
 #   make memcheck   the examples and the CPU ABI tests under valgrind memcheck (make test runs it)
 #   make fuzz       the long ABI fuzzing run (FUZZ_CALLS calls, default 2,000,000)
 #   make demo       build and run the Penobscot demo (PNG figures into out/; with matplotlib
@@ -159,6 +160,7 @@ test:
 	$(MAKE) --no-print-directory lib
 	$(RUN_ENV) SEISGPU_REQUIRE_NVRTC=1 SEISGPU_REQUIRE_GFORTRAN=1 $(CARGO) test --release
 	$(MAKE) --no-print-directory run-examples
+	$(RUN_ENV) $(PYTHON) tests/python/test_seisgpu.py
 	bash tests/install/run.sh
 	bash tests/cpp/run.sh
 	bash tests/qt/run.sh

@@ -1,0 +1,262 @@
+"""seisgpu from Python: the C ABI through ctypes, no compiled extension.
+
+Covers the context, the DWT (transform and denoise) and the wave packets (layouts, forward,
+adjoint, inverse, noise thresholds). Arrays are any contiguous, writable buffer of the right
+element type: NumPy arrays (float32/float64, C order), or ``array.array('f')`` / ``('d')``
+without NumPy. Results come back as the same kind of array as the input. Every failing call
+raises ``seisgpu.Error`` with the library's status name and message; nothing is written then.
+
+The library is found through ``SEISGPU_LIB`` (a path), else ``target/release`` of this
+source tree, else the system's loader (``libseisgpu.so`` installed by ``make install``).
+"""
+
+import array
+import ctypes
+import ctypes.util
+import os
+
+__all__ = ["Error", "Context", "Dwt", "WavepacketLayout", "version"]
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _load():
+    candidates = [os.environ.get("SEISGPU_LIB"),
+                  os.path.join(_HERE, "..", "target", "release", "libseisgpu.so"),
+                  ctypes.util.find_library("seisgpu")]
+    for path in candidates:
+        if path and (os.path.sep not in path or os.path.exists(path)):
+            return ctypes.CDLL(path)
+    raise OSError("libseisgpu not found: build it (make lib), install it, or set SEISGPU_LIB")
+
+
+_lib = _load()
+_p, _sz, _i32, _f64 = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int32, ctypes.c_double
+_SIZE_P, _F64_P = ctypes.POINTER(_sz), ctypes.POINTER(_f64)
+
+
+class _LayoutOptions(ctypes.Structure):
+    _fields_ = [("directions", _sz), ("levels", _sz), ("alpha", _f64), ("beta", _f64),
+                ("cutoff", _f64), ("tolerance", _f64)]
+
+
+def _sig(name, args, res=_i32):
+    f = getattr(_lib, name)
+    f.argtypes, f.restype = args, res
+    return f
+
+
+_sig("sg_version", [], ctypes.c_char_p)
+_sig("sg_status_string", [_i32], ctypes.c_char_p)
+_sig("sg_last_error_message", [], ctypes.c_char_p)
+_sig("sg_context_create", [_i32, _i32, ctypes.POINTER(_p)])
+_sig("sg_context_describe", [_p, ctypes.c_char_p, _sz, _SIZE_P])
+_sig("sg_context_destroy", [_p], None)
+_sig("sg_dwt_plan_create", [_p, _i32, _i32, _sz, ctypes.POINTER(_p)])
+_sig("sg_dwt_plan_destroy", [_p], None)
+for t in ("f32", "f64"):
+    _sig("sg_dwt_execute_" + t, [_p, _i32, ctypes.c_uint32, _p, _p, _sz, _sz])
+    _sig("sg_dwt_denoise_" + t, [_p, _p, _p, _p, _sz, _sz, _F64_P])
+    _sig("sg_wavepacket_forward_" + t, [_p, _p, _p])
+    _sig("sg_wavepacket_adjoint_" + t, [_p, _p, _p])
+    _sig("sg_wavepacket_inverse_" + t, [_p, _p, _p, _f64, _sz, _SIZE_P, _F64_P])
+    _sig("sg_wavepacket_threshold_noise_" + t, [_p, _p, _i32, _f64, _f64])
+    _sig("sg_wavepacket_estimate_noise_" + t, [_p, _p, _F64_P])
+_sig("sg_wavepacket_layout_options_default", [], _LayoutOptions)
+_sig("sg_wavepacket_layout_create_with_options",
+     [_p, _i32, _SIZE_P, _i32, ctypes.POINTER(_LayoutOptions), ctypes.POINTER(_p)])
+_sig("sg_wavepacket_layout_sizes", [_p, _SIZE_P, _SIZE_P, _SIZE_P, _SIZE_P, _SIZE_P])
+_sig("sg_wavepacket_layout_destroy", [_p], None)
+
+BACKENDS = {"auto": 0, "cpu": 1, "cuda": 2}
+WAVELETS = {"daubechies": 1, "daubechies_centered": 2, "haar": 3, "haar_centered": 4,
+            "bspline": 5, "bspline_centered": 6}
+_PRECISIONS = {"f32": (1, "f"), "f64": (2, "d")}
+
+
+class Error(Exception):
+    """A failing seisgpu call: ``status`` (e.g. "SG_ERR_NON_FINITE") and the message."""
+
+    def __init__(self, call, status):
+        self.status = _lib.sg_status_string(status).decode()
+        self.message = (_lib.sg_last_error_message() or b"").decode()
+        super().__init__(f"{call}: {self.status}: {self.message}")
+
+
+def _check(call, status):
+    if status != 0:
+        raise Error(call, status)
+
+
+def version():
+    return _lib.sg_version().decode()
+
+
+def _buffer(x, code, count, name):
+    """The address of `x` (a contiguous writable buffer of `count` elements of `code`)."""
+    m = memoryview(x)
+    if m.format != code or not m.c_contiguous or m.readonly:
+        raise TypeError(f"{name}: expected a writable contiguous buffer of '{code}' "
+                        f"(float32 'f' or float64 'd'), got format {m.format!r}")
+    if m.nbytes != count * m.itemsize:
+        raise ValueError(f"{name}: {m.nbytes // m.itemsize} elements; expected {count}")
+    return ctypes.addressof(ctypes.c_char.from_buffer(m.cast("B")))
+
+
+def _like(x, code, count):
+    """A zeroed array of `count` elements of `code`, NumPy if `x` is one."""
+    if type(x).__module__ == "numpy":
+        import numpy
+        return numpy.zeros(count, dtype=numpy.float32 if code == "f" else numpy.float64)
+    return array.array(code, bytes(count * (4 if code == "f" else 8)))
+
+
+class _Handle:
+    _destroy = None
+
+    def __init__(self):
+        self._h = _p()
+
+    def close(self):
+        if self._h:
+            self._destroy(self._h)
+            self._h = _p()
+
+    def __del__(self):
+        self.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class Context(_Handle):
+    """A backend: "auto" (the GPU when usable, else the CPU), "cpu" or "cuda"."""
+
+    _destroy = staticmethod(_lib.sg_context_destroy)
+
+    def __init__(self, backend="auto", device=0):
+        super().__init__()
+        _check("sg_context_create",
+               _lib.sg_context_create(BACKENDS[backend], device, ctypes.byref(self._h)))
+
+    @property
+    def description(self):
+        needed = _sz()
+        _lib.sg_context_describe(self._h, None, 0, ctypes.byref(needed))
+        buf = ctypes.create_string_buffer(needed.value)
+        _check("sg_context_describe", _lib.sg_context_describe(self._h, buf, needed, None))
+        return buf.value.decode()
+
+
+class Dwt(_Handle):
+    """A DWT plan for traces of `n_samples` (a power of two), GSL's wavelets."""
+
+    _destroy = staticmethod(_lib.sg_dwt_plan_destroy)
+
+    def __init__(self, ctx, n_samples, wavelet="daubechies", member=8):
+        super().__init__()
+        self.ctx, self.n_samples = ctx, n_samples
+        _check("sg_dwt_plan_create", _lib.sg_dwt_plan_create(
+            ctx._h, WAVELETS[wavelet], member, n_samples, ctypes.byref(self._h)))
+
+    def _traces(self, x):
+        code = memoryview(x).format
+        t = {"f": "f32", "d": "f64"}.get(code)
+        if t is None:
+            raise TypeError(f"expected float32 or float64 samples, got format {code!r}")
+        n_traces, rest = divmod(len(memoryview(x).cast("B")) // memoryview(x).itemsize,
+                                self.n_samples)
+        if rest or not n_traces:
+            raise ValueError(f"{len(x)} samples is not a whole number of "
+                             f"{self.n_samples}-sample traces")
+        return t, code, n_traces
+
+    def transform(self, traces, inverse=False, levels=0):
+        """Forward (GSL's coefficient order) or inverse transform of every trace."""
+        t, code, n = self._traces(traces)
+        out = _like(traces, code, n * self.n_samples)
+        _check("sg_dwt_execute_" + t, getattr(_lib, "sg_dwt_execute_" + t)(
+            self._h, -1 if inverse else 1, levels, _buffer(traces, code, n * self.n_samples,
+                                                           "traces"),
+            _buffer(out, code, n * self.n_samples, "output"), n, self.n_samples))
+        return out
+
+    def denoise(self, traces):
+        """Donoho-Johnstone shrinkage of every trace with the library's default options."""
+        t, code, n = self._traces(traces)
+        out = _like(traces, code, n * self.n_samples)
+        _check("sg_dwt_denoise_" + t, getattr(_lib, "sg_dwt_denoise_" + t)(
+            self._h, None, _buffer(traces, code, n * self.n_samples, "traces"),
+            _buffer(out, code, n * self.n_samples, "output"), n, self.n_samples, None))
+        return out
+
+
+class WavepacketLayout(_Handle):
+    """A wave-packet box layout of data `shape` (2 or 3 sizes, axis 1 fastest) and its
+    transforms in `precision` ("f32" or "f64"); the options as in
+    ``sg_wavepacket_layout_options`` (directions, levels, alpha, beta, cutoff, tolerance)."""
+
+    _destroy = staticmethod(_lib.sg_wavepacket_layout_destroy)
+
+    def __init__(self, ctx, shape, precision="f32", **options):
+        super().__init__()
+        self.ctx = ctx
+        self._prec, self._code = precision, _PRECISIONS[precision][1]
+        o = _lib.sg_wavepacket_layout_options_default()
+        for k, v in options.items():
+            if k not in dict(_LayoutOptions._fields_):
+                raise TypeError(f"unknown layout option {k!r}")
+            setattr(o, k, v)
+        dims = (_sz * len(shape))(*shape)
+        _check("sg_wavepacket_layout_create_with_options",
+               _lib.sg_wavepacket_layout_create_with_options(
+                   ctx._h, len(shape), dims, _PRECISIONS[precision][0], ctypes.byref(o),
+                   ctypes.byref(self._h)))
+        s = [_sz() for _ in range(5)]
+        _check("sg_wavepacket_layout_sizes",
+               _lib.sg_wavepacket_layout_sizes(self._h, *[ctypes.byref(v) for v in s]))
+        self.n_samples, self.n_coefficients, self.n_boxes, self.levels, self.n_directions = (
+            v.value for v in s)
+
+    def _call(self, name, *args):
+        _check(f"{name}_{self._prec}", getattr(_lib, f"{name}_{self._prec}")(self._h, *args))
+
+    def _data(self, x):
+        return _buffer(x, self._code, self.n_samples, "data")
+
+    def _coeffs(self, c):
+        return _buffer(c, self._code, 2 * self.n_coefficients, "coeffs")
+
+    def forward(self, data):
+        """C: data -> coefficients (interleaved re, im; box after box)."""
+        c = _like(data, self._code, 2 * self.n_coefficients)
+        self._call("sg_wavepacket_forward", self._data(data), self._coeffs(c))
+        return c
+
+    def adjoint(self, coeffs):
+        """C*: coefficients -> data (the real part of the exact adjoint)."""
+        d = _like(coeffs, self._code, self.n_samples)
+        self._call("sg_wavepacket_adjoint", self._coeffs(coeffs), self._data(d))
+        return d
+
+    def inverse(self, coeffs, tolerance=1e-6, max_iterations=30):
+        """The data whose coefficients are closest to `coeffs`; returns (data, iterations,
+        residual)."""
+        d = _like(coeffs, self._code, self.n_samples)
+        it, res = _sz(), _f64()
+        self._call("sg_wavepacket_inverse", self._coeffs(coeffs), self._data(d), tolerance,
+                   max_iterations, ctypes.byref(it), ctypes.byref(res))
+        return d, it.value, res.value
+
+    def estimate_noise(self, coeffs):
+        """σ of white noise in the data whose coefficients these are."""
+        sigma = _f64()
+        self._call("sg_wavepacket_estimate_noise", self._coeffs(coeffs), ctypes.byref(sigma))
+        return sigma.value
+
+    def threshold_noise(self, coeffs, k, sigma, soft=False):
+        """In place: thresholds at k·σ·‖ψ_b‖ per box (hard, or soft)."""
+        self._call("sg_wavepacket_threshold_noise", self._coeffs(coeffs), int(soft), k, sigma)
