@@ -1,7 +1,7 @@
 """seisgpu from Python: the C ABI through ctypes, no compiled extension.
 
-Covers the context, the DWT (transform and denoise) and the wave packets (layouts, forward,
-adjoint, inverse, noise thresholds). Arrays are any contiguous, writable buffer of the right
+Covers the context, the DWT (transform and denoise), the USFFT (types 1 and 2, 1D-3D) and the
+wave packets (layouts: forward, adjoint, inverse, noise thresholds; volumes in tiles). Arrays are any contiguous, writable buffer of the right
 element type: NumPy arrays (float32/float64, C order), or ``array.array('f')`` / ``('d')``
 without NumPy. Results come back as the same kind of array as the input. Every failing call
 raises ``seisgpu.Error`` with the library's status name and message; nothing is written then.
@@ -15,7 +15,8 @@ import ctypes
 import ctypes.util
 import os
 
-__all__ = ["Error", "Context", "Dwt", "WavepacketLayout", "version"]
+__all__ = ["Error", "Context", "Dwt", "Usfft", "WavepacketLayout", "WavepacketVolume",
+           "version"]
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -57,9 +58,12 @@ _sig("sg_dwt_plan_destroy", [_p], None)
 for t in ("f32", "f64"):
     _sig("sg_dwt_execute_" + t, [_p, _i32, ctypes.c_uint32, _p, _p, _sz, _sz])
     _sig("sg_dwt_denoise_" + t, [_p, _p, _p, _p, _sz, _sz, _F64_P])
-    _sig("sg_wavepacket_forward_" + t, [_p, _p, _p])
-    _sig("sg_wavepacket_adjoint_" + t, [_p, _p, _p])
-    _sig("sg_wavepacket_inverse_" + t, [_p, _p, _p, _f64, _sz, _SIZE_P, _F64_P])
+    _sig("sg_usfft_set_points_" + t, [_p, _sz, _p, _p, _p])
+    _sig("sg_usfft_execute_" + t, [_p, _p, _p])
+    for kind in ("sg_wavepacket", "sg_wavepacket_volume"):
+        _sig(f"{kind}_forward_{t}", [_p, _p, _p])
+        _sig(f"{kind}_adjoint_{t}", [_p, _p, _p])
+        _sig(f"{kind}_inverse_{t}", [_p, _p, _p, _f64, _sz, _SIZE_P, _F64_P])
     _sig("sg_wavepacket_threshold_noise_" + t, [_p, _p, _i32, _f64, _f64])
     _sig("sg_wavepacket_estimate_noise_" + t, [_p, _p, _F64_P])
 _sig("sg_wavepacket_layout_options_default", [], _LayoutOptions)
@@ -67,6 +71,13 @@ _sig("sg_wavepacket_layout_create_with_options",
      [_p, _i32, _SIZE_P, _i32, ctypes.POINTER(_LayoutOptions), ctypes.POINTER(_p)])
 _sig("sg_wavepacket_layout_sizes", [_p, _SIZE_P, _SIZE_P, _SIZE_P, _SIZE_P, _SIZE_P])
 _sig("sg_wavepacket_layout_destroy", [_p], None)
+_sig("sg_wavepacket_volume_create", [_p, _i32, _SIZE_P, _SIZE_P, _i32,
+                                     ctypes.POINTER(_LayoutOptions), ctypes.POINTER(_p)])
+_sig("sg_wavepacket_volume_sizes", [_p, _SIZE_P, _SIZE_P, _SIZE_P, _SIZE_P])
+_sig("sg_wavepacket_volume_destroy", [_p], None)
+_sig("sg_usfft_plan_create", [_p, _i32, _i32, _SIZE_P, _i32, _f64, _i32, _sz, _p,
+                              ctypes.POINTER(_p)])
+_sig("sg_usfft_plan_destroy", [_p], None)
 
 BACKENDS = {"auto": 0, "cpu": 1, "cuda": 2}
 WAVELETS = {"daubechies": 1, "daubechies_centered": 2, "haar": 3, "haar_centered": 4,
@@ -194,22 +205,113 @@ class Dwt(_Handle):
         return out
 
 
-class WavepacketLayout(_Handle):
-    """A wave-packet box layout of data `shape` (2 or 3 sizes, axis 1 fastest) and its
-    transforms in `precision` ("f32" or "f64"); the options as in
-    ``sg_wavepacket_layout_options`` (directions, levels, alpha, beta, cutoff, tolerance)."""
+class Usfft(_Handle):
+    """A non-uniform FFT plan: `kind` 1 (strengths at points -> modes) or 2 (modes -> values
+    at points), `n_modes` (1-3 sizes, dimension 1 fastest; modes centred, -N/2 ... N/2-1),
+    f(k) = sum_j c_j exp(sign i k.x_j) for type 1 and its transpose for type 2, to relative
+    accuracy `tolerance`; `n_vectors` vectors per execute share the points."""
 
-    _destroy = staticmethod(_lib.sg_wavepacket_layout_destroy)
+    _destroy = staticmethod(_lib.sg_usfft_plan_destroy)
 
-    def __init__(self, ctx, shape, precision="f32", **options):
+    def __init__(self, ctx, kind, n_modes, precision="f64", sign=-1, tolerance=1e-9,
+                 n_vectors=1):
         super().__init__()
-        self.ctx = ctx
+        self.ctx, self.kind, self.n_vectors = ctx, kind, n_vectors
+        self._prec, self._code = precision, _PRECISIONS[precision][1]
+        self.dim, self.n_modes = len(n_modes), 1
+        for n in n_modes:
+            self.n_modes *= n
+        self.m = 0
+        dims = (_sz * self.dim)(*n_modes)
+        _check("sg_usfft_plan_create", _lib.sg_usfft_plan_create(
+            ctx._h, kind, self.dim, dims, sign, tolerance, _PRECISIONS[precision][0],
+            n_vectors, None, ctypes.byref(self._h)))
+
+    def set_points(self, x, y=None, z=None):
+        """The points' coordinates in radians (period 2 pi), one array per dimension."""
+        coords = [x, y, z][:self.dim]
+        if any(c is None for c in coords):
+            raise ValueError(f"a {self.dim}D plan needs {self.dim} coordinate arrays")
+        m = len(x)
+        ptrs = [_buffer(c, self._code, m, "xyz"[i]) for i, c in enumerate(coords)]
+        ptrs += [None] * (3 - self.dim)
+        _check(f"sg_usfft_set_points_{self._prec}",
+               getattr(_lib, f"sg_usfft_set_points_{self._prec}")(self._h, m, *ptrs))
+        self.m = m
+
+    def execute(self, data):
+        """Type 1: strengths (n_vectors x M complex, interleaved) -> modes; type 2: modes
+        (n_vectors x N1N2N3 complex) -> values at the points."""
+        n_in, n_out = self.m, self.n_modes
+        if self.kind == 2:
+            n_in, n_out = n_out, n_in
+        out = _like(data, self._code, 2 * n_out * self.n_vectors)
+        a = _buffer(data, self._code, 2 * n_in * self.n_vectors, "input")
+        b = _buffer(out, self._code, 2 * n_out * self.n_vectors, "output")
+        c, f = (a, b) if self.kind == 1 else (b, a)
+        _check(f"sg_usfft_execute_{self._prec}",
+               getattr(_lib, f"sg_usfft_execute_{self._prec}")(self._h, c, f))
+        return out
+
+
+class _Wavepackets(_Handle):
+    """What layouts and volumes share: C, C* and the inverse over `_kind`'s calls."""
+
+    _kind = None
+
+    def _options(self, precision, options):
         self._prec, self._code = precision, _PRECISIONS[precision][1]
         o = _lib.sg_wavepacket_layout_options_default()
         for k, v in options.items():
             if k not in dict(_LayoutOptions._fields_):
                 raise TypeError(f"unknown layout option {k!r}")
             setattr(o, k, v)
+        return o
+
+    def _call(self, name, *args):
+        f = f"{self._kind}_{name}_{self._prec}"
+        _check(f, getattr(_lib, f)(self._h, *args))
+
+    def _data(self, x):
+        return _buffer(x, self._code, self.n_samples, "data")
+
+    def _coeffs(self, c):
+        return _buffer(c, self._code, 2 * self.n_coefficients, "coeffs")
+
+    def forward(self, data):
+        """C: data -> coefficients (interleaved re, im; box after box)."""
+        c = _like(data, self._code, 2 * self.n_coefficients)
+        self._call("forward", self._data(data), self._coeffs(c))
+        return c
+
+    def adjoint(self, coeffs):
+        """C*: coefficients -> data (the real part of the exact adjoint)."""
+        d = _like(coeffs, self._code, self.n_samples)
+        self._call("adjoint", self._coeffs(coeffs), self._data(d))
+        return d
+
+    def inverse(self, coeffs, tolerance=1e-6, max_iterations=30):
+        """The data whose coefficients are closest to `coeffs`; returns (data, iterations,
+        residual)."""
+        d = _like(coeffs, self._code, self.n_samples)
+        it, res = _sz(), _f64()
+        self._call("inverse", self._coeffs(coeffs), self._data(d), tolerance, max_iterations,
+                   ctypes.byref(it), ctypes.byref(res))
+        return d, it.value, res.value
+
+
+class WavepacketLayout(_Wavepackets):
+    """A wave-packet box layout of data `shape` (2 or 3 sizes, axis 1 fastest) and its
+    transforms in `precision` ("f32" or "f64"); the options as in
+    ``sg_wavepacket_layout_options`` (directions, levels, alpha, beta, cutoff, tolerance)."""
+
+    _destroy = staticmethod(_lib.sg_wavepacket_layout_destroy)
+    _kind = "sg_wavepacket"
+
+    def __init__(self, ctx, shape, precision="f32", **options):
+        super().__init__()
+        self.ctx = ctx
+        o = self._options(precision, options)
         dims = (_sz * len(shape))(*shape)
         _check("sg_wavepacket_layout_create_with_options",
                _lib.sg_wavepacket_layout_create_with_options(
@@ -221,42 +323,36 @@ class WavepacketLayout(_Handle):
         self.n_samples, self.n_coefficients, self.n_boxes, self.levels, self.n_directions = (
             v.value for v in s)
 
-    def _call(self, name, *args):
-        _check(f"{name}_{self._prec}", getattr(_lib, f"{name}_{self._prec}")(self._h, *args))
-
-    def _data(self, x):
-        return _buffer(x, self._code, self.n_samples, "data")
-
-    def _coeffs(self, c):
-        return _buffer(c, self._code, 2 * self.n_coefficients, "coeffs")
-
-    def forward(self, data):
-        """C: data -> coefficients (interleaved re, im; box after box)."""
-        c = _like(data, self._code, 2 * self.n_coefficients)
-        self._call("sg_wavepacket_forward", self._data(data), self._coeffs(c))
-        return c
-
-    def adjoint(self, coeffs):
-        """C*: coefficients -> data (the real part of the exact adjoint)."""
-        d = _like(coeffs, self._code, self.n_samples)
-        self._call("sg_wavepacket_adjoint", self._coeffs(coeffs), self._data(d))
-        return d
-
-    def inverse(self, coeffs, tolerance=1e-6, max_iterations=30):
-        """The data whose coefficients are closest to `coeffs`; returns (data, iterations,
-        residual)."""
-        d = _like(coeffs, self._code, self.n_samples)
-        it, res = _sz(), _f64()
-        self._call("sg_wavepacket_inverse", self._coeffs(coeffs), self._data(d), tolerance,
-                   max_iterations, ctypes.byref(it), ctypes.byref(res))
-        return d, it.value, res.value
-
     def estimate_noise(self, coeffs):
-        """σ of white noise in the data whose coefficients these are."""
+        """sigma of white noise in the data whose coefficients these are."""
         sigma = _f64()
-        self._call("sg_wavepacket_estimate_noise", self._coeffs(coeffs), ctypes.byref(sigma))
+        self._call("estimate_noise", self._coeffs(coeffs), ctypes.byref(sigma))
         return sigma.value
 
     def threshold_noise(self, coeffs, k, sigma, soft=False):
-        """In place: thresholds at k·σ·‖ψ_b‖ per box (hard, or soft)."""
-        self._call("sg_wavepacket_threshold_noise", self._coeffs(coeffs), int(soft), k, sigma)
+        """In place: thresholds at k * sigma * |psi_b| per box (hard, or soft)."""
+        self._call("threshold_noise", self._coeffs(coeffs), int(soft), k, sigma)
+
+
+class WavepacketVolume(_Wavepackets):
+    """A volume of `shape` cut into tiles of `tile` (each a layout of `options`), every
+    tile's box grids shifted onto one common grid (``sg_wavepacket_volume_*``)."""
+
+    _destroy = staticmethod(_lib.sg_wavepacket_volume_destroy)
+    _kind = "sg_wavepacket_volume"
+
+    def __init__(self, ctx, shape, tile, precision="f32", **options):
+        super().__init__()
+        self.ctx = ctx
+        o = self._options(precision, options)
+        if len(tile) != len(shape):
+            raise ValueError("the tile needs as many sizes as the volume")
+        dims, tiles = (_sz * len(shape))(*shape), (_sz * len(tile))(*tile)
+        _check("sg_wavepacket_volume_create", _lib.sg_wavepacket_volume_create(
+            ctx._h, len(shape), dims, tiles, _PRECISIONS[precision][0], ctypes.byref(o),
+            ctypes.byref(self._h)))
+        n, m, counts, boxes = _sz(), _sz(), (_sz * 3)(), _sz()
+        _check("sg_wavepacket_volume_sizes", _lib.sg_wavepacket_volume_sizes(
+            self._h, ctypes.byref(n), ctypes.byref(m), counts, ctypes.byref(boxes)))
+        self.n_samples, self.n_coefficients, self.n_boxes = n.value, m.value, boxes.value
+        self.tiles = tuple(counts)

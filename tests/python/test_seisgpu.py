@@ -1,7 +1,10 @@
 """The Python binding (python/seisgpu.py) against known answers, without NumPy:
 an orthonormal Haar transform of a constant, DWT round trips, denoising that brings a noisy
-trace closer to the clean one, the wave packets' exact adjoint and inverse, and errors
-raised with the library's status and message."""
+trace closer to the clean one, USFFT types 1 and 2 against direct sums, the wave packets'
+exact adjoint and inverse (a layout, and a volume in tiles), and errors raised with the
+library's status and message."""
+
+import cmath
 
 import array
 import math
@@ -68,6 +71,48 @@ class Binding(unittest.TestCase):
             back, iterations, residual = wp.inverse(cf, tolerance=tol / 10, max_iterations=60)
             self.assertLess(rel_l2(back, f), tol * 10)
             self.assertGreater(iterations, 0)
+
+    def test_usfft_against_direct_sums(self):
+        rng = random.Random(5)
+        m, n1, n2 = 40, 12, 10
+        x = array.array("d", [rng.uniform(-math.pi, math.pi) for _ in range(m)])
+        y = array.array("d", [rng.uniform(-math.pi, math.pi) for _ in range(m)])
+        modes = [(k1, k2) for k2 in range(-n2 // 2, n2 - n2 // 2)
+                 for k1 in range(-n1 // 2, n1 - n1 // 2)]
+        # Type 1: f(k) = sum_j c_j exp(-i k.x_j), modes centred, dimension 1 fastest.
+        t1 = seisgpu.Usfft(self.ctx, 1, (n1, n2), "f64", sign=-1, tolerance=1e-12)
+        t1.set_points(x, y)
+        c = array.array("d", [rng.uniform(-1, 1) for _ in range(2 * m)])
+        f = t1.execute(c)
+        want = [sum(complex(c[2 * j], c[2 * j + 1]) * cmath.exp(-1j * (k1 * x[j] + k2 * y[j]))
+                    for j in range(m)) for k1, k2 in modes]
+        got = [complex(f[2 * i], f[2 * i + 1]) for i in range(len(modes))]
+        err = math.sqrt(sum(abs(a - b) ** 2 for a, b in zip(got, want)) /
+                        sum(abs(b) ** 2 for b in want))
+        self.assertLess(err, 1e-10)
+        # Type 2: c_j = sum_k f(k) exp(+i k.x_j), in single precision.
+        t2 = seisgpu.Usfft(self.ctx, 2, (n1, n2), "f32", sign=1, tolerance=1e-5)
+        t2.set_points(array.array("f", x), array.array("f", y))
+        fm = array.array("f", [rng.uniform(-1, 1) for _ in range(2 * n1 * n2)])
+        cv = t2.execute(fm)
+        want = [sum(complex(fm[2 * i], fm[2 * i + 1]) * cmath.exp(1j * (k1 * x[j] + k2 * y[j]))
+                    for i, (k1, k2) in enumerate(modes)) for j in range(m)]
+        got = [complex(cv[2 * j], cv[2 * j + 1]) for j in range(m)]
+        err = math.sqrt(sum(abs(a - b) ** 2 for a, b in zip(got, want)) /
+                        sum(abs(b) ** 2 for b in want))
+        self.assertLess(err, 1e-4)
+        with self.assertRaises(ValueError):
+            t1.set_points(x)
+
+    def test_a_volume_in_tiles_round_trips(self):
+        rng = random.Random(13)
+        v = seisgpu.WavepacketVolume(self.ctx, (40, 70), (40, 32), "f64", directions=8,
+                                     tolerance=1e-12)
+        self.assertEqual(v.tiles, (1, 3, 1))
+        f = array.array("d", [rng.uniform(-1, 1) for _ in range(v.n_samples)])
+        back, iterations, _ = v.inverse(v.forward(f), tolerance=1e-11, max_iterations=60)
+        self.assertLess(rel_l2(back, f), 1e-9)
+        self.assertGreater(iterations, 0)
 
     def test_errors_carry_the_status_and_message(self):
         wp = seisgpu.WavepacketLayout(self.ctx, (32, 32), "f32", directions=4)
