@@ -376,6 +376,106 @@ private:
     std::size_t n_vectors_, n_modes_total_, n_points_ = 0;
 };
 
+// What an iterative inverse did: conjugate-gradient iterations and the final residual.
+struct inverse_report {
+    std::size_t iterations;
+    double residual;
+};
+
+// A wave-packet box layout of one data shape and its transforms in one precision
+// (sg_wavepacket_*). Coefficients are interleaved (re, im), box after box.
+class wavepacket_layout
+    : public detail::owner<sg_wavepacket_layout, sg_wavepacket_layout_destroy> {
+public:
+    // `shape`: 2 or 3 sizes, axis 1 fastest; `precision`: SG_WAVEPACKET_F32 or _F64;
+    // `options` nullptr for the defaults.
+    wavepacket_layout(const context &ctx, const std::vector<std::size_t> &shape,
+                      int32_t precision, const sg_wavepacket_layout_options *options = nullptr) {
+        check(sg_wavepacket_layout_create_with_options(ctx.get(),
+                                                       static_cast<int32_t>(shape.size()),
+                                                       shape.data(), precision, options, out()));
+        check(sg_wavepacket_layout_sizes(get(), &n_samples_, &n_coefficients_, &n_boxes_,
+                                         &levels_, &n_directions_));
+    }
+
+    std::size_t n_samples() const noexcept { return n_samples_; }
+    std::size_t n_coefficients() const noexcept { return n_coefficients_; }
+    std::size_t n_boxes() const noexcept { return n_boxes_; }
+    std::size_t levels() const noexcept { return levels_; }
+    std::size_t n_directions() const noexcept { return n_directions_; }
+
+    // C: `data` (n_samples) → `coeffs` (2·n_coefficients).
+    template <class T> void forward(view<const T> data, view<T> coeffs) const {
+        sizes(data, coeffs);
+        if constexpr (std::is_same_v<T, float>) {
+            check(sg_wavepacket_forward_f32(get(), data.data(), coeffs.data()));
+        } else {
+            check(sg_wavepacket_forward_f64(get(), data.data(), coeffs.data()));
+        }
+    }
+
+    // C*: `coeffs` → `data`, the real part of the exact adjoint.
+    template <class T> void adjoint(view<const T> coeffs, view<T> data) const {
+        sizes(data, coeffs);
+        if constexpr (std::is_same_v<T, float>) {
+            check(sg_wavepacket_adjoint_f32(get(), coeffs.data(), data.data()));
+        } else {
+            check(sg_wavepacket_adjoint_f64(get(), coeffs.data(), data.data()));
+        }
+    }
+
+    // The data whose coefficients are closest to `coeffs` (correction filter, then
+    // conjugate gradients to `tolerance` or `max_iterations`).
+    template <class T>
+    inverse_report inverse(view<const T> coeffs, view<T> data, double tolerance,
+                           std::size_t max_iterations) const {
+        sizes(data, coeffs);
+        inverse_report r{0, 0.0};
+        if constexpr (std::is_same_v<T, float>) {
+            check(sg_wavepacket_inverse_f32(get(), coeffs.data(), data.data(), tolerance,
+                                            max_iterations, &r.iterations, &r.residual));
+        } else {
+            check(sg_wavepacket_inverse_f64(get(), coeffs.data(), data.data(), tolerance,
+                                            max_iterations, &r.iterations, &r.residual));
+        }
+        return r;
+    }
+
+    // σ of white noise in the data these coefficients came from (the finest level's).
+    template <class T> double estimate_noise(view<const T> coeffs) const {
+        detail::need(coeffs, 2 * n_coefficients_, "coeffs");
+        double sigma = 0.0;
+        if constexpr (std::is_same_v<T, float>) {
+            check(sg_wavepacket_estimate_noise_f32(get(), coeffs.data(), &sigma));
+        } else {
+            check(sg_wavepacket_estimate_noise_f64(get(), coeffs.data(), &sigma));
+        }
+        return sigma;
+    }
+
+    // In place: `mode` (SG_WAVEPACKET_HARD or _SOFT) thresholds at k·σ·‖ψ_b‖ per box.
+    template <class T> void threshold_noise(view<T> coeffs, int32_t mode, double k, double sigma) const {
+        detail::need(coeffs, 2 * n_coefficients_, "coeffs");
+        if constexpr (std::is_same_v<T, float>) {
+            check(sg_wavepacket_threshold_noise_f32(get(), coeffs.data(), mode, k, sigma));
+        } else {
+            check(sg_wavepacket_threshold_noise_f64(get(), coeffs.data(), mode, k, sigma));
+        }
+    }
+
+private:
+    template <class D, class C> void sizes(const view<D> &data, const view<C> &coeffs) const {
+        static_assert(std::is_same_v<std::remove_const_t<D>, std::remove_const_t<C>> &&
+                      (std::is_same_v<std::remove_const_t<D>, float> ||
+                       std::is_same_v<std::remove_const_t<D>, double>));
+        detail::need(data, n_samples_, "data");
+        detail::need(coeffs, 2 * n_coefficients_, "coeffs");
+    }
+
+    std::size_t n_samples_ = 0, n_coefficients_ = 0, n_boxes_ = 0, levels_ = 0,
+                n_directions_ = 0;
+};
+
 // One day of window spectra (sg_xcorr_spectra_*), made by xcorr_plan::preprocess.
 class xcorr_spectra : public detail::owner<sg_xcorr_spectra, sg_xcorr_spectra_destroy> {
 public:

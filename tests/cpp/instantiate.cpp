@@ -22,7 +22,14 @@ namespace seisgpu {
     template void fxdecon_plan::execute_3d<T>(const std::vector<T> &, std::vector<T> &)     \
         const;                                                                              \
     template void usfft_plan::set_points<T>(view<const T>, view<const T>, view<const T>);   \
-    template void usfft_plan::execute<T>(view<T>, view<T>) const;
+    template void usfft_plan::execute<T>(view<T>, view<T>) const;                          \
+    template void wavepacket_layout::forward<T>(view<const T>, view<T>) const;             \
+    template void wavepacket_layout::adjoint<T>(view<const T>, view<T>) const;             \
+    template inverse_report wavepacket_layout::inverse<T>(view<const T>, view<T>, double,  \
+                                                          std::size_t) const;              \
+    template double wavepacket_layout::estimate_noise<T>(view<const T>) const;             \
+    template void wavepacket_layout::threshold_noise<T>(view<T>, int32_t, double, double)  \
+        const;
 SEISGPU_INSTANTIATE(float)
 SEISGPU_INSTANTIATE(double)
 #undef SEISGPU_INSTANTIATE
