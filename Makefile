@@ -55,7 +55,7 @@ RUN_ENV := LD_LIBRARY_PATH="$(NVRTC_DIR)$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH}"
 EXAMPLES := $(BUILD)/dwt_denoise_c $(BUILD)/dwt_denoise_f90 $(BUILD)/usfft_c $(BUILD)/usfft_f90 \
 	$(BUILD)/fxdecon_2d_c $(BUILD)/fxdecon_3d_f90 $(BUILD)/xcorr_c $(BUILD)/xcorr_f90 \
 	$(BUILD)/emlog_c $(BUILD)/emlog_f90 $(BUILD)/progress_f90 $(BUILD)/wavepacket_c \
-	$(BUILD)/wavepacket_f90 $(BUILD)/wavepacket_volume_c
+	$(BUILD)/wavepacket_f90 $(BUILD)/wavepacket_volume_c $(BUILD)/wavepacket_volume_f90
 DEMO := $(BUILD)/demo_penobscot
 
 .PHONY: all lib header examples run-examples test demo demo-build clean FORCE install uninstall memcheck fuzz
@@ -139,6 +139,10 @@ $(BUILD)/wavepacket_f90: examples/fortran/wavepacket.f90 $(FMOD)/seisgpu.o $(LIB
 	@mkdir -p $(@D)
 	$(FC) $(FFLAGS) -I$(FMOD) $< $(FMOD)/seisgpu.o -o $@ $(SEISGPU_LDFLAGS)
 
+$(BUILD)/wavepacket_volume_f90: examples/fortran/wavepacket_volume.f90 $(FMOD)/seisgpu.o $(LIB)
+	@mkdir -p $(@D)
+	$(FC) $(FFLAGS) -I$(FMOD) $< $(FMOD)/seisgpu.o -o $@ $(SEISGPU_LDFLAGS)
+
 run-examples: examples
 	$(RUN_ENV) $(BUILD)/dwt_denoise_c
 	$(RUN_ENV) $(BUILD)/dwt_denoise_f90
@@ -154,6 +158,7 @@ run-examples: examples
 	$(RUN_ENV) $(BUILD)/wavepacket_c
 	$(RUN_ENV) $(BUILD)/wavepacket_f90
 	$(RUN_ENV) $(BUILD)/wavepacket_volume_c
+	$(RUN_ENV) $(BUILD)/wavepacket_volume_f90
 
 test:
 	bash scripts/install_test_deps.sh

@@ -42,6 +42,7 @@ step example_progress_fortran .gpu/bin/progress_f90
 step example_wavepacket_c .gpu/bin/wavepacket_c
 step example_wavepacket_fortran .gpu/bin/wavepacket_f90
 step example_wavepacket_volume_c .gpu/bin/wavepacket_volume_c
+step example_wavepacket_volume_fortran .gpu/bin/wavepacket_volume_f90
 step demo .gpu/bin/demo_penobscot data/penobscot-xl1155/penobscot_xl1155.sgy data/f3-tiny-cube/f3.sgy "$LOGS/demo"
 # One line per capability's benchmark; their Markdown tables are gathered into one file.
 step bench_dwt .gpu/bin/bench_dwt --cases 16,20,22,24,26,65536x1024 --budget 1 --reps 7 --gpu-reps 51

@@ -44,7 +44,7 @@ run() { # run NAME PROGRAM ARGS…: under valgrind, log in $LOGS/NAME.log
 }
 
 # The examples, as a C or Fortran caller runs them.
-for e in dwt_denoise_c dwt_denoise_f90 usfft_c usfft_f90 fxdecon_2d_c fxdecon_3d_f90 xcorr_c xcorr_f90 emlog_c emlog_f90 progress_f90 wavepacket_c wavepacket_f90 wavepacket_volume_c; do
+for e in dwt_denoise_c dwt_denoise_f90 usfft_c usfft_f90 fxdecon_2d_c fxdecon_3d_f90 xcorr_c xcorr_f90 emlog_c emlog_f90 progress_f90 wavepacket_c wavepacket_f90 wavepacket_volume_c wavepacket_volume_f90; do
     run "$e" "target/examples/$e"
 done
 
