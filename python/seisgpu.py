@@ -1,7 +1,8 @@
 """seisgpu from Python: the C ABI through ctypes, no compiled extension.
 
-Covers the context, the DWT (transform and denoise), the USFFT (types 1 and 2, 1D-3D) and the
-wave packets (layouts: forward, adjoint, inverse, noise thresholds; volumes in tiles). Arrays are any contiguous, writable buffer of the right
+Covers the context, the DWT (transform and denoise), F-X / F-XY decon (default options), the
+USFFT (types 1 and 2, 1D-3D) and the wave packets (layouts: forward, adjoint, inverse, noise
+thresholds; volumes in tiles). Arrays are any contiguous, writable buffer of the right
 element type: NumPy arrays (float32/float64, C order), or ``array.array('f')`` / ``('d')``
 without NumPy. Results come back as the same kind of array as the input. Every failing call
 raises ``seisgpu.Error`` with the library's status name and message; nothing is written then.
@@ -15,8 +16,8 @@ import ctypes
 import ctypes.util
 import os
 
-__all__ = ["Error", "Context", "Dwt", "Usfft", "WavepacketLayout", "WavepacketVolume",
-           "version"]
+__all__ = ["Error", "Context", "Dwt", "FxDecon", "Usfft", "WavepacketLayout",
+           "WavepacketVolume", "version"]
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -58,6 +59,8 @@ _sig("sg_dwt_plan_destroy", [_p], None)
 for t in ("f32", "f64"):
     _sig("sg_dwt_execute_" + t, [_p, _i32, ctypes.c_uint32, _p, _p, _sz, _sz])
     _sig("sg_dwt_denoise_" + t, [_p, _p, _p, _p, _sz, _sz, _F64_P])
+    _sig("sg_fxdecon_execute_2d_" + t, [_p, _p, _p, _sz])
+    _sig("sg_fxdecon_execute_3d_" + t, [_p, _p, _p, _sz, _sz])
     _sig("sg_usfft_set_points_" + t, [_p, _sz, _p, _p, _p])
     _sig("sg_usfft_execute_" + t, [_p, _p, _p])
     for kind in ("sg_wavepacket", "sg_wavepacket_volume"):
@@ -78,6 +81,9 @@ _sig("sg_wavepacket_volume_destroy", [_p], None)
 _sig("sg_usfft_plan_create", [_p, _i32, _i32, _SIZE_P, _i32, _f64, _i32, _sz, _p,
                               ctypes.POINTER(_p)])
 _sig("sg_usfft_plan_destroy", [_p], None)
+_sig("sg_fxdecon_plan_create_2d", [_p, _p, _sz, _sz, ctypes.POINTER(_p)])
+_sig("sg_fxdecon_plan_create_3d", [_p, _p, _sz, _sz, _sz, ctypes.POINTER(_p)])
+_sig("sg_fxdecon_plan_destroy", [_p], None)
 
 BACKENDS = {"auto": 0, "cpu": 1, "cuda": 2}
 WAVELETS = {"daubechies": 1, "daubechies_centered": 2, "haar": 3, "haar_centered": 4,
@@ -202,6 +208,43 @@ class Dwt(_Handle):
         _check("sg_dwt_denoise_" + t, getattr(_lib, "sg_dwt_denoise_" + t)(
             self._h, None, _buffer(traces, code, n * self.n_samples, "traces"),
             _buffer(out, code, n * self.n_samples, "output"), n, self.n_samples, None))
+        return out
+
+
+class FxDecon(_Handle):
+    """F-X prediction filtering of sections of `n_traces` traces of `n_samples` samples
+    (trace after trace), or F-XY of volumes of `n_traces` inlines x `n_crosslines`
+    crosslines (inline fastest after the samples), with the library's default options."""
+
+    _destroy = staticmethod(_lib.sg_fxdecon_plan_destroy)
+
+    def __init__(self, ctx, n_samples, n_traces, n_crosslines=None):
+        super().__init__()
+        self.ctx, self.n_samples, self.n_traces = ctx, n_samples, n_traces
+        self.n_crosslines = n_crosslines
+        if n_crosslines is None:
+            _check("sg_fxdecon_plan_create_2d", _lib.sg_fxdecon_plan_create_2d(
+                ctx._h, None, n_samples, n_traces, ctypes.byref(self._h)))
+        else:
+            _check("sg_fxdecon_plan_create_3d", _lib.sg_fxdecon_plan_create_3d(
+                ctx._h, None, n_samples, n_traces, n_crosslines, ctypes.byref(self._h)))
+
+    def filter(self, data):
+        """The filtered section or volume (float32 or float64)."""
+        code = memoryview(data).format
+        t = {"f": "f32", "d": "f64"}.get(code)
+        if t is None:
+            raise TypeError(f"expected float32 or float64 samples, got format {code!r}")
+        n = self.n_samples * self.n_traces * (self.n_crosslines or 1)
+        out = _like(data, code, n)
+        a, b = _buffer(data, code, n, "data"), _buffer(out, code, n, "output")
+        if self.n_crosslines is None:
+            f = "sg_fxdecon_execute_2d_" + t
+            _check(f, getattr(_lib, f)(self._h, a, b, self.n_samples))
+        else:
+            f = "sg_fxdecon_execute_3d_" + t
+            _check(f, getattr(_lib, f)(self._h, a, b, self.n_samples,
+                                       self.n_samples * self.n_traces))
         return out
 
 
