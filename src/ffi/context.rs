@@ -107,7 +107,8 @@ unsafe impl Sync for UserPointer {}
 
 /// Sets the progress callback of the long calls (F-X/F-XY decon, xcorr preprocessing and
 /// correlation, DWT batches, the EM-logging search, USFFT, wave-packet forward, adjoint,
-/// inverse and POCS) made from now on with `ctx` or any plan created from it; `callback`
+/// inverse and POCS, tiled wave-packet volumes) made from now on with `ctx` or any plan
+/// created from it; `callback`
 /// NULL removes it. Each such call runs `callback(user, stage, fraction)` on the thread
 /// that made the call, between chunks of its work (after the first chunk, then at most
 /// every 100 ms), with fractions that only grow, and a last time with exactly 1 once its
