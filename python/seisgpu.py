@@ -54,6 +54,8 @@ _sig("sg_last_error_message", [], ctypes.c_char_p)
 _sig("sg_context_create", [_i32, _i32, ctypes.POINTER(_p)])
 _sig("sg_context_describe", [_p, ctypes.c_char_p, _sz, _SIZE_P])
 _sig("sg_context_destroy", [_p], None)
+_PROGRESS = ctypes.CFUNCTYPE(ctypes.c_int, _p, ctypes.c_char_p, _f64)
+_sig("sg_context_set_progress", [_p, _PROGRESS, _p])
 _sig("sg_dwt_plan_create", [_p, _i32, _i32, _sz, ctypes.POINTER(_p)])
 _sig("sg_dwt_plan_destroy", [_p], None)
 for t in ("f32", "f64"):
@@ -158,6 +160,28 @@ class Context(_Handle):
         super().__init__()
         _check("sg_context_create",
                _lib.sg_context_create(BACKENDS[backend], device, ctypes.byref(self._h)))
+
+    def set_progress(self, callback):
+        """`callback(stage, fraction)` is called during the long calls made with this
+        context or its plans (on the calling thread, at most every 100 ms, fractions growing
+        to exactly 1); a true return stops the call, which then raises Error
+        (SG_ERR_CANCELLED) and writes nothing. An exception in the callback stops the call
+        too. None removes the callback."""
+        if callback is None:
+            self._progress = None
+            _check("sg_context_set_progress",
+                   _lib.sg_context_set_progress(self._h, _PROGRESS(), None))
+            return
+
+        def trampoline(_user, stage, fraction):
+            try:
+                return 1 if callback(stage.decode(), fraction) else 0
+            except Exception:  # noqa: BLE001 - no exception may unwind through C
+                return 1
+        # Kept on the context: the C library holds only the pointer.
+        self._progress = _PROGRESS(trampoline)
+        _check("sg_context_set_progress",
+               _lib.sg_context_set_progress(self._h, self._progress, None))
 
     @property
     def description(self):

@@ -1,9 +1,8 @@
 """The Python binding (python/seisgpu.py) against known answers, without NumPy:
 an orthonormal Haar transform of a constant, DWT round trips, denoising that brings a noisy
 trace closer to the clean one, F-X decon that does too, USFFT types 1 and 2 against direct
-sums, the wave packets'
-exact adjoint and inverse (a layout, and a volume in tiles), and errors raised with the
-library's status and message."""
+sums, the wave packets' exact adjoint and inverse (a layout, and a volume in tiles), progress
+reports and cancellation, and errors raised with the library's status and message."""
 
 import cmath
 
@@ -129,6 +128,32 @@ class Binding(unittest.TestCase):
         back, iterations, _ = v.inverse(v.forward(f), tolerance=1e-11, max_iterations=60)
         self.assertLess(rel_l2(back, f), 1e-9)
         self.assertGreater(iterations, 0)
+
+    def test_progress_reports_and_cancels(self):
+        ctx = seisgpu.Context("cpu")
+        dwt = seisgpu.Dwt(ctx, 1024)
+        rng = random.Random(17)
+        traces = array.array("f", [rng.uniform(-1, 1) for _ in range(512 * 1024)])
+        seen = []
+        ctx.set_progress(lambda stage, fraction: seen.append((stage, fraction)) and False)
+        dwt.denoise(traces)
+        fractions = [f for _, f in seen]
+        self.assertTrue(fractions and fractions[-1] == 1.0)
+        self.assertEqual(fractions, sorted(fractions))
+        self.assertTrue(all(stage for stage, _ in seen))
+        ctx.set_progress(lambda stage, fraction: True)
+        with self.assertRaises(seisgpu.Error) as e:
+            dwt.denoise(traces)
+        self.assertEqual(e.exception.status, "SG_ERR_CANCELLED")
+
+        def broken(stage, fraction):
+            raise RuntimeError("a bug in the callback")
+        ctx.set_progress(broken)
+        with self.assertRaises(seisgpu.Error) as e:
+            dwt.denoise(traces)
+        self.assertEqual(e.exception.status, "SG_ERR_CANCELLED")
+        ctx.set_progress(None)
+        self.assertEqual(len(dwt.denoise(traces)), len(traces))
 
     def test_errors_carry_the_status_and_message(self):
         wp = seisgpu.WavepacketLayout(self.ctx, (32, 32), "f32", directions=4)
