@@ -124,11 +124,13 @@ fn multiply_separable<T: Real>(
     scale: f64,
 ) {
     let [n1, n2, _] = shape;
-    for (idx, v) in u.iter_mut().enumerate() {
-        let (y1, y2, y3) = (idx % n1, (idx / n1) % n2, idx / (n1 * n2));
-        let p = ph[0][y1] * ph[1][y2] * ph[2][y3] * scale;
-        let z = Complex::new(v.re.to_f64().unwrap(), v.im.to_f64().unwrap()) * p;
-        *v = Complex::new(T::from_f64(z.re).unwrap(), T::from_f64(z.im).unwrap());
+    // The factor of axes 2 and 3 once per row, not per value.
+    for (r, row) in u.chunks_exact_mut(n1).enumerate() {
+        let outer = ph[1][r % n2] * ph[2][r / n2] * scale;
+        for (v, p1) in row.iter_mut().zip(&ph[0]) {
+            let z = Complex::new(v.re.to_f64().unwrap(), v.im.to_f64().unwrap()) * (p1 * outer);
+            *v = Complex::new(T::from_f64(z.re).unwrap(), T::from_f64(z.im).unwrap());
+        }
     }
 }
 

@@ -154,11 +154,7 @@ impl<T: Real> WavepacketPlan<T> {
     /// Reports progress to the context's callback; a stop leaves `coeffs` as it was.
     pub fn forward(&self, data: &[T], coeffs: &mut [Complex<T>]) -> Result<()> {
         self.check_sizes(data.len(), coeffs.len())?;
-        if let Some(i) = data.iter().position(|v| !v.is_finite()) {
-            return Err(Error::NonFinite(format!(
-                "data sample {i} is not finite; nothing was written"
-            )));
-        }
+        check_data_finite(data)?;
         let mut reporter = self.ctx.reporter();
         if reporter.is_active() {
             // A stop between box chunks must not leave the caller half an answer.
@@ -276,6 +272,16 @@ impl<T: Real> WavepacketPlan<T> {
             *d = m.re;
         }
         Ok(())
+    }
+}
+
+/// `NonFinite` naming the first data sample that is NaN or infinite.
+pub(crate) fn check_data_finite<T: Real>(data: &[T]) -> Result<()> {
+    match data.iter().position(|v| !v.is_finite()) {
+        Some(i) => Err(Error::NonFinite(format!(
+            "data sample {i} is not finite; nothing was written"
+        ))),
+        None => Ok(()),
     }
 }
 

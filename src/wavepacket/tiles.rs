@@ -20,7 +20,7 @@
 use super::cpu::box_slices;
 use super::inverse::{check_tolerance, solve, CorrectionFilter, InverseReport};
 use super::layout::{dot, Layout, LayoutOptions};
-use super::{check_finite, WavepacketPlan};
+use super::{check_data_finite, check_finite, WavepacketPlan};
 use crate::context::Context;
 use crate::error::{try_vec, Error, Result};
 use crate::usfft::Real;
@@ -201,11 +201,7 @@ impl<T: Real> TiledPlan<T> {
     /// `coeffs` as it was.
     pub fn forward(&self, data: &[T], coeffs: &mut [Complex<T>]) -> Result<()> {
         self.check_sizes(data.len(), coeffs.len())?;
-        if let Some(i) = data.iter().position(|v| !v.is_finite()) {
-            return Err(Error::NonFinite(format!(
-                "data sample {i} is not finite; nothing was written"
-            )));
-        }
+        check_data_finite(data)?;
         let mut reporter = self.context().reporter();
         reporter.stage("wave-packet tiles", 1.0, self.placements.len());
         let sum = self.forward_with(data, &mut || reporter.advance(1))?;
