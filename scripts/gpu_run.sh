@@ -51,6 +51,8 @@ step bench_usfft .gpu/bin/bench_usfft --quick
 step bench_xcorr .gpu/bin/bench_xcorr --bench --pre 10000 --pre-cpu 200 --stations 674 --stations-cpu 100 --reps 3
 step bench_emlog .gpu/bin/bench_emlog --bench --cpu-direct-max 5
 step bench_wavepacket .gpu/bin/bench_wavepacket --bench --n 64,128 --cpu-max-n 64 --reps 3 --budget 10 --deadline 200
+# The seed's largest case (689 M lattice points, 569 M coefficients): GPU only, no round trip.
+step bench_wavepacket_256 .gpu/bin/bench_wavepacket --bench --n 256 --modes gpu --reps 3 --inverse-max-n 128
 cat "$LOGS"/bench_*.log | sed -n '/^|/p' >"$OUT/bench_table.md"
 printf '%s\n' "${summary[@]}" | tee "$OUT/summary.txt"
 cp "$LOGS"/demo/*.png "$OUT/" 2>/dev/null

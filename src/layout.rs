@@ -102,6 +102,21 @@ impl TraceBatch {
     }
 }
 
+/// The index of the first non-finite value of one contiguous array: on `cpu`'s threads from
+/// PARALLEL_SCAN_MIN values (in pieces of 2^16), else on the calling thread.
+pub fn find_non_finite_in<T: num_traits::Float + Sync>(x: &[T], cpu: &CpuBackend) -> Option<usize> {
+    use rayon::prelude::*;
+    const PIECE: usize = 1 << 16;
+    if x.len() < PARALLEL_SCAN_MIN {
+        return first_non_finite(x);
+    }
+    cpu.install(|| {
+        x.par_chunks(PIECE)
+            .enumerate()
+            .find_map_first(|(p, piece)| first_non_finite(piece).map(|i| p * PIECE + i))
+    })
+}
+
 /// The index of the first non-finite value: a branch-free pass per block (vectorised), the
 /// position looked for only in the block that holds one.
 fn first_non_finite<T: num_traits::Float>(x: &[T]) -> Option<usize> {

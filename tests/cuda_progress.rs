@@ -2,7 +2,8 @@
 //! denoise batches, which run chunk by chunk through the CUDA backend when a callback is
 //! set; F-X 2D in slabs; xcorr preprocessing and correlation in chunks and tiles; the
 //! EM-logging search in groups of launches; USFFT at its one cancellation point, before
-//! the download. Small slab sizes and memory budgets make
+//! the download; the wave packets' forward and adjoint at their stages, the inverse at each
+//! iteration. Small slab sizes and memory budgets make
 //! these small calls take many steps. Without a CUDA device the tests report "skipped",
 //! unless SEISGPU_REQUIRE_CUDA=1 makes that a failure.
 
@@ -87,4 +88,44 @@ fn gpu_em_search_reports_and_cancels() {
 fn gpu_usfft_reports_and_cancels() {
     let Some(ctx) = gpu() else { return };
     usfft_types(&ctx, 2, true);
+}
+
+#[test]
+fn gpu_wavepackets_report_and_cancel() {
+    use seisgpu::ffi::wavepacket::*;
+    let Some(ctx) = gpu() else { return };
+    let (nt, nx) = (96usize, 64usize);
+    let shape = [nt, nx];
+    let mut l = ptr::null_mut();
+    ok(sg_wavepacket_layout_create(
+        ctx.0,
+        2,
+        shape.as_ptr(),
+        16,
+        2,
+        0.0,
+        0.0,
+        1e-6,
+        SG_WAVEPACKET_F32,
+        &mut l,
+    ));
+    let (mut n, mut m, mut boxes, mut levels, mut dirs) = (0, 0, 0, 0, 0);
+    ok(sg_wavepacket_layout_sizes(
+        l,
+        &mut n,
+        &mut m,
+        &mut boxes,
+        &mut levels,
+        &mut dirs,
+    ));
+    // Dipping events: a smooth section the inverse reconstructs in a few iterations.
+    let f: Vec<f32> = (0..n)
+        .map(|i| {
+            let (t, x) = ((i % nt) as f32, (i / nt) as f32);
+            (-((t - 30.0 - 0.4 * x) / 4.0).powi(2)).exp()
+                - 0.5 * (-((t - 70.0) / 5.0).powi(2)).exp()
+        })
+        .collect();
+    wavepacket_transforms(&ctx, l, &f, m, 2);
+    sg_wavepacket_layout_destroy(l);
 }

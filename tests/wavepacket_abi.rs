@@ -250,38 +250,9 @@ fn long_calls_report_progress_and_stop_cleanly() {
     let l = layout(ctx.0, &[NT, NX], 16, SG_WAVEPACKET_F32);
     let [n, m, ..] = sizes(&l);
     let f: Vec<f32> = section().into_iter().map(|v| v as f32).collect();
-    let mut c = vec![0.0f32; 2 * m];
-    ok(sg_wavepacket_forward_f32(l.0, f.as_ptr(), c.as_mut_ptr()));
+    progress_common::wavepacket_transforms(&ctx, l.0, &f, m, 3);
     let sentinel_c = vec![-3.0f32; 2 * m];
     let sentinel_d = vec![-3.0f32; n];
-
-    progress_common::exercise(&ctx, "forward", 4, &sentinel_c, || {
-        let mut out = sentinel_c.clone();
-        (
-            sg_wavepacket_forward_f32(l.0, f.as_ptr(), out.as_mut_ptr()),
-            out,
-        )
-    });
-    progress_common::exercise(&ctx, "adjoint", 4, &sentinel_d, || {
-        let mut out = sentinel_d.clone();
-        (
-            sg_wavepacket_adjoint_f32(l.0, c.as_ptr(), out.as_mut_ptr()),
-            out,
-        )
-    });
-    progress_common::exercise(&ctx, "inverse", 4, &sentinel_d, || {
-        let mut out = sentinel_d.clone();
-        let s = sg_wavepacket_inverse_f32(
-            l.0,
-            c.as_ptr(),
-            out.as_mut_ptr(),
-            1e-6,
-            20,
-            ptr::null_mut(),
-            ptr::null_mut(),
-        );
-        (s, out)
-    });
     let so = sg_wavepacket_sparse_options {
         stages: 6,
         refit_iterations: 2,

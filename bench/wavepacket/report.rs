@@ -15,7 +15,7 @@ pub enum Mode {
 pub struct Line {
     pub case: Case,
     pub mode: Mode,
-    /// CPU threads: the whole transform (CPU) or the box stage (GPU).
+    /// CPU threads of the context (the whole transform on CPU rows).
     pub threads: usize,
     /// Why the row was not run, if it was not.
     pub skipped: Option<String>,
@@ -50,7 +50,7 @@ impl Line {
     fn mode_name(&self) -> String {
         match self.mode {
             Mode::Cpu => format!("CPU, {} threads", self.threads),
-            Mode::Gpu => format!("GPU host→host (boxes on {} CPU threads)", self.threads),
+            Mode::Gpu => "GPU host→host".to_string(),
         }
     }
 
@@ -83,6 +83,7 @@ pub fn table(lines: &[Line], cfg: &Config) -> Table {
         ">plan s",
         ">forward s (reps)",
         ">adjoint s (reps)",
+        ">device-resident fwd / adj s",
         ">‖Cf‖²/‖f‖²",
         ">round trip (CG it.)",
         ">GPU MB plan / after",
@@ -137,6 +138,14 @@ pub fn table(lines: &[Line], cfg: &Config) -> Table {
             opt(r.plan_ms, |ms| secs(ms * 1e-3)),
             timed(&r.forward),
             timed(&r.adjoint),
+            match (&r.forward_device, &r.adjoint_device) {
+                (Some(f), Some(a)) => format!(
+                    "{} / {}",
+                    secs(f.median_ms * 1e-3),
+                    secs(a.median_ms * 1e-3)
+                ),
+                _ => "—".into(),
+            },
             opt(r.energy, |x| format!("{x:.4}")),
             opt(r.round_trip, |(e, it, _)| format!("{e:.1e} ({it})")),
             match l.mode {
@@ -166,6 +175,8 @@ pub fn records(lines: &[Line], cfg: &Config) -> Vec<Record> {
             };
             let (fwd, fwd_min, fwd_reps) = ms(&r.forward);
             let (adj, adj_min, adj_reps) = ms(&r.adjoint);
+            let (fwd_dev, _, _) = ms(&r.forward_device);
+            let (adj_dev, _, _) = ms(&r.adjoint_device);
             let ratio = |i: usize, t: Option<f64>| s.zip(t).map(|(s, t)| s[i] / t);
             let error = r.error.clone().or_else(|| l.skipped.clone());
             let v: Record = vec![
@@ -192,6 +203,8 @@ pub fn records(lines: &[Line], cfg: &Config) -> Vec<Record> {
                 ("adjoint_median_s", adj.into()),
                 ("adjoint_min_s", adj_min.into()),
                 ("adjoint_reps", adj_reps.into()),
+                ("forward_device_s", fwd_dev.into()),
+                ("adjoint_device_s", adj_dev.into()),
                 ("energy_ratio", r.energy.into()),
                 ("adjoint_only_err", r.adjoint_err.into()),
                 ("filter_s", r.filter_ms.map(|x| x * 1e-3).into()),

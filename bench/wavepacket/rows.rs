@@ -1,5 +1,6 @@
-//! One row: plan creation, forward and adjoint timed, the energy ‖Cf‖²/‖f‖², the round trip
-//! through the inverse, and (GPU rows) the device memory the plan holds.
+//! One row: plan creation, forward and adjoint timed (host arrays; on GPU rows also
+//! device-resident), the energy ‖Cf‖²/‖f‖², the round trip through the inverse, and (GPU
+//! rows) the device memory the plan holds.
 
 use crate::config::{Case, Config};
 use crate::harness::compare::rel_rms;
@@ -23,6 +24,9 @@ pub struct Row {
     pub first_adjoint_ms: Option<f64>,
     pub forward: Option<Measured<()>>,
     pub adjoint: Option<Measured<()>>,
+    /// GPU rows: device-resident forward and adjoint (data and coefficients on the device).
+    pub forward_device: Option<Measured<()>>,
+    pub adjoint_device: Option<Measured<()>>,
     /// ‖Cf‖² / ‖f‖².
     pub energy: Option<f64>,
     /// ‖C*Cf − f‖ / ‖f‖: the adjoint alone as an inverse.
@@ -70,6 +74,38 @@ pub fn run(
         row.error = Some(e);
     }
     row
+}
+
+/// Device-resident forward and adjoint: each call queued on the plan's stream and waited for.
+fn device_resident(
+    row: &mut Row,
+    plan: &WavepacketPlan<f32>,
+    s: &Arc<cudarc::driver::CudaStream>,
+    cfg: &Config,
+    f: &[f32],
+) -> Result<(), String> {
+    let drv = |e: cudarc::driver::DriverError| format!("{e:?}");
+    let data = s.clone_htod(f).map_err(drv)?;
+    let m = plan.layout().n_coefficients;
+    let mut c = s.alloc_zeros::<f32>(2 * m).map_err(drv)?;
+    let mut back = s.alloc_zeros::<f32>(f.len()).map_err(drv)?;
+    let t = Instant::now();
+    plan.forward_device(&data, &mut c).map_err(lib)?;
+    s.synchronize().map_err(drv)?;
+    let reps = reps_for(cfg, ms_since(t));
+    row.forward_device = Some(measure(reps, |_| {
+        let t = Instant::now();
+        plan.forward_device(&data, &mut c).map_err(lib)?;
+        s.synchronize().map_err(drv)?;
+        Ok((Sample::since(t), None::<()>))
+    })?);
+    row.adjoint_device = Some(measure(reps, |_| {
+        let t = Instant::now();
+        plan.adjoint_device(&c, &mut back).map_err(lib)?;
+        s.synchronize().map_err(drv)?;
+        Ok((Sample::since(t), None::<()>))
+    })?);
+    Ok(())
 }
 
 fn measure_row(
@@ -122,6 +158,9 @@ fn measure_row(
         Ok((Sample::since(t), None::<()>))
     })?);
     row.gpu_after_bytes = free0.zip(free_bytes(cu)).map(|(a, b)| a - b);
+    if let Some(stage) = plan.device_stage() {
+        device_resident(row, &plan, stage.stream(), cfg, f)?;
+    }
 
     if case.n > cfg.inverse_max_n {
         row.notes.push(format!(

@@ -498,7 +498,7 @@ fn inverse<T: Precision>(
             "tolerance is {tolerance}; expected a value in (0, 1)"
         ));
     }
-    check_finite(c)?;
+    check_finite(c, &t.plan.context().cpu)?;
     let report = t
         .plan
         .inverse(t.filter()?, c, d, tolerance, max_iterations)?;
@@ -525,7 +525,7 @@ fn coefficients_in<'a, T: Precision>(
     let m = t.plan.layout().n_coefficients;
     // SAFETY: the C contract: 2·n_coefficients values.
     let c = unsafe { std::slice::from_raw_parts(coeffs.cast::<Complex<T>>(), m) };
-    check_finite(c)?;
+    check_finite(c, &t.plan.context().cpu)?;
     Ok(c)
 }
 

@@ -640,6 +640,12 @@ impl<T: Real> DevicePoints<T> {
                 &d3,
             );
         }
+        // The sort's per-point scratch (24 or 40 bytes a point) is not needed again until the
+        // next set-points; freed in stream order, so that large plans (the wave packets' 10^8
+        // and more lattice points) keep only their sorted points.
+        self.sort.key = alloc(&s, 1, what)?;
+        self.sort.rank = alloc(&s, 1, what)?;
+        self.sort.packed = alloc(&s, 4, what)?;
         self.m = m;
         self.tiling = tiling;
         self.method = method;

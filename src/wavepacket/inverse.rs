@@ -112,7 +112,7 @@ impl<T: Real> WavepacketPlan<T> {
     ) -> Result<InverseReport> {
         check_tolerance(tolerance)?;
         self.check_sizes(data.len(), coeffs.len())?;
-        check_finite(coeffs)?;
+        check_finite(coeffs, &self.context().cpu)?;
         let mut b = vec![T::zero(); self.layout().n_samples()];
         self.adjoint_unchecked(coeffs, &mut b)?;
         let start = filter.apply(&b);

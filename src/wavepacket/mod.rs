@@ -5,7 +5,8 @@
 //! - Forward C (real data → complex coefficients): one USFFT type 2 evaluates the data's
 //!   spectrum F̂(ξ) = Σ_x f(x)·e^{−2πi ξ·(x − n/2)} at the lattice points of every direction
 //!   (each direction's levels share one lattice and are cut out of it by index); each box then
-//!   windows its rectangle and takes its orthonormal inverse FFT (`layout`, `windows`, `cpu`).
+//!   windows its rectangle and takes its orthonormal inverse FFT (`layout`, `windows`, `cpu`;
+//!   on a CUDA context `cuda`: the same on the device, box FFTs batched per shape by cuFFT).
 //! - Adjoint C*: the exact transpose (box FFTs, windows, USFFT type 1), real part taken.
 //! - Inverse: the windows form a partition of unity, so C*C is the identity up to the lattice
 //!   sampling and the USFFT error; `inverse` solves C*C f = C*c by conjugate gradients from
@@ -19,6 +20,7 @@ pub mod boxfft;
 mod cells;
 pub mod coeffs;
 pub mod cpu;
+pub mod cuda;
 pub mod gaps;
 pub mod inverse;
 pub mod layout;
@@ -31,6 +33,7 @@ pub mod sparse;
 pub mod tiles;
 pub mod windows;
 
+use crate::backend::cpu::CpuBackend;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::progress::Reporter;
@@ -53,6 +56,8 @@ pub struct WavepacketPlan<T: Real> {
     /// Data → lattice values (sign −1) and its adjoint (sign +1), on the same points.
     type2: UsfftPlan<T>,
     type1: UsfftPlan<T>,
+    /// The box stage on the device (a CUDA context); None: on the CPU threads.
+    boxes_gpu: Option<cuda::BoxStage<T>>,
 }
 
 impl<T: Real> WavepacketPlan<T> {
@@ -111,6 +116,10 @@ impl<T: Real> WavepacketPlan<T> {
         };
         let type2 = make(TransformType::Type2, -1)?;
         let type1 = make(TransformType::Type1, 1)?;
+        let boxes_gpu = match &ctx.cuda {
+            Some(gpu) => Some(cuda::BoxStage::new(gpu, &layout, &windows, &type2)?),
+            None => None,
+        };
         Ok(WavepacketPlan {
             ctx,
             layout,
@@ -118,6 +127,7 @@ impl<T: Real> WavepacketPlan<T> {
             ffts,
             type2,
             type1,
+            boxes_gpu,
         })
     }
 
@@ -154,7 +164,7 @@ impl<T: Real> WavepacketPlan<T> {
     /// Reports progress to the context's callback; a stop leaves `coeffs` as it was.
     pub fn forward(&self, data: &[T], coeffs: &mut [Complex<T>]) -> Result<()> {
         self.check_sizes(data.len(), coeffs.len())?;
-        check_data_finite(data)?;
+        check_data_finite(data, &self.ctx.cpu)?;
         let mut reporter = self.ctx.reporter();
         if reporter.is_active() {
             // A stop between box chunks must not leave the caller half an answer.
@@ -192,6 +202,11 @@ impl<T: Real> WavepacketPlan<T> {
         shifts: &[[f64; 3]],
         reporter: &mut Reporter,
     ) -> Result<()> {
+        if let (Some(stage), Some(gpu)) = (&self.boxes_gpu, &self.ctx.cuda) {
+            let (l, t2, share) = (&self.layout, &self.type2, USFFT_SHARE);
+            let cpu = &self.ctx.cpu;
+            return stage.forward(gpu, cpu, l, t2, data, coeffs, shifts, reporter, share);
+        }
         let mut modes: Vec<Complex<T>> = data.iter().map(|&v| Complex::new(v, T::zero())).collect();
         let mut values = crate::error::try_vec(
             self.layout.n_points,
@@ -219,7 +234,10 @@ impl<T: Real> WavepacketPlan<T> {
     /// to the context's callback; a stop leaves `data` as it was.
     pub fn adjoint(&self, coeffs: &[Complex<T>], data: &mut [T]) -> Result<()> {
         self.check_sizes(data.len(), coeffs.len())?;
-        check_finite(coeffs)?;
+        // The GPU checks them after their upload (at its memory's rate, not the host's).
+        if self.boxes_gpu.is_none() {
+            check_finite(coeffs, &self.ctx.cpu)?;
+        }
         let mut reporter = self.ctx.reporter();
         self.adjoint_reported(coeffs, data, &[], &mut reporter)?;
         reporter.finish();
@@ -249,6 +267,11 @@ impl<T: Real> WavepacketPlan<T> {
         shifts: &[[f64; 3]],
         reporter: &mut Reporter,
     ) -> Result<()> {
+        if let (Some(stage), Some(gpu)) = (&self.boxes_gpu, &self.ctx.cuda) {
+            let (l, t1, share) = (&self.layout, &self.type1, USFFT_SHARE);
+            let cpu = &self.ctx.cpu;
+            return stage.adjoint(gpu, cpu, l, t1, coeffs, data, shifts, reporter, share);
+        }
         let zero = Complex::new(T::zero(), T::zero());
         let mut values =
             crate::error::try_vec(self.layout.n_points, zero, "wave-packet lattice values")?;
@@ -275,9 +298,48 @@ impl<T: Real> WavepacketPlan<T> {
     }
 }
 
-/// `NonFinite` naming the first data sample that is NaN or infinite.
-pub(crate) fn check_data_finite<T: Real>(data: &[T]) -> Result<()> {
-    match data.iter().position(|v| !v.is_finite()) {
+impl<T: Real> WavepacketPlan<T> {
+    /// The device box stage of a plan on a CUDA context (its stream orders device-resident
+    /// calls), else None.
+    pub fn device_stage(&self) -> Option<&cuda::BoxStage<T>> {
+        self.boxes_gpu.as_ref()
+    }
+
+    /// Device-resident C on a CUDA context, queued on `device_stage().stream()` without
+    /// waiting: `data` n reals, `coeffs` 2·m reals (interleaved complex). Data not checked.
+    pub fn forward_device(
+        &self,
+        data: &cudarc::driver::CudaSlice<T>,
+        coeffs: &mut cudarc::driver::CudaSlice<T>,
+    ) -> Result<()> {
+        let (stage, gpu) = self.device()?;
+        stage.forward_device(gpu, &self.layout, &self.type2, data, coeffs)
+    }
+
+    /// Device-resident C* (as `forward_device`).
+    pub fn adjoint_device(
+        &self,
+        coeffs: &cudarc::driver::CudaSlice<T>,
+        data: &mut cudarc::driver::CudaSlice<T>,
+    ) -> Result<()> {
+        let (stage, gpu) = self.device()?;
+        stage.adjoint_device(gpu, &self.layout, &self.type1, coeffs, data)
+    }
+
+    fn device(&self) -> Result<(&cuda::BoxStage<T>, &crate::backend::cuda::CudaBackend)> {
+        match (&self.boxes_gpu, &self.ctx.cuda) {
+            (Some(stage), Some(gpu)) => Ok((stage, gpu)),
+            _ => Err(Error::Unsupported(
+                "device-resident calls need a plan on a CUDA context".into(),
+            )),
+        }
+    }
+}
+
+/// `NonFinite` naming the first data sample that is NaN or infinite (large arrays scanned
+/// on `cpu`'s threads).
+pub(crate) fn check_data_finite<T: Real>(data: &[T], cpu: &CpuBackend) -> Result<()> {
+    match crate::layout::find_non_finite_in(data, cpu) {
         Some(i) => Err(Error::NonFinite(format!(
             "data sample {i} is not finite; nothing was written"
         ))),
@@ -285,14 +347,15 @@ pub(crate) fn check_data_finite<T: Real>(data: &[T]) -> Result<()> {
     }
 }
 
-/// `NonFinite` naming the first coefficient that is NaN or infinite.
-pub(crate) fn check_finite<T: Real>(coeffs: &[Complex<T>]) -> Result<()> {
-    match coeffs
-        .iter()
-        .position(|v| !(v.re.is_finite() && v.im.is_finite()))
-    {
+/// `NonFinite` naming the first coefficient that is NaN or infinite (as `check_data_finite`).
+pub(crate) fn check_finite<T: Real>(coeffs: &[Complex<T>], cpu: &CpuBackend) -> Result<()> {
+    // SAFETY: Complex<T> is repr(C) {re, im}.
+    let reals =
+        unsafe { std::slice::from_raw_parts(coeffs.as_ptr().cast::<T>(), 2 * coeffs.len()) };
+    match crate::layout::find_non_finite_in(reals, cpu) {
         Some(i) => Err(Error::NonFinite(format!(
-            "coefficient {i} is not finite; nothing was written"
+            "coefficient {} is not finite; nothing was written",
+            i / 2
         ))),
         None => Ok(()),
     }

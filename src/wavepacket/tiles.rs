@@ -201,7 +201,7 @@ impl<T: Real> TiledPlan<T> {
     /// `coeffs` as it was.
     pub fn forward(&self, data: &[T], coeffs: &mut [Complex<T>]) -> Result<()> {
         self.check_sizes(data.len(), coeffs.len())?;
-        check_data_finite(data)?;
+        check_data_finite(data, &self.context().cpu)?;
         let mut reporter = self.context().reporter();
         reporter.stage("wave-packet tiles", 1.0, self.placements.len());
         let sum = self.forward_with(data, &mut || reporter.advance(1))?;
@@ -236,7 +236,7 @@ impl<T: Real> TiledPlan<T> {
     /// `data` as it was.
     pub fn adjoint(&self, coeffs: &[Complex<T>], data: &mut [T]) -> Result<()> {
         self.check_sizes(data.len(), coeffs.len())?;
-        check_finite(coeffs)?;
+        check_finite(coeffs, &self.context().cpu)?;
         let mut reporter = self.context().reporter();
         reporter.stage("wave-packet tiles", 1.0, self.placements.len());
         let out = self.adjoint_with(coeffs, &mut || reporter.advance(1))?;
@@ -286,7 +286,7 @@ impl<T: Real> TiledPlan<T> {
     ) -> Result<InverseReport> {
         check_tolerance(tolerance)?;
         self.check_sizes(data.len(), coeffs.len())?;
-        check_finite(coeffs)?;
+        check_finite(coeffs, &self.context().cpu)?;
         let b = self.adjoint_with(coeffs, &mut || Ok(()))?;
         let mut start = vec![T::zero(); b.len()];
         let l = self.layout();

@@ -2,7 +2,8 @@
 //! tests/wavepacket_abi.rs (the wave packets' long calls): progress
 //! and cancellation through the C ABI (`sg_context_set_progress`). For each long call
 //! (F-X 2D, F-XY 3D, DWT transform and denoise batches, xcorr preprocessing and
-//! correlation, the EM-logging search in both modes, USFFT types 1 and 2) the callback sees
+//! correlation, the EM-logging search in both modes, USFFT types 1 and 2, wave-packet
+//! forward, adjoint and inverse) the callback sees
 //! fractions that only
 //! grow, within [0, 1], ending with exactly one 1; a stop at a random report gives
 //! SG_ERR_CANCELLED, leaves the output as it was (a sentinel pattern; a volume filtered in
@@ -516,6 +517,18 @@ impl PartialEq for Near {
     }
 }
 
+/// An f32 output compared to rounding (|a − b| ≤ 1e-4·(1 + max |a|, |b|)): the wave packets'
+/// adjoint on the GPU ends in the type-1 USFFT (atomics, as `Near` says), and the inverse
+/// iterates on it. A sentinel (−3 where the data are of order 1) is still told apart.
+#[derive(Clone, Debug)]
+pub struct Near32(pub f32);
+
+impl PartialEq for Near32 {
+    fn eq(&self, other: &Near32) -> bool {
+        (self.0 - other.0).abs() <= 1e-4 * (1.0 + self.0.abs().max(other.0.abs()))
+    }
+}
+
 /// USFFT 3D, f64, types 1 and 2, two vectors of 60,000 points: the type 1 output (modes)
 /// and the type 2 output (point values) written only on success. `min_reports`: reports of
 /// a whole call (the GPU has one cancellation point, before its download: 2). `gpu`: type 1
@@ -589,4 +602,57 @@ pub fn usfft_types(ctx: &Context, min_reports: usize, gpu: bool) {
         }
         sg_usfft_plan_destroy(plan);
     }
+}
+
+/// Wave-packet forward, adjoint and inverse of the f32 layout `l` (of `m` coefficients) on
+/// the data `f`: on the GPU the forward and adjoint report their USFFT and box stages (the
+/// device waited for at each), the inverse each iteration.
+pub fn wavepacket_transforms(
+    ctx: &Context,
+    l: *mut seisgpu::ffi::wavepacket::sg_wavepacket_layout,
+    f: &[f32],
+    m: usize,
+    min_reports: usize,
+) {
+    use seisgpu::ffi::wavepacket::*;
+    let mut c = vec![0.0f32; 2 * m];
+    ok(sg_wavepacket_forward_f32(l, f.as_ptr(), c.as_mut_ptr()));
+    let sentinel_c = vec![-3.0f32; 2 * m];
+    let sentinel_d = vec![-3.0f32; f.len()];
+    exercise_slabs(
+        ctx,
+        "wave-packet forward",
+        4,
+        &sentinel_c,
+        false,
+        min_reports,
+        || {
+            let mut out = sentinel_c.clone();
+            let s = sg_wavepacket_forward_f32(l, f.as_ptr(), out.as_mut_ptr());
+            (s, out)
+        },
+    );
+    // Near32: on the GPU the adjoint (and the inverse built on it) agrees run to run to
+    // rounding; the CPU's is bit for bit, and Near32 holds for it too.
+    let near = |v: &[f32]| v.iter().map(|&x| Near32(x)).collect::<Vec<_>>();
+    let sentinel_n = near(&sentinel_d);
+    exercise_slabs(
+        ctx,
+        "wave-packet adjoint",
+        4,
+        &sentinel_n,
+        false,
+        min_reports,
+        || {
+            let mut out = sentinel_d.clone();
+            let s = sg_wavepacket_adjoint_f32(l, c.as_ptr(), out.as_mut_ptr());
+            (s, near(&out))
+        },
+    );
+    exercise(ctx, "wave-packet inverse", 4, &sentinel_n, || {
+        let mut out = sentinel_d.clone();
+        let (i, r) = (ptr::null_mut(), ptr::null_mut());
+        let s = sg_wavepacket_inverse_f32(l, c.as_ptr(), out.as_mut_ptr(), 1e-6, 20, i, r);
+        (s, near(&out))
+    });
 }

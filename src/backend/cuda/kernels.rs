@@ -31,5 +31,10 @@ pub const EMLOG: KernelSource = KernelSource {
     source: include_str!("../../../kernels/emlog.cu"),
 };
 
+pub const WAVEPACKET: KernelSource = KernelSource {
+    file: "wavepacket.cu",
+    source: include_str!("../../../kernels/wavepacket.cu"),
+};
+
 /// Every embedded kernel file, so that tests can compile them all.
-pub const ALL: &[&KernelSource] = &[&DWT, &USFFT, &FXDECON, &XCORR, &EMLOG];
+pub const ALL: &[&KernelSource] = &[&DWT, &USFFT, &FXDECON, &XCORR, &EMLOG, &WAVEPACKET];

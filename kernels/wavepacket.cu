@@ -1,0 +1,194 @@
+// Wave-packet box stage (src/wavepacket/cuda.rs): lattice values ↔ box coefficients, the
+// GPU half of src/wavepacket/cpu.rs and boxfft.rs. The USFFT (kernels/usfft.cu) runs before
+// (forward) or after (adjoint); cuFFT does the box FFTs, batched over the boxes of one shape.
+//
+// The prelude defines REAL (float or double). Complex arrays are interleaved (re, im) pairs.
+// Boxes are numbered in work order (grouped by shape, so that each group is one batched FFT
+// over a contiguous piece of the work array); box j's row of the table holds BOX_FIELDS
+// long longs, named below. A box's local index k runs axis 1 fastest over n1 × n2 × n3.
+//
+// Phase tables hold, per box, n1 + n2 + n3 complex factors (axis 1, then 2, then 3) whose
+// product over a point's three indices is its factor: the coefficient-side phase
+// L^(−½)·e^{2πi·lo·y/L} (`phase`, at the box's F_PHASE), or a call's grid shift
+// e^{−2πi(lo+i)δ/L} (`shift`, at shift_at[j] for box j; −1 where box j has none; both NULL
+// for a call without shifts).
+
+#define F_WORK 0     // first work element of the box
+#define F_COEFF 1    // first coefficient (and window value) of the box
+#define F_BASE 2     // lattice-value index of the box's local point (0, 0, 0)
+#define F_S2 3       // lattice-value stride of axis 2 (the lattice's len1)
+#define F_S3 4       // lattice-value stride of axis 3 (len1 · len2)
+#define F_N1 5       // box shape
+#define F_N2 6
+#define F_N3 7
+#define F_PHASE 8    // offset of the box's factors in the phase table
+#define F_O1 9       // the box's first lattice index minus the lattice's, per axis
+#define F_O2 10
+#define F_O3 11
+#define BOX_FIELDS 12
+
+struct cpx {
+    REAL re, im;
+};
+
+__device__ __forceinline__ cpx cmul(cpx a, cpx b)
+{
+    cpx r = {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+    return r;
+}
+
+__device__ __forceinline__ cpx cconj(cpx a)
+{
+    cpx r = {a.re, -a.im};
+    return r;
+}
+
+// The last j with start[j] ≤ e (start ascending, start[0] = 0, n entries).
+__device__ __forceinline__ int find_row(const long long *__restrict__ start, int n, long long e)
+{
+    int lo = 0, hi = n - 1;
+    while (lo < hi) {
+        int mid = (lo + hi + 1) >> 1;
+        if (start[mid] <= e)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+// The product of a box's three per-axis factors at (i1, i2, i3).
+__device__ __forceinline__ cpx factor(const cpx *__restrict__ table, long long at, long long n1,
+                                      long long n2, long long i1, long long i2, long long i3)
+{
+    return cmul(cmul(table[at + i1], table[at + n1 + i2]), table[at + n1 + n2 + i3]);
+}
+
+// Forward, first half: work[e] = window · lattice value (· the box's grid shift), for every
+// element e of every box (the box found from the work starts).
+extern "C" __global__ void wp_gather(const cpx *__restrict__ values, const REAL *__restrict__ windows,
+                                     const long long *__restrict__ table,
+                                     const long long *__restrict__ work_start, int n_boxes,
+                                     long long total, const long long *__restrict__ shift_at,
+                                     const cpx *__restrict__ shift, cpx *__restrict__ work)
+{
+    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total;
+         e += (long long)gridDim.x * blockDim.x) {
+        int j = find_row(work_start, n_boxes, e);
+        const long long *b = table + (long long)j * BOX_FIELDS;
+        long long k = e - b[F_WORK];
+        long long n1 = b[F_N1], n2 = b[F_N2];
+        long long i1 = k % n1, r = k / n1, i2 = r % n2, i3 = r / n2;
+        cpx v = values[b[F_BASE] + i3 * b[F_S3] + i2 * b[F_S2] + i1];
+        REAL w = windows[b[F_COEFF] + k];
+        v.re *= w;
+        v.im *= w;
+        if (shift_at && shift_at[j] >= 0)
+            v = cmul(v, factor(shift, shift_at[j], n1, n2, i1, i2, i3));
+        work[e] = v;
+    }
+}
+
+// Forward, second half (after the box FFTs): coefficients = work · the box's phase.
+extern "C" __global__ void wp_to_coefficients(const cpx *__restrict__ work,
+                                              const long long *__restrict__ table,
+                                              const long long *__restrict__ work_start,
+                                              int n_boxes, long long total,
+                                              const cpx *__restrict__ phase, cpx *__restrict__ coeffs)
+{
+    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total;
+         e += (long long)gridDim.x * blockDim.x) {
+        const long long *b = table + (long long)find_row(work_start, n_boxes, e) * BOX_FIELDS;
+        long long k = e - b[F_WORK];
+        long long n1 = b[F_N1], n2 = b[F_N2];
+        long long y1 = k % n1, r = k / n1, y2 = r % n2, y3 = r / n2;
+        coeffs[b[F_COEFF] + k] = cmul(work[e], factor(phase, b[F_PHASE], n1, n2, y1, y2, y3));
+    }
+}
+
+// Adjoint, first half (before the box FFTs): work = coefficients · the conjugate phase.
+extern "C" __global__ void wp_from_coefficients(const cpx *__restrict__ coeffs,
+                                                const long long *__restrict__ table,
+                                                const long long *__restrict__ work_start,
+                                                int n_boxes, long long total,
+                                                const cpx *__restrict__ phase, cpx *__restrict__ work)
+{
+    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total;
+         e += (long long)gridDim.x * blockDim.x) {
+        const long long *b = table + (long long)find_row(work_start, n_boxes, e) * BOX_FIELDS;
+        long long k = e - b[F_WORK];
+        long long n1 = b[F_N1], n2 = b[F_N2];
+        long long y1 = k % n1, r = k / n1, y2 = r % n2, y3 = r / n2;
+        work[e] = cmul(coeffs[b[F_COEFF] + k], cconj(factor(phase, b[F_PHASE], n1, n2, y1, y2, y3)));
+    }
+}
+
+// Adjoint, second half: each lattice value is the sum, over the boxes of its lattice that
+// hold it, of window · work (· the conjugate grid shift). One thread per lattice point, so
+// the sum needs no atomics and its order is fixed. Lattice l's points start at
+// lat_start[l] (n_lattices + 1 entries); its lengths are lat_len[2l], lat_len[2l + 1]
+// (axes 1, 2); its boxes are lat_boxes[lat_first[l] … lat_first[l + 1]).
+extern "C" __global__ void wp_scatter(const cpx *__restrict__ work, const REAL *__restrict__ windows,
+                                      const long long *__restrict__ table,
+                                      const long long *__restrict__ lat_start,
+                                      const long long *__restrict__ lat_len,
+                                      const int *__restrict__ lat_first,
+                                      const int *__restrict__ lat_boxes, int n_lattices,
+                                      long long n_points, const long long *__restrict__ shift_at,
+                                      const cpx *__restrict__ shift, cpx *__restrict__ values)
+{
+    for (long long p = blockIdx.x * (long long)blockDim.x + threadIdx.x; p < n_points;
+         p += (long long)gridDim.x * blockDim.x) {
+        int l = find_row(lat_start, n_lattices, p);
+        long long t = p - lat_start[l];
+        long long len1 = lat_len[2 * l], len2 = lat_len[2 * l + 1];
+        long long t1 = t % len1, r = t / len1, t2 = r % len2, t3 = r / len2;
+        cpx sum = {(REAL)0, (REAL)0};
+        for (int q = lat_first[l]; q < lat_first[l + 1]; ++q) {
+            int j = lat_boxes[q];
+            const long long *b = table + (long long)j * BOX_FIELDS;
+            long long n1 = b[F_N1], n2 = b[F_N2], n3 = b[F_N3];
+            long long i1 = t1 - b[F_O1], i2 = t2 - b[F_O2], i3 = t3 - b[F_O3];
+            if (i1 < 0 || i1 >= n1 || i2 < 0 || i2 >= n2 || i3 < 0 || i3 >= n3)
+                continue;
+            long long k = (i3 * n2 + i2) * n1 + i1;
+            cpx v = work[b[F_WORK] + k];
+            if (shift_at && shift_at[j] >= 0)
+                v = cmul(v, cconj(factor(shift, shift_at[j], n1, n2, i1, i2, i3)));
+            REAL w = windows[b[F_COEFF] + k];
+            sum.re += v.re * w;
+            sum.im += v.im * w;
+        }
+        values[p] = sum;
+    }
+}
+
+// Real data → complex modes (the USFFT's input).
+extern "C" __global__ void wp_complex_from_real(const REAL *__restrict__ data, cpx *__restrict__ modes,
+                                                long long n)
+{
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        cpx v = {data[i], (REAL)0};
+        modes[i] = v;
+    }
+}
+
+// Complex modes → their real parts (the adjoint's output).
+extern "C" __global__ void wp_real_part(const cpx *__restrict__ modes, REAL *__restrict__ data, long long n)
+{
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x)
+        data[i] = modes[i].re;
+}
+
+// The index of the first non-finite value of x (n values) into *first, which starts at
+// ULLONG_MAX: host-to-host calls check their input where it already is.
+extern "C" __global__ void wp_first_non_finite(const REAL *__restrict__ x, long long n,
+                                               unsigned long long *first)
+{
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x)
+        if (!isfinite(x[i]))
+            atomicMin(first, (unsigned long long)i);
+}
