@@ -1115,6 +1115,22 @@ module seisgpu
       integer(c_int32_t) :: status
     end function sg_wavepacket_volume_create
 
+    ! The same, the tiles dealt out over n_contexts contexts (e.g. one per GPU).
+    function sg_wavepacket_volume_create_on_contexts(contexts, n_contexts, dim, volume_shape, &
+        tile_shape, precision, options, out) &
+        bind(C, name="sg_wavepacket_volume_create_on_contexts") result(status)
+      import :: c_int32_t, c_size_t, c_ptr, sg_wavepacket_layout_options
+      type(c_ptr), intent(in) :: contexts(*)
+      integer(c_size_t), value, intent(in) :: n_contexts
+      integer(c_int32_t), value, intent(in) :: dim
+      integer(c_size_t), intent(in) :: volume_shape(*)
+      integer(c_size_t), intent(in) :: tile_shape(*)
+      integer(c_int32_t), value, intent(in) :: precision
+      type(sg_wavepacket_layout_options), intent(in) :: options
+      type(c_ptr), intent(inout) :: out
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_volume_create_on_contexts
+
     subroutine sg_wavepacket_volume_destroy(volume) &
         bind(C, name="sg_wavepacket_volume_destroy")
       import :: c_ptr

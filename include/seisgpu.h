@@ -1581,6 +1581,22 @@ sg_status sg_wavepacket_volume_create(const sg_context *ctx,
                                       sg_wavepacket_volume **out);
 
 /*
+ `sg_wavepacket_volume_create` with the tiles dealt out over `n_contexts` contexts (1 … 1024;
+ e.g. one per GPU, or the same context twice): tile i runs on context i mod n_contexts,
+ one thread per context, all at once; the coefficients are added in tile order, so results
+ equal those of one context (forward bit for bit; on GPUs the adjoint to rounding).
+ Progress reports go to the first context's callback. The contexts must outlive the volume.
+ */
+sg_status sg_wavepacket_volume_create_on_contexts(const sg_context *const *contexts,
+                                                  size_t n_contexts,
+                                                  int32_t dim,
+                                                  const size_t *volume_shape,
+                                                  const size_t *tile_shape,
+                                                  int32_t precision,
+                                                  const sg_wavepacket_layout_options *options,
+                                                  sg_wavepacket_volume **out);
+
+/*
  Releases a volume. NULL is a no-op. Must not race with other calls on the same volume.
  */
 void sg_wavepacket_volume_destroy(sg_wavepacket_volume *volume);

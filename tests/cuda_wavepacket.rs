@@ -385,3 +385,48 @@ fn gpu_device_resident_calls_equal_host_to_host() {
         "device-resident forward equals host-to-host ({m} coefficients), adjoint within {e_adj:.1e}"
     );
 }
+
+/// Tiles dealt out over every GPU present (two contexts on one device where there is only
+/// one): the forward equals one context's bit for bit, the adjoint to rounding.
+#[test]
+fn gpu_tiles_over_several_devices_equal_one() {
+    let Some(gpu) = gpu_context() else { return };
+    let count = cudarc::driver::CudaContext::device_count()
+        .unwrap_or(1)
+        .max(1) as usize;
+    let mut contexts = vec![gpu.clone()];
+    for ordinal in 1..count.max(2) {
+        let o = if count > 1 { ordinal as i32 } else { 0 };
+        contexts.push(Context::new(seisgpu::backend::BackendRequest::Cuda, o).unwrap());
+    }
+    let o = LayoutOptions {
+        directions: 26,
+        levels: 1,
+        tolerance: 1e-6,
+        ..Default::default()
+    };
+    let (volume, tile) = ([20, 18, 23], [12, 10, 12]);
+    let f: Vec<f32> = to_t(&f3(10, 20, 18, 23));
+    let one = TiledPlan::<f32>::new(gpu.clone(), &volume, &tile, &o).unwrap();
+    let many = TiledPlan::<f32>::on_contexts(&contexts, &volume, &tile, &o).unwrap();
+    let m = one.n_coefficients();
+    let zero = Complex::new(0f32, 0.0);
+    let (mut c1, mut c2) = (vec![zero; m], vec![zero; m]);
+    one.forward(&f, &mut c1).unwrap();
+    many.forward(&f, &mut c2).unwrap();
+    assert_eq!(c1, c2, "forward over {} contexts differs", contexts.len());
+    let (mut a1, mut a2) = (vec![0f32; f.len()], vec![0f32; f.len()]);
+    one.adjoint(&c1, &mut a1).unwrap();
+    many.adjoint(&c1, &mut a2).unwrap();
+    let e = rel_l2(&to_f64(&a2), &to_f64(&a1));
+    assert!(
+        e < 1e-6,
+        "adjoint over {} contexts differs by {e:e}",
+        contexts.len()
+    );
+    println!(
+        "{:?} tiles over {} contexts on {count} device(s): forward equal, adjoint within {e:.1e}",
+        many.tiles(),
+        contexts.len()
+    );
+}

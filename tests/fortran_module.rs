@@ -13,7 +13,8 @@
 //!   `T *` (T one of those, or char): by reference (no `value`), same kind, scalar or
 //!     array (char: an array); intent(in) exactly when T is const; or type(c_ptr), value;
 //!   pointer to an opaque type or void: type(c_ptr), value;
-//!   `T **`: type(c_ptr) by reference (not intent(in)), or type(c_ptr), value;
+//!   `T **`: type(c_ptr) by reference (not intent(in)), or type(c_ptr), value; `const T
+//!     *const *` (a list of handles): also an intent(in) array of type(c_ptr);
 //!   returns: void ↔ subroutine; a pointer ↔ type(c_ptr); otherwise the by-value rule.
 //!
 //! The parts: `syntax` (text helpers), `c_header` (the header's reader), `fortran` (the

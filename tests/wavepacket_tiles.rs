@@ -243,3 +243,50 @@ fn bad_input_is_refused_and_nothing_is_written() {
     assert!(matches!(e, Error::NonFinite(_)), "{e}");
     assert!(out.iter().all(|&v| v == -7.0));
 }
+
+/// Tiles dealt out over two contexts (one thread each) give what one context gives, bit for
+/// bit (the calling thread adds the tiles in the same order), forward, adjoint and inverse.
+#[test]
+fn tiles_dealt_over_two_contexts_equal_one_context() {
+    let (volume, tile) = ([96, 150], [96, 64]);
+    let f = penobscot(400, 96, 250, 150);
+    let o = opts(16, 2, 1e-12);
+    let one = TiledPlan::<f64>::new(cpu(), &volume, &tile, &o).unwrap();
+    let two = TiledPlan::<f64>::on_contexts(&[cpu(), cpu()], &volume, &tile, &o).unwrap();
+    assert_eq!((one.n_contexts(), two.n_contexts()), (1, 2));
+    let m = one.n_coefficients();
+    let (mut c1, mut c2) = (zeros::<f64>(m), zeros::<f64>(m));
+    one.forward(&f, &mut c1).unwrap();
+    two.forward(&f, &mut c2).unwrap();
+    assert_eq!(c1, c2, "forward over two contexts differs");
+    let (mut a1, mut a2) = (vec![0.0; f.len()], vec![0.0; f.len()]);
+    one.adjoint(&c1, &mut a1).unwrap();
+    two.adjoint(&c1, &mut a2).unwrap();
+    assert_eq!(a1, a2, "adjoint over two contexts differs");
+    let (mut x1, mut x2) = (vec![0.0; f.len()], vec![0.0; f.len()]);
+    let r1 = one.inverse(&c1, &mut x1, 1e-10, 30).unwrap();
+    let r2 = two.inverse(&c1, &mut x2, 1e-10, 30).unwrap();
+    assert_eq!((x1.clone(), r1.iterations), (x2, r2.iterations));
+    println!(
+        "{volume:?} in {:?} tiles over 2 contexts: forward, adjoint, inverse equal to one \
+         context's ({} iterations, error {:.1e})",
+        two.tiles(),
+        r1.iterations,
+        rel_l2(&x1, &f)
+    );
+    // A stop at the first tile's report: the other context's thread ends after its tile,
+    // the output is untouched, and the next call is right.
+    let first = two.context().clone();
+    first.set_progress(Some(std::sync::Arc::new(|_: &str, _: f64| true)));
+    let mut c3 = vec![Complex::new(-3.0, 0.0); m];
+    let e = two.forward(&f, &mut c3).unwrap_err();
+    assert!(e.to_string().contains("cancelled"), "{e}");
+    assert!(c3.iter().all(|z| z.re == -3.0));
+    first.set_progress(None);
+    two.forward(&f, &mut c3).unwrap();
+    assert_eq!(c3, c1);
+    let e = TiledPlan::<f64>::on_contexts(&[], &volume, &tile, &o)
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("no context"), "{e}");
+}

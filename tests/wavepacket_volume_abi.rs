@@ -366,3 +366,80 @@ fn bad_input_is_refused_with_the_argument_named() {
     );
     assert!(d.iter().all(|&x| x == -7.0));
 }
+
+/// `sg_wavepacket_volume_create_on_contexts`: two contexts give one context's coefficients
+/// and adjoint bit for bit; an empty, NULL or too long context list, or a NULL entry, is
+/// refused with the argument named and `*out` untouched.
+#[test]
+fn volumes_on_several_contexts_equal_one_context() {
+    let (a, b) = (Ctx::cpu(), Ctx::cpu());
+    let one = volume(a.0, SG_WAVEPACKET_F64, 1e-10);
+    let list = [a.0 as *const sg_context, b.0 as *const sg_context];
+    let o = options(1e-10);
+    let mut v = ptr::null_mut();
+    ok(sg_wavepacket_volume_create_on_contexts(
+        list.as_ptr(),
+        2,
+        2,
+        VOLUME.as_ptr(),
+        TILE.as_ptr(),
+        SG_WAVEPACKET_F64,
+        &o,
+        &mut v,
+    ));
+    let two = Volume(v);
+    let (n, m, ..) = sizes(&one);
+    assert_eq!(sizes(&two).1, m);
+    let f = penobscot(420, 80, 300, 70);
+    let (mut c1, mut c2) = (vec![0.0; 2 * m], vec![0.0; 2 * m]);
+    ok(sg_wavepacket_volume_forward_f64(
+        one.0,
+        f.as_ptr(),
+        c1.as_mut_ptr(),
+    ));
+    ok(sg_wavepacket_volume_forward_f64(
+        two.0,
+        f.as_ptr(),
+        c2.as_mut_ptr(),
+    ));
+    assert_eq!(c1, c2);
+    let (mut d1, mut d2) = (vec![0.0; n], vec![0.0; n]);
+    ok(sg_wavepacket_volume_adjoint_f64(
+        one.0,
+        c1.as_ptr(),
+        d1.as_mut_ptr(),
+    ));
+    ok(sg_wavepacket_volume_adjoint_f64(
+        two.0,
+        c1.as_ptr(),
+        d2.as_mut_ptr(),
+    ));
+    assert_eq!(d1, d2);
+
+    let with_null = [a.0 as *const sg_context, ptr::null()];
+    for (contexts, count, name, status) in [
+        (list.as_ptr(), 0, "n_contexts", SG_ERR_INVALID_ARGUMENT),
+        (list.as_ptr(), 1025, "n_contexts", SG_ERR_INVALID_ARGUMENT),
+        (ptr::null(), 2, "contexts", SG_ERR_NULL_POINTER),
+        (with_null.as_ptr(), 2, "contexts[1]", SG_ERR_NULL_POINTER),
+    ] {
+        let mut out = ptr::dangling_mut::<sg_wavepacket_volume>();
+        let s = sg_wavepacket_volume_create_on_contexts(
+            contexts,
+            count,
+            2,
+            VOLUME.as_ptr(),
+            TILE.as_ptr(),
+            SG_WAVEPACKET_F64,
+            &o,
+            &mut out,
+        );
+        assert_eq!(s, status, "{name}: {}", last_error());
+        assert!(last_error().contains(name), "{}", last_error());
+        assert_eq!(
+            out,
+            ptr::dangling_mut::<sg_wavepacket_volume>(),
+            "{name}: *out written"
+        );
+    }
+}

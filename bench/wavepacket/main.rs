@@ -110,12 +110,35 @@ fn main() {
             cfg.tiles
         );
         print!("{}", tiles::HEAD);
+        // Every other GPU too, for a line with the tiles dealt out over all of them.
+        let devices = cudarc::driver::CudaContext::device_count()
+            .unwrap_or(0)
+            .max(0) as usize;
+        let mut all_gpus: Vec<_> = gpu.iter().cloned().collect();
+        for ordinal in (0..devices).filter(|&o| o as i32 != cfg.ordinal) {
+            if all_gpus.is_empty() {
+                break;
+            }
+            if let Ok(c) = Context::new(BackendRequest::Cuda, ordinal as i32) {
+                all_gpus.push(c);
+            }
+        }
         for &case in &cfg.cases {
             if let Some(g) = &gpu {
-                print!("{}", tiles::line(g, "GPU", case, cfg.tiles, &cfg));
+                print!(
+                    "{}",
+                    tiles::line(std::slice::from_ref(g), "GPU", case, cfg.tiles, &cfg)
+                );
+            }
+            if all_gpus.len() > 1 {
+                let mode = format!("{} GPUs", all_gpus.len());
+                print!("{}", tiles::line(&all_gpus, &mode, case, cfg.tiles, &cfg));
             }
             if cfg.cpu && case.n <= cfg.cpu_max_n {
-                print!("{}", tiles::line(&cpu, "CPU", case, cfg.tiles, &cfg));
+                print!(
+                    "{}",
+                    tiles::line(std::slice::from_ref(&cpu), "CPU", case, cfg.tiles, &cfg)
+                );
             }
         }
     }

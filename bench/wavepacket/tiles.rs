@@ -3,7 +3,7 @@
 //! what the common grid costs: the tiled forward and adjoint against K² times one tile's
 //! forward and adjoint on the same layout (the difference is the grid shifts and the
 //! scatter/gather onto the common grid), and the coefficients on the common grid against K²
-//! tiles kept apart.
+//! tiles kept apart. With several GPUs, a line with the tiles dealt out over all of them.
 
 use crate::config::{Case, Config};
 use crate::cube;
@@ -29,9 +29,10 @@ fn median_ms(reps: usize, mut call: impl FnMut() -> Result<(), String>) -> Resul
     Ok(m.median_ms)
 }
 
-/// One line of the tiles table (Markdown), or the error that ended it.
-pub fn line(ctx: &Arc<Context>, mode: &str, case: Case, k: usize, cfg: &Config) -> String {
-    match guarded(|| measure_line(ctx, mode, case, k, cfg)) {
+/// One line of the tiles table (Markdown), or the error that ended it: the tiles dealt out
+/// over `contexts`, one tile alone on the first.
+pub fn line(contexts: &[Arc<Context>], mode: &str, case: Case, k: usize, cfg: &Config) -> String {
+    match guarded(|| measure_line(contexts, mode, case, k, cfg)) {
         Ok(s) => s,
         Err(e) => format!(
             "| {mode} | {}³ in {k}×{k} | error: {e} | | | | | |\n",
@@ -41,7 +42,7 @@ pub fn line(ctx: &Arc<Context>, mode: &str, case: Case, k: usize, cfg: &Config) 
 }
 
 fn measure_line(
-    ctx: &Arc<Context>,
+    contexts: &[Arc<Context>],
     mode: &str,
     case: Case,
     k: usize,
@@ -63,9 +64,9 @@ fn measure_line(
     };
     let t = Instant::now();
     let tiled =
-        TiledPlan::<f32>::new(ctx.clone(), &[n, side, side], &[n; 3], &opts).map_err(lib)?;
+        TiledPlan::<f32>::on_contexts(contexts, &[n, side, side], &[n; 3], &opts).map_err(lib)?;
     let plan_ms = ms_since(t);
-    let one = WavepacketPlan::<f32>::new(ctx.clone(), &[n; 3], &opts).map_err(lib)?;
+    let one = WavepacketPlan::<f32>::new(contexts[0].clone(), &[n; 3], &opts).map_err(lib)?;
     let zero = Complex::new(0f32, 0.0);
     let mut c = vec![zero; tiled.n_coefficients()];
     let mut back = vec![0f32; volume.len()];

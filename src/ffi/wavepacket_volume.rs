@@ -9,7 +9,7 @@ use super::wavepacket::{
     sg_wavepacket_layout_options_default, slice, SG_WAVEPACKET_F32, SG_WAVEPACKET_F64,
 };
 use super::{arg_ref, guard, out_ptr};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::usfft::Real;
 use crate::wavepacket::tiles::TiledPlan;
 use crate::wavepacket::Layout;
@@ -106,32 +106,90 @@ pub extern "C" fn sg_wavepacket_volume_create(
     out: *mut *mut sg_wavepacket_volume,
 ) -> sg_status {
     guard(|| {
-        let ctx = arg_ref(ctx, "ctx")?;
-        let out = out_ptr(out, "out")?;
-        if dim != 2 && dim != 3 {
-            return Err(crate::invalid!("dim is {dim}; expected 2 or 3"));
-        }
-        let volume = slice(volume_shape, dim as usize, "volume_shape")?;
-        let tile = slice(tile_shape, dim as usize, "tile_shape")?;
-        let o = match options.is_null() {
-            true => sg_wavepacket_layout_options_default(),
-            false => *arg_ref(options, "options")?,
-        };
-        let opts = layout_options(&o);
-        let c = ctx.0.clone();
-        let plan = match precision {
-            SG_WAVEPACKET_F32 => Plan::F32(TiledPlan::new(c, volume, tile, &opts)?),
-            SG_WAVEPACKET_F64 => Plan::F64(TiledPlan::new(c, volume, tile, &opts)?),
-            p => {
-                return Err(crate::invalid!(
-                    "precision is {p}; expected SG_WAVEPACKET_F32 (1) or SG_WAVEPACKET_F64 (2)"
-                ))
-            }
-        };
-        // SAFETY: checked non-NULL; written only on success.
-        unsafe { *out = Box::into_raw(Box::new(sg_wavepacket_volume(plan))) };
-        Ok(())
+        let ctx = arg_ref(ctx, "ctx")?.0.clone();
+        create(
+            vec![ctx],
+            dim,
+            volume_shape,
+            tile_shape,
+            precision,
+            options,
+            out,
+        )
     })
+}
+
+/// `sg_wavepacket_volume_create` with the tiles dealt out over `n_contexts` contexts (1 … 1024;
+/// e.g. one per GPU, or the same context twice): tile i runs on context i mod n_contexts,
+/// one thread per context, all at once; the coefficients are added in tile order, so results
+/// equal those of one context (forward bit for bit; on GPUs the adjoint to rounding).
+/// Progress reports go to the first context's callback. The contexts must outlive the volume.
+#[no_mangle]
+pub extern "C" fn sg_wavepacket_volume_create_on_contexts(
+    contexts: *const *const sg_context,
+    n_contexts: usize,
+    dim: i32,
+    volume_shape: *const usize,
+    tile_shape: *const usize,
+    precision: i32,
+    options: *const sg_wavepacket_layout_options,
+    out: *mut *mut sg_wavepacket_volume,
+) -> sg_status {
+    guard(|| {
+        if n_contexts == 0 || n_contexts > MAX_CONTEXTS {
+            return Err(crate::invalid!(
+                "n_contexts is {n_contexts}; expected 1 … {MAX_CONTEXTS}"
+            ));
+        }
+        let list = slice(contexts, n_contexts, "contexts")?;
+        let mut ctxs = Vec::with_capacity(n_contexts);
+        for (i, &c) in list.iter().enumerate() {
+            if c.is_null() {
+                return Err(Error::NullPointer(format!("contexts[{i}] is NULL")));
+            }
+            // SAFETY: checked non-NULL; the C contract: a live context.
+            ctxs.push(unsafe { &*c }.0.clone());
+        }
+        create(ctxs, dim, volume_shape, tile_shape, precision, options, out)
+    })
+}
+
+/// More contexts than any host has GPUs: a larger count is a caller's mistake.
+const MAX_CONTEXTS: usize = 1024;
+
+fn create(
+    contexts: Vec<std::sync::Arc<crate::context::Context>>,
+    dim: i32,
+    volume_shape: *const usize,
+    tile_shape: *const usize,
+    precision: i32,
+    options: *const sg_wavepacket_layout_options,
+    out: *mut *mut sg_wavepacket_volume,
+) -> Result<()> {
+    let out = out_ptr(out, "out")?;
+    if dim != 2 && dim != 3 {
+        return Err(crate::invalid!("dim is {dim}; expected 2 or 3"));
+    }
+    let volume = slice(volume_shape, dim as usize, "volume_shape")?;
+    let tile = slice(tile_shape, dim as usize, "tile_shape")?;
+    let o = match options.is_null() {
+        true => sg_wavepacket_layout_options_default(),
+        false => *arg_ref(options, "options")?,
+    };
+    let opts = layout_options(&o);
+    let c = &contexts;
+    let plan = match precision {
+        SG_WAVEPACKET_F32 => Plan::F32(TiledPlan::on_contexts(c, volume, tile, &opts)?),
+        SG_WAVEPACKET_F64 => Plan::F64(TiledPlan::on_contexts(c, volume, tile, &opts)?),
+        p => {
+            return Err(crate::invalid!(
+                "precision is {p}; expected SG_WAVEPACKET_F32 (1) or SG_WAVEPACKET_F64 (2)"
+            ))
+        }
+    };
+    // SAFETY: checked non-NULL; written only on success.
+    unsafe { *out = Box::into_raw(Box::new(sg_wavepacket_volume(plan))) };
+    Ok(())
 }
 
 /// Releases a volume. NULL is a no-op. Must not race with other calls on the same volume.

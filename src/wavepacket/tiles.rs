@@ -16,6 +16,11 @@
 //! tile's window from the common grid, undoes the shift and sums into the tile, so it is the
 //! exact transpose; the inverse is conjugate gradients on C*C from the tiles' correction
 //! filters.
+//!
+//! Given several contexts (one per GPU, say), a plan makes one tile transform on each and
+//! deals the tiles out in turn (tile i to context i mod K), one thread per context; the
+//! calling thread adds each tile's coefficients into the common grids in tile order, so the
+//! result does not depend on how many contexts there are.
 
 use super::cpu::box_slices;
 use super::inverse::{check_tolerance, solve, CorrectionFilter, InverseReport};
@@ -27,6 +32,7 @@ use crate::usfft::Real;
 use num_complex::Complex;
 use rayon::prelude::*;
 use std::ops::Range;
+use std::sync::mpsc;
 use std::sync::Arc;
 
 /// One box's coefficients on the common grid: rows along axis 1 (fastest), indexed by
@@ -60,7 +66,8 @@ struct Tile {
 
 /// A wave-packet transform of a volume cut into tiles of one layout.
 pub struct TiledPlan<T: Real> {
-    plan: WavepacketPlan<T>,
+    /// One tile transform per context (the first on the plan's context); the same layout.
+    plans: Vec<WavepacketPlan<T>>,
     filter: CorrectionFilter<T>,
     volume: [usize; 3],
     tiles: [usize; 3],
@@ -87,6 +94,20 @@ impl<T: Real> TiledPlan<T> {
         tile: &[usize],
         opts: &LayoutOptions,
     ) -> Result<Self> {
+        Self::on_contexts(&[ctx], volume, tile, opts)
+    }
+
+    /// `new` with the tiles dealt out over `contexts` (e.g. one per GPU), which run at once;
+    /// progress reports and the plan's context are the first one's.
+    pub fn on_contexts(
+        contexts: &[Arc<Context>],
+        volume: &[usize],
+        tile: &[usize],
+        opts: &LayoutOptions,
+    ) -> Result<Self> {
+        let Some(ctx) = contexts.first().cloned() else {
+            return Err(crate::invalid!("no context given for the tiles"));
+        };
         if volume.len() != tile.len() {
             return Err(crate::invalid!(
                 "the volume has {} axes and the tile {}; they must agree",
@@ -111,7 +132,11 @@ impl<T: Real> TiledPlan<T> {
         // The caller's volume must be addressable, and the tiles' placements (a shift and an
         // offset per box) held, before they are computed.
         crate::alloc::host_bytes(&vol, std::mem::size_of::<T>(), "the tiled volume")?;
-        let plan = WavepacketPlan::new(ctx, tile, opts)?;
+        let mut plans = vec![WavepacketPlan::new(ctx, tile, opts)?];
+        for c in &contexts[1..] {
+            plans.push(WavepacketPlan::new(c.clone(), tile, opts)?);
+        }
+        let plan = &plans[0];
         let layout = plan.layout();
         let n_tiles: usize = tiles.iter().product();
         crate::alloc::host_bytes(&[n_tiles, layout.boxes.len()], 48, "the tile placements")?;
@@ -134,9 +159,9 @@ impl<T: Real> TiledPlan<T> {
             std::mem::size_of::<T>(),
             "tiled coefficients",
         )?;
-        let filter = CorrectionFilter::new(&plan)?;
+        let filter = CorrectionFilter::new(plan)?;
         Ok(TiledPlan {
-            plan,
+            plans,
             filter,
             volume: vol,
             tiles,
@@ -148,7 +173,7 @@ impl<T: Real> TiledPlan<T> {
 
     /// The layout of one tile (its boxes are the common grid's boxes).
     pub fn layout(&self) -> &Layout {
-        self.plan.layout()
+        self.plans[0].layout()
     }
 
     /// The volume's shape (1 for an unused axis).
@@ -172,7 +197,12 @@ impl<T: Real> TiledPlan<T> {
     }
 
     pub fn context(&self) -> &Arc<Context> {
-        self.plan.context()
+        self.plans[0].context()
+    }
+
+    /// How many contexts the tiles are dealt out over.
+    pub fn n_contexts(&self) -> usize {
+        self.plans.len()
     }
 
     fn n_samples(&self) -> usize {
@@ -219,17 +249,66 @@ impl<T: Real> TiledPlan<T> {
         let l = self.layout();
         let zero = Complex::new(T::zero(), T::zero());
         let mut sum = try_vec(self.n_coefficients, zero, "tiled coefficients")?;
-        let mut tile = try_vec(l.n_samples(), T::zero(), "tile samples")?;
-        let mut local = try_vec(l.n_coefficients, zero, "tile coefficients")?;
-        for p in &self.placements {
+        let transform = |plan: &WavepacketPlan<T>, p: &Tile, local: &mut Vec<Complex<T>>| {
+            let mut tile = try_vec(l.n_samples(), T::zero(), "tile samples")?;
             self.read_tile(data, p.origin, &mut tile);
-            self.plan.forward_shifted(&tile, &mut local, &p.shifts)?;
+            local.resize(l.n_coefficients, zero);
+            plan.forward_shifted(&tile, local, &p.shifts)
+        };
+        self.by_tile(transform, |p, local| {
             self.context()
                 .cpu
-                .install(|| self.scatter(p, &local, &mut sum));
-            after_tile()?;
-        }
+                .install(|| self.scatter(p, local, &mut sum));
+            after_tile()
+        })?;
         Ok(sum)
+    }
+
+    /// Runs `transform(plan, tile, out)` for every tile, dealt out over the plans (one thread
+    /// each when there are several), and `then(tile, out)` on the calling thread in tile
+    /// order. The first error stops the work; the other threads end after their current tile.
+    fn by_tile<U: Send>(
+        &self,
+        transform: impl Fn(&WavepacketPlan<T>, &Tile, &mut Vec<U>) -> Result<()> + Sync,
+        mut then: impl FnMut(&Tile, &[U]) -> Result<()>,
+    ) -> Result<()> {
+        let k = self.plans.len();
+        if k == 1 {
+            let mut out = Vec::new();
+            for p in &self.placements {
+                transform(&self.plans[0], p, &mut out)?;
+                then(p, &out)?;
+            }
+            return Ok(());
+        }
+        std::thread::scope(|scope| {
+            let transform = &transform;
+            let mut results = Vec::with_capacity(k);
+            for (w, plan) in self.plans.iter().enumerate() {
+                // One tile ahead: the worker transforms its next tile while this thread
+                // adds the last one.
+                let (tx, rx) = mpsc::sync_channel::<Result<Vec<U>>>(1);
+                results.push(rx);
+                scope.spawn(move || {
+                    for p in self.placements.iter().skip(w).step_by(k) {
+                        let mut out = Vec::new();
+                        let r = transform(plan, p, &mut out).map(|_| out);
+                        let failed = r.is_err();
+                        // A closed channel: the calling thread stopped.
+                        if tx.send(r).is_err() || failed {
+                            return;
+                        }
+                    }
+                });
+            }
+            for (i, p) in self.placements.iter().enumerate() {
+                let out = results[i % k].recv().map_err(|_| {
+                    Error::Internal("a tile worker ended without its result".into())
+                })??;
+                then(p, &out)?;
+            }
+            Ok(())
+        })
     }
 
     /// C*: the exact adjoint of `forward` (real part), one report per tile; a stop leaves
@@ -254,16 +333,18 @@ impl<T: Real> TiledPlan<T> {
         let l = self.layout();
         let zero = Complex::new(T::zero(), T::zero());
         let mut out = try_vec(self.n_samples(), T::zero(), "tiled volume")?;
-        let mut local = try_vec(l.n_coefficients, zero, "tile coefficients")?;
-        let mut tile = try_vec(l.n_samples(), T::zero(), "tile samples")?;
-        for p in &self.placements {
-            self.context()
+        let transform = |plan: &WavepacketPlan<T>, p: &Tile, tile: &mut Vec<T>| {
+            let mut local = try_vec(l.n_coefficients, zero, "tile coefficients")?;
+            plan.context()
                 .cpu
                 .install(|| self.gather(p, coeffs, &mut local));
-            self.plan.adjoint_shifted(&local, &mut tile, &p.shifts)?;
-            self.write_tile(&tile, p.origin, &mut out);
-            after_tile()?;
-        }
+            tile.resize(l.n_samples(), T::zero());
+            plan.adjoint_shifted(&local, tile, &p.shifts)
+        };
+        self.by_tile(transform, |p, tile| {
+            self.write_tile(tile, p.origin, &mut out);
+            after_tile()
+        })?;
         Ok(out)
     }
 

@@ -73,6 +73,14 @@ fn argument_mismatch(c: &CType, f: &FDecl, header: &Header) -> Option<String> {
             }
             Some(t) => format!("expected {t} by reference (no value), or type(c_ptr), value"),
         },
+        // A list of handles the call reads (`const T *const *`): an intent(in) array.
+        2 if f.ty == "type(c_ptr)" && f.array => {
+            if c.is_const && f.intent.as_deref() == Some("in") {
+                return None;
+            }
+            "an array of type(c_ptr) must be a const list (const T *const *), intent(in)"
+                .to_string()
+        }
         2 if f.ty == "type(c_ptr)" && !f.array => {
             if by_value_ptr {
                 return None;

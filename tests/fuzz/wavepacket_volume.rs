@@ -129,11 +129,54 @@ fn create(f: &mut Fuzz, volumes: &mut Vec<Volume>) {
         tile.as_ptr()
     };
     let op: *const sg_wavepacket_layout_options = if null_options { ptr::null() } else { &o };
-    f.announce("sg_wavepacket_volume_create", || {
-        format!("dim {dim}, volume {volume:?}, tile {tile:?}, precision {precision}, NULL options {null_options}")
-    });
-    let s = sg_wavepacket_volume_create(ctx, dim, vp, tp, precision, op, out_p);
-    f.check("sg_wavepacket_volume_create", s, &k, &[snap]);
+    // A third of the volumes deal their tiles out over the context given twice (or a list
+    // with a planted fault).
+    let (name, s) = if f.rng.chance(0.33) {
+        let mut list = [ctx, ctx];
+        let mut n = list.len();
+        let mut list_null = false;
+        if ctx.is_null() {
+            k.plant("contexts[0]");
+        }
+        match f.rng.range(0, 5) {
+            0 => {
+                k.plant("n_contexts");
+                n = f.rng.pick(&[0, 1025, usize::MAX]);
+            }
+            1 => {
+                k.plant("contexts[1]");
+                list[1] = ptr::null();
+            }
+            2 => {
+                k.plant("`contexts`");
+                list_null = true;
+            }
+            _ => {}
+        }
+        let lp = if list_null {
+            ptr::null()
+        } else {
+            list.as_ptr()
+        };
+        let name = "sg_wavepacket_volume_create_on_contexts";
+        f.announce(name, || {
+            format!(
+                "{n} contexts, dim {dim}, volume {volume:?}, tile {tile:?}, precision {precision}"
+            )
+        });
+        let s = sg_wavepacket_volume_create_on_contexts(lp, n, dim, vp, tp, precision, op, out_p);
+        (name, s)
+    } else {
+        let name = "sg_wavepacket_volume_create";
+        f.announce(name, || {
+            format!("dim {dim}, volume {volume:?}, tile {tile:?}, precision {precision}, NULL options {null_options}")
+        });
+        (
+            name,
+            sg_wavepacket_volume_create(ctx, dim, vp, tp, precision, op, out_p),
+        )
+    };
+    f.check(name, s, &k, &[snap]);
     if s != SG_OK {
         return;
     }
