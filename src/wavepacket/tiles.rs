@@ -428,8 +428,11 @@ impl<T: Real> TiledPlan<T> {
                 let g = &self.grids[b];
                 let base = g.range.start;
                 let src = &local[bx.offset..bx.offset + bx.n_coefficients()];
-                for_each_common(bx.shape, p.offsets[b], g, |k, i| {
-                    out[i - base] = out[i - base] + src[k]
+                for_each_run(bx.shape, p.offsets[b], g, |k, i, len| {
+                    let o = &mut out[i - base..i - base + len];
+                    for (v, s) in o.iter_mut().zip(&src[k..k + len]) {
+                        *v = *v + *s;
+                    }
                 });
             });
     }
@@ -443,7 +446,9 @@ impl<T: Real> TiledPlan<T> {
             .zip(boxes.par_iter().enumerate())
             .for_each(|(dst, (b, bx))| {
                 let g = &self.grids[b];
-                for_each_common(bx.shape, p.offsets[b], g, |k, i| dst[k] = common[i]);
+                for_each_run(bx.shape, p.offsets[b], g, |k, i, len| {
+                    dst[k..k + len].copy_from_slice(&common[i..i + len])
+                });
             });
     }
 }
@@ -473,23 +478,26 @@ fn place(layout: &Layout, origin: [usize; 3]) -> Tile {
     }
 }
 
-/// Calls `f(local linear index, common array index)` over a box of `shape` whose centred
-/// window starts at common index `offset`.
-fn for_each_common(
+/// Calls `f(local index, common index, length)` for the runs of a tile's box (of `shape`, its
+/// window at `offset` on the common grid `g`) that are contiguous in both: per row along
+/// axis 1, the centred indices 0 … ⌈n1/2⌉ − 1 and then −⌊n1/2⌋ … −1, each a run.
+fn for_each_run(
     shape: [usize; 3],
     offset: [i64; 3],
     g: &BoxGrid,
-    mut f: impl FnMut(usize, usize),
+    mut f: impl FnMut(usize, usize, usize),
 ) {
     let [n1, n2, n3] = shape;
+    let (low, high) = (n1 - n1 / 2, n1 / 2);
     let mut k = 0;
     for y3 in 0..n3 {
         for y2 in 0..n2 {
-            let row = [0, offset[1] + centred(y2, n2), offset[2] + centred(y3, n3)];
-            for y1 in 0..n1 {
-                f(k, g.index([offset[0] + centred(y1, n1), row[1], row[2]]));
-                k += 1;
+            let (r2, r3) = (offset[1] + centred(y2, n2), offset[2] + centred(y3, n3));
+            f(k, g.index([offset[0], r2, r3]), low);
+            if high > 0 {
+                f(k + low, g.index([offset[0] - high as i64, r2, r3]), high);
             }
+            k += n1;
         }
     }
 }
