@@ -78,6 +78,9 @@ _sig("sg_wavepacket_layout_sizes", [_p, _SIZE_P, _SIZE_P, _SIZE_P, _SIZE_P, _SIZ
 _sig("sg_wavepacket_layout_destroy", [_p], None)
 _sig("sg_wavepacket_volume_create", [_p, _i32, _SIZE_P, _SIZE_P, _i32,
                                      ctypes.POINTER(_LayoutOptions), ctypes.POINTER(_p)])
+_sig("sg_wavepacket_volume_create_on_contexts",
+     [ctypes.POINTER(_p), _sz, _i32, _SIZE_P, _SIZE_P, _i32, ctypes.POINTER(_LayoutOptions),
+      ctypes.POINTER(_p)])
 _sig("sg_wavepacket_volume_sizes", [_p, _SIZE_P, _SIZE_P, _SIZE_P, _SIZE_P])
 _sig("sg_wavepacket_volume_destroy", [_p], None)
 _sig("sg_usfft_plan_create", [_p, _i32, _i32, _SIZE_P, _i32, _f64, _i32, _sz, _p,
@@ -403,7 +406,9 @@ class WavepacketLayout(_Wavepackets):
 
 class WavepacketVolume(_Wavepackets):
     """A volume of `shape` cut into tiles of `tile` (each a layout of `options`), every
-    tile's box grids shifted onto one common grid (``sg_wavepacket_volume_*``)."""
+    tile's box grids shifted onto one common grid (``sg_wavepacket_volume_*``). `ctx` may
+    be a list of contexts (e.g. one per GPU): the tiles are dealt out over them, all at once
+    (``sg_wavepacket_volume_create_on_contexts``)."""
 
     _destroy = staticmethod(_lib.sg_wavepacket_volume_destroy)
     _kind = "sg_wavepacket_volume"
@@ -415,9 +420,16 @@ class WavepacketVolume(_Wavepackets):
         if len(tile) != len(shape):
             raise ValueError("the tile needs as many sizes as the volume")
         dims, tiles = (_sz * len(shape))(*shape), (_sz * len(tile))(*tile)
-        _check("sg_wavepacket_volume_create", _lib.sg_wavepacket_volume_create(
-            ctx._h, len(shape), dims, tiles, _PRECISIONS[precision][0], ctypes.byref(o),
-            ctypes.byref(self._h)))
+        p = _PRECISIONS[precision][0]
+        if isinstance(ctx, (list, tuple)):
+            handles = (_p * len(ctx))(*[c._h for c in ctx])
+            _check("sg_wavepacket_volume_create_on_contexts",
+                   _lib.sg_wavepacket_volume_create_on_contexts(
+                       handles, len(ctx), len(shape), dims, tiles, p, ctypes.byref(o),
+                       ctypes.byref(self._h)))
+        else:
+            _check("sg_wavepacket_volume_create", _lib.sg_wavepacket_volume_create(
+                ctx._h, len(shape), dims, tiles, p, ctypes.byref(o), ctypes.byref(self._h)))
         n, m, counts, boxes = _sz(), _sz(), (_sz * 3)(), _sz()
         _check("sg_wavepacket_volume_sizes", _lib.sg_wavepacket_volume_sizes(
             self._h, ctypes.byref(n), ctypes.byref(m), counts, ctypes.byref(boxes)))

@@ -128,6 +128,12 @@ class Binding(unittest.TestCase):
         back, iterations, _ = v.inverse(v.forward(f), tolerance=1e-11, max_iterations=60)
         self.assertLess(rel_l2(back, f), 1e-9)
         self.assertGreater(iterations, 0)
+        # The tiles dealt out over two contexts: the same coefficients, bit for bit.
+        two = seisgpu.WavepacketVolume([self.ctx, seisgpu.Context("cpu")], (40, 70), (40, 32),
+                                       "f64", directions=8, tolerance=1e-12)
+        self.assertEqual(list(two.forward(f)), list(v.forward(f)))
+        with self.assertRaises(seisgpu.Error):
+            seisgpu.WavepacketVolume([], (40, 70), (40, 32), "f64")
 
     def test_progress_reports_and_cancels(self):
         ctx = seisgpu.Context("cpu")
