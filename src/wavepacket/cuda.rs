@@ -590,17 +590,7 @@ impl<T: Real> BoxStage<T> {
         let s = &self.stream;
         let mut bufs = self.lock();
         let b = &mut *bufs;
-        let d = ptr(
-            ensure(
-                &mut b.data,
-                self.n_samples,
-                s,
-                "allocating wave-packet data",
-            )?,
-            s,
-        );
-        let what = "allocating wave-packet coefficients";
-        let c = ptr(ensure(&mut b.coeffs, 2 * self.n_coefficients, s, what)?, s);
+        let (d, c) = self.host_buffers(b)?;
         staging::upload_staged(&gpu.ctx, &gpu.staging, cpu, s, d, data)?;
         self.forward_on(layout, type2, d, c, shifts, b, reporter, usfft_share)?;
         staging::download_staged(&gpu.ctx, &gpu.staging, cpu, s, c, as_reals_mut(coeffs))
@@ -651,17 +641,7 @@ impl<T: Real> BoxStage<T> {
         let s = &self.stream;
         let mut bufs = self.lock();
         let b = &mut *bufs;
-        let d = ptr(
-            ensure(
-                &mut b.data,
-                self.n_samples,
-                s,
-                "allocating wave-packet data",
-            )?,
-            s,
-        );
-        let what = "allocating wave-packet coefficients";
-        let c = ptr(ensure(&mut b.coeffs, 2 * self.n_coefficients, s, what)?, s);
+        let (d, c) = self.host_buffers(b)?;
         staging::upload_staged(&gpu.ctx, &gpu.staging, cpu, s, c, as_reals(coeffs))?;
         if let Some(i) = self.find_non_finite(c, 2 * self.n_coefficients, b)? {
             return Err(Error::NonFinite(format!(
@@ -671,6 +651,46 @@ impl<T: Real> BoxStage<T> {
         }
         self.adjoint_on(layout, type1, c, d, shifts, b, reporter, usfft_share)?;
         staging::download_staged(&gpu.ctx, &gpu.staging, cpu, s, d, data)
+    }
+
+    /// C*C f (the inverse's iterations): `f` up, C and C* on the device, `out` down; the
+    /// coefficients between them never leave the device.
+    #[allow(clippy::too_many_arguments)]
+    pub fn normal(
+        &self,
+        gpu: &CudaBackend,
+        cpu: &crate::backend::cpu::CpuBackend,
+        layout: &Layout,
+        type2: &UsfftPlan<T>,
+        type1: &UsfftPlan<T>,
+        f: &[T],
+        out: &mut [T],
+    ) -> Result<()> {
+        bind(gpu)?;
+        let s = &self.stream;
+        let mut bufs = self.lock();
+        let b = &mut *bufs;
+        let (d, c) = self.host_buffers(b)?;
+        staging::upload_staged(&gpu.ctx, &gpu.staging, cpu, s, d, f)?;
+        let mut quiet = Reporter::new(None);
+        self.forward_on(layout, type2, d, c, &[], b, &mut quiet, 0.5)?;
+        self.adjoint_on(layout, type1, c, d, &[], b, &mut quiet, 0.5)?;
+        staging::download_staged(&gpu.ctx, &gpu.staging, cpu, s, d, out)
+    }
+
+    /// The device arrays of host-to-host calls, (data, coefficients), made on first use.
+    fn host_buffers(&self, b: &mut Buffers<T>) -> Result<(u64, u64)> {
+        let s = &self.stream;
+        let data = ensure(
+            &mut b.data,
+            self.n_samples,
+            s,
+            "allocating wave-packet data",
+        )?;
+        let d = ptr(data, s);
+        let what = "allocating wave-packet coefficients";
+        let c = ptr(ensure(&mut b.coeffs, 2 * self.n_coefficients, s, what)?, s);
+        Ok((d, c))
     }
 
     /// Device-resident C, queued on `stream()` without waiting: `data` holds n reals,

@@ -86,6 +86,9 @@ fn dot<T: Real>(a: &[T], b: &[T]) -> f64 {
 impl<T: Real> WavepacketPlan<T> {
     /// C*C f.
     pub fn normal(&self, f: &[T]) -> Result<Vec<T>> {
+        if let Some(out) = self.normal_on_device(f)? {
+            return Ok(out);
+        }
         let mut c = crate::error::try_vec(
             self.layout().n_coefficients,
             Complex::new(T::zero(), T::zero()),

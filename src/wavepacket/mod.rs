@@ -326,6 +326,18 @@ impl<T: Real> WavepacketPlan<T> {
         stage.adjoint_device(gpu, &self.layout, &self.type1, coeffs, data)
     }
 
+    /// C*C f on a CUDA context without the coefficients' round trip through the host (None
+    /// on the CPU).
+    pub(crate) fn normal_on_device(&self, f: &[T]) -> Result<Option<Vec<T>>> {
+        let Ok((stage, gpu)) = self.device() else {
+            return Ok(None);
+        };
+        let mut out = crate::error::try_vec(f.len(), T::zero(), "wave-packet data")?;
+        let (l, t2, t1) = (&self.layout, &self.type2, &self.type1);
+        stage.normal(gpu, &self.ctx.cpu, l, t2, t1, f, &mut out)?;
+        Ok(Some(out))
+    }
+
     fn device(&self) -> Result<(&cuda::BoxStage<T>, &crate::backend::cuda::CudaBackend)> {
         match (&self.boxes_gpu, &self.ctx.cuda) {
             (Some(stage), Some(gpu)) => Ok((stage, gpu)),
