@@ -94,7 +94,8 @@ fn gpu_usfft_reports_and_cancels() {
 fn gpu_wavepackets_report_and_cancel() {
     use seisgpu::ffi::wavepacket::*;
     let Some(ctx) = gpu() else { return };
-    let (nt, nx) = (96usize, 64usize);
+    // Large enough that each stage outlasts the report interval (a stop must find its report).
+    let (nt, nx) = (512usize, 256usize);
     let shape = [nt, nx];
     let mut l = ptr::null_mut();
     ok(sg_wavepacket_layout_create(
