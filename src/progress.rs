@@ -3,10 +3,11 @@
 //! A caller sets one callback on a context (`Context::set_progress`, or
 //! `sg_context_set_progress` in C). A long call makes a [`Reporter`] from it and runs its
 //! work in chunks through [`Reporter::for_chunks`]: between chunks, on the thread that
-//! made the call, the reporter calls back after the first chunk and then at most every
-//! [`INTERVAL`] with the stage and the fraction of the whole call done, monotone, and once
-//! more with 1 when the work is complete (the first report comes early so that a stop asked
-//! before or just after the call began is seen however short the call). A callback that returns `true` ("stop") ends the call with
+//! made the call, the reporter calls back after the first chunk, at the end of each stage
+//! and otherwise at most every [`INTERVAL`] with the stage and the fraction of the whole
+//! call done, monotone, and once more with 1 when the work is complete (the first report
+//! comes early so that a stop asked before or just after the call began is seen however
+//! short the call). A callback that returns `true` ("stop") ends the call with
 //! `Error::Cancelled` after the chunk in progress. Chunks are sized from the throughput
 //! measured so far to last about [`CHUNK_TARGET`], which bounds the time from a "stop" to
 //! the return. Without a callback the work runs as one chunk: no overhead, no change.
@@ -98,15 +99,19 @@ impl Reporter {
         self.next_stage_start = self.stage_end;
     }
 
-    /// Reports that `items` more items of the stage are finished: calls back the first time
-    /// and then when the interval has passed since the last report, and fails with
+    /// Reports that `items` more items of the stage are finished: calls back the first time,
+    /// when the interval has passed since the last report and when the stage is complete,
+    /// and fails with
     /// `Cancelled` when the callback asks to stop.
     pub fn advance(&mut self, items: usize) -> Result<()> {
         let Some(callback) = &self.callback else {
             return Ok(());
         };
         self.stage_done += items;
-        if self.last_report.is_some_and(|t| t.elapsed() < interval()) {
+        // The end of a stage is always reported: a call whose stages each take less than the
+        // interval still offers a stop (and a progress step) between them.
+        let stage_ended = self.stage_items > 0 && self.stage_done >= self.stage_items;
+        if !stage_ended && self.last_report.is_some_and(|t| t.elapsed() < interval()) {
             return Ok(());
         }
         let within = match self.stage_items {
@@ -219,8 +224,11 @@ mod tests {
         assert_eq!(covered, 80);
         let seen = seen.lock().unwrap();
         // 800 ms of work: a report after the first chunk, then at most every 100 ms (about
-        // 8), and the final 1.
-        assert!((4..=10).contains(&seen.len()), "{seen:?}");
+        // 8), one at each stage's end, and the final 1.
+        assert!((4..=12).contains(&seen.len()), "{seen:?}");
+        for end in [0.25, 1.0 - f64::EPSILON] {
+            assert!(seen.iter().any(|(_, f)| *f == end), "no report at {end}: {seen:?}");
+        }
         assert!(seen.windows(2).all(|w| w[0].1 <= w[1].1), "{seen:?}");
         assert_eq!(seen.last().unwrap().1, 1.0);
         assert!(seen.iter().rev().skip(1).all(|(_, f)| *f < 1.0));
@@ -232,6 +240,29 @@ mod tests {
                 other => panic!("unknown stage {other}"),
             }
         }
+    }
+
+    /// Stages far shorter than the interval: each one's end is still reported (a stop drawn
+    /// for a later stage must find its report).
+    #[test]
+    fn each_stage_end_is_reported_however_short() {
+        let (f, seen) = recorder();
+        let mut r = Reporter::new(Some(f));
+        for name in ["a", "b", "c", "d"] {
+            r.stage(name, 0.25, 3);
+            for _ in 0..3 {
+                r.advance(1).unwrap();
+            }
+        }
+        let seen = seen.lock().unwrap();
+        let ends: Vec<&str> = seen
+            .iter()
+            .filter(|(_, f)| [0.25, 0.5, 0.75, 1.0 - f64::EPSILON].contains(f))
+            .map(|(s, _)| s.as_str())
+            .collect();
+        // The first advance reports too (a/0.0833); the interval silences the rest.
+        assert_eq!(ends, ["a", "b", "c", "d"], "{seen:?}");
+        assert_eq!(seen.len(), 5, "{seen:?}");
     }
 
     #[test]
