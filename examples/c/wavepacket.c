@@ -140,7 +140,7 @@ int main(void) {
     printf("compression: %zu of %zu coefficients kept (5 %% of the samples), SNR %.2f dB\n", nonzero, m, snr);
     check(nonzero == s && snr > 0.0, "the S largest kept, positive SNR");
     sg_wavepacket_sparse_options so = sg_wavepacket_sparse_options_default();
-    so.stages = 4; /* a quarter of the default's transforms (12 stages, 8 refit iterations) */
+    so.stages = 4; /* fewer transforms than the default (12 stages, 8 refit iterations) */
     so.refit_iterations = 4;
     size_t sparse_kept;
     double sparse_residual;

@@ -102,7 +102,7 @@ program wavepacket_example
     ' coefficients kept (5 % of the samples), SNR ', snr, ' dB'
   call check(nonzero == s .and. snr > 0.0_dp, 'the S largest kept, positive SNR')
   sparse = sg_wavepacket_sparse_options_default()
-  sparse%stages = 4                        ! a quarter of the default's transforms
+  sparse%stages = 4                        ! fewer transforms than the default (12 and 8)
   sparse%refit_iterations = 4
   st = sg_wavepacket_sparse_approximation_f64(layout, cube, kept, s, sparse, nonzero, residual)
   call require(st, 'sg_wavepacket_sparse_approximation_f64')

@@ -61,8 +61,9 @@ pub struct sg_wavepacket_sparse_options {
     /// Stages in which the support grows to its final size, in equal shares, ≥ 1 (default 12);
     /// each costs one forward transform and the refit.
     pub stages: usize,
-    /// Conjugate-gradient (CGLS) iterations of the least-squares refit after each stage, ≥ 1
-    /// (default 8); each costs one forward and one adjoint transform.
+    /// Conjugate-gradient (CGLS) iterations of the least-squares refit after each stage and
+    /// each half of the two exchange rounds, ≥ 1 (default 8); each costs one forward and one
+    /// adjoint transform.
     pub refit_iterations: usize,
 }
 
@@ -974,11 +975,13 @@ pub extern "C" fn sg_wavepacket_packet_norms(
 /// (`sg_wavepacket_adjoint_f32`) approximates `data` (n_samples values). The frame is
 /// redundant, so the largest coefficients of C f (`sg_wavepacket_keep_largest_f32`) are a poor
 /// choice; here the support grows in `options.stages` stages, each adding the coefficients
-/// whose packets correlate best with the residual (|(C r)_i|/‖ψ_i‖), and the kept ones are
-/// refitted by least squares on ‖C*c − f‖ after each stage. `options` may be NULL for the
-/// defaults. `*kept` (the non-zero coefficients) and `*residual` (‖f − C*c‖/‖f‖) may each be
-/// NULL. The arrays must not overlap. Non-finite data gives `SG_ERR_NON_FINITE`. Progress:
-/// stage "wave-packet sparse approximation", one item per stage. On failure nothing is
+/// whose packets correlate best with the residual (|(C r)_i|/‖ψ_i‖; only local maxima on
+/// their box's grid while there are enough), and the kept ones are refitted by least squares
+/// on ‖C*c − f‖ after each stage; two exchange rounds then each add S/4 more and drop the S/4
+/// weakest (|c_i|·‖ψ_i‖). `options` may be NULL for the defaults. `*kept` (the non-zero
+/// coefficients) and `*residual` (‖f − C*c‖/‖f‖) may each be NULL. The arrays must not
+/// overlap. Non-finite data gives `SG_ERR_NON_FINITE`. Progress: stage "wave-packet sparse
+/// approximation", one item per stage and per exchange round. On failure nothing is
 /// written.
 #[no_mangle]
 pub extern "C" fn sg_wavepacket_sparse_approximation_f32(

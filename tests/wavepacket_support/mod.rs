@@ -82,3 +82,24 @@ pub fn f3(t0: usize, samples: usize, xlines: usize, ilines: usize) -> Vec<f64> {
     }
     v
 }
+
+/// A crop of the `real3d` field cube (300 samples × 100 traces × 10 lines): `samples` from
+/// `t0` × `traces` from `x0` × `lines` from `y0` (time fastest), as f64.
+pub fn real3d(
+    (t0, samples): (usize, usize),
+    (x0, traces): (usize, usize),
+    (y0, lines): (usize, usize),
+) -> Vec<f64> {
+    let d = std::fs::read("data/aaspip-real3d/real3d.bin").unwrap();
+    assert_eq!(d.len(), 4 * 300 * 100 * 10);
+    let mut v = Vec::with_capacity(samples * traces * lines);
+    for y in y0..y0 + lines {
+        for x in x0..x0 + traces {
+            for t in t0..t0 + samples {
+                let o = 4 * ((y * 100 + x) * 300 + t);
+                v.push(f32::from_le_bytes(d[o..o + 4].try_into().unwrap()) as f64);
+            }
+        }
+    }
+    v
+}
