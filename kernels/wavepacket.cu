@@ -192,3 +192,23 @@ extern "C" __global__ void wp_first_non_finite(const REAL *__restrict__ x, long 
         if (!isfinite(x[i]))
             atomicMin(first, (unsigned long long)i);
 }
+
+// The part of the coefficients a hard threshold removes, in place: each box's values with
+// |c| > t[j] are zeroed (box j in work order), those at or below kept (a POCS step subtracts
+// their synthesis). Blocks stride over the boxes, threads over a box's coefficients.
+extern "C" __global__ void wp_keep_below(cpx *__restrict__ coeffs, const long long *__restrict__ table,
+                                         const double *__restrict__ t, long long n_boxes)
+{
+    for (long long j = blockIdx.x; j < n_boxes; j += gridDim.x) {
+        const long long *b = table + j * BOX_FIELDS;
+        const long long first = b[F_COEFF], n = b[F_N1] * b[F_N2] * b[F_N3];
+        const double tj = t[j];
+        for (long long k = threadIdx.x; k < n; k += blockDim.x) {
+            const cpx z = coeffs[first + k];
+            if (hypot((double)z.re, (double)z.im) > tj) {
+                const cpx zero = {0, 0};
+                coeffs[first + k] = zero;
+            }
+        }
+    }
+}

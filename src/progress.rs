@@ -227,7 +227,10 @@ mod tests {
         // 8), one at each stage's end, and the final 1.
         assert!((4..=12).contains(&seen.len()), "{seen:?}");
         for end in [0.25, 1.0 - f64::EPSILON] {
-            assert!(seen.iter().any(|(_, f)| *f == end), "no report at {end}: {seen:?}");
+            assert!(
+                seen.iter().any(|(_, f)| *f == end),
+                "no report at {end}: {seen:?}"
+            );
         }
         assert!(seen.windows(2).all(|w| w[0].1 <= w[1].1), "{seen:?}");
         assert_eq!(seen.last().unwrap().1, 1.0);

@@ -653,10 +653,12 @@ impl<T: Real> BoxStage<T> {
         staging::download_staged(&gpu.ctx, &gpu.staging, cpu, s, d, data)
     }
 
-    /// C*C f (the inverse's iterations): `f` up, C and C* on the device, `out` down; the
-    /// coefficients between them never leave the device.
+    /// C*·P(C f): `f` up, C, P and C* on the device, `out` down; the coefficients between
+    /// them never leave it. P is nothing (C*C f, the inverse's iterations) or, with
+    /// `keep_below` (one threshold per box, by box index), the zeroing of every coefficient
+    /// above its box's threshold (`wp_keep_below`: a POCS step).
     #[allow(clippy::too_many_arguments)]
-    pub fn normal(
+    pub fn synthesis(
         &self,
         gpu: &CudaBackend,
         cpu: &crate::backend::cpu::CpuBackend,
@@ -665,6 +667,7 @@ impl<T: Real> BoxStage<T> {
         type1: &UsfftPlan<T>,
         f: &[T],
         out: &mut [T],
+        keep_below: Option<&[f64]>,
     ) -> Result<()> {
         bind(gpu)?;
         let s = &self.stream;
@@ -674,6 +677,31 @@ impl<T: Real> BoxStage<T> {
         staging::upload_staged(&gpu.ctx, &gpu.staging, cpu, s, d, f)?;
         let mut quiet = Reporter::new(None);
         self.forward_on(layout, type2, d, c, &[], b, &mut quiet, 0.5)?;
+        // Kept alive until the stream has used it (the download below waits for it).
+        let mut _thresholds = None;
+        if let Some(t) = keep_below {
+            let by_work: Vec<f64> = self.order.iter().map(|&bx| t[bx]).collect();
+            let t = upload(s, &by_work, "uploading the wave-packet thresholds")?;
+            let n_boxes = by_work.len() as i64;
+            let (table, tp) = (ptr(&self.table, s), ptr(&t, s));
+            let cfg = LaunchConfig {
+                grid_dim: (by_work.len().clamp(1, 1 << 16) as u32, 1, 1),
+                block_dim: (THREADS, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // The arguments match wp_keep_below.
+            launch!(
+                self.module,
+                s,
+                "wp_keep_below",
+                cfg,
+                &c,
+                &table,
+                &tp,
+                &n_boxes
+            );
+            _thresholds = Some(t);
+        }
         self.adjoint_on(layout, type1, c, d, &[], b, &mut quiet, 0.5)?;
         staging::download_staged(&gpu.ctx, &gpu.staging, cpu, s, d, out)
     }

@@ -86,7 +86,7 @@ fn dot<T: Real>(a: &[T], b: &[T]) -> f64 {
 impl<T: Real> WavepacketPlan<T> {
     /// C*C f.
     pub fn normal(&self, f: &[T]) -> Result<Vec<T>> {
-        if let Some(out) = self.normal_on_device(f)? {
+        if let Some(out) = self.synthesis_on_device(f, None)? {
             return Ok(out);
         }
         let mut c = crate::error::try_vec(

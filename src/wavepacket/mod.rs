@@ -326,15 +326,19 @@ impl<T: Real> WavepacketPlan<T> {
         stage.adjoint_device(gpu, &self.layout, &self.type1, coeffs, data)
     }
 
-    /// C*C f on a CUDA context without the coefficients' round trip through the host (None
-    /// on the CPU).
-    pub(crate) fn normal_on_device(&self, f: &[T]) -> Result<Option<Vec<T>>> {
+    /// C*·P(C f) on a CUDA context without the coefficients' round trip through the host
+    /// (None on the CPU); P as `cuda::BoxStage::synthesis`.
+    pub(crate) fn synthesis_on_device(
+        &self,
+        f: &[T],
+        keep_below: Option<&[f64]>,
+    ) -> Result<Option<Vec<T>>> {
         let Ok((stage, gpu)) = self.device() else {
             return Ok(None);
         };
         let mut out = crate::error::try_vec(f.len(), T::zero(), "wave-packet data")?;
         let (l, t2, t1) = (&self.layout, &self.type2, &self.type1);
-        stage.normal(gpu, &self.ctx.cpu, l, t2, t1, f, &mut out)?;
+        stage.synthesis(gpu, &self.ctx.cpu, l, t2, t1, f, &mut out, keep_below)?;
         Ok(Some(out))
     }
 

@@ -178,7 +178,15 @@ impl<T: Real> WavepacketPlan<T> {
         for bx in &l.boxes {
             let [n1, n2, n3] = bx.shape;
             let at = |i1: usize, i2: usize, i3: usize| bx.offset + i1 + n1 * (i2 + n2 * i3);
-            let steps = |n: usize| -> &'static [usize] { if n >= 3 { &[0, 1, 2] } else if n == 2 { &[0, 1] } else { &[0] } };
+            let steps = |n: usize| -> &'static [usize] {
+                if n >= 3 {
+                    &[0, 1, 2]
+                } else if n == 2 {
+                    &[0, 1]
+                } else {
+                    &[0]
+                }
+            };
             for i3 in 0..n3 {
                 for i2 in 0..n2 {
                     for i1 in 0..n1 {
@@ -202,7 +210,11 @@ impl<T: Real> WavepacketPlan<T> {
                                 }
                             }
                         }
-                        if peak { peaks.push((score[i], i)) } else { rest.push((score[i], i)) }
+                        if peak {
+                            peaks.push((score[i], i))
+                        } else {
+                            rest.push((score[i], i))
+                        }
                     }
                 }
             }
