@@ -476,6 +476,112 @@ private:
                 n_directions_ = 0;
 };
 
+// A volume larger than one layout, cut into tiles whose coefficients lie on one common grid
+// per box (sg_wavepacket_volume_*). Coefficients are interleaved (re, im), box after box.
+class wavepacket_volume
+    : public detail::owner<sg_wavepacket_volume, sg_wavepacket_volume_destroy> {
+public:
+    // `volume_shape` and `tile_shape`: 2 or 3 sizes each, axis 1 fastest; the rest as
+    // wavepacket_layout's.
+    wavepacket_volume(const context &ctx, const std::vector<std::size_t> &volume_shape,
+                      const std::vector<std::size_t> &tile_shape, int32_t precision,
+                      const sg_wavepacket_layout_options *options = nullptr) {
+        dims(volume_shape, tile_shape);
+        check(sg_wavepacket_volume_create(ctx.get(), static_cast<int32_t>(volume_shape.size()),
+                                          volume_shape.data(), tile_shape.data(), precision,
+                                          options, out()));
+        read_sizes();
+    }
+
+    // The tiles dealt out over `contexts` (e.g. one per GPU; tile i on context i mod K, one
+    // thread each). The contexts must outlive the volume.
+    wavepacket_volume(const std::vector<const context *> &contexts,
+                      const std::vector<std::size_t> &volume_shape,
+                      const std::vector<std::size_t> &tile_shape, int32_t precision,
+                      const sg_wavepacket_layout_options *options = nullptr) {
+        dims(volume_shape, tile_shape);
+        std::vector<const sg_context *> handles;
+        for (const context *c : contexts) {
+            handles.push_back(c != nullptr ? c->get() : nullptr);
+        }
+        check(sg_wavepacket_volume_create_on_contexts(
+            handles.data(), handles.size(), static_cast<int32_t>(volume_shape.size()),
+            volume_shape.data(), tile_shape.data(), precision, options, out()));
+        read_sizes();
+    }
+
+    std::size_t n_samples() const noexcept { return n_samples_; }
+    std::size_t n_coefficients() const noexcept { return n_coefficients_; }
+    std::size_t n_boxes() const noexcept { return n_boxes_; }
+    // Tiles along axes 1, 2, 3 (1 for an unused axis).
+    std::vector<std::size_t> tiles() const { return {tiles_[0], tiles_[1], tiles_[2]}; }
+
+    // C: `data` (n_samples) → `coeffs` (2·n_coefficients).
+    template <class T> void forward(view<const T> data, view<T> coeffs) const {
+        sizes(data, coeffs);
+        if constexpr (std::is_same_v<T, float>) {
+            check(sg_wavepacket_volume_forward_f32(get(), data.data(), coeffs.data()));
+        } else {
+            check(sg_wavepacket_volume_forward_f64(get(), data.data(), coeffs.data()));
+        }
+    }
+
+    // C*: `coeffs` → `data`, the real part of the exact adjoint.
+    template <class T> void adjoint(view<const T> coeffs, view<T> data) const {
+        sizes(data, coeffs);
+        if constexpr (std::is_same_v<T, float>) {
+            check(sg_wavepacket_volume_adjoint_f32(get(), coeffs.data(), data.data()));
+        } else {
+            check(sg_wavepacket_volume_adjoint_f64(get(), coeffs.data(), data.data()));
+        }
+    }
+
+    // The volume whose coefficients are closest to `coeffs` (each tile's correction
+    // filter, then conjugate gradients to `tolerance` or `max_iterations`).
+    template <class T>
+    inverse_report inverse(view<const T> coeffs, view<T> data, double tolerance,
+                           std::size_t max_iterations) const {
+        sizes(data, coeffs);
+        inverse_report r{0, 0.0};
+        if constexpr (std::is_same_v<T, float>) {
+            check(sg_wavepacket_volume_inverse_f32(get(), coeffs.data(), data.data(), tolerance,
+                                                   max_iterations, &r.iterations, &r.residual));
+        } else {
+            check(sg_wavepacket_volume_inverse_f64(get(), coeffs.data(), data.data(), tolerance,
+                                                   max_iterations, &r.iterations, &r.residual));
+        }
+        return r;
+    }
+
+private:
+    // The C call reads `dim` sizes from each: both must hold that many.
+    static void dims(const std::vector<std::size_t> &volume_shape,
+                     const std::vector<std::size_t> &tile_shape) {
+        if (volume_shape.size() != tile_shape.size()) {
+            throw error(SG_ERR_INVALID_ARGUMENT,
+                        "wavepacket_volume: volume_shape has " +
+                            std::to_string(volume_shape.size()) + " sizes, tile_shape " +
+                            std::to_string(tile_shape.size()));
+        }
+    }
+
+    void read_sizes() {
+        check(sg_wavepacket_volume_sizes(get(), &n_samples_, &n_coefficients_, tiles_,
+                                         &n_boxes_));
+    }
+
+    template <class D, class C> void sizes(const view<D> &data, const view<C> &coeffs) const {
+        static_assert(std::is_same_v<std::remove_const_t<D>, std::remove_const_t<C>> &&
+                      (std::is_same_v<std::remove_const_t<D>, float> ||
+                       std::is_same_v<std::remove_const_t<D>, double>));
+        detail::need(data, n_samples_, "data");
+        detail::need(coeffs, 2 * n_coefficients_, "coeffs");
+    }
+
+    std::size_t n_samples_ = 0, n_coefficients_ = 0, n_boxes_ = 0;
+    std::size_t tiles_[3] = {1, 1, 1};
+};
+
 // One day of window spectra (sg_xcorr_spectra_*), made by xcorr_plan::preprocess.
 class xcorr_spectra : public detail::owner<sg_xcorr_spectra, sg_xcorr_spectra_destroy> {
 public:

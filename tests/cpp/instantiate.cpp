@@ -29,7 +29,11 @@ namespace seisgpu {
                                                           std::size_t) const;              \
     template double wavepacket_layout::estimate_noise<T>(view<const T>) const;             \
     template void wavepacket_layout::threshold_noise<T>(view<T>, int32_t, double, double)  \
-        const;
+        const;                                                                              \
+    template void wavepacket_volume::forward<T>(view<const T>, view<T>) const;             \
+    template void wavepacket_volume::adjoint<T>(view<const T>, view<T>) const;             \
+    template inverse_report wavepacket_volume::inverse<T>(view<const T>, view<T>, double,  \
+                                                          std::size_t) const;
 SEISGPU_INSTANTIATE(float)
 SEISGPU_INSTANTIATE(double)
 #undef SEISGPU_INSTANTIATE
