@@ -11,11 +11,12 @@ use super::cpu;
 use super::criterion::{Mode, Norm};
 use super::result::Tally;
 use super::setup::SearchSetup;
+use crate::backend::cuda::buffers::dptr;
 use crate::backend::cuda::launch::kernel;
 use crate::backend::cuda::{driver_error, kernels, CudaBackend};
 use crate::error::{Error, Result};
 use crate::progress::Reporter;
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use std::sync::Arc;
 
 const THREADS: u32 = 256;
@@ -37,11 +38,6 @@ pub fn preludes() -> Vec<(String, String)> {
     (1..=super::matrix::MAX_PARAMETERS)
         .map(|p| (format!("p = {p}"), prelude(p)))
         .collect()
-}
-
-fn dptr<T>(s: &CudaSlice<T>, stream: &CudaStream) -> u64 {
-    let (p, _record) = s.device_ptr(stream);
-    p
 }
 
 fn up<T: cudarc::driver::DeviceRepr + Clone>(

@@ -17,6 +17,7 @@ use super::geometry::{AxisWindow, Setup, Slab};
 use super::options::OutOfBand;
 use super::volume::Volume;
 use crate::backend::cpu::CpuBackend;
+use crate::backend::cuda::buffers::dptr;
 use crate::backend::cuda::fft::{self, FftKind, FftPlan};
 use crate::backend::cuda::kernels;
 use crate::backend::cuda::launch::launch;
@@ -25,9 +26,7 @@ use crate::backend::cuda::{driver_error, CudaBackend};
 use crate::error::{Error, Result};
 use crate::progress::Reporter;
 use cudarc::cufft::result as cufft_result;
-use cudarc::driver::{
-    result, CudaModule, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg,
-};
+use cudarc::driver::{result, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -52,13 +51,6 @@ pub fn set_slab_bytes(bytes: Option<usize>) {
 /// The prelude of kernels/fxdecon.cu (one module for every shape).
 pub fn prelude() -> String {
     format!("#define FX_THREADS {SOLVE_THREADS}\n")
-}
-
-type DevPtr = u64;
-
-fn dptr<T>(s: &CudaSlice<T>, stream: &CudaStream) -> DevPtr {
-    let (p, _record) = s.device_ptr(stream);
-    p
 }
 
 fn to_i32(v: usize, what: &str) -> Result<i32> {

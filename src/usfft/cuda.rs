@@ -18,6 +18,7 @@ use super::kernel::{KernelShape, SpreadKernel};
 use super::points::MAX_POINTS;
 use super::spec::{Real, TransformType, UsfftSpec, MIN_TOL_F32, MIN_TOL_F64};
 use crate::backend::cpu::CpuBackend;
+use crate::backend::cuda::buffers::{alloc, as_reals, as_reals_mut, dptr, upload, DevPtr};
 use crate::backend::cuda::fft::{self, FftKind, FftPlan};
 use crate::backend::cuda::kernels;
 use crate::backend::cuda::launch::launch;
@@ -27,8 +28,7 @@ use crate::progress::Reporter;
 use crate::sample::Sample;
 use cudarc::cufft::result as cufft_result;
 use cudarc::driver::{
-    result, CudaEvent, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig,
-    PushKernelArg,
+    result, CudaEvent, CudaModule, CudaSlice, CudaStream, DevicePtrMut, LaunchConfig, PushKernelArg,
 };
 use num_complex::Complex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -309,35 +309,6 @@ struct Work<T> {
     grid: CudaSlice<T>,
     c: Option<CudaSlice<T>>,
     f: Option<CudaSlice<T>>,
-}
-
-type DevPtr = u64;
-
-fn dptr<T>(s: &CudaSlice<T>, stream: &CudaStream) -> DevPtr {
-    let (p, _record) = s.device_ptr(stream);
-    p
-}
-
-fn upload<U: cudarc::driver::DeviceRepr>(
-    stream: &Arc<CudaStream>,
-    host: &[U],
-    what: &'static str,
-) -> Result<CudaSlice<U>> {
-    if host.is_empty() {
-        // SAFETY: never read (no point or mode indexes it).
-        return unsafe { stream.alloc::<U>(1) }.map_err(driver_error(what));
-    }
-    stream.clone_htod(host).map_err(driver_error(what))
-}
-
-/// An uninitialised device buffer of `len` (at least 1) elements.
-fn alloc<U: cudarc::driver::DeviceRepr>(
-    stream: &Arc<CudaStream>,
-    len: usize,
-    what: &'static str,
-) -> Result<CudaSlice<U>> {
-    // SAFETY: every user writes before it reads.
-    unsafe { stream.alloc::<U>(len.max(1)) }.map_err(driver_error(what))
 }
 
 /// Replaces `buf` by one of `len` elements if it is shorter.
@@ -950,16 +921,6 @@ impl<T: Real> DevicePoints<T> {
         }
         .map_err(fft::error("running the fine-grid FFT"))
     }
-}
-
-fn as_reals<T>(v: &[Complex<T>]) -> &[T] {
-    // SAFETY: Complex<T> is repr(C) {re, im}.
-    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<T>(), 2 * v.len()) }
-}
-
-fn as_reals_mut<T>(v: &mut [Complex<T>]) -> &mut [T] {
-    // SAFETY: as above.
-    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<T>(), 2 * v.len()) }
 }
 
 /// A device buffer of at least `len` elements, kept in `slot` between calls.

@@ -9,6 +9,7 @@
 //! lattice values, modes) too, so that a plan that does not fit fails at creation.
 
 use super::layout::Layout;
+use crate::backend::cuda::buffers::{alloc, as_reals, as_reals_mut, dptr, upload};
 use crate::backend::cuda::fft::{self, FftKind, FftPlan};
 use crate::backend::cuda::kernels;
 use crate::backend::cuda::launch::launch;
@@ -19,7 +20,7 @@ use crate::sample::Sample;
 use crate::usfft::{Real, UsfftPlan};
 use cudarc::cufft::result as cufft_result;
 use cudarc::driver::{
-    CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg,
+    CudaModule, CudaSlice, CudaStream, DevicePtrMut, LaunchConfig, PushKernelArg,
 };
 use num_complex::Complex;
 use std::sync::{Arc, Mutex};
@@ -94,31 +95,6 @@ struct Buffers<T> {
     shift: Option<CudaSlice<T>>,
     /// The first non-finite input value found (u64::MAX: none).
     first_bad: CudaSlice<u64>,
-}
-
-fn ptr<T>(s: &CudaSlice<T>, stream: &CudaStream) -> u64 {
-    let (p, _record) = s.device_ptr(stream);
-    p
-}
-
-fn upload<U: cudarc::driver::DeviceRepr>(
-    stream: &Arc<CudaStream>,
-    host: &[U],
-    what: &'static str,
-) -> Result<CudaSlice<U>> {
-    if host.is_empty() {
-        return alloc(stream, 1, what);
-    }
-    stream.clone_htod(host).map_err(driver_error(what))
-}
-
-fn alloc<U: cudarc::driver::DeviceRepr>(
-    stream: &Arc<CudaStream>,
-    len: usize,
-    what: &'static str,
-) -> Result<CudaSlice<U>> {
-    // SAFETY: every user writes before it reads.
-    unsafe { stream.alloc::<U>(len.max(1)) }.map_err(driver_error(what))
 }
 
 /// `slot`, made with `len` elements if absent.
@@ -368,8 +344,8 @@ impl<T: Real> BoxStage<T> {
         // The host tables must outlive the copies.
         s.synchronize().map_err(driver_error(what))?;
         Ok((
-            ptr(bufs.shift_at.as_ref().unwrap(), s),
-            ptr(bufs.shift.as_ref().unwrap(), s),
+            dptr(bufs.shift_at.as_ref().unwrap(), s),
+            dptr(bufs.shift.as_ref().unwrap(), s),
         ))
     }
 
@@ -427,7 +403,7 @@ impl<T: Real> BoxStage<T> {
     ) -> Result<()> {
         let s = &self.stream;
         let (n, total) = (self.n_samples as i64, self.n_work as i64);
-        let modes = ptr(&bufs.modes, s);
+        let modes = dptr(&bufs.modes, s);
         // The arguments match wp_complex_from_real.
         launch!(
             self.module,
@@ -441,12 +417,12 @@ impl<T: Real> BoxStage<T> {
         type2.execute_device(&mut bufs.values, &mut bufs.modes)?;
         self.report(reporter, "wave-packet spectrum", usfft_share)?;
         let (shift_at, shift) = self.set_shifts(layout, shifts, bufs)?;
-        let (values, work) = (ptr(&bufs.values, s), ptr(&bufs.work, s));
+        let (values, work) = (dptr(&bufs.values, s), dptr(&bufs.work, s));
         let (windows, table, starts, phase) = (
-            ptr(&self.windows, s),
-            ptr(&self.table, s),
-            ptr(&self.work_start, s),
-            ptr(&self.phase, s),
+            dptr(&self.windows, s),
+            dptr(&self.table, s),
+            dptr(&self.work_start, s),
+            dptr(&self.phase, s),
         );
         let n_boxes = self.order.len() as i32;
         // The arguments match wp_gather; work holds n_work complex values.
@@ -498,12 +474,12 @@ impl<T: Real> BoxStage<T> {
     ) -> Result<()> {
         let s = &self.stream;
         let (shift_at, shift) = self.set_shifts(layout, shifts, bufs)?;
-        let (values, work) = (ptr(&bufs.values, s), ptr(&bufs.work, s));
+        let (values, work) = (dptr(&bufs.values, s), dptr(&bufs.work, s));
         let (windows, table, starts, phase) = (
-            ptr(&self.windows, s),
-            ptr(&self.table, s),
-            ptr(&self.work_start, s),
-            ptr(&self.phase, s),
+            dptr(&self.windows, s),
+            dptr(&self.table, s),
+            dptr(&self.work_start, s),
+            dptr(&self.phase, s),
         );
         let (n_boxes, total) = (self.order.len() as i32, self.n_work as i64);
         // The arguments match wp_from_coefficients.
@@ -522,10 +498,10 @@ impl<T: Real> BoxStage<T> {
         );
         self.box_ffts(work, EXPONENT_MINUS)?;
         let (lat_start, lat_len, lat_first, lat_boxes) = (
-            ptr(&self.lat_start, s),
-            ptr(&self.lat_len, s),
-            ptr(&self.lat_first, s),
-            ptr(&self.lat_boxes, s),
+            dptr(&self.lat_start, s),
+            dptr(&self.lat_len, s),
+            dptr(&self.lat_first, s),
+            dptr(&self.lat_boxes, s),
         );
         let (n_lattices, n_points) = (layout.lattices.len() as i32, self.n_points as i64);
         // The arguments match wp_scatter; values holds n_points complex values.
@@ -554,7 +530,7 @@ impl<T: Real> BoxStage<T> {
         s1.join(s).map_err(&join)?;
         type1.execute_device(&mut bufs.values, &mut bufs.modes)?;
         s.join(&s1).map_err(&join)?;
-        let (modes, n) = (ptr(&bufs.modes, s), self.n_samples as i64);
+        let (modes, n) = (dptr(&bufs.modes, s), self.n_samples as i64);
         // The arguments match wp_real_part.
         launch!(
             self.module,
@@ -601,7 +577,7 @@ impl<T: Real> BoxStage<T> {
     fn find_non_finite(&self, x: u64, n: usize, bufs: &mut Buffers<T>) -> Result<Option<usize>> {
         let s = &self.stream;
         let what = "checking the wave-packet input";
-        let first = ptr(&bufs.first_bad, s);
+        let first = dptr(&bufs.first_bad, s);
         // SAFETY: one u64.
         unsafe { cudarc::driver::result::memset_d8_async(first, 0xff, 8, s.cu_stream()) }
             .map_err(driver_error(what))?;
@@ -683,7 +659,7 @@ impl<T: Real> BoxStage<T> {
             let by_work: Vec<f64> = self.order.iter().map(|&bx| t[bx]).collect();
             let t = upload(s, &by_work, "uploading the wave-packet thresholds")?;
             let n_boxes = by_work.len() as i64;
-            let (table, tp) = (ptr(&self.table, s), ptr(&t, s));
+            let (table, tp) = (dptr(&self.table, s), dptr(&t, s));
             let cfg = LaunchConfig {
                 grid_dim: (by_work.len().clamp(1, 1 << 16) as u32, 1, 1),
                 block_dim: (THREADS, 1, 1),
@@ -715,9 +691,9 @@ impl<T: Real> BoxStage<T> {
             s,
             "allocating wave-packet data",
         )?;
-        let d = ptr(data, s);
+        let d = dptr(data, s);
         let what = "allocating wave-packet coefficients";
-        let c = ptr(ensure(&mut b.coeffs, 2 * self.n_coefficients, s, what)?, s);
+        let c = dptr(ensure(&mut b.coeffs, 2 * self.n_coefficients, s, what)?, s);
         Ok((d, c))
     }
 
@@ -734,7 +710,7 @@ impl<T: Real> BoxStage<T> {
         self.check_device(data.len(), coeffs.len())?;
         bind(gpu)?;
         let s = &self.stream;
-        let d = ptr(data, s);
+        let d = dptr(data, s);
         let (c, _record) = coeffs.device_ptr_mut(s);
         let mut bufs = self.lock();
         self.forward_on(
@@ -761,7 +737,7 @@ impl<T: Real> BoxStage<T> {
         self.check_device(data.len(), coeffs.len())?;
         bind(gpu)?;
         let s = &self.stream;
-        let c = ptr(coeffs, s);
+        let c = dptr(coeffs, s);
         let (d, _record) = data.device_ptr_mut(s);
         let mut bufs = self.lock();
         self.adjoint_on(
@@ -791,14 +767,4 @@ fn bind(gpu: &CudaBackend) -> Result<()> {
     gpu.ctx
         .bind_to_thread()
         .map_err(driver_error("binding the context"))
-}
-
-fn as_reals<T>(v: &[Complex<T>]) -> &[T] {
-    // SAFETY: Complex<T> is repr(C) {re, im}.
-    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<T>(), 2 * v.len()) }
-}
-
-fn as_reals_mut<T>(v: &mut [Complex<T>]) -> &mut [T] {
-    // SAFETY: as above.
-    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<T>(), 2 * v.len()) }
 }

@@ -1,6 +1,7 @@
 //! The CUDA backend, through cudarc: driver, NVRTC, cuFFT and cuBLAS, all loaded at
 //! run time so that the library loads and works (on the CPU) without them.
 
+pub mod buffers;
 pub mod disk_cache;
 pub mod fft;
 pub mod kernels;

@@ -1,11 +1,11 @@
 //! Device-resident operations on raw pointers: the work of one chunk, or of `denoise_device`.
 
-use super::device_ptr::{dptr, DevPtr};
 use super::geometry::Kind;
 use super::kit::{Kit, LongScratch};
 use super::long::{ShrinkTable, NO_SHRINK};
 use super::shrink::Rules;
 use super::tuning::LONG_GROUP_TRACES;
+use crate::backend::cuda::buffers::{dptr, DevPtr};
 use crate::dwt::denoise::{DenoiseOptions, ThresholdMode};
 
 use crate::dwt::traces::Direction;

@@ -1,10 +1,10 @@
 //! Host arrays: chunks of traces staged through page-locked buffers on two streams.
 
 use super::device::{run_on_device, DevBatch, Op};
-use super::device_ptr::dptr;
 use super::kit::Kit;
 use super::tuning::CHUNK_BYTES;
 use crate::backend::cpu::CpuBackend;
+use crate::backend::cuda::buffers::dptr;
 use crate::backend::cuda::staging::PinnedBuffer;
 use crate::backend::cuda::{driver_error, CudaBackend};
 

@@ -1,6 +1,5 @@
 //! Launching: one wavelet's module on one stream, and the launchers of every DWT kernel.
 
-use super::device_ptr::{dptr, DevPtr};
 use super::geometry::{Geometry, Kind};
 use super::long::{LongPlan, Pass, ShrinkTable};
 use super::prelude::prelude;
@@ -9,6 +8,7 @@ use super::tuning::{
     ITEMS_PER_THREAD, SELECT_BINS, SELECT_CHUNK, SELECT_DIGIT_BITS, SINGLE_KERNEL_LIMIT,
     TILE_LEVELS, TILE_SAMPLES_F32, TILE_THREADS, WARP_TEAMS_PER_BLOCK,
 };
+use crate::backend::cuda::buffers::{dptr, DevPtr};
 use crate::backend::cuda::kernels;
 use crate::backend::cuda::launch::launch;
 use crate::backend::cuda::{driver_error, CudaBackend};

@@ -1,6 +1,6 @@
 //! The long path's passes: how many levels each tile pass runs, and its scratch sizes.
 
-use super::device_ptr::DevPtr;
+use crate::backend::cuda::buffers::DevPtr;
 
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Pass {

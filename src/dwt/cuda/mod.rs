@@ -16,13 +16,12 @@
 //! Host arrays are staged through page-locked buffers in chunks of traces on two streams, so
 //! that the copies and kernels of one chunk overlap the host-side gather/scatter of the other.
 
+use crate::backend::cuda::buffers::dptr;
 use device::{run_on_device, DevBatch, Op};
-use device_ptr::dptr;
 use host::run_host;
 use kit::Kit;
 use shrink::{thresholds_from_medians, Rules};
 mod device;
-mod device_ptr;
 mod geometry;
 mod host;
 mod kit;
