@@ -78,6 +78,18 @@ template <class T> void need(const view<T> &v, std::size_t needed, const char *w
     }
 }
 
+// A wave-packet call's arrays: data and coefficients of one precision (float or double),
+// at least `n_samples` data values and `n_coefficients` interleaved complex values.
+template <class D, class C>
+void need_data_and_coeffs(const view<D> &data, const view<C> &coeffs, std::size_t n_samples,
+                          std::size_t n_coefficients) {
+    static_assert(std::is_same_v<std::remove_const_t<D>, std::remove_const_t<C>> &&
+                  (std::is_same_v<std::remove_const_t<D>, float> ||
+                   std::is_same_v<std::remove_const_t<D>, double>));
+    need(data, n_samples, "data");
+    need(coeffs, 2 * n_coefficients, "coeffs");
+}
+
 // Elements spanned by `count` blocks of `length` elements, `stride` apart.
 inline std::size_t extent(std::size_t count, std::size_t stride, std::size_t length) {
     return count == 0 ? 0 : (count - 1) * stride + length;
@@ -465,11 +477,7 @@ public:
 
 private:
     template <class D, class C> void sizes(const view<D> &data, const view<C> &coeffs) const {
-        static_assert(std::is_same_v<std::remove_const_t<D>, std::remove_const_t<C>> &&
-                      (std::is_same_v<std::remove_const_t<D>, float> ||
-                       std::is_same_v<std::remove_const_t<D>, double>));
-        detail::need(data, n_samples_, "data");
-        detail::need(coeffs, 2 * n_coefficients_, "coeffs");
+        detail::need_data_and_coeffs(data, coeffs, n_samples_, n_coefficients_);
     }
 
     std::size_t n_samples_ = 0, n_coefficients_ = 0, n_boxes_ = 0, levels_ = 0,
@@ -571,11 +579,7 @@ private:
     }
 
     template <class D, class C> void sizes(const view<D> &data, const view<C> &coeffs) const {
-        static_assert(std::is_same_v<std::remove_const_t<D>, std::remove_const_t<C>> &&
-                      (std::is_same_v<std::remove_const_t<D>, float> ||
-                       std::is_same_v<std::remove_const_t<D>, double>));
-        detail::need(data, n_samples_, "data");
-        detail::need(coeffs, 2 * n_coefficients_, "coeffs");
+        detail::need_data_and_coeffs(data, coeffs, n_samples_, n_coefficients_);
     }
 
     std::size_t n_samples_ = 0, n_coefficients_ = 0, n_boxes_ = 0;
