@@ -341,7 +341,10 @@ pub fn set_points<T: Real>(
         .map(|d| {
             let buf = alloc(&s, m, "allocating USFFT point coordinates")?;
             let to = dptr(&buf, &s);
-            staging::upload_staged(&gpu.ctx, &gpu.staging, cpu, &s, to, &coords[d][..m])?;
+            // SAFETY: the address is a device buffer of this plan spanning the slice (interim raw form).
+            unsafe {
+                staging::upload_staged_raw(&gpu.ctx, &gpu.staging, cpu, &s, to, &coords[d][..m])
+            }?;
             Ok(buf)
         })
         .collect::<Result<_>>()?;
@@ -968,7 +971,8 @@ pub fn execute<T: Real>(
         TransformType::Type1 => (&as_reals(c)[..nc], cd),
         TransformType::Type2 => (&as_reals(f)[..nm], fd),
     };
-    staging::upload_staged(&gpu.ctx, &gpu.staging, cpu, &s, input_dev, input)?;
+    // SAFETY: the address is a device buffer of this plan spanning the slice (interim raw form).
+    unsafe { staging::upload_staged_raw(&gpu.ctx, &gpu.staging, cpu, &s, input_dev, input) }?;
     pts.enqueue(cd, fd, grid, None)?;
     if reporter.is_active() {
         reporter.stage("usfft", 1.0, 1);
@@ -979,7 +983,8 @@ pub fn execute<T: Real>(
         TransformType::Type1 => (&mut as_reals_mut(f)[..nm], fd),
         TransformType::Type2 => (&mut as_reals_mut(c)[..nc], cd),
     };
-    staging::download_staged(&gpu.ctx, &gpu.staging, cpu, &s, output_dev, output)
+    // SAFETY: the address is a device buffer of this plan spanning the slice (interim raw form).
+    unsafe { staging::download_staged_raw(&gpu.ctx, &gpu.staging, cpu, &s, output_dev, output) }
 }
 
 /// Device-resident execute, queued on the plan's stream (`DevicePoints::stream`) without

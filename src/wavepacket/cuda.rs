@@ -567,9 +567,13 @@ impl<T: Real> BoxStage<T> {
         let mut bufs = self.lock();
         let b = &mut *bufs;
         let (d, c) = self.host_buffers(b)?;
-        staging::upload_staged(&gpu.ctx, &gpu.staging, cpu, s, d, data)?;
+        // SAFETY: the address is a device buffer of this plan spanning the slice (interim raw form).
+        unsafe { staging::upload_staged_raw(&gpu.ctx, &gpu.staging, cpu, s, d, data) }?;
         self.forward_on(layout, type2, d, c, shifts, b, reporter, usfft_share)?;
-        staging::download_staged(&gpu.ctx, &gpu.staging, cpu, s, c, as_reals_mut(coeffs))
+        // SAFETY: the address is a device buffer of this plan spanning the slice (interim raw form).
+        unsafe {
+            staging::download_staged_raw(&gpu.ctx, &gpu.staging, cpu, s, c, as_reals_mut(coeffs))
+        }
     }
 
     /// The index of the first non-finite value of `n` reals at `x` (uploaded input), if any:
@@ -618,7 +622,8 @@ impl<T: Real> BoxStage<T> {
         let mut bufs = self.lock();
         let b = &mut *bufs;
         let (d, c) = self.host_buffers(b)?;
-        staging::upload_staged(&gpu.ctx, &gpu.staging, cpu, s, c, as_reals(coeffs))?;
+        // SAFETY: the address is a device buffer of this plan spanning the slice (interim raw form).
+        unsafe { staging::upload_staged_raw(&gpu.ctx, &gpu.staging, cpu, s, c, as_reals(coeffs)) }?;
         if let Some(i) = self.find_non_finite(c, 2 * self.n_coefficients, b)? {
             return Err(Error::NonFinite(format!(
                 "coefficient {} is not finite; nothing was written",
@@ -626,7 +631,8 @@ impl<T: Real> BoxStage<T> {
             )));
         }
         self.adjoint_on(layout, type1, c, d, shifts, b, reporter, usfft_share)?;
-        staging::download_staged(&gpu.ctx, &gpu.staging, cpu, s, d, data)
+        // SAFETY: the address is a device buffer of this plan spanning the slice (interim raw form).
+        unsafe { staging::download_staged_raw(&gpu.ctx, &gpu.staging, cpu, s, d, data) }
     }
 
     /// C*·P(C f): `f` up, C, P and C* on the device, `out` down; the coefficients between
@@ -650,7 +656,8 @@ impl<T: Real> BoxStage<T> {
         let mut bufs = self.lock();
         let b = &mut *bufs;
         let (d, c) = self.host_buffers(b)?;
-        staging::upload_staged(&gpu.ctx, &gpu.staging, cpu, s, d, f)?;
+        // SAFETY: the address is a device buffer of this plan spanning the slice (interim raw form).
+        unsafe { staging::upload_staged_raw(&gpu.ctx, &gpu.staging, cpu, s, d, f) }?;
         let mut quiet = Reporter::new(None);
         self.forward_on(layout, type2, d, c, &[], b, &mut quiet, 0.5)?;
         // Kept alive until the stream has used it (the download below waits for it).
@@ -679,7 +686,8 @@ impl<T: Real> BoxStage<T> {
             _thresholds = Some(t);
         }
         self.adjoint_on(layout, type1, c, d, &[], b, &mut quiet, 0.5)?;
-        staging::download_staged(&gpu.ctx, &gpu.staging, cpu, s, d, out)
+        // SAFETY: the address is a device buffer of this plan spanning the slice (interim raw form).
+        unsafe { staging::download_staged_raw(&gpu.ctx, &gpu.staging, cpu, s, d, out) }
     }
 
     /// The device arrays of host-to-host calls, (data, coefficients), made on first use.

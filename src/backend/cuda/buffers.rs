@@ -1,16 +1,18 @@
-//! Device buffers as kernel arguments: raw addresses, uploads and allocations with the
-//! library's error messages, complex arrays seen as interleaved reals.
+//! Device buffers the library owns: allocations, uploads, zero fills and downloads with the
+//! library's error messages, each on the stream that will use the buffer.
 
+use super::array::{DeviceArray, DeviceArrayMut};
 use super::driver_error;
-use crate::error::Result;
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DeviceRepr};
+use crate::error::{Error, Result};
+use cudarc::driver::{result, CudaSlice, CudaStream, DevicePtr, DeviceRepr, ValidAsZeroBits};
 use num_complex::Complex;
 use std::sync::Arc;
 
-/// Kernel arguments are raw device addresses (`CUdeviceptr`), so that chunks and sub-arrays
-/// need no views; every buffer is used on the stream it was allocated on.
+/// Former kernel-argument type (a raw `CUdeviceptr`), kept while the capabilities move to
+/// typed arrays; removed once none uses it.
 pub type DevPtr = u64;
 
+/// Former raw address of a slice; see `DevPtr`.
 pub fn dptr<T>(s: &CudaSlice<T>, stream: &CudaStream) -> DevPtr {
     let (p, _record) = s.device_ptr(stream);
     p
@@ -36,6 +38,74 @@ pub fn alloc<U: DeviceRepr>(
 ) -> Result<CudaSlice<U>> {
     // SAFETY: every user writes before it reads.
     unsafe { stream.alloc::<U>(len.max(1)) }.map_err(driver_error(what))
+}
+
+/// A zero-filled device buffer of `len` (at least 1) elements.
+pub fn zeros<U: DeviceRepr + ValidAsZeroBits>(
+    stream: &Arc<CudaStream>,
+    len: usize,
+    what: &'static str,
+) -> Result<CudaSlice<U>> {
+    stream
+        .alloc_zeros::<U>(len.max(1))
+        .map_err(driver_error(what))
+}
+
+/// Zeroes `a` on `stream` (asynchronously).
+pub fn fill_zero<T>(
+    stream: &CudaStream,
+    a: &mut impl DeviceArrayMut<T>,
+    what: &'static str,
+) -> Result<()> {
+    super::bind(stream.context())?;
+    // SAFETY: the array spans `bytes()` of device memory the holder may write.
+    unsafe { result::memset_d8_async(a.addr(), 0, a.bytes(), stream.cu_stream()) }
+        .map_err(driver_error(what))
+}
+
+/// Copies `src` into the first `src.len()` elements of `dst`, device to device, on `stream`.
+pub fn copy<T>(
+    stream: &CudaStream,
+    src: &impl DeviceArray<T>,
+    dst: &mut impl DeviceArrayMut<T>,
+    what: &'static str,
+) -> Result<()> {
+    if dst.len() < src.len() {
+        return Err(Error::Internal(format!(
+            "a device copy of {} elements into {}",
+            src.len(),
+            dst.len()
+        )));
+    }
+    super::bind(stream.context())?;
+    // SAFETY: both arrays span the copied bytes (checked above).
+    unsafe { result::memcpy_dtod_async(dst.addr(), src.addr(), src.bytes(), stream.cu_stream()) }
+        .map_err(driver_error(what))
+}
+
+/// The elements of `src` copied into `dst` (ordinary host memory) once the stream's queued
+/// work is done; returns after the copy.
+pub fn download<T: DeviceRepr>(
+    stream: &CudaStream,
+    src: &impl DeviceArray<T>,
+    dst: &mut [T],
+    what: &'static str,
+) -> Result<()> {
+    if src.len() < dst.len() {
+        return Err(Error::Internal(format!(
+            "a download of {} elements from {}",
+            dst.len(),
+            src.len()
+        )));
+    }
+    if dst.is_empty() {
+        return Ok(());
+    }
+    super::bind(stream.context())?;
+    // SAFETY: `src` spans dst's bytes (checked above); the copy is waited for below.
+    unsafe { result::memcpy_dtoh_async(dst, src.addr(), stream.cu_stream()) }
+        .map_err(driver_error(what))?;
+    stream.synchronize().map_err(driver_error(what))
 }
 
 /// Complex values as their interleaved (re, im) reals.

@@ -1,17 +1,70 @@
 //! cuFFT plans, made one way for every capability: bound to the caller's stream, ready
-//! before their first use, destroyed without panicking (on any thread).
+//! before their first use, destroyed without panicking (on any thread). Executed through
+//! typed arrays: `exec_c2c::<T>` picks C2C or Z2Z by the sample type, and the arrays'
+//! lengths are checked against the plan's extent, so the calls are safe.
 
-use super::{driver_error, wait_for_library_setup};
+use super::array::{DeviceArray, DeviceArrayMut};
+use super::{bind, wait_for_library_setup};
 use crate::error::{Error, Result};
+use crate::sample::Sample;
 use cudarc::cufft::{result, sys};
 use cudarc::driver::CudaStream;
+use num_complex::Complex;
 use std::sync::Arc;
 
 pub use sys::cufftType as FftKind;
 
+/// The direction of a complex transform (cuFFT's sign of the exponent).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// e^{-2πi jk/n}
+    Forward,
+    /// e^{+2πi jk/n}, unnormalised
+    Inverse,
+}
+
+impl Direction {
+    fn sign(self) -> i32 {
+        match self {
+            Direction::Forward => -1,
+            Direction::Inverse => 1,
+        }
+    }
+}
+
+/// What kind of transform, independent of the precision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// complex to complex
+    C2C,
+    /// real to half-spectrum
+    R2C,
+    /// half-spectrum to real
+    C2R,
+}
+
+fn is_double<T: Sample>() -> bool {
+    std::mem::size_of::<T>() == 8
+}
+
+/// The cuFFT type of `shape` in `T`'s precision.
+pub fn kind<T: Sample>(shape: Shape) -> FftKind {
+    match (shape, is_double::<T>()) {
+        (Shape::C2C, false) => FftKind::CUFFT_C2C,
+        (Shape::C2C, true) => FftKind::CUFFT_Z2Z,
+        (Shape::R2C, false) => FftKind::CUFFT_R2C,
+        (Shape::R2C, true) => FftKind::CUFFT_D2Z,
+        (Shape::C2R, false) => FftKind::CUFFT_C2R,
+        (Shape::C2R, true) => FftKind::CUFFT_Z2D,
+    }
+}
+
 pub struct FftPlan {
     handle: sys::cufftHandle,
     stream: Arc<CudaStream>,
+    kind: FftKind,
+    /// Elements (of the input's and the output's type) the batch spans.
+    extent: (usize, usize),
 }
 
 // SAFETY: a cuFFT handle may be used from any thread; each owner serialises its executes.
@@ -47,10 +100,7 @@ impl FftPlan {
                 dist.0.max(dist.1)
             )));
         };
-        stream
-            .context()
-            .bind_to_thread()
-            .map_err(driver_error("binding the context"))?;
+        bind(stream.context())?;
         // SAFETY: plain plan creation; the handle is owned by the returned value.
         let handle = unsafe {
             result::plan_many(
@@ -70,6 +120,8 @@ impl FftPlan {
         let plan = FftPlan {
             handle,
             stream: stream.clone(),
+            kind,
+            extent: extent(dims, dist, kind, batch as usize),
         };
         // SAFETY: the plan holds the stream, so the stream outlives it.
         unsafe { result::set_stream(handle, stream.cu_stream() as _) }
@@ -78,9 +130,120 @@ impl FftPlan {
         Ok(plan)
     }
 
+    /// The raw handle, for the callers not yet on the typed `exec_*` calls.
     pub fn handle(&self) -> sys::cufftHandle {
         self.handle
     }
+
+    /// Complex to complex in `T`'s precision (C2C or Z2Z); `input` and `output` may be the
+    /// same array (use `exec_c2c_in_place`).
+    pub fn exec_c2c<T: Sample>(
+        &self,
+        input: &impl DeviceArray<Complex<T>>,
+        output: &mut impl DeviceArrayMut<Complex<T>>,
+        direction: Direction,
+    ) -> Result<()> {
+        self.check::<T>(Shape::C2C, input.len(), output.len())?;
+        self.c2c(input.addr(), output.addr(), direction)
+    }
+
+    /// Complex to complex in place.
+    pub fn exec_c2c_in_place<T: Sample>(
+        &self,
+        data: &mut impl DeviceArrayMut<Complex<T>>,
+        direction: Direction,
+    ) -> Result<()> {
+        self.check::<T>(Shape::C2C, data.len(), data.len())?;
+        self.c2c(data.addr(), data.addr(), direction)
+    }
+
+    /// Real to half-spectrum (R2C or D2Z).
+    pub fn exec_r2c<T: Sample>(
+        &self,
+        input: &impl DeviceArray<T>,
+        output: &mut impl DeviceArrayMut<Complex<T>>,
+    ) -> Result<()> {
+        self.check::<T>(Shape::R2C, input.len(), output.len())?;
+        let (i, o) = (input.addr(), output.addr());
+        bind(self.stream.context())?;
+        // SAFETY: the arrays span the plan's extent (checked above) in its precision.
+        unsafe {
+            if is_double::<T>() {
+                result::exec_d2z(self.handle, i as *mut _, o as *mut _)
+            } else {
+                result::exec_r2c(self.handle, i as *mut _, o as *mut _)
+            }
+        }
+        .map_err(error("running a real-to-complex FFT"))
+    }
+
+    /// Half-spectrum to real (C2R or Z2D); cuFFT may overwrite the input.
+    pub fn exec_c2r<T: Sample>(
+        &self,
+        input: &mut impl DeviceArrayMut<Complex<T>>,
+        output: &mut impl DeviceArrayMut<T>,
+    ) -> Result<()> {
+        self.check::<T>(Shape::C2R, input.len(), output.len())?;
+        let (i, o) = (input.addr(), output.addr());
+        bind(self.stream.context())?;
+        // SAFETY: the arrays span the plan's extent (checked above) in its precision.
+        unsafe {
+            if is_double::<T>() {
+                result::exec_z2d(self.handle, i as *mut _, o as *mut _)
+            } else {
+                result::exec_c2r(self.handle, i as *mut _, o as *mut _)
+            }
+        }
+        .map_err(error("running a complex-to-real FFT"))
+    }
+
+    fn c2c(&self, i: u64, o: u64, direction: Direction) -> Result<()> {
+        bind(self.stream.context())?;
+        let (double, sign) = (self.kind == FftKind::CUFFT_Z2Z, direction.sign());
+        // SAFETY: both addresses span the plan's extent in its precision (checked by the
+        // callers); cuFFT allows input and output to coincide.
+        unsafe {
+            if double {
+                result::exec_z2z(self.handle, i as *mut _, o as *mut _, sign)
+            } else {
+                result::exec_c2c(self.handle, i as *mut _, o as *mut _, sign)
+            }
+        }
+        .map_err(error("running a complex FFT"))
+    }
+
+    /// The arrays' precision and shape are the plan's, and they span its batch.
+    fn check<T: Sample>(&self, shape: Shape, input: usize, output: usize) -> Result<()> {
+        if kind::<T>(shape) != self.kind {
+            return Err(Error::Internal(format!(
+                "a {:?} cuFFT plan executed as {:?}",
+                self.kind,
+                kind::<T>(shape)
+            )));
+        }
+        if input < self.extent.0 || output < self.extent.1 {
+            return Err(Error::Internal(format!(
+                "cuFFT arrays of {input} and {output} elements for a plan spanning {} and {}",
+                self.extent.0, self.extent.1
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Elements of the input's and output's types a batch spans: (batch − 1) vectors apart
+/// plus one vector (a half spectrum on the complex side of a real transform).
+fn extent(dims: &[usize], dist: (usize, usize), kind: FftKind, batch: usize) -> (usize, usize) {
+    let full: usize = dims.iter().product();
+    let last = dims.last().copied().unwrap_or(1);
+    let half = full / last.max(1) * (last / 2 + 1);
+    let (i, o) = match kind {
+        FftKind::CUFFT_R2C | FftKind::CUFFT_D2Z => (full, half),
+        FftKind::CUFFT_C2R | FftKind::CUFFT_Z2D => (half, full),
+        _ => (full, full),
+    };
+    let span = |d: usize, v: usize| batch.saturating_sub(1) * d + v;
+    (span(dist.0, i), span(dist.1, o))
 }
 
 impl Drop for FftPlan {
@@ -108,5 +271,20 @@ fn error_with(doing: &'static str, what: &'static str) -> impl Fn(result::CufftE
             Error::DeviceOutOfMemory(format!("cuFFT ran out of device memory while {doing}"))
         }
         other => Error::CudaDriver(format!("cuFFT error while {doing}: {other:?}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extents_span_the_batch_and_the_half_spectra() {
+        assert_eq!(extent(&[8, 6], (48, 48), FftKind::CUFFT_C2C, 3), (144, 144));
+        // 6 reals give 4 complex values per row; vectors 50 reals / 30 complex apart.
+        assert_eq!(extent(&[8, 6], (50, 32), FftKind::CUFFT_R2C, 2), (98, 64));
+        assert_eq!(extent(&[8, 6], (32, 50), FftKind::CUFFT_Z2D, 2), (64, 98));
+        assert_eq!(kind::<f64>(Shape::C2C), FftKind::CUFFT_Z2Z);
+        assert_eq!(kind::<f32>(Shape::R2C), FftKind::CUFFT_R2C);
     }
 }

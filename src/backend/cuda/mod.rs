@@ -1,6 +1,7 @@
 //! The CUDA backend, through cudarc: driver, NVRTC, cuFFT and cuBLAS, all loaded at
 //! run time so that the library loads and works (on the CPU) without them.
 
+pub mod array;
 pub mod buffers;
 pub mod disk_cache;
 pub mod fft;
@@ -110,6 +111,11 @@ impl CudaBackend {
         &self.description
     }
 
+    /// Makes the context current on this thread (every driver call below needs it).
+    pub fn bind(&self) -> Result<()> {
+        bind(&self.ctx)
+    }
+
     /// A fresh stream for one call, so that calls from several threads overlap.
     pub fn stream(&self) -> Result<Arc<CudaStream>> {
         self.ctx
@@ -118,14 +124,19 @@ impl CudaBackend {
     }
 }
 
+/// Makes `ctx` current on this thread: the one place the library binds a context.
+pub fn bind(ctx: &CudaContext) -> Result<()> {
+    ctx.bind_to_thread()
+        .map_err(driver_error("binding the context"))
+}
+
 /// cuFFT and cuBLAS set up a plan or handle with copies on the legacy default stream, and a
 /// copy from pageable memory may return before it lands. The library's streams are
 /// non-blocking and do not wait for that stream, so a kernel could read a half-made plan
 /// (16 threads making plans faulted with an illegal address). Called after each plan or
 /// handle is made, before its first use; it waits for that stream alone.
 pub fn wait_for_library_setup(ctx: &CudaContext) -> Result<()> {
-    ctx.bind_to_thread()
-        .map_err(driver_error("binding the context"))?;
+    bind(ctx)?;
     // SAFETY: CU_STREAM_LEGACY (the handle 0x1) names the context's legacy default stream.
     unsafe { cudarc::driver::sys::cuStreamSynchronize(1 as cudarc::driver::sys::CUstream) }
         .result()

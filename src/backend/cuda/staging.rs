@@ -4,9 +4,10 @@
 //! compute. Work is staged through these buffers in chunks instead, so the copies of
 //! one chunk overlap the kernels of another.
 
+use super::array::{DeviceArray, DeviceArrayMut};
 use super::driver_error;
 use crate::backend::cpu::CpuBackend;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use cudarc::driver::{result, CudaContext, CudaEvent, CudaStream};
 use rayon::prelude::*;
 use std::sync::{Arc, Mutex};
@@ -23,8 +24,7 @@ unsafe impl Sync for PinnedBuffer {}
 
 impl PinnedBuffer {
     fn new(ctx: &Arc<CudaContext>, bytes: usize) -> Result<PinnedBuffer> {
-        ctx.bind_to_thread()
-            .map_err(driver_error("binding the context"))?;
+        super::bind(ctx)?;
         // Flags 0: cached, readable by the host at full speed (not write-combined).
         // SAFETY: a plain allocation; freed in Drop.
         let ptr = unsafe { result::malloc_host(bytes.max(1), 0) }
@@ -158,10 +158,52 @@ impl<'a> Pieces<'a> {
     }
 }
 
-/// Copies `src` (ordinary host memory) to device address `dst` on `stream` through two
-/// page-locked pieces: the pool's threads fill one while the other is in flight. Returns
-/// once every piece has reached the device.
+/// Copies `src` (ordinary host memory) into the first `src.len()` elements of `dst` on
+/// `stream` through two page-locked pieces: the pool's threads fill one while the other is
+/// in flight. Returns once every piece has reached the device.
 pub fn upload_staged<T: Copy>(
+    ctx: &Arc<CudaContext>,
+    pool: &StagingPool,
+    cpu: &CpuBackend,
+    stream: &CudaStream,
+    dst: &mut impl DeviceArrayMut<T>,
+    src: &[T],
+) -> Result<()> {
+    fits(src.len(), dst.len(), "an upload")?;
+    // SAFETY: `dst` is writable device memory spanning src's bytes (checked above).
+    unsafe { upload_staged_raw(ctx, pool, cpu, stream, dst.addr(), src) }
+}
+
+/// Copies `dst.len()` elements of `src` into `dst` (ordinary host memory) after the work
+/// queued on `stream`, through two page-locked pieces: the pool's threads empty one while
+/// the next is in flight.
+pub fn download_staged<T: Copy>(
+    ctx: &Arc<CudaContext>,
+    pool: &StagingPool,
+    cpu: &CpuBackend,
+    stream: &CudaStream,
+    src: &impl DeviceArray<T>,
+    dst: &mut [T],
+) -> Result<()> {
+    fits(dst.len(), src.len(), "a download")?;
+    // SAFETY: `src` is device memory spanning dst's bytes (checked above).
+    unsafe { download_staged_raw(ctx, pool, cpu, stream, src.addr(), dst) }
+}
+
+fn fits(moved: usize, device: usize, what: &str) -> Result<()> {
+    if moved > device {
+        return Err(Error::Internal(format!(
+            "{what} of {moved} elements through a device array of {device}"
+        )));
+    }
+    Ok(())
+}
+
+/// `upload_staged` to a raw address.
+///
+/// # Safety
+/// `dst` is device memory of `ctx` the caller may write, spanning `size_of_val(src)` bytes.
+pub unsafe fn upload_staged_raw<T: Copy>(
     ctx: &Arc<CudaContext>,
     pool: &StagingPool,
     cpu: &CpuBackend,
@@ -191,10 +233,11 @@ pub fn upload_staged<T: Copy>(
     run.and(finished)
 }
 
-/// Copies `dst.len()` elements from device address `src` into `dst` (ordinary host memory)
-/// after the work queued on `stream`, through two page-locked pieces: the pool's threads
-/// empty one while the next is in flight.
-pub fn download_staged<T: Copy>(
+/// `download_staged` from a raw address.
+///
+/// # Safety
+/// `src` is device memory of `ctx` spanning `size_of_val(dst)` bytes.
+pub unsafe fn download_staged_raw<T: Copy>(
     ctx: &Arc<CudaContext>,
     pool: &StagingPool,
     cpu: &CpuBackend,
