@@ -108,7 +108,7 @@ static int print_context(const sg_context *ctx)
         free(description);
         return -1;
     }
-    printf("backend:  %s\n          ", backend_name(ctx));
+    fputs("context:  ", stdout);
     for (const char *c = description; *c; c++) { /* indent the description's lines */
         putchar(*c);
         if (*c == '\n')
