@@ -51,6 +51,46 @@ static float ieee_to_float(uint32_t word)
 }
 
 
+/* What the log and the figures need from the headers: the first card of the text header
+ * when it is ASCII ('C' is 0xC3 in EBCDIC, which we do not translate), and of the first and
+ * the last trace the delay (bytes 109-110, ms) and the inline and crossline numbers (bytes
+ * 189-196, SEG-Y rev 1). */
+static void note_headers(const unsigned char *file, size_t data_start, size_t trace_bytes,
+                         section *out)
+{
+    out->first_card[0] = '\0';
+    if (file[0] == 'C') {
+        size_t n = 80;
+        memcpy(out->first_card, file, n);
+        while (n > 0 && (out->first_card[n - 1] == ' ' || out->first_card[n - 1] == '\0'))
+            n--;
+        out->first_card[n] = '\0';
+    }
+    const unsigned char *first = file + data_start;
+    const unsigned char *last = first + (out->n_traces - 1) * trace_bytes;
+    out->delay_ms = be16s(first + 108);
+    out->first_inline = (int32_t)be32(first + 188);
+    out->first_crossline = (int32_t)be32(first + 192);
+    out->last_inline = (int32_t)be32(last + 188);
+    out->last_crossline = (int32_t)be32(last + 192);
+}
+
+/* The samples of every trace (the first at `first`, traces `trace_bytes` apart) into
+ * out->samples, in the file's format: 1 IBM float, 3 16-bit integer, 5 IEEE float. */
+static void decode_traces(const unsigned char *first, size_t trace_bytes, int format,
+                          section *out)
+{
+    size_t sample_bytes = format == 3 ? 2 : 4;
+    for (size_t t = 0; t < out->n_traces; t++) {
+        const unsigned char *p = first + t * trace_bytes;
+        float *row = out->samples + t * out->stride;
+        for (size_t i = 0; i < out->n_samples; i++, p += sample_bytes)
+            row[i] = format == 1 ? ibm_to_float(be32(p))
+                     : format == 3 ? (float)be16s(p)
+                                   : ieee_to_float(be32(p));
+    }
+}
+
 /* Reads a whole SEG-Y file with fixed-length traces into `out`. Each trace is stored at a
  * stride of the next power of two of its length, the tail zeroed, so that the caller can
  * pad traces in place for the DWT. Returns 0 on success, else prints why and returns -1. */
@@ -119,40 +159,13 @@ int read_segy(const char *path, section *out)
     out->format = format;
     out->revision_major = revision;
 
-    /* Keep the first card for the log when the text header is ASCII ('C' is 0xC3 in
-     * EBCDIC, which we do not translate). */
-    out->first_card[0] = '\0';
-    if (file[0] == 'C') {
-        size_t n = 80;
-        memcpy(out->first_card, file, n);
-        while (n > 0 && (out->first_card[n - 1] == ' ' || out->first_card[n - 1] == '\0'))
-            n--;
-        out->first_card[n] = '\0';
-    }
-
+    note_headers(file, data_start, trace_bytes, out);
     out->samples = calloc(out->n_traces * out->stride, sizeof(float));
     if (!out->samples) {
         fprintf(stderr, "error: out of memory\n");
         goto done;
     }
-    /* Trace header bytes 109-110 (delay recording time, ms) and 189-196 (inline and
-     * crossline numbers, SEG-Y rev 1), of the first and the last trace. */
-    const unsigned char *first = file + data_start;
-    const unsigned char *last = first + (out->n_traces - 1) * trace_bytes;
-    out->delay_ms = be16s(first + 108);
-    out->first_inline = (int32_t)be32(first + 188);
-    out->first_crossline = (int32_t)be32(first + 192);
-    out->last_inline = (int32_t)be32(last + 188);
-    out->last_crossline = (int32_t)be32(last + 192);
-
-    for (size_t t = 0; t < out->n_traces; t++) {
-        const unsigned char *p = file + data_start + t * trace_bytes + TRACE_HEADER_BYTES;
-        float *row = out->samples + t * out->stride;
-        for (size_t i = 0; i < out->n_samples; i++, p += sample_bytes)
-            row[i] = format == 1 ? ibm_to_float(be32(p))
-                     : format == 3 ? (float)be16s(p)
-                                   : ieee_to_float(be32(p));
-    }
+    decode_traces(file + data_start + TRACE_HEADER_BYTES, trace_bytes, format, out);
     rc = 0;
 
 done:
