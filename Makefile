@@ -15,6 +15,8 @@
 #                   out/emlog_marginals.png, the 2D marginals over the analytic ellipsoid)
 #   make demo-build build the demo only (target/examples/demo_penobscot, linked from
 #                   target/demo_penobscot)
+#   make wheel      the Python package's wheel (py3-none-manylinux_*_x86_64, libseisgpu.so
+#                   bundled) in target/wheels; docs/python.md
 #   make install    install under PREFIX (default /usr/local; DESTDIR too): the shared and
 #                   static libraries, headers, Fortran module source, pkg-config and CMake
 #                   files (packaging/install.sh)
@@ -58,7 +60,7 @@ EXAMPLES := $(BUILD)/dwt_denoise_c $(BUILD)/dwt_denoise_f90 $(BUILD)/usfft_c $(B
 	$(BUILD)/wavepacket_f90 $(BUILD)/wavepacket_volume_c $(BUILD)/wavepacket_volume_f90
 DEMO := $(BUILD)/demo_penobscot
 
-.PHONY: all lib header examples run-examples test demo demo-build clean FORCE install uninstall memcheck fuzz
+.PHONY: all lib header examples run-examples test demo demo-build clean FORCE install uninstall memcheck fuzz wheel
 
 all: lib
 
@@ -165,11 +167,18 @@ test:
 	$(MAKE) --no-print-directory lib
 	$(RUN_ENV) SEISGPU_REQUIRE_NVRTC=1 SEISGPU_REQUIRE_GFORTRAN=1 $(CARGO) test --release
 	$(MAKE) --no-print-directory run-examples
-	$(RUN_ENV) $(PYTHON) tests/python/test_seisgpu.py
+	$(MAKE) --no-print-directory wheel
+	$(RUN_ENV) bash tests/python/run.sh
 	bash tests/install/run.sh
 	bash tests/cpp/run.sh
 	bash tests/qt/run.sh
 	$(MAKE) --no-print-directory memcheck
+
+# The Python package (pyproject.toml, python/): cargo builds the library into it; the wheel is
+# checked (glibc and libgcc_s only) and tagged for manylinux by python/tools/wheel.py.
+wheel:
+	bash python/tools/build_env.sh
+	.tools/python-build/bin/python python/tools/wheel.py target/wheels
 
 install: lib
 	bash packaging/install.sh install "$(DESTDIR)$(PREFIX)"
