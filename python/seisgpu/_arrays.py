@@ -15,10 +15,10 @@ import numpy as np
 
 from ._errors import ArgumentTypeError, InvalidArgumentError
 
-REAL = (np.dtype(np.float32), np.dtype(np.float64))
-COMPLEX = {np.dtype(np.float32): np.dtype(np.complex64),
-           np.dtype(np.float64): np.dtype(np.complex128)}
-SUFFIX = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64",
+REAL: tuple[np.dtype, ...] = (np.dtype(np.float32), np.dtype(np.float64))
+COMPLEX: dict[np.dtype, np.dtype] = {np.dtype(np.float32): np.dtype(np.complex64),
+                                     np.dtype(np.float64): np.dtype(np.complex128)}
+SUFFIX: dict[np.dtype, str] = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64",
           np.dtype(np.complex64): "f32", np.dtype(np.complex128): "f64"}
 
 

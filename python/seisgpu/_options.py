@@ -27,7 +27,7 @@ def fill(struct: ctypes.Structure, options: Mapping[str, Any], what: str,
     `flags` from booleans. Unknown names raise ArgumentTypeError, as Python does for an
     unexpected keyword argument."""
     enums = enums or {}
-    fields = dict(struct._fields_)
+    fields = {f[0]: f[1] for f in struct._fields_}
     for key, value in options.items():
         if key not in fields:
             raise ArgumentTypeError(
@@ -69,7 +69,8 @@ def as_dict(struct: ctypes.Structure, enums: Mapping[str, Mapping[str, int]] | N
     """The struct's fields, enums by name."""
     enums = enums or {}
     out = {}
-    for key, _ in struct._fields_:
+    for f in struct._fields_:
+        key = f[0]
         v = getattr(struct, key)
         if key in enums:
             v = next((n for n, c in enums[key].items() if c == v), v)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ctypes
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from . import _lib
 from ._errors import check
@@ -40,7 +40,7 @@ class Context(Handle):
         if isinstance(device, bool) or not isinstance(device, int) or device < 0:
             from ._errors import InvalidArgumentError
             raise InvalidArgumentError(f"device = {device!r}: expected a GPU ordinal ≥ 0")
-        self._progress = None
+        self._progress: Any = None
         check("sg_context_create", _lib.lib.sg_context_create(code, device,
                                                              ctypes.byref(self._h)))
 
@@ -107,7 +107,7 @@ def describe(ctx: Context | None = None) -> str:
         f"  ({info.source}: {info.reason})",
     ]
     own = ctx is None
-    c = Context("auto") if own else ctx
+    c = ctx if ctx is not None else Context("auto")
     try:
         lines.append(f"context backend: {c.backend}")
         lines.extend("  " + line for line in c.description.splitlines())

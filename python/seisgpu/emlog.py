@@ -194,13 +194,14 @@ class EmSearch(Handle):
                               np.int32).reshape(-1, 2)
         for ab in pair_array:
             if ab[0] >= self.p or ab[1] >= self.p:
-                raise InvalidArgumentError(f"pairs: ({ab[0]}, {ab[1]}) names a parameter ≥ {self.p}")
+                raise InvalidArgumentError(
+                    f"pairs: ({ab[0]}, {ab[1]}) names a parameter ≥ {self.p}")
         o = _lib.lib.sg_emlog_options_default()
         o.criterion = choice(criterion, "criterion", CRITERIA)
         o.level = _arrays.number(level, "level")
         o.mode, o.norm = choice(mode, "mode", _MODES), choice(norm, "norm", _NORMS)
         o.max_models = _arrays.count(max_models, "max_models")
-        result = SearchResult(self, axes, [tuple(int(v) for v in ab) for ab in pair_array])
+        result = SearchResult(self, axes, [(int(ab[0]), int(ab[1])) for ab in pair_array])
         check("sg_emlog_search", _lib.lib.sg_emlog_search(
             self._ptr(), kinds.ctypes.data, counts.ctypes.data, lo.ctypes.data, hi.ctypes.data,
             listed.ctypes.data if listed.size else None, listed.size, len(pair_array),

@@ -22,7 +22,7 @@ import numpy as np
 from . import _arrays, _lib
 from ._errors import ArgumentTypeError, InvalidArgumentError, check
 from ._handle import Handle
-from ._options import choice, fill
+from ._options import fill
 from .context import Context, require
 
 _KERNELS = {"es": 0, "gaussian": 1}

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass
-from typing import Any, NamedTuple, Sequence
+from typing import Any, NamedTuple, Sequence, cast
 
 import numpy as np
 
@@ -364,7 +364,8 @@ class WavepacketVolume(_Frame):
                 f"tile: {len(self.tile)} axes; the volume has {len(self.shape)}")
         self.real_dtype = _precision(dtype)
         o = _layout_options(options)
-        contexts = list(ctx) if isinstance(ctx, (list, tuple)) else [ctx]
+        contexts: list[Context] = (list(ctx) if isinstance(ctx, (list, tuple))
+                                   else [cast(Context, ctx)])
         for i, c in enumerate(contexts):
             require(c, f"ctx[{i}]" if isinstance(ctx, (list, tuple)) else "ctx")
         # The C volume does not hold its contexts: they are kept open while it lives.

@@ -225,7 +225,7 @@ def from_obspy(stream: Any, *, freqmin: float, freqmax: float, ctx: Context | No
     """
     days, valid, ids, fs = _station_days(stream, starttime, endtime)
     own = ctx is None
-    c = Context("auto") if own else ctx
+    c = ctx if ctx is not None else Context("auto")
     try:
         with Xcorr(c, sampling_rate=fs, freqmin=freqmin, freqmax=freqmax, **options) as plan:
             result = plan.run(days, None if valid.all() else valid)

@@ -25,9 +25,10 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 "$python" -m venv "$work/venv"
 pip=("$work/venv/bin/python" -m pip --disable-pip-version-check --quiet)
-"${pip[@]}" install --no-index --find-links "$wheels" "${built[0]}[test]"
+"${pip[@]}" install --no-compile --no-index --find-links "$wheels" "${built[0]}[test]"
 
 cd "$work"
-SEISGPU_SOURCE="$root" SEISGPU_EXPECT_WHEEL=1 \
+# Nothing is written into the source tree (no __pycache__, no .pytest_cache).
+PYTHONDONTWRITEBYTECODE=1 SEISGPU_SOURCE="$root" SEISGPU_EXPECT_WHEEL=1 \
     "$work/venv/bin/python" -m pytest -p no:cacheprovider -q --durations=5 \
     --rootdir "$root/tests/python" "$root/tests/python" "$@"
