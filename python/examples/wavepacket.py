@@ -9,7 +9,7 @@ from _data import penobscot, real3d, snr_db
 window = penobscot()[300:364, 600:728]  # 64 traces × 128 samples
 rng = np.random.default_rng(0)
 noisy = window + window.std() * rng.standard_normal(window.shape).astype(np.float32)
-cube = real3d()[:, :48, :96]  # 10 lines × 48 traces × 96 samples
+cube = real3d()[:, :40, :64]  # 10 lines × 40 traces × 64 samples
 
 with seisgpu.Context() as ctx:
     wp = seisgpu.WavepacketLayout(ctx, window.shape, np.float32, directions=16, cutoff=0.2)
@@ -21,7 +21,7 @@ with seisgpu.Context() as ctx:
           f"(true {window.std():.0f})")
     print(f"denoising: {snr_db(noisy, window):.1f} dB → {snr_db(denoised, window):.1f} dB")
 
-    volume = seisgpu.WavepacketVolume(ctx, cube.shape, (10, 32, 48), np.float32,
+    volume = seisgpu.WavepacketVolume(ctx, cube.shape, (10, 20, 32), np.float32,
                                       directions=6, levels=1, cutoff=0.2)
     back = volume.inverse(volume.forward(cube), tolerance=1e-5)
     err = np.linalg.norm(back.data - cube) / np.linalg.norm(cube)

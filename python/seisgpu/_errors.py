@@ -89,10 +89,3 @@ def check(call: str, status: int) -> None:
     name = _lib.lib.sg_status_string(status).decode()
     raise _BY_STATUS.get(status, InternalError)(message, status=name, code=status, call=call)
 
-
-def invalid(message: str) -> InvalidArgumentError:
-    return InvalidArgumentError(message)
-
-
-def wrong_type(message: str) -> ArgumentTypeError:
-    return ArgumentTypeError(message)

@@ -119,9 +119,12 @@ class Xcorr(Handle):
               _lib.lib.sg_xcorr_plan_create(ctx._ptr(), ctypes.byref(o), ctypes.byref(self._h)))
         self.ctx = ctx
         fs = self.options["sampling_rate"]
-        self.n_lags = int(round(2 * self.options["maxlag"] * fs)) + 1
-        half = (self.n_lags - 1) // 2
-        self.lags = (np.arange(self.n_lags) - half) / fs
+        # The library's sizes for a day of exactly one window.
+        lags = ctypes.c_size_t()
+        check("sg_xcorr_plan_sizes", _lib.lib.sg_xcorr_plan_sizes(
+            self._h, int(round(self.options["cc_len"] * fs)), None, ctypes.byref(lags)))
+        self.n_lags = lags.value
+        self.lags = (np.arange(self.n_lags) - (self.n_lags - 1) // 2) / fs
 
     def n_windows(self, n_samples: int) -> int:
         """Windows in a day of `n_samples` samples (NoisePy's count)."""
