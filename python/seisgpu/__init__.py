@@ -25,7 +25,8 @@ from .dwt import Dwt, levels_above
 from .emlog import Axis, EmSearch, Ellipsoid, SearchResult
 from .fxdecon import FxDecon
 from .usfft import Usfft
-from .wavepacket import Box, InverseResult, SparseResult, WavepacketLayout, WavepacketVolume
+from .wavepacket import Box, InverseResult, SparseResult, WavepacketLayout
+from .wavepacket_volume import VolumeBox, WavepacketVolume
 from .xcorr import Correlations, Spectra, Xcorr, from_obspy
 
 __all__ = [
@@ -33,8 +34,8 @@ __all__ = [
     "Correlations", "CudaError", "Dwt", "Ellipsoid", "EmSearch", "Error", "FxDecon",
     "InternalError", "InvalidArgumentError", "InverseResult", "NonFiniteError",
     "OutOfMemoryError", "SearchResult", "Spectra", "SparseResult", "UnsupportedError",
-    "Usfft", "WavepacketLayout", "WavepacketVolume", "Xcorr", "__version__", "describe",
-    "from_obspy", "levels_above", "library_path", "version",
+    "Usfft", "VolumeBox", "WavepacketLayout", "WavepacketVolume", "Xcorr", "__version__",
+    "describe", "from_obspy", "levels_above", "library_path", "version",
 ]
 
 __version__ = _lib.lib.sg_version().decode()

@@ -1,6 +1,6 @@
 """Gaussian wave packets: the frame's analysis C, its exact adjoint C*, the inverse, and
 coefficient operations (thresholds, compression, POCS interpolation), for 2D sections and 3D
-volumes; tiled volumes for data too large for one layout.
+volumes (tiled volumes, for data too large for one layout: :mod:`seisgpu.wavepacket_volume`).
 
 Axes are in NumPy order: a section is an array of shape (n_traces, n_samples), a volume
 (n3, n2, n1); the last axis (samples) is the one the C library calls axis 1. Coefficients
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass
-from typing import Any, NamedTuple, Sequence, cast
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -323,86 +323,3 @@ class WavepacketLayout(_Frame):
         return (f"<seisgpu.WavepacketLayout {self.shape} {self.real_dtype}, "
                 f"{self.n_boxes} boxes, {self.n_coefficients} coefficients"
                 f"{' (closed)' if self.closed else ''}>")
-
-
-@dataclass(frozen=True)
-class VolumeBox:
-    """One box on a tiled volume's common grid: ``level``, ``direction`` (as in
-    :class:`Box`), ``offset`` and ``count`` of its coefficients."""
-
-    level: int
-    direction: int
-    offset: int
-    count: int
-
-
-class WavepacketVolume(_Frame):
-    """A volume cut into tiles, each tile a layout, all tiles' coefficients on one common
-    grid per box (so an event across a tile border is represented as inside a tile).
-
-    Parameters
-    ----------
-    ctx:
-        A context, or a list of contexts (e.g. one per GPU): the tiles are dealt out over
-        them, one thread each, all at once; results equal those of one context.
-    shape, tile:
-        The volume's and a tile's shapes, NumPy order (2 or 3 axes; tile axes 8 … 2^20;
-        the last tile along an axis is zero-padded).
-    dtype, **options:
-        As for :class:`WavepacketLayout` (each tile's layout).
-    """
-
-    _destroy = "sg_wavepacket_volume_destroy"
-    _kind = "sg_wavepacket_volume"
-
-    def __init__(self, ctx: Context | Sequence[Context], shape: Any, tile: Any,
-                 dtype: Any = np.float32, **options: Any) -> None:
-        super().__init__()
-        self.shape, self.tile = _shape(shape, "shape"), _shape(tile, "tile")
-        if len(self.tile) != len(self.shape):
-            raise InvalidArgumentError(
-                f"tile: {len(self.tile)} axes; the volume has {len(self.shape)}")
-        self.real_dtype = _precision(dtype)
-        o = _layout_options(options)
-        contexts: list[Context] = (list(ctx) if isinstance(ctx, (list, tuple))
-                                   else [cast(Context, ctx)])
-        for i, c in enumerate(contexts):
-            require(c, f"ctx[{i}]" if isinstance(ctx, (list, tuple)) else "ctx")
-        # The C volume does not hold its contexts: they are kept open while it lives.
-        self._uses_handles(*contexts)
-        dims, tiles = _arrays.size_array(self.shape[::-1]), _arrays.size_array(self.tile[::-1])
-        p = 1 if self.real_dtype == np.float32 else 2
-        if isinstance(ctx, (list, tuple)):
-            handles = (ctypes.c_void_p * max(1, len(contexts)))(*[c._ptr() for c in contexts])
-            check("sg_wavepacket_volume_create_on_contexts",
-                  _lib.lib.sg_wavepacket_volume_create_on_contexts(
-                      handles, len(contexts), len(self.shape), dims, tiles, p,
-                      ctypes.byref(o), ctypes.byref(self._h)))
-        else:
-            check("sg_wavepacket_volume_create", _lib.lib.sg_wavepacket_volume_create(
-                contexts[0]._ptr(), len(self.shape), dims, tiles, p, ctypes.byref(o),
-                ctypes.byref(self._h)))
-        self.contexts = contexts
-        n, m, counts, boxes = (ctypes.c_size_t(), ctypes.c_size_t(), (ctypes.c_size_t * 3)(),
-                               ctypes.c_size_t())
-        check("sg_wavepacket_volume_sizes", _lib.lib.sg_wavepacket_volume_sizes(
-            self._h, ctypes.byref(n), ctypes.byref(m), counts, ctypes.byref(boxes)))
-        self.n_samples, self.n_coefficients, self.n_boxes = n.value, m.value, boxes.value
-        self.tiles = tuple(counts[:len(self.shape)][::-1])
-
-    @property
-    def boxes(self) -> list[VolumeBox]:
-        """Every box on the common grid (as one tile's layout orders them)."""
-        result = []
-        for b in range(self.n_boxes):
-            level, direction = ctypes.c_int32(), ctypes.c_int32()
-            offset, count = ctypes.c_size_t(), ctypes.c_size_t()
-            check("sg_wavepacket_volume_box_info", _lib.lib.sg_wavepacket_volume_box_info(
-                self._ptr(), b, ctypes.byref(level), ctypes.byref(direction),
-                ctypes.byref(offset), ctypes.byref(count)))
-            result.append(VolumeBox(level.value, direction.value, offset.value, count.value))
-        return result
-
-    def __repr__(self) -> str:
-        return (f"<seisgpu.WavepacketVolume {self.shape} in tiles {self.tile} "
-                f"({self.tiles}), {self.real_dtype}{' (closed)' if self.closed else ''}>")
