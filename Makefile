@@ -16,6 +16,8 @@
 #                   Python that has both) and quick-look grayscale PNGs (docs/demo.md)
 #   make demo-build build the demo only (target/examples/demo_penobscot, linked from
 #                   target/demo_penobscot)
+#   make wheel      the Python package's wheel (py3-none-manylinux_*_x86_64, libseisgpu.so
+#                   bundled) in target/wheels; docs/python.md
 #   make install    install under PREFIX (default /usr/local; DESTDIR too): the shared and
 #                   static libraries, headers, Fortran module source, pkg-config and CMake
 #                   files (packaging/install.sh)
@@ -59,7 +61,7 @@ EXAMPLES := $(BUILD)/dwt_denoise_c $(BUILD)/dwt_denoise_f90 $(BUILD)/usfft_c $(B
 DEMO := $(BUILD)/demo_penobscot
 DEMO_SRC := $(addprefix examples/c/demo_,penobscot.c fxdecon.c wavepackets.c segy.c signal.c output.c)
 
-.PHONY: all lib header examples run-examples test demo demo-build demo-plot-deps clean FORCE install uninstall memcheck fuzz
+.PHONY: all lib header examples run-examples test demo demo-build demo-plot-deps clean FORCE install uninstall memcheck fuzz wheel
 
 all: lib
 
@@ -166,11 +168,18 @@ test:
 	$(MAKE) --no-print-directory lib
 	$(RUN_ENV) SEISGPU_REQUIRE_NVRTC=1 SEISGPU_REQUIRE_GFORTRAN=1 $(CARGO) test --release
 	$(MAKE) --no-print-directory run-examples
-	$(RUN_ENV) $(PYTHON) tests/python/test_seisgpu.py
+	$(MAKE) --no-print-directory wheel
+	$(RUN_ENV) bash tests/python/run.sh
 	bash tests/install/run.sh
 	bash tests/cpp/run.sh
 	bash tests/qt/run.sh
 	$(MAKE) --no-print-directory memcheck
+
+# The Python package (pyproject.toml, python/): cargo builds the library into it; the wheel is
+# checked (glibc and libgcc_s only) and tagged for manylinux by python/tools/wheel.py.
+wheel:
+	bash python/tools/build_env.sh
+	.tools/python-build/bin/python python/tools/wheel.py target/wheels
 
 install: lib
 	bash packaging/install.sh install "$(DESTDIR)$(PREFIX)"
