@@ -23,11 +23,13 @@ if os.environ.get("SEISGPU_EXPECT_WHEEL"):
     import obspy  # noqa: F401
     import pywt  # noqa: F401
 PENOBSCOT_SAMPLES, PENOBSCOT_TRACES = 1501, 601
+# The backend the suite's contexts run on: "cpu" in CI, "cuda" on a GPU machine.
+BACKEND = os.environ.get("SEISGPU_TEST_BACKEND", "cpu")
 
 
 @pytest.fixture(scope="session")
 def ctx() -> seisgpu.Context:
-    with seisgpu.Context("cpu") as c:
+    with seisgpu.Context(BACKEND) as c:
         yield c
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import seisgpu
-from conftest import rel_l2
+from conftest import BACKEND, rel_l2
 
 
 def test_version_and_context(ctx):
@@ -117,7 +117,7 @@ def test_a_volume_in_tiles_round_trips(ctx):
     assert rel_l2(back, f) < 1e-9
     assert iterations > 0
     # The tiles dealt out over two contexts: the same coefficients, bit for bit.
-    two = seisgpu.WavepacketVolume([ctx, seisgpu.Context("cpu")], (70, 40), (32, 40),
+    two = seisgpu.WavepacketVolume([ctx, seisgpu.Context(BACKEND)], (70, 40), (32, 40),
                                    np.float64, directions=8, tolerance=1e-12)
     np.testing.assert_array_equal(two.forward(f), v.forward(f))
     with pytest.raises(seisgpu.Error):
@@ -125,7 +125,7 @@ def test_a_volume_in_tiles_round_trips(ctx):
 
 
 def test_progress_reports_and_cancels():
-    ctx = seisgpu.Context("cpu")
+    ctx = seisgpu.Context(BACKEND)
     dwt = seisgpu.Dwt(ctx, 1024)
     traces = np.random.default_rng(17).uniform(-1, 1, (512, 1024)).astype(np.float32)
     seen = []

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import seisgpu
-from conftest import rel_l2
+from conftest import BACKEND, rel_l2
 
 
 def dot_product_mismatch(wp, rng):
@@ -98,7 +98,7 @@ def test_volume_in_tiles(ctx):
     assert rel_l2(back.data, f) < 1e-9 and back.iterations > 0
     boxes = v.boxes
     assert sum(b.count for b in boxes) == v.n_coefficients
-    two = seisgpu.WavepacketVolume([ctx, seisgpu.Context("cpu")], (70, 40), (32, 40),
+    two = seisgpu.WavepacketVolume([ctx, seisgpu.Context(BACKEND)], (70, 40), (32, 40),
                                    np.float64, directions=8, tolerance=1e-12)
     np.testing.assert_array_equal(two.forward(f), v.forward(f))
     with pytest.raises(seisgpu.Error):

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import seisgpu
+from conftest import BACKEND
 
 
 def words(line):
@@ -117,7 +118,7 @@ def test_from_obspy_matches_noisepy(noisepy):
         obspy.Trace(days[k].copy(), header=dict(network="YA", station=s, channel="HHZ",
                                                 sampling_rate=1.0, starttime=start))
         for k, s in enumerate(stations)])
-    ctx = seisgpu.Context("cpu")
+    ctx = seisgpu.Context(BACKEND)
     for case in cases:
         o = options(case[0])
         for k in ("sampling_rate",):
