@@ -20,11 +20,9 @@ pub unsafe fn upload_async<T: Copy>(
     dst: &mut impl DeviceArrayMut<T>,
     what: &'static str,
 ) -> Result<()> {
-    fits(src.len(), dst.len(), what)?;
-    if src.is_empty() {
+    if !ready(stream, src.len(), dst.len(), what)? {
         return Ok(());
     }
-    bind(stream.context())?;
     // SAFETY: `dst` is writable device memory spanning src's bytes (checked above); the
     // caller keeps `src` alive and unwritten until the copy has run.
     unsafe { result::memcpy_htod_async(dst.addr(), src, stream.cu_stream()) }
@@ -42,22 +40,25 @@ pub unsafe fn download_async<T: Copy>(
     dst: &mut [T],
     what: &'static str,
 ) -> Result<()> {
-    fits(dst.len(), src.len(), what)?;
-    if dst.is_empty() {
+    if !ready(stream, dst.len(), src.len(), what)? {
         return Ok(());
     }
-    bind(stream.context())?;
     // SAFETY: `src` spans dst's bytes (checked above); the caller leaves `dst` alone until
     // the copy has run.
     unsafe { result::memcpy_dtoh_async(dst, src.addr(), stream.cu_stream()) }
         .map_err(driver_error(what))
 }
 
-fn fits(moved: usize, device: usize, what: &str) -> Result<()> {
+/// Whether there is anything to copy (`moved` elements through a device array of
+/// `device`, which must hold them), with the stream's context bound.
+fn ready(stream: &CudaStream, moved: usize, device: usize, what: &str) -> Result<bool> {
     if moved > device {
         return Err(Error::Internal(format!(
             "{what}: {moved} elements through a device array of {device}"
         )));
     }
-    Ok(())
+    if moved > 0 {
+        bind(stream.context())?;
+    }
+    Ok(moved > 0)
 }

@@ -70,7 +70,49 @@ fn span(rows: usize, cols: usize, s: Strided, batch: usize) -> Option<usize> {
     s.stride.checked_mul(batch - 1)?.checked_add(one)
 }
 
+/// A `StridedGemm`'s sizes as cuBLAS takes them; leading dimensions and strides of A, B, C.
+struct CublasSizes {
+    m: i32,
+    n: i32,
+    k: i32,
+    batch: i32,
+    ld: [i32; 3],
+    stride: [i64; 3],
+}
+
 impl<T> StridedGemm<T> {
+    fn cublas_sizes(&self, what: &str) -> Result<CublasSizes> {
+        let int = |v: usize| i32::try_from(v).ok();
+        let long = |v: usize| i64::try_from(v).ok();
+        let sizes = || {
+            Some(CublasSizes {
+                m: int(self.m)?,
+                n: int(self.n)?,
+                k: int(self.k)?,
+                batch: int(self.batch)?,
+                ld: [int(self.a.ld)?, int(self.b.ld)?, int(self.c.ld)?],
+                stride: [
+                    long(self.a.stride)?,
+                    long(self.b.stride)?,
+                    long(self.c.stride)?,
+                ],
+            })
+        };
+        sizes().ok_or_else(|| {
+            Error::Unsupported(format!("{what}: sizes beyond cuBLAS's 32-bit dimensions"))
+        })
+    }
+
+    /// Arrays of these lengths (A, B, C) span the product's extents.
+    fn check_lengths(&self, lens: (usize, usize, usize), what: &str) -> Result<()> {
+        match self.extents() {
+            Some((a, b, c)) if lens.0 >= a && lens.1 >= b && lens.2 >= c => Ok(()),
+            extents => Err(Error::Internal(format!(
+                "{what}: arrays of {lens:?} elements for a product spanning {extents:?}"
+            ))),
+        }
+    }
+
     /// Elements A, B and C span; None where a size overflows or a leading dimension is
     /// shorter than its matrix's columns (cuBLAS refuses those).
     fn extents(&self) -> Option<(usize, usize, usize)> {
@@ -131,36 +173,8 @@ impl Blas {
         c: &mut impl DeviceArrayMut<Complex<T>>,
         what: &'static str,
     ) -> Result<()> {
-        let int = |v: usize| i32::try_from(v).ok();
-        let long = |v: usize| i64::try_from(v).ok();
-        let (Some(m), Some(n), Some(k), Some(batch)) = (int(g.m), int(g.n), int(g.k), int(g.batch))
-        else {
-            return Err(Error::Unsupported(format!(
-                "{what}: sizes beyond cuBLAS's 32-bit dimensions"
-            )));
-        };
-        let (Some(lda), Some(ldb), Some(ldc)) = (int(g.a.ld), int(g.b.ld), int(g.c.ld)) else {
-            return Err(Error::Unsupported(format!(
-                "{what}: leading dimensions beyond cuBLAS's 32-bit sizes"
-            )));
-        };
-        let (Some(sa), Some(sb), Some(sc)) = (long(g.a.stride), long(g.b.stride), long(g.c.stride))
-        else {
-            return Err(Error::Unsupported(format!(
-                "{what}: batch strides overflow"
-            )));
-        };
-        match g.extents() {
-            Some((ea, eb, ec)) if a.len() >= ea && b.len() >= eb && c.len() >= ec => {}
-            extents => {
-                return Err(Error::Internal(format!(
-                    "{what}: arrays of {}, {} and {} elements for a product spanning {extents:?}",
-                    a.len(),
-                    b.len(),
-                    c.len()
-                )))
-            }
-        }
+        let z = g.cublas_sizes(what)?;
+        g.check_lengths((a.len(), b.len(), c.len()), what)?;
         let (data, compute) = if std::mem::size_of::<T>() == 8 {
             (
                 cudaDataType::CUDA_C_64F,
@@ -181,24 +195,24 @@ impl Blas {
                 self.handle,
                 g.op_a.cublas(),
                 g.op_b.cublas(),
-                m,
-                n,
-                k,
+                z.m,
+                z.n,
+                z.k,
                 (&g.alpha as *const Complex<T>).cast(),
                 a.addr() as *const std::ffi::c_void,
                 data,
-                lda,
-                sa,
+                z.ld[0],
+                z.stride[0],
                 b.addr() as *const std::ffi::c_void,
                 data,
-                ldb,
-                sb,
+                z.ld[1],
+                z.stride[1],
                 (&g.beta as *const Complex<T>).cast(),
                 c.addr() as *mut std::ffi::c_void,
                 data,
-                ldc,
-                sc,
-                batch,
+                z.ld[2],
+                z.stride[2],
+                z.batch,
                 compute,
                 cublasGemmAlgo_t::CUBLAS_GEMM_DFALT,
             )
