@@ -7,7 +7,7 @@
 //! layout), out `[written trace][n_samples]`.
 
 use super::tables::{to_i32, SharedTables, SlabTables};
-use crate::backend::cuda::array::{complex, complex_mut, part, part_mut};
+use crate::backend::cuda::array::{complex, complex_mut, part, part_mut, Part, PartMut};
 use crate::backend::cuda::buffers::alloc;
 use crate::backend::cuda::fft::FftPlan;
 use crate::backend::cuda::launch::{for_elems_in_blocks_of, Launch};
@@ -92,6 +92,14 @@ impl SlabBuffers {
         &self.out
     }
 
+    /// The first `len` values of the input and filtered spectra (interleaved complex).
+    fn spectra(&mut self, len: usize) -> (Part<'_, f32>, PartMut<'_, f32>) {
+        (
+            part(&self.spec_in, 0, 2 * len),
+            part_mut(&mut self.spec_out, 0, 2 * len),
+        )
+    }
+
     /// The time windows' spectra (R2C over the plan's batch of windows).
     pub(super) fn forward_fft(&mut self, r2c: &FftPlan) -> Result<()> {
         r2c.exec_r2c::<f32>(&self.windows, &mut complex_mut(&mut self.spec_in))
@@ -160,14 +168,12 @@ impl Kernels<'_> {
         let s = self.s;
         let (nf, ntw) = (s.n_freq(), s.time.count());
         let total = t.read * ntw * nf;
-        let (spec_in, mut spec_out) = (complex(&b.spec_in), complex_mut(&mut b.spec_out));
-        let spec_in = part(&spec_in, 0, total);
-        let mut spec_out = part_mut(&mut spec_out, 0, total);
+        let (spec_in, mut spec_out) = b.spectra(total);
         let zero_out_of_band = (s.out_of_band == OutOfBand::Zero) as i32;
         let cfg = grid_stride(total);
         let mut l = Launch::new(self.module, self.stream, "fx_init_out", cfg)?;
-        l.input(&spec_in)
-            .output(&mut spec_out)
+        l.input(&complex(&spec_in))
+            .output(&mut complex_mut(&mut spec_out))
             .scalar(total as i64)
             .scalar(nf as i32)
             .scalar(ntw as i32)
@@ -207,12 +213,10 @@ impl Kernels<'_> {
             shared_mem_bytes: solve_shared_bytes(s) as u32,
         };
         let total = t.read * ntw * nf;
-        let (spec_in, mut spec_out) = (complex(&b.spec_in), complex_mut(&mut b.spec_out));
-        let spec_in = part(&spec_in, 0, total);
-        let mut spec_out = part_mut(&mut spec_out, 0, total);
+        let (spec_in, mut spec_out) = b.spectra(total);
         let mut l = Launch::new(self.module, self.stream, "fx_window_solve", cfg)?;
-        l.input(&spec_in)
-            .output(&mut spec_out)
+        l.input(&complex(&spec_in))
+            .output(&mut complex_mut(&mut spec_out))
             .scalar(nf as i32)
             .scalar(ntw as i32)
             .scalar(nband as i32)

@@ -55,23 +55,12 @@ impl Ffts {
         batch: usize,
     ) -> Result<(&FftPlan, &FftPlan)> {
         let (nfft, nf) = (s.nfft, s.n_freq());
+        let plan = |dist, shape, what| {
+            FftPlan::many(&[nfft], dist, fft::kind::<f32>(shape), batch, stream, what)
+        };
         if !self.0.iter().any(|f| f.0 == batch) {
-            let r2c = FftPlan::many(
-                &[nfft],
-                (nfft, nf),
-                fft::kind::<f32>(Shape::R2C),
-                batch,
-                stream,
-                "the forward FFTs",
-            )?;
-            let c2r = FftPlan::many(
-                &[nfft],
-                (nf, nfft),
-                fft::kind::<f32>(Shape::C2R),
-                batch,
-                stream,
-                "the inverse FFTs",
-            )?;
+            let r2c = plan((nfft, nf), Shape::R2C, "the forward FFTs")?;
+            let c2r = plan((nf, nfft), Shape::C2R, "the inverse FFTs")?;
             self.0.push((batch, r2c, c2r));
         }
         let (_, r2c, c2r) = self.0.iter().find(|f| f.0 == batch).unwrap();
