@@ -119,7 +119,7 @@ impl Stacks<'_> {
     fn flush(&mut self) -> Result<()> {
         if !self.chunk.is_empty() {
             let g = self.plan.geometry();
-            // NoisePy zeroes bin 0 of a window's cross-correlation of two stations.
+            // NoisePy zeroes bin 0 of single-window cross-correlations of two stations.
             let zero_dc: Vec<u8> = self.chunk.iter().map(|r| (r[1] != r[2]) as u8).collect();
             let zero_dc = upload(&self.kit.stream, &zero_dc, "uploading rows")?;
             self.window_products()?;
