@@ -3,6 +3,7 @@
 //! summing conj(S_i)·S_j over windows per frequency), then one inverse FFT per pair;
 //! nonlinear stacks correlate each window of a pair and stack, pairs in parallel.
 
+use super::calls::{CorrelateCall, Correlations, PreprocessCall};
 use super::options::StackMethod;
 use super::pairs::Block;
 use super::plan::XcorrPlan;
@@ -11,7 +12,6 @@ use super::spectra::{Spectra, SpectraData};
 use super::stack::{stack_windows, Inverse};
 use crate::backend::cpu::CpuBackend;
 use crate::error::{try_vec, Result};
-use crate::layout::TraceBatch;
 use crate::progress::Reporter;
 use num_complex::{Complex32, Complex64};
 use rayon::prelude::*;
@@ -61,13 +61,11 @@ fn station_spectra(
 
 pub fn preprocess(
     cpu: &CpuBackend,
-    plan: &XcorrPlan,
-    days: &[f32],
-    batch: TraceBatch,
-    valid: Option<&[u8]>,
-    n_windows: usize,
+    call: PreprocessCall,
     reporter: &mut Reporter,
 ) -> Result<(Vec<u8>, SpectraData)> {
+    let (plan, days, batch) = (call.plan, call.days, call.batch);
+    let (valid, n_windows) = (call.valid, call.n_windows);
     let g = plan.geometry();
     let (n_sta, n) = (batch.n_traces, batch.n_samples);
     let total = g.band_len * n_sta * n_windows;
@@ -188,23 +186,15 @@ fn tiles(block: &Block) -> Vec<Vec<(usize, usize)>> {
 }
 
 /// Writes pair rows into the caller's output (rows are disjoint).
-fn scatter(rows: Vec<Vec<(usize, Vec<f32>)>>, out: &mut [f32], stride: usize) {
+fn scatter(rows: Vec<Vec<(usize, Vec<f32>)>>, out: &mut Correlations) {
     for (p, row) in rows.into_iter().flatten() {
-        out[p * stride..][..row.len()].copy_from_slice(&row);
+        out.put(p, &row);
     }
 }
 
-#[allow(clippy::too_many_arguments)] // the plan call's pieces, as the CUDA backend's
-pub fn correlate(
-    cpu: &CpuBackend,
-    plan: &XcorrPlan,
-    days: &[&Spectra],
-    block: &Block,
-    counts: &[u32],
-    out: &mut [f32],
-    pair_stride: usize,
-    reporter: &mut Reporter,
-) -> Result<()> {
+pub fn correlate(cpu: &CpuBackend, call: CorrelateCall, reporter: &mut Reporter) -> Result<()> {
+    let (plan, days, block, counts) = (call.plan, call.days, call.block, call.counts);
+    let mut out = call.out;
     let g = *plan.geometry();
     let o = plan.options();
     // Units of work: tiles of pairs for the linear stack, runs of 64 pairs otherwise.
@@ -307,6 +297,6 @@ pub fn correlate(
         }));
         Ok(())
     })?;
-    scatter(rows, out, pair_stride);
+    scatter(rows, &mut out);
     Ok(())
 }

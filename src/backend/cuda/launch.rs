@@ -97,6 +97,12 @@ impl<'s> Launch<'s> {
         self
     }
 
+    /// An array the kernel may write when present: a null pointer when `a` is `None`.
+    pub fn optional_output<T, A: DeviceArrayMut<T>>(&mut self, a: Option<&mut A>) -> &mut Self {
+        self.slots.push(a.map_or(0, |a| a.addr()));
+        self
+    }
+
     /// A value parameter (`int`, `long long`, `float`, `double`, …).
     pub fn scalar<S: DeviceRepr + Copy>(&mut self, s: S) -> &mut Self {
         let size = std::mem::size_of::<S>();

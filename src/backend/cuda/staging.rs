@@ -80,6 +80,23 @@ impl StagingPool {
             free.push(buffer);
         }
     }
+
+    /// Returns `buffers` to the pool once `stream`, whose copies may use them, is idle; if
+    /// waiting fails they are freed instead and the error returned (`what` names the work).
+    pub fn put_when_idle(
+        &self,
+        stream: &CudaStream,
+        buffers: impl IntoIterator<Item = PinnedBuffer>,
+        what: &'static str,
+    ) -> Result<()> {
+        let idle = stream.synchronize().map_err(driver_error(what));
+        for buffer in buffers {
+            if idle.is_ok() {
+                self.put(buffer);
+            }
+        }
+        idle
+    }
 }
 
 /// Bytes per staged piece: large enough for the full PCIe rate, small enough that the host
