@@ -80,6 +80,21 @@ impl StagingPool {
             free.push(buffer);
         }
     }
+
+    /// Returns `buffers` once the copies queued on `stream` are done. If waiting for the
+    /// stream fails, they are dropped instead: freed, never handed out again.
+    pub fn put_when_idle(
+        &self,
+        stream: &CudaStream,
+        buffers: impl IntoIterator<Item = PinnedBuffer>,
+    ) {
+        let idle = stream.synchronize().is_ok();
+        for buffer in buffers {
+            if idle {
+                self.put(buffer);
+            }
+        }
+    }
 }
 
 /// Bytes per staged piece: large enough for the full PCIe rate, small enough that the host
@@ -188,6 +203,47 @@ pub fn download_staged<T: Copy>(
     fits(dst.len(), src.len(), "a download")?;
     // SAFETY: `src` is device memory spanning dst's bytes (checked above).
     unsafe { download_staged_raw(ctx, pool, cpu, stream, src.addr(), dst) }
+}
+
+/// Queues a copy of `src` (page-locked host memory, e.g. a [`PinnedBuffer`]'s) into the first
+/// `src.len()` elements of `dst` on `stream`, and returns without waiting for it.
+///
+/// # Safety
+/// The host neither writes nor frees `src` until `stream` has been synchronised (or an
+/// event recorded after this call has completed).
+pub unsafe fn upload_async<T: Copy>(
+    stream: &CudaStream,
+    src: &[T],
+    dst: &mut impl DeviceArrayMut<T>,
+    what: &'static str,
+) -> Result<()> {
+    fits(src.len(), dst.len(), "an upload")?;
+    super::bind(stream.context())?;
+    // SAFETY: `dst` spans src's bytes (checked above); the caller keeps `src` in place
+    // until the copy is done.
+    unsafe { result::memcpy_htod_async(dst.addr(), src, stream.cu_stream()) }
+        .map_err(driver_error(what))
+}
+
+/// Queues a copy of the first `dst.len()` elements of `src` into `dst` (page-locked host
+/// memory, e.g. a [`PinnedBuffer`]'s) after the work queued on `stream`, and returns without
+/// waiting for it.
+///
+/// # Safety
+/// The host neither reads, writes nor frees `dst` until `stream` has been synchronised (or
+/// an event recorded after this call has completed).
+pub unsafe fn download_async<T: Copy>(
+    stream: &CudaStream,
+    src: &impl DeviceArray<T>,
+    dst: &mut [T],
+    what: &'static str,
+) -> Result<()> {
+    fits(dst.len(), src.len(), "a download")?;
+    super::bind(stream.context())?;
+    // SAFETY: `src` spans dst's bytes (checked above); the caller leaves `dst` alone until
+    // the copy is done.
+    unsafe { result::memcpy_dtoh_async(dst, src.addr(), stream.cu_stream()) }
+        .map_err(driver_error(what))
 }
 
 fn fits(moved: usize, device: usize, what: &str) -> Result<()> {
