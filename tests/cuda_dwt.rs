@@ -21,6 +21,7 @@ use seisgpu::backend::cuda::{kernels, CudaBackend};
 use seisgpu::backend::BackendRequest;
 use seisgpu::context::Context;
 use seisgpu::dwt::cuda as gpu_dwt;
+use seisgpu::dwt::cuda::DeviceTraces;
 use seisgpu::dwt::denoise::{DenoiseOptions, NoiseEstimate, ThresholdMode, ThresholdRule};
 
 use seisgpu::dwt::wavelet::{self, Family, Wavelet};
@@ -924,7 +925,16 @@ fn timed_device_case<T: Sample>(
         let options = DenoiseOptions::default();
         // Warm up (module, pools), then time with events.
         let thresholds = gpu_dwt::denoise_device(
-            backend, &wavelet, &options, 0, &d_in, &mut d_out, batch, &stream,
+            backend,
+            &wavelet,
+            &options,
+            0,
+            DeviceTraces {
+                input: &d_in,
+                output: &mut d_out,
+                batch,
+            },
+            &stream,
         )?;
         let start = stream
             .record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))
@@ -932,7 +942,16 @@ fn timed_device_case<T: Sample>(
         let mut pending = Vec::new();
         for _ in 0..reps {
             pending.push(gpu_dwt::denoise_device_enqueue(
-                backend, &wavelet, &options, 0, &d_in, &mut d_out, batch, &stream,
+                backend,
+                &wavelet,
+                &options,
+                0,
+                DeviceTraces {
+                    input: &d_in,
+                    output: &mut d_out,
+                    batch,
+                },
+                &stream,
             )?);
         }
         let end = stream
@@ -941,7 +960,16 @@ fn timed_device_case<T: Sample>(
         let ms = start.elapsed_ms(&end).map_err(cuda)? as f64 / reps as f64;
         let wall = Instant::now();
         let again = gpu_dwt::denoise_device(
-            backend, &wavelet, &options, 0, &d_in, &mut d_out, batch, &stream,
+            backend,
+            &wavelet,
+            &options,
+            0,
+            DeviceTraces {
+                input: &d_in,
+                output: &mut d_out,
+                batch,
+            },
+            &stream,
         )?;
         let wall_ms = wall.elapsed().as_secs_f64() * 1e3;
         drop(pending);
@@ -956,9 +984,11 @@ fn timed_device_case<T: Sample>(
                 &wavelet,
                 direction,
                 0,
-                &d_in,
-                &mut scratch,
-                batch,
+                DeviceTraces {
+                    input: &d_in,
+                    output: &mut scratch,
+                    batch,
+                },
                 &stream,
             )?;
             let start = stream
@@ -970,9 +1000,11 @@ fn timed_device_case<T: Sample>(
                     &wavelet,
                     direction,
                     0,
-                    &d_in,
-                    &mut scratch,
-                    batch,
+                    DeviceTraces {
+                        input: &d_in,
+                        output: &mut scratch,
+                        batch,
+                    },
                     &stream,
                 )?;
             }
