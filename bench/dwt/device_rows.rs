@@ -88,11 +88,7 @@ pub fn run(cfg: &Config, gpu: &Gpu, work: &Work, refs: &CaseRefs, rows: &mut Row
                 ev.record(0, &stream)?;
                 // The kernels alone: turning the medians into per-trace thresholds on the
                 // host is left out of the timing (it is only done for the checked calls).
-                let traces = DeviceTraces {
-                    input: &d_in,
-                    output: &mut d_out,
-                    batch,
-                };
+                let traces = DeviceTraces::new(&d_in, &mut d_out, batch);
                 let medians =
                     denoise_device_enqueue(backend, &wavelet, &work.opts, levels, traces, &stream)
                         .map_err(lib_err)?;

@@ -24,6 +24,16 @@ pub struct DeviceTraces<'a, T> {
     pub batch: TraceBatch,
 }
 
+impl<'a, T> DeviceTraces<'a, T> {
+    pub fn new(input: &'a CudaSlice<T>, output: &'a mut CudaSlice<T>, batch: TraceBatch) -> Self {
+        DeviceTraces {
+            input,
+            output,
+            batch,
+        }
+    }
+}
+
 /// Device-resident transform of `levels` levels (0 = all): queued on `stream` without
 /// waiting. Long traces (beyond the whole-trace kernels) need dense traces (stride =
 /// n_samples).
