@@ -87,7 +87,7 @@ impl<T> Io<'_, T> {
 }
 
 /// Elements that `rows` rows of `len` elements, `stride` apart, reach over.
-pub(super) fn span(rows: usize, stride: usize, len: usize) -> usize {
+fn span(rows: usize, stride: usize, len: usize) -> usize {
     match rows {
         0 => 0,
         rows => (rows - 1) * stride + len,
