@@ -26,7 +26,7 @@ mod targets;
 
 /// The library's paths below its public plan API, in one place (issue 9 moves them).
 mod internal {
-    pub use seisgpu::dwt::cuda::denoise_device_enqueue;
+    pub use seisgpu::dwt::cuda::{denoise_device_enqueue, DeviceTraces};
 }
 
 use device_rows::Gpu;
