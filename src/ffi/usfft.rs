@@ -4,7 +4,8 @@ use super::context::sg_context;
 use super::status::sg_status;
 use super::{arg_ref, guard, out_ptr};
 use crate::error::{Error, Result};
-use crate::usfft::{KernelShape, ModeOrder, Real, TransformType, UsfftOptions, UsfftPlan};
+use crate::sample::Real;
+use crate::usfft::{KernelShape, ModeOrder, TransformType, UsfftOptions, UsfftPlan};
 use num_complex::Complex;
 
 /// Type 1 ("u2e"): irregular points → regular modes, f_k = Σ_j c_j e^{i·sign·k·x_j}.

@@ -8,7 +8,7 @@ use super::context::sg_context;
 use super::status::sg_status;
 use super::{arg_ref, guard, out_ptr};
 use crate::error::{Error, Result};
-use crate::usfft::Real;
+use crate::sample::Real;
 use crate::wavepacket::coeffs::{
     estimate_noise, keep_largest, threshold, threshold_noise, PocsOptions, Schedule,
     ThresholdLevel, ThresholdMode,

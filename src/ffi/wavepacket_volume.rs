@@ -10,7 +10,7 @@ use super::wavepacket::{
 };
 use super::{arg_ref, guard, out_ptr};
 use crate::error::{Error, Result};
-use crate::usfft::Real;
+use crate::sample::Real;
 use crate::wavepacket::tiles::TiledPlan;
 use crate::wavepacket::Layout;
 use num_complex::Complex;
