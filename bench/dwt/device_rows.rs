@@ -6,7 +6,7 @@ use crate::config::Config;
 use crate::harness::cuda::{drv_err, pinned_round_trip, Events};
 use crate::harness::timing::{guarded, measure, ms_since, Sample};
 use crate::internal::{denoise_device_enqueue, DeviceTraces};
-use crate::rows::{CaseRefs, Check, Mode, Rows, Work};
+use crate::row_types::{CaseRefs, Check, Mode, Rows, Work};
 use crate::{lib_err, MEMBER};
 use seisgpu::backend::cuda::CudaBackend;
 use seisgpu::context::Context;

@@ -21,6 +21,7 @@ mod config;
 mod device_rows;
 mod gsl;
 mod report;
+mod row_types;
 mod rows;
 mod targets;
 

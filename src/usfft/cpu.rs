@@ -12,10 +12,11 @@
 
 use super::grid::{dividing_tile, Tiling};
 use super::points::{origin_shift, sort_points, SortedPoints, SyncPtr};
-use super::spec::{Real, TransformType, UsfftSpec};
+use super::spec::{TransformType, UsfftSpec};
 use crate::backend::cpu::CpuBackend;
 use crate::error::{try_vec, Result};
 use crate::progress::Reporter;
+use crate::sample::Real;
 use num_complex::Complex;
 use rayon::prelude::*;
 use rustfft::{Fft, FftDirection, FftPlanner};

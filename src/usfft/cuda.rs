@@ -16,7 +16,7 @@
 use super::grid::Tiling;
 use super::kernel::{KernelShape, SpreadKernel};
 use super::points::MAX_POINTS;
-use super::spec::{Real, TransformType, UsfftSpec, MIN_TOL_F32, MIN_TOL_F64};
+use super::spec::{TransformType, UsfftSpec, MIN_TOL_F32, MIN_TOL_F64};
 use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::buffers::{alloc, as_reals, as_reals_mut, dptr, upload, DevPtr};
 use crate::backend::cuda::fft::{self, FftKind, FftPlan};
@@ -25,6 +25,7 @@ use crate::backend::cuda::launch::launch;
 use crate::backend::cuda::{driver_error, staging, CudaBackend};
 use crate::error::{Error, Result};
 use crate::progress::Reporter;
+use crate::sample::Real;
 use crate::sample::Sample;
 use cudarc::cufft::result as cufft_result;
 use cudarc::driver::{

@@ -27,9 +27,10 @@ pub mod spec;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::progress::Reporter;
+use crate::sample::Real;
 pub use kernel::{KernelShape, SpreadKernel};
 use num_complex::Complex;
-pub use spec::{frequency, ModeOrder, Real, TransformType, UsfftOptions, UsfftSpec};
+pub use spec::{frequency, ModeOrder, TransformType, UsfftOptions, UsfftSpec};
 use std::sync::Arc;
 
 /// Where a plan's sorted points live.

@@ -1,15 +1,9 @@
-//! What a USFFT plan is: its sample types, transform type, mode order, options and the
-//! validated specification both backends work from.
+//! What a USFFT plan is: its transform type, mode order, options and the validated
+//! specification both backends work from (sample types: `crate::sample::Real`).
 
 use super::grid;
 use super::kernel::{KernelShape, SpreadKernel};
 use crate::error::{Error, Result};
-use crate::sample::Sample;
-
-/// The sample types of a USFFT plan: f32 and f64 (what rustfft and the kernels need of them).
-pub trait Real: Sample + rustfft::FftNum + Default + cudarc::driver::ValidAsZeroBits {}
-impl Real for f32 {}
-impl Real for f64 {}
 
 /// The smallest tolerances a plan accepts, per precision.
 pub(crate) const MIN_TOL_F32: f64 = 1e-6;

@@ -6,7 +6,7 @@ use super::inverse::CorrectionFilter;
 use super::layout::Layout;
 use super::WavepacketPlan;
 use crate::error::Result;
-use crate::usfft::Real;
+use crate::sample::Real;
 use num_complex::Complex;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

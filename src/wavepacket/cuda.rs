@@ -16,8 +16,9 @@ use crate::backend::cuda::launch::launch;
 use crate::backend::cuda::{driver_error, staging, CudaBackend};
 use crate::error::{Error, Result};
 use crate::progress::Reporter;
+use crate::sample::Real;
 use crate::sample::Sample;
-use crate::usfft::{Real, UsfftPlan};
+use crate::usfft::UsfftPlan;
 use cudarc::cufft::result as cufft_result;
 use cudarc::driver::{
     CudaModule, CudaSlice, CudaStream, DevicePtrMut, LaunchConfig, PushKernelArg,

@@ -9,7 +9,7 @@ use super::boxfft::BoxFfts;
 use super::{check_finite, WavepacketPlan};
 use crate::error::{Error, Result};
 use crate::progress::Reporter;
-use crate::usfft::Real;
+use crate::sample::Real;
 use num_complex::Complex;
 
 /// How an inverse went.

@@ -28,7 +28,7 @@ use super::layout::{dot, Layout, LayoutOptions};
 use super::{check_data_finite, check_finite, WavepacketPlan};
 use crate::context::Context;
 use crate::error::{try_vec, Error, Result};
-use crate::usfft::Real;
+use crate::sample::Real;
 use num_complex::Complex;
 use rayon::prelude::*;
 use std::ops::Range;

@@ -21,7 +21,7 @@ use std::sync::Arc;
 const DEFAULT_SHARED_LIMIT: usize = 48 * 1024;
 
 /// Threads per block of the element-wise kernels.
-pub const THREADS: u32 = 256;
+pub(crate) const THREADS: u32 = 256;
 
 /// Kernel `name` of `module`, allowed `shared_bytes` of dynamic shared memory.
 pub fn kernel(module: &Arc<CudaModule>, name: &str, shared_bytes: usize) -> Result<CudaFunction> {
