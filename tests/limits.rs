@@ -74,6 +74,7 @@ fn cost<R>(f: impl FnOnce() -> R) -> (R, Duration, usize) {
 #[track_caller]
 fn cheaply(what: &str, f: impl FnOnce() -> sg_status) -> sg_status {
     let (s, took, grew) = cost(f);
+    eprintln!("{what}: answered in {took:?}, resident memory +{grew} bytes");
     assert!(
         took < Duration::from_millis(50),
         "{what}: refused after {took:?}: {}",
