@@ -71,6 +71,7 @@ impl<T: Real> WavepacketPlan<T> {
         let t = std::mem::size_of::<T>();
         crate::alloc::host_bytes(&[layout.n_coefficients], t, "wave-packet windows")?;
         crate::alloc::host_bytes(&[layout.n_points, 2], t, "wave-packet lattice values")?;
+        check_plan_memory(&layout, t)?;
         let windows: Vec<Vec<T>> = ctx.cpu.install(|| {
             windows::box_windows(&layout)
                 .into_iter()
@@ -146,19 +147,15 @@ impl<T: Real> WavepacketPlan<T> {
     }
 
     fn check_sizes(&self, data: usize, coeffs: usize) -> Result<()> {
-        let (n, m) = (self.layout.n_samples(), self.layout.n_coefficients);
-        if data != n {
-            return Err(crate::invalid!(
-                "data array has {data} samples; the layout's shape {:?} needs {n}",
-                &self.layout.shape[..self.layout.dim]
-            ));
-        }
-        if coeffs != m {
-            return Err(crate::invalid!(
-                "coefficient array has {coeffs} values; the layout has {m}"
-            ));
-        }
-        Ok(())
+        let l = &self.layout;
+        let shape = &l.shape[..l.dim];
+        let whose = ["the layout's shape", "the layout"];
+        check_array_sizes(
+            [data, coeffs],
+            [l.n_samples(), l.n_coefficients],
+            shape,
+            whose,
+        )
     }
 
     /// C: real data (n1·n2[·n3], axis 1 fastest) → coefficients. Non-finite data is refused.
@@ -350,6 +347,53 @@ impl<T: Real> WavepacketPlan<T> {
                 "device-resident calls need a plan on a CUDA context".into(),
             )),
         }
+    }
+}
+
+/// `InvalidArgument` unless the data and coefficient arrays hold `want` = [samples of
+/// `shape`, coefficients]; `whose` names the shape's owner and the coefficients' layout.
+pub(crate) fn check_array_sizes(
+    [data, coeffs]: [usize; 2],
+    [n, m]: [usize; 2],
+    shape: &[usize],
+    [shape_of, layout]: [&str; 2],
+) -> Result<()> {
+    if data != n {
+        return Err(crate::invalid!(
+            "data array has {data} samples; {shape_of} {shape:?} needs {n}"
+        ));
+    }
+    if coeffs != m {
+        return Err(crate::invalid!(
+            "coefficient array has {coeffs} values; {layout} has {m}"
+        ));
+    }
+    Ok(())
+}
+
+/// What a plan of `t`-byte reals holds at once, all together: its windows (one real per
+/// coefficient) and, per lattice point, the coordinates, the sorted points of both USFFT
+/// plans (a u32 order, and per dimension an i32 cell and a real offset) and a call's
+/// complex lattice values. `OutOfMemory` naming the shape when the host cannot hold them.
+fn check_plan_memory(layout: &Layout, t: usize) -> Result<()> {
+    let dim = layout.dim;
+    let per_point = dim * t + 2 * t + 2 * (4 + dim * (4 + t));
+    let bytes = layout
+        .n_points
+        .checked_mul(per_point)
+        .and_then(|b| b.checked_add(layout.n_coefficients.checked_mul(t)?));
+    let host = crate::alloc::host_memory();
+    match bytes {
+        Some(b) if b <= host => Ok(()),
+        _ => Err(Error::OutOfMemory(format!(
+            "a wave-packet layout of shape {:?}: {} coefficients and {} lattice points; its \
+             windows, coordinates, sorted points and lattice values need {} bytes together; \
+             the host has {host} bytes",
+            &layout.shape[..dim],
+            layout.n_coefficients,
+            layout.n_points,
+            bytes.map_or("more than size_t counts".to_string(), |b| b.to_string())
+        ))),
     }
 }
 

@@ -44,6 +44,11 @@ impl XcorrPlan {
         valid: Option<&[u8]>,
     ) -> Result<Spectra> {
         let n_windows = self.geometry.n_windows(batch.n_samples)?;
+        crate::alloc::host_bytes(
+            &[batch.n_traces, n_windows, self.geometry.band_len],
+            8,
+            "the window spectra (stations × windows × band bins, complex f32)",
+        )?;
         let span = batch.span();
         if days.len() < span || valid.is_some_and(|v| v.len() < span) {
             return Err(crate::invalid!(
