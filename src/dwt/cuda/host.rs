@@ -6,8 +6,8 @@ use super::rows::{whole, whole_mut, Io, Rows, Shape};
 use super::tuning::CHUNK_BYTES;
 use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::array::{part, part_mut};
-use crate::backend::cuda::buffers::alloc;
 use crate::backend::cuda::async_copy::{download_async, upload_async};
+use crate::backend::cuda::buffers::alloc;
 use crate::backend::cuda::staging::PinnedBuffer;
 use crate::backend::cuda::{driver_error, CudaBackend};
 
