@@ -63,6 +63,20 @@ pub fn fill_zero<T>(
         .map_err(driver_error(what))
 }
 
+/// Sets every byte of `a` to `byte` on `stream` (asynchronously): 0xff makes an all-ones
+/// flag that a kernel lowers with `atomicMin`.
+pub fn fill_bytes<T>(
+    stream: &CudaStream,
+    a: &mut impl DeviceArrayMut<T>,
+    byte: u8,
+    what: &'static str,
+) -> Result<()> {
+    super::bind(stream.context())?;
+    // SAFETY: the array spans `bytes()` of device memory the holder may write.
+    unsafe { result::memset_d8_async(a.addr(), byte, a.bytes(), stream.cu_stream()) }
+        .map_err(driver_error(what))
+}
+
 /// Copies `src` into the first `src.len()` elements of `dst`, device to device, on `stream`.
 pub fn copy<T>(
     stream: &CudaStream,
