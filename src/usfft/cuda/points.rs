@@ -146,9 +146,10 @@ impl<T: Real> DevicePoints<T> {
             // SAFETY: usfft_bin_points(const REAL* x, y, z, long long m, int nf1..nf3, int
             // t1..t3, int nb1, int nb2, unsigned* key, unsigned* rank, unsigned* count, xyz*
             // packed, unsigned long long* bad). Thread j < m reads coordinate j of the used
-            // dimensions (each Some with m elements: checked by set_points_device), writes
-            // key[j], rank[j] (m each), packed[4j..4j+4] (4m), adds to count[bin] with bin
-            // < n_bins (the tiling's bins, count holds n_bins) and lowers the one flag.
+            // dimensions (parts of m elements, present: set_points_device refuses NULL ones;
+            // the others are not read), writes key[j], rank[j] (m each), packed[4j..4j+4]
+            // (4m), adds to count[bin] with bin < n_bins (folded cells of this tiling; count
+            // holds n_bins) and lowers the one flag.
             unsafe { l.run() }?;
         }
         let mut flag = [0u64];
