@@ -221,3 +221,78 @@ pub(super) fn shift_factors<T: Real>(
     }
     Some((at, factors))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wavepacket::layout::LayoutOptions;
+
+    fn layout() -> Layout {
+        let opts = LayoutOptions {
+            directions: 16,
+            levels: 2,
+            ..Default::default()
+        };
+        Layout::new(2, &[40, 31], &opts).unwrap()
+    }
+
+    #[test]
+    fn work_order_groups_shapes_and_covers_every_coefficient() {
+        let l = layout();
+        let t = HostTables::<f64>::new(&l);
+        let n = l.boxes.len();
+        assert_eq!(t.table.len(), n * BOX_FIELDS);
+        assert_eq!(t.n_work, l.n_coefficients);
+        assert_eq!(t.runs.iter().map(|r| r.count).sum::<usize>(), n);
+        let mut at = 0;
+        for (j, &b) in t.order.iter().enumerate() {
+            let bx = &l.boxes[b];
+            let row = &t.table[j * BOX_FIELDS..(j + 1) * BOX_FIELDS];
+            assert_eq!(t.work_start[j], at as i64);
+            assert_eq!((row[0], row[1]), (at as i64, bx.offset as i64));
+            assert_eq!(&row[5..8], &bx.shape.map(|s| s as i64));
+            at += bx.n_coefficients();
+        }
+        for (r, next) in t.runs.iter().zip(t.runs.iter().skip(1)) {
+            assert_eq!(r.start + r.count * r.size, next.start);
+            assert!(r.shape < next.shape, "one run per shape, in order");
+        }
+        let per_box: usize = l.boxes.iter().map(|b| b.shape.iter().sum::<usize>()).sum();
+        assert_eq!(t.phase.len(), 2 * per_box);
+    }
+
+    #[test]
+    fn each_box_is_listed_once_under_its_lattice() {
+        let l = layout();
+        let t = HostTables::<f32>::new(&l);
+        let lists = &t.lattices;
+        assert_eq!(lists.first.len(), l.lattices.len() + 1);
+        let mut seen = vec![0; l.boxes.len()];
+        for (li, w) in lists.first.windows(2).enumerate() {
+            for &j in &lists.boxes[w[0] as usize..w[1] as usize] {
+                let b = t.order[j as usize];
+                assert_eq!(l.boxes[b].lattice, li);
+                seen[b] += 1;
+            }
+        }
+        assert!(seen.iter().all(|&k| k == 1));
+    }
+
+    #[test]
+    fn shift_factors_only_for_shifted_boxes() {
+        let l = layout();
+        let t = HostTables::<f64>::new(&l);
+        assert!(shift_factors::<f64>(&l, &t.order, &[]).is_none());
+        let zero = vec![[0.0; 3]; l.boxes.len()];
+        assert!(shift_factors::<f64>(&l, &t.order, &zero).is_none());
+        let mut one = zero.clone();
+        let b = l.boxes.len() / 2;
+        one[b] = [0.5, 0.25, 0.0];
+        let (at, factors) = shift_factors::<f64>(&l, &t.order, &one).unwrap();
+        let j = t.order.iter().position(|&x| x == b).unwrap();
+        for (k, &a) in at.iter().enumerate() {
+            assert_eq!(a, if k == j { 0 } else { -1 });
+        }
+        assert_eq!(factors.len(), 2 * l.boxes[b].shape.iter().sum::<usize>());
+    }
+}
