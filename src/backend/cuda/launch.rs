@@ -128,10 +128,7 @@ impl<'s> Launch<'s> {
     /// configuration every thread stays inside the arrays passed (and writes only those
     /// pushed with `output`).
     pub unsafe fn run(&mut self) -> Result<()> {
-        self.stream
-            .context()
-            .bind_to_thread()
-            .map_err(driver_error("binding the context"))?;
+        super::bind(self.stream.context())?;
         let mut params: Vec<*mut std::ffi::c_void> = self
             .slots
             .iter_mut()
@@ -153,17 +150,3 @@ impl<'s> Launch<'s> {
         .map_err(driver_error("launching a kernel"))
     }
 }
-
-/// The former launch path, kept while the capabilities move to [`Launch`]: raw addresses
-/// and `unsafe` hidden in the macro. Removed once no capability uses it.
-macro_rules! launch {
-    ($module:expr, $stream:expr, $name:expr, $cfg:expr, $($arg:expr),* $(,)?) => {{
-        let cfg: cudarc::driver::LaunchConfig = $cfg;
-        let f = $crate::backend::cuda::launch::kernel(&$module, $name, cfg.shared_mem_bytes as usize)?;
-        let mut b = $stream.launch_builder(&f);
-        $( b.arg($arg); )*
-        // SAFETY: the call site passes the kernel's parameters and matching buffers (above).
-        unsafe { b.launch(cfg) }.map_err($crate::backend::cuda::driver_error("launching a kernel"))?;
-    }};
-}
-pub(crate) use launch;

@@ -13,6 +13,7 @@ pub mod module_cache;
 pub mod nvrtc;
 pub mod probe;
 pub mod staging;
+pub mod tracked;
 
 use crate::error::{Error, Result};
 use cudarc::driver::{sys::CUdevice_attribute, CudaContext, CudaStream, DriverError};

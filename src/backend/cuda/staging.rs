@@ -220,7 +220,7 @@ fn fits(moved: usize, device: usize, what: &str) -> Result<()> {
 ///
 /// # Safety
 /// `dst` is device memory of `ctx` the caller may write, spanning `size_of_val(src)` bytes.
-pub unsafe fn upload_staged_raw<T: Copy>(
+unsafe fn upload_staged_raw<T: Copy>(
     ctx: &Arc<CudaContext>,
     pool: &StagingPool,
     cpu: &CpuBackend,
@@ -254,7 +254,7 @@ pub unsafe fn upload_staged_raw<T: Copy>(
 ///
 /// # Safety
 /// `src` is device memory of `ctx` spanning `size_of_val(dst)` bytes.
-pub unsafe fn download_staged_raw<T: Copy>(
+unsafe fn download_staged_raw<T: Copy>(
     ctx: &Arc<CudaContext>,
     pool: &StagingPool,
     cpu: &CpuBackend,
