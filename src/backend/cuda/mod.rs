@@ -2,7 +2,6 @@
 //! run time so that the library loads and works (on the CPU) without them.
 
 pub mod array;
-pub mod async_copy;
 pub mod blas;
 pub mod buffers;
 pub mod disk_cache;

@@ -5,8 +5,7 @@ use super::kit::Kit;
 use super::rows::{whole, whole_mut, Io, Rows, Shape};
 use super::tuning::CHUNK_BYTES;
 use crate::backend::cpu::CpuBackend;
-use crate::backend::cuda::array::{part, part_mut};
-use crate::backend::cuda::async_copy::{download_async, upload_async};
+use crate::backend::cuda::array::part_mut;
 use crate::backend::cuda::buffers::alloc;
 use crate::backend::cuda::staging::PinnedBuffer;
 use crate::backend::cuda::{driver_error, CudaBackend};
@@ -121,27 +120,27 @@ pub(super) fn copy_row<T: Sample>(dst: &mut [T], src: &[T]) {
     }
 }
 
-/// The first `len` elements of a slot's staging buffer.
-fn staged<T: Copy>(buffer: &mut Option<PinnedBuffer>, len: usize) -> &mut [T] {
+/// A slot's staging buffer.
+fn pinned(buffer: &mut Option<PinnedBuffer>) -> &mut PinnedBuffer {
     buffer
         .as_mut()
         .expect("a slot keeps its staging buffers until it is dropped")
-        .slice_mut::<T>(len)
+}
+
+/// The first `len` elements of a slot's staging buffer, once no copy uses them.
+fn staged<T: Copy>(buffer: &mut Option<PinnedBuffer>, len: usize) -> Result<&mut [T]> {
+    pinned(buffer).slice_mut::<T>(len)
 }
 
 /// Queues the download of the first `len` elements of `src` into a slot's staging buffer.
-///
-/// # Safety
-/// The host leaves the buffer alone until the stream is synchronised.
-unsafe fn download_chunk<T: Copy>(
+fn download_chunk<T: Copy>(
     stream: &CudaStream,
     src: &CudaSlice<T>,
     buffer: &mut Option<PinnedBuffer>,
     len: usize,
     what: &'static str,
 ) -> Result<()> {
-    // SAFETY: the caller's promise, passed on.
-    unsafe { download_async(stream, &part(src, 0, len), staged(buffer, len), what) }
+    pinned(buffer).download_from(stream, src, len, what)
 }
 
 /// The caller's side of a host call: where traces come from and go to, and the medians.
@@ -210,7 +209,7 @@ pub(super) fn run_host<T: Sample>(
         slot.finish(&mut host)?;
         let first = c * chunk;
         let count = chunk.min(batch.n_traces - first);
-        slot.gather_from(&host, first, count);
+        slot.gather_from(&host, first, count)?;
         slot.queue(gpu, work, n, (first, count))?;
     }
     for slot in &mut slots.slots {
@@ -285,20 +284,21 @@ impl<T: Sample> Slot<T> {
             .synchronize()
             .map_err(driver_error("running the DWT"))?;
         let (n, segs) = (host.n, host.seg_levels);
-        let pinned = staged(&mut self.pinned, count * n);
+        let pinned = staged(&mut self.pinned, count * n)?;
         scatter(host.cpu, pinned, host.dest, first, n, host.stride);
         if segs > 0 {
-            let m = staged(&mut self.pinned_medians, count * segs);
+            let m = staged(&mut self.pinned_medians, count * segs)?;
             host.medians[first * segs..(first + count) * segs].copy_from_slice(m);
         }
         Ok(())
     }
 
     /// Gathers traces `first..first + count` of the caller's input into the staging buffer.
-    fn gather_from(&mut self, host: &HostSide<T>, first: usize, count: usize) {
+    fn gather_from(&mut self, host: &HostSide<T>, first: usize, count: usize) -> Result<()> {
         let src: &[T] = host.source.unwrap_or(&*host.dest);
-        let pinned = staged(&mut self.pinned, count * host.n);
+        let pinned = staged(&mut self.pinned, count * host.n)?;
         gather(host.cpu, src, first, pinned, host.n, host.stride);
+        Ok(())
     }
 
     /// Queues the staged chunk's upload, its work and the downloads of its results.
@@ -311,16 +311,9 @@ impl<T: Sample> Slot<T> {
     ) -> Result<()> {
         let kit = Kit::<T>::new(gpu, work.wavelet, &self.stream)?;
         let len = count * n;
-        // SAFETY: page-locked source; the host leaves it alone until the stream is
-        // synchronised in `finish` (or when the slots are dropped).
-        unsafe {
-            upload_async(
-                &self.stream,
-                staged(&mut self.pinned, len),
-                &mut part_mut(&mut self.input, 0, len),
-                "copying traces to the device",
-            )
-        }?;
+        let what = "copying traces to the device";
+        let input = &mut part_mut(&mut self.input, 0, len);
+        pinned(&mut self.pinned).upload_to((0, len), &self.stream, input, what)?;
         let shape = Shape { n, traces: count };
         let io = match self.output.as_mut() {
             Some(output) => Io::Apart(
@@ -342,13 +335,11 @@ impl<T: Sample> Slot<T> {
         run_on_device(&kit, work.op, work.levels, DevBatch { shape, io }, medians)?;
         let result = self.output.as_ref().unwrap_or(&self.input);
         let what = "copying traces from the device";
-        // SAFETY: as above, device to host.
-        unsafe { download_chunk(&self.stream, result, &mut self.pinned, len, what) }?;
+        download_chunk(&self.stream, result, &mut self.pinned, len, what)?;
         if let Some(medians) = &self.medians {
             let len = count * work.seg_levels;
             let what = "copying medians from the device";
-            // SAFETY: as above.
-            unsafe { download_chunk(&self.stream, medians, &mut self.pinned_medians, len, what) }?;
+            download_chunk(&self.stream, medians, &mut self.pinned_medians, len, what)?;
         }
         self.pending = Some((first, count));
         Ok(())

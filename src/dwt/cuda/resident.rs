@@ -4,7 +4,6 @@ use super::device::{run_on_device, DevBatch, Op};
 use super::kit::Kit;
 use super::rows::{whole, whole_mut, Io, Rows, Shape};
 use super::shrink::{thresholds_from_medians, Rules};
-use crate::backend::cuda::async_copy::download_async;
 use crate::backend::cuda::buffers::alloc;
 use crate::backend::cuda::{driver_error, CudaBackend};
 use crate::dwt::denoise::{DenoiseOptions, ThresholdRule};
@@ -153,22 +152,12 @@ impl<T: Sample> DeviceMedians<T> {
         let mut host = vec![T::zero(); len];
         if len > 0 {
             let mut pinned = gpu.staging.take(&gpu.ctx, len * std::mem::size_of::<T>())?;
-            // SAFETY: page-locked destination of the medians' size; synchronised below
-            // before the buffer is read or reused.
-            let copied = unsafe {
-                download_async(
-                    stream,
-                    &self.medians,
-                    pinned.slice_mut::<T>(len),
-                    "copying medians from the device",
-                )
-            };
-            let done = stream
+            let what = "copying medians from the device";
+            pinned.download_from(stream, &self.medians, len, what)?;
+            stream
                 .synchronize()
-                .map_err(driver_error("running the DWT denoise"));
-            copied?;
-            done?;
-            host.copy_from_slice(pinned.slice_mut::<T>(len));
+                .map_err(driver_error("running the DWT denoise"))?;
+            host.copy_from_slice(pinned.slice_mut::<T>(len)?);
             gpu.staging.put(pinned);
         } else {
             stream

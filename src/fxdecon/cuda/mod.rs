@@ -25,7 +25,6 @@ use super::geometry::{Setup, Slab};
 use super::options::OutOfBand;
 use super::volume::Volume;
 use crate::backend::cpu::CpuBackend;
-use crate::backend::cuda::async_copy::{download_async, upload_async};
 use crate::backend::cuda::{driver_error, kernels, CudaBackend};
 use crate::error::{Error, Result};
 use crate::progress::Reporter;
@@ -141,7 +140,7 @@ impl Pipeline<'_> {
             .pinned_out
             .as_mut()
             .unwrap()
-            .slice_mut::<f32>(lines.len() * self.s.nx * self.s.n_samples);
+            .slice_mut::<f32>(lines.len() * self.s.nx * self.s.n_samples)?;
         self.output.write_lines(self.cpu, lines, staged);
         Ok(())
     }
@@ -159,17 +158,12 @@ impl Pipeline<'_> {
             windows_y: slab.windows.len(),
         };
         let stream = slot.stream.clone();
-        let staged = slot
-            .pinned_in
-            .as_mut()
-            .unwrap()
-            .slice_mut::<f32>(t.read * n);
+        let pinned_in = slot.pinned_in.as_mut().unwrap();
+        let staged = pinned_in.slice_mut::<f32>(t.read * n)?;
         host::gather(self.cpu, self.input, self.layout, slab.read.start, staged);
         let what = "copying traces to the device";
-        // SAFETY: the host writes this staging buffer again only after `finish` has
-        // synchronised the stream (the slab is pending below), and on an early return
-        // Slots::drop synchronises it before the buffer is reused or freed.
-        unsafe { upload_async(&stream, staged, slot.buffers.traces_mut(), what) }?;
+        let traces = slot.buffers.traces_mut();
+        pinned_in.upload_to((0, t.read * n), &stream, traces, what)?;
         let y = SlabTables::upload(&stream, s, slab)?;
         let (r2c, c2r) = slot.ffts.for_batch(&stream, s, t.read * s.time.count())?;
         let kernels = Kernels {
@@ -187,15 +181,9 @@ impl Pipeline<'_> {
         }
         b.inverse_fft(c2r)?;
         kernels.overlap_add(b, t)?;
-        let staged = slot
-            .pinned_out
-            .as_mut()
-            .unwrap()
-            .slice_mut::<f32>(t.write * n);
         let what = "copying traces from the device";
-        // SAFETY: the host reads this staging buffer only in `finish`, after synchronising
-        // the stream; on an early return Slots::drop synchronises it first.
-        unsafe { download_async(&stream, b.out(), staged, what) }?;
+        let pinned_out = slot.pinned_out.as_mut().unwrap();
+        pinned_out.download_from(&stream, b.out(), t.write * n, what)?;
         // The slab's tables are freed in stream order, after the kernels that read them.
         drop(y);
         slot.pending = Some(c);

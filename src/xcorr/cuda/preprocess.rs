@@ -7,7 +7,6 @@
 use super::kit::{blocks, grid_dim, Kit};
 use super::spectra::DeviceSpectra;
 use crate::backend::cuda::array::{complex, complex_mut, part, part_mut};
-use crate::backend::cuda::async_copy::upload_async;
 use crate::backend::cuda::buffers::{alloc, download, upload};
 use crate::backend::cuda::fft::{FftPlan, Shape};
 use crate::backend::cuda::launch::{for_elems_in_blocks_of, Launch};
@@ -249,30 +248,26 @@ impl Chunks<'_> {
                 .map_err(driver_error("waiting for a staging buffer"))?;
         }
         let (n, stride, stream) = (self.sz.n, input.batch.trace_stride, &self.kit.stream);
-        let stage = pinned.slice_mut::<f32>(self.sz.staged(c));
-        let (vals, mask_words) = stage.split_at_mut(c * n);
+        let vals = pinned.slice_mut::<f32>(c * n)?;
         vals.par_chunks_mut(n).enumerate().for_each(|(k, dst)| {
             let at = (s0 + k) * stride;
             dst.copy_from_slice(&input.days[at..at + n]);
         });
-        let what = "copying station-days to the device";
-        // SAFETY: the host writes this staging buffer again only after waiting for the event
-        // recorded below (two chunks on); after an error, and at the end, the buffer is
-        // reused or freed only once the stream has been waited for (put_when_idle).
-        unsafe { upload_async(stream, vals, &mut self.a.day, what) }?;
-        if let (Some(v), Some(d_valid)) = (input.valid, self.a.valid.as_mut()) {
-            // SAFETY: the f32 words reinterpreted as bytes (plain data); the ⌈c·n/4⌉ words
-            // hold c·n bytes.
-            let bytes = unsafe {
-                std::slice::from_raw_parts_mut(mask_words.as_mut_ptr().cast::<u8>(), c * n)
-            };
+        // The mask's bytes follow the values (the buffer holds staged(c) words).
+        let mask_at = c * n * std::mem::size_of::<f32>();
+        let mask = input.valid.filter(|_| self.a.valid.is_some());
+        if let Some(v) = mask {
+            let bytes = pinned.slice_mut_at::<u8>(mask_at, c * n)?;
             bytes.par_chunks_mut(n).enumerate().for_each(|(k, dst)| {
                 let at = (s0 + k) * stride;
                 dst.copy_from_slice(&v[at..at + n]);
             });
+        }
+        let what = "copying station-days to the device";
+        pinned.upload_to((0, c * n), stream, &mut self.a.day, what)?;
+        if let (Some(_), Some(d_valid)) = (mask, self.a.valid.as_mut()) {
             let what = "copying the validity mask to the device";
-            // SAFETY: as above.
-            unsafe { upload_async(stream, bytes, d_valid, what) }?;
+            pinned.upload_to((mask_at, c * n), stream, d_valid, what)?;
         }
         *ready = Some(
             stream
