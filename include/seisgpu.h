@@ -937,7 +937,10 @@ sg_emlog_options sg_emlog_options_default(void);
  `searched` (n_searched, 1 to 16 distinct column indices) the searched conductivities,
  in grid-axis order (axis 0 varies fastest); the other columns stay at σ₀. Non-finite
  values give `SG_ERR_NON_FINITE`; f_exp = 0, δ ≤ 0, an all-zero or linearly dependent
- searched column, bad strides or indices give `SG_ERR_INVALID_ARGUMENT`. On success
+ searched column, bad strides or indices give `SG_ERR_INVALID_ARGUMENT`. A searched
+ column is dependent when its part outside the span of the searched columns before it
+ (weighted by 1/(f_exp·δ)) is at most 1e-12 of its own norm: the test does not depend on
+ the units of the conductivities (scaling a column does not change it). On success
  `*out` receives a plan the caller owns (`sg_emlog_plan_destroy`). Thread-safe.
  */
 sg_status sg_emlog_plan_create(const sg_context *ctx,
@@ -982,9 +985,13 @@ sg_status sg_emlog_analytic(const sg_emlog_plan *plan,
  Searches a grid: axis k (k < p) is `axis_kind[k]` (`SG_EMLOG_AXIS_*`) with
  `axis_count[k]` values from `axis_min[k]` to `axis_max[k]`, or, for a list axis,
  the next `axis_count[k]` values of `list_values` (NULL when no axis is a list); axis 0
- varies fastest. `pairs` (2 × n_pairs parameter indices, NULL when 0) asks for 2D
- marginals. `options` may be NULL for the defaults. On success `*out` receives a result
- the caller owns (`sg_emlog_result_destroy`). Several threads may search one plan.
+ varies fastest. An axis of one value (count 1, linear or logarithmic) is `axis_min[k]`,
+ its first grid value; `axis_max[k]` is then only checked (finite; > 0 on a log axis).
+ A grid of more than 2^63 models is refused (`SG_ERR_INVALID_ARGUMENT`) from the counts
+ alone, before any value is built. `pairs` (2 × n_pairs parameter indices, NULL when 0)
+ asks for 2D marginals. `options` may be NULL for the defaults. On success `*out`
+ receives a result the caller owns (`sg_emlog_result_destroy`). Several threads may
+ search one plan.
  */
 sg_status sg_emlog_search(const sg_emlog_plan *plan,
                           const int32_t *axis_kind,
