@@ -72,7 +72,7 @@ $(LIB): FORCE
 FORCE:
 
 header:
-	SEISGPU_UPDATE_HEADER=1 $(CARGO) test --release --test header
+	SEISGPU_UPDATE_HEADER=1 $(CARGO) test --release --test house -- --exact header::header_is_current
 
 examples: lib $(EXAMPLES)
 
@@ -182,7 +182,7 @@ memcheck: examples
 
 FUZZ_CALLS ?= 2000000
 fuzz: lib
-	$(RUN_ENV) SEISGPU_FUZZ_CALLS=$(FUZZ_CALLS) $(CARGO) test --release --test fuzz_abi -- --nocapture
+	$(RUN_ENV) SEISGPU_FUZZ_CALLS=$(FUZZ_CALLS) $(CARGO) test --release --test abi -- fuzz_abi:: --nocapture
 
 demo-build: lib $(DEMO) $(BUILD)/emlog_c
 
