@@ -160,16 +160,22 @@ run-examples: examples
 	$(RUN_ENV) $(BUILD)/wavepacket_volume_c
 	$(RUN_ENV) $(BUILD)/wavepacket_volume_f90
 
+# Each stage runs under tests/stage.sh, which times it; the table ends the output.
+STAGE := bash tests/stage.sh
+
 test:
-	bash scripts/install_test_deps.sh
-	$(MAKE) --no-print-directory lib
-	$(RUN_ENV) SEISGPU_REQUIRE_NVRTC=1 SEISGPU_REQUIRE_GFORTRAN=1 $(CARGO) test --release
-	$(MAKE) --no-print-directory run-examples
-	$(RUN_ENV) $(PYTHON) tests/python/test_seisgpu.py
-	bash tests/install/run.sh
-	bash tests/cpp/run.sh
-	bash tests/qt/run.sh
-	$(MAKE) --no-print-directory memcheck
+	@$(STAGE) --start
+	$(STAGE) deps bash scripts/install_test_deps.sh
+	$(STAGE) lib $(MAKE) --no-print-directory lib
+	$(STAGE) rust-build $(CARGO) test --release --no-run
+	$(STAGE) rust-tests $(RUN_ENV) SEISGPU_REQUIRE_NVRTC=1 SEISGPU_REQUIRE_GFORTRAN=1 $(CARGO) test --release
+	$(STAGE) examples $(MAKE) --no-print-directory run-examples
+	$(STAGE) python $(RUN_ENV) $(PYTHON) tests/python/test_seisgpu.py
+	$(STAGE) install bash tests/install/run.sh
+	$(STAGE) cpp bash tests/cpp/run.sh
+	$(STAGE) qt bash tests/qt/run.sh
+	$(STAGE) memcheck $(MAKE) --no-print-directory memcheck
+	@$(STAGE) --report
 
 install: lib
 	bash packaging/install.sh install "$(DESTDIR)$(PREFIX)"
