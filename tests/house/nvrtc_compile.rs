@@ -2,7 +2,12 @@
 //! prelude the library can produce, for sm_70, sm_80 and sm_90 (as CUBINs; PTX for a GPU
 //! newer than the NVRTC). Needs no GPU, only NVRTC:
 //! without it the test reports "skipped", unless SEISGPU_REQUIRE_NVRTC=1 makes that a failure.
+//!
+//! A variant that compiled is remembered under target/ (`checked_variants`), keyed by
+//! everything its output depends on, and not compiled again by the next run: a rerun
+//! compiles only what changed, a fresh target/ (as on CI) every variant.
 
+use seisgpu::backend::cuda::disk_cache::{fnv1a, CacheKey, DiskCache};
 use seisgpu::backend::cuda::{kernels, nvrtc};
 use seisgpu::Error;
 use seisgpu::{dwt::cuda as dwt, fxdecon::cuda as fxdecon, usfft::cuda as usfft};
@@ -59,6 +64,27 @@ fn preludes_for(file: &str) -> Vec<(String, String, &'static [&'static str])> {
         // A file without constants baked in by its host code.
         _ => vec![("no prelude".to_string(), String::new(), &ARCHS)],
     }
+}
+
+/// The variants that compiled in an earlier run, each under the key of what decides its
+/// output: file, source, prelude, target, options and NVRTC version. Deleting the folder
+/// makes the next run compile every variant again.
+fn checked_variants() -> DiskCache {
+    DiskCache::at(std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("nvrtc_compile"))
+}
+
+fn variant_key(file: &str, source: &str, prelude: &str, target: &nvrtc::Target) -> CacheKey {
+    let (major, minor) = nvrtc::version().expect("NVRTC was probed");
+    let text = format!(
+        "nvrtc_compile check\nfile {file}\nsource fnv1a64 {:016x}\nprelude fnv1a64 {:016x}\n\
+         target {:?} {}\noptions {}\nnvrtc {major}.{minor}\n",
+        fnv1a(source.as_bytes()),
+        fnv1a(prelude.as_bytes()),
+        target.kind,
+        target.gpu_architecture,
+        nvrtc::options(target).join(" "),
+    );
+    CacheKey::new(file, &target.gpu_architecture, text)
 }
 
 fn with_archs(
@@ -125,14 +151,33 @@ fn every_kernel_compiles_for_every_prelude_and_arch() {
         Err(e) => panic!("NVRTC failed on an empty kernel: {e}"),
         Ok(_) => {}
     }
+    let checked = checked_variants();
     let mut jobs = Vec::new();
+    let mut unchanged = 0;
     for k in kernels::ALL {
         for (label, prelude, archs) in preludes_for(k.file) {
             for &arch in archs {
-                jobs.push((*k, label.clone(), prelude.clone(), arch));
+                // PTX for the architecture's virtual target: NVRTC's front end checks
+                // every variant; the ptxas stage (CUBIN) is covered by the probe test
+                // below and by every GPU run, and would multiply this test's minutes.
+                let ptx = nvrtc::Target {
+                    kind: nvrtc::ImageKind::Ptx,
+                    gpu_architecture: arch.replace("sm_", "compute_"),
+                };
+                let key = variant_key(k.file, k.source, &prelude, &ptx);
+                if checked.lookup(&key).is_some() {
+                    unchanged += 1;
+                } else {
+                    jobs.push((*k, label.clone(), prelude.clone(), arch, ptx, key));
+                }
             }
         }
     }
+    println!(
+        "{unchanged} variants compiled as they are by an earlier run ({}); {} to compile",
+        checked.dir().unwrap().display(),
+        jobs.len()
+    );
     let next = AtomicUsize::new(0);
     let failures = Mutex::new(Vec::new());
     let started = std::time::Instant::now();
@@ -143,22 +188,23 @@ fn every_kernel_compiles_for_every_prelude_and_arch() {
         for _ in 0..threads {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some((k, label, prelude, arch)) = jobs.get(i) else {
+                let Some((k, label, prelude, arch, ptx, key)) = jobs.get(i) else {
                     break;
                 };
                 let t = std::time::Instant::now();
-                // PTX for the architecture's virtual target: NVRTC's front end checks
-                // every variant; the ptxas stage (CUBIN) is covered by the probe test
-                // below and by every GPU run, and would multiply this test's minutes.
-                let ptx = nvrtc::Target {
-                    kind: nvrtc::ImageKind::Ptx,
-                    gpu_architecture: arch.replace("sm_", "compute_"),
-                };
-                let result = nvrtc::compile_for(k.file, k.source, prelude, arch, &ptx);
+                let result = nvrtc::compile_for(k.file, k.source, prelude, arch, ptx);
                 let status = match &result {
                     Ok(k) => format!("ok ({} kB {:?})", k.image.len() / 1024, k.kind),
                     Err(_) => "FAILED".to_string(),
                 };
+                if let Ok(image) = &result {
+                    // Only the fact that it compiled is needed, not the image.
+                    let mark = nvrtc::CompiledKernel {
+                        kind: image.kind,
+                        image: Vec::new(),
+                    };
+                    checked.store(key, &mark);
+                }
                 println!(
                     "{:<10} {:<32} {:<6} {:>6.2} s  {status}",
                     k.file,
