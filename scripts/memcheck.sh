@@ -79,7 +79,15 @@ for name in "${!exe[@]}"; do
         "${exe[$name]}" --list 2>/dev/null | sed -n 's/^\([A-Za-z0-9_]*\)::.*: test$/\1/p' | sort -u)
 done
 
-# The longest runs first: the test modules and the fuzzing batch, then the examples.
+# The longest runs start first, so that the last ones to end are short: the fuzzing batch
+# and the wave-packet examples take a minute or more under valgrind, the rest seconds.
+# A fuzzing batch: thousands of wrong calls, every error path, under the checker.
+SEISGPU_FUZZ_CHILD_SEED=7 SEISGPU_FUZZ_BATCH=${MEMCHECK_FUZZ_CALLS:-3000} SEISGPU_FUZZ_THREADS=2 \
+    start fuzz_batch "${module_exe[fuzz_abi]}" --ignored --exact fuzz_abi::fuzz_child --nocapture
+# The examples, as a C or Fortran caller runs them.
+for e in wavepacket_f90 wavepacket_volume_f90 wavepacket_c wavepacket_volume_c usfft_c fxdecon_3d_f90 progress_f90 usfft_f90 dwt_denoise_c dwt_denoise_f90 fxdecon_2d_c xcorr_c xcorr_f90 emlog_c emlog_f90; do
+    start "$e" "target/examples/$e"
+done
 for t in $MEMCHECK_TESTS; do
     e=${module_exe[$t]:-}
     if [ -z "$e" ]; then
@@ -93,14 +101,6 @@ for t in $MEMCHECK_TESTS; do
         # shellcheck disable=SC2046 # one argument per test name
         start "test_$t" "$e" --exact $(module_tests "$e" "$t") --test-threads=2
     fi
-done
-# A fuzzing batch: thousands of wrong calls, every error path, under the checker.
-SEISGPU_FUZZ_CHILD_SEED=7 SEISGPU_FUZZ_BATCH=${MEMCHECK_FUZZ_CALLS:-3000} SEISGPU_FUZZ_THREADS=2 \
-    start fuzz_batch "${module_exe[fuzz_abi]}" --ignored --exact fuzz_abi::fuzz_child --nocapture
-
-# The examples, as a C or Fortran caller runs them.
-for e in dwt_denoise_c dwt_denoise_f90 usfft_c usfft_f90 fxdecon_2d_c fxdecon_3d_f90 xcorr_c xcorr_f90 emlog_c emlog_f90 progress_f90 wavepacket_c wavepacket_f90 wavepacket_volume_c wavepacket_volume_f90; do
-    start "$e" "target/examples/$e"
 done
 wait
 if ls "$LOGS"/*.failed >/dev/null 2>&1; then exit 1; fi
