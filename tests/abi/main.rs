@@ -12,6 +12,8 @@
 
 #[path = "../support/common/mod.rs"]
 mod common;
+#[path = "../support/cuda_common/mod.rs"]
+mod cuda_common;
 mod fuzz;
 #[path = "../support/fxdecon_data/mod.rs"]
 mod fxdecon_data;

@@ -6,10 +6,14 @@
 
 use std::sync::Mutex;
 
+#[path = "../support/cuda_common/mod.rs"]
+mod cuda_common;
 #[path = "../support/fxdecon_data/mod.rs"]
 mod fxdecon_data;
 #[path = "../support/progress_common/mod.rs"]
 mod progress_common;
+#[path = "../support/xcorr_common/mod.rs"]
+mod xcorr_common;
 
 mod cuda_progress;
 mod fxdecon_slabs;

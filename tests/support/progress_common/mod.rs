@@ -18,10 +18,8 @@
 
 #![allow(dead_code)]
 
-#[path = "../cuda_common/mod.rs"]
-mod cuda_common;
-#[path = "../xcorr_common/mod.rs"]
-mod xcorr_common;
+// Modules of each executable that includes this one (tests/abi, tests/progress).
+use crate::{cuda_common, xcorr_common};
 
 pub use cuda_common::sanitizing;
 
