@@ -9,12 +9,15 @@
 #                   is what CI runs)
 #   make memcheck   the examples and the CPU ABI tests under valgrind memcheck (make test runs it)
 #   make fuzz       the long ABI fuzzing run (FUZZ_CALLS calls, default 2,000,000)
-#   make demo       build and run the Penobscot demo (PNG figures into out/; with matplotlib
-#                   also out/penobscot_denoising.png, the panels with axes and a colour bar)
-#                   and the EM-logging search (its region table; with matplotlib
-#                   out/emlog_marginals.png, the 2D marginals over the analytic ellipsoid)
+#   make demo       build and run the demo: a real section denoised with wavelets, F-X
+#                   prediction and wave packets, a 3D cube with wave packets, and the
+#                   EM-logging search; its figures out/fig_*.png (matplotlib and NumPy,
+#                   installed into .tools/plot the first time; PLOT_PYTHON= names another
+#                   Python that has both) and quick-look grayscale PNGs (docs/demo.md)
 #   make demo-build build the demo only (target/examples/demo_penobscot, linked from
 #                   target/demo_penobscot)
+#   make wheel      the Python package's wheel (py3-none-manylinux_*_x86_64, libseisgpu.so
+#                   bundled) in target/wheels; docs/python.md
 #   make install    install under PREFIX (default /usr/local; DESTDIR too): the shared and
 #                   static libraries, headers, Fortran module source, pkg-config and CMake
 #                   files (packaging/install.sh)
@@ -45,7 +48,6 @@ FFLAGS ?= -std=f2003 -O2 -Wall -Wextra -pedantic
 SEISGPU_LDFLAGS := -L$(RELEASE) -lseisgpu -Wl,-rpath,$(RELEASE_ABS)
 DEMO_CFLAGS ?= -O2 -Wall -Wextra
 DEMO_LDLIBS ?= -lm -lz
-# The demo's slide figure (examples/python/plot_sections.py) needs matplotlib and NumPy.
 PYTHON ?= python3
 
 # NVRTC from PyPI, unpacked by scripts/install_test_deps.sh.
@@ -57,8 +59,9 @@ EXAMPLES := $(BUILD)/dwt_denoise_c $(BUILD)/dwt_denoise_f90 $(BUILD)/usfft_c $(B
 	$(BUILD)/emlog_c $(BUILD)/emlog_f90 $(BUILD)/progress_f90 $(BUILD)/wavepacket_c \
 	$(BUILD)/wavepacket_f90 $(BUILD)/wavepacket_volume_c $(BUILD)/wavepacket_volume_f90
 DEMO := $(BUILD)/demo_penobscot
+DEMO_SRC := $(addprefix examples/c/demo_,penobscot.c fxdecon.c wavepackets.c segy.c signal.c output.c)
 
-.PHONY: all lib header examples run-examples test demo demo-build clean FORCE install uninstall memcheck fuzz
+.PHONY: all lib header examples run-examples test demo demo-build demo-plot-deps clean FORCE install uninstall memcheck fuzz wheel
 
 all: lib
 
@@ -170,12 +173,19 @@ test:
 	$(STAGE) rust-build $(CARGO) test --release --no-run
 	$(STAGE) rust-tests $(RUN_ENV) SEISGPU_REQUIRE_NVRTC=1 SEISGPU_REQUIRE_GFORTRAN=1 $(CARGO) test --release
 	$(STAGE) examples $(MAKE) --no-print-directory run-examples
-	$(STAGE) python $(RUN_ENV) $(PYTHON) tests/python/test_seisgpu.py
+	$(STAGE) wheel $(MAKE) --no-print-directory wheel
+	$(STAGE) python $(RUN_ENV) bash tests/python/run.sh
 	$(STAGE) install bash tests/install/run.sh
 	$(STAGE) cpp bash tests/cpp/run.sh
 	$(STAGE) qt bash tests/qt/run.sh
 	$(STAGE) memcheck $(MAKE) --no-print-directory memcheck
 	@$(STAGE) --report
+
+# The Python package (pyproject.toml, python/): cargo builds the library into it; the wheel is
+# checked (glibc and libgcc_s only) and tagged for manylinux by python/tools/wheel.py.
+wheel:
+	bash python/tools/build_env.sh
+	.tools/python-build/bin/python python/tools/wheel.py target/wheels
 
 install: lib
 	bash packaging/install.sh install "$(DESTDIR)$(PREFIX)"
@@ -192,20 +202,39 @@ fuzz: lib
 
 demo-build: lib $(DEMO) $(BUILD)/emlog_c
 
-$(DEMO): examples/c/demo_penobscot.c examples/c/demo_wavepackets.c examples/c/demo.h include/seisgpu.h $(LIB)
+$(DEMO): $(DEMO_SRC) examples/c/demo.h include/seisgpu.h $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(DEMO_CFLAGS) -Iinclude examples/c/demo_penobscot.c examples/c/demo_wavepackets.c -o $@ $(SEISGPU_LDFLAGS) $(DEMO_LDLIBS)
+	$(CC) $(DEMO_CFLAGS) -Iinclude $(DEMO_SRC) -o $@ $(SEISGPU_LDFLAGS) $(DEMO_LDLIBS)
 	ln -sf examples/demo_penobscot target/demo_penobscot
 
+# The figures need matplotlib and NumPy: a virtual environment in .tools/plot, made with
+# python3 -m venv and filled from PyPI only when it is missing or lacks them.
+PLOT_VENV := .tools/plot
+PLOT_PYTHON ?= $(PLOT_VENV)/bin/python
+
+demo-plot-deps:
+	@if $(PLOT_PYTHON) -c 'import matplotlib, numpy' 2>/dev/null; then :; \
+	elif [ "$(PLOT_PYTHON)" != "$(PLOT_VENV)/bin/python" ]; then \
+		echo "demo: $(PLOT_PYTHON) has no matplotlib or NumPy" >&2; exit 1; \
+	else \
+		echo "demo: installing matplotlib and NumPy into $(PLOT_VENV) (python3 -m venv, pip)"; \
+		rm -rf $(PLOT_VENV); \
+		{ $(PYTHON) -m venv $(PLOT_VENV) && $(PLOT_VENV)/bin/pip install --quiet \
+			--disable-pip-version-check 'matplotlib>=3.5' 'numpy>=1.21'; } || \
+		{ echo "demo: could not install them (no network? no venv module: Debian's" \
+			"python3-venv); or set PLOT_PYTHON to a Python that has both" >&2; exit 1; }; \
+	fi
+
+# The figures' tools are installed after the programs ran, so that without a network the
+# quick-look PNGs and the raw arrays are there all the same.
 demo: demo-build
 	@mkdir -p out
 	$(RUN_ENV) target/demo_penobscot data/penobscot-xl1155/penobscot_xl1155.sgy data/f3-tiny-cube/f3.sgy out/
 	$(RUN_ENV) $(BUILD)/emlog_c out/
-	@if $(PYTHON) -c 'import matplotlib, numpy' 2>/dev/null; then \
-		$(PYTHON) examples/python/plot_sections.py out && $(PYTHON) examples/python/plot_emlog.py out; \
-	else \
-		echo "(no matplotlib for $(PYTHON): skipped the slide figures; install python3-matplotlib or set PYTHON=)"; \
-	fi
+	@$(MAKE) --no-print-directory demo-plot-deps
+	$(PLOT_PYTHON) examples/python/plot_sections.py out
+	$(PLOT_PYTHON) examples/python/plot_cube.py out
+	$(PLOT_PYTHON) examples/python/plot_emlog.py out
 
 clean:
 	$(CARGO) clean

@@ -170,7 +170,7 @@ extern "C" __global__ void __launch_bounds__(256) usfft_spread_sm(
 // cells of the padded row, zeros elsewhere, so that every thread runs the same unrolled
 // loop); a thread whose row is in a point's w x w stencil adds the point to all its cells.
 // Each thread then adds its row into the fine grid (one atomic per cell; a pair of floats in
-// one operation where the GPU has it). ROW_TILE1 comes from the prelude (src/usfft/cuda.rs).
+// one operation where the GPU has it). ROW_TILE1 comes from the prelude (src/usfft/cuda/prelude.rs).
 #define ROW_CELLS (ROW_TILE1 + NSPREAD - 1)
 // A staged row is padded to whole 16-byte words so that its reads vectorise.
 #define ROW_STRIDE ((ROW_CELLS + 3) & ~3)

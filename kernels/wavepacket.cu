@@ -1,4 +1,4 @@
-// Wave-packet box stage (src/wavepacket/cuda.rs): lattice values ↔ box coefficients, the
+// Wave-packet box stage (src/wavepacket/cuda/): lattice values ↔ box coefficients, the
 // GPU half of src/wavepacket/cpu.rs and boxfft.rs. The USFFT (kernels/usfft.cu) runs before
 // (forward) or after (adjoint); cuFFT does the box FFTs, batched over the boxes of one shape.
 //

@@ -7,7 +7,11 @@
 #     under .tools/nvrtc so that libnvrtc.so.12 is at
 #     .tools/nvrtc/nvidia/cuda_nvrtc/lib/libnvrtc.so.12 (the Makefile's NVRTC_DIR);
 #   * optionally (SEISGPU_WITH_FINUFFT=1) FINUFFT 2.5 in a venv at .tools/finufft, for the
-#     USFFT bench's side-by-side rows.
+#     USFFT bench's side-by-side rows;
+#   * for the Python package (python3-venv from Debian when ensurepip is missing): the
+#     build venv .tools/python-build (python/tools/build_env.sh) and, in .tools/python-wheels,
+#     the wheels of the Python tests' dependencies (NumPy, pytest, PyWavelets, FINUFFT, ObsPy),
+#     from which tests/python/run.sh fills a fresh venv without the network.
 # Idempotent: a second run installs nothing. Run from anywhere; paths are relative to
 # the repository root.
 set -euo pipefail
@@ -34,6 +38,7 @@ command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 dpkg-query -W -f='${Status}' qt6-base-dev 2>/dev/null | grep -q 'ok installed' ||
     missing+=(qt6-base-dev)
 command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
+python3 -c 'import ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
 python_ok=1
 python3 -m pip --version >/dev/null 2>&1 || python_ok=0
 
@@ -97,4 +102,19 @@ if [ "${SEISGPU_WITH_FINUFFT:-0}" = 1 ]; then
             "${FINUFFT_WHEEL:-finufft>=2.5,<2.6}"
         say "FINUFFT: installed $("$fin_venv/bin/python" -c 'import finufft; print(finufft.__version__)') into ${fin_venv#"$root"/}"
     fi
+fi
+
+# ---- The Python package: build venv and the test dependencies' wheels ---------------------
+bash "$root/python/tools/build_env.sh"
+py_wheels="$tools/python-wheels"
+py_requirements=("numpy>=1.22" "pytest>=7" "pywavelets>=1.4" "finufft>=2.2" "obspy>=1.4")
+if [ -f "$py_wheels/.complete" ] && [ "$(cat "$py_wheels/.complete")" = "${py_requirements[*]}" ]; then
+    say "Python test wheels: present in ${py_wheels#"$root"/}"
+else
+    rm -rf "$py_wheels"
+    mkdir -p "$py_wheels"
+    python3 -m pip download --quiet --disable-pip-version-check --only-binary=:all: \
+        --dest "$py_wheels" "${py_requirements[@]}"
+    echo "${py_requirements[*]}" > "$py_wheels/.complete"
+    say "Python test wheels: downloaded $(ls "$py_wheels"/*.whl | wc -l) wheels into ${py_wheels#"$root"/}"
 fi

@@ -53,7 +53,7 @@ mod tests {
     fn sizes_beyond_the_host_or_size_t_are_refused_with_the_sizes() {
         assert_eq!(host_bytes(&[3, 5], 8, "x").unwrap(), 120);
         let e = host_bytes(&[1 << 40, 1 << 30], 8, "the grid").unwrap_err();
-        assert_eq!(e.status(), crate::ffi::status::SG_ERR_OUT_OF_MEMORY);
+        assert_eq!(e.status(), crate::status::SG_ERR_OUT_OF_MEMORY);
         assert!(e.to_string().contains("1099511627776 × 1073741824"), "{e}");
         let big = host_memory() / 8 + 1;
         let e = host_bytes(&[big], 8, "the grid").unwrap_err().to_string();

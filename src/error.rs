@@ -1,6 +1,6 @@
 //! The crate's error type. Each variant maps to one `sg_status` code of the C ABI.
 
-use crate::ffi::status::*;
+use crate::status::*;
 
 /// What went wrong, with a message that names the argument, the value and what was expected.
 #[derive(Debug, thiserror::Error)]

@@ -18,6 +18,7 @@ pub mod fxdecon;
 pub mod layout;
 pub mod progress;
 pub mod sample;
+pub mod status;
 pub mod usfft;
 pub mod wavepacket;
 pub mod xcorr;

@@ -286,7 +286,7 @@ mod tests {
                 Ok(())
             })
             .unwrap_err();
-        assert_eq!(e.status(), crate::ffi::status::SG_ERR_CANCELLED);
+        assert_eq!(e.status(), crate::status::SG_ERR_CANCELLED);
         assert!(e.to_string().contains("\"work\""), "{e}");
         assert_eq!(*calls.lock().unwrap(), 1);
         // Stopped at the first report, after the first chunk (one item).

@@ -1,4 +1,5 @@
-//! The two sample types the library computes in.
+//! The two sample types the library computes in, f32 and f64: `Sample` for every
+//! capability, `Real` for the FFT-based ones (USFFT, wave packets).
 
 /// `f32` or `f64`.
 pub trait Sample:
@@ -21,3 +22,11 @@ impl Sample for f32 {
 impl Sample for f64 {
     const C_TYPE: &'static str = "double";
 }
+
+/// `Sample` with what rustfft and zero-initialised device buffers need of it: the sample
+/// types of the USFFT and of the wave packets (the same two types).
+pub trait Real: Sample + rustfft::FftNum + Default + cudarc::driver::ValidAsZeroBits {}
+
+impl Real for f32 {}
+
+impl Real for f64 {}

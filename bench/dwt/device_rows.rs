@@ -5,8 +5,8 @@
 use crate::config::Config;
 use crate::harness::cuda::{drv_err, pinned_round_trip, Events};
 use crate::harness::timing::{guarded, measure, ms_since, Sample};
-use crate::internal::denoise_device_enqueue;
-use crate::rows::{CaseRefs, Check, Mode, Rows, Work};
+use crate::internal::{denoise_device_enqueue, DeviceTraces};
+use crate::row_types::{CaseRefs, Check, Mode, Rows, Work};
 use crate::{lib_err, MEMBER};
 use seisgpu::backend::cuda::CudaBackend;
 use seisgpu::context::Context;
@@ -88,10 +88,10 @@ pub fn run(cfg: &Config, gpu: &Gpu, work: &Work, refs: &CaseRefs, rows: &mut Row
                 ev.record(0, &stream)?;
                 // The kernels alone: turning the medians into per-trace thresholds on the
                 // host is left out of the timing (it is only done for the checked calls).
-                let medians = denoise_device_enqueue(
-                    backend, &wavelet, &work.opts, levels, &d_in, &mut d_out, batch, &stream,
-                )
-                .map_err(lib_err)?;
+                let traces = DeviceTraces::new(&d_in, &mut d_out, batch);
+                let medians =
+                    denoise_device_enqueue(backend, &wavelet, &work.opts, levels, traces, &stream)
+                        .map_err(lib_err)?;
                 ev.record(1, &stream)?;
                 stream
                     .synchronize()

@@ -21,12 +21,13 @@ mod config;
 mod device_rows;
 mod gsl;
 mod report;
+mod row_types;
 mod rows;
 mod targets;
 
 /// The library's paths below its public plan API, in one place (issue 9 moves them).
 mod internal {
-    pub use seisgpu::dwt::cuda::denoise_device_enqueue;
+    pub use seisgpu::dwt::cuda::{denoise_device_enqueue, DeviceTraces};
 }
 
 use device_rows::Gpu;

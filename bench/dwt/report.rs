@@ -3,7 +3,7 @@
 
 use crate::case::Case;
 use crate::harness::report::{fmt_ms, fmt_opt, Record, Table, Value};
-use crate::rows::{Mode, Row};
+use crate::row_types::{Mode, Row};
 use crate::{BYTES_PER_SAMPLE, TOLERANCE};
 
 struct Derived {

@@ -1,15 +1,16 @@
 //! The rows of one case: what each mode runs and how its output is checked. The host
 //! rows are here (GSL, the CPU context, the GPU host-to-host); the device-resident and
-//! reference rows in `device_rows`.
+//! reference rows in `device_rows`; the types both use in `row_types`.
 
 use crate::case::Case;
 use crate::config::Config;
 use crate::device_rows::{self, Gpu};
 use crate::gsl::GslDenoiser;
-use crate::harness::compare::{max_rel_err, max_rel_err_f64};
+use crate::harness::compare::max_rel_err;
 use crate::harness::cpu_threads;
-use crate::harness::timing::{guarded, measure, Measured, Reps, Sample, Verdict};
-use crate::{lib_err, MEMBER, TOLERANCE};
+use crate::harness::timing::{guarded, measure, Measured, Reps, Sample};
+use crate::row_types::{CaseRefs, Check, Mode, Row, Rows, Work};
+use crate::{lib_err, MEMBER};
 use seisgpu::context::Context;
 use seisgpu::dwt::denoise::DenoiseOptions;
 use seisgpu::dwt::wavelet::Family;
@@ -17,110 +18,6 @@ use seisgpu::dwt::{DwtPlan, Traces};
 use seisgpu::layout::TraceBatch;
 use std::sync::Arc;
 use std::time::Instant;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
-    Gsl,
-    Cpu,
-    GpuHost,
-    GpuDevice,
-    RefPinned,
-    RefD2d,
-}
-
-#[derive(Clone, Copy, Debug)]
-pub struct Check {
-    /// max |out − ref| / max |ref|
-    pub err: f64,
-    pub vs: &'static str,
-    /// The same measure on the thresholds the call returned.
-    pub thr_err: Option<f64>,
-}
-
-impl Check {
-    pub fn ok(&self) -> bool {
-        self.err <= TOLERANCE && self.thr_err.is_none_or(|e| e <= TOLERANCE)
-    }
-
-    /// Against the input (the reference rows only copy it).
-    pub fn copy_of(out: &[f32], input: &[f32]) -> Check {
-        Check {
-            err: max_rel_err(out, input),
-            vs: "input",
-            thr_err: None,
-        }
-    }
-}
-
-impl Verdict for Check {
-    fn worse(self, b: Check) -> Check {
-        if b.err > self.err || !b.ok() {
-            b
-        } else {
-            self
-        }
-    }
-}
-
-pub struct Row {
-    pub case: Case,
-    pub mode: Mode,
-    pub label: String,
-    pub result: Result<Measured<Check>, String>,
-}
-
-/// The outputs later rows of the case are checked against.
-pub struct CaseRefs {
-    pub gsl_out: Option<Vec<f32>>,
-    pub cpu_out: Option<Vec<f32>>,
-    pub cpu_thr: Option<Vec<f64>>,
-}
-
-impl CaseRefs {
-    /// The output GPU rows are checked against: the CPU's, else GSL's.
-    pub fn for_gpu(&self) -> Option<(&[f32], &'static str)> {
-        match (&self.cpu_out, &self.gsl_out) {
-            (Some(c), _) => Some((c, "CPU")),
-            (None, Some(g)) => Some((g, "GSL")),
-            _ => None,
-        }
-    }
-
-    /// A GPU call's output and thresholds against the references.
-    pub fn check_gpu(&self, out: &[f32], thr: Option<&[f64]>) -> Option<Check> {
-        self.for_gpu().map(|(r, vs)| Check {
-            err: max_rel_err(out, r),
-            vs,
-            thr_err: thr
-                .zip(self.cpu_thr.as_deref())
-                .map(|(a, b)| max_rel_err_f64(a, b)),
-        })
-    }
-}
-
-/// Collects a case's rows, reporting errors as they happen.
-pub struct Rows {
-    pub case: Case,
-    pub rows: Vec<Row>,
-}
-
-impl Rows {
-    pub fn push(&mut self, mode: Mode, label: &str, result: Result<Measured<Check>, String>) {
-        if let Err(e) = &result {
-            eprintln!("[{}] {label}: error: {e}", self.case.label());
-        }
-        self.rows.push(Row {
-            case: self.case,
-            mode,
-            label: label.into(),
-            result,
-        });
-    }
-
-    pub fn progress(&self, what: &str) {
-        eprintln!("[{}] {what}", self.case.label());
-    }
-}
 
 impl Config {
     pub fn host_reps(&self) -> Reps {
@@ -233,13 +130,6 @@ pub fn run_case(cfg: &Config, case: Case, cpu_ctx: &Arc<Context>, gpu: Option<&G
 
     device_rows::run(cfg, gpu, &work, &refs, &mut rows);
     rows.rows
-}
-
-/// What every row of a case denoises.
-pub struct Work<'a> {
-    pub input: &'a [f32],
-    pub batch: TraceBatch,
-    pub opts: DenoiseOptions,
 }
 
 /// A plan's denoise timed host array in, host array out; `check` sees the output and the

@@ -5,7 +5,7 @@ use crate::case::Case;
 use crate::config::Config;
 use crate::harness::report::{cell, fmt_ms};
 use crate::report::median_of;
-use crate::rows::{Mode, Row};
+use crate::row_types::{Mode, Row};
 use std::fmt::Write as _;
 
 /// PASS/FAIL of a row against a target, its output check included.

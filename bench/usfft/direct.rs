@@ -3,7 +3,8 @@
 use crate::harness::random::uniform;
 use num_complex::Complex;
 use rayon::prelude::*;
-use seisgpu::usfft::{Real, TransformType};
+use seisgpu::sample::Real;
+use seisgpu::usfft::TransformType;
 
 /// Relative ℓ2 error over `samples` random output entries against direct sums in f64
 /// (`dim` dimensions of N modes; unused dimensions of `xs` are empty).

@@ -5,7 +5,8 @@
 //! the same direct sums as its own.
 
 use num_complex::Complex;
-use seisgpu::usfft::{Real, TransformType};
+use seisgpu::sample::Real;
+use seisgpu::usfft::TransformType;
 use std::path::PathBuf;
 use std::process::Command;
 

@@ -16,7 +16,8 @@ use num_complex::Complex;
 use rayon::prelude::*;
 use seisgpu::backend::BackendRequest;
 use seisgpu::context::Context;
-use seisgpu::usfft::{KernelShape, ModeOrder, Real, TransformType, UsfftOptions, UsfftPlan};
+use seisgpu::sample::Real;
+use seisgpu::usfft::{KernelShape, ModeOrder, TransformType, UsfftOptions, UsfftPlan};
 use std::sync::Arc;
 use std::time::Instant;
 

@@ -7,13 +7,15 @@
  *     the known sigma reaches in each box), then the inverse;
  *   - compression: the sparse approximation with as many complex coefficients as 5 % of the
  *     samples hold reals over two, reconstructed with the adjoint.
- * Prints the SNRs and the times, writes before/after images (wp_*.png; for the cube, its
- * middle inline) and fails if a denoised result is not closer to the clean data than the
- * noisy one, or a compressed one has no positive SNR. */
+ * Prints the SNRs and the times, writes quick-look images (wp_*.png; for the cube, its
+ * middle inline) and the raw arrays (wp_section.*, wp_cube.*) for the figures, and fails if
+ * a denoised result is not closer to the clean data than the noisy one, or a compressed
+ * one has no positive SNR. */
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "demo.h"
 
@@ -103,10 +105,11 @@ done:
     return rc;
 }
 
-/* The four images of a data set: clean, noisy, denoised, compressed; `x` picks the part
- * shown (a 2D section: all of it; a cube: one inline), n_traces columns of n samples. */
-static int images(const char *out_dir, const char *prefix, const dataset *d, size_t offset,
-                  size_t n_traces, size_t n)
+/* The quick-look images of a data set (clean, noisy, denoised, compressed; `offset` picks
+ * the part shown: a 2D section: all of it, a cube: one inline, n_traces columns of n
+ * samples), and its raw arrays on grid `g`. 0 on success. */
+static int outputs(const char *out_dir, const char *prefix, const dataset *d, size_t offset,
+                   size_t n_traces, size_t n, const raw_grid *g, const char *backend)
 {
     double clip = abs_percentile(d->clean + offset, n_traces, n, n, 99.0);
     const float *x[4] = {d->clean, d->noisy, d->denoised, d->compressed};
@@ -117,7 +120,17 @@ static int images(const char *out_dir, const char *prefix, const dataset *d, siz
         if (clip <= 0.0 || write_section_png(out_dir, name, x[k] + offset, n_traces, n, n, clip))
             return -1;
     }
-    return 0;
+    char compressed_label[64];
+    snprintf(compressed_label, sizeof compressed_label, "clean, compressed to %.0f %%",
+             100.0 * COMPRESSION);
+    raw_array arrays[4] = {
+        {"clean", "clean", d->clean, NAN},
+        {"noisy", "noisy", d->noisy, d->snr_noisy},
+        {"denoised", "wave packets, thresholds per box", d->denoised, d->snr_denoised},
+        {"compressed", compressed_label, d->compressed, d->snr_compressed},
+    };
+    snprintf(name, sizeof name, "wp_%s", strcmp(prefix, "cube_inline") ? prefix : "cube");
+    return write_raw(out_dir, name, g, arrays, 4, clip, backend);
 }
 
 int demo_wavepackets(sg_context *ctx, const section *sec, const float *noisy, double sigma,
@@ -174,8 +187,19 @@ int demo_wavepackets(sg_context *ctx, const section *sec, const float *noisy, do
     if (run(ctx, &d2) || run(ctx, &d3))
         goto done;
     size_t middle = CUBE_IL / 2 * CUBE_XL * CUBE_T;
-    if (images(out_dir, "section", &d2, 0, WIN_X, WIN_T) ||
-        images(out_dir, "cube_inline", &d3, middle, CUBE_XL, CUBE_T))
+    const double dt_s = 1e-3 * sec->dt_ms, dt3_s = 1e-3 * cube.dt_ms;
+    raw_grid g2 = {"Penobscot 3D, crossline 1155, a window", 2, {WIN_X, WIN_T, 1},
+                   {"inline", "time", ""}, {"", "s", ""},
+                   {sec->first_inline + WIN_X0, 1e-3 * sec->delay_ms + WIN_T0 * dt_s, 0},
+                   {1, dt_s, 0}, WIN_T};
+    raw_grid g3 = {"F3 Netherlands, a crop", 3, {CUBE_IL, CUBE_XL, CUBE_T},
+                   {"inline", "crossline", "time"}, {"", "", "s"},
+                   {cube.first_inline, cube.first_crossline,
+                    1e-3 * cube.delay_ms + CUBE_T0 * dt3_s},
+                   {1, 1, dt3_s}, CUBE_T};
+    const char *backend = backend_name(ctx);
+    if (outputs(out_dir, "section", &d2, 0, WIN_X, WIN_T, &g2, backend) ||
+        outputs(out_dir, "cube_inline", &d3, middle, CUBE_XL, CUBE_T, &g3, backend))
         goto done;
     printf("\n");
     if (!(d2.snr_denoised > d2.snr_noisy && d3.snr_denoised > d3.snr_noisy &&

@@ -4,10 +4,10 @@
 Reads OUTDIR/emlog_region.txt (written by examples/c/emlog.c: the search grid, the analytic
 region and the exhaustive search's 2D marginals) and draws one panel per parameter pair:
 the number of equivalent models (F <= 1) per grid cell, with the analytic ellipsoid's
-projection on that pair drawn over it, into OUTDIR/emlog_marginals.png. The ellipsoid is
+projection on that pair drawn over it, into OUTDIR/fig_emlog_region.png. The ellipsoid is
 (x - x*)^T G (x - x*) <= c with G = V S^2 V^T from the SVD of the weighted matrix; its
 shadow on a pair (a, b) is y^T (G^-1)_ab^-1 y <= c, and c follows from the half-widths.
-Needs matplotlib and NumPy (Debian: python3-matplotlib).
+Needs matplotlib and NumPy (`make demo` installs them into .tools/plot).
 """
 import sys
 from pathlib import Path
@@ -17,6 +17,7 @@ import matplotlib
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 
 def read_region(path):
@@ -61,12 +62,14 @@ def main():
         ax.set_xlabel(f"σ {names[a]} (S/m)")
         ax.set_ylabel(f"σ {names[b]} (S/m)")
         ax.set_title(f"{names[a]} × {names[b]}")
-        fig.colorbar(image, ax=ax, label="models with F ≤ 1")
+        bar = fig.colorbar(image, ax=ax, label="models with F ≤ 1")
+        bar.locator = MaxNLocator(integer=True)  # counts
+        bar.update_ticks()
     np.atleast_1d(axes)[0].legend(loc="upper right", fontsize=8, framealpha=0.5)
     fig.suptitle(f"EM-logging quasi-solution region: {p} conductivities × {count} values, 2D marginals")
-    target = out / "emlog_marginals.png"
+    target = out / "fig_emlog_region.png"
     fig.savefig(target, dpi=120)
-    print(f"wrote {target}")
+    print(f"  {target}")
 
 
 if __name__ == "__main__":

@@ -42,6 +42,9 @@ impl DwtPlan {
                 "n_samples is {n_samples}; the periodic wavelet transform needs a power of two ≥ 2"
             )));
         }
+        // One trace must fit the host (in single precision, the smaller sample) before a
+        // plan for it is made.
+        crate::alloc::host_bytes(&[n_samples], 4, "one trace of n_samples f32 samples")?;
         let wavelet = Wavelet::new(family, member)?;
         Ok(DwtPlan {
             ctx,

@@ -24,7 +24,8 @@ pub struct Centred {
     pub phi_min: f64,
 }
 
-/// Relative size below which a diagonal entry of R means dependent columns.
+/// A column whose part outside the span of the columns before it is at most this fraction
+/// of its own norm (the sine of its angle to that span) counts as dependent on them.
 const RANK_TOL: f64 = 1e-12;
 
 impl Centred {
@@ -32,17 +33,20 @@ impl Centred {
         let (n, p) = (pb.n, pb.p);
         let mut a = pb.a_w.clone();
         let mut qtd = pb.d.clone();
-        let scale = (0..p)
-            .map(|j| pb.column(j).iter().map(|v| v * v).sum::<f64>().sqrt())
-            .fold(0.0, f64::max);
         for k in 0..p {
-            // Householder reflector zeroing column k below the diagonal.
+            // Householder reflector zeroing column k below the diagonal. The reflections
+            // before it kept the column's norm, and what is left below the diagonal is its
+            // part outside the span of columns 0…k−1: compared with the column's own norm,
+            // the test does not depend on how the parameters are scaled.
             let col = &a[k * n + k..(k + 1) * n];
             let norm = col.iter().map(|v| v * v).sum::<f64>().sqrt();
-            if norm <= RANK_TOL * scale {
+            let own = pb.column(k).iter().map(|v| v * v).sum::<f64>().sqrt();
+            if norm <= RANK_TOL * own {
                 return Err(crate::invalid!(
-                    "searched column {k} is a combination of the ones before it (rank-deficient Ã): \
-                     the data cannot tell these parameters apart; search fewer"
+                    "searched column {k} is a combination of the ones before it (rank-deficient Ã: \
+                     its part outside their span is {:.1e} of its norm, at most {RANK_TOL:e}): \
+                     the data cannot tell these parameters apart; search fewer",
+                    norm / own
                 ));
             }
             let alpha = if col[0] > 0.0 { -norm } else { norm };

@@ -11,12 +11,13 @@ use super::cpu;
 use super::criterion::{Mode, Norm};
 use super::result::Tally;
 use super::setup::SearchSetup;
-use crate::backend::cuda::buffers::dptr;
-use crate::backend::cuda::launch::kernel;
+use crate::backend::cuda::array::part;
+use crate::backend::cuda::buffers::{download, upload, zeros};
+use crate::backend::cuda::launch::Launch;
 use crate::backend::cuda::{driver_error, kernels, CudaBackend};
 use crate::error::{Error, Result};
 use crate::progress::Reporter;
-use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaModule, CudaSlice, CudaStream, DeviceRepr, LaunchConfig};
 use std::sync::Arc;
 
 const THREADS: u32 = 256;
@@ -27,6 +28,8 @@ const SEGMENT: usize = 16;
 /// Models per launch: fast, direct (per 1,000 measurements).
 const FAST_MODELS: u64 = 1 << 30;
 const DIRECT_MODEL_MEASUREMENTS: u64 = 1 << 36;
+/// What the table uploads report on failure.
+const TABLES: &str = "copying search tables to the device";
 
 /// The prelude of kernels/emlog.cu for `p` parameters.
 pub fn prelude(p: usize) -> String {
@@ -38,18 +41,6 @@ pub fn preludes() -> Vec<(String, String)> {
     (1..=super::matrix::MAX_PARAMETERS)
         .map(|p| (format!("p = {p}"), prelude(p)))
         .collect()
-}
-
-fn up<T: cudarc::driver::DeviceRepr + Clone>(
-    stream: &Arc<CudaStream>,
-    v: &[T],
-    fill: T,
-) -> Result<CudaSlice<T>> {
-    // Zero-length buffers are not allowed: pad with one element.
-    let padded: Vec<T> = if v.is_empty() { vec![fill] } else { v.to_vec() };
-    stream
-        .clone_htod(&padded)
-        .map_err(driver_error("copying search tables to the device"))
 }
 
 fn i32s(v: impl IntoIterator<Item = usize>) -> Result<Vec<i32>> {
@@ -65,98 +56,14 @@ fn i32s(v: impl IntoIterator<Item = usize>) -> Result<Vec<i32>> {
 }
 
 pub fn search(gpu: &CudaBackend, s: &SearchSetup, reporter: &mut Reporter) -> Result<Tally> {
-    gpu.ctx
-        .bind_to_thread()
-        .map_err(driver_error("binding the context"))?;
-    let g = &s.grid;
-    let p = g.p();
-    let n0 = g.len(0) as u64;
-    let module = gpu
-        .modules
-        .get(&gpu.ctx, &gpu.arch, &kernels::EMLOG, &prelude(p))?;
-    let stream = gpu.stream()?;
-    let lens = i32s((0..p).map(|k| g.len(k)))?;
-    let axis_offset = i32s(s.bins.axis_offset.iter().copied())?;
-    let pair_a = i32s(s.bins.pairs.iter().map(|q| q.0))?;
-    let pair_b = i32s(s.bins.pairs.iter().map(|q| q.1))?;
-    let pair_offset = i32s(s.bins.pair_offset.iter().copied())?;
-    let n_bins = i32s([s.bins.len])?[0];
-    let use_shared = (s.bins.len <= SHARED_BINS) as i32;
-    let shared_bytes = if use_shared == 1 {
-        4 * s.bins.len as u32
-    } else {
-        0
-    };
-    let blocks = (gpu.multiprocessors * 8).max(1);
-
-    let d_lens = up(&stream, &lens, 0)?;
-    let d_axis = up(&stream, &axis_offset, 0)?;
-    let d_pa = up(&stream, &pair_a, 0)?;
-    let d_pb = up(&stream, &pair_b, 0)?;
-    let d_po = up(&stream, &pair_offset, 0)?;
-    let d_bins = up(&stream, &vec![0u64; s.bins.len], 0)?;
-    let d_total = up(&stream, &[0u64], 0)?;
-    let d_bq = up(&stream, &vec![f64::INFINITY; blocks], 0.0)?;
-    let d_bi = up(&stream, &vec![u64::MAX; blocks], 0)?;
-    // Mode tables.
-    let (t1, t2, t3) = match s.mode {
-        Mode::Fast => {
-            let off = i32s(s.fast.offset.iter().copied())?;
-            (
-                up(&stream, &s.fast.w, 0.0)?,
-                up(&stream, &s.fast.t, 0.0)?,
-                up(&stream, &off, 0)?,
-            )
-        }
-        Mode::Direct => {
-            let mut off = Vec::new();
-            let mut vals = Vec::new();
-            for v in &g.values {
-                off.push(vals.len());
-                vals.extend_from_slice(v);
-            }
-            let mut a = s.problem.a_w.clone();
-            a.extend_from_slice(&s.problem.d);
-            (
-                up(&stream, &a, 0.0)?,
-                up(&stream, &vals, 0.0)?,
-                up(&stream, &i32s(off)?, 0)?,
-            )
-        }
-    };
-    let st = &stream;
-    let (p_lens, p_axis, p_pa, p_pb, p_po) = (
-        dptr(&d_lens, st),
-        dptr(&d_axis, st),
-        dptr(&d_pa, st),
-        dptr(&d_pb, st),
-        dptr(&d_po, st),
-    );
-    let (p_bins, p_total, p_bq, p_bi) = (
-        dptr(&d_bins, st),
-        dptr(&d_total, st),
-        dptr(&d_bq, st),
-        dptr(&d_bi, st),
-    );
-    let (p1, p2, p3) = (dptr(&t1, st), dptr(&t2, st), dptr(&t3, st));
-    let n_pairs = pair_a.len() as i32;
-
-    let rows = g.rows();
+    gpu.bind()?;
+    let mut dev = DeviceSearch::new(gpu, s)?;
+    let rows = s.grid.rows();
     let rows_per_launch = match s.mode {
-        Mode::Fast => FAST_MODELS / n0,
-        Mode::Direct => DIRECT_MODEL_MEASUREMENTS / (s.problem.n as u64).max(1) / n0,
+        Mode::Fast => FAST_MODELS / dev.n0,
+        Mode::Direct => DIRECT_MODEL_MEASUREMENTS / (s.problem.n as u64).max(1) / dev.n0,
     }
     .max(1);
-    let name = match s.mode {
-        Mode::Fast => "emlog_fast",
-        Mode::Direct => "emlog_direct",
-    };
-    let f = kernel(&module, name, shared_bytes as usize)?;
-    let cfg = LaunchConfig {
-        grid_dim: (blocks as u32, 1, 1),
-        block_dim: (THREADS, 1, 1),
-        shared_mem_bytes: shared_bytes,
-    };
     let k_max = s.options.max_models;
     let mut listed = Tally::new(s.bins.len);
     let mut seen = 0u64;
@@ -166,71 +73,12 @@ pub fn search(gpu: &CudaBackend, s: &SearchSetup, reporter: &mut Reporter) -> Re
         let (mut row, rows) = (group.start as u64, group.end as u64);
         while row < rows {
             let end = (row + rows_per_launch).min(rows);
-            let mut b = stream.launch_builder(&f);
-            let (phi_min, q_thr) = (s.fast.phi_min, s.q_thr);
-            let n_seg = n0.div_ceil(SEGMENT as u64) as i32;
-            let seg = SEGMENT as i32;
-            let items = (end - row) * n_seg as u64;
-            let n_meas = s.problem.n as i32;
-            let p_d = p1 + 8 * s.problem.a_w.len() as u64;
-            let norm: i32 = match s.norm {
-                Norm::L2 => 0,
-                Norm::L1 => 1,
-                Norm::Max => 2,
-            };
-            match s.mode {
-                Mode::Fast => {
-                    b.arg(&p1)
-                        .arg(&p2)
-                        .arg(&p3)
-                        .arg(&p_lens)
-                        .arg(&phi_min)
-                        .arg(&q_thr)
-                        .arg(&row)
-                        .arg(&items)
-                        .arg(&seg)
-                        .arg(&n_seg);
-                }
-                Mode::Direct => {
-                    b.arg(&p1)
-                        .arg(&p_d)
-                        .arg(&n_meas)
-                        .arg(&p2)
-                        .arg(&p3)
-                        .arg(&p_lens)
-                        .arg(&norm)
-                        .arg(&q_thr)
-                        .arg(&row)
-                        .arg(&items)
-                        .arg(&seg)
-                        .arg(&n_seg);
-                }
-            }
-            b.arg(&p_bins)
-                .arg(&n_bins)
-                .arg(&use_shared)
-                .arg(&p_axis)
-                .arg(&n_pairs)
-                .arg(&p_pa)
-                .arg(&p_pb)
-                .arg(&p_po);
-            b.arg(&p_total).arg(&p_bq).arg(&p_bi);
-            // SAFETY: the arguments are the kernel's, in order; buffers sized for the grid.
-            unsafe { b.launch(cfg) }.map_err(driver_error("launching an EM-logging kernel"))?;
+            dev.launch(row, end)?;
             if listed.models.len() < k_max {
-                let total = stream
-                    .clone_dtoh(&d_total)
-                    .map_err(driver_error("reading the count"))?[0];
+                let total = dev.count()?;
                 if total > seen {
                     // This launch found some: list them on the CPU, stopping once there are enough.
-                    let step = cpu::chunk_rows(s);
-                    let mut r0 = row;
-                    while r0 < end && listed.models.len() < k_max {
-                        let r1 = (r0 + step).min(end);
-                        let before = std::mem::replace(&mut listed, Tally::new(0));
-                        listed = cpu::scan_rows(s, before, r0, r1);
-                        r0 = r1;
-                    }
+                    list_models(s, &mut listed, row..end);
                     seen = total;
                 }
             }
@@ -238,34 +86,263 @@ pub fn search(gpu: &CudaBackend, s: &SearchSetup, reporter: &mut Reporter) -> Re
         }
         if active {
             // The group's launches are done before it is reported.
-            stream
+            dev.stream
                 .synchronize()
                 .map_err(driver_error("running the EM-logging search"))?;
         }
         Ok(())
     })?;
-    let bins = stream
-        .clone_dtoh(&d_bins)
-        .map_err(driver_error("reading the histograms"))?;
-    let total = stream
-        .clone_dtoh(&d_total)
-        .map_err(driver_error("reading the count"))?;
-    let bq = stream
-        .clone_dtoh(&d_bq)
-        .map_err(driver_error("reading the best models"))?;
-    let bi = stream
-        .clone_dtoh(&d_bi)
-        .map_err(driver_error("reading the best models"))?;
-    let mut t = Tally::new(0);
-    t.count = total[0];
-    t.bins = bins[..s.bins.len].to_vec();
-    for (&q, &i) in bq.iter().zip(&bi) {
-        if q < t.best_q || (q == t.best_q && i < t.best_index) {
-            t.best_q = q;
-            t.best_index = i;
-        }
+    dev.tally(listed)
+}
+
+/// The first equivalent models of `rows`, listed on the CPU after those already `listed`,
+/// until there are `max_models`.
+fn list_models(s: &SearchSetup, listed: &mut Tally, rows: std::ops::Range<u64>) {
+    let step = cpu::chunk_rows(s);
+    let mut r0 = rows.start;
+    while r0 < rows.end && listed.models.len() < s.options.max_models {
+        let r1 = (r0 + step).min(rows.end);
+        let before = std::mem::replace(listed, Tally::new(0));
+        *listed = cpu::scan_rows(s, before, r0, r1);
+        r0 = r1;
     }
-    listed.models.truncate(k_max);
-    t.models = listed.models;
-    Ok(t)
+}
+
+/// The search on the device: its module and stream, the tables the kernels read and the
+/// reductions they add to.
+struct DeviceSearch<'s> {
+    s: &'s SearchSetup<'s>,
+    module: Arc<CudaModule>,
+    stream: Arc<CudaStream>,
+    cfg: LaunchConfig,
+    /// Models along axis 0.
+    n0: u64,
+    /// Per axis: its length; its first histogram bin.
+    lens: CudaSlice<i32>,
+    axis_offset: CudaSlice<i32>,
+    /// Per requested pair: its two axes and its first histogram bin.
+    pair_a: CudaSlice<i32>,
+    pair_b: CudaSlice<i32>,
+    pair_offset: CudaSlice<i32>,
+    n_pairs: i32,
+    n_bins: i32,
+    use_shared: i32,
+    /// The histograms, the count, each block's best decision value and its model.
+    bins: CudaSlice<u64>,
+    total: CudaSlice<u64>,
+    block_q: CudaSlice<f64>,
+    block_index: CudaSlice<u64>,
+    mode: ModeTables,
+}
+
+/// The tables of the mode's kernel.
+enum ModeTables {
+    /// emlog_fast: w (axis 0), the other axes' columns and where each axis's start.
+    Fast {
+        w: CudaSlice<f64>,
+        table: CudaSlice<f64>,
+        table_offset: CudaSlice<i32>,
+    },
+    /// emlog_direct: Ã (column-major, n × p) followed by d (n), in one array; every axis's
+    /// values and where each axis's start.
+    Direct {
+        a_d: CudaSlice<f64>,
+        a_len: usize,
+        values: CudaSlice<f64>,
+        value_offset: CudaSlice<i32>,
+    },
+}
+
+impl<'s> DeviceSearch<'s> {
+    fn new(gpu: &CudaBackend, s: &'s SearchSetup<'s>) -> Result<Self> {
+        let g = &s.grid;
+        let module = gpu
+            .modules
+            .get(&gpu.ctx, &gpu.arch, &kernels::EMLOG, &prelude(g.p()))?;
+        let stream = gpu.stream()?;
+        let lens = i32s((0..g.p()).map(|k| g.len(k)))?;
+        let axis_offset = i32s(s.bins.axis_offset.iter().copied())?;
+        let pair_a = i32s(s.bins.pairs.iter().map(|q| q.0))?;
+        let pair_b = i32s(s.bins.pairs.iter().map(|q| q.1))?;
+        let pair_offset = i32s(s.bins.pair_offset.iter().copied())?;
+        let n_bins = i32s([s.bins.len])?[0];
+        let use_shared = s.bins.len <= SHARED_BINS;
+        let blocks = (gpu.multiprocessors * 8).max(1);
+        let cfg = LaunchConfig {
+            grid_dim: (blocks as u32, 1, 1),
+            block_dim: (THREADS, 1, 1),
+            shared_mem_bytes: if use_shared { 4 * s.bins.len as u32 } else { 0 },
+        };
+        Ok(DeviceSearch {
+            lens: upload(&stream, &lens, TABLES)?,
+            axis_offset: upload(&stream, &axis_offset, TABLES)?,
+            pair_a: upload(&stream, &pair_a, TABLES)?,
+            pair_b: upload(&stream, &pair_b, TABLES)?,
+            pair_offset: upload(&stream, &pair_offset, TABLES)?,
+            bins: zeros(&stream, s.bins.len, TABLES)?,
+            total: zeros(&stream, 1, TABLES)?,
+            block_q: upload(&stream, &vec![f64::INFINITY; blocks], TABLES)?,
+            block_index: upload(&stream, &vec![u64::MAX; blocks], TABLES)?,
+            mode: ModeTables::new(s, &stream)?,
+            n_pairs: pair_a.len() as i32,
+            n_bins,
+            use_shared: use_shared as i32,
+            n0: g.len(0) as u64,
+            s,
+            module,
+            stream,
+            cfg,
+        })
+    }
+
+    /// Queues the launch over rows `row..end`.
+    fn launch(&mut self, row: u64, end: u64) -> Result<()> {
+        let s = self.s;
+        let n_seg = self.n0.div_ceil(SEGMENT as u64) as i32;
+        let items = (end - row) * n_seg as u64;
+        let name = match self.mode {
+            ModeTables::Fast { .. } => "emlog_fast",
+            ModeTables::Direct { .. } => "emlog_direct",
+        };
+        let mut l = Launch::new(&self.module, &self.stream, name, self.cfg)?;
+        match &self.mode {
+            ModeTables::Fast {
+                w,
+                table,
+                table_offset,
+            } => l
+                .input(w)
+                .input(table)
+                .input(table_offset)
+                .input(&self.lens)
+                .scalar(s.fast.phi_min),
+            ModeTables::Direct {
+                a_d,
+                a_len,
+                values,
+                value_offset,
+            } => l
+                .input(&part(a_d, 0, *a_len))
+                .input(&part(a_d, *a_len, a_d.len() - a_len))
+                .scalar(s.problem.n as i32)
+                .input(values)
+                .input(value_offset)
+                .input(&self.lens)
+                .scalar(norm_code(s.norm)),
+        };
+        l.scalar(s.q_thr)
+            .scalar(row)
+            .scalar(items)
+            .scalar(SEGMENT as i32)
+            .scalar(n_seg)
+            .output(&mut self.bins)
+            .scalar(self.n_bins)
+            .scalar(self.use_shared)
+            .input(&self.axis_offset)
+            .scalar(self.n_pairs)
+            .input(&self.pair_a)
+            .input(&self.pair_b)
+            .input(&self.pair_offset)
+            .output(&mut self.total)
+            .output(&mut self.block_q)
+            .output(&mut self.block_index);
+        // SAFETY: emlog_fast(const double* w, const double* table, const int* table_offset,
+        // const int* lens, double phi_min, …) and emlog_direct(const double* a_w,
+        // const double* d, int n, const double* values, const int* value_offset,
+        // const int* lens, int norm, …), then both (double q_thr, u64 row_begin, u64 items,
+        // int seg, int n_seg, u64* bins, int n_bins, int use_shared, const int* axis_offset,
+        // int n_pairs, const int* pair_a, const int* pair_b, const int* pair_offset,
+        // u64* total, double* block_q, u64* block_index). The threads stride over `items`
+        // = n_seg segments of each row in row..end, all below the grid's rows: the digits
+        // they index the tables with are the grid's, so they stay inside SearchSetup's
+        // tables (lens: p; w: n0 values; table and offsets: FastTables's; a_w: n·p and d: n,
+        // the two parts of a_d; values: every axis's, at value_offset); histogram bins
+        // index below n_bins (Bins's layout, `bins` holds them all); block b < blocks
+        // writes block_q[b] and block_index[b] (one per block of cfg), total is one element.
+        unsafe { l.run() }
+    }
+
+    /// The count of equivalent models so far, once the queued launches are done.
+    fn count(&self) -> Result<u64> {
+        Ok(read(&self.stream, &self.total, 1, "reading the count")?[0])
+    }
+
+    /// The reductions, once the queued launches are done, with the models `listed`.
+    fn tally(self, listed: Tally) -> Result<Tally> {
+        let blocks = self.block_q.len();
+        let bins = read(
+            &self.stream,
+            &self.bins,
+            self.s.bins.len,
+            "reading the histograms",
+        )?;
+        let count = self.count()?;
+        let what = "reading the best models";
+        let bq = read(&self.stream, &self.block_q, blocks, what)?;
+        let bi = read(&self.stream, &self.block_index, blocks, what)?;
+        let mut t = Tally::new(0);
+        t.count = count;
+        t.bins = bins;
+        for (&q, &i) in bq.iter().zip(&bi) {
+            if q < t.best_q || (q == t.best_q && i < t.best_index) {
+                t.best_q = q;
+                t.best_index = i;
+            }
+        }
+        t.models = listed.models;
+        t.models.truncate(self.s.options.max_models);
+        Ok(t)
+    }
+}
+
+impl ModeTables {
+    fn new(s: &SearchSetup, stream: &Arc<CudaStream>) -> Result<ModeTables> {
+        Ok(match s.mode {
+            Mode::Fast => {
+                let offset = i32s(s.fast.offset.iter().copied())?;
+                ModeTables::Fast {
+                    w: upload(stream, &s.fast.w, TABLES)?,
+                    table: upload(stream, &s.fast.t, TABLES)?,
+                    table_offset: upload(stream, &offset, TABLES)?,
+                }
+            }
+            Mode::Direct => {
+                let mut offset = Vec::new();
+                let mut values = Vec::new();
+                for v in &s.grid.values {
+                    offset.push(values.len());
+                    values.extend_from_slice(v);
+                }
+                let mut a_d = s.problem.a_w.clone();
+                a_d.extend_from_slice(&s.problem.d);
+                ModeTables::Direct {
+                    a_d: upload(stream, &a_d, TABLES)?,
+                    a_len: s.problem.a_w.len(),
+                    values: upload(stream, &values, TABLES)?,
+                    value_offset: upload(stream, &i32s(offset)?, TABLES)?,
+                }
+            }
+        })
+    }
+}
+
+/// The direct kernel's norm: 0 L2 (sum of squares), 1 L1 (sum of |r|), 2 max |r|.
+fn norm_code(norm: Norm) -> i32 {
+    match norm {
+        Norm::L2 => 0,
+        Norm::L1 => 1,
+        Norm::Max => 2,
+    }
+}
+
+/// The first `len` elements of `src`, once the stream's queued work is done.
+fn read<U: DeviceRepr + Default + Clone>(
+    stream: &CudaStream,
+    src: &CudaSlice<U>,
+    len: usize,
+    what: &'static str,
+) -> Result<Vec<U>> {
+    let mut host = vec![U::default(); len];
+    download(stream, src, &mut host, what)?;
+    Ok(host)
 }

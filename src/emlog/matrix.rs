@@ -58,6 +58,20 @@ fn check_finite(v: &[f64], name: &str) -> Result<()> {
 impl SensitivitySpec<'_> {
     /// Checks every argument and builds the weighted problem.
     pub fn validate(&self) -> Result<Problem> {
+        self.check_sizes()?;
+        self.check_strides()?;
+        self.check_searched()?;
+        self.check_values()?;
+        self.weighted()
+    }
+
+    /// Element (i, j) of A.
+    fn at(&self, i: usize, j: usize) -> f64 {
+        self.a[i * self.row_stride + j * self.col_stride]
+    }
+
+    /// The counts of measurements, columns and searched parameters.
+    fn check_sizes(&self) -> Result<()> {
         let (n, m) = (self.n, self.m);
         if n == 0 || m == 0 {
             return Err(crate::invalid!(
@@ -75,6 +89,13 @@ impl SensitivitySpec<'_> {
                 "{p} searched columns but only {n} measurements: the parameters cannot be resolved"
             ));
         }
+        Ok(())
+    }
+
+    /// A's strides (distinct, non-overlapping elements within the address space) and the
+    /// lengths of every array.
+    fn check_strides(&self) -> Result<()> {
+        let (n, m) = (self.n, self.m);
         let span = (n - 1)
             .checked_mul(self.row_stride)
             .and_then(|r| {
@@ -109,28 +130,38 @@ impl SensitivitySpec<'_> {
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// The searched columns: within A, each once.
+    fn check_searched(&self) -> Result<()> {
         for (k, &c) in self.searched.iter().enumerate() {
-            if c >= m {
+            if c >= self.m {
                 return Err(crate::invalid!(
                     "searched[{k}] is column {c}; A has columns 0 to {}",
-                    m - 1
+                    self.m - 1
                 ));
             }
             if self.searched[..k].contains(&c) {
                 return Err(crate::invalid!("column {c} is searched twice"));
             }
         }
+        Ok(())
+    }
+
+    /// Finite values, nonzero measurements, positive errors, no all-zero searched column.
+    fn check_values(&self) -> Result<()> {
+        let (n, m) = (self.n, self.m);
         check_finite(&self.sigma0[..m], "sigma0")?;
         check_finite(&self.f0[..n], "f0")?;
         check_finite(&self.f_exp[..n], "f_exp")?;
         check_finite(&self.delta[..n], "delta")?;
-        let at = |i: usize, j: usize| self.a[i * self.row_stride + j * self.col_stride];
         for j in 0..m {
             for i in 0..n {
-                if !at(i, j).is_finite() {
+                if !self.at(i, j).is_finite() {
                     return Err(Error::NonFinite(format!(
                         "A[{i}, {j}] is {}; expected a finite value; nothing was written",
-                        at(i, j)
+                        self.at(i, j)
                     )));
                 }
             }
@@ -147,25 +178,31 @@ impl SensitivitySpec<'_> {
             ));
         }
         for (k, &c) in self.searched.iter().enumerate() {
-            if (0..n).all(|i| at(i, c) == 0.0) {
+            if (0..n).all(|i| self.at(i, c) == 0.0) {
                 return Err(crate::invalid!(
                     "searched column {c} (parameter {k}) is all zeros: the data do not depend on it"
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// Ã and d of the checked arguments.
+    fn weighted(&self) -> Result<Problem> {
+        let n = self.n;
         let w: Vec<f64> = (0..n)
             .map(|i| 1.0 / (self.f_exp[i] * self.delta[i]))
             .collect();
-        let mut a_w = Vec::with_capacity(n * p);
+        let mut a_w = Vec::with_capacity(n * self.searched.len());
         for &c in self.searched {
-            a_w.extend((0..n).map(|i| at(i, c) * w[i]));
+            a_w.extend((0..n).map(|i| self.at(i, c) * w[i]));
         }
         let d = (0..n)
             .map(|i| {
                 let shift: f64 = self
                     .searched
                     .iter()
-                    .map(|&c| at(i, c) * self.sigma0[c])
+                    .map(|&c| self.at(i, c) * self.sigma0[c])
                     .sum();
                 (self.f_exp[i] - self.f0[i] + shift) * w[i]
             })
@@ -177,7 +214,7 @@ impl SensitivitySpec<'_> {
         }
         Ok(Problem {
             n,
-            p,
+            p: self.searched.len(),
             a_w,
             d,
             sigma0: self.searched.iter().map(|&c| self.sigma0[c]).collect(),

@@ -1,7 +1,8 @@
 //! `sg_context`: the backend that plans run on.
 
+use super::args::{arg_ref, out_ptr};
 use super::status::sg_status;
-use super::{arg_ref, copy_string_out, guard, out_ptr};
+use super::{copy_string_out, guard};
 use crate::backend::{BackendKind, BackendRequest};
 use crate::context::Context;
 use std::ffi::{c_char, c_int, c_void, CString};
@@ -42,9 +43,7 @@ pub extern "C" fn sg_context_create(
                 ))
             }
         };
-        let ctx = Context::new(request, device_ordinal)?;
-        // SAFETY: checked non-NULL; written only on success.
-        unsafe { *out = Box::into_raw(Box::new(sg_context(ctx))) };
+        out.hand_over(sg_context(Context::new(request, device_ordinal)?));
         Ok(())
     })
 }
@@ -56,12 +55,10 @@ pub extern "C" fn sg_context_backend(ctx: *const sg_context, backend: *mut i32) 
     guard(|| {
         let ctx = arg_ref(ctx, "ctx")?;
         let backend = out_ptr(backend, "backend")?;
-        let kind = match ctx.0.backend() {
+        backend.set(match ctx.0.backend() {
             BackendKind::Cpu => SG_BACKEND_CPU,
             BackendKind::Cuda => SG_BACKEND_CUDA,
-        };
-        // SAFETY: checked non-NULL.
-        unsafe { *backend = kind };
+        });
         Ok(())
     })
 }

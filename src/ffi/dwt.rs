@@ -1,8 +1,10 @@
 //! `sg_dwt_plan`: batched, GSL-compatible wavelet transforms and denoising.
 
+use super::args::{arg_ref, optional_ref, out_ptr};
+use super::arrays::{check, optional_mut, overlap, slice, slice_mut};
 use super::context::sg_context;
+use super::guard;
 use super::status::sg_status;
-use super::{arg_ref, guard, out_ptr};
 use crate::dwt::denoise::{DenoiseOptions, NoiseEstimate, ThresholdMode, ThresholdRule};
 use crate::dwt::wavelet::Family;
 use crate::dwt::{Direction, DwtPlan, Traces};
@@ -147,9 +149,12 @@ pub extern "C" fn sg_dwt_plan_create(
         let family = self::family(family)?;
         let member = u32::try_from(member)
             .map_err(|_| Error::Unsupported(format!("member {member} is negative")))?;
-        let plan = DwtPlan::new(ctx.0.clone(), family, member, n_samples)?;
-        // SAFETY: checked non-NULL; written only on success.
-        unsafe { *out = Box::into_raw(Box::new(sg_dwt_plan(plan))) };
+        out.hand_over(sg_dwt_plan(DwtPlan::new(
+            ctx.0.clone(),
+            family,
+            member,
+            n_samples,
+        )?));
         Ok(())
     })
 }
@@ -167,29 +172,20 @@ fn traces<'a, T: Sample>(
     output: *mut T,
     batch: &TraceBatch,
 ) -> Result<Traces<'a, T>> {
-    if input.is_null() {
-        return Err(Error::NullPointer("`input` is NULL".into()));
-    }
-    if output.is_null() {
-        return Err(Error::NullPointer("`output` is NULL".into()));
-    }
     let len = batch.span();
-    // SAFETY (both): the C contract says each array holds the batch's span of elements.
+    check(input, len, "input")?;
+    check(output.cast_const(), len, "output")?;
     if std::ptr::eq(input, output) {
-        return Ok(Traces::InPlace(unsafe {
-            std::slice::from_raw_parts_mut(output, len)
-        }));
+        return Ok(Traces::InPlace(slice_mut(output, len, "output")?));
     }
-    let (a, b) = (input as usize, output as usize);
-    let bytes = len * std::mem::size_of::<T>();
-    if a < b + bytes && b < a + bytes {
+    if overlap(input, len, output, len) {
         return Err(crate::invalid!(
             "`input` and `output` overlap without being the same array; pass the same pointer for in place"
         ));
     }
     Ok(Traces::Separate {
-        input: unsafe { std::slice::from_raw_parts(input, len) },
-        output: unsafe { std::slice::from_raw_parts_mut(output, len) },
+        input: slice(input, len, "input")?,
+        output: slice_mut(output, len, "output")?,
     })
 }
 
@@ -230,16 +226,14 @@ fn denoise<T: Sample>(
 ) -> sg_status {
     guard(|| {
         let plan = &arg_ref(plan, "plan")?.0;
-        let options = match unsafe { opts.as_ref() } {
+        let options = match optional_ref(opts, "options")? {
             Some(o) => self::options(o)?,
             None => DenoiseOptions::default(),
         };
         let batch = TraceBatch::new(plan.n_samples(), n_traces, trace_stride)?;
         let traces = traces(input, output, &batch)?;
         let levels = plan.resolve_levels(options.levels)? as usize;
-        // SAFETY: the C contract: a non-NULL `thresholds` holds n_traces × levels doubles.
-        let thresholds = (!thresholds.is_null())
-            .then(|| unsafe { std::slice::from_raw_parts_mut(thresholds, n_traces * levels) });
+        let thresholds = optional_mut(thresholds, n_traces.saturating_mul(levels), "thresholds")?;
         plan.denoise(&options, traces, batch, thresholds)
     })
 }

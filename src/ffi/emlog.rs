@@ -1,9 +1,11 @@
 //! `sg_emlog_plan`, `sg_emlog_result`: EM-logging inversion by exhaustive search over a
 //! sensitivity matrix (quasi-solution regions, Glinskikh & Gorbatenko 2015).
 
+use super::args::{arg_ref, options_or, out_ptr};
+use super::arrays::{out_slice, slice_or_empty};
 use super::context::sg_context;
+use super::guard;
 use super::status::sg_status;
-use super::{arg_ref, guard, out_ptr};
 use crate::emlog::criterion::{Criterion, Mode, Norm, SearchOptions};
 use crate::emlog::grid::Axis;
 use crate::emlog::matrix::SensitivitySpec;
@@ -79,17 +81,6 @@ fn criterion(kind: i32, level: f64) -> Result<Criterion> {
     }
 }
 
-fn slice<'a, T>(p: *const T, len: usize, name: &str) -> Result<&'a [T]> {
-    if len == 0 {
-        return Ok(&[]);
-    }
-    if p.is_null() {
-        return Err(Error::NullPointer(format!("`{name}` is NULL")));
-    }
-    // SAFETY: the C contract: `p` points to at least `len` elements.
-    Ok(unsafe { std::slice::from_raw_parts(p, len) })
-}
-
 /// Creates a plan for the linearised problem f_syn = f₀ + A(σ − σ₀): A is n × m (n
 /// measurements, m conductivities), element (i, j) at `a[i*row_stride + j*col_stride]`
 /// (row-major: m, 1; column-major: 1, n); `sigma0` (m) the reference model, `f0` (n) its
@@ -97,7 +88,10 @@ fn slice<'a, T>(p: *const T, len: usize, name: &str) -> Result<&'a [T]> {
 /// `searched` (n_searched, 1 to 16 distinct column indices) the searched conductivities,
 /// in grid-axis order (axis 0 varies fastest); the other columns stay at σ₀. Non-finite
 /// values give `SG_ERR_NON_FINITE`; f_exp = 0, δ ≤ 0, an all-zero or linearly dependent
-/// searched column, bad strides or indices give `SG_ERR_INVALID_ARGUMENT`. On success
+/// searched column, bad strides or indices give `SG_ERR_INVALID_ARGUMENT`. A searched
+/// column is dependent when its part outside the span of the searched columns before it
+/// (weighted by 1/(f_exp·δ)) is at most 1e-12 of its own norm: the test does not depend on
+/// the units of the conductivities (scaling a column does not change it). On success
 /// `*out` receives a plan the caller owns (`sg_emlog_plan_destroy`). Thread-safe.
 #[no_mangle]
 pub extern "C" fn sg_emlog_plan_create(
@@ -125,7 +119,7 @@ pub extern "C" fn sg_emlog_plan_create(
             .and_then(|s| s.checked_add(1))
             .filter(|s| s.checked_mul(8).is_some())
             .ok_or_else(|| crate::invalid!("A is {n} × {m} with strides ({row_stride}, {col_stride}); expected n, m ≥ 1 and strides that fit the address space"))?;
-        let cols = slice(searched, n_searched, "searched")?
+        let cols = slice_or_empty(searched, n_searched, "searched")?
             .iter()
             .enumerate()
             .map(|(k, &c)| {
@@ -137,18 +131,16 @@ pub extern "C" fn sg_emlog_plan_create(
         let spec = SensitivitySpec {
             n,
             m,
-            a: slice(a, span, "a")?,
+            a: slice_or_empty(a, span, "a")?,
             row_stride,
             col_stride,
-            sigma0: slice(sigma0, m, "sigma0")?,
-            f0: slice(f0, n, "f0")?,
-            f_exp: slice(f_exp, n, "f_exp")?,
-            delta: slice(delta, n, "delta")?,
+            sigma0: slice_or_empty(sigma0, m, "sigma0")?,
+            f0: slice_or_empty(f0, n, "f0")?,
+            f_exp: slice_or_empty(f_exp, n, "f_exp")?,
+            delta: slice_or_empty(delta, n, "delta")?,
             searched: &cols,
         };
-        let plan = EmlogPlan::new(ctx.0.clone(), &spec)?;
-        // SAFETY: checked non-NULL; written only on success.
-        unsafe { *out = Box::into_raw(Box::new(sg_emlog_plan(plan))) };
+        out.hand_over(sg_emlog_plan(EmlogPlan::new(ctx.0.clone(), &spec)?));
         Ok(())
     })
 }
@@ -186,12 +178,13 @@ pub extern "C" fn sg_emlog_analytic(
             ..Default::default()
         }
         .validate(plan.p())?;
+        let p = plan.p();
         let outs = [
-            out_ptr(sigma_star, "sigma_star")?,
-            out_ptr(lower, "lower")?,
-            out_ptr(upper, "upper")?,
-            out_ptr(singular_values, "singular_values")?,
-            out_ptr(right_vectors, "right_vectors")?,
+            out_slice(sigma_star, p, "sigma_star")?,
+            out_slice(lower, p, "lower")?,
+            out_slice(upper, p, "upper")?,
+            out_slice(singular_values, p, "singular_values")?,
+            out_slice(right_vectors, p * p, "right_vectors")?,
         ];
         let (f_min, empty) = (out_ptr(f_min, "f_min")?, out_ptr(empty, "empty")?);
         let r = plan.analytic(c);
@@ -202,14 +195,10 @@ pub extern "C" fn sg_emlog_analytic(
             &r.singular_values,
             &r.right_vectors,
         ]) {
-            // SAFETY: the C contract: p (p × p for the vectors) elements each.
-            unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len()) };
+            dst.copy_from_slice(src);
         }
-        // SAFETY: checked non-NULL.
-        unsafe {
-            *f_min = r.f_min;
-            *empty = r.empty as i32;
-        }
+        f_min.set(r.f_min);
+        empty.set(r.empty as i32);
         Ok(())
     })
 }
@@ -218,10 +207,7 @@ fn search_options(
     options: *const sg_emlog_options,
     pairs: Vec<(usize, usize)>,
 ) -> Result<SearchOptions> {
-    // SAFETY: the C contract: NULL or a valid options struct.
-    let o = unsafe { options.as_ref() }
-        .copied()
-        .unwrap_or_else(|| sg_emlog_options_default());
+    let o = options_or(options, sg_emlog_options_default())?;
     Ok(SearchOptions {
         criterion: criterion(o.criterion, o.level)?,
         mode: match o.mode {
@@ -251,9 +237,13 @@ fn search_options(
 /// Searches a grid: axis k (k < p) is `axis_kind[k]` (`SG_EMLOG_AXIS_*`) with
 /// `axis_count[k]` values from `axis_min[k]` to `axis_max[k]`, or, for a list axis,
 /// the next `axis_count[k]` values of `list_values` (NULL when no axis is a list); axis 0
-/// varies fastest. `pairs` (2 × n_pairs parameter indices, NULL when 0) asks for 2D
-/// marginals. `options` may be NULL for the defaults. On success `*out` receives a result
-/// the caller owns (`sg_emlog_result_destroy`). Several threads may search one plan.
+/// varies fastest. An axis of one value (count 1, linear or logarithmic) is `axis_min[k]`,
+/// its first grid value; `axis_max[k]` is then only checked (finite; > 0 on a log axis).
+/// A grid of more than 2^63 models is refused (`SG_ERR_INVALID_ARGUMENT`) from the counts
+/// alone, before any value is built. `pairs` (2 × n_pairs parameter indices, NULL when 0)
+/// asks for 2D marginals. `options` may be NULL for the defaults. On success `*out`
+/// receives a result the caller owns (`sg_emlog_result_destroy`). Several threads may
+/// search one plan.
 #[no_mangle]
 pub extern "C" fn sg_emlog_search(
     plan: *const sg_emlog_plan,
@@ -273,14 +263,14 @@ pub extern "C" fn sg_emlog_search(
         let out = out_ptr(out, "out")?;
         let p = plan.p();
         let (kind, count) = (
-            slice(axis_kind, p, "axis_kind")?,
-            slice(axis_count, p, "axis_count")?,
+            slice_or_empty(axis_kind, p, "axis_kind")?,
+            slice_or_empty(axis_count, p, "axis_count")?,
         );
         let (lo, hi) = (
-            slice(axis_min, p, "axis_min")?,
-            slice(axis_max, p, "axis_max")?,
+            slice_or_empty(axis_min, p, "axis_min")?,
+            slice_or_empty(axis_max, p, "axis_max")?,
         );
-        let mut list = slice(list_values, n_list_values, "list_values")?;
+        let mut list = slice_or_empty(list_values, n_list_values, "list_values")?;
         let mut axes = Vec::with_capacity(p);
         for k in 0..p {
             axes.push(match kind[k] {
@@ -297,7 +287,7 @@ pub extern "C" fn sg_emlog_search(
                 v => return Err(crate::invalid!("axis_kind[{k}] is {v}; expected SG_EMLOG_AXIS_LINEAR (0), _LOG (1) or _LIST (2)")),
             });
         }
-        let pair_list = slice(pairs, 2 * n_pairs, "pairs")?
+        let pair_list = slice_or_empty(pairs, n_pairs.saturating_mul(2), "pairs")?
             .chunks(2)
             .enumerate()
             .map(
@@ -312,9 +302,7 @@ pub extern "C" fn sg_emlog_search(
             )
             .collect::<Result<Vec<_>>>()?;
         let opts = search_options(options, pair_list)?;
-        let r = plan.search(&axes, &opts)?;
-        // SAFETY: checked non-NULL; written only on success.
-        unsafe { *out = Box::into_raw(Box::new(sg_emlog_result(r))) };
+        out.hand_over(sg_emlog_result(plan.search(&axes, &opts)?));
         Ok(())
     })
 }
@@ -346,30 +334,27 @@ pub extern "C" fn sg_emlog_result_summary(
 ) -> sg_status {
     guard(|| {
         let r = &arg_ref(result, "result")?.0;
+        let p = r.best_model.len();
         let ptrs = (
             out_ptr(total, "total")?,
             out_ptr(count, "count")?,
             out_ptr(best_index, "best_index")?,
-            out_ptr(best_model, "best_model")?,
+            out_slice(best_model, p, "best_model")?,
             out_ptr(best_misfit, "best_misfit")?,
-            out_ptr(value_min, "value_min")?,
-            out_ptr(value_max, "value_max")?,
+            out_slice(value_min, p, "value_min")?,
+            out_slice(value_max, p, "value_max")?,
             out_ptr(n_models, "n_models")?,
             out_ptr(more_models, "more_models")?,
         );
-        let p = r.best_model.len();
-        // SAFETY: checked non-NULL; arrays of p elements by the C contract.
-        unsafe {
-            *ptrs.0 = r.total;
-            *ptrs.1 = r.count;
-            *ptrs.2 = r.best_index;
-            std::ptr::copy_nonoverlapping(r.best_model.as_ptr(), ptrs.3, p);
-            *ptrs.4 = r.best_misfit;
-            std::ptr::copy_nonoverlapping(r.value_min.as_ptr(), ptrs.5, p);
-            std::ptr::copy_nonoverlapping(r.value_max.as_ptr(), ptrs.6, p);
-            *ptrs.7 = r.models.len();
-            *ptrs.8 = r.more_models as i32;
-        }
+        ptrs.0.set(r.total);
+        ptrs.1.set(r.count);
+        ptrs.2.set(r.best_index);
+        ptrs.3.copy_from_slice(&r.best_model);
+        ptrs.4.set(r.best_misfit);
+        ptrs.5.copy_from_slice(&r.value_min);
+        ptrs.6.copy_from_slice(&r.value_max);
+        ptrs.7.set(r.models.len());
+        ptrs.8.set(r.more_models as i32);
         Ok(())
     })
 }
@@ -381,9 +366,7 @@ fn copy_counts(src: &[u64], dst: *mut u64, len: usize, what: &str) -> Result<()>
             src.len()
         )));
     }
-    let dst = out_ptr(dst, "counts")?;
-    // SAFETY: at least `len ≥ src.len()` elements by the C contract.
-    unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len()) };
+    out_slice(dst, src.len(), "counts")?.copy_from_slice(src);
     Ok(())
 }
 
@@ -445,12 +428,12 @@ pub extern "C" fn sg_emlog_result_models(
         if k == 0 {
             return Ok(());
         }
-        let (i, v) = (out_ptr(indices, "indices")?, out_ptr(values, "values")?);
-        // SAFETY: room for `len ≥ k` models by the C contract.
-        unsafe {
-            std::ptr::copy_nonoverlapping(r.models.as_ptr(), i, k);
-            std::ptr::copy_nonoverlapping(r.model_values.as_ptr(), v, r.model_values.len());
-        }
+        let (i, v) = (
+            out_slice(indices, k, "indices")?,
+            out_slice(values, r.model_values.len(), "values")?,
+        );
+        i.copy_from_slice(&r.models);
+        v.copy_from_slice(&r.model_values);
         Ok(())
     })
 }

@@ -1,9 +1,11 @@
 //! `sg_fxdecon_plan`: F-X (2D) and F-XY (3D) prediction filtering, random-noise attenuation.
 
+use super::args::{arg_ref, optional_ref, out_ptr};
+use super::arrays::{not_null, overlap, slice, slice_mut};
 use super::context::sg_context;
+use super::guard;
 use super::status::sg_status;
-use super::{arg_ref, guard, out_ptr};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::fxdecon::options::{FxdeconOptions, OutOfBand, Prediction};
 use crate::fxdecon::{FxdeconPlan, Volume};
 use crate::sample::Sample;
@@ -172,8 +174,7 @@ pub extern "C" fn sg_fxdecon_options_seismic_unix() -> sg_fxdecon_options {
 }
 
 fn options(o: *const sg_fxdecon_options) -> Result<FxdeconOptions> {
-    // SAFETY: the C contract: NULL or a valid options struct.
-    match unsafe { o.as_ref() } {
+    match optional_ref(o, "options")? {
         Some(o) => from_c(o),
         None => Ok(FxdeconOptions::default()),
     }
@@ -187,9 +188,7 @@ fn create(
     guard(|| {
         let ctx = arg_ref(ctx, "ctx")?;
         let out = out_ptr(out, "out")?;
-        let plan = make(ctx.0.clone())?;
-        // SAFETY: checked non-NULL; written only on success.
-        unsafe { *out = Box::into_raw(Box::new(sg_fxdecon_plan(plan))) };
+        out.hand_over(sg_fxdecon_plan(make(ctx.0.clone())?));
         Ok(())
     })
 }
@@ -257,31 +256,26 @@ fn execute<T: Sample>(
                 plan.dims()
             ));
         }
-        if input.is_null() {
-            return Err(Error::NullPointer("`input` is NULL".into()));
-        }
-        if output.is_null() {
-            return Err(Error::NullPointer("`output` is NULL".into()));
-        }
+        not_null(input, "input")?;
+        not_null(output.cast_const(), "output")?;
         let layout = layout(plan)?;
         let len = layout.span();
-        let (a, b) = (input as usize, output as usize);
-        let bytes = len * std::mem::size_of::<T>();
-        // SAFETY (all): the C contract says each array holds the layout's span.
-        let out = unsafe { std::slice::from_raw_parts_mut(output, len) };
         if std::ptr::eq(input, output) {
+            let out = slice_mut(output, len, "output")?;
             // In place: every window reads its neighbours' input, so keep a copy.
-            let copy = crate::error::try_vec(len, T::zero(), "a copy of the input")?;
-            let mut copy = copy;
+            let mut copy = crate::error::try_vec(len, T::zero(), "a copy of the input")?;
             copy.copy_from_slice(out);
             return plan.execute(&copy, out, layout);
         }
-        if a < b + bytes && b < a + bytes {
+        if overlap(input, len, output, len) {
             return Err(crate::invalid!(
                 "`input` and `output` overlap without being the same array; pass the same pointer for in place"
             ));
         }
-        let input = unsafe { std::slice::from_raw_parts(input, len) };
+        let (input, out) = (
+            slice(input, len, "input")?,
+            slice_mut(output, len, "output")?,
+        );
         plan.execute(input, out, layout)
     })
 }

@@ -3,12 +3,19 @@
 //! Conventions (also in the README): every fallible call returns `sg_status`, writes
 //! its outputs only on success, and records a message for `sg_last_error_message()`;
 //! no panic crosses the boundary; NULL handles passed to `*_destroy` are ignored.
+//!
+//! One file per C object; what they share: `guard` and `destroy` here, `args` (handles,
+//! option structs and outputs), `arrays` (caller arrays made slices, checked) and
+//! `precision` (an object's f32 or f64 plan).
 
+mod args;
+mod arrays;
 pub mod context;
 pub mod dwt;
 pub mod emlog;
 pub mod fxdecon;
 pub mod last_error;
+mod precision;
 pub mod status;
 pub mod usfft;
 pub mod version;
@@ -52,23 +59,6 @@ pub(crate) fn destroy<T>(handle: *mut T) {
     }
 }
 
-/// A shared reference from a pointer the caller promises is valid or NULL.
-pub(crate) fn arg_ref<'a, T>(p: *const T, name: &str) -> Result<&'a T> {
-    // SAFETY: the C contract: a non-NULL pointer points to a live object of type T.
-    unsafe { p.as_ref() }.ok_or_else(|| Error::NullPointer(format!("`{name}` is NULL")))
-}
-
-/// A pointer that must not be NULL, for an output written only on success.
-pub(crate) fn out_ptr<T>(p: *mut T, name: &str) -> Result<*mut T> {
-    if p.is_null() {
-        Err(Error::NullPointer(format!(
-            "output argument `{name}` is NULL"
-        )))
-    } else {
-        Ok(p)
-    }
-}
-
 /// Copies `text` into a caller buffer of `len` bytes as a NUL-terminated string,
 /// setting `*needed` (if not NULL) to the bytes required including the NUL.
 /// `buf` may be NULL when `len` is 0 (a size query).
@@ -80,10 +70,7 @@ pub(crate) fn copy_string_out(
 ) -> Result<()> {
     let bytes = text.as_bytes();
     let required = bytes.len() + 1;
-    if !needed.is_null() {
-        // SAFETY: non-NULL out-pointer from the caller.
-        unsafe { *needed = required };
-    }
+    args::optional_out(needed, "needed")?.set(required);
     if len < required {
         return Err(Error::BufferTooSmall(format!(
             "buffer of {len} bytes is too small: {required} bytes needed (see `needed`)"
@@ -94,11 +81,9 @@ pub(crate) fn copy_string_out(
             "`buf` is NULL but `len` is not 0".into(),
         ));
     }
-    // SAFETY: buf holds at least `len >= required` bytes.
-    unsafe {
-        std::ptr::copy_nonoverlapping(bytes.as_ptr(), buf.cast::<u8>(), bytes.len());
-        *buf.add(bytes.len()) = 0;
-    }
+    let out = arrays::slice_mut(buf.cast::<u8>(), required, "buf")?;
+    out[..bytes.len()].copy_from_slice(bytes);
+    out[bytes.len()] = 0;
     Ok(())
 }
 

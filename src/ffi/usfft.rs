@@ -1,10 +1,14 @@
 //! `sg_usfft_plan`: non-uniform FFTs (types 1 and 2) in 1D, 2D and 3D, in the FINUFFT spirit.
 
+use super::args::{arg_mut, arg_ref, optional_ref, out_ptr};
+use super::arrays::{overlap, slice, slice_mut_or_empty, slice_or_empty};
 use super::context::sg_context;
+use super::guard;
+use super::precision::{ByPrecision, Codes, Generic, Precision};
 use super::status::sg_status;
-use super::{arg_ref, guard, out_ptr};
-use crate::error::{Error, Result};
-use crate::usfft::{KernelShape, ModeOrder, Real, TransformType, UsfftOptions, UsfftPlan};
+use crate::error::Result;
+use crate::sample::Real;
+use crate::usfft::{KernelShape, ModeOrder, TransformType, UsfftOptions, UsfftPlan};
 use num_complex::Complex;
 
 /// Type 1 ("u2e"): irregular points → regular modes, f_k = Σ_j c_j e^{i·sign·k·x_j}.
@@ -24,6 +28,13 @@ pub const SG_USFFT_MODES_CENTRED: i32 = 0;
 /// Modes stored in FFT order: k = 0 … (N−1)/2, then −N/2 … −1.
 pub const SG_USFFT_MODES_FFT: i32 = 1;
 
+/// The precision codes of the plans.
+const PRECISIONS: Codes = Codes {
+    prefix: "SG_USFFT",
+    f32: SG_USFFT_F32,
+    f64: SG_USFFT_F64,
+};
+
 /// Options of `sg_usfft_plan_create`. Start from `sg_usfft_options_default()`.
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -37,14 +48,16 @@ pub struct sg_usfft_options {
     pub upsampling: f64,
 }
 
-enum Plan {
-    F32(UsfftPlan<f32>),
-    F64(UsfftPlan<f64>),
+/// What an `sg_usfft_plan` holds per precision.
+pub(crate) struct Usfft;
+
+impl Generic for Usfft {
+    type Of<T: Real> = UsfftPlan<T>;
 }
 
 /// A USFFT plan: one type, dimension, mode counts, sign, tolerance, precision and batch size,
 /// on one context, with the points of its last `sg_usfft_set_points_*` call. Opaque.
-pub struct sg_usfft_plan(Plan);
+pub struct sg_usfft_plan(ByPrecision<Usfft>);
 
 /// The default options: ES kernel, centred modes, upsampling 2. Thread-safe.
 #[no_mangle]
@@ -89,7 +102,6 @@ fn options(o: &sg_usfft_options) -> Result<UsfftOptions> {
 /// sharing the points; `options` may be NULL for the defaults. On success `*out` receives a
 /// plan the caller owns (`sg_usfft_plan_destroy`). Thread-safe.
 #[no_mangle]
-#[allow(clippy::too_many_arguments)]
 pub extern "C" fn sg_usfft_plan_create(
     ctx: *const sg_context,
     r#type: i32,
@@ -119,23 +131,17 @@ pub extern "C" fn sg_usfft_plan_create(
         }
         let mut modes = [1usize; 3];
         modes[..dim as usize].copy_from_slice(slice(n_modes, dim as usize, "n_modes")?);
-        let opts = match options.is_null() {
-            true => UsfftOptions::default(),
-            false => self::options(arg_ref(options, "options")?)?,
+        let opts = match optional_ref(options, "options")? {
+            None => UsfftOptions::default(),
+            Some(o) => self::options(o)?,
         };
-        let c = ctx.0.clone();
-        let (d, n) = (dim as usize, n_vectors);
-        let plan = match precision {
-            SG_USFFT_F32 => Plan::F32(UsfftPlan::new(c, kind, d, modes, sign, tolerance, n, opts)?),
-            SG_USFFT_F64 => Plan::F64(UsfftPlan::new(c, kind, d, modes, sign, tolerance, n, opts)?),
-            p => {
-                return Err(crate::invalid!(
-                    "precision is {p}; expected SG_USFFT_F32 (1) or SG_USFFT_F64 (2)"
-                ))
-            }
-        };
-        // SAFETY: checked non-NULL; written only on success.
-        unsafe { *out = Box::into_raw(Box::new(sg_usfft_plan(plan))) };
+        let (c, d, n) = (&ctx.0, dim as usize, n_vectors);
+        out.hand_over(sg_usfft_plan(ByPrecision::create(
+            precision,
+            PRECISIONS,
+            || UsfftPlan::new(c.clone(), kind, d, modes, sign, tolerance, n, opts),
+            || UsfftPlan::new(c.clone(), kind, d, modes, sign, tolerance, n, opts),
+        )?));
         Ok(())
     })
 }
@@ -146,37 +152,19 @@ pub extern "C" fn sg_usfft_plan_destroy(plan: *mut sg_usfft_plan) {
     super::destroy(plan);
 }
 
-/// A caller array of `len` elements; NULL is allowed only when `len` is 0.
-fn slice<'a, T>(p: *const T, len: usize, name: &str) -> Result<&'a [T]> {
-    if len == 0 {
-        return Ok(&[]);
-    }
-    if p.is_null() {
-        return Err(Error::NullPointer(format!("`{name}` is NULL")));
-    }
-    // SAFETY: the C contract: `p` holds `len` elements.
-    Ok(unsafe { std::slice::from_raw_parts(p, len) })
-}
-
-fn set_points<T: Real>(
-    plan: &mut UsfftPlan<T>,
+fn set_points<T: Precision>(
+    plan: *mut sg_usfft_plan,
     m: usize,
     x: *const T,
     y: *const T,
     z: *const T,
 ) -> Result<()> {
+    let plan = arg_mut(plan, "plan")?;
+    let plan = plan.0.get_mut::<T>("plan", "sg_usfft_set_points")?;
     let dim = plan.spec().dim;
-    let x = slice(x, m, "x")?;
-    let y = if dim >= 2 {
-        Some(slice(y, m, "y")?)
-    } else {
-        None
-    };
-    let z = if dim >= 3 {
-        Some(slice(z, m, "z")?)
-    } else {
-        None
-    };
+    let x = slice_or_empty(x, m, "x")?;
+    let y = (dim >= 2).then(|| slice_or_empty(y, m, "y")).transpose()?;
+    let z = (dim >= 3).then(|| slice_or_empty(z, m, "z")).transpose()?;
     plan.set_points(m, x, y, z)
 }
 
@@ -194,10 +182,7 @@ pub extern "C" fn sg_usfft_set_points_f32(
     y: *const f32,
     z: *const f32,
 ) -> sg_status {
-    guard(|| match &mut arg_mut(plan)?.0 {
-        Plan::F32(p) => set_points(p, m, x, y, z),
-        Plan::F64(_) => Err(wrong_precision("a double", "sg_usfft_set_points_f64")),
-    })
+    guard(|| set_points(plan, m, x, y, z))
 }
 
 /// `sg_usfft_set_points_f32` for a double-precision plan.
@@ -209,10 +194,7 @@ pub extern "C" fn sg_usfft_set_points_f64(
     y: *const f64,
     z: *const f64,
 ) -> sg_status {
-    guard(|| match &mut arg_mut(plan)?.0 {
-        Plan::F64(p) => set_points(p, m, x, y, z),
-        Plan::F32(_) => Err(wrong_precision("a single", "sg_usfft_set_points_f32")),
-    })
+    guard(|| set_points(plan, m, x, y, z))
 }
 
 /// Sets the plan's `m` points from coordinates already in device memory: `x` (and `y`, `z`
@@ -229,14 +211,7 @@ pub extern "C" fn sg_usfft_set_points_device_f32(
     y: u64,
     z: u64,
 ) -> sg_status {
-    guard(|| match &mut arg_mut(plan)?.0 {
-        // SAFETY: the C contract above (device addresses of m floats each).
-        Plan::F32(p) => unsafe { p.set_points_device_ptr(m, [x, y, z]) },
-        Plan::F64(_) => Err(wrong_precision(
-            "a double",
-            "sg_usfft_set_points_device_f64",
-        )),
-    })
+    guard(|| set_points_device::<f32>(plan, m, [x, y, z]))
 }
 
 /// `sg_usfft_set_points_device_f32` for a double-precision plan (`m` doubles per array).
@@ -248,49 +223,35 @@ pub extern "C" fn sg_usfft_set_points_device_f64(
     y: u64,
     z: u64,
 ) -> sg_status {
-    guard(|| match &mut arg_mut(plan)?.0 {
-        // SAFETY: the C contract above (device addresses of m doubles each).
-        Plan::F64(p) => unsafe { p.set_points_device_ptr(m, [x, y, z]) },
-        Plan::F32(_) => Err(wrong_precision(
-            "a single",
-            "sg_usfft_set_points_device_f32",
-        )),
-    })
+    guard(|| set_points_device::<f64>(plan, m, [x, y, z]))
 }
 
-fn arg_mut<'a>(plan: *mut sg_usfft_plan) -> Result<&'a mut sg_usfft_plan> {
-    // SAFETY: the C contract: a live plan not used by another call at the same time.
-    unsafe { plan.as_mut() }.ok_or_else(|| Error::NullPointer("`plan` is NULL".into()))
+/// The device-pointer `set_points` of the plan's precision.
+fn set_points_device<T: Precision>(
+    plan: *mut sg_usfft_plan,
+    m: usize,
+    xyz: [u64; 3],
+) -> Result<()> {
+    let plan = arg_mut(plan, "plan")?;
+    let plan = plan.0.get_mut::<T>("plan", "sg_usfft_set_points_device")?;
+    // SAFETY: the C contract of `sg_usfft_set_points_device_f32/_f64`: device addresses of
+    // `m` values of `T` each, in the plan's CUDA context, already written.
+    unsafe { plan.set_points_device_ptr(m, xyz) }
 }
 
-fn wrong_precision(which: &str, call: &str) -> Error {
-    crate::invalid!("the plan was created for {which}-precision transform; call {call}")
-}
-
-fn execute<T: Real>(plan: &UsfftPlan<T>, c: *mut T, f: *mut T) -> Result<()> {
+fn execute<T: Precision>(plan: *const sg_usfft_plan, c: *mut T, f: *mut T) -> Result<()> {
+    let plan = arg_ref(plan, "plan")?
+        .0
+        .get::<T>("plan", "sg_usfft_execute")?;
     let nv = plan.spec().n_vectors;
     let (nc, nf) = (nv * plan.n_points(), nv * plan.spec().mode_count());
-    let (a, b) = (c as usize, f as usize);
-    let (ab, bb) = (2 * nc * size_of::<T>(), 2 * nf * size_of::<T>());
-    if nc > 0 && nf > 0 && a < b + bb && b < a + ab {
+    // Interleaved (re, im) values: n_vectors·M and n_vectors·N1N2N3 complex values.
+    let (c, f) = (c.cast::<Complex<T>>(), f.cast::<Complex<T>>());
+    if overlap(c, nc, f, nf) {
         return Err(crate::invalid!("`c` and `f` overlap"));
     }
-    let mut cs: &mut [Complex<T>] = &mut [];
-    let mut fs: &mut [Complex<T>] = &mut [];
-    if nc > 0 {
-        if c.is_null() {
-            return Err(Error::NullPointer("`c` is NULL".into()));
-        }
-        // SAFETY: the C contract: c holds 2·n_vectors·M values, interleaved (re, im).
-        cs = unsafe { std::slice::from_raw_parts_mut(c.cast::<Complex<T>>(), nc) };
-    }
-    if nf > 0 {
-        if f.is_null() {
-            return Err(Error::NullPointer("`f` is NULL".into()));
-        }
-        // SAFETY: as above, 2·n_vectors·N1N2N3 values.
-        fs = unsafe { std::slice::from_raw_parts_mut(f.cast::<Complex<T>>(), nf) };
-    }
+    let cs = slice_mut_or_empty(c, nc, "c")?;
+    let fs = slice_mut_or_empty(f, nf, "f")?;
     plan.execute(cs, fs)
 }
 
@@ -307,10 +268,7 @@ pub extern "C" fn sg_usfft_execute_f32(
     c: *mut f32,
     f: *mut f32,
 ) -> sg_status {
-    guard(|| match &arg_ref(plan, "plan")?.0 {
-        Plan::F32(p) => execute(p, c, f),
-        Plan::F64(_) => Err(wrong_precision("a double", "sg_usfft_execute_f64")),
-    })
+    guard(|| execute(plan, c, f))
 }
 
 /// `sg_usfft_execute_f32` for a double-precision plan.
@@ -320,8 +278,5 @@ pub extern "C" fn sg_usfft_execute_f64(
     c: *mut f64,
     f: *mut f64,
 ) -> sg_status {
-    guard(|| match &arg_ref(plan, "plan")?.0 {
-        Plan::F64(p) => execute(p, c, f),
-        Plan::F32(_) => Err(wrong_precision("a single", "sg_usfft_execute_f32")),
-    })
+    guard(|| execute(plan, c, f))
 }

@@ -2,61 +2,42 @@
 //! §3.5) — cut into tiles of one layout, each decomposed on its own, every box's grid shifted
 //! onto one grid common to all tiles, where the coefficients of overlapping tile windows add.
 
+use super::args::{arg_ref, options_or, out_ptr};
+use super::arrays::{out_slice, slice};
 use super::context::sg_context;
+use super::guard;
+use super::precision::{ByPrecision, Generic, Precision};
 use super::status::sg_status;
+use super::wavepacket::calls::{adjoint, forward, inverse, Stop, TransformHandle, Transforms};
 use super::wavepacket::{
-    apart, layout_options, other_precision, sg_wavepacket_layout_options,
-    sg_wavepacket_layout_options_default, slice, SG_WAVEPACKET_F32, SG_WAVEPACKET_F64,
+    layout_options, sg_wavepacket_layout_options, sg_wavepacket_layout_options_default, PRECISIONS,
 };
-use super::{arg_ref, guard, out_ptr};
 use crate::error::{Error, Result};
-use crate::usfft::Real;
+use crate::sample::Real;
+use crate::wavepacket::inverse::InverseReport;
 use crate::wavepacket::tiles::TiledPlan;
 use crate::wavepacket::Layout;
 use num_complex::Complex;
 use std::ops::Range;
 
-enum Plan {
-    F32(TiledPlan<f32>),
-    F64(TiledPlan<f64>),
+/// What an `sg_wavepacket_volume` holds per precision.
+pub(crate) struct Tiled;
+
+impl Generic for Tiled {
+    type Of<T: Real> = TiledPlan<T>;
 }
 
 /// A tiled volume: a volume shape, a tile shape and one precision, on one context. Opaque.
-pub struct sg_wavepacket_volume(Plan);
+pub struct sg_wavepacket_volume(ByPrecision<Tiled>);
 
-/// The sample types of the calls, and how each finds its plan in a volume.
-trait Precision: Real {
-    const SUFFIX: &'static str;
-    fn plan(p: &Plan) -> Option<&TiledPlan<Self>>;
-}
-
-impl Precision for f32 {
-    const SUFFIX: &'static str = "f32";
-    fn plan(p: &Plan) -> Option<&TiledPlan<f32>> {
-        match p {
-            Plan::F32(t) => Some(t),
-            Plan::F64(_) => None,
-        }
+impl TransformHandle for sg_wavepacket_volume {
+    const FORWARD: &'static str = "sg_wavepacket_volume_forward";
+    const ADJOINT: &'static str = "sg_wavepacket_volume_adjoint";
+    const INVERSE: &'static str = "sg_wavepacket_volume_inverse";
+    type Plan<T: Real> = TiledPlan<T>;
+    fn plan<'a, T: Precision>(volume: *const Self, call: &str) -> Result<&'a TiledPlan<T>> {
+        arg_ref(volume, "volume")?.0.get::<T>("volume", call)
     }
-}
-
-impl Precision for f64 {
-    const SUFFIX: &'static str = "f64";
-    fn plan(p: &Plan) -> Option<&TiledPlan<f64>> {
-        match p {
-            Plan::F64(t) => Some(t),
-            Plan::F32(_) => None,
-        }
-    }
-}
-
-/// The volume's plan for calls on `T`, or an error naming the call to make instead.
-fn plan<'a, T: Precision>(
-    volume: *const sg_wavepacket_volume,
-    call: &str,
-) -> Result<&'a TiledPlan<T>> {
-    let v = arg_ref(volume, "volume")?;
-    T::plan(&v.0).ok_or_else(|| other_precision("volume", T::SUFFIX, call))
 }
 
 /// What the size queries need, whatever the precision.
@@ -79,12 +60,25 @@ fn shape_of<'a>(volume: *const sg_wavepacket_volume, b: usize) -> Result<Shape<'
             box_range: p.box_range(b),
         }
     }
-    Ok(
-        match &arg_ref::<sg_wavepacket_volume>(volume, "volume")?.0 {
-            Plan::F32(p) => parts(p, b),
-            Plan::F64(p) => parts(p, b),
-        },
-    )
+    Ok(match &arg_ref(volume, "volume")?.0 {
+        ByPrecision::F32(p) => parts(p, b),
+        ByPrecision::F64(p) => parts(p, b),
+    })
+}
+
+impl<T: Real> Transforms<T> for TiledPlan<T> {
+    fn sizes(&self) -> (usize, usize) {
+        (self.volume().iter().product(), self.n_coefficients())
+    }
+    fn forward(&self, data: &[T], coeffs: &mut [Complex<T>]) -> Result<()> {
+        TiledPlan::forward(self, data, coeffs)
+    }
+    fn adjoint(&self, coeffs: &[Complex<T>], data: &mut [T]) -> Result<()> {
+        TiledPlan::adjoint(self, coeffs, data)
+    }
+    fn inverse(&self, coeffs: &[Complex<T>], data: &mut [T], stop: Stop) -> Result<InverseReport> {
+        TiledPlan::inverse(self, coeffs, data, stop.tolerance, stop.max_iterations)
+    }
 }
 
 /// Creates a tiled volume of `dim` (2 or 3) axes: `volume_shape` samples per axis (axis 1
@@ -147,8 +141,7 @@ pub extern "C" fn sg_wavepacket_volume_create_on_contexts(
             if c.is_null() {
                 return Err(Error::NullPointer(format!("contexts[{i}] is NULL")));
             }
-            // SAFETY: checked non-NULL; the C contract: a live context.
-            ctxs.push(unsafe { &*c }.0.clone());
+            ctxs.push(arg_ref(c, &format!("contexts[{i}]"))?.0.clone());
         }
         create(ctxs, dim, volume_shape, tile_shape, precision, options, out)
     })
@@ -172,23 +165,15 @@ fn create(
     }
     let volume = slice(volume_shape, dim as usize, "volume_shape")?;
     let tile = slice(tile_shape, dim as usize, "tile_shape")?;
-    let o = match options.is_null() {
-        true => sg_wavepacket_layout_options_default(),
-        false => *arg_ref(options, "options")?,
-    };
+    let o = options_or(options, sg_wavepacket_layout_options_default())?;
     let opts = layout_options(&o);
     let c = &contexts;
-    let plan = match precision {
-        SG_WAVEPACKET_F32 => Plan::F32(TiledPlan::on_contexts(c, volume, tile, &opts)?),
-        SG_WAVEPACKET_F64 => Plan::F64(TiledPlan::on_contexts(c, volume, tile, &opts)?),
-        p => {
-            return Err(crate::invalid!(
-                "precision is {p}; expected SG_WAVEPACKET_F32 (1) or SG_WAVEPACKET_F64 (2)"
-            ))
-        }
-    };
-    // SAFETY: checked non-NULL; written only on success.
-    unsafe { *out = Box::into_raw(Box::new(sg_wavepacket_volume(plan))) };
+    out.hand_over(sg_wavepacket_volume(ByPrecision::create(
+        precision,
+        PRECISIONS,
+        || TiledPlan::on_contexts(c, volume, tile, &opts),
+        || TiledPlan::on_contexts(c, volume, tile, &opts),
+    )?));
     Ok(())
 }
 
@@ -213,19 +198,16 @@ pub extern "C" fn sg_wavepacket_volume_sizes(
 ) -> sg_status {
     guard(|| {
         let s = shape_of(volume, 0)?;
-        let ptrs = (
+        let outs = (
             out_ptr(n_samples, "n_samples")?,
             out_ptr(n_coefficients, "n_coefficients")?,
-            out_ptr(tiles, "tiles")?,
+            out_slice(tiles, 3, "tiles")?,
             out_ptr(n_boxes, "n_boxes")?,
         );
-        // SAFETY: checked non-NULL; `tiles` holds 3 values by the C contract.
-        unsafe {
-            *ptrs.0 = s.samples;
-            *ptrs.1 = s.coefficients;
-            std::ptr::copy_nonoverlapping(s.tiles.as_ptr(), ptrs.2, 3);
-            *ptrs.3 = s.layout.boxes.len();
-        }
+        outs.0.set(s.samples);
+        outs.1.set(s.coefficients);
+        outs.2.copy_from_slice(&s.tiles);
+        outs.3.set(s.layout.boxes.len());
         Ok(())
     })
 }
@@ -254,98 +236,18 @@ pub extern "C" fn sg_wavepacket_volume_box_info(
             )
         })?;
         let b = &l.boxes[box_index];
-        let ptrs = (
+        let outs = (
             out_ptr(level, "level")?,
             out_ptr(direction, "direction")?,
             out_ptr(offset, "offset")?,
             out_ptr(count, "count")?,
         );
-        // SAFETY: checked non-NULL.
-        unsafe {
-            *ptrs.0 = b.level as i32;
-            *ptrs.1 = b.direction.map_or(-1, |d| d as i32);
-            *ptrs.2 = range.start;
-            *ptrs.3 = range.len();
-        }
+        outs.0.set(b.level as i32);
+        outs.1.set(b.direction.map_or(-1, |d| d as i32));
+        outs.2.set(range.start);
+        outs.3.set(range.len());
         Ok(())
     })
-}
-
-/// The sizes of a call's arrays, `data` (n values) and `coeffs` (2·m values), checked non-NULL
-/// and apart.
-fn arrays<T: Real>(p: &TiledPlan<T>, data: *const T, coeffs: *const T) -> Result<(usize, usize)> {
-    let (n, m) = (p.volume().iter().product(), p.n_coefficients());
-    apart(data, n, coeffs, m)?;
-    Ok((n, m))
-}
-
-fn forward<T: Precision>(
-    volume: *const sg_wavepacket_volume,
-    data: *const T,
-    coeffs: *mut T,
-) -> Result<()> {
-    let p = plan::<T>(volume, "sg_wavepacket_volume_forward")?;
-    let (n, m) = arrays(p, data, coeffs)?;
-    // SAFETY: the C contract: n data values and m interleaved complex values.
-    let (d, c) = unsafe {
-        (
-            std::slice::from_raw_parts(data, n),
-            std::slice::from_raw_parts_mut(coeffs.cast::<Complex<T>>(), m),
-        )
-    };
-    p.forward(d, c)
-}
-
-/// The coefficients (read) and data (written) of an adjoint or inverse call.
-///
-/// # Safety
-/// The C contract: `coeffs` holds 2·n_coefficients values, `data` n_samples writable ones.
-unsafe fn coeffs_and_data<'a, T: Real>(
-    p: &TiledPlan<T>,
-    coeffs: *const T,
-    data: *mut T,
-) -> Result<(&'a [Complex<T>], &'a mut [T])> {
-    let (n, m) = arrays(p, data, coeffs)?;
-    Ok((
-        std::slice::from_raw_parts(coeffs.cast::<Complex<T>>(), m),
-        std::slice::from_raw_parts_mut(data, n),
-    ))
-}
-
-fn adjoint<T: Precision>(
-    volume: *const sg_wavepacket_volume,
-    coeffs: *const T,
-    data: *mut T,
-) -> Result<()> {
-    let p = plan::<T>(volume, "sg_wavepacket_volume_adjoint")?;
-    // SAFETY: the C contract.
-    let (c, d) = unsafe { coeffs_and_data(p, coeffs, data)? };
-    p.adjoint(c, d)
-}
-
-fn inverse<T: Precision>(
-    volume: *const sg_wavepacket_volume,
-    coeffs: *const T,
-    data: *mut T,
-    tolerance: f64,
-    max_iterations: usize,
-    iterations: *mut usize,
-    residual: *mut f64,
-) -> Result<()> {
-    let p = plan::<T>(volume, "sg_wavepacket_volume_inverse")?;
-    // SAFETY: the C contract.
-    let (c, d) = unsafe { coeffs_and_data(p, coeffs, data)? };
-    let report = p.inverse(c, d, tolerance, max_iterations)?;
-    // SAFETY: NULL or a caller variable.
-    unsafe {
-        if let Some(r) = iterations.as_mut() {
-            *r = report.iterations;
-        }
-        if let Some(r) = residual.as_mut() {
-            *r = report.residual;
-        }
-    }
-    Ok(())
 }
 
 /// C: the volume's `data` (n_samples floats, axis 1 fastest) → `coeffs` (n_coefficients
@@ -408,17 +310,8 @@ pub extern "C" fn sg_wavepacket_volume_inverse_f32(
     iterations: *mut usize,
     residual: *mut f64,
 ) -> sg_status {
-    guard(|| {
-        inverse(
-            volume,
-            coeffs,
-            data,
-            tolerance,
-            max_iterations,
-            iterations,
-            residual,
-        )
-    })
+    let stop = Stop::new(tolerance, max_iterations);
+    guard(|| inverse(volume, coeffs, data, stop, iterations, residual))
 }
 
 /// `sg_wavepacket_volume_inverse_f32` for a double-precision volume.
@@ -432,15 +325,6 @@ pub extern "C" fn sg_wavepacket_volume_inverse_f64(
     iterations: *mut usize,
     residual: *mut f64,
 ) -> sg_status {
-    guard(|| {
-        inverse(
-            volume,
-            coeffs,
-            data,
-            tolerance,
-            max_iterations,
-            iterations,
-            residual,
-        )
-    })
+    let stop = Stop::new(tolerance, max_iterations);
+    guard(|| inverse(volume, coeffs, data, stop, iterations, residual))
 }

@@ -1,14 +1,17 @@
 //! `sg_xcorr_plan`, `sg_xcorr_spectra`: ambient-noise preprocessing, all-pairs
 //! correlation and stacking, following NoisePy.
 
+use super::args::{arg_ref, code, optional_out, optional_ref, out_ptr};
+use super::arrays::{not_null, optional, optional_mut, slice, slice_mut};
 use super::context::sg_context;
+use super::guard;
 use super::status::sg_status;
-use super::{arg_ref, guard, out_ptr};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::layout::TraceBatch;
 use crate::xcorr::options::{FreqNorm, Options, StackMethod, TimeNorm};
 use crate::xcorr::pairs::Block;
 use crate::xcorr::{Spectra, XcorrPlan};
+use num_complex::Complex32;
 
 /// No time-domain normalisation (NoisePy `time_norm = "no"`, its default).
 pub const SG_XCORR_TIME_NORM_NONE: i32 = 0;
@@ -121,8 +124,7 @@ fn flag(v: i32, name: &str) -> Result<bool> {
 
 /// The options behind a caller's pointer, NULL meaning the defaults.
 fn plan_options(o: *const sg_xcorr_options) -> Result<Options> {
-    // SAFETY: the C contract: NULL or a valid options struct.
-    match unsafe { o.as_ref() } {
+    match optional_ref(o, "options")? {
         Some(o) => options(o),
         None => Ok(Options::default()),
     }
@@ -137,41 +139,41 @@ fn options(o: &sg_xcorr_options) -> Result<Options> {
         freqmax: o.freqmax,
         bandpass_corners: count(o.bandpass_corners, "bandpass_corners")? as u32,
         detrend_taper: flag(o.detrend_taper, "detrend_taper")?,
-        time_norm: match o.time_norm {
-            SG_XCORR_TIME_NORM_NONE => TimeNorm::None,
-            SG_XCORR_TIME_NORM_ONE_BIT => TimeNorm::OneBit,
-            SG_XCORR_TIME_NORM_RUNNING_MEAN => TimeNorm::RunningMean,
-            v => {
-                return Err(crate::invalid!(
-                    "options.time_norm is {v}; expected SG_XCORR_TIME_NORM_* (0 to 2)"
-                ))
-            }
-        },
+        time_norm: code(
+            o.time_norm,
+            "options.time_norm",
+            "SG_XCORR_TIME_NORM_* (0 to 2)",
+            &[
+                (SG_XCORR_TIME_NORM_NONE, TimeNorm::None),
+                (SG_XCORR_TIME_NORM_ONE_BIT, TimeNorm::OneBit),
+                (SG_XCORR_TIME_NORM_RUNNING_MEAN, TimeNorm::RunningMean),
+            ],
+        )?,
         smooth_n: count(o.smooth_n, "smooth_n")?,
-        freq_norm: match o.freq_norm {
-            SG_XCORR_FREQ_NORM_NONE => FreqNorm::None,
-            SG_XCORR_FREQ_NORM_RUNNING_MEAN => FreqNorm::RunningMean,
-            SG_XCORR_FREQ_NORM_PHASE_ONLY => FreqNorm::PhaseOnly,
-            v => {
-                return Err(crate::invalid!(
-                    "options.freq_norm is {v}; expected SG_XCORR_FREQ_NORM_* (0 to 2)"
-                ))
-            }
-        },
+        freq_norm: code(
+            o.freq_norm,
+            "options.freq_norm",
+            "SG_XCORR_FREQ_NORM_* (0 to 2)",
+            &[
+                (SG_XCORR_FREQ_NORM_NONE, FreqNorm::None),
+                (SG_XCORR_FREQ_NORM_RUNNING_MEAN, FreqNorm::RunningMean),
+                (SG_XCORR_FREQ_NORM_PHASE_ONLY, FreqNorm::PhaseOnly),
+            ],
+        )?,
         smoothspect_n: count(o.smoothspect_n, "smoothspect_n")?,
         whiten_taper_bins: count(o.whiten_taper_bins, "whiten_taper_bins")?,
         max_over_std: o.max_over_std,
         maxlag: o.maxlag,
-        stack_method: match o.stack_method {
-            SG_XCORR_STACK_LINEAR => StackMethod::Linear,
-            SG_XCORR_STACK_PWS => StackMethod::PhaseWeighted,
-            SG_XCORR_STACK_ROBUST => StackMethod::Robust,
-            v => {
-                return Err(crate::invalid!(
-                    "options.stack_method is {v}; expected SG_XCORR_STACK_* (0 to 2)"
-                ))
-            }
-        },
+        stack_method: code(
+            o.stack_method,
+            "options.stack_method",
+            "SG_XCORR_STACK_* (0 to 2)",
+            &[
+                (SG_XCORR_STACK_LINEAR, StackMethod::Linear),
+                (SG_XCORR_STACK_PWS, StackMethod::PhaseWeighted),
+                (SG_XCORR_STACK_ROBUST, StackMethod::Robust),
+            ],
+        )?,
         pws_power: o.pws_power,
         robust_epsilon: o.robust_epsilon,
         autocorrelation: flag(o.autocorrelation, "autocorrelation")?,
@@ -193,9 +195,7 @@ pub extern "C" fn sg_xcorr_plan_create(
         let ctx = arg_ref(ctx, "ctx")?;
         let out = out_ptr(out, "out")?;
         let options = plan_options(options)?;
-        let plan = XcorrPlan::new(ctx.0.clone(), options)?;
-        // SAFETY: checked non-NULL; written only on success.
-        unsafe { *out = Box::into_raw(Box::new(sg_xcorr_plan(plan))) };
+        out.hand_over(sg_xcorr_plan(XcorrPlan::new(ctx.0.clone(), options)?));
         Ok(())
     })
 }
@@ -217,29 +217,16 @@ pub extern "C" fn sg_xcorr_plan_sizes(
     n_windows: *mut usize,
     n_lags: *mut usize,
 ) -> sg_status {
-    plan_sizes(plan, n_samples, n_windows, n_lags)
-}
-
-#[allow(clippy::too_many_arguments)]
-fn plan_sizes(
-    plan: *const sg_xcorr_plan,
-    n_samples: usize,
-    n_windows: *mut usize,
-    n_lags: *mut usize,
-) -> sg_status {
     guard(|| {
         let plan = &arg_ref(plan, "plan")?.0;
+        let outs = (
+            optional_out(n_windows, "n_windows")?,
+            optional_out(n_lags, "n_lags")?,
+        );
         let g = plan.geometry();
         let w = g.n_windows(n_samples)?;
-        // SAFETY: non-NULL out-pointers from the caller.
-        unsafe {
-            if !n_windows.is_null() {
-                *n_windows = w;
-            }
-            if !n_lags.is_null() {
-                *n_lags = g.n_lags();
-            }
-        }
+        outs.0.set(w);
+        outs.1.set(g.n_lags());
         Ok(())
     })
 }
@@ -263,33 +250,10 @@ pub extern "C" fn sg_xcorr_preprocess_f32(
     valid: *const u8,
     out: *mut *mut sg_xcorr_spectra,
 ) -> sg_status {
-    preprocess_f32(
-        plan,
-        station_days,
-        n_stations,
-        n_samples,
-        station_stride,
-        valid,
-        out,
-    )
-}
-
-#[allow(clippy::too_many_arguments)]
-fn preprocess_f32(
-    plan: *const sg_xcorr_plan,
-    station_days: *const f32,
-    n_stations: usize,
-    n_samples: usize,
-    station_stride: usize,
-    valid: *const u8,
-    out: *mut *mut sg_xcorr_spectra,
-) -> sg_status {
     guard(|| {
         let plan = &arg_ref(plan, "plan")?.0;
         let out = out_ptr(out, "out")?;
-        if station_days.is_null() {
-            return Err(Error::NullPointer("`station_days` is NULL".into()));
-        }
+        not_null(station_days, "station_days")?;
         let batch = TraceBatch::named(
             n_samples,
             n_stations,
@@ -297,12 +261,9 @@ fn preprocess_f32(
             ["n_stations", "station_stride"],
         )?;
         let span = batch.span();
-        // SAFETY: the C contract: the arrays hold the batch's span.
-        let days = unsafe { std::slice::from_raw_parts(station_days, span) };
-        let valid = (!valid.is_null()).then(|| unsafe { std::slice::from_raw_parts(valid, span) });
-        let spectra = plan.preprocess(days, batch, valid)?;
-        // SAFETY: checked non-NULL; written only on success.
-        unsafe { *out = Box::into_raw(Box::new(sg_xcorr_spectra(spectra))) };
+        let days = slice(station_days, span, "station_days")?;
+        let valid = optional(valid, span, "valid")?;
+        out.hand_over(sg_xcorr_spectra(plan.preprocess(days, batch, valid)?));
         Ok(())
     })
 }
@@ -325,32 +286,18 @@ pub extern "C" fn sg_xcorr_spectra_sizes(
     band_len: *mut usize,
     nfft: *mut usize,
 ) -> sg_status {
-    spectra_sizes(spectra, n_stations, n_windows, band_start, band_len, nfft)
-}
-
-#[allow(clippy::too_many_arguments)]
-fn spectra_sizes(
-    spectra: *const sg_xcorr_spectra,
-    n_stations: *mut usize,
-    n_windows: *mut usize,
-    band_start: *mut usize,
-    band_len: *mut usize,
-    nfft: *mut usize,
-) -> sg_status {
     guard(|| {
         let s = &arg_ref(spectra, "spectra")?.0;
         let g = s.geometry();
-        for (p, v) in [
-            (n_stations, s.n_stations),
-            (n_windows, s.n_windows),
-            (band_start, g.band_start),
-            (band_len, g.band_len),
-            (nfft, g.nfft),
-        ] {
-            if !p.is_null() {
-                // SAFETY: non-NULL out-pointer from the caller.
-                unsafe { *p = v };
-            }
+        let outs = [
+            (optional_out(n_stations, "n_stations")?, s.n_stations),
+            (optional_out(n_windows, "n_windows")?, s.n_windows),
+            (optional_out(band_start, "band_start")?, g.band_start),
+            (optional_out(band_len, "band_len")?, g.band_len),
+            (optional_out(nfft, "nfft")?, g.nfft),
+        ];
+        for (p, v) in outs {
+            p.set(v);
         }
         Ok(())
     })
@@ -367,26 +314,24 @@ pub extern "C" fn sg_xcorr_spectra_copy(
     values: *mut f32,
     kept: *mut u8,
 ) -> sg_status {
-    spectra_copy(spectra, values, kept)
-}
-
-#[allow(clippy::too_many_arguments)]
-fn spectra_copy(spectra: *const sg_xcorr_spectra, values: *mut f32, kept: *mut u8) -> sg_status {
     guard(|| {
         let s = &arg_ref(spectra, "spectra")?.0;
-        let v = if values.is_null() {
-            None
-        } else {
-            Some(s.to_host()?)
+        let host = match values.is_null() {
+            true => None,
+            false => Some(s.to_host()?),
         };
-        // SAFETY: the C contract: the arrays hold the sizes documented above.
-        unsafe {
-            if let Some(v) = v {
-                std::ptr::copy_nonoverlapping(v.as_ptr().cast::<f32>(), values, 2 * v.len());
-            }
-            if !kept.is_null() {
-                std::ptr::copy_nonoverlapping(s.kept.as_ptr(), kept, s.kept.len());
-            }
+        let outs = (
+            match &host {
+                Some(v) => Some(slice_mut(values.cast::<Complex32>(), v.len(), "values")?),
+                None => None,
+            },
+            optional_mut(kept, s.kept.len(), "kept")?,
+        );
+        if let (Some(dst), Some(v)) = (outs.0, &host) {
+            dst.copy_from_slice(v);
+        }
+        if let Some(dst) = outs.1 {
+            dst.copy_from_slice(&s.kept);
         }
         Ok(())
     })
@@ -411,15 +356,13 @@ pub extern "C" fn sg_xcorr_pair_count(
         let plan = &arg_ref(plan, "plan")?.0;
         let out = out_ptr(n_pairs, "n_pairs")?;
         let b = Block::new(i0, ni, j0, nj, n_stations, plan.options().autocorrelation)?;
-        // SAFETY: checked non-NULL.
-        unsafe { *out = b.n_pairs() };
+        out.set(b.n_pairs());
         Ok(())
     })
 }
 
 /// The stations (i, j) of pair `pair` of a block (see `sg_xcorr_pair_count`).
 #[no_mangle]
-#[allow(clippy::too_many_arguments)]
 pub extern "C" fn sg_xcorr_pair_stations(
     plan: *const sg_xcorr_plan,
     n_stations: usize,
@@ -438,11 +381,8 @@ pub extern "C" fn sg_xcorr_pair_stations(
         let (si, sj) = b.pair(pair).ok_or_else(|| {
             crate::invalid!("pair is {pair}; the block holds {} pairs", b.n_pairs())
         })?;
-        // SAFETY: checked non-NULL.
-        unsafe {
-            *oi = si;
-            *oj = sj;
-        }
+        oi.set(si);
+        oj.set(sj);
         Ok(())
     })
 }
@@ -458,35 +398,7 @@ pub extern "C" fn sg_xcorr_pair_stations(
 /// stacked; a pair without any gives zeros. A block without pairs writes nothing and
 /// succeeds. Several threads may use one plan at once.
 #[no_mangle]
-#[allow(clippy::too_many_arguments)]
 pub extern "C" fn sg_xcorr_correlate_f32(
-    plan: *const sg_xcorr_plan,
-    days: *const *const sg_xcorr_spectra,
-    n_days: usize,
-    i0: usize,
-    ni: usize,
-    j0: usize,
-    nj: usize,
-    stacks: *mut f32,
-    pair_stride: usize,
-    n_windows: *mut u32,
-) -> sg_status {
-    correlate_f32(
-        plan,
-        days,
-        n_days,
-        i0,
-        ni,
-        j0,
-        nj,
-        stacks,
-        pair_stride,
-        n_windows,
-    )
-}
-
-#[allow(clippy::too_many_arguments)]
-fn correlate_f32(
     plan: *const sg_xcorr_plan,
     days: *const *const sg_xcorr_spectra,
     n_days: usize,
@@ -500,40 +412,29 @@ fn correlate_f32(
 ) -> sg_status {
     guard(|| {
         let plan = &arg_ref(plan, "plan")?.0;
-        if days.is_null() {
-            return Err(Error::NullPointer("`days` is NULL".into()));
-        }
-        if stacks.is_null() {
-            return Err(Error::NullPointer("`stacks` is NULL".into()));
-        }
-        // SAFETY: the C contract: `days` holds n_days pointers.
-        let list = unsafe { std::slice::from_raw_parts(days, n_days) };
+        let list = slice(days, n_days, "days")?;
+        not_null(stacks, "stacks")?;
         let spectra = list
             .iter()
             .enumerate()
             .map(|(d, &p)| arg_ref(p, &format!("days[{d}]")).map(|s| &s.0))
             .collect::<Result<Vec<&Spectra>>>()?;
         let n_stations = spectra.first().map_or(0, |s| s.n_stations);
-        let n_pairs = Block::new(
-            i0,
-            ni,
-            j0,
-            nj,
-            n_stations.max(1),
-            plan.options().autocorrelation,
-        )
-        .map(|b| b.n_pairs())
-        .unwrap_or(0);
+        let autocorrelation = plan.options().autocorrelation;
+        let n_pairs = Block::new(i0, ni, j0, nj, n_stations.max(1), autocorrelation)
+            .map(|b| b.n_pairs())
+            .unwrap_or(0);
         let n_lags = plan.geometry().n_lags();
+        // The span of the stacks; the plan refuses a stride too small for a correlation.
         let len = match n_pairs {
             0 => 0,
-            n => (n - 1).saturating_mul(pair_stride).saturating_add(n_lags),
+            n => (n - 1)
+                .checked_mul(pair_stride)
+                .and_then(|x| x.checked_add(n_lags))
+                .ok_or_else(|| crate::invalid!("{n} pairs with stride {pair_stride} overflow"))?,
         };
-        // SAFETY: the C contract: `stacks` holds the span of n_pairs rows, `n_windows`
-        // (if not NULL) n_pairs values.
-        let out = unsafe { std::slice::from_raw_parts_mut(stacks, len) };
-        let counts = (!n_windows.is_null())
-            .then(|| unsafe { std::slice::from_raw_parts_mut(n_windows, n_pairs) });
+        let out = slice_mut(stacks, len, "stacks")?;
+        let counts = optional_mut(n_windows, n_pairs, "n_windows")?;
         plan.correlate(&spectra, (i0, ni, j0, nj), out, pair_stride, counts)?;
         Ok(())
     })

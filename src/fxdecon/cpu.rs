@@ -104,22 +104,24 @@ fn filter_slab<T: Sample>(
         .iter()
         .map(|w| w.shifted(slab.read.start))
         .collect();
-    let share = s.share(slab);
     let mut acc = try_vec(ntr * n, 0.0f64, "the output accumulator")?;
     let mut spec = try_vec(ntr * nf, ZERO, "trace spectra")?;
     let mut band_out = try_vec(nb * ntr, ZERO, "filtered frequency slices")?;
     let mut planner = FftPlanner::<f64>::new();
-    let forward = planner.plan_fft_forward(nfft);
-    let inverse = planner.plan_fft_inverse(nfft);
-    let mut in_band = vec![usize::MAX; nf];
+    let mut cx = SlabPass {
+        s,
+        forward: planner.plan_fft_forward(nfft),
+        inverse: planner.plan_fft_inverse(nfft),
+        in_band: vec![usize::MAX; nf],
+        share: s.share(slab),
+        ntr,
+        // Only the lines the slab writes are transformed back.
+        written: (slab.write.start - slab.read.start) * nx..(slab.write.end - slab.read.start) * nx,
+    };
     for (b, &f) in s.band.iter().enumerate() {
-        in_band[f] = b;
+        cx.in_band[f] = b;
     }
     let trace_at = |t: usize| layout.offset(t % nx, slab.read.start + t / nx);
-    // Only the lines the slab writes are transformed back.
-    let written =
-        (slab.write.start - slab.read.start) * nx..(slab.write.end - slab.read.start) * nx;
-
     for k in 0..s.time.count() {
         let (start, len) = (s.time.starts[k], s.time.lens[k]);
         cpu.install(|| {
@@ -131,7 +133,7 @@ fn filter_slab<T: Sample>(
                         *b = C64::new(x.to_f64().unwrap(), 0.0);
                     }
                     buf[len..].fill(ZERO);
-                    forward.process(buf);
+                    cx.forward.process(buf);
                     out.copy_from_slice(&buf[..nf]);
                 },
             )
@@ -139,69 +141,102 @@ fn filter_slab<T: Sample>(
         reporter.advance(1)?;
         let spec = &spec;
         reporter.for_chunks(nb, cpu.threads(), |bands| {
-            cpu.install(|| {
-                let first = bands.start;
-                band_out[bands.start * ntr..bands.end * ntr]
-                    .par_chunks_mut(ntr)
-                    .enumerate()
-                    .for_each_init(
-                        || (Scratch::default(), vec![ZERO; ntr]),
-                        |(scratch, slice), (b, out)| {
-                            let f = s.band[first + b];
-                            for (t, v) in slice.iter_mut().enumerate() {
-                                *v = spec[t * nf + f];
-                            }
-                            out.fill(ZERO);
-                            for wy in &ys {
-                                for wx in &s.x.windows {
-                                    filter_window(s, wx, wy, slice, out, scratch);
-                                }
-                            }
-                        },
-                    )
-            });
+            cpu.install(|| cx.filter_bands(&ys, spec, bands, &mut band_out));
             Ok(())
         })?;
-        let band_out = &band_out;
-        let weights = &s.time.weights[k];
-        cpu.install(|| {
-            acc[written.start * n..written.end * n]
-                .par_chunks_mut(n)
-                .enumerate()
-                .for_each_init(
-                    || vec![ZERO; nfft],
-                    |buf, (r, a)| {
-                        let t = written.start + r;
-                        let pass = share[t / nx];
-                        for f in 0..nf {
-                            buf[f] = match in_band[f] {
-                                usize::MAX => match s.out_of_band {
-                                    OutOfBand::Pass => spec[t * nf + f] * pass,
-                                    OutOfBand::Zero => ZERO,
-                                },
-                                b => band_out[b * ntr + t],
-                            };
-                        }
-                        // Real output: the negative frequencies are the conjugates, and the
-                        // imaginary parts of the DC and Nyquist bins are dropped.
-                        buf[0].im = 0.0;
-                        if nfft % 2 == 0 {
-                            buf[nfft / 2].im = 0.0;
-                        }
-                        for f in 1..nfft - nf + 1 {
-                            buf[nfft - f] = buf[f].conj();
-                        }
-                        inverse.process(buf);
-                        let scale = 1.0 / nfft as f64;
-                        for i in 0..len {
-                            a[start + i] += weights[i] * buf[i].re * scale;
-                        }
-                    },
-                )
-        });
+        cpu.install(|| cx.add_back(k, spec, &band_out, &mut acc));
         reporter.advance(1)?;
     }
     Ok(acc)
+}
+
+/// What one slab's time windows share: the FFTs, where each frequency lies in the band,
+/// the out-of-band share of each line, and the traces transformed back.
+struct SlabPass<'a> {
+    s: &'a Setup,
+    forward: std::sync::Arc<dyn rustfft::Fft<f64>>,
+    inverse: std::sync::Arc<dyn rustfft::Fft<f64>>,
+    /// Per frequency bin, its index in the band (usize::MAX: outside).
+    in_band: Vec<usize>,
+    share: Vec<f64>,
+    ntr: usize,
+    written: std::ops::Range<usize>,
+}
+
+impl SlabPass<'_> {
+    /// The filtered slices of band entries `bands` (rows of `band_out`) from the trace
+    /// spectra `spec`: every spatial window of the slab filters its part of each slice.
+    fn filter_bands(
+        &self,
+        ys: &[AxisWindow],
+        spec: &[C64],
+        bands: std::ops::Range<usize>,
+        band_out: &mut [C64],
+    ) {
+        let (s, ntr, nf) = (self.s, self.ntr, self.s.n_freq());
+        let first = bands.start;
+        band_out[bands.start * ntr..bands.end * ntr]
+            .par_chunks_mut(ntr)
+            .enumerate()
+            .for_each_init(
+                || (Scratch::default(), vec![ZERO; ntr]),
+                |(scratch, slice), (b, out)| {
+                    let f = s.band[first + b];
+                    for (t, v) in slice.iter_mut().enumerate() {
+                        *v = spec[t * nf + f];
+                    }
+                    out.fill(ZERO);
+                    for wy in ys {
+                        for wx in &s.x.windows {
+                            filter_window(s, wx, wy, slice, out, scratch);
+                        }
+                    }
+                },
+            )
+    }
+
+    /// Time window k of the written traces back to time: the filtered band and the
+    /// out-of-band spectrum, inverse transformed and added into `acc` with the window's
+    /// weights.
+    fn add_back(&self, k: usize, spec: &[C64], band_out: &[C64], acc: &mut [f64]) {
+        let s = self.s;
+        let (n, nfft, nf, nx, ntr) = (s.n_samples, s.nfft, s.n_freq(), s.nx, self.ntr);
+        let (start, len, weights) = (s.time.starts[k], s.time.lens[k], &s.time.weights[k]);
+        let written = &self.written;
+        acc[written.start * n..written.end * n]
+            .par_chunks_mut(n)
+            .enumerate()
+            .for_each_init(
+                || vec![ZERO; nfft],
+                |buf, (r, a)| {
+                    let t = written.start + r;
+                    let pass = self.share[t / nx];
+                    for f in 0..nf {
+                        buf[f] = match self.in_band[f] {
+                            usize::MAX => match s.out_of_band {
+                                OutOfBand::Pass => spec[t * nf + f] * pass,
+                                OutOfBand::Zero => ZERO,
+                            },
+                            b => band_out[b * ntr + t],
+                        };
+                    }
+                    // Real output: the negative frequencies are the conjugates, and the
+                    // imaginary parts of the DC and Nyquist bins are dropped.
+                    buf[0].im = 0.0;
+                    if nfft % 2 == 0 {
+                        buf[nfft / 2].im = 0.0;
+                    }
+                    for f in 1..nfft - nf + 1 {
+                        buf[nfft - f] = buf[f].conj();
+                    }
+                    self.inverse.process(buf);
+                    let scale = 1.0 / nfft as f64;
+                    for i in 0..len {
+                        a[start + i] += weights[i] * buf[i].re * scale;
+                    }
+                },
+            )
+    }
 }
 
 struct SharedOut<T>(*mut T);

@@ -5,8 +5,9 @@
 //! prediction, f64 lags and solve).
 
 use super::geometry::{AxisWindow, Setup};
-use super::solve::solve_hermitian;
+use super::solve::{dot_conj_first, solve_hermitian};
 use num_complex::Complex64 as C64;
+use std::ops::Range;
 
 /// Reusable buffers of one worker.
 #[derive(Default)]
@@ -30,106 +31,123 @@ pub fn filter_window(
     w: &mut Scratch,
 ) {
     let nx = setup.nx;
-    let gx = wx.gather.len();
     w.local.clear();
     for &ty in &wy.gather {
         for &tx in &wx.gather {
             w.local.push(s[tx + nx * ty]);
         }
     }
-    let local = &w.local;
-    // Row iy of the local buffer, columns xs.
-    let row = |iy: usize, xs: &std::ops::Range<usize>| &local[gx * iy + xs.start..gx * iy + xs.end];
-
-    // Lags over the estimation rectangle; r(−d) = conj r(d).
     let (lx, ly) = setup.stencil.lag_extent();
-    let (bw, bh) = (2 * lx + 1, 2 * ly + 1);
-    w.lags.clear();
-    w.lags.resize(bw * bh, ZERO);
-    let centre = (bw * bh - 1) / 2;
-    let (ex, ey) = (&wx.est, &wy.est);
-    let clip = |e: &std::ops::Range<usize>, d: i64| {
-        let (s, t) = (e.start as i64, e.end as i64);
-        (s.max(s - d) as usize)..(t.min(t - d).max(s.max(s - d)) as usize)
-    };
-    for l in centre..bw * bh {
-        let dx = (l % bw) as i64 - lx as i64;
-        let dy = (l / bw) as i64 - ly as i64;
-        let xs = clip(ex, dx);
-        let xs2 = (xs.start as i64 + dx) as usize..(xs.end as i64 + dx) as usize;
-        let mut r = ZERO;
-        // A lag longer than the window (an operator wider than the data) has no terms;
-        // its shifted range may start past the row.
-        let ys = if xs.is_empty() { 0..0 } else { clip(ey, dy) };
-        for iy in ys {
-            r += dot_conj_first(row(iy, &xs), row((iy as i64 + dy) as usize, &xs2));
-        }
-        w.lags[l] = r;
-        w.lags[2 * centre - l] = r.conj();
-    }
-    let lag = |dx: i32, dy: i32| w.lags[(dx + lx as i32) as usize + bw * (dy + ly as i32) as usize];
-
-    let offs = &setup.stencil.offsets;
-    let k = offs.len();
-    let r0 = w.lags[centre].re;
-    w.a.clear();
-    w.b.clear();
-    for (q, &(qx, qy)) in offs.iter().enumerate() {
-        for (p, &(px, py)) in offs.iter().enumerate() {
-            let mut v = lag(px - qx, py - qy);
-            if p == q {
-                v += setup.damping * r0;
-            }
-            w.a.push(v);
-        }
-        w.b.push(lag(-qx, -qy));
-    }
-    let tol = 1e-12 * r0 * (1.0 + setup.damping);
-    solve_hermitian(&mut w.a, &mut w.b, k, tol);
-
-    // Prediction of the output rectangle: one row update per operator coefficient.
-    let fb = setup.stencil.forward_backward;
-    let (ox, oy) = (&wx.out, &wy.out);
-    let (oxl, oyl) = (ox.len(), oy.len());
-    w.pred.clear();
-    w.pred.resize(oxl * oyl, ZERO);
-    let scale = if fb { 0.5 } else { 1.0 };
-    let shifted = |d: i64| (ox.start as i64 + d) as usize..(ox.end as i64 + d) as usize;
-    for (p, &(dx, dy)) in offs.iter().enumerate() {
-        let (dx, dy) = (dx as i64, dy as i64);
-        let c = w.b[p] * scale;
-        for (j, iy) in oy.clone().enumerate() {
-            let dst = &mut w.pred[j * oxl..(j + 1) * oxl];
-            axpy(dst, c, row((iy as i64 + dy) as usize, &shifted(dx)));
-            if fb {
-                axpy(dst, c.conj(), row((iy as i64 - dy) as usize, &shifted(-dx)));
-            }
-        }
-    }
-    for (j, &wyj) in wy.weights.iter().enumerate() {
-        let o = &mut out[wx.out_first + nx * (wy.out_first + j)..][..oxl];
-        for ((o, p), &wxi) in o.iter_mut().zip(&w.pred[j * oxl..]).zip(&wx.weights) {
-            *o += p * (wxi * wyj);
-        }
-    }
+    w.autocorrelate(wx, wy, lx, ly);
+    w.solve(setup, lx, ly);
+    w.predict(setup, wx, wy, out);
 }
 
-/// Σ conj(x)·y, in two interleaved partial sums (independent chains run in parallel).
-fn dot_conj_first(x: &[C64], y: &[C64]) -> C64 {
-    let (mut re, mut im) = ([0.0; 2], [0.0; 2]);
-    let (xc, yc) = (x.chunks_exact(2), y.chunks_exact(2));
-    let (xr, yr) = (xc.remainder(), yc.remainder());
-    for (a, b) in xc.zip(yc) {
-        for k in 0..2 {
-            re[k] += a[k].re * b[k].re + a[k].im * b[k].im;
-            im[k] += a[k].re * b[k].im - a[k].im * b[k].re;
+impl Scratch {
+    /// Row iy of the local buffer (rows of `gx` values), columns xs.
+    fn row(&self, gx: usize, iy: usize, xs: &Range<usize>) -> &[C64] {
+        &self.local[gx * iy + xs.start..gx * iy + xs.end]
+    }
+
+    /// The lags (|dx| ≤ lx, |dy| ≤ ly) of the local buffer's autocorrelation over the
+    /// estimation rectangle; r(−d) = conj r(d).
+    fn autocorrelate(&mut self, wx: &AxisWindow, wy: &AxisWindow, lx: usize, ly: usize) {
+        let gx = wx.gather.len();
+        let (bw, bh) = (2 * lx + 1, 2 * ly + 1);
+        let mut lags = std::mem::take(&mut self.lags);
+        lags.clear();
+        lags.resize(bw * bh, ZERO);
+        let centre = (bw * bh - 1) / 2;
+        let (ex, ey) = (&wx.est, &wy.est);
+        let clip = |e: &Range<usize>, d: i64| {
+            let (s, t) = (e.start as i64, e.end as i64);
+            (s.max(s - d) as usize)..(t.min(t - d).max(s.max(s - d)) as usize)
+        };
+        for l in centre..bw * bh {
+            let dx = (l % bw) as i64 - lx as i64;
+            let dy = (l / bw) as i64 - ly as i64;
+            let xs = clip(ex, dx);
+            let xs2 = (xs.start as i64 + dx) as usize..(xs.end as i64 + dx) as usize;
+            let mut r = ZERO;
+            // A lag longer than the window (an operator wider than the data) has no terms;
+            // its shifted range may start past the row.
+            let ys = if xs.is_empty() { 0..0 } else { clip(ey, dy) };
+            for iy in ys {
+                let shifted = self.row(gx, (iy as i64 + dy) as usize, &xs2);
+                r += dot_conj_first(self.row(gx, iy, &xs), shifted);
+            }
+            lags[l] = r;
+            lags[2 * centre - l] = r.conj();
         }
+        self.lags = lags;
     }
-    for (a, b) in xr.iter().zip(yr) {
-        re[0] += a.re * b.re + a.im * b.im;
-        im[0] += a.re * b.im - a.im * b.re;
+
+    /// The operator: the normal equations of the stencil from the lags, damped, solved
+    /// exactly into `b`.
+    fn solve(&mut self, setup: &Setup, lx: usize, ly: usize) {
+        let bw = 2 * lx + 1;
+        let lags = &self.lags;
+        let lag =
+            |dx: i32, dy: i32| lags[(dx + lx as i32) as usize + bw * (dy + ly as i32) as usize];
+        let offs = &setup.stencil.offsets;
+        let k = offs.len();
+        let r0 = lags[(lags.len() - 1) / 2].re;
+        self.a.clear();
+        self.b.clear();
+        for (q, &(qx, qy)) in offs.iter().enumerate() {
+            for (p, &(px, py)) in offs.iter().enumerate() {
+                let mut v = lag(px - qx, py - qy);
+                if p == q {
+                    v += setup.damping * r0;
+                }
+                self.a.push(v);
+            }
+            self.b.push(lag(-qx, -qy));
+        }
+        let tol = 1e-12 * r0 * (1.0 + setup.damping);
+        solve_hermitian(&mut self.a, &mut self.b, k, tol);
     }
-    C64::new(re[0] + re[1], im[0] + im[1])
+
+    /// The prediction of the output rectangle (one row update per operator coefficient),
+    /// added into `out` with the window's weights.
+    fn predict(&mut self, setup: &Setup, wx: &AxisWindow, wy: &AxisWindow, out: &mut [C64]) {
+        let gx = wx.gather.len();
+        let fb = setup.stencil.forward_backward;
+        let (ox, oy) = (&wx.out, &wy.out);
+        let (oxl, oyl) = (ox.len(), oy.len());
+        let mut pred = std::mem::take(&mut self.pred);
+        pred.clear();
+        pred.resize(oxl * oyl, ZERO);
+        let scale = if fb { 0.5 } else { 1.0 };
+        let shifted = |d: i64| (ox.start as i64 + d) as usize..(ox.end as i64 + d) as usize;
+        for (p, &(dx, dy)) in setup.stencil.offsets.iter().enumerate() {
+            let (dx, dy) = (dx as i64, dy as i64);
+            let c = self.b[p] * scale;
+            for (j, iy) in oy.clone().enumerate() {
+                let dst = &mut pred[j * oxl..(j + 1) * oxl];
+                axpy(
+                    dst,
+                    c,
+                    self.row(gx, (iy as i64 + dy) as usize, &shifted(dx)),
+                );
+                if fb {
+                    axpy(
+                        dst,
+                        c.conj(),
+                        self.row(gx, (iy as i64 - dy) as usize, &shifted(-dx)),
+                    );
+                }
+            }
+        }
+        let nx = setup.nx;
+        for (j, &wyj) in wy.weights.iter().enumerate() {
+            let o = &mut out[wx.out_first + nx * (wy.out_first + j)..][..oxl];
+            for ((o, p), &wxi) in o.iter_mut().zip(&pred[j * oxl..]).zip(&wx.weights) {
+                *o += p * (wxi * wyj);
+            }
+        }
+        self.pred = pred;
+    }
 }
 
 /// y += c·x.

@@ -274,8 +274,9 @@ impl Setup {
             n
         };
         let taper = samples(o.taper).min(len / 2);
-        let time = tapered_windows(n, len, taper);
         let nfft = fft_length(o.fft_length, len, len.next_power_of_two())?;
+        check_working_set(n, nx, nfft)?;
+        let time = tapered_windows(n, len, taper);
         let df = 1.0 / (nfft as f64 * dt);
         let fmax = o.fmax_hz();
         let band = (0..nfft / 2 + 1)
@@ -334,77 +335,19 @@ impl Setup {
     /// `sufxdecon` as coded (see tests/data/sufxdecon/README.md), in its single precision
     /// where the window sizes, tapers and band edges depend on it.
     fn seismic_unix(o: &FxdeconOptions, nsp: usize, ntrc: usize) -> Result<Setup> {
-        let nint = |x: f32| (x as f64 + 0.5).floor() as usize;
         let dt = o.sample_interval as f32;
-        let taper = if o.taper == 0.0 {
-            0.004f32
-        } else {
-            o.taper as f32
-        };
-        let mut twlen = if o.time_window > 0.0 {
-            o.time_window as f32
-        } else {
-            (nsp - 1) as f32 * dt
-        };
-        if twlen < 0.3 {
-            twlen = 0.3;
-        }
-        let mut nstaper = nint(taper / dt);
-        if nstaper % 2 == 1 {
-            nstaper += 1;
-        }
-        let ntw = nint((nsp - 1) as f32 * dt / twlen).max(1);
-        let nspws = nint(twlen / dt) + 1;
-        let nspwf = nspws + nstaper / 2;
-        let nspwi = nspws + nstaper;
-        let mut time = TimeWindows {
-            starts: vec![],
-            lens: vec![],
-            weights: vec![],
-        };
-        let rise = |it: usize| (it as f32 * dt / taper) as f64;
-        let fall = |k: usize| 1.0 - (k as f32 * dt / taper) as f64;
-        for iw in 0..ntw {
-            let (start, len) = if ntw == 1 {
-                (0, nsp)
-            } else if iw == 0 {
-                (0, nspwf.min(nsp))
-            } else {
-                let start = iw * nspws - nstaper / 2;
-                if start >= nsp {
-                    return Err(crate::invalid!(
-                        "the SU time windows (twlen {twlen} s) do not fit {nsp} samples"
-                    ));
-                }
-                let len = if iw + 1 < ntw { nspwi } else { nsp - start };
-                (start, len.min(nsp - start))
-            };
-            let mut w = vec![1.0; len];
-            if ntw > 1 {
-                if iw > 0 {
-                    for (it, v) in w.iter_mut().enumerate().take(nstaper) {
-                        *v = rise(it);
-                    }
-                }
-                if iw + 1 < ntw {
-                    let from = len.saturating_sub(nstaper);
-                    for (it, v) in w.iter_mut().enumerate().skip(from) {
-                        *v = fall(it + nstaper - len);
-                    }
-                } else {
-                    for v in w.iter_mut().skip(len.saturating_sub(nstaper)) {
-                        *v = 1.0;
-                    }
-                }
-            }
-            time.starts.push(start);
-            time.lens.push(len);
-            time.weights.push(w);
-        }
+        let (time, nspwf) = su_time_windows(o, nsp)?;
         // sufxdecon's prime-factor size table is not reproduced: by default the smallest
         // 2,3,5,7-smooth even length ≥ 2·nspwf; pass its reported nfft to match it exactly.
-        let auto = (2 * nspwf..).find(|&m| m % 2 == 0 && smooth(m)).unwrap();
-        let nfft = fft_length(o.fft_length, time.max_len(), auto)?;
+        let nfft = match o.fft_length {
+            0 => {
+                check_working_set(nsp, 1, 2 * nspwf)?;
+                (2 * nspwf..).find(|&m| m % 2 == 0 && smooth(m)).unwrap()
+            }
+            requested => requested,
+        };
+        let nfft = fft_length(o.fft_length, time.max_len(), nfft)?;
+        check_working_set(nsp, 1, nfft)?;
         let d1 = (1.0f64 / (nfft as f32 * dt) as f64) as f32;
         let fmin = o.fmin as f32;
         let fmax = if o.fmax > 0.0 {
@@ -497,6 +440,100 @@ impl Setup {
     }
 }
 
+/// `sufxdecon`'s time windows of `nsp`-sample traces and its nspwf (samples of a window
+/// with its half taper), in its single precision.
+fn su_time_windows(o: &FxdeconOptions, nsp: usize) -> Result<(TimeWindows, usize)> {
+    let nint = |x: f32| (x as f64 + 0.5).floor() as usize;
+    let dt = o.sample_interval as f32;
+    // Sample counts are exact below 2^52 and their sums below fit a size_t: a longer window
+    // or taper (its FFT could not be held anyway) is refused, naming the option.
+    let counted = |seconds: f32, name: &str| {
+        let samples = (seconds / dt) as f64 + 0.5;
+        match samples < (1u64 << 52) as f64 {
+            true => Ok(()),
+            false => Err(crate::invalid!(
+                "options.{name} is {seconds} s: {samples:e} samples at {dt} s, more than a plan counts"
+            )),
+        }
+    };
+    let taper = if o.taper == 0.0 {
+        0.004f32
+    } else {
+        o.taper as f32
+    };
+    let mut twlen = if o.time_window > 0.0 {
+        o.time_window as f32
+    } else {
+        (nsp - 1) as f32 * dt
+    };
+    if twlen < 0.3 {
+        twlen = 0.3;
+    }
+    counted(taper, "taper_s")?;
+    counted(twlen, "time_window_s")?;
+    let mut nstaper = nint(taper / dt);
+    if nstaper % 2 == 1 {
+        nstaper += 1;
+    }
+    let ntw = nint((nsp - 1) as f32 * dt / twlen).max(1);
+    let nspws = nint(twlen / dt) + 1;
+    let nspwf = nspws + nstaper / 2;
+    let nspwi = nspws + nstaper;
+    let mut time = TimeWindows {
+        starts: vec![],
+        lens: vec![],
+        weights: vec![],
+    };
+    for iw in 0..ntw {
+        let (start, len) = if ntw == 1 {
+            (0, nsp)
+        } else if iw == 0 {
+            (0, nspwf.min(nsp))
+        } else {
+            // A taper longer than the windows before it would start this one before the trace.
+            let start = (iw * nspws).checked_sub(nstaper / 2).filter(|&s| s < nsp);
+            let Some(start) = start else {
+                return Err(crate::invalid!(
+                    "the SU time windows (twlen {twlen} s, taper {taper} s) do not fit {nsp} samples"
+                ));
+            };
+            let len = if iw + 1 < ntw { nspwi } else { nsp - start };
+            (start, len.min(nsp - start))
+        };
+        time.starts.push(start);
+        time.lens.push(len);
+        time.weights
+            .push(su_weights(iw, ntw, len, nstaper, dt, taper));
+    }
+    Ok((time, nspwf))
+}
+
+/// The weights of `sufxdecon`'s time window iw of ntw (len samples): linear ramps of
+/// nstaper samples up at its start and down at its end, except at the trace's ends.
+fn su_weights(iw: usize, ntw: usize, len: usize, nstaper: usize, dt: f32, taper: f32) -> Vec<f64> {
+    let rise = |it: usize| (it as f32 * dt / taper) as f64;
+    let fall = |k: usize| 1.0 - (k as f32 * dt / taper) as f64;
+    let mut w = vec![1.0; len];
+    if ntw > 1 {
+        if iw > 0 {
+            for (it, v) in w.iter_mut().enumerate().take(nstaper) {
+                *v = rise(it);
+            }
+        }
+        if iw + 1 < ntw {
+            let from = len.saturating_sub(nstaper);
+            for (it, v) in w.iter_mut().enumerate().skip(from) {
+                *v = fall(it + nstaper - len);
+            }
+        } else {
+            for v in w.iter_mut().skip(len.saturating_sub(nstaper)) {
+                *v = 1.0;
+            }
+        }
+    }
+    w
+}
+
 /// Overlapping windows of `len` samples whose consecutive windows overlap by `taper`
 /// samples (more for the last one, moved back to end at the last sample); linear ramps
 /// over the overlaps, normalised so that the weights sum to one at every sample.
@@ -519,6 +556,35 @@ fn tapered_windows(n: usize, len: usize, taper: usize) -> TimeWindows {
         lens: vec![len; starts.len()],
         starts,
         weights,
+    }
+}
+
+/// The least a CPU filter of `n`-sample traces, `nx` traces per y-line, holds: one y-line's
+/// accumulator, spectra and filtered slices (a slab reads at least one line) and one FFT
+/// buffer. An FFT length that makes that more than the host has is refused before the band
+/// and the windows are built.
+fn check_working_set(n: usize, nx: usize, nfft: usize) -> Result<()> {
+    let nf = nfft / 2 + 1;
+    let per_trace = nf
+        .checked_mul(32)
+        .and_then(|b| b.checked_add(n.checked_mul(8)?));
+    let bytes = per_trace
+        .and_then(|b| b.checked_mul(nx))
+        .and_then(|b| b.checked_add(nfft.checked_mul(16)?))
+        .filter(|&b| b <= isize::MAX as usize);
+    let what = format!(
+        "an FFT length of {nfft} for {n}-sample traces, {nx} per line: the filter's working set \
+         (a line's spectra, filtered slices and accumulator, and one FFT buffer)"
+    );
+    let host = crate::alloc::host_memory();
+    match bytes {
+        None => Err(crate::error::Error::OutOfMemory(format!(
+            "{what} overflows the address space (in bytes)"
+        ))),
+        Some(b) if b > host => Err(crate::error::Error::OutOfMemory(format!(
+            "{what} needs {b} bytes; the host has {host} bytes"
+        ))),
+        Some(_) => Ok(()),
     }
 }
 

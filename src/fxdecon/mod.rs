@@ -149,16 +149,12 @@ impl FxdeconPlan {
                         ),
                     )
                 };
-                cuda::execute(
-                    gpu,
-                    &self.ctx.cpu,
-                    s,
-                    &self.gpu_cache,
-                    i,
-                    o,
+                let volumes = cuda::Volumes {
+                    input: i,
+                    output: o,
                     layout,
-                    reporter,
-                )
+                };
+                cuda::execute(gpu, &self.ctx.cpu, s, &self.gpu_cache, volumes, reporter)
             }
             _ => cpu::execute(&self.ctx.cpu, s, input, output, layout, reporter),
         }

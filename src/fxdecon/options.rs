@@ -95,6 +95,18 @@ impl FxdeconOptions {
 
     /// Checks the values that do not depend on the data's shape.
     pub fn validate(&self, dims: usize) -> crate::Result<()> {
+        self.check_values()?;
+        if self.su_compatible {
+            self.check_seismic_unix(dims)
+        } else if dims == 2 {
+            self.check_section()
+        } else {
+            self.check_volume()
+        }
+    }
+
+    /// The physical values: finite, ≥ 0 (the sample interval > 0), fmin ≤ fmax.
+    fn check_values(&self) -> crate::Result<()> {
         let o = self;
         let finite_nonneg = |v: f64, name: &str| {
             if v.is_finite() && v >= 0.0 {
@@ -123,58 +135,81 @@ impl FxdeconOptions {
                 o.fmin
             ));
         }
-        if o.su_compatible {
-            if dims != 2 {
-                return Err(crate::error::Error::Unsupported(
-                    "the SU-compatible mode reproduces sufxdecon, which is 2D only".into(),
-                ));
-            }
-            if o.window_traces == 0 {
-                return Err(crate::invalid!("options.window_traces (ntrw) is 0"));
-            }
-            if o.operator_traces == 0 || o.operator_traces >= o.window_traces {
-                return Err(crate::invalid!(
-                    "options.operator_traces (ntrf) is {}; sufxdecon needs 1 ≤ ntrf < ntrw = {}",
-                    o.operator_traces,
-                    o.window_traces
-                ));
-            }
-            return Ok(());
+        Ok(())
+    }
+
+    /// The SU-compatible mode: 2D, 1 ≤ ntrf < ntrw.
+    fn check_seismic_unix(&self, dims: usize) -> crate::Result<()> {
+        if dims != 2 {
+            return Err(crate::error::Error::Unsupported(
+                "the SU-compatible mode reproduces sufxdecon, which is 2D only".into(),
+            ));
         }
-        if dims == 2 {
-            if o.operator_traces == 0 {
-                return Err(crate::invalid!(
-                    "options.operator_traces is 0; expected ≥ 1"
-                ));
-            }
-            let extent = match o.prediction {
-                Prediction::TwoSided => 2 * o.operator_traces + 1,
-                Prediction::ForwardBackward => o.operator_traces + 1,
-            };
-            check_window(o.window_traces, o.overlap_traces, extent, "traces")?;
-        } else {
-            if o.prediction == Prediction::ForwardBackward {
-                return Err(crate::error::Error::Unsupported(
-                    "forward/backward averaging is 2D only; volumes use the two-sided operator"
-                        .into(),
-                ));
-            }
-            for (axis, name) in [(0, "inline"), (1, "crossline")] {
-                let l = o.operator[axis];
-                if l == 0 || l % 2 == 0 {
-                    return Err(crate::invalid!(
-                        "options.operator_{name} is {l}; expected an odd extent ≥ 1"
-                    ));
-                }
-                check_window(o.window[axis], o.overlap[axis], l, name)?;
-            }
-            if o.operator == [1, 1] {
-                return Err(crate::invalid!(
-                    "the operator is 1 × 1: it has no coefficients once its centre is excluded"
-                ));
-            }
+        if self.window_traces == 0 {
+            return Err(crate::invalid!("options.window_traces (ntrw) is 0"));
+        }
+        if self.operator_traces == 0 || self.operator_traces >= self.window_traces {
+            return Err(crate::invalid!(
+                "options.operator_traces (ntrf) is {}; sufxdecon needs 1 ≤ ntrf < ntrw = {}",
+                self.operator_traces,
+                self.window_traces
+            ));
         }
         Ok(())
+    }
+
+    /// 2D: an operator of ≥ 1 trace that fits its spatial window.
+    fn check_section(&self) -> crate::Result<()> {
+        let o = self;
+        if o.operator_traces == 0 {
+            return Err(crate::invalid!(
+                "options.operator_traces is 0; expected ≥ 1"
+            ));
+        }
+        let l = o.operator_traces;
+        let (extent, coefficients) = match o.prediction {
+            Prediction::TwoSided => (
+                l.checked_mul(2).and_then(|e| e.checked_add(1)),
+                l.checked_mul(2),
+            ),
+            Prediction::ForwardBackward => (l.checked_add(1), Some(l)),
+        };
+        let (Some(extent), Some(k)) = (extent, coefficients) else {
+            return Err(crate::invalid!(
+                "options.operator_traces is {l}: its extent overflows size_t"
+            ));
+        };
+        check_window(o.window_traces, o.overlap_traces, extent, "traces")?;
+        check_operator(k, &format!("{l} traces on each side"))
+    }
+
+    /// 3D: the two-sided operator, odd extents that fit their windows, not 1 × 1.
+    fn check_volume(&self) -> crate::Result<()> {
+        let o = self;
+        if o.prediction == Prediction::ForwardBackward {
+            return Err(crate::error::Error::Unsupported(
+                "forward/backward averaging is 2D only; volumes use the two-sided operator".into(),
+            ));
+        }
+        for (axis, name) in [(0, "inline"), (1, "crossline")] {
+            let l = o.operator[axis];
+            if l == 0 || l % 2 == 0 {
+                return Err(crate::invalid!(
+                    "options.operator_{name} is {l}; expected an odd extent ≥ 1"
+                ));
+            }
+            check_window(o.window[axis], o.overlap[axis], l, name)?;
+        }
+        if o.operator == [1, 1] {
+            return Err(crate::invalid!(
+                "the operator is 1 × 1: it has no coefficients once its centre is excluded"
+            ));
+        }
+        let [lx, ly] = o.operator;
+        let k = lx.checked_mul(ly).map(|c| c - 1).ok_or_else(|| {
+            crate::invalid!("the operator {lx} × {ly} has more coefficients than size_t can count")
+        })?;
+        check_operator(k, &format!("{lx} × {ly} traces"))
     }
 
     /// fmax with its default (0.6 × Nyquist) applied.
@@ -185,6 +220,20 @@ impl FxdeconOptions {
             0.6 / (2.0 * self.sample_interval)
         }
     }
+}
+
+/// Offsets of the operator's traces are 32-bit (as on the GPU), and each worker holds the
+/// normal equations of its `k` coefficients, k × k complex f64: an operator (`what`) whose
+/// equations the host cannot hold is refused before its stencil is built.
+fn check_operator(k: usize, what: &str) -> crate::Result<()> {
+    if k > i32::MAX as usize {
+        return Err(crate::invalid!(
+            "the operator of {what} has {k} coefficients; at most {} are supported",
+            i32::MAX
+        ));
+    }
+    let what = format!("the normal equations of an operator of {what} ({k} coefficients)²");
+    crate::alloc::host_bytes(&[k, k], 16, &what).map(|_| ())
 }
 
 fn check_window(

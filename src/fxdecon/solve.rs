@@ -19,7 +19,7 @@ pub fn solve_hermitian(a: &mut [C64], b: &mut [C64], k: usize, tol: f64) {
         let inv = if pivot > 0.0 { 1.0 / pivot } else { 0.0 };
         let lj = &row_j[..j];
         for row_i in below.chunks_exact_mut(k) {
-            let s = row_i[j] - dot_conj_second(&row_i[..j], lj);
+            let s = row_i[j] - dot_conj_first(&row_i[..j], lj).conj();
             row_i[j] = s * inv;
         }
     }
@@ -41,20 +41,21 @@ pub fn solve_hermitian(a: &mut [C64], b: &mut [C64], k: usize, tol: f64) {
     }
 }
 
-/// Σ x·conj(y), in two interleaved partial sums (independent chains run in parallel).
-fn dot_conj_second(x: &[C64], y: &[C64]) -> C64 {
+/// Σ conj(x)·y, in two interleaved partial sums (independent chains run in parallel).
+/// Its conjugate is Σ x·conj(y), exactly: the imaginary parts differ only in sign.
+pub(super) fn dot_conj_first(x: &[C64], y: &[C64]) -> C64 {
     let (mut re, mut im) = ([0.0; 2], [0.0; 2]);
     let (xc, yc) = (x.chunks_exact(2), y.chunks_exact(2));
     let (xr, yr) = (xc.remainder(), yc.remainder());
     for (a, b) in xc.zip(yc) {
         for k in 0..2 {
             re[k] += a[k].re * b[k].re + a[k].im * b[k].im;
-            im[k] += a[k].im * b[k].re - a[k].re * b[k].im;
+            im[k] += a[k].re * b[k].im - a[k].im * b[k].re;
         }
     }
     for (a, b) in xr.iter().zip(yr) {
         re[0] += a.re * b.re + a.im * b.im;
-        im[0] += a.im * b.re - a.re * b.im;
+        im[0] += a.re * b.im - a.im * b.re;
     }
     C64::new(re[0] + re[1], im[0] + im[1])
 }

@@ -12,10 +12,11 @@
 
 use super::grid::{dividing_tile, Tiling};
 use super::points::{origin_shift, sort_points, SortedPoints, SyncPtr};
-use super::spec::{Real, TransformType, UsfftSpec};
+use super::spec::{TransformType, UsfftSpec};
 use crate::backend::cpu::CpuBackend;
 use crate::error::{try_vec, Result};
 use crate::progress::Reporter;
+use crate::sample::Real;
 use num_complex::Complex;
 use rayon::prelude::*;
 use rustfft::{Fft, FftDirection, FftPlanner};
@@ -220,18 +221,6 @@ fn spread<T: Real>(
     let pad: [usize; 3] = std::array::from_fn(|d| if d < dim { t.tile[d] + w - 1 } else { 1 });
     let tile_len = pad[0] * pad[1] * pad[2];
     let nft = spec.fine_count();
-    let colours: [usize; 3] = std::array::from_fn(|d| match t.bins[d] {
-        1 => 1,
-        b if b % 2 == 0 => 2,
-        _ => 3,
-    });
-    let colour_of = |d: usize, b: usize| {
-        if colours[d] == 3 && b == t.bins[d] - 1 {
-            2
-        } else {
-            b % 2
-        }
-    };
     let cx = Spreading {
         taps,
         pts,
@@ -251,8 +240,51 @@ fn spread<T: Real>(
     // pieces, so that clustered points still keep every thread busy. The cut depends on the
     // points only, and a cut bin's piece tiles are summed in piece order before one add: the
     // grid is bit for bit the same whatever the thread count or the scheduling.
-    let piece = (pts.m / 64).max(MIN_PIECE);
-    let phases: Vec<Vec<Piece>> = (0..colours.iter().product::<usize>())
+    let phases = spread_phases(pts, (pts.m / 64).max(MIN_PIECE));
+    reporter.stage("usfft spread", 0.6, phases.iter().map(Vec::len).sum());
+    let whole = |(b, points): &Piece| {
+        points.start == pts.bin_start[*b] as usize && points.end == pts.bin_start[*b + 1] as usize
+    };
+    // A phase's tiles are disjoint: whole bins add their tiles in any order and chunking.
+    for pieces in &phases {
+        let (single, cut): (Vec<Piece>, Vec<Piece>) = pieces.iter().cloned().partition(whole);
+        reporter.for_chunks(single.len(), threads, |chunk| {
+            with_width!(w, W => single[chunk].par_iter().for_each_init(
+            || (Vec::new(), Vec::new()),
+            |(buf, strengths), (b, points)| {
+                cx.fill::<W>(avx2, *b, points.clone(), buf, strengths);
+                cx.add(*b, buf);
+            }));
+            Ok(())
+        })?;
+        if cut.is_empty() {
+            continue;
+        }
+        with_width!(w, W => cx.add_cut::<W>(avx2, &cut));
+        reporter.advance(cut.len())?;
+    }
+    Ok(())
+}
+
+/// The pieces of the bins that hold points, per phase: bins of one phase are of one colour
+/// (parity of the bin index along each axis, a third colour for the last bin of an odd
+/// count), so that their padded tiles do not overlap. A bin of more than `piece` points is
+/// cut into pieces of `piece`.
+fn spread_phases<T>(pts: &SortedPoints<T>, piece: usize) -> Vec<Vec<Piece>> {
+    let t = &pts.tiling;
+    let colours: [usize; 3] = std::array::from_fn(|d| match t.bins[d] {
+        1 => 1,
+        b if b % 2 == 0 => 2,
+        _ => 3,
+    });
+    let colour_of = |d: usize, b: usize| {
+        if colours[d] == 3 && b == t.bins[d] - 1 {
+            2
+        } else {
+            b % 2
+        }
+    };
+    (0..colours.iter().product::<usize>())
         .map(|phase| {
             let want = [
                 phase % colours[0],
@@ -277,51 +309,7 @@ fn spread<T: Real>(
                 })
                 .collect()
         })
-        .collect();
-    reporter.stage("usfft spread", 0.6, phases.iter().map(Vec::len).sum());
-    let whole = |(b, points): &Piece| {
-        points.start == pts.bin_start[*b] as usize && points.end == pts.bin_start[*b + 1] as usize
-    };
-    // A phase's tiles are disjoint: whole bins add their tiles in any order and chunking.
-    for pieces in &phases {
-        let (single, cut): (Vec<Piece>, Vec<Piece>) = pieces.iter().cloned().partition(whole);
-        reporter.for_chunks(single.len(), threads, |chunk| {
-            with_width!(w, W => single[chunk].par_iter().for_each_init(
-            || (Vec::new(), Vec::new()),
-            |(buf, strengths), (b, points)| {
-                cx.fill::<W>(avx2, *b, points.clone(), buf, strengths);
-                cx.add(*b, buf);
-            }));
-            Ok(())
-        })?;
-        if cut.is_empty() {
-            continue;
-        }
-        // The cut bins: every piece's tile (in order), then per bin their sum, added once.
-        let tiles: Vec<Vec<Complex<T>>> = with_width!(w, W => cut
-            .par_iter()
-            .map_init(Vec::new, |strengths, (b, points)| {
-                let mut buf = Vec::new();
-                cx.fill::<W>(avx2, *b, points.clone(), &mut buf, strengths);
-                buf
-            })
-            .collect());
-        let mut starts: Vec<usize> = (0..cut.len())
-            .filter(|&i| i == 0 || cut[i].0 != cut[i - 1].0)
-            .collect();
-        starts.push(cut.len());
-        starts.par_windows(2).for_each(|r| {
-            let mut sum = tiles[r[0]].clone();
-            for tile in &tiles[r[0] + 1..r[1]] {
-                for (a, &v) in reals_mut(&mut sum).iter_mut().zip(reals(tile)) {
-                    *a = *a + v;
-                }
-            }
-            cx.add(cut[r[0]].0, &sum);
-        });
-        reporter.advance(cut.len())?;
-    }
-    Ok(())
+        .collect()
 }
 
 /// What spreading one bin's points reads and writes.
@@ -442,6 +430,32 @@ impl<T: Real> Spreading<'_, T> {
                 0
             }
         })
+    }
+
+    /// Spreads the pieces of the cut bins of one phase (`cut`, each bin's pieces together and
+    /// in order): every piece's tile, then per bin their sum in piece order, added once.
+    fn add_cut<const W: usize>(&self, avx2: bool, cut: &[Piece]) {
+        let tiles: Vec<Vec<Complex<T>>> = cut
+            .par_iter()
+            .map_init(Vec::new, |strengths, (b, points)| {
+                let mut buf = Vec::new();
+                self.fill::<W>(avx2, *b, points.clone(), &mut buf, strengths);
+                buf
+            })
+            .collect();
+        let mut starts: Vec<usize> = (0..cut.len())
+            .filter(|&i| i == 0 || cut[i].0 != cut[i - 1].0)
+            .collect();
+        starts.push(cut.len());
+        starts.par_windows(2).for_each(|r| {
+            let mut sum = tiles[r[0]].clone();
+            for tile in &tiles[r[0] + 1..r[1]] {
+                for (a, &v) in reals_mut(&mut sum).iter_mut().zip(reals(tile)) {
+                    *a = *a + v;
+                }
+            }
+            self.add(cut[r[0]].0, &sum);
+        });
     }
 
     /// Adds bin b's padded tile into the grid: the tiles of a phase's bins do not overlap.

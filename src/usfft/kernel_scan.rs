@@ -121,15 +121,20 @@ fn errors(cpu: &CpuBackend, p: &Problem, kernel: SpreadKernel) -> [f64; 2] {
     })
 }
 
+/// The CPU backend and the 1D, 2D and 3D problems of a scan (seeds seed + 1, + 2, + 3).
+fn scan_setup(seed: u64) -> (CpuBackend, [Problem; 3]) {
+    let problems = [
+        problem(1, [400, 1, 1], 3000, seed + 1),
+        problem(2, [40, 36, 1], 3000, seed + 2),
+        problem(3, [16, 16, 12], 2000, seed + 3),
+    ];
+    (CpuBackend::new().unwrap(), problems)
+}
+
 #[test]
 #[ignore = "the kernel-tuning scan: minutes; prints the table kept in kernel.rs"]
 fn es_beta_scan() {
-    let cpu = CpuBackend::new().unwrap();
-    let problems = [
-        problem(1, [400, 1, 1], 3000, 11),
-        problem(2, [40, 36, 1], 3000, 12),
-        problem(3, [16, 16, 12], 2000, 13),
-    ];
+    let (cpu, problems) = scan_setup(10);
     println!("| w | β/w | worst rel ℓ2 | 1D | 2D | 3D | old β/w: worst |");
     for width in 2..=16 {
         let worst_at = |per_cell: f64| -> (f64, [f64; 3]) {
@@ -182,12 +187,7 @@ fn old_per_cell(width: usize) -> f64 {
 #[test]
 #[ignore = "prints the (tol, dim) → width and error table of the old and the measured rule"]
 fn width_rule_before_and_after() {
-    let cpu = CpuBackend::new().unwrap();
-    let problems = [
-        problem(1, [400, 1, 1], 3000, 21),
-        problem(2, [40, 36, 1], 3000, 22),
-        problem(3, [16, 16, 12], 2000, 23),
-    ];
+    let (cpu, problems) = scan_setup(20);
     println!("| tol | dim | old w | old error | new w | new error |");
     for tol in [1e-2, 1e-3, 1e-4, 1e-6, 1e-8, 1e-9, 1e-10, 1e-12] {
         for p in &problems {

@@ -24,12 +24,15 @@ mod kernel_scan;
 pub mod points;
 pub mod spec;
 
+use crate::backend::cuda::array::{CallerArray, DeviceArray};
+use crate::backend::cuda::tracked::read_on;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::progress::Reporter;
+use crate::sample::Real;
 pub use kernel::{KernelShape, SpreadKernel};
 use num_complex::Complex;
-pub use spec::{frequency, ModeOrder, Real, TransformType, UsfftOptions, UsfftSpec};
+pub use spec::{frequency, ModeOrder, TransformType, UsfftOptions, UsfftSpec};
 use std::sync::Arc;
 
 /// Where a plan's sorted points live.
@@ -146,9 +149,9 @@ impl<T: Real> UsfftPlan<T> {
     ) -> Result<()> {
         let ctx = self.gpu()?;
         let given = [Some(x), y, z];
-        let mut ptrs = [0u64; 3];
-        // Keeps the slices' stream records alive until the sort is queued.
-        let mut records = Vec::new();
+        // Read on their own streams; kept (with cudarc's records of the use) until the sort
+        // is queued.
+        let mut used = Vec::new();
         for d in 0..self.spec.dim {
             let c = given[d].ok_or_else(|| {
                 Error::NullPointer(format!(
@@ -164,16 +167,16 @@ impl<T: Real> UsfftPlan<T> {
                     c.len()
                 ));
             }
-            let (p, rec) = cudarc::driver::DevicePtr::device_ptr(c, c.stream());
-            ptrs[d] = p;
-            records.push(rec);
+            used.push(read_on(c, c.stream()));
+        }
+        let mut coords: cuda::DeviceCoords<T> = [None; 3];
+        for (d, c) in used.iter().enumerate() {
+            coords[d] = Some(c);
         }
         let after: Vec<_> = given.iter().flatten().map(|c| c.stream().clone()).collect();
         let gpu = ctx.cuda.as_ref().expect("checked by gpu()");
-        // SAFETY: the slices hold at least m coordinates (checked above); the plan's stream
-        // waits for their streams.
-        self.set_device_points(|slot, spec| unsafe {
-            cuda::set_points_device(gpu, slot, spec, ptrs, m, &after)
+        self.set_device_points(|slot, spec| {
+            cuda::set_points_device(gpu, slot, spec, coords, m, &after)
         })
     }
 
@@ -186,9 +189,18 @@ impl<T: Real> UsfftPlan<T> {
     pub unsafe fn set_points_device_ptr(&mut self, m: usize, coords: [u64; 3]) -> Result<()> {
         let ctx = self.gpu()?;
         let gpu = ctx.cuda.as_ref().expect("checked by gpu()");
-        // SAFETY: the caller's contract.
-        self.set_device_points(|slot, spec| unsafe {
-            cuda::set_points_device(gpu, slot, spec, coords, m, &[])
+        let dim = self.spec.dim;
+        // SAFETY: the caller's contract: each used, non-NULL address holds m elements of T
+        // in this context, already written; NULL ones stay None (refused where used).
+        let arrays: [Option<CallerArray<T>>; 3] = std::array::from_fn(|d| {
+            (d < dim && coords[d] != 0).then(|| unsafe { CallerArray::new(coords[d], m) })
+        });
+        let mut device: cuda::DeviceCoords<T> = [None; 3];
+        for (d, a) in arrays.iter().enumerate() {
+            device[d] = a.as_ref().map(|a| a as &dyn DeviceArray<T>);
+        }
+        self.set_device_points(|slot, spec| {
+            cuda::set_points_device(gpu, slot, spec, device, m, &[])
         })
     }
 
@@ -281,7 +293,7 @@ impl<T: Real> UsfftPlan<T> {
                     .cuda
                     .as_ref()
                     .expect("device points on a CUDA context");
-                cuda::execute(gpu, &self.ctx.cpu, &self.spec, p, c, f, reporter)
+                p.execute(gpu, &self.ctx.cpu, c, f, reporter)
             }
         }
     }
@@ -307,7 +319,7 @@ impl<T: Real> UsfftPlan<T> {
         events: Option<&[cudarc::driver::CudaEvent; 4]>,
     ) -> Result<()> {
         match (&self.points, &self.ctx.cuda) {
-            (PointsState::Device(p), Some(gpu)) => cuda::execute_device(gpu, p, c, f, events),
+            (PointsState::Device(p), Some(gpu)) => p.execute_device(gpu, c, f, events),
             (PointsState::None, _) => Err(crate::invalid!(
                 "no points set: call set_points before execute"
             )),

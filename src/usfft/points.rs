@@ -86,51 +86,11 @@ pub fn sort_points<T: Sample>(
     if n_bins >= u32::MAX as usize {
         return Err(Error::Unsupported(format!("{n_bins} bins is too many")));
     }
-    // Parallel counting sort: per-chunk histograms, offsets in (bin, chunk) order, then each
-    // chunk scatters its points; stable (caller order within a bin).
     let mut keys = crate::error::try_vec(m, 0u32, "USFFT point bins")?;
     keys.par_iter_mut()
         .enumerate()
         .for_each(|(j, k)| *k = bin_of(j) as u32);
-    let chunks = (rayon::current_num_threads() * 4).clamp(1, m.max(1));
-    let chunk_len = m.div_ceil(chunks).max(1);
-    let mut counts: Vec<Vec<u32>> = keys
-        .par_chunks(chunk_len)
-        .map(|ks| {
-            let mut h = vec![0u32; n_bins];
-            for &k in ks {
-                h[k as usize] += 1;
-            }
-            h
-        })
-        .collect();
-    let mut bin_start = vec![0u32; n_bins + 1];
-    let mut running = 0u32;
-    for b in 0..n_bins {
-        bin_start[b] = running;
-        for h in counts.iter_mut() {
-            let c = h[b];
-            h[b] = running;
-            running += c;
-        }
-    }
-    bin_start[n_bins] = running;
-    let mut perm = crate::error::try_vec(m, 0u32, "USFFT point order")?;
-    {
-        let out = SyncPtr(perm.as_mut_ptr());
-        keys.par_chunks(chunk_len)
-            .zip(counts.par_iter_mut())
-            .enumerate()
-            .for_each(|(c, (ks, next))| {
-                let out = &out;
-                for (i, &k) in ks.iter().enumerate() {
-                    let slot = &mut next[k as usize];
-                    // SAFETY: each (bin, chunk) pair owns a disjoint range of slots.
-                    unsafe { *out.0.add(*slot as usize) = (c * chunk_len + i) as u32 };
-                    *slot += 1;
-                }
-            });
-    }
+    let (perm, bin_start) = counting_sort(&keys, n_bins)?;
     drop(keys);
     let mut first: [Vec<i32>; 3] = Default::default();
     let mut offset: [Vec<T>; 3] = Default::default();
@@ -158,6 +118,51 @@ pub fn sort_points<T: Sample>(
         first,
         offset,
     })
+}
+
+/// The order of the points by bin (`keys[j]` is point j's bin) and where each bin starts in
+/// it: a parallel counting sort (per-chunk histograms, offsets in (bin, chunk) order, then
+/// each chunk scatters its points), stable (caller order within a bin).
+fn counting_sort(keys: &[u32], n_bins: usize) -> Result<(Vec<u32>, Vec<u32>)> {
+    let m = keys.len();
+    let chunks = (rayon::current_num_threads() * 4).clamp(1, m.max(1));
+    let chunk_len = m.div_ceil(chunks).max(1);
+    let mut counts: Vec<Vec<u32>> = keys
+        .par_chunks(chunk_len)
+        .map(|ks| {
+            let mut h = vec![0u32; n_bins];
+            for &k in ks {
+                h[k as usize] += 1;
+            }
+            h
+        })
+        .collect();
+    let mut bin_start = vec![0u32; n_bins + 1];
+    let mut running = 0u32;
+    for b in 0..n_bins {
+        bin_start[b] = running;
+        for h in counts.iter_mut() {
+            let c = h[b];
+            h[b] = running;
+            running += c;
+        }
+    }
+    bin_start[n_bins] = running;
+    let mut perm = crate::error::try_vec(m, 0u32, "USFFT point order")?;
+    let out = SyncPtr(perm.as_mut_ptr());
+    keys.par_chunks(chunk_len)
+        .zip(counts.par_iter_mut())
+        .enumerate()
+        .for_each(|(c, (ks, next))| {
+            let out = &out;
+            for (i, &k) in ks.iter().enumerate() {
+                let slot = &mut next[k as usize];
+                // SAFETY: each (bin, chunk) pair owns a disjoint range of slots.
+                unsafe { *out.0.add(*slot as usize) = (c * chunk_len + i) as u32 };
+                *slot += 1;
+            }
+        });
+    Ok((perm, bin_start))
 }
 
 /// A raw pointer shared by parallel tasks that write disjoint elements.

@@ -1,15 +1,9 @@
-//! What a USFFT plan is: its sample types, transform type, mode order, options and the
-//! validated specification both backends work from.
+//! What a USFFT plan is: its transform type, mode order, options and the validated
+//! specification both backends work from (sample types: `crate::sample::Real`).
 
 use super::grid;
 use super::kernel::{KernelShape, SpreadKernel};
 use crate::error::{Error, Result};
-use crate::sample::Sample;
-
-/// The sample types of a USFFT plan: f32 and f64 (what rustfft and the kernels need of them).
-pub trait Real: Sample + rustfft::FftNum + Default + cudarc::driver::ValidAsZeroBits {}
-impl Real for f32 {}
-impl Real for f64 {}
 
 /// The smallest tolerances a plan accepts, per precision.
 pub(crate) const MIN_TOL_F32: f64 = 1e-6;
@@ -83,46 +77,8 @@ impl UsfftSpec {
         options: UsfftOptions,
         epsilon: f64,
     ) -> Result<UsfftSpec> {
-        if !(1..=3).contains(&dim) {
-            return Err(crate::invalid!("dim is {dim}; expected 1, 2 or 3"));
-        }
-        if sign != 1 && sign != -1 {
-            return Err(crate::invalid!("sign is {sign}; expected +1 or -1"));
-        }
-        if n_vectors == 0 {
-            return Err(crate::invalid!(
-                "n_vectors is 0; expected at least one vector per execute"
-            ));
-        }
-        let mut modes3 = [1usize; 3];
-        for d in 0..dim {
-            if modes[d] == 0 {
-                return Err(crate::invalid!(
-                    "n_modes[{d}] is 0; expected at least one mode"
-                ));
-            }
-            modes3[d] = modes[d];
-        }
-        if !(tolerance > 0.0 && tolerance < 1.0) {
-            return Err(crate::invalid!(
-                "tolerance is {tolerance}; expected a value in (0, 1), e.g. 1e-6"
-            ));
-        }
-        // Rounding in the FFT and in the sums leaves a relative error of a few N·ε_mach (N the
-        // modes of the largest dimension); no kernel width helps below that.
-        let floor = if epsilon > 1e-10 {
-            MIN_TOL_F32
-        } else {
-            MIN_TOL_F64
-        };
-        if tolerance < floor {
-            return Err(crate::invalid!(
-                "tolerance {tolerance:e} is below what this precision can reach ({floor:e}): rounding \
-                 leaves a relative error of order N·ε_mach (ε_mach = {epsilon:e}); \
-                 ask for a tolerance ≥ {floor:e}{}",
-                if epsilon > 1e-10 { " or use a double-precision plan" } else { "" }
-            ));
-        }
+        let modes3 = check_shape(dim, modes, sign, n_vectors)?;
+        check_tolerance(tolerance, epsilon)?;
         if options.upsampling != 2.0 {
             return Err(Error::Unsupported(format!(
                 "upsampling factor {} is not supported; only 2.0 is",
@@ -138,26 +94,7 @@ impl UsfftSpec {
             }
         }
         let (fine, _, _) = tables(dim, modes3, options, kernel, false);
-        // The fine grid of every vector, complex f64 on the CPU: refused before the
-        // per-mode tables below are built if the host cannot hold it.
-        let mut grid_shape = fine[..dim].to_vec();
-        grid_shape.push(n_vectors);
-        crate::alloc::host_bytes(
-            &grid_shape,
-            16,
-            "the USFFT fine grid (cells per dimension × vectors)",
-        )?;
-        let total = fine
-            .iter()
-            .try_fold(n_vectors, |a, &b| a.checked_mul(b))
-            .and_then(|t| t.checked_mul(2 * 8))
-            .filter(|&t| t <= isize::MAX as usize);
-        if total.is_none() {
-            return Err(crate::invalid!(
-                "a fine grid of {:?} cells × {n_vectors} vectors overflows the address space",
-                &fine[..dim]
-            ));
-        }
+        check_fine_grid(&fine[..dim], n_vectors)?;
         let (fine, freq, deconv) = tables(dim, modes3, options, kernel, true);
         Ok(UsfftSpec {
             kind,
@@ -205,6 +142,84 @@ impl UsfftSpec {
             .map(|&k| k.rem_euclid(nf) as usize)
             .collect()
     }
+}
+
+/// The mode counts N1, N2, N3 (1 for unused dimensions) of a plan of `dim` dimensions,
+/// after its dimension, sign and vector count.
+fn check_shape(dim: usize, modes: [usize; 3], sign: i32, n_vectors: usize) -> Result<[usize; 3]> {
+    if !(1..=3).contains(&dim) {
+        return Err(crate::invalid!("dim is {dim}; expected 1, 2 or 3"));
+    }
+    if sign != 1 && sign != -1 {
+        return Err(crate::invalid!("sign is {sign}; expected +1 or -1"));
+    }
+    if n_vectors == 0 {
+        return Err(crate::invalid!(
+            "n_vectors is 0; expected at least one vector per execute"
+        ));
+    }
+    let mut modes3 = [1usize; 3];
+    for d in 0..dim {
+        if modes[d] == 0 {
+            return Err(crate::invalid!(
+                "n_modes[{d}] is 0; expected at least one mode"
+            ));
+        }
+        modes3[d] = modes[d];
+    }
+    Ok(modes3)
+}
+
+/// A tolerance in (0, 1) that a precision of machine epsilon `epsilon` can reach.
+fn check_tolerance(tolerance: f64, epsilon: f64) -> Result<()> {
+    if !(tolerance > 0.0 && tolerance < 1.0) {
+        return Err(crate::invalid!(
+            "tolerance is {tolerance}; expected a value in (0, 1), e.g. 1e-6"
+        ));
+    }
+    // Rounding in the FFT and in the sums leaves a relative error of a few N·ε_mach (N the
+    // modes of the largest dimension); no kernel width helps below that.
+    let floor = if epsilon > 1e-10 {
+        MIN_TOL_F32
+    } else {
+        MIN_TOL_F64
+    };
+    if tolerance < floor {
+        return Err(crate::invalid!(
+            "tolerance {tolerance:e} is below what this precision can reach ({floor:e}): rounding \
+             leaves a relative error of order N·ε_mach (ε_mach = {epsilon:e}); \
+             ask for a tolerance ≥ {floor:e}{}",
+            if epsilon > 1e-10 {
+                " or use a double-precision plan"
+            } else {
+                ""
+            }
+        ));
+    }
+    Ok(())
+}
+
+/// The fine grid of every vector, complex f64 on the CPU: refused before the per-mode
+/// tables are built if the host cannot hold it or the address space cannot span it.
+fn check_fine_grid(fine: &[usize], n_vectors: usize) -> Result<()> {
+    let mut grid_shape = fine.to_vec();
+    grid_shape.push(n_vectors);
+    crate::alloc::host_bytes(
+        &grid_shape,
+        16,
+        "the USFFT fine grid (cells per dimension × vectors)",
+    )?;
+    let total = fine
+        .iter()
+        .try_fold(n_vectors, |a, &b| a.checked_mul(b))
+        .and_then(|t| t.checked_mul(2 * 8))
+        .filter(|&t| t <= isize::MAX as usize);
+    if total.is_none() {
+        return Err(crate::invalid!(
+            "a fine grid of {fine:?} cells × {n_vectors} vectors overflows the address space"
+        ));
+    }
+    Ok(())
 }
 
 /// Fine-grid sizes of a plan and, when `per_mode`, each dimension's mode frequencies and

@@ -6,7 +6,7 @@
 //! then the packet at y − δ, by the modulation rule (the values times e^{−2πi(lo+i)·δ/L}); a
 //! tiled volume uses it to put every tile's boxes on one common grid (`tiles`).
 
-use crate::usfft::Real;
+use crate::sample::Real;
 use num_complex::Complex;
 use rustfft::{Fft, FftPlanner};
 use std::collections::HashMap;

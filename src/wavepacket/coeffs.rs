@@ -6,7 +6,7 @@ use super::inverse::CorrectionFilter;
 use super::layout::Layout;
 use super::WavepacketPlan;
 use crate::error::Result;
-use crate::usfft::Real;
+use crate::sample::Real;
 use num_complex::Complex;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -285,6 +285,45 @@ impl<T: Real> WavepacketPlan<T> {
         live: &[bool],
         opts: &PocsOptions,
     ) -> Result<()> {
+        self.check_pocs(data, live, opts)?;
+        let l = self.layout();
+        let n1 = l.shape[0];
+        let zero = Complex::new(T::zero(), T::zero());
+        let mut c = vec![zero; l.n_coefficients];
+        let mut x: Vec<T> = data.to_vec();
+        super::gaps::fill_linear(l.shape, &mut x, live);
+        let norms = self.packet_norms();
+        self.forward_unchecked(&x, &mut c)?;
+        let smax = largest_correlation(l, &c, &norms);
+        drop(c);
+        let mut reporter = self.context().reporter();
+        reporter.stage("wave-packet POCS", 1.0, opts.iterations);
+        for i in 0..opts.iterations {
+            // What lies at or below the threshold (|c|/‖ψ_b‖ ≤ t): the part to remove.
+            let t = opts.threshold(i) * smax;
+            let per_box: Vec<f64> = norms
+                .iter()
+                .map(|&nb| if nb > 0.0 { t * nb } else { f64::INFINITY })
+                .collect();
+            let y = self.synthesis_below(&x, &per_box)?;
+            let y = filter.apply(&y);
+            for (t, &ok) in live.iter().enumerate() {
+                if !ok {
+                    for k in t * n1..(t + 1) * n1 {
+                        x[k] = x[k] - y[k];
+                    }
+                }
+            }
+            reporter.advance(1)?;
+        }
+        data.copy_from_slice(&x);
+        reporter.finish();
+        Ok(())
+    }
+
+    /// The arguments of `pocs_interpolate`: sizes, options, and finite recorded samples
+    /// (the dead ones are not read).
+    fn check_pocs(&self, data: &[T], live: &[bool], opts: &PocsOptions) -> Result<()> {
         let l = self.layout();
         let n1 = l.shape[0];
         let traces = l.n_samples() / n1;
@@ -311,7 +350,6 @@ impl<T: Real> WavepacketPlan<T> {
                 "POCS options {opts:?}: need iterations ≥ 1 and 0 < last ≤ first ≤ 1"
             ));
         }
-        // The recorded samples must be finite (the dead ones are not read).
         let bad = live
             .iter()
             .enumerate()
@@ -323,46 +361,20 @@ impl<T: Real> WavepacketPlan<T> {
                 "data sample {i} (a live trace) is not finite; nothing was written"
             )));
         }
-        let zero = Complex::new(T::zero(), T::zero());
-        let mut c = vec![zero; l.n_coefficients];
-        let mut x: Vec<T> = data.to_vec();
-        super::gaps::fill_linear(l.shape, &mut x, live);
-        let norms = self.packet_norms();
-        self.forward_unchecked(&x, &mut c)?;
-        let smax = l
-            .boxes
-            .iter()
-            .zip(&norms)
-            .filter(|(_, &nb)| nb > 0.0)
-            .flat_map(|(b, &nb)| {
-                c[b.offset..b.offset + b.n_coefficients()]
-                    .iter()
-                    .map(move |z| z.norm().to_f64().unwrap() / nb)
-            })
-            .fold(0.0, f64::max);
-        drop(c);
-        let mut reporter = self.context().reporter();
-        reporter.stage("wave-packet POCS", 1.0, opts.iterations);
-        for i in 0..opts.iterations {
-            // What lies at or below the threshold (|c|/‖ψ_b‖ ≤ t): the part to remove.
-            let t = opts.threshold(i) * smax;
-            let per_box: Vec<f64> = norms
-                .iter()
-                .map(|&nb| if nb > 0.0 { t * nb } else { f64::INFINITY })
-                .collect();
-            let y = self.synthesis_below(&x, &per_box)?;
-            let y = filter.apply(&y);
-            for (t, &ok) in live.iter().enumerate() {
-                if !ok {
-                    for k in t * n1..(t + 1) * n1 {
-                        x[k] = x[k] - y[k];
-                    }
-                }
-            }
-            reporter.advance(1)?;
-        }
-        data.copy_from_slice(&x);
-        reporter.finish();
         Ok(())
     }
+}
+
+/// The largest |c|/‖ψ_b‖ over the coefficients of the boxes with a nonzero packet norm.
+fn largest_correlation<T: Real>(l: &Layout, c: &[Complex<T>], norms: &[f64]) -> f64 {
+    l.boxes
+        .iter()
+        .zip(norms)
+        .filter(|(_, &nb)| nb > 0.0)
+        .flat_map(|(b, &nb)| {
+            c[b.offset..b.offset + b.n_coefficients()]
+                .iter()
+                .map(move |z| z.norm().to_f64().unwrap() / nb)
+        })
+        .fold(0.0, f64::max)
 }

@@ -6,7 +6,7 @@
 
 use super::boxfft::BoxFfts;
 use super::layout::{Layout, WaveBox};
-use crate::usfft::Real;
+use crate::sample::Real;
 use num_complex::Complex;
 use rayon::prelude::*;
 use std::ops::Range;

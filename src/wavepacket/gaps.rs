@@ -3,7 +3,7 @@
 //! one). In 3D, lines of axis 2 with no live trace are then interpolated the same way along
 //! axis 3 from the lines that have one.
 
-use crate::usfft::Real;
+use crate::sample::Real;
 
 /// Fills the dead traces of `data` (n1 × n2 × n3, axis 1 fastest; `live[t]` for trace
 /// t = i2 + n2·i3) in place; with no live trace at all they become zero.

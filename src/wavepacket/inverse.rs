@@ -9,7 +9,7 @@ use super::boxfft::BoxFfts;
 use super::{check_finite, WavepacketPlan};
 use crate::error::{Error, Result};
 use crate::progress::Reporter;
-use crate::usfft::Real;
+use crate::sample::Real;
 use num_complex::Complex;
 
 /// How an inverse went.
@@ -113,9 +113,8 @@ impl<T: Real> WavepacketPlan<T> {
         tolerance: f64,
         max_iterations: usize,
     ) -> Result<InverseReport> {
-        check_tolerance(tolerance)?;
-        self.check_sizes(data.len(), coeffs.len())?;
-        check_finite(coeffs, &self.context().cpu)?;
+        let sizes = || self.check_sizes(data.len(), coeffs.len());
+        check_inverse(tolerance, sizes, coeffs, &self.context().cpu)?;
         let mut b = vec![T::zero(); self.layout().n_samples()];
         self.adjoint_unchecked(coeffs, &mut b)?;
         let start = filter.apply(&b);
@@ -132,15 +131,21 @@ impl<T: Real> WavepacketPlan<T> {
     }
 }
 
-/// `Ok` for an inverse tolerance in (0, 1), else the error naming it; checked before any
-/// transform is made.
-pub(crate) fn check_tolerance(tolerance: f64) -> Result<()> {
-    if tolerance > 0.0 && tolerance < 1.0 {
-        return Ok(());
+/// The checks of an inverse, in order, before any transform is made: a tolerance in (0, 1)
+/// (else the error naming it), the array sizes (`sizes`), finite coefficients.
+pub(crate) fn check_inverse<T: Real>(
+    tolerance: f64,
+    sizes: impl FnOnce() -> Result<()>,
+    coeffs: &[Complex<T>],
+    cpu: &crate::backend::cpu::CpuBackend,
+) -> Result<()> {
+    if !(tolerance > 0.0 && tolerance < 1.0) {
+        return Err(crate::invalid!(
+            "inverse tolerance is {tolerance}; expected a value in (0, 1)"
+        ));
     }
-    Err(crate::invalid!(
-        "inverse tolerance is {tolerance}; expected a value in (0, 1)"
-    ))
+    sizes()?;
+    check_finite(coeffs, cpu)
 }
 
 /// Conjugate gradients on `normal` x = b (normal symmetric positive definite) from `start`,
@@ -156,28 +161,15 @@ pub(crate) fn solve<T: Real>(
     reporter: &mut Reporter,
     data: &mut [T],
 ) -> Result<InverseReport> {
-    let (x, report) = conjugate_gradients(b, start, normal, tolerance, max_iterations, reporter)?;
-    data.copy_from_slice(&x);
-    reporter.finish();
-    Ok(report)
-}
-
-fn conjugate_gradients<T: Real>(
-    b: &[T],
-    start: Vec<T>,
-    normal: impl Fn(&[T]) -> Result<Vec<T>>,
-    tolerance: f64,
-    max_iterations: usize,
-    reporter: &mut Reporter,
-) -> Result<(Vec<T>, InverseReport)> {
     let n = b.len();
     let bb = dot(b, b);
     if bb == 0.0 {
-        let report = InverseReport {
+        data.fill(T::zero());
+        reporter.finish();
+        return Ok(InverseReport {
             iterations: 0,
             residual: 0.0,
-        };
-        return Ok((vec![T::zero(); n], report));
+        });
     }
     reporter.stage("wave-packet inverse", 1.0, max_iterations.saturating_add(1));
     let mut x = start;
@@ -211,9 +203,10 @@ fn conjugate_gradients<T: Real>(
     if !x.iter().all(|v| v.is_finite()) {
         return Err(Error::NonFinite("the inverse diverged".into()));
     }
-    let report = InverseReport {
+    data.copy_from_slice(&x);
+    reporter.finish();
+    Ok(InverseReport {
         iterations: it,
         residual: (rr / bb).sqrt(),
-    };
-    Ok((x, report))
+    })
 }

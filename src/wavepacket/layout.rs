@@ -159,57 +159,11 @@ pub fn norm(a: &[f64; 3]) -> f64 {
 
 impl Layout {
     pub fn new(dim: usize, shape: &[usize], opts: &LayoutOptions) -> Result<Layout> {
-        if dim != 2 && dim != 3 {
-            return Err(crate::invalid!("dimension is {dim}; expected 2 or 3"));
-        }
-        if shape.len() != dim {
-            return Err(crate::invalid!(
-                "shape has {} sizes; a {dim}D layout needs {dim}",
-                shape.len()
-            ));
-        }
-        let mut n = [1usize; 3];
-        for (d, &s) in shape.iter().enumerate() {
-            if s < 8 {
-                return Err(crate::invalid!(
-                    "shape[{d}] is {s}; a wave-packet layout needs at least 8 samples per axis"
-                ));
-            }
-            if s > 1 << 20 {
-                return Err(crate::invalid!(
-                    "shape[{d}] is {s}; at most 2^20 is supported"
-                ));
-            }
-            n[d] = s;
-        }
-        let nonneg = |v: f64, what: &str| {
-            if v.is_finite() && v >= 0.0 {
-                Ok(())
-            } else {
-                Err(crate::invalid!(
-                    "{what} is {v}; expected a finite value ≥ 0"
-                ))
-            }
-        };
-        nonneg(opts.beta, "beta")?;
-        if !(opts.alpha.is_finite() && opts.alpha >= 0.5 && opts.alpha <= 20.0) {
-            return Err(crate::invalid!(
-                "alpha is {}; expected 0.5 … 20",
-                opts.alpha
-            ));
-        }
-        if !(opts.cutoff > 0.0 && opts.cutoff < 0.5) {
-            return Err(crate::invalid!(
-                "cutoff is {}; expected a value in (0, 0.5)",
-                opts.cutoff
-            ));
-        }
-        if !(opts.tolerance > 0.0 && opts.tolerance < 1.0) {
-            return Err(crate::invalid!(
-                "tolerance is {}; expected a value in (0, 1)",
-                opts.tolerance
-            ));
-        }
+        let n = check_shape(dim, shape)?;
+        // A transform holds the data's spectrum (complex, 8 bytes a sample at the least): a
+        // shape the host cannot hold is refused before the boxes are laid out.
+        crate::alloc::host_bytes(&n[..dim], 8, "the data's spectrum (complex samples)")?;
+        check_options(opts)?;
         let (n_full, directions) = directions(dim, opts.directions)?;
         let spacing = if dim == 2 {
             std::f64::consts::TAU / n_full as f64
@@ -223,105 +177,18 @@ impl Layout {
             1.0 / (alpha * ANGULAR_STD_PER_SPACING * spacing)
         };
         let s_ang = 1.0 / (alpha * beta);
-        let n_min = n[..dim].iter().copied().min().unwrap();
-        let levels = if opts.levels > 0 {
-            opts.levels
-        } else {
-            ((n_min as f64).log2().floor() as usize)
-                .saturating_sub(3)
-                .max(1)
-        };
-        if levels > 12 {
-            return Err(crate::invalid!(
-                "levels is {levels}; at most 12 are supported"
-            ));
-        }
+        let levels = level_count(&n[..dim], opts.levels)?;
         let radial = Radial::new(levels, alpha, opts.cutoff, dim);
-        let theta_max = (radial.reach * s_ang).min(std::f64::consts::FRAC_PI_2);
-
-        let mut lattices = Vec::new();
-        let mut boxes = Vec::new();
-        // The low-pass box: axis-aligned, half-width σ₀·reach.
-        {
-            let axes = unit_axes();
-            let period = periods(&n, dim, &axes, &[radial.sigma0; 3]);
-            let r0 = radial.sigma0 * radial.reach;
-            let mut lo = [0i64; 3];
-            let mut shape = [1usize; 3];
-            for a in 0..dim {
-                let h = (period[a] * r0).floor() as i64;
-                lo[a] = -h;
-                shape[a] = next_fast_len((2 * h + 1) as usize);
-            }
-            lattices.push(Lattice {
-                axes,
-                period,
-                lo,
-                len: shape,
-                point_offset: 0,
-            });
-            boxes.push(WaveBox {
-                level: 0,
-                direction: None,
-                centre: [0.0; 3],
-                shape,
-                lo,
-                lattice: 0,
-                offset: 0,
-                scale: 1.0,
-            });
-        }
+        let mut lattices = vec![];
+        let mut boxes = vec![];
+        low_pass_box(&n, dim, &radial, &mut lattices, &mut boxes);
         for (j, nu) in directions.iter().enumerate() {
-            let axes = frame(dim, nu);
-            let rho1 = radial.centre(1);
-            let mut sig = [rho1 * s_ang; 3];
-            sig[0] = rho1 / alpha;
-            let period = periods(&n, dim, &axes, &sig);
-            let li = lattices.len();
-            let mut ulo = [i64::MAX; 3];
-            let mut uhi = [i64::MIN; 3];
-            for k in 1..=levels {
-                let (r_lo, r_hi) = radial.extent(k);
-                let mut lo = [0i64; 3];
-                let mut shape = [1usize; 3];
-                let t_lo = (period[0] * r_lo * theta_max.cos()).ceil() as i64;
-                let t_hi = (period[0] * r_hi).floor() as i64;
-                lo[0] = t_lo;
-                shape[0] = next_fast_len((t_hi - t_lo + 1).max(1) as usize);
-                for a in 1..dim {
-                    let h = (period[a] * r_hi * theta_max.sin()).floor() as i64;
-                    lo[a] = -h;
-                    shape[a] = next_fast_len((2 * h + 1) as usize);
-                }
-                for a in 0..dim {
-                    ulo[a] = ulo[a].min(lo[a]);
-                    uhi[a] = uhi[a].max(lo[a] + shape[a] as i64 - 1);
-                }
-                let rho = radial.centre(k);
-                boxes.push(WaveBox {
-                    level: k,
-                    direction: Some(j),
-                    centre: [rho * nu[0], rho * nu[1], rho * nu[2]],
-                    shape,
-                    lo,
-                    lattice: li,
-                    offset: 0,
-                    scale: std::f64::consts::SQRT_2,
-                });
+            let (lattice, level_boxes) = direction_boxes(&n, dim, &radial, s_ang, j, nu);
+            for mut b in level_boxes {
+                b.lattice = lattices.len();
+                boxes.push(b);
             }
-            let mut len = [1usize; 3];
-            let mut lo = [0i64; 3];
-            for a in 0..dim {
-                lo[a] = ulo[a];
-                len[a] = (uhi[a] - ulo[a] + 1) as usize;
-            }
-            lattices.push(Lattice {
-                axes,
-                period,
-                lo,
-                len,
-                point_offset: 0,
-            });
+            lattices.push(lattice);
         }
         let mut n_points = 0usize;
         for l in lattices.iter_mut() {
@@ -432,6 +299,182 @@ impl Radial {
         let f = (self.reach / self.alpha).exp();
         (c / f, (c * f).min(self.corner))
     }
+}
+
+/// n1, n2, n3 of a `dim`-dimensional shape (1 for an unused axis), each 8 … 2^20.
+fn check_shape(dim: usize, shape: &[usize]) -> Result<[usize; 3]> {
+    if dim != 2 && dim != 3 {
+        return Err(crate::invalid!("dimension is {dim}; expected 2 or 3"));
+    }
+    if shape.len() != dim {
+        return Err(crate::invalid!(
+            "shape has {} sizes; a {dim}D layout needs {dim}",
+            shape.len()
+        ));
+    }
+    let mut n = [1usize; 3];
+    for (d, &s) in shape.iter().enumerate() {
+        if s < 8 {
+            return Err(crate::invalid!(
+                "shape[{d}] is {s}; a wave-packet layout needs at least 8 samples per axis"
+            ));
+        }
+        if s > 1 << 20 {
+            return Err(crate::invalid!(
+                "shape[{d}] is {s}; at most 2^20 is supported"
+            ));
+        }
+        n[d] = s;
+    }
+    Ok(n)
+}
+
+/// The options' values, each named when refused.
+fn check_options(opts: &LayoutOptions) -> Result<()> {
+    if !(opts.beta.is_finite() && opts.beta >= 0.0) {
+        return Err(crate::invalid!(
+            "beta is {}; expected a finite value ≥ 0",
+            opts.beta
+        ));
+    }
+    if !(opts.alpha.is_finite() && opts.alpha >= 0.5 && opts.alpha <= 20.0) {
+        return Err(crate::invalid!(
+            "alpha is {}; expected 0.5 … 20",
+            opts.alpha
+        ));
+    }
+    if !(opts.cutoff > 0.0 && opts.cutoff < 0.5) {
+        return Err(crate::invalid!(
+            "cutoff is {}; expected a value in (0, 0.5)",
+            opts.cutoff
+        ));
+    }
+    if !(opts.tolerance > 0.0 && opts.tolerance < 1.0) {
+        return Err(crate::invalid!(
+            "tolerance is {}; expected a value in (0, 1)",
+            opts.tolerance
+        ));
+    }
+    Ok(())
+}
+
+/// The directional levels: `requested`, or for 0 max(1, ⌊log₂ min n⌋ − 3); at most 12.
+fn level_count(n: &[usize], requested: usize) -> Result<usize> {
+    let n_min = n.iter().copied().min().unwrap();
+    let levels = if requested > 0 {
+        requested
+    } else {
+        ((n_min as f64).log2().floor() as usize)
+            .saturating_sub(3)
+            .max(1)
+    };
+    if levels > 12 {
+        return Err(crate::invalid!(
+            "levels is {levels}; at most 12 are supported"
+        ));
+    }
+    Ok(levels)
+}
+
+/// The low-pass box and its lattice: axis-aligned, half-width σ₀·reach.
+fn low_pass_box(
+    n: &[usize; 3],
+    dim: usize,
+    radial: &Radial,
+    lattices: &mut Vec<Lattice>,
+    boxes: &mut Vec<WaveBox>,
+) {
+    let axes = unit_axes();
+    let period = periods(n, dim, &axes, &[radial.sigma0; 3]);
+    let r0 = radial.sigma0 * radial.reach;
+    let mut lo = [0i64; 3];
+    let mut shape = [1usize; 3];
+    for a in 0..dim {
+        let h = (period[a] * r0).floor() as i64;
+        lo[a] = -h;
+        shape[a] = next_fast_len((2 * h + 1) as usize);
+    }
+    boxes.push(WaveBox {
+        level: 0,
+        direction: None,
+        centre: [0.0; 3],
+        shape,
+        lo,
+        lattice: lattices.len(),
+        offset: 0,
+        scale: 1.0,
+    });
+    lattices.push(Lattice {
+        axes,
+        period,
+        lo,
+        len: shape,
+        point_offset: 0,
+    });
+}
+
+/// The lattice of direction `j` (ν = `nu`) and its boxes, levels 1…K (their `lattice` is
+/// for the caller to set).
+fn direction_boxes(
+    n: &[usize; 3],
+    dim: usize,
+    radial: &Radial,
+    s_ang: f64,
+    j: usize,
+    nu: &[f64; 3],
+) -> (Lattice, Vec<WaveBox>) {
+    let theta_max = (radial.reach * s_ang).min(std::f64::consts::FRAC_PI_2);
+    let axes = frame(dim, nu);
+    let rho1 = radial.centre(1);
+    let mut sig = [rho1 * s_ang; 3];
+    sig[0] = rho1 / radial.alpha;
+    let period = periods(n, dim, &axes, &sig);
+    let mut ulo = [i64::MAX; 3];
+    let mut uhi = [i64::MIN; 3];
+    let mut boxes = Vec::with_capacity(radial.levels);
+    for k in 1..=radial.levels {
+        let (r_lo, r_hi) = radial.extent(k);
+        let mut lo = [0i64; 3];
+        let mut shape = [1usize; 3];
+        let t_lo = (period[0] * r_lo * theta_max.cos()).ceil() as i64;
+        let t_hi = (period[0] * r_hi).floor() as i64;
+        lo[0] = t_lo;
+        shape[0] = next_fast_len((t_hi - t_lo + 1).max(1) as usize);
+        for a in 1..dim {
+            let h = (period[a] * r_hi * theta_max.sin()).floor() as i64;
+            lo[a] = -h;
+            shape[a] = next_fast_len((2 * h + 1) as usize);
+        }
+        for a in 0..dim {
+            ulo[a] = ulo[a].min(lo[a]);
+            uhi[a] = uhi[a].max(lo[a] + shape[a] as i64 - 1);
+        }
+        let rho = radial.centre(k);
+        boxes.push(WaveBox {
+            level: k,
+            direction: Some(j),
+            centre: [rho * nu[0], rho * nu[1], rho * nu[2]],
+            shape,
+            lo,
+            lattice: 0,
+            offset: 0,
+            scale: std::f64::consts::SQRT_2,
+        });
+    }
+    let mut len = [1usize; 3];
+    let mut lo = [0i64; 3];
+    for a in 0..dim {
+        lo[a] = ulo[a];
+        len[a] = (uhi[a] - ulo[a] + 1) as usize;
+    }
+    let lattice = Lattice {
+        axes,
+        period,
+        lo,
+        len,
+        point_offset: 0,
+    };
+    (lattice, boxes)
 }
 
 /// (full count, stored half) of the directions.

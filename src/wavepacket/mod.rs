@@ -37,7 +37,8 @@ use crate::backend::cpu::CpuBackend;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::progress::Reporter;
-use crate::usfft::{Real, TransformType, UsfftOptions, UsfftPlan};
+use crate::sample::Real;
+use crate::usfft::{TransformType, UsfftOptions, UsfftPlan};
 use boxfft::BoxFfts;
 pub use layout::{Layout, LayoutOptions, WaveBox};
 use num_complex::Complex;
@@ -50,26 +51,35 @@ const USFFT_SHARE: f64 = 0.5;
 /// A wave-packet transform of one layout and precision on one context.
 pub struct WavepacketPlan<T: Real> {
     ctx: Arc<Context>,
-    layout: Layout,
+    layout: Arc<Layout>,
     windows: Vec<Vec<T>>,
     ffts: BoxFfts<T>,
-    /// Data → lattice values (sign −1) and its adjoint (sign +1), on the same points.
-    type2: UsfftPlan<T>,
-    type1: UsfftPlan<T>,
-    /// The box stage on the device (a CUDA context); None: on the CPU threads.
-    boxes_gpu: Option<cuda::BoxStage<T>>,
+    engine: Engine<T>,
+}
+
+/// Where the boxes and the USFFTs run.
+enum Engine<T: Real> {
+    /// On the CPU threads: data → lattice values (sign −1) and its adjoint (sign +1), on the
+    /// same points.
+    Host {
+        type2: Box<UsfftPlan<T>>,
+        type1: Box<UsfftPlan<T>>,
+    },
+    /// On the device (a CUDA context): the box stage, which owns the USFFT plans.
+    Device(Box<cuda::BoxStage<T>>),
 }
 
 impl<T: Real> WavepacketPlan<T> {
     /// Builds the layout, its windows and the USFFT plans for data of `shape` (dim = its length).
     pub fn new(ctx: Arc<Context>, shape: &[usize], opts: &LayoutOptions) -> Result<Self> {
-        let layout = Layout::new(shape.len(), shape, opts)?;
+        let layout = Arc::new(Layout::new(shape.len(), shape, opts)?);
         let dim = layout.dim;
         // What the plan keeps (windows, lattice coordinates) and each call needs (the lattice
         // values), checked before anything is computed or allocated.
         let t = std::mem::size_of::<T>();
         crate::alloc::host_bytes(&[layout.n_coefficients], t, "wave-packet windows")?;
         crate::alloc::host_bytes(&[layout.n_points, 2], t, "wave-packet lattice values")?;
+        check_plan_memory(&layout, t)?;
         let windows: Vec<Vec<T>> = ctx.cpu.install(|| {
             windows::box_windows(&layout)
                 .into_iter()
@@ -116,18 +126,24 @@ impl<T: Real> WavepacketPlan<T> {
         };
         let type2 = make(TransformType::Type2, -1)?;
         let type1 = make(TransformType::Type1, 1)?;
-        let boxes_gpu = match &ctx.cuda {
-            Some(gpu) => Some(cuda::BoxStage::new(gpu, &layout, &windows, &type2)?),
-            None => None,
+        let engine = match &ctx.cuda {
+            Some(_) => Engine::Device(Box::new(cuda::BoxStage::new(
+                layout.clone(),
+                &windows,
+                type2,
+                type1,
+            )?)),
+            None => Engine::Host {
+                type2: Box::new(type2),
+                type1: Box::new(type1),
+            },
         };
         Ok(WavepacketPlan {
             ctx,
             layout,
             windows,
             ffts,
-            type2,
-            type1,
-            boxes_gpu,
+            engine,
         })
     }
 
@@ -145,19 +161,15 @@ impl<T: Real> WavepacketPlan<T> {
     }
 
     fn check_sizes(&self, data: usize, coeffs: usize) -> Result<()> {
-        let (n, m) = (self.layout.n_samples(), self.layout.n_coefficients);
-        if data != n {
-            return Err(crate::invalid!(
-                "data array has {data} samples; the layout's shape {:?} needs {n}",
-                &self.layout.shape[..self.layout.dim]
-            ));
-        }
-        if coeffs != m {
-            return Err(crate::invalid!(
-                "coefficient array has {coeffs} values; the layout has {m}"
-            ));
-        }
-        Ok(())
+        let l = &self.layout;
+        let shape = &l.shape[..l.dim];
+        let whose = ["the layout's shape", "the layout"];
+        check_array_sizes(
+            [data, coeffs],
+            [l.n_samples(), l.n_coefficients],
+            shape,
+            whose,
+        )
     }
 
     /// C: real data (n1·n2[·n3], axis 1 fastest) → coefficients. Non-finite data is refused.
@@ -202,11 +214,10 @@ impl<T: Real> WavepacketPlan<T> {
         shifts: &[[f64; 3]],
         reporter: &mut Reporter,
     ) -> Result<()> {
-        if let (Some(stage), Some(gpu)) = (&self.boxes_gpu, &self.ctx.cuda) {
-            let (l, t2, share) = (&self.layout, &self.type2, USFFT_SHARE);
-            let cpu = &self.ctx.cpu;
-            return stage.forward(gpu, cpu, l, t2, data, coeffs, shifts, reporter, share);
-        }
+        let type2 = match &self.engine {
+            Engine::Device(stage) => return stage.forward(data, coeffs, shifts, reporter),
+            Engine::Host { type2, .. } => type2,
+        };
         let mut modes: Vec<Complex<T>> = data.iter().map(|&v| Complex::new(v, T::zero())).collect();
         let mut values = crate::error::try_vec(
             self.layout.n_points,
@@ -214,7 +225,7 @@ impl<T: Real> WavepacketPlan<T> {
             "wave-packet lattice values",
         )?;
         reporter.stage("wave-packet spectrum", USFFT_SHARE, 1);
-        self.type2.execute_silent(&mut values, &mut modes)?;
+        type2.execute_silent(&mut values, &mut modes)?;
         reporter.advance(1)?;
         let boxes = &self.layout.boxes;
         reporter.stage("wave-packet boxes", 1.0 - USFFT_SHARE, boxes.len());
@@ -235,7 +246,7 @@ impl<T: Real> WavepacketPlan<T> {
     pub fn adjoint(&self, coeffs: &[Complex<T>], data: &mut [T]) -> Result<()> {
         self.check_sizes(data.len(), coeffs.len())?;
         // The GPU checks them after their upload (at its memory's rate, not the host's).
-        if self.boxes_gpu.is_none() {
+        if matches!(self.engine, Engine::Host { .. }) {
             check_finite(coeffs, &self.ctx.cpu)?;
         }
         let mut reporter = self.ctx.reporter();
@@ -267,11 +278,10 @@ impl<T: Real> WavepacketPlan<T> {
         shifts: &[[f64; 3]],
         reporter: &mut Reporter,
     ) -> Result<()> {
-        if let (Some(stage), Some(gpu)) = (&self.boxes_gpu, &self.ctx.cuda) {
-            let (l, t1, share) = (&self.layout, &self.type1, USFFT_SHARE);
-            let cpu = &self.ctx.cpu;
-            return stage.adjoint(gpu, cpu, l, t1, coeffs, data, shifts, reporter, share);
-        }
+        let type1 = match &self.engine {
+            Engine::Device(stage) => return stage.adjoint(coeffs, data, shifts, reporter),
+            Engine::Host { type1, .. } => type1,
+        };
         let zero = Complex::new(T::zero(), T::zero());
         let mut values =
             crate::error::try_vec(self.layout.n_points, zero, "wave-packet lattice values")?;
@@ -289,7 +299,7 @@ impl<T: Real> WavepacketPlan<T> {
         })?;
         let mut modes = crate::error::try_vec(self.layout.n_samples(), zero, "wave-packet data")?;
         reporter.stage("wave-packet spectrum", USFFT_SHARE, 1);
-        self.type1.execute_silent(&mut values, &mut modes)?;
+        type1.execute_silent(&mut values, &mut modes)?;
         reporter.advance(1)?;
         for (d, m) in data.iter_mut().zip(&modes) {
             *d = m.re;
@@ -302,7 +312,10 @@ impl<T: Real> WavepacketPlan<T> {
     /// The device box stage of a plan on a CUDA context (its stream orders device-resident
     /// calls), else None.
     pub fn device_stage(&self) -> Option<&cuda::BoxStage<T>> {
-        self.boxes_gpu.as_ref()
+        match &self.engine {
+            Engine::Device(stage) => Some(stage),
+            Engine::Host { .. } => None,
+        }
     }
 
     /// Device-resident C on a CUDA context, queued on `device_stage().stream()` without
@@ -312,8 +325,7 @@ impl<T: Real> WavepacketPlan<T> {
         data: &cudarc::driver::CudaSlice<T>,
         coeffs: &mut cudarc::driver::CudaSlice<T>,
     ) -> Result<()> {
-        let (stage, gpu) = self.device()?;
-        stage.forward_device(gpu, &self.layout, &self.type2, data, coeffs)
+        self.device()?.forward_device(data, coeffs)
     }
 
     /// Device-resident C* (as `forward_device`).
@@ -322,8 +334,7 @@ impl<T: Real> WavepacketPlan<T> {
         coeffs: &cudarc::driver::CudaSlice<T>,
         data: &mut cudarc::driver::CudaSlice<T>,
     ) -> Result<()> {
-        let (stage, gpu) = self.device()?;
-        stage.adjoint_device(gpu, &self.layout, &self.type1, coeffs, data)
+        self.device()?.adjoint_device(coeffs, data)
     }
 
     /// C*·P(C f) on a CUDA context without the coefficients' round trip through the host
@@ -333,22 +344,68 @@ impl<T: Real> WavepacketPlan<T> {
         f: &[T],
         keep_below: Option<&[f64]>,
     ) -> Result<Option<Vec<T>>> {
-        let Ok((stage, gpu)) = self.device() else {
+        let Ok(stage) = self.device() else {
             return Ok(None);
         };
         let mut out = crate::error::try_vec(f.len(), T::zero(), "wave-packet data")?;
-        let (l, t2, t1) = (&self.layout, &self.type2, &self.type1);
-        stage.synthesis(gpu, &self.ctx.cpu, l, t2, t1, f, &mut out, keep_below)?;
+        stage.synthesis(f, &mut out, keep_below)?;
         Ok(Some(out))
     }
 
-    fn device(&self) -> Result<(&cuda::BoxStage<T>, &crate::backend::cuda::CudaBackend)> {
-        match (&self.boxes_gpu, &self.ctx.cuda) {
-            (Some(stage), Some(gpu)) => Ok((stage, gpu)),
-            _ => Err(Error::Unsupported(
+    fn device(&self) -> Result<&cuda::BoxStage<T>> {
+        match self.device_stage() {
+            Some(stage) => Ok(stage),
+            None => Err(Error::Unsupported(
                 "device-resident calls need a plan on a CUDA context".into(),
             )),
         }
+    }
+}
+
+/// `InvalidArgument` unless the data and coefficient arrays hold `want` = [samples of
+/// `shape`, coefficients]; `whose` names the shape's owner and the coefficients' layout.
+pub(crate) fn check_array_sizes(
+    [data, coeffs]: [usize; 2],
+    [n, m]: [usize; 2],
+    shape: &[usize],
+    [shape_of, layout]: [&str; 2],
+) -> Result<()> {
+    if data != n {
+        return Err(crate::invalid!(
+            "data array has {data} samples; {shape_of} {shape:?} needs {n}"
+        ));
+    }
+    if coeffs != m {
+        return Err(crate::invalid!(
+            "coefficient array has {coeffs} values; {layout} has {m}"
+        ));
+    }
+    Ok(())
+}
+
+/// What a plan of `t`-byte reals holds at once, all together: its windows (one real per
+/// coefficient) and, per lattice point, the coordinates, the sorted points of both USFFT
+/// plans (a u32 order, and per dimension an i32 cell and a real offset) and a call's
+/// complex lattice values. `OutOfMemory` naming the shape when the host cannot hold them.
+fn check_plan_memory(layout: &Layout, t: usize) -> Result<()> {
+    let dim = layout.dim;
+    let per_point = dim * t + 2 * t + 2 * (4 + dim * (4 + t));
+    let bytes = layout
+        .n_points
+        .checked_mul(per_point)
+        .and_then(|b| b.checked_add(layout.n_coefficients.checked_mul(t)?));
+    let host = crate::alloc::host_memory();
+    match bytes {
+        Some(b) if b <= host => Ok(()),
+        _ => Err(Error::OutOfMemory(format!(
+            "a wave-packet layout of shape {:?}: {} coefficients and {} lattice points; its \
+             windows, coordinates, sorted points and lattice values need {} bytes together; \
+             the host has {host} bytes",
+            &layout.shape[..dim],
+            layout.n_coefficients,
+            layout.n_points,
+            bytes.map_or("more than size_t counts".to_string(), |b| b.to_string())
+        ))),
     }
 }
 

@@ -11,7 +11,7 @@
 
 use super::WavepacketPlan;
 use crate::error::Result;
-use crate::usfft::Real;
+use crate::sample::Real;
 use num_complex::Complex;
 
 /// Exchange rounds after the last stage: each adds a quarter of S more members, refits, and

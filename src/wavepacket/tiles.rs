@@ -23,12 +23,12 @@
 //! result does not depend on how many contexts there are.
 
 use super::cpu::box_slices;
-use super::inverse::{check_tolerance, solve, CorrectionFilter, InverseReport};
+use super::inverse::{check_inverse, solve, CorrectionFilter, InverseReport};
 use super::layout::{dot, Layout, LayoutOptions};
-use super::{check_data_finite, check_finite, WavepacketPlan};
+use super::{check_array_sizes, check_data_finite, check_finite, WavepacketPlan};
 use crate::context::Context;
 use crate::error::{try_vec, Error, Result};
-use crate::usfft::Real;
+use crate::sample::Real;
 use num_complex::Complex;
 use rayon::prelude::*;
 use std::ops::Range;
@@ -210,20 +210,14 @@ impl<T: Real> TiledPlan<T> {
     }
 
     fn check_sizes(&self, data: usize, coeffs: usize) -> Result<()> {
-        let (n, m) = (self.n_samples(), self.n_coefficients);
-        let dim = self.layout().dim;
-        if data != n {
-            return Err(crate::invalid!(
-                "data array has {data} samples; the volume {:?} needs {n}",
-                &self.volume[..dim]
-            ));
-        }
-        if coeffs != m {
-            return Err(crate::invalid!(
-                "coefficient array has {coeffs} values; the tiled layout has {m}"
-            ));
-        }
-        Ok(())
+        let shape = &self.volume[..self.layout().dim];
+        let want = [self.n_samples(), self.n_coefficients];
+        check_array_sizes(
+            [data, coeffs],
+            want,
+            shape,
+            ["the volume", "the tiled layout"],
+        )
     }
 
     /// C: the volume (axis 1 fastest) → the coefficients on the common grids. Non-finite
@@ -365,9 +359,8 @@ impl<T: Real> TiledPlan<T> {
         tolerance: f64,
         max_iterations: usize,
     ) -> Result<InverseReport> {
-        check_tolerance(tolerance)?;
-        self.check_sizes(data.len(), coeffs.len())?;
-        check_finite(coeffs, &self.context().cpu)?;
+        let sizes = || self.check_sizes(data.len(), coeffs.len());
+        check_inverse(tolerance, sizes, coeffs, &self.context().cpu)?;
         let b = self.adjoint_with(coeffs, &mut || Ok(()))?;
         let mut start = vec![T::zero(); b.len()];
         let l = self.layout();

@@ -16,7 +16,7 @@
 
 use super::angle;
 use super::cells::{CellInput, FrequencyCells};
-use super::layout::{dot, norm, Layout};
+use super::layout::{dot, norm, Lattice, Layout};
 use rayon::prelude::*;
 
 /// Rectangle membership slack, in lattice units: a box's own points lie on its edges exactly
@@ -61,58 +61,88 @@ pub struct WindowEvaluator<'a> {
     cells: FrequencyCells,
 }
 
+/// Lattice index of corner `corner` (bit a: low or high end along axis a) of `l`'s rectangle.
+fn corner_index(l: &Lattice, corner: usize) -> [i64; 3] {
+    std::array::from_fn(|a| {
+        if corner >> a & 1 == 0 {
+            l.lo[a]
+        } else {
+            l.lo[a] + l.len[a] as i64 - 1
+        }
+    })
+}
+
+/// `Gate::cone` of lattice `l`.
+fn cone_cosine(l: &Lattice, dim: usize) -> f64 {
+    let axial = (l.lo[0] as f64 - EDGE) / l.period[0];
+    let lateral: f64 = (1..dim)
+        .map(|a| {
+            let far = (l.lo[a].abs()).max((l.lo[a] + l.len[a] as i64 - 1).abs());
+            ((far as f64 + EDGE) / l.period[a]).powi(2)
+        })
+        .sum();
+    if axial > 0.0 {
+        axial / (axial * axial + lateral).sqrt() - 1e-12
+    } else {
+        -1.0
+    }
+}
+
+/// Per box, [lo, hi] of its rectangle in continuous lattice coordinates, slack included
+/// (unbounded along unused axes).
+fn box_bounds(layout: &Layout) -> Vec<[[f64; 2]; 3]> {
+    layout
+        .boxes
+        .iter()
+        .map(|bx| {
+            std::array::from_fn(|a| {
+                if a < layout.dim {
+                    let lo = bx.lo[a] as f64 - EDGE;
+                    [lo, (bx.lo[a] + bx.shape[a] as i64 - 1) as f64 + EDGE]
+                } else {
+                    [f64::NEG_INFINITY, f64::INFINITY]
+                }
+            })
+        })
+        .collect()
+}
+
+/// [min, max] of |ξ| over each level's rectangles (`in_frequency`, per box).
+fn level_reach(layout: &Layout, in_frequency: &[[[f64; 2]; 3]]) -> [[f64; 2]; MAX_LEVELS] {
+    let mut level_reach = [[f64::INFINITY, 0.0]; MAX_LEVELS];
+    for (bx, r) in layout.boxes.iter().zip(in_frequency) {
+        let (mut near, mut far) = (0.0, 0.0);
+        for &[lo, hi] in &r[..layout.dim] {
+            near += lo.max(-hi).max(0.0).powi(2);
+            far += lo.abs().max(hi.abs()).powi(2);
+        }
+        let k = &mut level_reach[bx.level];
+        *k = [k[0].min(near.sqrt() - 1e-9), k[1].max(far.sqrt() + 1e-9)];
+    }
+    level_reach
+}
+
 impl<'a> WindowEvaluator<'a> {
     pub fn new(layout: &'a Layout) -> Self {
-        let mut reach: f64 = 0.0;
-        for l in &layout.lattices {
-            for corner in 0..8 {
-                let t = std::array::from_fn(|a| {
-                    if corner >> a & 1 == 0 {
-                        l.lo[a]
-                    } else {
-                        l.lo[a] + l.len[a] as i64 - 1
-                    }
-                });
-                reach = reach.max(norm(&l.point(t)));
-            }
-        }
-        let dim = layout.dim;
-        let cone: Vec<f64> = layout
+        let reach = layout
             .lattices
             .iter()
             .map(|l| {
-                let axial = (l.lo[0] as f64 - EDGE) / l.period[0];
-                let lateral: f64 = (1..dim)
-                    .map(|a| {
-                        let far = (l.lo[a].abs()).max((l.lo[a] + l.len[a] as i64 - 1).abs());
-                        ((far as f64 + EDGE) / l.period[a]).powi(2)
-                    })
-                    .sum();
-                if axial > 0.0 {
-                    axial / (axial * axial + lateral).sqrt() - 1e-12
-                } else {
-                    -1.0
-                }
+                (0..8)
+                    .map(|corner| norm(&l.point(corner_index(l, corner))))
+                    .fold(0.0, f64::max)
             })
+            .fold(0.0, f64::max);
+        let cone: Vec<f64> = layout
+            .lattices
+            .iter()
+            .map(|l| cone_cosine(l, layout.dim))
             .collect();
         let mut lattice_boxes = vec![Vec::new(); layout.lattices.len()];
         for (b, bx) in layout.boxes.iter().enumerate() {
             lattice_boxes[bx.lattice].push(b);
         }
-        let bounds: Vec<[[f64; 2]; 3]> = layout
-            .boxes
-            .iter()
-            .map(|bx| {
-                std::array::from_fn(|a| {
-                    if a < dim {
-                        let lo = bx.lo[a] as f64 - EDGE;
-                        [lo, (bx.lo[a] + bx.shape[a] as i64 - 1) as f64 + EDGE]
-                    } else {
-                        [f64::NEG_INFINITY, f64::INFINITY]
-                    }
-                })
-            })
-            .collect();
+        let bounds = box_bounds(layout);
         // The rectangles in frequency units (along the lattice axes).
         let in_frequency: Vec<[[f64; 2]; 3]> = layout
             .boxes
@@ -123,16 +153,6 @@ impl<'a> WindowEvaluator<'a> {
                 std::array::from_fn(|a| r[a].map(|v| v / p[a]))
             })
             .collect();
-        let mut level_reach = [[f64::INFINITY, 0.0]; MAX_LEVELS];
-        for (bx, r) in layout.boxes.iter().zip(&in_frequency) {
-            let (mut near, mut far) = (0.0, 0.0);
-            for &[lo, hi] in &r[..dim] {
-                near += lo.max(-hi).max(0.0).powi(2);
-                far += lo.abs().max(hi.abs()).powi(2);
-            }
-            let k = &mut level_reach[bx.level];
-            *k = [k[0].min(near.sqrt() - 1e-9), k[1].max(far.sqrt() + 1e-9)];
-        }
         let cells = FrequencyCells::new(&CellInput {
             axes: layout.lattices.iter().map(|l| l.axes).collect(),
             cone: &cone,
@@ -170,7 +190,7 @@ impl<'a> WindowEvaluator<'a> {
             lattice_boxes,
             bounds,
             ln_centre,
-            level_reach,
+            level_reach: level_reach(layout, &in_frequency),
             cells,
         }
     }

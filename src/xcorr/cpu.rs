@@ -3,6 +3,7 @@
 //! summing conj(S_i)·S_j over windows per frequency), then one inverse FFT per pair;
 //! nonlinear stacks correlate each window of a pair and stack, pairs in parallel.
 
+use super::calls::{CorrelateCall, Correlations, PreprocessCall};
 use super::options::StackMethod;
 use super::pairs::Block;
 use super::plan::XcorrPlan;
@@ -11,7 +12,6 @@ use super::spectra::{Spectra, SpectraData};
 use super::stack::{stack_windows, Inverse};
 use crate::backend::cpu::CpuBackend;
 use crate::error::{try_vec, Result};
-use crate::layout::TraceBatch;
 use crate::progress::Reporter;
 use num_complex::{Complex32, Complex64};
 use rayon::prelude::*;
@@ -61,13 +61,11 @@ fn station_spectra(
 
 pub fn preprocess(
     cpu: &CpuBackend,
-    plan: &XcorrPlan,
-    days: &[f32],
-    batch: TraceBatch,
-    valid: Option<&[u8]>,
-    n_windows: usize,
+    call: PreprocessCall,
     reporter: &mut Reporter,
 ) -> Result<(Vec<u8>, SpectraData)> {
+    let (plan, days, batch) = (call.plan, call.days, call.batch);
+    let (valid, n_windows) = (call.valid, call.n_windows);
     let g = plan.geometry();
     let (n_sta, n) = (batch.n_traces, batch.n_samples);
     let total = g.band_len * n_sta * n_windows;
@@ -188,24 +186,15 @@ fn tiles(block: &Block) -> Vec<Vec<(usize, usize)>> {
 }
 
 /// Writes pair rows into the caller's output (rows are disjoint).
-fn scatter(rows: Vec<Vec<(usize, Vec<f32>)>>, out: &mut [f32], stride: usize) {
+fn scatter(rows: Vec<Vec<(usize, Vec<f32>)>>, out: &mut Correlations) {
     for (p, row) in rows.into_iter().flatten() {
-        out[p * stride..][..row.len()].copy_from_slice(&row);
+        out.put(p, &row);
     }
 }
 
-#[allow(clippy::too_many_arguments)] // the plan call's pieces, as the CUDA backend's
-pub fn correlate(
-    cpu: &CpuBackend,
-    plan: &XcorrPlan,
-    days: &[&Spectra],
-    block: &Block,
-    counts: &[u32],
-    out: &mut [f32],
-    pair_stride: usize,
-    reporter: &mut Reporter,
-) -> Result<()> {
-    let g = *plan.geometry();
+pub fn correlate(cpu: &CpuBackend, call: CorrelateCall, reporter: &mut Reporter) -> Result<()> {
+    let (plan, days, block, counts) = (call.plan, call.days, call.block, call.counts);
+    let mut out = call.out;
     let o = plan.options();
     // Units of work: tiles of pairs for the linear stack, runs of 64 pairs otherwise.
     let (tiles, pairs) = match o.stack_method {
@@ -224,89 +213,108 @@ pub fn correlate(
             match o.stack_method {
                 StackMethod::Linear => tiles[range.clone()]
                     .par_iter()
-                    .map(|pairs| {
-                        let mut acc = vec![Complex32::default(); pairs.len() * g.band_len];
-                        let mut stations: Vec<usize> =
-                            pairs.iter().flat_map(|&(i, j)| [i, j]).collect();
-                        stations.sort_unstable();
-                        stations.dedup();
-                        let local: Vec<(usize, usize)> = pairs
-                            .iter()
-                            .map(|(i, j)| {
-                                let at = |s: &usize| stations.binary_search(s).unwrap();
-                                (at(i), at(j))
-                            })
-                            .collect();
-                        let mut split = Vec::new();
-                        for d in days {
-                            let (x, nw) = (host(d), d.n_windows);
-                            let plane = d.n_stations * nw;
-                            for f in 0..g.band_len {
-                                split_rows(&x[f * plane..][..plane], &stations, nw, &mut split);
-                                let row = |k: usize| {
-                                    let r = &split[2 * k * nw..2 * (k + 1) * nw];
-                                    r.split_at(nw)
-                                };
-                                // acc is frequency-major, so that this loop writes contiguously
-                                let acc_f = &mut acc[f * local.len()..][..local.len()];
-                                for (c, &(a, b)) in acc_f.iter_mut().zip(&local) {
-                                    let ((ar, ai), (br, bi)) = (row(a), row(b));
-                                    *c += conj_dot(ar, ai, br, bi);
-                                }
-                            }
-                        }
-                        let mut inv = Inverse::new(g.nfft);
-                        let mut spectrum = vec![Complex32::default(); g.band_len];
-                        pairs
-                            .iter()
-                            .enumerate()
-                            .map(|(p, &(i, j))| {
-                                let k = block.index(i, j).unwrap();
-                                for (f, v) in spectrum.iter_mut().enumerate() {
-                                    *v = acc[f * pairs.len() + p];
-                                }
-                                let mut row = vec![0.0f32; g.n_lags()];
-                                inv.correlation(&spectrum, counts[k], false, &g, &mut row);
-                                (k, row)
-                            })
-                            .collect::<Vec<_>>()
-                    })
+                    .map(|pairs| linear_tile(plan, days, block, counts, pairs))
                     .collect::<Vec<_>>(),
-                method => runs[range.clone()]
+                _ => runs[range.clone()]
                     .par_iter()
-                    .map(|chunk| {
-                        let mut inv = Inverse::new(g.nfft);
-                        let mut band = vec![Complex32::default(); g.band_len];
-                        chunk
-                            .iter()
-                            .map(|&(i, j)| {
-                                let k = block.index(i, j).unwrap();
-                                let mut windows = Vec::new();
-                                for d in days {
-                                    let (x, nw) = (host(d), d.n_windows);
-                                    let plane = d.n_stations * nw;
-                                    for w in 0..nw {
-                                        if d.kept[i * nw + w] == 0 || d.kept[j * nw + w] == 0 {
-                                            continue;
-                                        }
-                                        for (f, b) in band.iter_mut().enumerate() {
-                                            let xf = &x[f * plane..];
-                                            *b = xf[i * nw + w].conj() * xf[j * nw + w];
-                                        }
-                                        let at = windows.len();
-                                        windows.resize(at + g.n_lags(), 0.0);
-                                        inv.correlation(&band, 1, i != j, &g, &mut windows[at..]);
-                                    }
-                                }
-                                (k, stack_windows(&windows, g.n_lags(), method, o))
-                            })
-                            .collect::<Vec<_>>()
-                    })
+                    .map(|run| stacked_run(plan, days, block, run))
                     .collect::<Vec<_>>(),
             }
         }));
         Ok(())
     })?;
-    scatter(rows, out, pair_stride);
+    scatter(rows, &mut out);
     Ok(())
+}
+
+/// The linear stacks of one tile of pairs: per frequency, the sum over windows (and days)
+/// of conj(S_i)·S_j, then one inverse FFT per pair; (pair index in the block, lags).
+fn linear_tile(
+    plan: &XcorrPlan,
+    days: &[&Spectra],
+    block: &Block,
+    counts: &[u32],
+    pairs: &[(usize, usize)],
+) -> Vec<(usize, Vec<f32>)> {
+    let g = plan.geometry();
+    let mut acc = vec![Complex32::default(); pairs.len() * g.band_len];
+    let mut stations: Vec<usize> = pairs.iter().flat_map(|&(i, j)| [i, j]).collect();
+    stations.sort_unstable();
+    stations.dedup();
+    let local: Vec<(usize, usize)> = pairs
+        .iter()
+        .map(|(i, j)| {
+            let at = |s: &usize| stations.binary_search(s).unwrap();
+            (at(i), at(j))
+        })
+        .collect();
+    let mut split = Vec::new();
+    for d in days {
+        let (x, nw) = (host(d), d.n_windows);
+        let plane = d.n_stations * nw;
+        for f in 0..g.band_len {
+            split_rows(&x[f * plane..][..plane], &stations, nw, &mut split);
+            let row = |k: usize| {
+                let r = &split[2 * k * nw..2 * (k + 1) * nw];
+                r.split_at(nw)
+            };
+            // acc is frequency-major, so that this loop writes contiguously
+            let acc_f = &mut acc[f * local.len()..][..local.len()];
+            for (c, &(a, b)) in acc_f.iter_mut().zip(&local) {
+                let ((ar, ai), (br, bi)) = (row(a), row(b));
+                *c += conj_dot(ar, ai, br, bi);
+            }
+        }
+    }
+    let mut inv = Inverse::new(g.nfft);
+    let mut spectrum = vec![Complex32::default(); g.band_len];
+    pairs
+        .iter()
+        .enumerate()
+        .map(|(p, &(i, j))| {
+            let k = block.index(i, j).unwrap();
+            for (f, v) in spectrum.iter_mut().enumerate() {
+                *v = acc[f * pairs.len() + p];
+            }
+            let mut row = vec![0.0f32; g.n_lags()];
+            inv.correlation(&spectrum, counts[k], false, g, &mut row);
+            (k, row)
+        })
+        .collect()
+}
+
+/// The nonlinear stacks of a run of pairs: each kept window correlated on its own, then
+/// stacked; (pair index in the block, lags).
+fn stacked_run(
+    plan: &XcorrPlan,
+    days: &[&Spectra],
+    block: &Block,
+    run: &[(usize, usize)],
+) -> Vec<(usize, Vec<f32>)> {
+    let (g, o) = (plan.geometry(), plan.options());
+    let mut inv = Inverse::new(g.nfft);
+    let mut band = vec![Complex32::default(); g.band_len];
+    run.iter()
+        .map(|&(i, j)| {
+            let k = block.index(i, j).unwrap();
+            let mut windows = Vec::new();
+            for d in days {
+                let (x, nw) = (host(d), d.n_windows);
+                let plane = d.n_stations * nw;
+                for w in 0..nw {
+                    if d.kept[i * nw + w] == 0 || d.kept[j * nw + w] == 0 {
+                        continue;
+                    }
+                    for (f, b) in band.iter_mut().enumerate() {
+                        let xf = &x[f * plane..];
+                        *b = xf[i * nw + w].conj() * xf[j * nw + w];
+                    }
+                    let at = windows.len();
+                    windows.resize(at + g.n_lags(), 0.0);
+                    inv.correlation(&band, 1, i != j, g, &mut windows[at..]);
+                }
+            }
+            (k, stack_windows(&windows, g.n_lags(), o.stack_method, o))
+        })
+        .collect()
 }

@@ -28,19 +28,27 @@ pub struct Geometry {
     pub taper_len: usize,
 }
 
-/// The bin whose frequency (NumPy `fftfreq`) is nearest `f`; ties go to the lower bin.
+/// The bin whose frequency (NumPy `fftfreq`) is nearest `f` (0 < f < Nyquist); ties go to
+/// the lower bin. The frequencies of the bins increase with k up to (nfft − 1)/2 and the
+/// negative ones lie farther from a positive f, so the nearest is one of the bins around
+/// f·nfft·dt: those few are compared exactly as a scan of every bin would compare them.
 fn nearest_bin(f: f64, nfft: usize, dt: f64) -> usize {
-    let freq = |k: usize| {
-        let k = if k <= (nfft - 1) / 2 {
-            k as f64
-        } else {
-            k as f64 - nfft as f64
-        };
-        k / (nfft as f64 * dt)
-    };
-    (0..nfft)
+    let freq = |k: usize| bin_frequency(k, nfft, dt);
+    let top = (nfft - 1) / 2;
+    let guess = ((f * nfft as f64 * dt).floor().max(0.0) as usize).min(top);
+    (guess.saturating_sub(1)..=(guess + 2).min(top))
         .min_by(|&a, &b| (freq(a) - f).abs().total_cmp(&(freq(b) - f).abs()))
         .unwrap()
+}
+
+/// The frequency of bin k of an nfft-point FFT at sample interval dt (NumPy `fftfreq`).
+fn bin_frequency(k: usize, nfft: usize, dt: f64) -> f64 {
+    let k = if k <= (nfft - 1) / 2 {
+        k as f64
+    } else {
+        k as f64 - nfft as f64
+    };
+    k / (nfft as f64 * dt)
 }
 
 impl Geometry {
@@ -48,6 +56,8 @@ impl Geometry {
         o.validate()?;
         let (npts, step) = o.window_samples()?;
         let nfft = next_fast_len(npts);
+        // Each station's windows are transformed through one buffer of nfft complex values.
+        crate::alloc::host_bytes(&[nfft], 16, "the FFT of one window (nfft complex f64)")?;
         let nfft2 = nfft / 2;
         let dt = 1.0 / o.sampling_rate;
         let ix0 = nearest_bin(o.freqmin, nfft, dt);
@@ -113,5 +123,39 @@ impl Geometry {
             ));
         }
         Ok(((n_samples - self.npts) / self.step).max(1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{bin_frequency, nearest_bin};
+
+    /// Every bin compared, as NumPy's `argmin(|fftfreq − f|)` does.
+    fn scanned(f: f64, nfft: usize, dt: f64) -> usize {
+        let freq = |k: usize| bin_frequency(k, nfft, dt);
+        (0..nfft)
+            .min_by(|&a, &b| (freq(a) - f).abs().total_cmp(&(freq(b) - f).abs()))
+            .unwrap()
+    }
+
+    #[test]
+    fn the_nearest_bin_is_the_one_a_scan_of_every_bin_finds() {
+        for nfft in (1..=40).chain([100, 101, 1000, 1001]) {
+            for fs in [1.0, 20.0, 100.0] {
+                let dt = 1.0 / fs;
+                // Bin centres, the midpoints between bins (ties) and points in between.
+                for i in 1..4 * nfft {
+                    let f = i as f64 * fs / (4.0 * nfft as f64);
+                    if f >= fs / 2.0 {
+                        break;
+                    }
+                    assert_eq!(
+                        nearest_bin(f, nfft, dt),
+                        scanned(f, nfft, dt),
+                        "{f} {nfft} {fs}"
+                    );
+                }
+            }
+        }
     }
 }

@@ -14,6 +14,7 @@
 //!    Nonlinear stacks correlate each window, in pair chunks, then stack.
 
 pub mod butterworth;
+pub mod calls;
 pub mod cpu;
 pub mod cuda;
 pub mod geometry;
@@ -26,6 +27,7 @@ pub mod stack;
 
 use crate::error::Result;
 use crate::layout::TraceBatch;
+use calls::{CorrelateCall, Correlations, PreprocessCall};
 use pairs::Block;
 pub use plan::XcorrPlan;
 pub use spectra::{Spectra, SpectraData};
@@ -42,6 +44,11 @@ impl XcorrPlan {
         valid: Option<&[u8]>,
     ) -> Result<Spectra> {
         let n_windows = self.geometry.n_windows(batch.n_samples)?;
+        crate::alloc::host_bytes(
+            &[batch.n_traces, n_windows, self.geometry.band_len],
+            8,
+            "the window spectra (stations × windows × band bins, complex f32)",
+        )?;
         let span = batch.span();
         if days.len() < span || valid.is_some_and(|v| v.len() < span) {
             return Err(crate::invalid!(
@@ -50,17 +57,16 @@ impl XcorrPlan {
         }
         batch.check_finite(days, &self.ctx.cpu)?;
         let mut reporter = self.ctx.reporter();
+        let call = PreprocessCall {
+            plan: self,
+            days,
+            batch,
+            valid,
+            n_windows,
+        };
         let (kept, data) = match &self.ctx.cuda {
-            Some(gpu) => cuda::preprocess(gpu, self, days, batch, valid, n_windows, &mut reporter)?,
-            None => cpu::preprocess(
-                &self.ctx.cpu,
-                self,
-                days,
-                batch,
-                valid,
-                n_windows,
-                &mut reporter,
-            )?,
+            Some(gpu) => cuda::preprocess(gpu, call, &mut reporter)?,
+            None => cpu::preprocess(&self.ctx.cpu, call, &mut reporter)?,
         };
         reporter.finish();
         Ok(Spectra {
@@ -144,27 +150,16 @@ impl XcorrPlan {
         // Computed densely, then copied: the caller's array is written only on success.
         let mut dense = crate::error::try_vec(n_pairs * n_lags, 0.0f32, "the correlations")?;
         let mut reporter = self.ctx.reporter();
+        let call = CorrelateCall {
+            plan: self,
+            days,
+            block: &block,
+            counts: &pair_counts,
+            out: Correlations::new(&mut dense, n_lags),
+        };
         match &self.ctx.cuda {
-            Some(gpu) => cuda::correlate(
-                gpu,
-                self,
-                days,
-                &block,
-                &pair_counts,
-                &mut dense,
-                n_lags,
-                &mut reporter,
-            )?,
-            None => cpu::correlate(
-                &self.ctx.cpu,
-                self,
-                days,
-                &block,
-                &pair_counts,
-                &mut dense,
-                n_lags,
-                &mut reporter,
-            )?,
+            Some(gpu) => cuda::correlate(gpu, call, &mut reporter)?,
+            None => cpu::correlate(&self.ctx.cpu, call, &mut reporter)?,
         }
         {
             use rayon::prelude::*;

@@ -506,7 +506,7 @@ fn bad_input_is_refused_with_nothing_written() {
 
 // ---- layout options, noise thresholds, sparse approximation ---------------------------
 
-fn rust_plan<T: seisgpu::usfft::Real>(
+fn rust_plan<T: seisgpu::sample::Real>(
     opts: &seisgpu::wavepacket::LayoutOptions,
 ) -> seisgpu::wavepacket::WavepacketPlan<T> {
     let ctx = seisgpu::context::Context::new(seisgpu::backend::BackendRequest::Cpu, 0).unwrap();

@@ -8,6 +8,7 @@ use crate::emlog_support;
 use emlog_support::*;
 use seisgpu::emlog::criterion::{Criterion, Mode, Norm, SearchOptions};
 use seisgpu::emlog::grid::{Axis, Grid};
+use seisgpu::emlog::EmlogPlan;
 
 fn opts(mode: Mode) -> SearchOptions {
     SearchOptions {
@@ -662,4 +663,118 @@ fn synthetic_matrix_is_a_set_of_geometric_factors() {
         .iter()
         .zip(&log.f)
         .any(|(a, b)| ((a - b) / b).abs() > 0.01));
+}
+
+#[test]
+fn the_rank_test_does_not_depend_on_how_a_column_is_scaled() {
+    let ctx = cpu();
+    let o = random_problem(5, 40, 3, 0.0);
+    // Column 1 in units 10^13 times larger: A_i1·σ_1 = (10^-13·A_i1)·(10^13·σ_1).
+    let s = 1e-13;
+    let mut scaled = o.clone();
+    for i in 0..o.n {
+        scaled.a[i * o.m + 1] *= s;
+    }
+    scaled.sigma0[1] /= s;
+    let plan = o.plan(&ctx);
+    let an = plan.analytic(Criterion::FitWithinErrors);
+    let axes: Vec<Axis> = (0..3)
+        .map(|k| around(an.sigma_star[k], 1.2 * (an.upper[k] - an.sigma_star[k]), 15))
+        .collect();
+    let mut axes_scaled = axes.clone();
+    if let Axis::Linear { min, max, count } = axes[1] {
+        axes_scaled[1] = Axis::Linear {
+            min: min / s,
+            max: max / s,
+            count,
+        };
+    }
+    // No model lies within rounding of the threshold, so both grids decide alike.
+    let g = Grid::new(&axes, 3).unwrap();
+    for_each_model(&g.values, |_, x| {
+        assert!((o.f2(x) - 1.0).abs() > 1e-9, "a model lies in the tie band");
+    });
+    let scaled_plan = EmlogPlan::new(ctx.clone(), &scaled.spec())
+        .unwrap_or_else(|e| panic!("a column 10^-13 times the others is refused: {e}"));
+    for mode in [Mode::Fast, Mode::Direct] {
+        let options = SearchOptions {
+            mode,
+            pairs: vec![(0, 1), (1, 2)],
+            max_models: 20,
+            ..Default::default()
+        };
+        let (r, q) = (
+            plan.search(&axes, &options).unwrap(),
+            scaled_plan.search(&axes_scaled, &options).unwrap(),
+        );
+        assert!(r.count > 50, "{mode:?}: {} models", r.count);
+        assert_eq!(
+            (r.count, r.best_index, &r.models),
+            (q.count, q.best_index, &q.models)
+        );
+        assert_eq!((&r.marginals, &r.pairs), (&q.marginals, &q.pairs));
+        assert!((r.best_misfit - q.best_misfit).abs() <= 1e-9 * r.best_misfit);
+        let unscale = |v: &[f64]| vec![v[0], v[1] * s, v[2]];
+        for (a, b) in [
+            (&r.value_min, unscale(&q.value_min)),
+            (&r.value_max, unscale(&q.value_max)),
+            (&r.best_model, unscale(&q.best_model)),
+        ] {
+            for k in 0..3 {
+                assert!(
+                    (a[k] - b[k]).abs() <= 1e-12 * a[k].abs(),
+                    "{mode:?} {a:?} {b:?}"
+                );
+            }
+        }
+    }
+    // A column that is a combination of the ones before it is still refused, at any scale.
+    for scale in [1.0, 1e-13] {
+        let mut dependent = o.clone();
+        for i in 0..o.n {
+            dependent.a[i * o.m + 2] = scale * (3.0 * o.a[i * o.m] - 0.5 * o.a[i * o.m + 1]);
+        }
+        match EmlogPlan::new(ctx.clone(), &dependent.spec()) {
+            Ok(_) => panic!("a dependent column (scale {scale}) is accepted"),
+            Err(e) => assert!(e.to_string().contains("combination"), "{e}"),
+        }
+    }
+}
+
+#[test]
+fn one_value_axes_are_their_min_whatever_their_kind() {
+    for axis in [
+        Axis::Linear {
+            min: 2.0,
+            max: 3.0,
+            count: 1,
+        },
+        Axis::Log {
+            min: 2.0,
+            max: 3.0,
+            count: 1,
+        },
+    ] {
+        assert_eq!(axis.values(0).unwrap(), vec![2.0], "{axis:?}");
+    }
+    // A search of one model: the mins of a linear and a logarithmic axis.
+    let o = random_problem(6, 20, 2, 0.0);
+    let plan = o.plan(&cpu());
+    let axes = [
+        Axis::Linear {
+            min: 0.8,
+            max: 1.2,
+            count: 1,
+        },
+        Axis::Log {
+            min: 0.7,
+            max: 1.4,
+            count: 1,
+        },
+    ];
+    let r = plan.search(&axes, &SearchOptions::default()).unwrap();
+    assert_eq!((r.total, r.best_index), (1, 0));
+    assert_eq!(r.best_model, vec![0.8, 0.7]);
+    let direct = (o.f2(&[0.8, 0.7])).sqrt();
+    assert!((r.best_misfit - direct).abs() <= 1e-9 * direct);
 }

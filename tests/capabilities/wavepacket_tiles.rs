@@ -5,7 +5,7 @@
 use crate::wavepacket_support;
 
 use num_complex::Complex;
-use seisgpu::usfft::Real;
+use seisgpu::sample::Real;
 use seisgpu::wavepacket::inverse::CorrectionFilter;
 use seisgpu::wavepacket::tiles::TiledPlan;
 use seisgpu::wavepacket::{LayoutOptions, WavepacketPlan};

@@ -21,6 +21,7 @@ use seisgpu::backend::cuda::{kernels, CudaBackend};
 use seisgpu::backend::BackendRequest;
 use seisgpu::context::Context;
 use seisgpu::dwt::cuda as gpu_dwt;
+use seisgpu::dwt::cuda::DeviceTraces;
 use seisgpu::dwt::denoise::{DenoiseOptions, NoiseEstimate, ThresholdMode, ThresholdRule};
 
 use seisgpu::dwt::wavelet::{self, Family, Wavelet};
@@ -923,16 +924,16 @@ fn timed_device_case<T: Sample>(
         let mut d_out = stream.clone_htod(&input).map_err(cuda)?;
         let options = DenoiseOptions::default();
         // Warm up (module, pools), then time with events.
-        let thresholds = gpu_dwt::denoise_device(
-            backend, &wavelet, &options, 0, &d_in, &mut d_out, batch, &stream,
-        )?;
+        let arrays = DeviceTraces::new(&d_in, &mut d_out, batch);
+        let thresholds = gpu_dwt::denoise_device(backend, &wavelet, &options, 0, arrays, &stream)?;
         let start = stream
             .record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))
             .map_err(cuda)?;
         let mut pending = Vec::new();
         for _ in 0..reps {
+            let arrays = DeviceTraces::new(&d_in, &mut d_out, batch);
             pending.push(gpu_dwt::denoise_device_enqueue(
-                backend, &wavelet, &options, 0, &d_in, &mut d_out, batch, &stream,
+                backend, &wavelet, &options, 0, arrays, &stream,
             )?);
         }
         let end = stream
@@ -940,9 +941,8 @@ fn timed_device_case<T: Sample>(
             .map_err(cuda)?;
         let ms = start.elapsed_ms(&end).map_err(cuda)? as f64 / reps as f64;
         let wall = Instant::now();
-        let again = gpu_dwt::denoise_device(
-            backend, &wavelet, &options, 0, &d_in, &mut d_out, batch, &stream,
-        )?;
+        let arrays = DeviceTraces::new(&d_in, &mut d_out, batch);
+        let again = gpu_dwt::denoise_device(backend, &wavelet, &options, 0, arrays, &stream)?;
         let wall_ms = wall.elapsed().as_secs_f64() * 1e3;
         drop(pending);
         let out = stream.clone_dtoh(&d_out).map_err(cuda)?;
@@ -956,9 +956,7 @@ fn timed_device_case<T: Sample>(
                 &wavelet,
                 direction,
                 0,
-                &d_in,
-                &mut scratch,
-                batch,
+                DeviceTraces::new(&d_in, &mut scratch, batch),
                 &stream,
             )?;
             let start = stream
@@ -970,9 +968,7 @@ fn timed_device_case<T: Sample>(
                     &wavelet,
                     direction,
                     0,
-                    &d_in,
-                    &mut scratch,
-                    batch,
+                    DeviceTraces::new(&d_in, &mut scratch, batch),
                     &stream,
                 )?;
             }

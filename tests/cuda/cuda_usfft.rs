@@ -13,7 +13,8 @@ use cudarc::driver::CudaSlice;
 use num_complex::Complex;
 use seisgpu::backend::BackendRequest;
 use seisgpu::context::Context;
-use seisgpu::usfft::{KernelShape, ModeOrder, Real, TransformType, UsfftOptions, UsfftPlan};
+use seisgpu::sample::Real;
+use seisgpu::usfft::{KernelShape, ModeOrder, TransformType, UsfftOptions, UsfftPlan};
 use std::sync::Arc;
 use usfft_support::*;
 

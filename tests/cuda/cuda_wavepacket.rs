@@ -16,7 +16,7 @@ use crate::cuda_common;
 use cuda_common::{gpu_context, sanitizing};
 use num_complex::Complex;
 use seisgpu::context::Context;
-use seisgpu::usfft::Real;
+use seisgpu::sample::Real;
 use seisgpu::wavepacket::inverse::CorrectionFilter;
 use seisgpu::wavepacket::tiles::TiledPlan;
 use seisgpu::wavepacket::{LayoutOptions, WavepacketPlan};

@@ -1,9 +1,13 @@
-//! The house's shape: no import circles between the files of `src/` (issue 9), and the
-//! shared machinery in `src/backend/` names no capability.
+//! The house's shape: no import circles between the files of `src/` (issue 9) nor between
+//! those of each benchmark under `bench/`; the shared machinery in `src/backend/` names no
+//! capability; and only the crate root reaches the C ABI (`src/ffi/`), which no other file
+//! of the library may use.
 //!
-//! Every `crate::…`, `super::…` and `self::…` path in a file (in `use` items and in code)
-//! is resolved to the deepest source file it reaches; the edges between files must form no
-//! cycle. `mod` declarations are not edges: a parent declaring a child is not an import.
+//! Each crate's files are found from its root (`src/lib.rs`, each `[[bench]]` path of
+//! Cargo.toml) by following its `mod` declarations (`#[path]` included). Every `crate::…`,
+//! `super::…` and `self::…` path in a file (in `use` items and in code) is resolved to the
+//! deepest source file it reaches; the edges between files must form no cycle. `mod`
+//! declarations are not edges: a parent declaring a child is not an import.
 //! `cargo test --test house import_graph -- --nocapture` prints the measures (files, edges,
 //! largest files).
 
@@ -19,33 +23,62 @@ struct SourceFile {
     text: String,
 }
 
-fn source_files(root: &Path) -> Vec<SourceFile> {
+/// The files of the crate whose root is `root`, found by following its `mod name;`
+/// declarations as rustc does: `name.rs` or `name/mod.rs` beside a root or `mod.rs` file,
+/// in the folder named after any other file, or the file a `#[path]` attribute names.
+fn crate_files(root: &Path) -> Vec<SourceFile> {
     let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                let rel = path.strip_prefix(root).unwrap();
-                let mut module: Vec<String> = rel
-                    .iter()
-                    .map(|s| s.to_string_lossy().trim_end_matches(".rs").to_string())
-                    .collect();
-                if matches!(module.last().map(String::as_str), Some("mod" | "lib")) {
-                    module.pop();
+    let mut stack = vec![(root.to_path_buf(), Vec::new(), true)];
+    while let Some((path, module, mod_rs)) = stack.pop() {
+        let raw =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let here = path.parent().unwrap().to_path_buf();
+        let dir = match mod_rs {
+            true => here.clone(),
+            false => here.join(path.file_stem().unwrap()),
+        };
+        for (name, at) in module_declarations(&raw) {
+            let mut child = module.clone();
+            child.push(name.clone());
+            let (file, is_mod_rs) = match at {
+                Some(p) => (here.join(&p), p.ends_with("mod.rs")),
+                None if dir.join(format!("{name}.rs")).exists() => {
+                    (dir.join(format!("{name}.rs")), false)
                 }
-                let mut text = strip_comments(&std::fs::read_to_string(&path).unwrap());
-                // Unit-test modules sit at the end of a file; their `super` is the file itself.
-                if let Some(at) = text.find("#[cfg(test)]\nmod ") {
-                    text.truncate(at);
-                }
-                out.push(SourceFile { path, module, text });
-            }
+                None => (dir.join(&name).join("mod.rs"), true),
+            };
+            stack.push((file, child, is_mod_rs));
         }
+        let mut text = strip_comments(&raw);
+        // Unit-test modules sit at the end of a file; their `super` is the file itself.
+        if let Some(at) = text.find("#[cfg(test)]\nmod ") {
+            text.truncate(at);
+        }
+        out.push(SourceFile { path, module, text });
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
+    out
+}
+
+/// The `mod name;` declarations of a file (not inline `mod name { … }` blocks), each with
+/// the file its `#[path = "…"]` attribute names, if any.
+fn module_declarations(raw: &str) -> Vec<(String, Option<String>)> {
+    let mut out = Vec::new();
+    let mut path_attr = None;
+    for line in raw.lines().map(str::trim) {
+        if let Some(rest) = line.strip_prefix("#[path = \"") {
+            path_attr = rest.split('"').next().map(str::to_string);
+            continue;
+        }
+        let decl = ["mod ", "pub mod ", "pub(crate) mod ", "pub(super) mod "]
+            .iter()
+            .find_map(|head| line.strip_prefix(head));
+        match decl.and_then(|d| d.strip_suffix(';')) {
+            Some(name) => out.push((name.trim().to_string(), path_attr.take())),
+            None if line.starts_with("#[") => {}
+            None => path_attr = None,
+        }
+    }
     out
 }
 
@@ -294,8 +327,40 @@ fn circles(edges: &[BTreeSet<usize>]) -> Vec<Vec<usize>> {
     s.out
 }
 
+fn manifest_dir() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
 fn src() -> Vec<SourceFile> {
-    source_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"))
+    crate_files(&manifest_dir().join("src/lib.rs"))
+}
+
+/// The root file of each benchmark: the `path` of every `[[bench]]` in Cargo.toml.
+fn bench_roots() -> Vec<PathBuf> {
+    let manifest = std::fs::read_to_string(manifest_dir().join("Cargo.toml")).unwrap();
+    let mut roots = Vec::new();
+    let mut in_bench = false;
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_bench = line == "[[bench]]";
+        } else if let Some(v) = line.strip_prefix("path = \"").filter(|_| in_bench) {
+            roots.push(manifest_dir().join(v.trim_end_matches('"')));
+        }
+    }
+    roots
+}
+
+/// The circles of a crate's file graph, each as its files joined by ⇄.
+fn circle_report(files: &[SourceFile], edges: &[BTreeSet<usize>]) -> Vec<String> {
+    circles(edges)
+        .iter()
+        .map(|c| {
+            c.iter()
+                .map(|&i| files[i].path.display().to_string())
+                .collect::<Vec<_>>()
+                .join(" ⇄ ")
+        })
+        .collect()
 }
 
 #[test]
@@ -317,18 +382,69 @@ fn no_import_circles_between_files() {
     for (lines, path) in sizes.iter().take(8) {
         println!("  {lines:5} {}", path.display());
     }
-    let found = circles(&edges);
-    let report: Vec<String> = found
+    let report = circle_report(&files, &edges);
+    println!("{} import circles", report.len());
+    assert!(report.is_empty(), "import circles:\n{}", report.join("\n"));
+}
+
+/// Each benchmark is its own crate (its shared `harness` folder included in each); none
+/// may have a circle between its files.
+#[test]
+fn no_import_circles_between_bench_files() {
+    let roots = bench_roots();
+    assert!(!roots.is_empty(), "no [[bench]] found in Cargo.toml");
+    let mut report = Vec::new();
+    for root in &roots {
+        let files = crate_files(root);
+        let edges = graph(&files);
+        let n_edges: usize = edges.iter().map(BTreeSet::len).sum();
+        println!(
+            "{}: {} files, {} file-to-file imports",
+            root.display(),
+            files.len(),
+            n_edges
+        );
+        report.extend(circle_report(&files, &edges));
+    }
+    assert!(
+        report.is_empty(),
+        "import circles in bench/:\n{}",
+        report.join("\n")
+    );
+}
+
+/// The C ABI sits on top: the crate root declares `ffi`, and no other file outside
+/// `src/ffi/` (unit tests included) reaches into it; the core owns what the ABI shares
+/// with it (the status codes, the error type).
+#[test]
+fn only_the_crate_root_reaches_ffi() {
+    let files = src();
+    let index: BTreeMap<Vec<String>, usize> = files
         .iter()
-        .map(|c| {
-            c.iter()
-                .map(|&i| files[i].path.display().to_string())
-                .collect::<Vec<_>>()
-                .join(" ⇄ ")
-        })
+        .enumerate()
+        .map(|(i, f)| (f.module.clone(), i))
         .collect();
-    println!("{} import circles", found.len());
-    assert!(found.is_empty(), "import circles:\n{}", report.join("\n"));
+    let in_ffi = |m: &[String]| m.first().map(String::as_str) == Some("ffi");
+    let mut offences = Vec::new();
+    for f in files
+        .iter()
+        .filter(|f| !f.module.is_empty() && !in_ffi(&f.module))
+    {
+        // The whole file, its unit tests included.
+        let text = strip_comments(&std::fs::read_to_string(&f.path).unwrap());
+        let direct = paths(&text);
+        let via_alias = aliased_paths(&text, &direct);
+        for p in direct.iter().chain(&via_alias) {
+            if resolve(&f.module, p, &index).is_some_and(|j| in_ffi(&files[j].module)) {
+                offences.push(format!("{}: {}", f.path.display(), p.join("::")));
+            }
+        }
+    }
+    assert!(
+        offences.is_empty(),
+        "files outside src/ffi/ reach into the C ABI:\n{}",
+        offences.join("\n")
+    );
 }
 
 #[test]
@@ -376,4 +492,12 @@ fn the_checker_sees_circles_and_groups() {
     ];
     assert_eq!(circles(&edges).len(), 1);
     assert_eq!(circles(&edges)[0].len(), 3);
+    let decls = module_declarations(
+        "#[path = \"../harness/mod.rs\"]\nmod harness;\nmod inline {\n}\n#[cfg(test)]\npub mod b;",
+    );
+    let want = vec![
+        ("harness".to_string(), Some("../harness/mod.rs".to_string())),
+        ("b".to_string(), None),
+    ];
+    assert_eq!(decls, want);
 }

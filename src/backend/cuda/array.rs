@@ -11,7 +11,11 @@ use num_complex::Complex;
 use std::marker::PhantomData;
 
 /// A device array of `len()` elements of `T`, readable on the stream it is used on.
-pub trait DeviceArray<T> {
+///
+/// # Safety
+/// `addr()` is the address of `len()` elements of `T` in device memory that stay allocated
+/// while the value lives: safe functions (launches, copies, cuFFT) trust it.
+pub unsafe trait DeviceArray<T> {
     /// The address of element 0. Reading it on another stream than the array's own is the
     /// caller's business (the library uses each array on one stream).
     fn addr(&self) -> u64;
@@ -25,7 +29,10 @@ pub trait DeviceArray<T> {
 }
 
 /// A device array the holder may write.
-pub trait DeviceArrayMut<T>: DeviceArray<T> {}
+///
+/// # Safety
+/// As `DeviceArray`, and the memory is the holder's to write.
+pub unsafe trait DeviceArrayMut<T>: DeviceArray<T> {}
 
 /// The address of a slice or view on its own stream (cudarc orders it after the array's
 /// last write there when it tracks events).
@@ -35,7 +42,8 @@ fn addr_on_own_stream<T, S: DevicePtr<T>>(s: &S) -> u64 {
     addr
 }
 
-impl<T> DeviceArray<T> for CudaSlice<T> {
+// SAFETY: the address and length of memory this value owns or borrows.
+unsafe impl<T> DeviceArray<T> for CudaSlice<T> {
     fn addr(&self) -> u64 {
         addr_on_own_stream(self)
     }
@@ -43,9 +51,11 @@ impl<T> DeviceArray<T> for CudaSlice<T> {
         CudaSlice::len(self)
     }
 }
-impl<T> DeviceArrayMut<T> for CudaSlice<T> {}
+// SAFETY: the address and length of memory this value owns or borrows.
+unsafe impl<T> DeviceArrayMut<T> for CudaSlice<T> {}
 
-impl<T> DeviceArray<T> for CudaView<'_, T> {
+// SAFETY: the address and length of memory this value owns or borrows.
+unsafe impl<T> DeviceArray<T> for CudaView<'_, T> {
     fn addr(&self) -> u64 {
         addr_on_own_stream(self)
     }
@@ -54,7 +64,8 @@ impl<T> DeviceArray<T> for CudaView<'_, T> {
     }
 }
 
-impl<T> DeviceArray<T> for CudaViewMut<'_, T> {
+// SAFETY: the address and length of memory this value owns or borrows.
+unsafe impl<T> DeviceArray<T> for CudaViewMut<'_, T> {
     fn addr(&self) -> u64 {
         addr_on_own_stream(self)
     }
@@ -62,7 +73,8 @@ impl<T> DeviceArray<T> for CudaViewMut<'_, T> {
         CudaViewMut::len(self)
     }
 }
-impl<T> DeviceArrayMut<T> for CudaViewMut<'_, T> {}
+// SAFETY: the address and length of memory this value owns or borrows.
+unsafe impl<T> DeviceArrayMut<T> for CudaViewMut<'_, T> {}
 
 /// An array in device memory the caller owns (a `CUdeviceptr` passed through the C ABI),
 /// borrowed for one call.
@@ -87,7 +99,8 @@ impl<T> CallerArray<'_, T> {
     }
 }
 
-impl<T> DeviceArray<T> for CallerArray<'_, T> {
+// SAFETY: the address and length of memory this value owns or borrows.
+unsafe impl<T> DeviceArray<T> for CallerArray<'_, T> {
     fn addr(&self) -> u64 {
         self.addr
     }
@@ -95,7 +108,8 @@ impl<T> DeviceArray<T> for CallerArray<'_, T> {
         self.len
     }
 }
-impl<T> DeviceArrayMut<T> for CallerArray<'_, T> {}
+// SAFETY: the address and length of memory this value owns or borrows.
+unsafe impl<T> DeviceArrayMut<T> for CallerArray<'_, T> {}
 
 /// Elements `start..start + len` of an array, for chunked launches and copies: the range
 /// is checked here, so a sub-array never reaches past its parent.
@@ -144,7 +158,8 @@ pub fn part_mut<T, A: DeviceArrayMut<T> + ?Sized>(
     }
 }
 
-impl<T> DeviceArray<T> for Part<'_, T> {
+// SAFETY: the address and length of memory this value owns or borrows.
+unsafe impl<T> DeviceArray<T> for Part<'_, T> {
     fn addr(&self) -> u64 {
         self.addr
     }
@@ -153,7 +168,8 @@ impl<T> DeviceArray<T> for Part<'_, T> {
     }
 }
 
-impl<T> DeviceArray<T> for PartMut<'_, T> {
+// SAFETY: the address and length of memory this value owns or borrows.
+unsafe impl<T> DeviceArray<T> for PartMut<'_, T> {
     fn addr(&self) -> u64 {
         self.addr
     }
@@ -161,7 +177,8 @@ impl<T> DeviceArray<T> for PartMut<'_, T> {
         self.len
     }
 }
-impl<T> DeviceArrayMut<T> for PartMut<'_, T> {}
+// SAFETY: the address and length of memory this value owns or borrows.
+unsafe impl<T> DeviceArrayMut<T> for PartMut<'_, T> {}
 
 /// A complex array seen as its interleaved (re, im) reals, as the kernels take it.
 pub fn reals<T, A: DeviceArray<Complex<T>> + ?Sized>(a: &A) -> Part<'_, T> {

@@ -4,19 +4,9 @@
 use super::array::{DeviceArray, DeviceArrayMut};
 use super::driver_error;
 use crate::error::{Error, Result};
-use cudarc::driver::{result, CudaSlice, CudaStream, DevicePtr, DeviceRepr, ValidAsZeroBits};
+use cudarc::driver::{result, CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBits};
 use num_complex::Complex;
 use std::sync::Arc;
-
-/// Former kernel-argument type (a raw `CUdeviceptr`), kept while the capabilities move to
-/// typed arrays; removed once none uses it.
-pub type DevPtr = u64;
-
-/// Former raw address of a slice; see `DevPtr`.
-pub fn dptr<T>(s: &CudaSlice<T>, stream: &CudaStream) -> DevPtr {
-    let (p, _record) = s.device_ptr(stream);
-    p
-}
 
 /// A device copy of `host`; an empty one gets a buffer of one element that nothing reads.
 pub fn upload<U: DeviceRepr>(
@@ -60,6 +50,20 @@ pub fn fill_zero<T>(
     super::bind(stream.context())?;
     // SAFETY: the array spans `bytes()` of device memory the holder may write.
     unsafe { result::memset_d8_async(a.addr(), 0, a.bytes(), stream.cu_stream()) }
+        .map_err(driver_error(what))
+}
+
+/// Sets every byte of `a` to `byte` on `stream` (asynchronously): 0xff makes an all-ones
+/// flag that a kernel lowers with `atomicMin`.
+pub fn fill_bytes<T>(
+    stream: &CudaStream,
+    a: &mut impl DeviceArrayMut<T>,
+    byte: u8,
+    what: &'static str,
+) -> Result<()> {
+    super::bind(stream.context())?;
+    // SAFETY: the array spans `bytes()` of device memory the holder may write.
+    unsafe { result::memset_d8_async(a.addr(), byte, a.bytes(), stream.cu_stream()) }
         .map_err(driver_error(what))
 }
 

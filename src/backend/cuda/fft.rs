@@ -130,11 +130,6 @@ impl FftPlan {
         Ok(plan)
     }
 
-    /// The raw handle, for the callers not yet on the typed `exec_*` calls.
-    pub fn handle(&self) -> sys::cufftHandle {
-        self.handle
-    }
-
     /// Complex to complex in `T`'s precision (C2C or Z2Z); `input` and `output` may be the
     /// same array (use `exec_c2c_in_place`).
     pub fn exec_c2c<T: Sample>(

@@ -21,7 +21,7 @@ use std::sync::Arc;
 const DEFAULT_SHARED_LIMIT: usize = 48 * 1024;
 
 /// Threads per block of the element-wise kernels.
-pub const THREADS: u32 = 256;
+pub(crate) const THREADS: u32 = 256;
 
 /// Kernel `name` of `module`, allowed `shared_bytes` of dynamic shared memory.
 pub fn kernel(module: &Arc<CudaModule>, name: &str, shared_bytes: usize) -> Result<CudaFunction> {
@@ -97,6 +97,12 @@ impl<'s> Launch<'s> {
         self
     }
 
+    /// An array the kernel may write when present: a null pointer when `a` is `None`.
+    pub fn optional_output<T, A: DeviceArrayMut<T>>(&mut self, a: Option<&mut A>) -> &mut Self {
+        self.slots.push(a.map_or(0, |a| a.addr()));
+        self
+    }
+
     /// A value parameter (`int`, `long long`, `float`, `double`, …).
     pub fn scalar<S: DeviceRepr + Copy>(&mut self, s: S) -> &mut Self {
         let size = std::mem::size_of::<S>();
@@ -122,10 +128,7 @@ impl<'s> Launch<'s> {
     /// configuration every thread stays inside the arrays passed (and writes only those
     /// pushed with `output`).
     pub unsafe fn run(&mut self) -> Result<()> {
-        self.stream
-            .context()
-            .bind_to_thread()
-            .map_err(driver_error("binding the context"))?;
+        super::bind(self.stream.context())?;
         let mut params: Vec<*mut std::ffi::c_void> = self
             .slots
             .iter_mut()
@@ -147,17 +150,3 @@ impl<'s> Launch<'s> {
         .map_err(driver_error("launching a kernel"))
     }
 }
-
-/// The former launch path, kept while the capabilities move to [`Launch`]: raw addresses
-/// and `unsafe` hidden in the macro. Removed once no capability uses it.
-macro_rules! launch {
-    ($module:expr, $stream:expr, $name:expr, $cfg:expr, $($arg:expr),* $(,)?) => {{
-        let cfg: cudarc::driver::LaunchConfig = $cfg;
-        let f = $crate::backend::cuda::launch::kernel(&$module, $name, cfg.shared_mem_bytes as usize)?;
-        let mut b = $stream.launch_builder(&f);
-        $( b.arg($arg); )*
-        // SAFETY: the call site passes the kernel's parameters and matching buffers (above).
-        unsafe { b.launch(cfg) }.map_err($crate::backend::cuda::driver_error("launching a kernel"))?;
-    }};
-}
-pub(crate) use launch;

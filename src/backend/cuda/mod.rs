@@ -2,6 +2,7 @@
 //! run time so that the library loads and works (on the CPU) without them.
 
 pub mod array;
+pub mod blas;
 pub mod buffers;
 pub mod disk_cache;
 pub mod fft;
@@ -11,6 +12,7 @@ pub mod module_cache;
 pub mod nvrtc;
 pub mod probe;
 pub mod staging;
+pub mod tracked;
 
 use crate::error::{Error, Result};
 use cudarc::driver::{sys::CUdevice_attribute, CudaContext, CudaStream, DriverError};

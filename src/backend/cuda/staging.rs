@@ -12,10 +12,16 @@ use cudarc::driver::{result, CudaContext, CudaEvent, CudaStream};
 use rayon::prelude::*;
 use std::sync::{Arc, Mutex};
 
+/// Page-locked host memory. Copies queued from or into it ([`PinnedBuffer::upload_to`],
+/// [`PinnedBuffer::download_from`]) leave it *in flight*: the host sees its memory again
+/// ([`PinnedBuffer::slice_mut`]), and it is freed or pooled, only after the stream has
+/// passed them, so an asynchronous copy can never race the host.
 pub struct PinnedBuffer {
     ptr: *mut u8,
     bytes: usize,
     ctx: Arc<CudaContext>,
+    /// Events recorded after the copies queued since the host last looked.
+    in_flight: Vec<CudaEvent>,
 }
 
 // SAFETY: the buffer is plain host memory owned by this value.
@@ -33,24 +39,104 @@ impl PinnedBuffer {
             ptr: ptr.cast(),
             bytes: bytes.max(1),
             ctx: ctx.clone(),
+            in_flight: Vec::new(),
         })
     }
 
-    /// The first `len` elements as a typed slice.
-    pub fn slice_mut<T: Copy>(&mut self, len: usize) -> &mut [T] {
+    /// Waits for every copy queued from or into the buffer.
+    fn settle(&mut self) -> Result<()> {
+        for event in self.in_flight.drain(..) {
+            event
+                .synchronize()
+                .map_err(driver_error("waiting for a staging copy"))?;
+        }
+        Ok(())
+    }
+
+    /// `len` elements of `T` from element `at`, in bounds of the allocation.
+    fn span<T>(&self, at: usize, len: usize) -> *mut T {
+        let size = std::mem::size_of::<T>();
+        let end = at.checked_add(len).and_then(|e| e.checked_mul(size));
         assert!(
-            len * std::mem::size_of::<T>() <= self.bytes,
-            "staging buffer too small"
+            end.is_some_and(|e| e <= self.bytes),
+            "staging buffer of {} bytes too small for {len} elements at {at}",
+            self.bytes
         );
-        // SAFETY: page-aligned allocation of at least len*size_of::<T>() bytes; T is plain data.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.cast::<T>(), len) }
+        // SAFETY: in bounds of the allocation (checked above).
+        unsafe { self.ptr.cast::<T>().add(at) }
+    }
+
+    /// The first `len` elements as a typed slice, once no copy uses them.
+    pub fn slice_mut<T: Copy>(&mut self, len: usize) -> Result<&mut [T]> {
+        self.slice_mut_at(0, len)
+    }
+
+    /// `len` elements of `T` from element `at`, once no copy uses them.
+    pub fn slice_mut_at<T: Copy>(&mut self, at: usize, len: usize) -> Result<&mut [T]> {
+        self.settle()?;
+        let p = self.span::<T>(at, len);
+        // SAFETY: page-aligned allocation spanning the range (checked by span); T is plain
+        // data; no queued copy touches it (settled above); the borrow is the buffer's.
+        Ok(unsafe { std::slice::from_raw_parts_mut(p, len) })
+    }
+
+    /// Queues a copy of `len` elements of `T` from element `at` of the buffer into the first
+    /// `len` elements of `dst` on `stream`; returns without waiting for it.
+    pub fn upload_to<T: Copy>(
+        &mut self,
+        (at, len): (usize, usize),
+        stream: &CudaStream,
+        dst: &mut impl DeviceArrayMut<T>,
+        what: &'static str,
+    ) -> Result<()> {
+        fits(len, dst.len(), what)?;
+        let p = self.span::<T>(at, len);
+        super::bind(stream.context())?;
+        // SAFETY: `dst` spans len elements (checked above); the source range lies in the
+        // allocation, which the host cannot touch or free until the event recorded below.
+        let src = unsafe { std::slice::from_raw_parts(p, len) };
+        unsafe { result::memcpy_htod_async(dst.addr(), src, stream.cu_stream()) }
+            .map_err(driver_error(what))?;
+        self.mark(stream)
+    }
+
+    /// Queues a copy of the first `len` elements of `src` into the buffer's first `len`
+    /// elements on `stream`; returns without waiting (`slice_mut` waits).
+    pub fn download_from<T: Copy>(
+        &mut self,
+        stream: &CudaStream,
+        src: &impl DeviceArray<T>,
+        len: usize,
+        what: &'static str,
+    ) -> Result<()> {
+        fits(len, src.len(), what)?;
+        let p = self.span::<T>(0, len);
+        super::bind(stream.context())?;
+        // SAFETY: `src` spans len elements (checked above); the destination lies in the
+        // allocation, which the host cannot touch or free until the event recorded below.
+        let dst = unsafe { std::slice::from_raw_parts_mut(p, len) };
+        unsafe { result::memcpy_dtoh_async(dst, src.addr(), stream.cu_stream()) }
+            .map_err(driver_error(what))?;
+        self.mark(stream)
+    }
+
+    fn mark(&mut self, stream: &CudaStream) -> Result<()> {
+        let event = stream
+            .record_event(None)
+            .map_err(driver_error("recording a staging event"))?;
+        self.in_flight.push(event);
+        Ok(())
     }
 }
 
 impl Drop for PinnedBuffer {
     fn drop(&mut self) {
-        let _ = self.ctx.bind_to_thread();
-        // SAFETY: allocated by malloc_host and not freed before.
+        // Memory a copy may still use is leaked rather than freed under it.
+        if self.settle().is_err() {
+            return;
+        }
+        let _ = super::bind(&self.ctx);
+        // SAFETY: allocated by malloc_host and not freed before; no copy uses it.
         let _ = unsafe { result::free_host(self.ptr.cast()) };
     }
 }
@@ -74,11 +160,33 @@ impl StagingPool {
         PinnedBuffer::new(ctx, bytes)
     }
 
-    pub fn put(&self, buffer: PinnedBuffer) {
+    /// Keeps `buffer` for reuse once its copies are done (else it is dropped: freed, or
+    /// leaked if waiting fails).
+    pub fn put(&self, mut buffer: PinnedBuffer) {
+        if buffer.settle().is_err() {
+            return;
+        }
         let mut free = self.free.lock().unwrap();
         if free.len() < KEEP {
             free.push(buffer);
         }
+    }
+
+    /// Returns `buffers` to the pool once `stream`, whose copies may use them, is idle; if
+    /// waiting fails they are freed instead and the error returned (`what` names the work).
+    pub fn put_when_idle(
+        &self,
+        stream: &CudaStream,
+        buffers: impl IntoIterator<Item = PinnedBuffer>,
+        what: &'static str,
+    ) -> Result<()> {
+        let idle = stream.synchronize().map_err(driver_error(what));
+        for buffer in buffers {
+            if idle.is_ok() {
+                self.put(buffer);
+            }
+        }
+        idle
     }
 }
 
@@ -203,7 +311,7 @@ fn fits(moved: usize, device: usize, what: &str) -> Result<()> {
 ///
 /// # Safety
 /// `dst` is device memory of `ctx` the caller may write, spanning `size_of_val(src)` bytes.
-pub unsafe fn upload_staged_raw<T: Copy>(
+unsafe fn upload_staged_raw<T: Copy>(
     ctx: &Arc<CudaContext>,
     pool: &StagingPool,
     cpu: &CpuBackend,
@@ -218,7 +326,7 @@ pub unsafe fn upload_staged_raw<T: Copy>(
     let mut pieces = Pieces::take(pool, ctx, src.len())?;
     let run = (|| -> Result<()> {
         for (i, piece) in src.chunks(PIECE).enumerate() {
-            let buf = pieces.ready(i)?.slice_mut::<u8>(piece.len());
+            let buf = pieces.ready(i)?.slice_mut::<u8>(piece.len())?;
             par_copy(cpu, buf, piece);
             // SAFETY: the buffer stays alive and unwritten until the event recorded below.
             unsafe {
@@ -237,7 +345,7 @@ pub unsafe fn upload_staged_raw<T: Copy>(
 ///
 /// # Safety
 /// `src` is device memory of `ctx` spanning `size_of_val(dst)` bytes.
-pub unsafe fn download_staged_raw<T: Copy>(
+unsafe fn download_staged_raw<T: Copy>(
     ctx: &Arc<CudaContext>,
     pool: &StagingPool,
     cpu: &CpuBackend,
@@ -254,7 +362,7 @@ pub unsafe fn download_staged_raw<T: Copy>(
     let n = total.div_ceil(PIECE);
     let queue = |pieces: &mut Pieces, i: usize| -> Result<()> {
         let len = PIECE.min(total - i * PIECE);
-        let buf = pieces.ready(i)?.slice_mut::<u8>(len);
+        let buf = pieces.ready(i)?.slice_mut::<u8>(len)?;
         // SAFETY: the buffer is not read by the host until the event recorded below.
         unsafe { result::memcpy_dtoh_async(buf, src + (i * PIECE) as u64, stream.cu_stream()) }
             .map_err(driver_error("copying from the device"))?;
@@ -267,7 +375,7 @@ pub unsafe fn download_staged_raw<T: Copy>(
                 queue(&mut pieces, i + 1)?;
             }
             let len = PIECE.min(total - i * PIECE);
-            let buf = pieces.ready(i)?.slice_mut::<u8>(len);
+            let buf = pieces.ready(i)?.slice_mut::<u8>(len)?;
             par_copy(cpu, &mut dst[i * PIECE..i * PIECE + len], buf);
         }
         Ok(())

@@ -14,15 +14,15 @@ pub(super) enum Kind {
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Geometry {
     pub(super) vec: i64,
-    pub(super) sig_min: i64,
-    pub(super) sig_max: i64,
-    pub(super) nvf: i64,
-    pub(super) nvg: i64,
-    pub(super) hist_words: i64,
+    sig_min: i64,
+    sig_max: i64,
+    nvf: i64,
+    nvg: i64,
+    hist_words: i64,
     pub(super) size: usize,
 }
 
-pub(super) fn round_up(x: i64, a: i64) -> i64 {
+fn round_up(x: i64, a: i64) -> i64 {
     (x + a - 1) / a * a
 }
 
@@ -51,7 +51,7 @@ impl Geometry {
         }
     }
 
-    pub(super) fn blf(&self, h: i64) -> i64 {
+    fn blf(&self, h: i64) -> i64 {
         if h > 0 {
             self.vec * ((h + self.vec - 1) / self.vec + self.nvf - 1)
         } else {
@@ -59,7 +59,7 @@ impl Geometry {
         }
     }
 
-    pub(super) fn blg(&self, h: i64) -> i64 {
+    fn blg(&self, h: i64) -> i64 {
         if h > 0 {
             self.vec * ((h + self.vec - 1) / self.vec + self.nvg - 1)
         } else {
@@ -86,12 +86,12 @@ impl Geometry {
         (x0 + x1 + d + a + lam) as usize
     }
 
-    pub(super) fn floor_vec(&self, x: i64) -> i64 {
+    fn floor_vec(&self, x: i64) -> i64 {
         x & !(self.vec - 1)
     }
 
     /// First output and count of level k of a forward pass (`forward_range`).
-    pub(super) fn forward_range(&self, k: u32, levels: u32, b: i64, t: i64) -> (i64, i64) {
+    fn forward_range(&self, k: u32, levels: u32, b: i64, t: i64) -> (i64, i64) {
         let (mut lo, mut cnt) = (b * t, t);
         for _ in k..levels {
             let l2 = self.floor_vec(2 * lo + 2 * self.sig_min);
@@ -114,7 +114,7 @@ impl Geometry {
     }
 
     /// First sample pair and pair count of level k of an inverse pass (`inverse_range`).
-    pub(super) fn inverse_range(&self, k: u32, b: i64, t0: i64) -> (i64, i64) {
+    fn inverse_range(&self, k: u32, b: i64, t0: i64) -> (i64, i64) {
         let (mut p, mut c) = (b * (t0 / 2), t0 / 2);
         for _ in 2..=k {
             let (jlo, jhi) = (p - self.sig_max, p + c - self.sig_min);

@@ -2,9 +2,11 @@
 
 use super::device::{run_on_device, DevBatch, Op};
 use super::kit::Kit;
+use super::rows::{whole, whole_mut, Io, Rows, Shape};
 use super::tuning::CHUNK_BYTES;
 use crate::backend::cpu::CpuBackend;
-use crate::backend::cuda::buffers::dptr;
+use crate::backend::cuda::array::part_mut;
+use crate::backend::cuda::buffers::alloc;
 use crate::backend::cuda::staging::PinnedBuffer;
 use crate::backend::cuda::{driver_error, CudaBackend};
 
@@ -13,9 +15,29 @@ use crate::dwt::wavelet::Wavelet;
 use crate::error::Result;
 use crate::layout::TraceBatch;
 use crate::sample::Sample;
-use cudarc::driver::{result, CudaSlice, CudaStream};
+use cudarc::driver::{CudaSlice, CudaStream};
 use rayon::prelude::*;
 use std::sync::Arc;
+
+/// What a host call computes: `op` over `levels` levels with one wavelet, and the median
+/// segments it reports per trace (0: none).
+pub(super) struct Work<'w> {
+    pub(super) wavelet: &'w Wavelet,
+    pub(super) op: Op<'w>,
+    pub(super) levels: u32,
+    pub(super) seg_levels: usize,
+}
+
+/// The sizes of a slot's buffers: chunks of `chunk` traces of `n` samples, an output apart
+/// from the input on the long path (which cannot run in place), and `seg_levels` medians
+/// per trace (0: none).
+#[derive(Clone, Copy)]
+struct SlotSizes {
+    chunk: usize,
+    n: usize,
+    long: bool,
+    seg_levels: usize,
+}
 
 /// One stream's buffers.
 pub(super) struct Slot<T: Sample> {
@@ -38,16 +60,13 @@ pub(super) struct Slots<'g, T: Sample> {
 impl<T: Sample> Drop for Slots<'_, T> {
     fn drop(&mut self) {
         for slot in &mut self.slots {
-            // A failed synchronisation leaves the buffers to be freed, not reused.
-            let idle = slot.stream.synchronize().is_ok();
-            for buffer in [slot.pinned.take(), slot.pinned_medians.take()]
-                .into_iter()
-                .flatten()
-            {
-                if idle {
-                    self.gpu.staging.put(buffer);
-                }
-            }
+            let buffers = [slot.pinned.take(), slot.pinned_medians.take()];
+            let staging = &self.gpu.staging;
+            let _ = staging.put_when_idle(
+                &slot.stream,
+                buffers.into_iter().flatten(),
+                "returning staging buffers",
+            );
         }
     }
 }
@@ -101,29 +120,108 @@ pub(super) fn copy_row<T: Sample>(dst: &mut [T], src: &[T]) {
     }
 }
 
-/// Runs `op` over a host batch. Chunk results are written to caller memory as each chunk
-/// completes: after validation the only failures left are driver errors (device memory
+/// A slot's staging buffer.
+fn pinned(buffer: &mut Option<PinnedBuffer>) -> &mut PinnedBuffer {
+    buffer
+        .as_mut()
+        .expect("a slot keeps its staging buffers until it is dropped")
+}
+
+/// The first `len` elements of a slot's staging buffer, once no copy uses them.
+fn staged<T: Copy>(buffer: &mut Option<PinnedBuffer>, len: usize) -> Result<&mut [T]> {
+    pinned(buffer).slice_mut::<T>(len)
+}
+
+/// Queues the download of the first `len` elements of `src` into a slot's staging buffer.
+fn download_chunk<T: Copy>(
+    stream: &CudaStream,
+    src: &CudaSlice<T>,
+    buffer: &mut Option<PinnedBuffer>,
+    len: usize,
+    what: &'static str,
+) -> Result<()> {
+    pinned(buffer).download_from(stream, src, len, what)
+}
+
+/// The caller's side of a host call: where traces come from and go to, and the medians.
+struct HostSide<'h, T> {
+    cpu: &'h CpuBackend,
+    /// None: the traces are transformed in place in `dest`.
+    source: Option<&'h [T]>,
+    dest: &'h mut [T],
+    medians: Vec<T>,
+    n: usize,
+    stride: usize,
+    seg_levels: usize,
+}
+
+/// Runs the operation over a host batch. Chunk results are written to caller memory as each
+/// chunk completes: after validation the only failures left are driver errors (device memory
 /// exhausted, a broken context), so a failed call may leave earlier chunks done and later ones
 /// untouched; a batch of one chunk is written only once all its GPU work succeeded.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn run_host<T: Sample>(
     gpu: &CudaBackend,
     cpu: &CpuBackend,
-    wavelet: &Wavelet,
-    op: Op,
-    levels: u32,
+    work: &Work,
     traces: Traces<T>,
     batch: TraceBatch,
-    seg_levels: usize,
 ) -> Result<Vec<T>> {
-    gpu.ctx
-        .bind_to_thread()
-        .map_err(driver_error("binding the context"))?;
+    gpu.bind()?;
     let n = batch.n_samples;
-    let size = std::mem::size_of::<T>();
     let first_stream = gpu.stream()?;
-    let kit0 = Kit::<T>::new(gpu, wavelet, &first_stream)?;
-    let long = kit0.long_plan(n, levels, op.kind()).is_long();
+    let kit0 = Kit::<T>::new(gpu, work.wavelet, &first_stream)?;
+    let long = kit0.long_plan(n, work.levels, work.op.kind()).is_long();
+    let chunk = chunk_traces::<T>(gpu, &batch, long)?;
+    let chunks = batch.n_traces.div_ceil(chunk);
+    let mut slots = Slots::<T> {
+        gpu,
+        slots: Vec::new(),
+    };
+    for i in 0..chunks.min(2) {
+        let stream = match i {
+            0 => first_stream.clone(),
+            _ => gpu.stream()?,
+        };
+        let sizes = SlotSizes {
+            chunk,
+            n,
+            long,
+            seg_levels: work.seg_levels,
+        };
+        slots.slots.push(Slot::new(gpu, stream, sizes)?);
+    }
+    let (source, dest) = match traces {
+        Traces::InPlace(d) => (None, d),
+        Traces::Separate { input, output } => (Some(input), output),
+    };
+    let mut host = HostSide {
+        cpu,
+        source,
+        dest,
+        medians: vec![T::zero(); batch.n_traces * work.seg_levels],
+        n,
+        stride: batch.trace_stride,
+        seg_levels: work.seg_levels,
+    };
+    let n_slots = slots.slots.len();
+    for c in 0..chunks {
+        let slot = &mut slots.slots[c % n_slots];
+        slot.finish(&mut host)?;
+        let first = c * chunk;
+        let count = chunk.min(batch.n_traces - first);
+        slot.gather_from(&host, first, count)?;
+        slot.queue(gpu, work, n, (first, count))?;
+    }
+    for slot in &mut slots.slots {
+        slot.finish(&mut host)?;
+    }
+    Ok(host.medians)
+}
+
+/// Traces per chunk: about `CHUNK_BYTES` of samples, within a quarter of the free device
+/// memory.
+fn chunk_traces<T>(gpu: &CudaBackend, batch: &TraceBatch, long: bool) -> Result<usize> {
+    let (n, size) = (batch.n_samples, std::mem::size_of::<T>());
     let (free, _) = gpu
         .ctx
         .mem_get_info()
@@ -131,51 +229,42 @@ pub(super) fn run_host<T: Sample>(
     // Device bytes per trace: input, output (long path), coefficients (long denoise).
     let per_trace = n * size * if long { 3 } else { 1 } + 64;
     let budget = (free / 4).max(per_trace);
-    let chunk = (CHUNK_BYTES / (n * size))
+    Ok((CHUNK_BYTES / (n * size))
         .clamp(1, batch.n_traces)
         .min(budget / per_trace)
-        .max(1);
-    let chunks = batch.n_traces.div_ceil(chunk);
-    let n_slots = chunks.min(2);
+        .max(1))
+}
 
-    let mut slots = Slots::<T> {
-        gpu,
-        slots: Vec::new(),
-    };
-    for i in 0..n_slots {
-        let stream = if i == 0 {
-            first_stream.clone()
-        } else {
-            gpu.stream()?
-        };
-        let alloc = |len: usize, what: &'static str| {
-            // SAFETY: written by copies or kernels before being read.
-            unsafe { stream.alloc::<T>(len.max(1)) }.map_err(driver_error(what))
-        };
-        let input = alloc(chunk * n, "allocating device memory for a chunk of traces")?;
+impl<T: Sample> Slot<T> {
+    fn new(gpu: &CudaBackend, stream: Arc<CudaStream>, sizes: SlotSizes) -> Result<Slot<T>> {
+        let SlotSizes {
+            chunk,
+            n,
+            long,
+            seg_levels,
+        } = sizes;
+        let size = std::mem::size_of::<T>();
+        let traces = "allocating device memory for a chunk of traces";
+        let input = alloc(&stream, chunk * n, traces)?;
         let output = if long {
-            Some(alloc(
-                chunk * n,
-                "allocating device memory for a chunk of traces",
-            )?)
+            Some(alloc(&stream, chunk * n, traces)?)
         } else {
             None
         };
-        let medians = if seg_levels > 0 {
-            Some(alloc(
+        let medians = match seg_levels {
+            0 => None,
+            _ => Some(alloc(
+                &stream,
                 chunk * seg_levels,
                 "allocating device memory for medians",
-            )?)
-        } else {
-            None
+            )?),
         };
         let pinned = gpu.staging.take(&gpu.ctx, chunk * n * size)?;
-        let pinned_medians = if seg_levels > 0 {
-            Some(gpu.staging.take(&gpu.ctx, chunk * seg_levels * size)?)
-        } else {
-            None
+        let pinned_medians = match seg_levels {
+            0 => None,
+            _ => Some(gpu.staging.take(&gpu.ctx, chunk * seg_levels * size)?),
         };
-        slots.slots.push(Slot {
+        Ok(Slot {
             stream,
             pinned: Some(pinned),
             pinned_medians,
@@ -183,90 +272,76 @@ pub(super) fn run_host<T: Sample>(
             output,
             medians,
             pending: None,
-        });
+        })
     }
 
-    let mut medians = vec![T::zero(); batch.n_traces * seg_levels];
-    let (source, dest): (Option<&[T]>, &mut [T]) = match traces {
-        Traces::InPlace(d) => (None, d),
-        Traces::Separate { input, output } => (Some(input), output),
-    };
-    let stride = batch.trace_stride;
-
-    // Writes a finished chunk's samples and medians out of its slot.
-    let finish = |slot: &mut Slot<T>, dest: &mut [T], medians: &mut [T]| -> Result<()> {
-        if let Some((first, count)) = slot.pending.take() {
-            slot.stream
-                .synchronize()
-                .map_err(driver_error("running the DWT"))?;
-            let pinned = slot.pinned.as_mut().unwrap().slice_mut::<T>(count * n);
-            scatter(cpu, pinned, dest, first, n, stride);
-            if seg_levels > 0 {
-                let m = slot
-                    .pinned_medians
-                    .as_mut()
-                    .unwrap()
-                    .slice_mut::<T>(count * seg_levels);
-                medians[first * seg_levels..(first + count) * seg_levels].copy_from_slice(m);
-            }
+    /// Writes a finished chunk's samples and medians out of the slot.
+    fn finish(&mut self, host: &mut HostSide<T>) -> Result<()> {
+        let Some((first, count)) = self.pending.take() else {
+            return Ok(());
+        };
+        self.stream
+            .synchronize()
+            .map_err(driver_error("running the DWT"))?;
+        let (n, segs) = (host.n, host.seg_levels);
+        let pinned = staged(&mut self.pinned, count * n)?;
+        scatter(host.cpu, pinned, host.dest, first, n, host.stride);
+        if segs > 0 {
+            let m = staged(&mut self.pinned_medians, count * segs)?;
+            host.medians[first * segs..(first + count) * segs].copy_from_slice(m);
         }
         Ok(())
-    };
+    }
 
-    for c in 0..chunks {
-        let slot = &mut slots.slots[c % n_slots];
-        finish(slot, dest, &mut medians)?;
-        let first = c * chunk;
-        let count = chunk.min(batch.n_traces - first);
-        {
-            let src: &[T] = source.unwrap_or(&*dest);
-            let pinned = slot.pinned.as_mut().unwrap().slice_mut::<T>(count * n);
-            gather(cpu, src, first, pinned, n, stride);
-        }
-        let kit = Kit::<T>::new(gpu, wavelet, &slot.stream)?;
-        let cu = slot.stream.cu_stream();
-        let input = dptr(&slot.input, &slot.stream);
-        let output = slot
-            .output
-            .as_ref()
-            .map_or(input, |o| dptr(o, &slot.stream));
-        let med = slot.medians.as_ref().map_or(0, |m| dptr(m, &slot.stream));
-        {
-            let pinned = slot.pinned.as_mut().unwrap().slice_mut::<T>(count * n);
-            // SAFETY: page-locked source, device buffer of chunk × n elements; the buffer
-            // stays untouched by the host until the stream is synchronised in `finish`.
-            unsafe { result::memcpy_htod_async(input, &*pinned, cu) }
-                .map_err(driver_error("copying traces to the device"))?;
-        }
-        let b = DevBatch {
-            n,
-            traces: count,
-            input,
-            in_stride: n,
-            output,
-            out_stride: n,
+    /// Gathers traces `first..first + count` of the caller's input into the staging buffer.
+    fn gather_from(&mut self, host: &HostSide<T>, first: usize, count: usize) -> Result<()> {
+        let src: &[T] = host.source.unwrap_or(&*host.dest);
+        let pinned = staged(&mut self.pinned, count * host.n)?;
+        gather(host.cpu, src, first, pinned, host.n, host.stride);
+        Ok(())
+    }
+
+    /// Queues the staged chunk's upload, its work and the downloads of its results.
+    fn queue(
+        &mut self,
+        gpu: &CudaBackend,
+        work: &Work,
+        n: usize,
+        (first, count): (usize, usize),
+    ) -> Result<()> {
+        let kit = Kit::<T>::new(gpu, work.wavelet, &self.stream)?;
+        let len = count * n;
+        let what = "copying traces to the device";
+        let input = &mut part_mut(&mut self.input, 0, len);
+        pinned(&mut self.pinned).upload_to((0, len), &self.stream, input, what)?;
+        let shape = Shape { n, traces: count };
+        let io = match self.output.as_mut() {
+            Some(output) => Io::Apart(
+                Rows {
+                    data: whole(&self.input),
+                    stride: n,
+                },
+                Rows {
+                    data: whole_mut(output),
+                    stride: n,
+                },
+            ),
+            None => Io::InPlace(Rows {
+                data: whole_mut(&mut self.input),
+                stride: n,
+            }),
         };
-        run_on_device(&kit, op, levels, b, med)?;
-        {
-            let pinned = slot.pinned.as_mut().unwrap().slice_mut::<T>(count * n);
-            // SAFETY: as above, device to host.
-            unsafe { result::memcpy_dtoh_async(pinned, output, cu) }
-                .map_err(driver_error("copying traces from the device"))?;
+        let medians = self.medians.as_mut().map(whole_mut);
+        run_on_device(&kit, work.op, work.levels, DevBatch { shape, io }, medians)?;
+        let result = self.output.as_ref().unwrap_or(&self.input);
+        let what = "copying traces from the device";
+        download_chunk(&self.stream, result, &mut self.pinned, len, what)?;
+        if let Some(medians) = &self.medians {
+            let len = count * work.seg_levels;
+            let what = "copying medians from the device";
+            download_chunk(&self.stream, medians, &mut self.pinned_medians, len, what)?;
         }
-        if seg_levels > 0 {
-            let m = slot
-                .pinned_medians
-                .as_mut()
-                .unwrap()
-                .slice_mut::<T>(count * seg_levels);
-            // SAFETY: as above.
-            unsafe { result::memcpy_dtoh_async(m, med, cu) }
-                .map_err(driver_error("copying medians from the device"))?;
-        }
-        slot.pending = Some((first, count));
+        self.pending = Some((first, count));
+        Ok(())
     }
-    for slot in &mut slots.slots {
-        finish(slot, dest, &mut medians)?;
-    }
-    Ok(medians)
 }

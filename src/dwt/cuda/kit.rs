@@ -1,22 +1,23 @@
-//! Launching: one wavelet's module on one stream, and the launchers of every DWT kernel.
+//! Launching: one wavelet's module on one stream, and the launchers of the whole-trace kernels.
 
 use super::geometry::{Geometry, Kind};
 use super::long::{LongPlan, Pass, ShrinkTable};
 use super::prelude::prelude;
+use super::rows::{check_rows, Io, Shape};
 use super::shrink::Rules;
 use super::tuning::{
-    ITEMS_PER_THREAD, SELECT_BINS, SELECT_CHUNK, SELECT_DIGIT_BITS, SINGLE_KERNEL_LIMIT,
-    TILE_LEVELS, TILE_SAMPLES_F32, TILE_THREADS, WARP_TEAMS_PER_BLOCK,
+    ITEMS_PER_THREAD, SINGLE_KERNEL_LIMIT, TILE_LEVELS, TILE_SAMPLES_F32, TILE_THREADS,
+    WARP_TEAMS_PER_BLOCK,
 };
-use crate::backend::cuda::buffers::{dptr, DevPtr};
+use crate::backend::cuda::array::{Part, PartMut};
 use crate::backend::cuda::kernels;
-use crate::backend::cuda::launch::launch;
-use crate::backend::cuda::{driver_error, CudaBackend};
+use crate::backend::cuda::launch::Launch;
+use crate::backend::cuda::CudaBackend;
 
 use crate::dwt::wavelet::Wavelet;
 use crate::error::{Error, Result};
 use crate::sample::Sample;
-use cudarc::driver::{CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaModule, CudaStream, LaunchConfig};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -69,24 +70,17 @@ impl<'a, T: Sample> Kit<'a, T> {
         }
     }
 
-    pub(super) fn alloc<U: cudarc::driver::DeviceRepr>(
-        &self,
-        len: usize,
-        what: &'static str,
-    ) -> Result<CudaSlice<U>> {
-        // SAFETY: every element is written by a kernel or a copy before it is read.
-        unsafe { self.stream.alloc::<U>(len.max(1)) }.map_err(driver_error(what))
-    }
-
     // --- Whole-trace kernels.
 
+    /// The configuration of a whole-trace kernel (a team per trace, each with `words` REALs
+    /// of shared memory) and `words`.
     pub(super) fn whole_launch(
         &self,
-        n: usize,
+        shape: Shape,
         levels: u32,
         kind: Kind,
-        traces: usize,
     ) -> Result<(LaunchConfig, i32)> {
+        let (n, traces) = (shape.n, shape.traces);
         let words = self.geo.layout_words(n, levels, kind);
         let bytes = words * self.geo.size;
         let items = (n / 2).div_ceil(self.geo.vec as usize);
@@ -113,132 +107,114 @@ impl<'a, T: Sample> Kit<'a, T> {
         Ok((cfg, words as i32))
     }
 
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn whole_forward(
+    /// A whole-trace kernel's launch with its first seven parameters pushed (in, out,
+    /// in_stride, out_stride, n_traces, log2n, L), the arrays checked to hold the traces;
+    /// and the REALs of shared memory per trace, its last parameter.
+    fn whole(
         &self,
+        name: &str,
+        kind: Kind,
+        shape: Shape,
         levels: u32,
-        input: DevPtr,
-        in_stride: usize,
-        output: DevPtr,
-        out_stride: usize,
-        n: usize,
-        traces: usize,
-    ) -> Result<()> {
-        let (cfg, words) = self.whole_launch(n, levels, Kind::Forward, traces)?;
-        let (ins, outs, nt, ln, l) = (
-            in_stride as i64,
-            out_stride as i64,
-            traces as i32,
-            log2(n),
-            levels as i32,
-        );
-        launch!(
-            self.module,
-            self.stream,
-            "dwt_forward",
-            cfg,
-            &input,
-            &output,
-            &ins,
-            &outs,
-            &nt,
-            &ln,
-            &l,
-            &words
-        );
-        Ok(())
+        io: &mut Io<T>,
+    ) -> Result<(Launch<'a>, i32)> {
+        io.check(shape)?;
+        let (cfg, words) = self.whole_launch(shape, levels, kind)?;
+        let mut l = Launch::new(&self.module, self.stream, name, cfg)?;
+        match io {
+            Io::Apart(input, output) => l
+                .input(&input.data)
+                .output(&mut output.data)
+                .scalar(input.stride as i64)
+                .scalar(output.stride as i64),
+            Io::InPlace(rows) => l
+                .input(&rows.data)
+                .output(&mut rows.data)
+                .scalar(rows.stride as i64)
+                .scalar(rows.stride as i64),
+        };
+        l.scalar(shape.traces as i32)
+            .scalar(log2(shape.n))
+            .scalar(levels as i32);
+        Ok((l, words))
     }
 
-    #[allow(clippy::too_many_arguments)]
+    pub(super) fn whole_forward(&self, shape: Shape, levels: u32, mut io: Io<T>) -> Result<()> {
+        let (mut l, words) = self.whole("dwt_forward", Kind::Forward, shape, levels, &mut io)?;
+        l.scalar(words);
+        // SAFETY: dwt_forward(const REAL* in, REAL* out, long long in_stride,
+        // long long out_stride, int n_traces, int log2n, int L, int smem_words). The team of
+        // trace t < n_traces reads its n = 2^log2n samples of `in` and writes its n
+        // coefficients to `out`, at the strides: `whole` checked that both arrays hold
+        // n_traces such rows. Each team's shared memory is smem_words REALs of cfg's
+        // per-block share, as the kernel's layout for (n, L) (it traps on a mismatch).
+        unsafe { l.run() }
+    }
+
     pub(super) fn whole_inverse(
         &self,
+        shape: Shape,
         levels: u32,
-        input: DevPtr,
-        in_stride: usize,
-        output: DevPtr,
-        out_stride: usize,
-        n: usize,
-        traces: usize,
-        shrink: &ShrinkTable,
+        mut io: Io<T>,
+        shrink: &ShrinkTable<T>,
     ) -> Result<()> {
-        let (cfg, words) = self.whole_launch(n, levels, Kind::Inverse, traces)?;
-        let (ins, outs, nt, ln, l) = (
-            in_stride as i64,
-            out_stride as i64,
-            traces as i32,
-            log2(n),
-            levels as i32,
-        );
-        let (lam_stride, level0, hard) = (
-            shrink.stride as i32,
-            shrink.level0 as i32,
-            shrink.hard as i32,
-        );
-        // `lam` is null or holds traces × stride thresholds.
-        launch!(
-            self.module,
-            self.stream,
-            "dwt_inverse",
-            cfg,
-            &input,
-            &output,
-            &ins,
-            &outs,
-            &nt,
-            &ln,
-            &l,
-            &shrink.lam,
-            &lam_stride,
-            &level0,
-            &shrink.mask,
-            &hard,
-            &words
-        );
-        Ok(())
+        if let Some(lam) = &shrink.lam {
+            let reach = (shrink.level0 + levels) as usize;
+            check_rows(lam, shape.traces, shrink.stride, reach, "DWT thresholds")?;
+        }
+        let (mut l, words) = self.whole("dwt_inverse", Kind::Inverse, shape, levels, &mut io)?;
+        l.optional(shrink.lam.as_ref())
+            .scalar(shrink.stride as i32)
+            .scalar(shrink.level0 as i32)
+            .scalar(shrink.mask)
+            .scalar(shrink.hard as i32)
+            .scalar(words);
+        // SAFETY: dwt_inverse(const REAL* in, REAL* out, long long in_stride,
+        // long long out_stride, int n_traces, int log2n, int L, const REAL* lam,
+        // int lam_stride, int level0, unsigned long long mask, int hard, int smem_words).
+        // Trace t < n_traces reads its n coefficients and writes its n samples at the strides
+        // (rows checked in `whole`); lam is null or holds n_traces rows of lam_stride
+        // thresholds of which trace t reads entries below level0 + L (checked above). Shared
+        // memory as in `whole_forward`.
+        unsafe { l.run() }
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// The whole-trace denoise; `medians` (traces × seg_levels) may be None only for the
+    /// fixed rule, which writes none.
     pub(super) fn whole_denoise(
         &self,
         rules: &Rules<T>,
+        shape: Shape,
         levels: u32,
-        input: DevPtr,
-        in_stride: usize,
-        output: DevPtr,
-        out_stride: usize,
-        n: usize,
-        traces: usize,
-        medians: DevPtr,
+        mut io: Io<T>,
+        mut medians: Option<PartMut<T>>,
     ) -> Result<()> {
-        let (cfg, words) = self.whole_launch(n, levels, Kind::Denoise, traces)?;
-        let (ins, outs, nt, ln, l) = (
-            in_stride as i64,
-            out_stride as i64,
-            traces as i32,
-            log2(n),
-            levels as i32,
-        );
-        // `medians` holds traces × seg_levels values (unused by the fixed rule).
-        launch!(
-            self.module,
-            self.stream,
-            "dwt_denoise",
-            cfg,
-            &input,
-            &output,
-            &ins,
-            &outs,
-            &nt,
-            &ln,
-            &l,
-            &rules.flags,
-            &rules.mask,
-            &rules.fixed,
-            &rules.factor,
-            &medians,
-            &words
-        );
-        Ok(())
+        let segs = rules.seg_levels as usize;
+        match &medians {
+            Some(m) => check_rows(m, shape.traces, segs, segs, "DWT medians")?,
+            None if rules.universal() => {
+                return Err(Error::Internal("a denoise without its medians".into()))
+            }
+            None => {}
+        }
+        let (mut l, words) = self.whole("dwt_denoise", Kind::Denoise, shape, levels, &mut io)?;
+        l.scalar(rules.flags)
+            .scalar(rules.mask)
+            .scalar(rules.fixed)
+            .scalar(rules.factor);
+        match medians.as_mut() {
+            Some(m) => l.output(m),
+            None => l.optional::<T, Part<T>>(None),
+        };
+        l.scalar(words);
+        // SAFETY: dwt_denoise(const REAL* in, REAL* out, long long in_stride,
+        // long long out_stride, int n_traces, int log2n, int L, int flags,
+        // unsigned long long mask, REAL fixed_lambda, double factor, REAL* medians,
+        // int smem_words). Traces as in `whole_inverse` (rows checked in `whole`); trace t
+        // writes medians[t·seg_levels + i], i < seg_levels (L per level, else 1), only under
+        // the universal rule, whose medians are present and checked above. Shared memory as
+        // in `whole_forward`.
+        unsafe { l.run() }
     }
 
     // --- Long signals.
@@ -271,6 +247,8 @@ impl<'a, T: Sample> Kit<'a, T> {
             m >>= k;
         }
         LongPlan {
+            n,
+            levels,
             passes,
             s_final: s,
             m_final: m,
@@ -290,308 +268,6 @@ impl<'a, T: Sample> Kit<'a, T> {
             grid_dim: (blocks as u32, traces as u32, 1),
             block_dim: (TILE_THREADS, 1, 1),
             shared_mem_bytes: (words * self.geo.size) as u32,
-        })
-    }
-
-    /// Forward levels of `traces` traces into `coef` (stride n). Scratch from `ws`.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn long_forward(
-        &self,
-        plan: &LongPlan,
-        levels: u32,
-        input: DevPtr,
-        in_stride: usize,
-        coef: DevPtr,
-        n: usize,
-        traces: usize,
-        ws: &LongScratch,
-    ) -> Result<()> {
-        let (mut src, mut src_stride, mut m) = (input, in_stride, n);
-        for (p, pass) in plan.passes.iter().enumerate() {
-            let last = pass.s + pass.k == levels;
-            let (dst, dst_stride) = if last {
-                (coef, n)
-            } else {
-                (ws.scratch[p % 2], m >> pass.k)
-            };
-            let words = self.geo.tile_forward_words(pass.k, 1 << pass.log2t);
-            let blocks = (m >> pass.k) >> pass.log2t;
-            let cfg = self.tile_config(blocks, traces, words)?;
-            let (ss, lm, cs, ln, s0, k, lt, ds, w) = (
-                src_stride as i64,
-                log2(m),
-                n as i64,
-                log2(n),
-                pass.s as i32,
-                pass.k as i32,
-                pass.log2t as i32,
-                dst_stride as i64,
-                words as i32,
-            );
-            launch!(
-                self.module,
-                self.stream,
-                "dwt_forward_tiles",
-                cfg,
-                &src,
-                &ss,
-                &lm,
-                &coef,
-                &cs,
-                &ln,
-                &s0,
-                &k,
-                &lt,
-                &dst,
-                &ds,
-                &w
-            );
-            src = dst;
-            src_stride = dst_stride;
-            m >>= pass.k;
-        }
-        if plan.s_final < levels {
-            self.whole_forward(levels - plan.s_final, src, src_stride, coef, n, m, traces)?;
-        }
-        Ok(())
-    }
-
-    /// Inverse levels from `coef` (stride n) into `output`, thresholding by `shrink`.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn long_inverse(
-        &self,
-        plan: &LongPlan,
-        levels: u32,
-        coef: DevPtr,
-        output: DevPtr,
-        out_stride: usize,
-        n: usize,
-        traces: usize,
-        ws: &LongScratch,
-        shrink: &ShrinkTable,
-    ) -> Result<()> {
-        let passes = plan.passes.len();
-        if plan.s_final < levels {
-            let (dst, dst_stride) = if passes == 0 {
-                (output, out_stride)
-            } else {
-                (ws.scratch[(passes - 1) % 2], plan.m_final)
-            };
-            let table = ShrinkTable {
-                level0: plan.s_final,
-                ..*shrink
-            };
-            self.whole_inverse(
-                levels - plan.s_final,
-                coef,
-                n,
-                dst,
-                dst_stride,
-                plan.m_final,
-                traces,
-                &table,
-            )?;
-        }
-        for (p, pass) in plan.passes.iter().enumerate().rev() {
-            let (src, src_stride) = if pass.s + pass.k == levels {
-                (coef, n)
-            } else {
-                (ws.scratch[p % 2], n >> (pass.s + pass.k))
-            };
-            let (dst, dst_stride) = if p == 0 {
-                (output, out_stride)
-            } else {
-                (ws.scratch[(p - 1) % 2], n >> pass.s)
-            };
-            let words = self.geo.tile_inverse_words(pass.k, 1 << pass.log2t0);
-            let blocks = (n >> pass.s) >> pass.log2t0;
-            let cfg = self.tile_config(blocks, traces, words)?;
-            let (ss, cs, ln, s0, k, lt, ds) = (
-                src_stride as i64,
-                n as i64,
-                log2(n),
-                pass.s as i32,
-                pass.k as i32,
-                pass.log2t0 as i32,
-                dst_stride as i64,
-            );
-            let (lam_stride, hard, w) = (shrink.stride as i32, shrink.hard as i32, words as i32);
-            launch!(
-                self.module,
-                self.stream,
-                "dwt_inverse_tiles",
-                cfg,
-                &src,
-                &ss,
-                &coef,
-                &cs,
-                &ln,
-                &s0,
-                &k,
-                &lt,
-                &dst,
-                &ds,
-                &shrink.lam,
-                &lam_stride,
-                &shrink.mask,
-                &hard,
-                &w
-            );
-        }
-        Ok(())
-    }
-
-    /// Medians of |d| (into `medians`, traces × seg_levels) and thresholds (into `lam`,
-    /// traces × levels) of the coefficients in `coef`.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn long_thresholds(
-        &self,
-        rules: &Rules<T>,
-        levels: u32,
-        coef: DevPtr,
-        n: usize,
-        traces: usize,
-        medians: DevPtr,
-        lam: DevPtr,
-    ) -> Result<()> {
-        let segs = traces * rules.seg_levels as usize;
-        if segs > 65535 {
-            return Err(too_many("the number of median segments"));
-        }
-        let (ln, sl, ns, cs) = (log2(n), rules.seg_levels, segs as i32, n as i64);
-        let prefix = self.alloc::<u64>(segs, "allocating median state")?;
-        let pmask = self.alloc::<u64>(segs, "allocating median state")?;
-        let below = self.alloc::<u64>(segs, "allocating median state")?;
-        let rank = self.alloc::<i32>(segs, "allocating median state")?;
-        let hist = self
-            .stream
-            .alloc_zeros::<i32>(segs * SELECT_BINS)
-            .map_err(driver_error("allocating median histograms"))?;
-        let (pp, pm, pb, pr, ph) = (
-            dptr(&prefix, self.stream),
-            dptr(&pmask, self.stream),
-            dptr(&below, self.stream),
-            dptr(&rank, self.stream),
-            dptr(&hist, self.stream),
-        );
-        let flat = |count: usize| LaunchConfig {
-            grid_dim: (count.div_ceil(128) as u32, 1, 1),
-            block_dim: (128, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        if rules.universal() && rules.seg_mask != 0 {
-            launch!(
-                self.module,
-                self.stream,
-                "dwt_select_init",
-                flat(segs),
-                &ln,
-                &sl,
-                &ns,
-                &pp,
-                &pm,
-                &pr,
-                &pb
-            );
-            let chunk = SELECT_CHUNK as i32;
-            let scan = LaunchConfig {
-                grid_dim: ((n / 2).div_ceil(SELECT_CHUNK) as u32, segs as u32, 1),
-                block_dim: (256, 1, 1),
-                shared_mem_bytes: 0,
-            };
-            let digit = LaunchConfig {
-                grid_dim: (segs as u32, 1, 1),
-                block_dim: (256, 1, 1),
-                shared_mem_bytes: 0,
-            };
-            // Digits of up to 11 bits from the top, below the sign bit (3 passes for f32).
-            let mut top = 8 * self.geo.size as i32 - 2;
-            while top >= 0 {
-                let width = (top + 1).min(SELECT_DIGIT_BITS);
-                let lo = top - width + 1;
-                let last = i32::from(lo == 0);
-                launch!(
-                    self.module,
-                    self.stream,
-                    "dwt_select_count",
-                    scan,
-                    &coef,
-                    &cs,
-                    &ln,
-                    &sl,
-                    &rules.seg_mask,
-                    &lo,
-                    &width,
-                    &last,
-                    &pp,
-                    &pm,
-                    &ph,
-                    &pb,
-                    &chunk
-                );
-                launch!(
-                    self.module,
-                    self.stream,
-                    "dwt_select_digit",
-                    digit,
-                    &ph,
-                    &pp,
-                    &pm,
-                    &pr,
-                    &pb,
-                    &lo,
-                    &width,
-                    &last,
-                    &sl,
-                    &rules.seg_mask
-                );
-                top = lo - 1;
-            }
-        }
-        let (nt, l) = (traces as i32, levels as i32);
-        launch!(
-            self.module,
-            self.stream,
-            "dwt_select_finish",
-            flat(traces),
-            &ln,
-            &nt,
-            &l,
-            &sl,
-            &rules.seg_mask,
-            &rules.mask,
-            &rules.flags,
-            &rules.fixed,
-            &rules.factor,
-            &pp,
-            &pr,
-            &pb,
-            &medians,
-            &lam
-        );
-        Ok(())
-    }
-}
-
-/// Device memory of the long path for one group of traces.
-pub(super) struct LongScratch {
-    pub(super) scratch: [DevPtr; 2],
-    pub(super) _owned: Vec<Box<dyn std::any::Any>>,
-}
-
-impl LongScratch {
-    pub(super) fn new<T: Sample>(
-        kit: &Kit<T>,
-        plan: &LongPlan,
-        n: usize,
-        traces: usize,
-    ) -> Result<LongScratch> {
-        let lens = plan.scratch_lens(n);
-        let a = kit.alloc::<T>(lens[0] * traces, "allocating DWT scratch")?;
-        let b = kit.alloc::<T>(lens[1] * traces, "allocating DWT scratch")?;
-        Ok(LongScratch {
-            scratch: [dptr(&a, kit.stream), dptr(&b, kit.stream)],
-            _owned: vec![Box::new(a), Box::new(b)],
         })
     }
 }

@@ -1,12 +1,14 @@
 //! Spectra kept on the device between the stages.
 
-use crate::backend::cuda::driver_error;
+use crate::backend::cuda::array::{complex, Part};
+use crate::backend::cuda::buffers::{as_reals_mut, download};
 use crate::context::Context;
 use crate::error::{Error, Result};
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtr};
+use cudarc::driver::CudaSlice;
 use num_complex::Complex32;
 
-/// One day's spectra on the device: `2·len` floats (interleaved complex).
+/// One day's spectra on the device, `[bin][station][window]`: `len` complex values as
+/// `2·len` interleaved floats.
 pub struct DeviceSpectra {
     pub(super) buf: CudaSlice<f32>,
     pub(super) len: usize,
@@ -21,20 +23,13 @@ impl DeviceSpectra {
         let stream = gpu.stream()?;
         let mut host =
             crate::error::try_vec(self.len, Complex32::default(), "a copy of the spectra")?;
-        // SAFETY: Complex32 is two f32 (repr(C)); the view covers exactly the vector.
-        let floats = unsafe {
-            std::slice::from_raw_parts_mut(host.as_mut_ptr().cast::<f32>(), 2 * self.len)
-        };
-        stream
-            .memcpy_dtoh(&self.buf, floats)
-            .map_err(driver_error("copying spectra to the host"))?;
-        stream
-            .synchronize()
-            .map_err(driver_error("copying spectra to the host"))?;
+        let what = "copying spectra to the host";
+        download(&stream, &self.buf, as_reals_mut(&mut host), what)?;
         Ok(host)
     }
 
-    pub(super) fn ptr(&self, stream: &CudaStream) -> u64 {
-        self.buf.device_ptr(stream).0
+    /// The spectra as complex values (as the kernels and cuBLAS read them).
+    pub(super) fn values(&self) -> Part<'_, Complex32> {
+        complex(&self.buf)
     }
 }

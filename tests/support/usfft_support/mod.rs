@@ -5,7 +5,8 @@
 
 use num_complex::Complex;
 use seisgpu::context::Context;
-use seisgpu::usfft::{frequency, Real, TransformType, UsfftOptions, UsfftPlan};
+use seisgpu::sample::Real;
+use seisgpu::usfft::{frequency, TransformType, UsfftOptions, UsfftPlan};
 use seisgpu::Error;
 use std::f64::consts::PI;
 use std::sync::Arc;

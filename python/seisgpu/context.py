@@ -1,0 +1,126 @@
+"""The context (a backend: all CPU cores, or one GPU), progress reports, describe()."""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any, Callable, Optional
+
+from . import _lib
+from ._errors import check
+from ._handle import Handle
+from ._options import choice
+
+BACKENDS = {"auto": 0, "cpu": 1, "cuda": 2}
+_BACKEND_NAMES = {1: "cpu", 2: "cuda"}
+
+ProgressCallback = Callable[[str, float], Optional[bool]]
+
+
+class Context(Handle):
+    """A backend that plans run on.
+
+    Parameters
+    ----------
+    backend:
+        ``"auto"`` (the GPU when the CUDA driver, NVRTC, cuFFT and a device are present,
+        else all CPU cores; ``SEISGPU_BACKEND=cpu|cuda`` overrides it), ``"cpu"`` or
+        ``"cuda"`` (fails with :class:`seisgpu.CudaError` rather than falling back).
+    device:
+        The GPU's ordinal for ``"cuda"`` (0 for the first).
+
+    Several threads may use one context (and one plan) at once; the GIL is released
+    during every library call. ``SEISGPU_NUM_THREADS`` sets the CPU backend's threads.
+    """
+
+    _destroy = "sg_context_destroy"
+
+    def __init__(self, backend: str = "auto", device: int = 0) -> None:
+        super().__init__()
+        code = choice(backend, "backend", BACKENDS)
+        if isinstance(device, bool) or not isinstance(device, int) or device < 0:
+            from ._errors import InvalidArgumentError
+            raise InvalidArgumentError(f"device = {device!r}: expected a GPU ordinal ≥ 0")
+        self._progress: Any = None
+        check("sg_context_create", _lib.lib.sg_context_create(code, device,
+                                                             ctypes.byref(self._h)))
+
+    @property
+    def backend(self) -> str:
+        """``"cpu"`` or ``"cuda"``: the backend this context runs on (never ``"auto"``)."""
+        b = ctypes.c_int32()
+        check("sg_context_backend", _lib.lib.sg_context_backend(self._ptr(), ctypes.byref(b)))
+        return _BACKEND_NAMES.get(b.value, str(b.value))
+
+    @property
+    def description(self) -> str:
+        """The library's description: the backend and why it was chosen; for CUDA the device,
+        its memory and the CUDA libraries loaded; for the CPU the thread count."""
+        h = self._ptr()
+        needed = ctypes.c_size_t()
+        _lib.lib.sg_context_describe(h, None, 0, ctypes.byref(needed))
+        buf = ctypes.create_string_buffer(needed.value)
+        check("sg_context_describe", _lib.lib.sg_context_describe(h, buf, needed, None))
+        return buf.value.decode("utf-8", "replace")
+
+    def set_progress(self, callback: ProgressCallback | None) -> None:
+        """Calls ``callback(stage, fraction)`` during the long calls of this context and of
+        its plans: on the calling thread, after the first chunk of work and then at most
+        every 100 ms, with fractions that only grow, and a last time with exactly 1.0.
+        A true return stops the call, which then raises :class:`seisgpu.CancelledError`
+        and writes nothing; so does an exception raised by the callback. ``None`` removes
+        the callback. Change it only while no call runs on this context."""
+        if callback is None:
+            check("sg_context_set_progress",
+                  _lib.lib.sg_context_set_progress(self._ptr(), _lib.PROGRESS(), None))
+            self._progress = None
+            return
+        if not callable(callback):
+            from ._errors import ArgumentTypeError
+            raise ArgumentTypeError(f"callback: expected a callable or None, got {callback!r}")
+
+        def trampoline(_user: object, stage: bytes, fraction: float) -> int:
+            try:
+                return 1 if callback(stage.decode(), fraction) else 0
+            except BaseException:  # noqa: BLE001 - nothing may unwind through C: stop instead
+                return 1
+
+        progress = _lib.PROGRESS(trampoline)
+        check("sg_context_set_progress",
+              _lib.lib.sg_context_set_progress(self._ptr(), progress, None))
+        # Kept alive here: the library holds only the function pointer, and plans keep
+        # their context object alive.
+        self._progress = progress
+
+    def __repr__(self) -> str:
+        if self.closed:
+            return "<seisgpu.Context (closed)>"
+        return f"<seisgpu.Context backend={self.backend!r}>"
+
+
+def describe(ctx: Context | None = None) -> str:
+    """Which library file was loaded and why, its version, and which backend `ctx` runs on
+    and why (a new ``Context("auto")`` when `ctx` is None)."""
+    info = _lib.info
+    lines = [
+        f"seisgpu {_lib.lib.sg_version().decode()}",
+        f"library: {info.path}",
+        f"  ({info.source}: {info.reason})",
+    ]
+    own = ctx is None
+    c = ctx if ctx is not None else Context("auto")
+    try:
+        lines.append(f"context backend: {c.backend}")
+        lines.extend("  " + line for line in c.description.splitlines())
+    finally:
+        if own:
+            c.close()
+    return "\n".join(lines)
+
+
+def require(ctx: object, name: str = "ctx") -> Context:
+    """`ctx` checked: an open Context."""
+    if not isinstance(ctx, Context):
+        from ._errors import ArgumentTypeError
+        raise ArgumentTypeError(f"{name}: expected a seisgpu.Context, got {type(ctx).__name__}")
+    ctx._ptr()
+    return ctx

@@ -1,0 +1,74 @@
+//! A caller's cudarc slices used on one of the library's streams.
+//!
+//! cudarc orders each slice's uses across streams with events. Taken for `stream` through
+//! cudarc, the address makes the stream first wait for the slice's last write (and, to
+//! write it, its last reads); the value records this use when dropped, so it is kept until
+//! the work that uses the slice is queued, and the slice's next use elsewhere waits for it.
+//! The library's own buffers stay on their stream and need none of this (`array.rs`).
+
+use super::array::{DeviceArray, DeviceArrayMut};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop};
+use std::marker::PhantomData;
+
+/// A caller's slice read by work queued on a library stream.
+#[derive(Debug)]
+pub struct ReadOn<'a, T> {
+    addr: u64,
+    len: usize,
+    _use: SyncOnDrop<'a>,
+    _borrow: PhantomData<&'a [T]>,
+}
+
+/// A caller's slice written by work queued on a library stream.
+#[derive(Debug)]
+pub struct WriteOn<'a, T> {
+    addr: u64,
+    len: usize,
+    _use: SyncOnDrop<'a>,
+    _borrow: PhantomData<&'a mut [T]>,
+}
+
+/// `slice`, to be read on `stream`.
+pub fn read_on<'a, T>(slice: &'a CudaSlice<T>, stream: &'a CudaStream) -> ReadOn<'a, T> {
+    let (addr, use_) = slice.device_ptr(stream);
+    ReadOn {
+        addr,
+        len: slice.len(),
+        _use: use_,
+        _borrow: PhantomData,
+    }
+}
+
+/// `slice`, to be written on `stream`.
+pub fn write_on<'a, T>(slice: &'a mut CudaSlice<T>, stream: &'a CudaStream) -> WriteOn<'a, T> {
+    let len = slice.len();
+    let (addr, use_) = slice.device_ptr_mut(stream);
+    WriteOn {
+        addr,
+        len,
+        _use: use_,
+        _borrow: PhantomData,
+    }
+}
+
+// SAFETY: the address and length of the borrowed slice.
+unsafe impl<T> DeviceArray<T> for ReadOn<'_, T> {
+    fn addr(&self) -> u64 {
+        self.addr
+    }
+    fn len(&self) -> usize {
+        self.len
+    }
+}
+
+// SAFETY: the address and length of the borrowed slice.
+unsafe impl<T> DeviceArray<T> for WriteOn<'_, T> {
+    fn addr(&self) -> u64 {
+        self.addr
+    }
+    fn len(&self) -> usize {
+        self.len
+    }
+}
+// SAFETY: the address and length of the borrowed slice.
+unsafe impl<T> DeviceArrayMut<T> for WriteOn<'_, T> {}

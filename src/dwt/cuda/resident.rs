@@ -1,0 +1,211 @@
+//! Device-resident calls: traces already in device memory, work queued on the caller's stream.
+
+use super::device::{run_on_device, DevBatch, Op};
+use super::kit::Kit;
+use super::rows::{whole, whole_mut, Io, Rows, Shape};
+use super::shrink::{thresholds_from_medians, Rules};
+use crate::backend::cuda::buffers::alloc;
+use crate::backend::cuda::{driver_error, CudaBackend};
+use crate::dwt::denoise::{DenoiseOptions, ThresholdRule};
+use crate::dwt::traces::Direction;
+use crate::dwt::wavelet::Wavelet;
+use crate::error::Result;
+use crate::layout::TraceBatch;
+use crate::sample::Sample;
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
+use std::sync::Arc;
+
+/// A batch already on the GPU: `batch.n_traces` traces of `batch.n_samples` samples,
+/// `batch.trace_stride` apart, in `input`; the results go to `output` at the same stride.
+pub struct DeviceTraces<'a, T> {
+    pub input: &'a CudaSlice<T>,
+    pub output: &'a mut CudaSlice<T>,
+    pub batch: TraceBatch,
+}
+
+impl<'a, T> DeviceTraces<'a, T> {
+    pub fn new(input: &'a CudaSlice<T>, output: &'a mut CudaSlice<T>, batch: TraceBatch) -> Self {
+        DeviceTraces {
+            input,
+            output,
+            batch,
+        }
+    }
+}
+
+/// Device-resident transform of `levels` levels (0 = all): queued on `stream` without
+/// waiting. Long traces (beyond the whole-trace kernels) need dense traces (stride =
+/// n_samples).
+pub fn transform_device<T: Sample>(
+    gpu: &CudaBackend,
+    wavelet: &Wavelet,
+    direction: Direction,
+    levels: u32,
+    traces: DeviceTraces<T>,
+    stream: &Arc<CudaStream>,
+) -> Result<()> {
+    let batch = traces.batch;
+    let n = batch.n_samples;
+    let levels = check_device_batch(levels, &traces)?;
+    gpu.bind()?;
+    let kit = Kit::<T>::new(gpu, wavelet, stream)?;
+    let op = Op::Transform(direction);
+    if batch.trace_stride != n && kit.long_plan(n, levels, op.kind()).is_long() {
+        return Err(crate::invalid!(
+            "traces of {n} samples take the long-signal path, which needs trace_stride = n_samples"
+        ));
+    }
+    on_stream(stream, traces, |b| run_on_device(&kit, op, levels, b, None))
+}
+
+/// Checks a device-resident call's sizes; returns the depth (0 resolved to all levels).
+fn check_device_batch<T>(levels: u32, traces: &DeviceTraces<T>) -> Result<u32> {
+    let batch = &traces.batch;
+    let n = batch.n_samples;
+    if n < 2 || !n.is_power_of_two() {
+        return Err(crate::invalid!(
+            "n_samples is {n}; expected a power of two ≥ 2"
+        ));
+    }
+    let levels = if levels == 0 {
+        n.trailing_zeros()
+    } else {
+        levels
+    };
+    if levels > n.trailing_zeros() {
+        return Err(crate::invalid!(
+            "{levels} levels asked for {n}-sample traces"
+        ));
+    }
+    if traces.input.len() < batch.span() || traces.output.len() < batch.span() {
+        return Err(crate::invalid!(
+            "device buffers shorter than the {} elements the batch spans",
+            batch.span()
+        ));
+    }
+    Ok(levels)
+}
+
+/// Runs `queue` over the caller's arrays as a batch, on `stream`. cudarc orders the use of
+/// a slice across streams by events: `stream` first waits for earlier work on the arrays
+/// elsewhere (their last writes, and the output's reads), and their events are recorded on
+/// it after the work, for later work elsewhere to wait for.
+fn on_stream<T, R>(
+    stream: &CudaStream,
+    traces: DeviceTraces<T>,
+    queue: impl FnOnce(DevBatch<T>) -> R,
+) -> R {
+    let DeviceTraces {
+        input,
+        output,
+        batch,
+    } = traces;
+    drop((input.device_ptr(stream), output.device_ptr_mut(stream)));
+    let stride = batch.trace_stride;
+    let queued = queue(DevBatch {
+        shape: Shape {
+            n: batch.n_samples,
+            traces: batch.n_traces,
+        },
+        io: Io::Apart(
+            Rows {
+                data: whole(input),
+                stride,
+            },
+            Rows {
+                data: whole_mut(output),
+                stride,
+            },
+        ),
+    });
+    drop((input.device_ptr(stream), output.device_ptr_mut(stream)));
+    queued
+}
+
+/// Device-resident denoise: input and output already on the GPU, work queued on `stream`.
+/// Returns the thresholds. Waits for the stream: the thresholds depend on the data.
+pub fn denoise_device<T: Sample>(
+    gpu: &CudaBackend,
+    wavelet: &Wavelet,
+    options: &DenoiseOptions,
+    levels: u32,
+    traces: DeviceTraces<T>,
+    stream: &Arc<CudaStream>,
+) -> Result<Vec<f64>> {
+    denoise_device_enqueue(gpu, wavelet, options, levels, traces, stream)?.thresholds(gpu, stream)
+}
+
+/// The medians a queued denoise leaves on the device, until `thresholds` reads them.
+pub struct DeviceMedians<T> {
+    medians: CudaSlice<T>,
+    options: DenoiseOptions,
+    levels: u32,
+    n: usize,
+    traces: usize,
+}
+
+impl<T: Sample> DeviceMedians<T> {
+    /// Waits for `stream` and returns the thresholds (n_traces × levels, as the CPU backend).
+    pub fn thresholds(self, gpu: &CudaBackend, stream: &Arc<CudaStream>) -> Result<Vec<f64>> {
+        let universal = self.options.rule == ThresholdRule::Universal;
+        let len = if universal { self.medians.len() } else { 0 };
+        let mut host = vec![T::zero(); len];
+        if len > 0 {
+            let mut pinned = gpu.staging.take(&gpu.ctx, len * std::mem::size_of::<T>())?;
+            let what = "copying medians from the device";
+            pinned.download_from(stream, &self.medians, len, what)?;
+            stream
+                .synchronize()
+                .map_err(driver_error("running the DWT denoise"))?;
+            host.copy_from_slice(pinned.slice_mut::<T>(len)?);
+            gpu.staging.put(pinned);
+        } else {
+            stream
+                .synchronize()
+                .map_err(driver_error("running the DWT denoise"))?;
+        }
+        Ok(thresholds_from_medians(
+            &self.options,
+            self.levels,
+            self.n,
+            self.traces,
+            &host,
+        ))
+    }
+}
+
+/// Queues a device-resident denoise on `stream` without waiting (for timing with events);
+/// `levels` 0 means all. The returned medians turn into thresholds once the stream is done.
+pub fn denoise_device_enqueue<T: Sample>(
+    gpu: &CudaBackend,
+    wavelet: &Wavelet,
+    options: &DenoiseOptions,
+    levels: u32,
+    traces: DeviceTraces<T>,
+    stream: &Arc<CudaStream>,
+) -> Result<DeviceMedians<T>> {
+    let batch = traces.batch;
+    let n = batch.n_samples;
+    let levels = check_device_batch(levels, &traces)?;
+    options.validate()?;
+    gpu.bind()?;
+    let kit = Kit::<T>::new(gpu, wavelet, stream)?;
+    let rules = Rules::<T>::new(options, levels, n);
+    let mut medians = alloc::<T>(
+        stream,
+        batch.n_traces * rules.seg_levels as usize,
+        "allocating device memory for medians",
+    )?;
+    let op = Op::Denoise(options);
+    let wanted = Some(whole_mut(&mut medians));
+    on_stream(stream, traces, |b| {
+        run_on_device(&kit, op, levels, b, wanted)
+    })?;
+    Ok(DeviceMedians {
+        medians,
+        options: *options,
+        levels,
+        n,
+        traces: batch.n_traces,
+    })
+}

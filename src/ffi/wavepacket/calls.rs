@@ -1,0 +1,94 @@
+//! The transform calls of layouts and of tiled volumes alike: C, C* and the inverse, from
+//! the C arguments (the handle's plan of the call's precision found, the data and
+//! coefficient arrays checked, before any work).
+
+use super::arrays::{coeffs_and_data, data_and_coeffs};
+use crate::error::Result;
+use crate::ffi::args::optional_out;
+use crate::ffi::precision::Precision;
+use crate::sample::Real;
+use crate::wavepacket::inverse::InverseReport;
+use num_complex::Complex;
+
+/// Where an inverse stops: a relative residual ≤ `tolerance`, or `max_iterations` made.
+#[derive(Clone, Copy)]
+pub(crate) struct Stop {
+    pub tolerance: f64,
+    pub max_iterations: usize,
+}
+
+impl Stop {
+    pub(crate) fn new(tolerance: f64, max_iterations: usize) -> Stop {
+        Stop {
+            tolerance,
+            max_iterations,
+        }
+    }
+}
+
+/// What the transform calls need of a plan: a layout's transform or a tiled volume.
+pub(crate) trait Transforms<T: Real> {
+    /// Data values and complex coefficients.
+    fn sizes(&self) -> (usize, usize);
+    fn forward(&self, data: &[T], coeffs: &mut [Complex<T>]) -> Result<()>;
+    fn adjoint(&self, coeffs: &[Complex<T>], data: &mut [T]) -> Result<()>;
+    fn inverse(&self, coeffs: &[Complex<T>], data: &mut [T], stop: Stop) -> Result<InverseReport>;
+}
+
+/// A C object the transform calls run on (`sg_wavepacket_layout`, `sg_wavepacket_volume`).
+pub(crate) trait TransformHandle {
+    /// The names of its calls, without the precision's suffix.
+    const FORWARD: &'static str;
+    const ADJOINT: &'static str;
+    const INVERSE: &'static str;
+    type Plan<T: Real>: Transforms<T>;
+    /// The handle's plan for calls on `T`, or an error naming `call` for the other precision.
+    fn plan<'a, T: Precision>(handle: *const Self, call: &str) -> Result<&'a Self::Plan<T>>;
+}
+
+/// C: `data` (n values) → `coeffs` (m complex values).
+pub(crate) fn forward<H: TransformHandle, T: Precision>(
+    handle: *const H,
+    data: *const T,
+    coeffs: *mut T,
+) -> Result<()> {
+    let plan = H::plan::<T>(handle, H::FORWARD)?;
+    let (n, m) = plan.sizes();
+    let (d, c) = data_and_coeffs(data, n, coeffs, m)?;
+    plan.forward(d, c)
+}
+
+/// C*: `coeffs` → `data`.
+pub(crate) fn adjoint<H: TransformHandle, T: Precision>(
+    handle: *const H,
+    coeffs: *const T,
+    data: *mut T,
+) -> Result<()> {
+    let plan = H::plan::<T>(handle, H::ADJOINT)?;
+    let (n, m) = plan.sizes();
+    let (c, d) = coeffs_and_data(coeffs, m, data, n)?;
+    plan.adjoint(c, d)
+}
+
+/// The inverse: `coeffs` → `data`; `*iterations` and `*residual` (each may be NULL) receive
+/// what it took.
+pub(crate) fn inverse<H: TransformHandle, T: Precision>(
+    handle: *const H,
+    coeffs: *const T,
+    data: *mut T,
+    stop: Stop,
+    iterations: *mut usize,
+    residual: *mut f64,
+) -> Result<()> {
+    let plan = H::plan::<T>(handle, H::INVERSE)?;
+    let (n, m) = plan.sizes();
+    let (c, d) = coeffs_and_data(coeffs, m, data, n)?;
+    let outs = (
+        optional_out(iterations, "iterations")?,
+        optional_out(residual, "residual")?,
+    );
+    let report = plan.inverse(c, d, stop)?;
+    outs.0.set(report.iterations);
+    outs.1.set(report.residual);
+    Ok(())
+}

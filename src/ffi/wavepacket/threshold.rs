@@ -1,0 +1,88 @@
+//! Compression and denoising of an `sg_wavepacket_layout`'s coefficients, in place: the
+//! largest kept, or a threshold by value or per level.
+
+use super::arrays::coefficients;
+use super::layout::{sg_wavepacket_layout, transform};
+use super::options::{
+    non_negative, threshold_mode, SG_WAVEPACKET_THRESHOLD_SIGMA, SG_WAVEPACKET_THRESHOLD_VALUE,
+};
+use crate::error::Result;
+use crate::ffi::guard;
+use crate::ffi::precision::Precision;
+use crate::ffi::status::sg_status;
+use crate::wavepacket::coeffs::{keep_largest, threshold, ThresholdLevel};
+
+fn keep<T: Precision>(layout: *const sg_wavepacket_layout, coeffs: *mut T, s: usize) -> Result<()> {
+    let t = transform::<T>(layout, "sg_wavepacket_keep_largest")?;
+    keep_largest(coefficients(&t.plan, coeffs)?, s);
+    Ok(())
+}
+
+fn shrink<T: Precision>(
+    layout: *const sg_wavepacket_layout,
+    coeffs: *mut T,
+    mode: i32,
+    kind: i32,
+    value: f64,
+) -> Result<()> {
+    let t = transform::<T>(layout, "sg_wavepacket_threshold")?;
+    let mode = threshold_mode(mode)?;
+    let level = match kind {
+        SG_WAVEPACKET_THRESHOLD_VALUE => ThresholdLevel::Value(value),
+        SG_WAVEPACKET_THRESHOLD_SIGMA => ThresholdLevel::Sigma(value),
+        v => return Err(crate::invalid!(
+            "kind is {v}; expected SG_WAVEPACKET_THRESHOLD_VALUE (0) or SG_WAVEPACKET_THRESHOLD_SIGMA (1)"
+        )),
+    };
+    non_negative(value, "value")?;
+    threshold(t.plan.layout(), coefficients(&t.plan, coeffs)?, mode, level)
+}
+
+/// Compression, in place: keeps the `s` coefficients of largest magnitude and sets the
+/// others to 0 (`s` ≥ n_coefficients keeps them all). Non-finite coefficients give
+/// `SG_ERR_NON_FINITE` and nothing is changed.
+#[no_mangle]
+pub extern "C" fn sg_wavepacket_keep_largest_f32(
+    layout: *const sg_wavepacket_layout,
+    coeffs: *mut f32,
+    s: usize,
+) -> sg_status {
+    guard(|| keep(layout, coeffs, s))
+}
+
+/// `sg_wavepacket_keep_largest_f32` for a double-precision layout.
+#[no_mangle]
+pub extern "C" fn sg_wavepacket_keep_largest_f64(
+    layout: *const sg_wavepacket_layout,
+    coeffs: *mut f64,
+    s: usize,
+) -> sg_status {
+    guard(|| keep(layout, coeffs, s))
+}
+
+/// Denoising, in place: `mode` `SG_WAVEPACKET_HARD` or `SG_WAVEPACKET_SOFT`, at a threshold
+/// given by `kind`: `SG_WAVEPACKET_THRESHOLD_VALUE` (`value` itself) or
+/// `SG_WAVEPACKET_THRESHOLD_SIGMA` (`value`·σ of each level). `value` finite and ≥ 0.
+/// Non-finite coefficients give `SG_ERR_NON_FINITE`; on failure nothing is changed.
+#[no_mangle]
+pub extern "C" fn sg_wavepacket_threshold_f32(
+    layout: *const sg_wavepacket_layout,
+    coeffs: *mut f32,
+    mode: i32,
+    kind: i32,
+    value: f64,
+) -> sg_status {
+    guard(|| shrink(layout, coeffs, mode, kind, value))
+}
+
+/// `sg_wavepacket_threshold_f32` for a double-precision layout.
+#[no_mangle]
+pub extern "C" fn sg_wavepacket_threshold_f64(
+    layout: *const sg_wavepacket_layout,
+    coeffs: *mut f64,
+    mode: i32,
+    kind: i32,
+    value: f64,
+) -> sg_status {
+    guard(|| shrink(layout, coeffs, mode, kind, value))
+}

@@ -1,0 +1,291 @@
+//! One slab's device buffers and its kernels (kernels/fxdecon.cu): `fx_extract`,
+//! `fx_init_out`, `fx_window_solve`, `fx_overlap_add`.
+//!
+//! A slab of `nread` traces (its read lines × nx, trace index tr = ix + nx · local line)
+//! lives in buffers sized for the largest slab: traces `[tr][n_samples]`, windows
+//! `[tr][ntw][nfft]`, spectra `[tr][ntw][nf]` complex (nf = nfft/2 + 1, cuFFT's R2C/C2R
+//! layout), out `[written trace][n_samples]`.
+
+use super::tables::{to_i32, SharedTables, SlabTables};
+use crate::backend::cuda::array::{complex, complex_mut, part, part_mut, Part, PartMut};
+use crate::backend::cuda::buffers::alloc;
+use crate::backend::cuda::fft::FftPlan;
+use crate::backend::cuda::launch::{for_elems_in_blocks_of, Launch};
+use crate::backend::cuda::CudaBackend;
+use crate::error::{Error, Result};
+use crate::fxdecon::geometry::Setup;
+use crate::fxdecon::options::OutOfBand;
+use cudarc::driver::{CudaModule, CudaSlice, CudaStream, LaunchConfig};
+use std::sync::Arc;
+
+/// Threads per block of `fx_window_solve` (`FX_THREADS`).
+const SOLVE_THREADS: u32 = 256;
+/// Relative pivot threshold of the Cholesky (f64 on f32 data).
+const TOL_REL: f64 = 1e-10;
+/// Threads per block of the element-wise kernels, and their most blocks: they loop over
+/// the rest (grid-stride).
+const THREADS: u32 = 256;
+const MAX_BLOCKS: u32 = 65535 * 16;
+
+/// The prelude of kernels/fxdecon.cu (one module for every shape).
+pub fn prelude() -> String {
+    format!("#define FX_THREADS {SOLVE_THREADS}\n")
+}
+
+/// The shared memory `fx_window_solve` uses (a mirror of its layout): double2 lags, partial
+/// sums, matrix and right-hand side, then the float2 local traces.
+pub(super) fn solve_shared_bytes(s: &Setup) -> usize {
+    let (x_max, y_max) = (s.x.local_len(), s.y.local_len());
+    let (lx, ly) = s.stencil.lag_extent();
+    let nl = (2 * lx + 1) * (2 * ly + 1);
+    let nh = nl - (nl - 1) / 2;
+    let k = s.stencil.offsets.len();
+    16 * (nl + nh.max(SOLVE_THREADS as usize) + k * k + k) + 8 * x_max * y_max
+}
+
+/// Whether `fx_window_solve` can run this setup: its operator and windows fit in a block's
+/// shared memory (up to about 110 coefficients with 20 × 20 windows on an H100).
+pub fn fits(gpu: &CudaBackend, s: &Setup) -> bool {
+    solve_shared_bytes(s) <= gpu.max_shared_bytes
+}
+
+/// One thread per element of `total`, at most `MAX_BLOCKS` blocks.
+fn grid_stride(total: usize) -> LaunchConfig {
+    let mut cfg = for_elems_in_blocks_of(total, THREADS);
+    cfg.grid_dim.0 = cfg.grid_dim.0.min(MAX_BLOCKS);
+    cfg
+}
+
+/// A slot's device buffers, sized for `read` traces read and `write` traces written.
+pub(super) struct SlabBuffers {
+    traces: CudaSlice<f32>,
+    windows: CudaSlice<f32>,
+    /// Interleaved complex, as the FFTs and kernels see them.
+    spec_in: CudaSlice<f32>,
+    spec_out: CudaSlice<f32>,
+    out: CudaSlice<f32>,
+}
+
+impl SlabBuffers {
+    pub(super) fn new(
+        stream: &Arc<CudaStream>,
+        s: &Setup,
+        read: usize,
+        write: usize,
+    ) -> Result<SlabBuffers> {
+        let (n, nfft, nf, ntw) = (s.n_samples, s.nfft, s.n_freq(), s.time.count());
+        let what = "allocating device memory for a slab of traces";
+        Ok(SlabBuffers {
+            traces: alloc(stream, read * n, what)?,
+            windows: alloc(stream, read * ntw * nfft, what)?,
+            spec_in: alloc(stream, read * ntw * nf * 2, what)?,
+            spec_out: alloc(stream, read * ntw * nf * 2, what)?,
+            out: alloc(stream, write * n, what)?,
+        })
+    }
+
+    pub(super) fn traces_mut(&mut self) -> &mut CudaSlice<f32> {
+        &mut self.traces
+    }
+
+    pub(super) fn out(&self) -> &CudaSlice<f32> {
+        &self.out
+    }
+
+    /// The first `len` values of the input and filtered spectra (interleaved complex).
+    fn spectra(&mut self, len: usize) -> (Part<'_, f32>, PartMut<'_, f32>) {
+        (
+            part(&self.spec_in, 0, 2 * len),
+            part_mut(&mut self.spec_out, 0, 2 * len),
+        )
+    }
+
+    /// The time windows' spectra (R2C over the plan's batch of windows).
+    pub(super) fn forward_fft(&mut self, r2c: &FftPlan) -> Result<()> {
+        r2c.exec_r2c::<f32>(&self.windows, &mut complex_mut(&mut self.spec_in))
+    }
+
+    /// The filtered spectra back into the windows (C2R, which may overwrite its input:
+    /// the filtered spectra are not needed afterwards).
+    pub(super) fn inverse_fft(&mut self, c2r: &FftPlan) -> Result<()> {
+        c2r.exec_c2r::<f32>(&mut complex_mut(&mut self.spec_out), &mut self.windows)
+    }
+}
+
+/// The traces of the slab in flight: `read` traces in, of which the `write` traces from
+/// `first` on go out.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct SlabTraces {
+    pub(super) read: usize,
+    pub(super) write: usize,
+    pub(super) first: usize,
+    /// The slab's y-windows.
+    pub(super) windows_y: usize,
+}
+
+/// The kernels of one call on one slot's stream.
+pub(super) struct Kernels<'a> {
+    pub(super) module: &'a Arc<CudaModule>,
+    pub(super) stream: &'a CudaStream,
+    pub(super) s: &'a Setup,
+    pub(super) tables: &'a SharedTables,
+}
+
+impl Kernels<'_> {
+    /// Cuts every trace into its time windows, zero-padded to nfft.
+    pub(super) fn extract(&self, b: &mut SlabBuffers, t: SlabTraces) -> Result<()> {
+        let (s, tw) = (self.s, self.tables);
+        let (n, ntw, nfft) = (s.n_samples, s.time.count(), s.nfft);
+        let total = t.read * ntw * nfft;
+        let traces = part(&b.traces, 0, t.read * n);
+        let mut windows = part_mut(&mut b.windows, 0, total);
+        let mut l = Launch::new(self.module, self.stream, "fx_extract", grid_stride(total))?;
+        l.input(&traces)
+            .output(&mut windows)
+            .scalar(total as i64)
+            .scalar(n as i32)
+            .scalar(ntw as i32)
+            .scalar(nfft as i32)
+            .input(&tw.tw_start)
+            .input(&tw.tw_len);
+        // SAFETY: fx_extract(const float* traces, float* windows, long long total,
+        // int n_samples, int ntw, int nfft, const int* tw_start, const int* tw_len): threads
+        // stride over e < total = read·ntw·nfft, write windows[e] (windows spans total) and
+        // read traces[tr·n_samples + tw_start[k] + i] with tr < read, k < ntw (the tables'
+        // length), i < tw_len[k]: time windows lie inside a trace, so below read·n_samples,
+        // which traces spans.
+        unsafe { l.run() }
+    }
+
+    /// The filtered spectra: zero in band (the windows add into them), outside it zero or
+    /// the input times the slab's share of the trace.
+    pub(super) fn init_out(
+        &self,
+        b: &mut SlabBuffers,
+        t: SlabTraces,
+        y: &SlabTables,
+    ) -> Result<()> {
+        let s = self.s;
+        let (nf, ntw) = (s.n_freq(), s.time.count());
+        let total = t.read * ntw * nf;
+        let (spec_in, mut spec_out) = b.spectra(total);
+        let zero_out_of_band = (s.out_of_band == OutOfBand::Zero) as i32;
+        let cfg = grid_stride(total);
+        let mut l = Launch::new(self.module, self.stream, "fx_init_out", cfg)?;
+        l.input(&complex(&spec_in))
+            .output(&mut complex_mut(&mut spec_out))
+            .scalar(total as i64)
+            .scalar(nf as i32)
+            .scalar(ntw as i32)
+            .scalar(s.nx as i32)
+            .input(&self.tables.in_band)
+            .scalar(zero_out_of_band)
+            .input(&y.share);
+        // SAFETY: fx_init_out(const float2* spec_in, float2* spec_out, long long total, int nf,
+        // int ntw, int nx, const int* in_band, int zero_out_of_band, const float* y_share):
+        // threads stride over e < total = read·ntw·nf, the spectra's span; in_band[e mod nf]
+        // holds nf flags; y_share[e / (nf·ntw) / nx] is the trace's read line, below the
+        // slab's read lines that y_share holds.
+        unsafe { l.run() }
+    }
+
+    /// One block per (band bin × time window, spatial window): each window's prediction
+    /// filter, added into the filtered spectra.
+    pub(super) fn window_solve(
+        &self,
+        b: &mut SlabBuffers,
+        t: SlabTraces,
+        y: &SlabTables,
+    ) -> Result<()> {
+        let (s, tw) = (self.s, self.tables);
+        let (nf, ntw, nband) = (s.n_freq(), s.time.count(), s.band.len());
+        let (nwx, nwy) = (s.x.windows.len(), t.windows_y);
+        let grid_x = to_i32(nband * ntw, "frequencies × time windows")? as u32;
+        if nwx * nwy > 65535 {
+            return Err(Error::Unsupported(
+                "more than 65535 spatial windows in one slab".into(),
+            ));
+        }
+        let (lx, ly) = s.stencil.lag_extent();
+        let cfg = LaunchConfig {
+            grid_dim: (grid_x, (nwx * nwy) as u32, 1),
+            block_dim: (SOLVE_THREADS, 1, 1),
+            shared_mem_bytes: solve_shared_bytes(s) as u32,
+        };
+        let total = t.read * ntw * nf;
+        let (spec_in, mut spec_out) = b.spectra(total);
+        let mut l = Launch::new(self.module, self.stream, "fx_window_solve", cfg)?;
+        l.input(&complex(&spec_in))
+            .output(&mut complex_mut(&mut spec_out))
+            .scalar(nf as i32)
+            .scalar(ntw as i32)
+            .scalar(nband as i32)
+            .input(&tw.band)
+            .scalar(s.nx as i32)
+            .input(&tw.x.gather)
+            .input(&tw.x.params)
+            .input(&tw.x.weight)
+            .scalar(s.x.local_len() as i32)
+            .scalar(nwx as i32)
+            .input(&y.y.gather)
+            .input(&y.y.params)
+            .input(&y.y.weight)
+            .scalar(s.y.local_len() as i32)
+            .input(&tw.offsets)
+            .scalar(s.stencil.offsets.len() as i32)
+            .scalar(s.stencil.forward_backward as i32)
+            .scalar(lx as i32)
+            .scalar(ly as i32)
+            .scalar(s.damping)
+            .scalar(TOL_REL);
+        // SAFETY: fx_window_solve(const float2* spec_in, float2* spec_out, int nf, int ntw,
+        // int nband, const int* band, int nx, const int* x_gather, const int* x_params,
+        // const float* x_weight, int x_max, int nwx, const int* y_gather,
+        // const int* y_params, const float* y_weight, int y_max, const int* offsets, int K,
+        // int forward_backward, int lx, int ly, double damping, double tol_rel).
+        // blockIdx.x < nband·ntw picks band[b] < nf and time window k < ntw; blockIdx.y <
+        // nwx·nwy picks an x-window (tables of nwx windows: x_max gathers and weights, 6
+        // params each) and one of the slab's y-windows (its tables, y_max per window).
+        // Spectra are read at traces x_gather + nx·y_gather and written at the windows'
+        // output traces: x indices below nx, y indices below the slab's read lines (the
+        // gathers are shifted to its first read line), so inside read·ntw·nf. offsets holds
+        // 2K values; shared memory is solve_shared_bytes(s), the kernel's layout.
+        unsafe { l.run() }
+    }
+
+    /// Blends the filtered windows of the written traces into `out`, with the time-window
+    /// weights and the inverse FFT's 1/nfft.
+    pub(super) fn overlap_add(&self, b: &mut SlabBuffers, t: SlabTraces) -> Result<()> {
+        let (s, tw) = (self.s, self.tables);
+        let (n, ntw, nfft) = (s.n_samples, s.time.count(), s.nfft);
+        let total = t.write * n;
+        let windows = part(&b.windows, 0, t.read * ntw * nfft);
+        let mut out = part_mut(&mut b.out, 0, total);
+        let mut l = Launch::new(
+            self.module,
+            self.stream,
+            "fx_overlap_add",
+            grid_stride(total),
+        )?;
+        l.input(&windows)
+            .output(&mut out)
+            .scalar(total as i64)
+            .scalar(n as i32)
+            .scalar(t.first as i64)
+            .scalar(ntw as i32)
+            .scalar(nfft as i32)
+            .input(&tw.tw_start)
+            .input(&tw.tw_len)
+            .input(&tw.tw_weight)
+            .scalar(tw.tw_max as i32)
+            .scalar(1.0f32 / nfft as f32);
+        // SAFETY: fx_overlap_add(const float* windows, float* out, long long total,
+        // int n_samples, long long first, int ntw, int nfft, const int* tw_start,
+        // const int* tw_len, const float* tw_weight, int tw_max, float scale): threads
+        // stride over e < total = write·n_samples, out's span; they read windows of trace
+        // first + e / n_samples < first + write ≤ read (the written lines lie inside the
+        // read ones), samples i < tw_len[k] ≤ nfft, so inside read·ntw·nfft; tw_weight holds
+        // ntw rows of tw_max ≥ tw_len[k].
+        unsafe { l.run() }
+    }
+}

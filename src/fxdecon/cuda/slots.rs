@@ -1,0 +1,158 @@
+//! The slabs of a call and the two streams ("slots") they alternate on, each with device
+//! buffers for the largest slab, page-locked staging buffers and FFT plans; kept by the
+//! plan for its next call (`Cache`).
+
+use super::launches::SlabBuffers;
+use crate::backend::cuda::fft::{self, FftPlan, Shape};
+use crate::backend::cuda::staging::PinnedBuffer;
+use crate::backend::cuda::{driver_error, CudaBackend};
+use crate::error::Result;
+use crate::fxdecon::geometry::{Setup, Slab};
+use cudarc::driver::CudaStream;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Input bytes per slab: small enough that several slabs pipeline, large enough to keep
+/// the device busy.
+const SLAB_BYTES: usize = 64 << 20;
+
+/// 0: slabs of `SLAB_BYTES`.
+pub(super) static SLAB_LIMIT: AtomicUsize = AtomicUsize::new(0);
+
+/// Caps the input bytes of a slab (None: the default), so that tests can run many slabs on
+/// small volumes. Process-wide.
+pub fn set_slab_bytes(bytes: Option<usize>) {
+    SLAB_LIMIT.store(bytes.unwrap_or(0), Ordering::Relaxed);
+}
+
+/// Device bytes per trace of a slab: input, windows, two spectra, output.
+fn bytes_per_trace(s: &Setup) -> usize {
+    let ntw = s.time.count();
+    4 * s.n_samples * 2 + 4 * ntw * s.nfft + 16 * ntw * s.n_freq()
+}
+
+/// Slabs within the slab byte limit whose device buffers fit `budget` bytes.
+pub(super) fn plan_slabs(s: &Setup, budget: usize) -> Vec<Slab> {
+    let per_y = s.nx * bytes_per_trace(s);
+    let in_per_y = s.nx * s.n_samples * 4;
+    let slab_bytes = match SLAB_LIMIT.load(Ordering::Relaxed) {
+        0 => SLAB_BYTES,
+        b => b,
+    };
+    s.slabs((slab_bytes / in_per_y).min(budget / per_y))
+}
+
+/// Forward and inverse plans by batch size (the last slab may be smaller).
+#[derive(Default)]
+pub(super) struct Ffts(Vec<(usize, FftPlan, FftPlan)>);
+
+impl Ffts {
+    /// The R2C and C2R plans of `batch` time windows, made on first use.
+    pub(super) fn for_batch(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        s: &Setup,
+        batch: usize,
+    ) -> Result<(&FftPlan, &FftPlan)> {
+        let (nfft, nf) = (s.nfft, s.n_freq());
+        let plan = |dist, shape, what| {
+            FftPlan::many(&[nfft], dist, fft::kind::<f32>(shape), batch, stream, what)
+        };
+        if !self.0.iter().any(|f| f.0 == batch) {
+            let r2c = plan((nfft, nf), Shape::R2C, "the forward FFTs")?;
+            let c2r = plan((nf, nfft), Shape::C2R, "the inverse FFTs")?;
+            self.0.push((batch, r2c, c2r));
+        }
+        let (_, r2c, c2r) = self.0.iter().find(|f| f.0 == batch).unwrap();
+        Ok((r2c, c2r))
+    }
+}
+
+/// One stream's buffers and FFT plans.
+pub(super) struct Slot {
+    pub(super) stream: Arc<CudaStream>,
+    pub(super) pinned_in: Option<PinnedBuffer>,
+    pub(super) pinned_out: Option<PinnedBuffer>,
+    pub(super) buffers: SlabBuffers,
+    pub(super) ffts: Ffts,
+    /// Index of the slab in flight.
+    pub(super) pending: Option<usize>,
+}
+
+/// A call's slots; on drop (an early return) each stream is waited for before its staging
+/// buffers go back to the pool.
+pub(super) struct Slots<'g> {
+    pub(super) gpu: &'g CudaBackend,
+    pub(super) slots: Vec<Slot>,
+}
+
+impl Drop for Slots<'_> {
+    fn drop(&mut self) {
+        for slot in &mut self.slots {
+            let staged = [slot.pinned_in.take(), slot.pinned_out.take()];
+            let _ = self.gpu.staging.put_when_idle(
+                &slot.stream,
+                staged.into_iter().flatten(),
+                "running F-X prediction filtering",
+            );
+        }
+    }
+}
+
+/// Two streams (one for a single slab) with buffers for the largest slab.
+fn new_slots(gpu: &CudaBackend, s: &Setup, slabs: &[Slab]) -> Result<Vec<Slot>> {
+    let (n, nx) = (s.n_samples, s.nx);
+    let read = slabs.iter().map(|sl| sl.read.len()).max().unwrap() * nx;
+    let write = slabs.iter().map(|sl| sl.write.len()).max().unwrap() * nx;
+    let mut slots = Vec::new();
+    for _ in 0..slabs.len().min(2) {
+        let stream = gpu.stream()?;
+        slots.push(Slot {
+            buffers: SlabBuffers::new(&stream, s, read, write)?,
+            pinned_in: Some(gpu.staging.take(&gpu.ctx, read * n * 4)?),
+            pinned_out: Some(gpu.staging.take(&gpu.ctx, write * n * 4)?),
+            ffts: Ffts::default(),
+            pending: None,
+            stream,
+        });
+    }
+    Ok(slots)
+}
+
+/// The streams, device buffers, FFT plans and staging buffers of a finished call, and its
+/// slabs, kept by the plan for its next call (allocating device memory and planning FFTs
+/// cost more than a small volume's filtering).
+#[derive(Default)]
+pub struct Cache(Mutex<Vec<Resources>>);
+
+pub(super) struct Resources {
+    pub(super) slabs: Vec<Slab>,
+    pub(super) slots: Vec<Slot>,
+}
+
+/// Calls that run at once on one plan keep at most this many sets.
+const CACHE_KEEP: usize = 2;
+
+impl Cache {
+    /// A finished call's slabs and slots, or new ones for a quarter of the free memory.
+    pub(super) fn take_or_make(&self, gpu: &CudaBackend, s: &Setup) -> Result<Resources> {
+        let cached = self.0.lock().unwrap().pop();
+        if let Some(r) = cached {
+            return Ok(r);
+        }
+        let (free, _) = gpu
+            .ctx
+            .mem_get_info()
+            .map_err(driver_error("reading free device memory"))?;
+        let slabs = plan_slabs(s, (free / 4).max(1));
+        let slots = new_slots(gpu, s, &slabs)?;
+        Ok(Resources { slabs, slots })
+    }
+
+    pub(super) fn put(&self, r: Resources) {
+        let mut v = self.0.lock().unwrap();
+        if v.len() < CACHE_KEEP {
+            v.push(r);
+        }
+    }
+}

@@ -1,0 +1,91 @@
+//! Type 2's interpolation from the fine grids at the points, one function per method. Each
+//! loops over the batch's vectors inside the kernel.
+//!
+//! - Staged tiles: each bin's padded tile is staged in shared memory once per block of
+//!   sorted points, and the block's points gather from there (usfft_interp_sm).
+//! - Where the tile does not fit: a warp (narrow kernels) or a thread (wide kernels) per
+//!   sorted point gathers from the grid.
+
+use super::heuristics::{interp_pitch, InterpMethod, INTERP_CHUNK};
+use super::plan::DevicePoints;
+use crate::backend::cuda::array::{DeviceArray, DeviceArrayMut};
+use crate::backend::cuda::launch::{for_elems, Launch, THREADS};
+use crate::error::Result;
+use crate::sample::Real;
+use cudarc::driver::LaunchConfig;
+
+/// Threads of a warp: usfft_interp gives each point one.
+const WARP: usize = 32;
+
+impl<T: Real> DevicePoints<T> {
+    /// Writes the m points' values `c` (2·n_vectors·m reals) from the fine grids `grid`
+    /// (2·n_vectors·N reals), by the method chosen at set-points.
+    pub(super) fn interp(
+        &self,
+        grid: &impl DeviceArray<T>,
+        c: &mut impl DeviceArrayMut<T>,
+    ) -> Result<()> {
+        match self.interp {
+            InterpMethod::StagedTiles { shared_bytes } => self.interp_tiles(shared_bytes, grid, c),
+            InterpMethod::WarpPerPoint => {
+                let per_warp = for_elems(WARP * self.m);
+                self.interp_per_point("usfft_interp", per_warp, grid, c)
+            }
+            InterpMethod::ThreadPerPoint => {
+                let per_thread = for_elems(self.m);
+                self.interp_per_point("usfft_interp_thread", per_thread, grid, c)
+            }
+        }
+    }
+
+    fn interp_tiles(
+        &self,
+        shared_bytes: u32,
+        grid: &impl DeviceArray<T>,
+        c: &mut impl DeviceArrayMut<T>,
+    ) -> Result<()> {
+        let t = &self.tiling;
+        let pitch = interp_pitch(&self.spec, t, std::mem::size_of::<T>());
+        let cfg = LaunchConfig {
+            grid_dim: (self.m.div_ceil(INTERP_CHUNK) as u32, 1, 1),
+            block_dim: (THREADS, 1, 1),
+            shared_mem_bytes: shared_bytes,
+        };
+        let mut l = Launch::new(&self.module, &self.stream, "usfft_interp_sm", cfg)?;
+        l.input(&self.sorted.bin_start).scalar(t.n_bins() as i64);
+        self.push_sorted(&mut l).input(grid).output(c);
+        self.push_sizes(&mut l);
+        self.push_bins(&mut l);
+        l.scalar(INTERP_CHUNK as i32)
+            .scalar(pitch as i32)
+            .scalar(self.beta());
+        // SAFETY: usfft_interp_sm(const unsigned* bin_start, long long n_bins, const int*
+        // perm, i1, i2, i3, const REAL* d1, d2, d3, const REAL* grid, REAL* c, long long m,
+        // int nvec, int nf1..nf3, int t1..t3, int nb1, int nb2, int chunk, int pitch, REAL
+        // beta). Block k takes sorted points [k·chunk, (k+1)·chunk) ∩ [0, m) (each sorted
+        // array holds m) and their bins' starts (bin_start holds n_bins + 1), stages a tile
+        // of `shared_bytes` (pitch and tile from this tiling, as the shared memory asked),
+        // reads wrapped cells of the nvec fine grids (grid holds 2·nvec·N) and writes
+        // c[2(v·m + perm[p])..+2] for v < nvec (c holds 2·nvec·m: checked by the callers).
+        unsafe { l.run() }
+    }
+
+    /// usfft_interp (a warp per point) and usfft_interp_thread: the same parameters.
+    fn interp_per_point(
+        &self,
+        kernel: &str,
+        cfg: LaunchConfig,
+        grid: &impl DeviceArray<T>,
+        c: &mut impl DeviceArrayMut<T>,
+    ) -> Result<()> {
+        let mut l = Launch::new(&self.module, &self.stream, kernel, cfg)?;
+        self.push_sorted(&mut l).input(grid).output(c);
+        self.push_sizes(&mut l).scalar(self.beta());
+        // SAFETY: (const int* perm, i1, i2, i3, const REAL* d1, d2, d3, const REAL* grid,
+        // REAL* c, long long m, int nvec, int nf1..nf3, REAL beta): the config gives each
+        // sorted point p < m its warp or thread (the others return); it reads sorted point p
+        // (each sorted array holds m), wrapped cells of the nvec fine grids (grid holds
+        // 2·nvec·N) and writes c[2(v·m + perm[p])..+2] for v < nvec (c holds 2·nvec·m).
+        unsafe { l.run() }
+    }
+}

@@ -1,0 +1,24 @@
+//! The USFFT on the GPU: kernels/usfft.cu (NVRTC, one module per dimension, kernel width,
+//! kernel shape and precision) and cuFFT on the fine grid, one job per file:
+//!
+//! - `heuristics`: the bins points are sorted into, how type 1 spreads and type 2
+//!   interpolates;
+//! - `prelude`: the constants the kernels are compiled with;
+//! - `plan`: a plan's device state (module, stream, mode tables, fine grids, cuFFT plan,
+//!   sorted points);
+//! - `points`: set-points: fold, bin and sort on the device;
+//! - `spread` (type 1) and `interp` (type 2): one function per method;
+//! - `execute`: one transform from host or device arrays.
+
+mod execute;
+mod heuristics;
+mod interp;
+mod plan;
+mod points;
+mod prelude;
+mod spread;
+
+pub use heuristics::{choose_tiling, set_interp_tile_bytes, SpreadMethod};
+pub use plan::DevicePoints;
+pub use points::{set_points, set_points_device, DeviceCoords};
+pub use prelude::{prelude, usfft_kernel_preludes};

@@ -1,0 +1,240 @@
+//! A plan's device state: its module, stream, mode tables, fine grids, cuFFT plan and
+//! sorted points. Made once per plan (at its first set-points) and reused by later calls.
+
+use super::heuristics::{choose_tiling, per_point, InterpMethod, SpreadMethod};
+use super::prelude::prelude;
+use crate::backend::cuda::buffers::{alloc, upload};
+use crate::backend::cuda::fft::{self, FftPlan, Shape};
+use crate::backend::cuda::launch::Launch;
+use crate::backend::cuda::{bind, kernels, CudaBackend};
+use crate::error::Result;
+use crate::sample::Real;
+use crate::usfft::grid::Tiling;
+use crate::usfft::spec::UsfftSpec;
+use cudarc::driver::{CudaModule, CudaSlice, CudaStream, DeviceRepr};
+use std::sync::{Arc, Mutex};
+
+/// A plan's points on the device, its fine grid, its cuFFT plan and its stream.
+pub struct DevicePoints<T: Real> {
+    /// First, so that it is destroyed before the buffers and the stream.
+    pub(super) fft: FftPlan,
+    pub(super) stream: Arc<CudaStream>,
+    pub(super) module: Arc<CudaModule>,
+    pub m: usize,
+    pub tiling: Tiling,
+    pub method: SpreadMethod,
+    pub(super) interp: InterpMethod,
+    pub(super) sorted: Sorted<T>,
+    pub(super) sort: SortScratch<T>,
+    pub(super) tables: ModeTables<T>,
+    /// Fine grids (n_vectors of them) and host-to-host staging buffers, one execute at a time.
+    pub(super) work: Mutex<Work<T>>,
+    pub(super) spec: UsfftSpec,
+}
+
+/// Sorted points (capacity ≥ m): caller index, and per dimension i0 and d; the sorted
+/// positions of bin b are bin_start[b]..bin_start[b + 1].
+pub(super) struct Sorted<T> {
+    pub(super) perm: CudaSlice<i32>,
+    pub(super) first: [CudaSlice<i32>; 3],
+    pub(super) offset: [CudaSlice<T>; 3],
+    pub(super) bin_start: CudaSlice<u32>,
+}
+
+/// The counting sort's working arrays: each point's bin and rank within it, its coordinates
+/// packed (four values per point), the bins' counts, and the first non-finite coordinate
+/// found (3·j + axis).
+pub(super) struct SortScratch<T> {
+    pub(super) key: CudaSlice<u32>,
+    pub(super) rank: CudaSlice<u32>,
+    pub(super) packed: CudaSlice<T>,
+    pub(super) count: CudaSlice<u32>,
+    pub(super) bad: CudaSlice<u64>,
+}
+
+/// Per dimension: the fine-grid cell of each mode and its deconvolution factor.
+pub(super) struct ModeTables<T> {
+    pub(super) fine_index: [CudaSlice<i32>; 3],
+    pub(super) deconv: [CudaSlice<T>; 3],
+}
+
+pub(super) struct Work<T> {
+    pub(super) grid: CudaSlice<T>,
+    pub(super) c: Option<CudaSlice<T>>,
+    pub(super) f: Option<CudaSlice<T>>,
+}
+
+/// Replaces `buf` by one of `len` elements if it is shorter.
+pub(super) fn grow<U: DeviceRepr>(
+    buf: &mut CudaSlice<U>,
+    len: usize,
+    stream: &Arc<CudaStream>,
+    what: &'static str,
+) -> Result<()> {
+    if buf.len() < len {
+        *buf = alloc(stream, len, what)?;
+    }
+    Ok(())
+}
+
+/// A device buffer of at least `len` elements, kept in `slot` between calls.
+pub(super) fn ensure<'a, T: Real>(
+    slot: &'a mut Option<CudaSlice<T>>,
+    len: usize,
+    s: &Arc<CudaStream>,
+) -> Result<&'a mut CudaSlice<T>> {
+    if slot.as_ref().is_none_or(|b| b.len() < len) {
+        *slot = None;
+        *slot = Some(alloc(s, len, "allocating USFFT buffers")?);
+    }
+    Ok(slot.as_mut().unwrap())
+}
+
+/// The plan's device state, made on first use.
+pub(super) fn points_slot<'a, T: Real>(
+    gpu: &CudaBackend,
+    slot: &'a mut Option<Box<DevicePoints<T>>>,
+    spec: &UsfftSpec,
+) -> Result<&'a mut DevicePoints<T>> {
+    bind(&gpu.ctx)?;
+    if slot.is_none() {
+        *slot = Some(Box::new(DevicePoints::new(gpu, spec)?));
+    }
+    Ok(slot.as_mut().unwrap())
+}
+
+impl<T: Real> DevicePoints<T> {
+    fn new(gpu: &CudaBackend, spec: &UsfftSpec) -> Result<DevicePoints<T>> {
+        let stream = gpu.stream()?;
+        let module = gpu.modules.get(
+            &gpu.ctx,
+            &gpu.arch,
+            &kernels::USFFT,
+            &prelude::<T>(spec.dim, spec.kernel.width, spec.kernel.shape),
+        )?;
+        let tables = ModeTables::new(spec, &stream)?;
+        let nft = spec.fine_count();
+        let grid = alloc(
+            &stream,
+            2 * nft * spec.n_vectors,
+            "allocating the USFFT fine grid",
+        )?;
+        let fft = fine_grid_fft::<T>(spec, &stream)?;
+        let what = "allocating USFFT points";
+        let (tiling, method) =
+            choose_tiling(spec, 0, std::mem::size_of::<T>(), gpu.max_shared_bytes);
+        let s = &stream;
+        Ok(DevicePoints {
+            sorted: Sorted {
+                perm: alloc(s, 1, what)?,
+                first: [alloc(s, 1, what)?, alloc(s, 1, what)?, alloc(s, 1, what)?],
+                offset: [alloc(s, 1, what)?, alloc(s, 1, what)?, alloc(s, 1, what)?],
+                bin_start: alloc(s, tiling.n_bins() + 1, what)?,
+            },
+            sort: SortScratch {
+                key: alloc(s, 1, what)?,
+                rank: alloc(s, 1, what)?,
+                packed: alloc(s, 4, what)?,
+                count: alloc(s, 1, what)?,
+                bad: alloc(s, 1, what)?,
+            },
+            module,
+            m: 0,
+            tiling,
+            method,
+            interp: per_point(spec.kernel.width),
+            tables,
+            work: Mutex::new(Work {
+                grid,
+                c: None,
+                f: None,
+            }),
+            fft,
+            spec: spec.clone(),
+            stream,
+        })
+    }
+
+    /// The stream every execute of this plan runs on (for events around device-resident calls).
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// Pushes the sorted points as the spreading and interpolation kernels take them:
+    /// `perm, i1, i2, i3, d1, d2, d3` (the arrays of unused dimensions are not read).
+    pub(super) fn push_sorted<'l, 's>(&self, l: &'l mut Launch<'s>) -> &'l mut Launch<'s> {
+        let p = &self.sorted;
+        l.input(&p.perm);
+        for a in &p.first {
+            l.input(a);
+        }
+        for a in &p.offset {
+            l.input(a);
+        }
+        l
+    }
+
+    /// Pushes `long long m, int nvec, int nf1, int nf2, int nf3`.
+    pub(super) fn push_sizes<'l, 's>(&self, l: &'l mut Launch<'s>) -> &'l mut Launch<'s> {
+        l.scalar(self.m as i64).scalar(self.spec.n_vectors as i32);
+        push_fine(l, &self.spec)
+    }
+
+    /// Pushes the bins: `int t1, int t2, int t3, int nb1, int nb2`.
+    pub(super) fn push_bins<'l, 's>(&self, l: &'l mut Launch<'s>) -> &'l mut Launch<'s> {
+        push_bins(l, &self.tiling)
+    }
+
+    /// The kernel's shape parameter β in the plan's precision.
+    pub(super) fn beta(&self) -> T {
+        T::from_f64(self.spec.kernel.beta).unwrap()
+    }
+}
+
+/// Pushes the fine grid's `int nf1, int nf2, int nf3`.
+pub(super) fn push_fine<'l, 's>(l: &'l mut Launch<'s>, spec: &UsfftSpec) -> &'l mut Launch<'s> {
+    let [nf1, nf2, nf3] = spec.fine.map(|n| n as i32);
+    l.scalar(nf1).scalar(nf2).scalar(nf3)
+}
+
+/// Pushes `int t1, int t2, int t3, int nb1, int nb2` of `tiling`.
+pub(super) fn push_bins<'l, 's>(l: &'l mut Launch<'s>, tiling: &Tiling) -> &'l mut Launch<'s> {
+    let [t1, t2, t3] = tiling.tile.map(|t| t as i32);
+    let [nb1, nb2] = [tiling.bins[0] as i32, tiling.bins[1] as i32];
+    l.scalar(t1).scalar(t2).scalar(t3).scalar(nb1).scalar(nb2)
+}
+
+impl<T: Real> ModeTables<T> {
+    fn new(spec: &UsfftSpec, stream: &Arc<CudaStream>) -> Result<ModeTables<T>> {
+        let what = "uploading USFFT mode tables";
+        let index = |d: usize| {
+            let fi: Vec<i32> = spec.fine_index(d).into_iter().map(|i| i as i32).collect();
+            upload(stream, &fi, what)
+        };
+        let factors = |d: usize| {
+            let q: Vec<T> = spec.deconv[d]
+                .iter()
+                .map(|&x| T::from_f64(x).unwrap())
+                .collect();
+            upload(stream, &q, what)
+        };
+        Ok(ModeTables {
+            fine_index: [index(0)?, index(1)?, index(2)?],
+            deconv: [factors(0)?, factors(1)?, factors(2)?],
+        })
+    }
+}
+
+/// The batch of fine-grid FFTs, bound to the plan's stream.
+fn fine_grid_fft<T: Real>(spec: &UsfftSpec, stream: &Arc<CudaStream>) -> Result<FftPlan> {
+    let dims: Vec<usize> = (0..spec.dim).rev().map(|d| spec.fine[d]).collect();
+    let nft = spec.fine_count();
+    FftPlan::many(
+        &dims,
+        (nft, nft),
+        fft::kind::<T>(Shape::C2C),
+        spec.n_vectors,
+        stream,
+        "the fine-grid FFT",
+    )
+}

@@ -1,0 +1,254 @@
+//! Set-points on the device: host coordinates are uploaded first; each point is then folded
+//! and binned (a histogram with ranks), the coordinates checked, and the sort committed: a
+//! scan of the bins' counts, the scatter of the permutation, the gather of the sorted
+//! (i0, d) per dimension. One 8-byte read-back (the finiteness check) is the only
+//! synchronisation.
+
+use super::heuristics::{choose_interp, choose_tiling};
+use super::plan::{grow, points_slot, push_bins, push_fine, DevicePoints};
+use crate::backend::cpu::CpuBackend;
+use crate::backend::cuda::array::{part, part_mut, DeviceArray, Part};
+use crate::backend::cuda::buffers::{alloc, download, fill_bytes, fill_zero};
+use crate::backend::cuda::launch::{for_elems, Launch};
+use crate::backend::cuda::staging::upload_staged;
+use crate::backend::cuda::{driver_error, CudaBackend};
+use crate::error::{Error, Result};
+use crate::sample::Real;
+use crate::usfft::grid::Tiling;
+use crate::usfft::points::MAX_POINTS;
+use crate::usfft::spec::UsfftSpec;
+use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig};
+use std::sync::Arc;
+
+/// The device coordinates x, y, z of a set-points call, each of at least `m` elements:
+/// None for the unused dimensions (and where a caller passed NULL).
+pub type DeviceCoords<'a, T> = [Option<&'a dyn DeviceArray<T>>; 3];
+
+/// Threads of the one usfft_scan_bins block (its SCAN_THREADS).
+const SCAN_THREADS: u32 = 1024;
+
+/// Folds, sorts and uploads `m` host points into `slot` (made on first use: module, fine
+/// grid, cuFFT plan). On error the points already there stay.
+pub fn set_points<T: Real>(
+    gpu: &CudaBackend,
+    cpu: &CpuBackend,
+    slot: &mut Option<Box<DevicePoints<T>>>,
+    spec: &UsfftSpec,
+    coords: [&[T]; 3],
+    m: usize,
+) -> Result<()> {
+    check_count(m)?;
+    let pts = points_slot(gpu, slot, spec)?;
+    let s = pts.stream.clone();
+    let dev: Vec<CudaSlice<T>> = (0..spec.dim)
+        .map(|d| {
+            let mut buf = alloc(&s, m, "allocating USFFT point coordinates")?;
+            upload_staged(&gpu.ctx, &gpu.staging, cpu, &s, &mut buf, &coords[d][..m])?;
+            Ok(buf)
+        })
+        .collect::<Result<_>>()?;
+    let mut on_device: DeviceCoords<T> = [None; 3];
+    for (d, c) in dev.iter().enumerate() {
+        on_device[d] = Some(c);
+    }
+    pts.sort(gpu, on_device, m)
+}
+
+/// Sets `m` points whose coordinates already live on the device (the first `dim` of
+/// `coords`), without a host copy. The plan's stream first waits for the work queued on
+/// `after` (the coordinates' streams).
+pub fn set_points_device<T: Real>(
+    gpu: &CudaBackend,
+    slot: &mut Option<Box<DevicePoints<T>>>,
+    spec: &UsfftSpec,
+    coords: DeviceCoords<'_, T>,
+    m: usize,
+    after: &[Arc<CudaStream>],
+) -> Result<()> {
+    check_count(m)?;
+    for (d, c) in coords.iter().enumerate().take(spec.dim) {
+        if c.is_none() && m > 0 {
+            return Err(Error::NullPointer(format!(
+                "device coordinate array {} is NULL",
+                ["x", "y", "z"][d]
+            )));
+        }
+    }
+    let pts = points_slot(gpu, slot, spec)?;
+    for other in after {
+        pts.stream
+            .join(other)
+            .map_err(driver_error("ordering the coordinates before set-points"))?;
+    }
+    pts.sort(gpu, coords, m)
+}
+
+fn check_count(m: usize) -> Result<()> {
+    if m > MAX_POINTS {
+        return Err(Error::Unsupported(format!(
+            "{m} points; at most {MAX_POINTS} per plan"
+        )));
+    }
+    Ok(())
+}
+
+impl<T: Real> DevicePoints<T> {
+    /// Bins the points, checks them, then commits them with the bins and methods chosen for
+    /// their count.
+    fn sort(&mut self, gpu: &CudaBackend, coords: DeviceCoords<'_, T>, m: usize) -> Result<()> {
+        let real_bytes = std::mem::size_of::<T>();
+        let (tiling, method) = choose_tiling(&self.spec, m, real_bytes, gpu.max_shared_bytes);
+        let n_bins = tiling.n_bins();
+        if n_bins >= u32::MAX as usize {
+            return Err(Error::Unsupported(format!("{n_bins} bins is too many")));
+        }
+        let coords = coords.map(|c| c.map(|c| part(c, 0, m)));
+        self.bin_points(&coords, m, &tiling)?;
+        self.commit(m, &tiling)?;
+        self.m = m;
+        self.tiling = tiling;
+        self.method = method;
+        self.interp = choose_interp(&self.spec, &tiling, real_bytes, gpu.max_shared_bytes);
+        Ok(())
+    }
+
+    /// The histogram (each point's bin and rank in it, the bins' counts, the packed
+    /// coordinates), then the read-back of the first non-finite coordinate: such points are
+    /// refused before anything of the points set before is overwritten.
+    fn bin_points(
+        &mut self,
+        coords: &[Option<Part<'_, T>>; 3],
+        m: usize,
+        tiling: &Tiling,
+    ) -> Result<()> {
+        let s = &self.stream;
+        let n_bins = tiling.n_bins();
+        let what = "allocating USFFT point bins";
+        let sort = &mut self.sort;
+        grow(&mut sort.key, m, s, what)?;
+        grow(&mut sort.rank, m, s, what)?;
+        grow(&mut sort.packed, 4 * m, s, what)?;
+        grow(&mut sort.count, n_bins, s, what)?;
+        let clearing = "clearing USFFT bin counts";
+        fill_zero(s, &mut part_mut(&mut sort.count, 0, n_bins), clearing)?;
+        fill_bytes(s, &mut sort.bad, 0xff, clearing)?;
+        if m > 0 {
+            let mut l = Launch::new(&self.module, s, "usfft_bin_points", for_elems(m))?;
+            let [x, y, z] = coords;
+            l.optional(x.as_ref())
+                .optional(y.as_ref())
+                .optional(z.as_ref());
+            push_fine(l.scalar(m as i64), &self.spec);
+            push_bins(&mut l, tiling);
+            l.output(&mut sort.key)
+                .output(&mut sort.rank)
+                .output(&mut sort.count);
+            l.output(&mut sort.packed).output(&mut sort.bad);
+            // SAFETY: usfft_bin_points(const REAL* x, y, z, long long m, int nf1..nf3, int
+            // t1..t3, int nb1, int nb2, unsigned* key, unsigned* rank, unsigned* count, xyz*
+            // packed, unsigned long long* bad). Thread j < m reads coordinate j of the used
+            // dimensions (parts of m elements, present: set_points_device refuses NULL ones;
+            // the others are not read), writes key[j], rank[j] (m each), packed[4j..4j+4]
+            // (4m), adds to count[bin] with bin < n_bins (folded cells of this tiling; count
+            // holds n_bins) and lowers the one flag.
+            unsafe { l.run() }?;
+        }
+        let mut flag = [0u64];
+        download(s, &sort.bad, &mut flag, "checking USFFT points")?;
+        if flag[0] != u64::MAX {
+            let (j, axis) = (flag[0] / 3, flag[0] % 3);
+            return Err(Error::NonFinite(format!(
+                "coordinate {} of point {j} is not finite; no points were set",
+                ["x", "y", "z"][axis as usize]
+            )));
+        }
+        Ok(())
+    }
+
+    /// Commits the binned points (from here on the previous points are overwritten): the
+    /// bins' starts, each sorted slot's point, the sorted (i0, d) per dimension; then frees
+    /// the sort's per-point scratch.
+    fn commit(&mut self, m: usize, tiling: &Tiling) -> Result<()> {
+        let what = "allocating USFFT points";
+        let s = self.stream.clone();
+        self.m = 0;
+        let sorted = &mut self.sorted;
+        grow(&mut sorted.perm, m, &s, what)?;
+        grow(&mut sorted.bin_start, tiling.n_bins() + 1, &s, what)?;
+        for d in 0..self.spec.dim {
+            grow(&mut sorted.first[d], m, &s, what)?;
+            grow(&mut sorted.offset[d], m, &s, what)?;
+        }
+        self.scan_bins(tiling.n_bins())?;
+        if m > 0 {
+            self.scatter_points(m)?;
+            self.gather_sorted(m)?;
+        }
+        // The sort's per-point scratch (24 or 40 bytes a point) is not needed again until the
+        // next set-points; freed in stream order, so that large plans (the wave packets' 10^8
+        // and more lattice points) keep only their sorted points.
+        self.sort.key = alloc(&s, 1, what)?;
+        self.sort.rank = alloc(&s, 1, what)?;
+        self.sort.packed = alloc(&s, 4, what)?;
+        Ok(())
+    }
+
+    /// bin_start = the exclusive scan of the bins' counts (n_bins + 1 values).
+    fn scan_bins(&mut self, n_bins: usize) -> Result<()> {
+        let one_block = LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (SCAN_THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut l = Launch::new(&self.module, &self.stream, "usfft_scan_bins", one_block)?;
+        l.input(&self.sort.count)
+            .output(&mut self.sorted.bin_start)
+            .scalar(n_bins as i64);
+        // SAFETY: usfft_scan_bins(const unsigned* count, unsigned* start, long long nbins),
+        // one block of its SCAN_THREADS: reads count[0..nbins) (count holds ≥ n_bins) and
+        // writes start[0..=nbins] (bin_start holds ≥ n_bins + 1).
+        unsafe { l.run() }
+    }
+
+    /// perm[start[key[j]] + rank[j]] = j: the caller index of each sorted slot.
+    fn scatter_points(&mut self, m: usize) -> Result<()> {
+        let mut l = Launch::new(
+            &self.module,
+            &self.stream,
+            "usfft_scatter_points",
+            for_elems(m),
+        )?;
+        l.scalar(m as i64)
+            .input(&self.sort.key)
+            .input(&self.sort.rank)
+            .input(&self.sorted.bin_start)
+            .output(&mut self.sorted.perm);
+        // SAFETY: usfft_scatter_points(long long m, const unsigned* key, const unsigned*
+        // rank, const unsigned* start, int* perm): thread j < m reads key[j], rank[j] (m
+        // each) and start[key[j]] (a bin < n_bins); every point was binned (the finiteness
+        // check passed), so start[key[j]] + rank[j] is a distinct slot < m of perm (m).
+        unsafe { l.run() }
+    }
+
+    /// Sorted slot p takes point perm[p]'s (i0, d) per dimension.
+    fn gather_sorted(&mut self, m: usize) -> Result<()> {
+        let mut l = Launch::new(
+            &self.module,
+            &self.stream,
+            "usfft_sorted_coords",
+            for_elems(m),
+        )?;
+        let sorted = &mut self.sorted;
+        l.input(&self.sort.packed).scalar(m as i64);
+        push_fine(&mut l, &self.spec).input(&sorted.perm);
+        let [i1, i2, i3] = &mut sorted.first;
+        l.output(i1).output(i2).output(i3);
+        let [d1, d2, d3] = &mut sorted.offset;
+        l.output(d1).output(d2).output(d3);
+        // SAFETY: usfft_sorted_coords(const xyz* packed, long long m, int nf1..nf3, const
+        // int* perm, int* i1, i2, i3, REAL* d1, d2, d3): thread p < m reads perm[p] (< m)
+        // and packed[4·perm[p]..+4] (4m), writes i_d[p] and d_d[p] of the used dimensions
+        // (m each; the others are not touched).
+        unsafe { l.run() }
+    }
+}

@@ -1,0 +1,102 @@
+//! Type 1's spreading of the strengths onto the fine grids, one function per method. Each
+//! loops over the batch's vectors inside the kernel.
+//!
+//! - Register rows (2D, 3D): one block per bin, one thread per row of its padded tile, the
+//!   row's sums in registers (no atomics until the row is added to the grid).
+//! - Shared tiles (1D, or grids smaller than those bins): one block per bin, a warp per point
+//!   into the padded tile in shared memory (shared atomics in the hot loop; one global atomic
+//!   per non-zero tile cell at the end).
+//! - Global atomics (a tile too large for shared memory): a thread per point, in sorted order.
+
+use super::heuristics::SpreadMethod;
+use super::plan::DevicePoints;
+use crate::backend::cuda::array::{DeviceArray, DeviceArrayMut};
+use crate::backend::cuda::launch::{for_elems, Launch, THREADS};
+use crate::error::Result;
+use crate::sample::Real;
+use cudarc::driver::LaunchConfig;
+
+impl<T: Real> DevicePoints<T> {
+    /// Adds the m points' strengths `c` (2·n_vectors·m reals) into the fine grids `grid`
+    /// (2·n_vectors·N reals, zeroed), by the method chosen at set-points.
+    pub(super) fn spread(
+        &self,
+        c: &impl DeviceArray<T>,
+        grid: &mut impl DeviceArrayMut<T>,
+    ) -> Result<()> {
+        match self.method {
+            SpreadMethod::RegisterRows { threads } => self.spread_rows(threads, c, grid),
+            SpreadMethod::SharedTiles { shared_bytes } => self.spread_tiles(shared_bytes, c, grid),
+            SpreadMethod::GlobalAtomics => self.spread_global(c, grid),
+        }
+    }
+
+    fn spread_rows(
+        &self,
+        threads: u32,
+        c: &impl DeviceArray<T>,
+        grid: &mut impl DeviceArrayMut<T>,
+    ) -> Result<()> {
+        let cfg = self.block_per_bin(threads, 0);
+        self.spread_by_bins("usfft_spread_rows", cfg, c, grid)
+    }
+
+    fn spread_tiles(
+        &self,
+        shared_bytes: usize,
+        c: &impl DeviceArray<T>,
+        grid: &mut impl DeviceArrayMut<T>,
+    ) -> Result<()> {
+        let cfg = self.block_per_bin(THREADS, shared_bytes as u32);
+        self.spread_by_bins("usfft_spread_sm", cfg, c, grid)
+    }
+
+    fn block_per_bin(&self, threads: u32, shared_bytes: u32) -> LaunchConfig {
+        LaunchConfig {
+            grid_dim: (self.tiling.n_bins() as u32, 1, 1),
+            block_dim: (threads, 1, 1),
+            shared_mem_bytes: shared_bytes,
+        }
+    }
+
+    /// usfft_spread_rows and usfft_spread_sm: the same parameters, one block per bin.
+    fn spread_by_bins(
+        &self,
+        kernel: &str,
+        cfg: LaunchConfig,
+        c: &impl DeviceArray<T>,
+        grid: &mut impl DeviceArrayMut<T>,
+    ) -> Result<()> {
+        let mut l = Launch::new(&self.module, &self.stream, kernel, cfg)?;
+        l.input(&self.sorted.bin_start);
+        self.push_sorted(&mut l).input(c).output(grid);
+        self.push_sizes(&mut l);
+        self.push_bins(&mut l).scalar(self.beta());
+        // SAFETY: (const unsigned* bin_start, const int* perm, i1, i2, i3, const REAL* d1,
+        // d2, d3, const REAL* c, REAL* grid, long long m, int nvec, int nf1..nf3, int t1..t3,
+        // int nb1, int nb2, REAL beta). Block b < n_bins reads bin_start[b..=b+1] (n_bins + 1
+        // values) and the sorted points between (< m, each sorted array holding m), their
+        // strengths c[2(v·m + perm[p])..+2] for v < nvec (c holds 2·nvec·m: checked by the
+        // callers), and adds into grid cells wrapped into the nvec fine grids (grid holds
+        // 2·nvec·N). The rows kernel's registers and the tiles' shared memory (cfg) are
+        // sized for this tiling at set-points.
+        unsafe { l.run() }
+    }
+
+    fn spread_global(
+        &self,
+        c: &impl DeviceArray<T>,
+        grid: &mut impl DeviceArrayMut<T>,
+    ) -> Result<()> {
+        let cfg = for_elems(self.m);
+        let mut l = Launch::new(&self.module, &self.stream, "usfft_spread_gm", cfg)?;
+        self.push_sorted(&mut l).input(c).output(grid);
+        self.push_sizes(&mut l).scalar(self.beta());
+        // SAFETY: usfft_spread_gm(const int* perm, i1, i2, i3, const REAL* d1, d2, d3, const
+        // REAL* c, REAL* grid, long long m, int nvec, int nf1..nf3, REAL beta): thread p < m
+        // reads sorted point p (each sorted array holds m) and its strengths for the nvec
+        // vectors (c holds 2·nvec·m), and adds into wrapped cells of the nvec fine grids
+        // (grid holds 2·nvec·N).
+        unsafe { l.run() }
+    }
+}

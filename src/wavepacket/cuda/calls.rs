@@ -1,0 +1,258 @@
+//! The box stage's calls: host-to-host C, C* and C*·P(C f) (uploads, the transform on the
+//! device, downloads), and device-resident C and C* queued on the stage's stream.
+
+use super::ffts::box_ffts;
+use super::tables::shift_factors;
+use super::{usfft_stream, BoxStage, Buffers, Scratch};
+use crate::backend::cpu::CpuBackend;
+use crate::backend::cuda::array::{part, DeviceArray, DeviceArrayMut};
+use crate::backend::cuda::buffers::{alloc, as_reals, as_reals_mut, upload};
+use crate::backend::cuda::fft::Direction;
+use crate::backend::cuda::staging::{download_staged, upload_staged};
+use crate::backend::cuda::tracked::{read_on, write_on};
+use crate::backend::cuda::{bind, driver_error, CudaBackend};
+use crate::error::{Error, Result};
+use crate::progress::Reporter;
+use crate::sample::Real;
+use crate::wavepacket::USFFT_SHARE;
+use cudarc::driver::{CudaSlice, CudaStream};
+use num_complex::Complex;
+use std::sync::Arc;
+
+/// A host-to-host call's device arrays: the data (n reals), the coefficients (2·m reals)
+/// and the scratch.
+struct HostCall<'a, T> {
+    data: &'a mut CudaSlice<T>,
+    coeffs: &'a mut CudaSlice<T>,
+    scratch: &'a mut Scratch<T>,
+}
+
+/// Host arrays to and from the stage's stream, through page-locked pieces filled and
+/// emptied by the context's CPU pool.
+struct Stager<'a> {
+    gpu: &'a CudaBackend,
+    cpu: &'a CpuBackend,
+    stream: &'a CudaStream,
+}
+
+impl Stager<'_> {
+    /// Copies `src` into `dst`; returns once it is on the device.
+    fn up<U: Copy>(&self, dst: &mut impl DeviceArrayMut<U>, src: &[U]) -> Result<()> {
+        let gpu = self.gpu;
+        upload_staged(&gpu.ctx, &gpu.staging, self.cpu, self.stream, dst, src)
+    }
+
+    /// Copies `src` into `dst` after the work queued on the stream.
+    fn down<U: Copy>(&self, src: &impl DeviceArray<U>, dst: &mut [U]) -> Result<()> {
+        let gpu = self.gpu;
+        download_staged(&gpu.ctx, &gpu.staging, self.cpu, self.stream, src, dst)
+    }
+}
+
+/// `slot`, made with `len` elements if absent.
+fn ensure<'a, T: Real>(
+    slot: &'a mut Option<CudaSlice<T>>,
+    len: usize,
+    stream: &Arc<CudaStream>,
+    what: &'static str,
+) -> Result<&'a mut CudaSlice<T>> {
+    if slot.is_none() {
+        *slot = Some(alloc(stream, len, what)?);
+    }
+    Ok(slot.as_mut().unwrap())
+}
+
+impl<T: Real> BoxStage<T> {
+    /// Host-to-host C: uploads `data`, runs, downloads into `coeffs` (written only at the
+    /// end); reports "wave-packet spectrum" and "wave-packet boxes".
+    pub fn forward(
+        &self,
+        data: &[T],
+        coeffs: &mut [Complex<T>],
+        shifts: &[[f64; 3]],
+        reporter: &mut Reporter,
+    ) -> Result<()> {
+        self.host_call(|io, call| {
+            io.up(call.data, data)?;
+            self.forward_on(call.data, call.coeffs, shifts, call.scratch, reporter)?;
+            io.down(call.coeffs, as_reals_mut(coeffs))
+        })
+    }
+
+    /// Host-to-host C*: uploads `coeffs`, refuses non-finite ones (checked on the device),
+    /// runs, downloads into `data` (written at the end).
+    pub fn adjoint(
+        &self,
+        coeffs: &[Complex<T>],
+        data: &mut [T],
+        shifts: &[[f64; 3]],
+        reporter: &mut Reporter,
+    ) -> Result<()> {
+        self.host_call(|io, call| {
+            io.up(call.coeffs, as_reals(coeffs))?;
+            let uploaded = part(call.coeffs, 0, 2 * self.layout.n_coefficients);
+            if let Some(i) = self.find_non_finite(&uploaded, &mut call.scratch.first_bad)? {
+                return Err(Error::NonFinite(format!(
+                    "coefficient {} is not finite; nothing was written",
+                    i / 2
+                )));
+            }
+            self.adjoint_on(call.coeffs, call.data, shifts, call.scratch, reporter)?;
+            io.down(call.data, data)
+        })
+    }
+
+    /// C*·P(C f): `f` up, C, P and C* on the device, `out` down; the coefficients between
+    /// them never leave it. P is nothing (C*C f, the inverse's iterations) or, with
+    /// `keep_below` (one threshold per box, by box index), the zeroing of every coefficient
+    /// above its box's threshold (`wp_keep_below`: a POCS step).
+    pub fn synthesis(&self, f: &[T], out: &mut [T], keep_below: Option<&[f64]>) -> Result<()> {
+        self.host_call(|io, call| {
+            let HostCall {
+                data: d,
+                coeffs: c,
+                scratch,
+            } = call;
+            io.up(d, f)?;
+            let mut quiet = Reporter::new(None);
+            self.forward_on(d, c, &[], scratch, &mut quiet)?;
+            // Kept alive until the stream has used it (the download below waits for it).
+            let _thresholds = match keep_below {
+                Some(t) => Some(self.keep_below(c, t)?),
+                None => None,
+            };
+            self.adjoint_on(c, d, &[], scratch, &mut quiet)?;
+            io.down(d, out)
+        })
+    }
+
+    /// Runs a host-to-host call's `body` with the call's device arrays and the staging of
+    /// host arrays, the context bound and the stage's buffers held.
+    fn host_call(
+        &self,
+        body: impl FnOnce(&Stager<'_>, HostCall<'_, T>) -> Result<()>,
+    ) -> Result<()> {
+        let (gpu, cpu) = self.backends();
+        bind(&gpu.ctx)?;
+        let io = Stager {
+            gpu,
+            cpu,
+            stream: &self.stream,
+        };
+        let mut bufs = self.lock();
+        body(&io, self.host_arrays(&mut bufs)?)
+    }
+
+    /// Device-resident C, queued on `stream()` without waiting: `data` holds n reals,
+    /// `coeffs` 2·m (interleaved complex). Non-finite data is not checked.
+    pub fn forward_device(&self, data: &CudaSlice<T>, coeffs: &mut CudaSlice<T>) -> Result<()> {
+        self.check_device(data.len(), coeffs.len())?;
+        let s = &self.stream;
+        bind(s.context())?;
+        let (data, mut coeffs) = (read_on(data, s), write_on(coeffs, s));
+        let mut bufs = self.lock();
+        let quiet = &mut Reporter::new(None);
+        self.forward_on(&data, &mut coeffs, &[], &mut bufs.scratch, quiet)
+    }
+
+    /// Device-resident C*, queued on `stream()` without waiting (the sizes as `forward_device`).
+    pub fn adjoint_device(&self, coeffs: &CudaSlice<T>, data: &mut CudaSlice<T>) -> Result<()> {
+        self.check_device(data.len(), coeffs.len())?;
+        let s = &self.stream;
+        bind(s.context())?;
+        let (coeffs, mut data) = (read_on(coeffs, s), write_on(data, s));
+        let mut bufs = self.lock();
+        let quiet = &mut Reporter::new(None);
+        self.adjoint_on(&coeffs, &mut data, &[], &mut bufs.scratch, quiet)
+    }
+
+    fn check_device(&self, data: usize, coeffs: usize) -> Result<()> {
+        let (n, m) = (self.layout.n_samples(), 2 * self.layout.n_coefficients);
+        if data < n || coeffs < m {
+            return Err(crate::invalid!(
+                "device buffers hold {data} and {coeffs} reals; the layout needs {n} (data) and {m} (coefficients)"
+            ));
+        }
+        Ok(())
+    }
+
+    /// The device arrays of a host-to-host call (made on first use) and its scratch.
+    fn host_arrays<'a>(&self, bufs: &'a mut Buffers<T>) -> Result<HostCall<'a, T>> {
+        let s = &self.stream;
+        let (n, m) = (self.layout.n_samples(), 2 * self.layout.n_coefficients);
+        let data = ensure(&mut bufs.data, n, s, "allocating wave-packet data")?;
+        let what = "allocating wave-packet coefficients";
+        let coeffs = ensure(&mut bufs.coeffs, m, s, what)?;
+        Ok(HostCall {
+            data,
+            coeffs,
+            scratch: &mut bufs.scratch,
+        })
+    }
+
+    /// C on the device: `data` (n reals) → `coeffs` (2·m reals), queued on the stream.
+    fn forward_on(
+        &self,
+        data: &impl DeviceArray<T>,
+        coeffs: &mut impl DeviceArrayMut<T>,
+        shifts: &[[f64; 3]],
+        scratch: &mut Scratch<T>,
+        reporter: &mut Reporter,
+    ) -> Result<()> {
+        self.complex_from_real(data, &mut scratch.modes)?;
+        self.type2
+            .execute_device(&mut scratch.values, &mut scratch.modes)?;
+        self.report(reporter, "wave-packet spectrum", USFFT_SHARE)?;
+        let shifted = self.set_shifts(shifts, scratch)?;
+        self.gather(scratch, shifted)?;
+        // The coefficients' exponent is +2πi (the inverse direction).
+        box_ffts(&self.groups, &mut scratch.work, Direction::Inverse)?;
+        self.work_to_coefficients(&scratch.work, coeffs)?;
+        self.report(reporter, "wave-packet boxes", 1.0 - USFFT_SHARE)
+    }
+
+    /// C* on the device: `coeffs` (2·m reals) → `data` (n reals, the real part), queued.
+    fn adjoint_on(
+        &self,
+        coeffs: &impl DeviceArray<T>,
+        data: &mut impl DeviceArrayMut<T>,
+        shifts: &[[f64; 3]],
+        scratch: &mut Scratch<T>,
+        reporter: &mut Reporter,
+    ) -> Result<()> {
+        let shifted = self.set_shifts(shifts, scratch)?;
+        self.coefficients_to_work(coeffs, &mut scratch.work)?;
+        box_ffts(&self.groups, &mut scratch.work, Direction::Forward)?;
+        self.scatter(scratch, shifted)?;
+        self.report(reporter, "wave-packet boxes", 1.0 - USFFT_SHARE)?;
+        self.lattice_to_modes(scratch)?;
+        self.real_part(&scratch.modes, data)?;
+        self.report(reporter, "wave-packet spectrum", USFFT_SHARE)
+    }
+
+    /// The adjoint's type-1 USFFT (lattice values → modes) on its plan's stream, between
+    /// two joins with the stage's.
+    fn lattice_to_modes(&self, scratch: &mut Scratch<T>) -> Result<()> {
+        let (s, s1) = (&self.stream, usfft_stream(&self.type1)?);
+        let join = driver_error("ordering the wave-packet adjoint's streams");
+        s1.join(s).map_err(&join)?;
+        self.type1
+            .execute_device(&mut scratch.values, &mut scratch.modes)?;
+        s.join(&s1).map_err(&join)
+    }
+
+    /// Uploads one call's grid shifts (`shifts`: one per box, or none) into the scratch;
+    /// false for a call without shifts (its kernels get NULL tables).
+    fn set_shifts(&self, shifts: &[[f64; 3]], scratch: &mut Scratch<T>) -> Result<bool> {
+        let Some((at, factors)) = shift_factors::<T>(&self.layout, &self.order, shifts) else {
+            return Ok(false);
+        };
+        let s = &self.stream;
+        let what = "uploading wave-packet grid shifts";
+        scratch.shift_at = Some(upload(s, &at, what)?);
+        scratch.shift = Some(upload(s, &factors, what)?);
+        // The host tables must outlive the copies.
+        s.synchronize().map_err(driver_error(what))?;
+        Ok(true)
+    }
+}

@@ -1,0 +1,186 @@
+//! The box stage's kernels (`kernels/wavepacket.cu`), one function each. Complex arrays
+//! are interleaved reals; the element-wise kernels stride over their elements from at most
+//! 2^20 blocks.
+
+use super::{BoxStage, Scratch};
+use crate::backend::cuda::array::{DeviceArray, DeviceArrayMut};
+use crate::backend::cuda::buffers::{download, fill_bytes, upload};
+use crate::backend::cuda::launch::{for_elems, Launch, THREADS};
+use crate::error::Result;
+use crate::sample::Real;
+use cudarc::driver::{CudaSlice, LaunchConfig};
+
+/// A thread per element of `n`, at most 2^20 blocks (the kernels stride over the rest).
+fn grid_stride(n: usize) -> LaunchConfig {
+    let mut cfg = for_elems(n);
+    cfg.grid_dim.0 = cfg.grid_dim.0.min(1 << 20);
+    cfg
+}
+
+impl<T: Real> BoxStage<T> {
+    fn launch(&self, kernel: &str, cfg: LaunchConfig) -> Result<Launch<'_>> {
+        Launch::new(&self.module, &self.stream, kernel, cfg)
+    }
+
+    /// The data (n reals) as the type-2 USFFT's complex modes.
+    pub(super) fn complex_from_real(
+        &self,
+        data: &impl DeviceArray<T>,
+        modes: &mut CudaSlice<T>,
+    ) -> Result<()> {
+        let n = self.layout.n_samples();
+        let mut l = self.launch("wp_complex_from_real", grid_stride(n))?;
+        l.input(data).output(modes).scalar(n as i64);
+        // SAFETY: wp_complex_from_real(const REAL* data, cpx* modes, long long n): element
+        // i < n reads data[i] (data holds n: checked by the callers) and writes modes[i]
+        // (modes holds 2n reals).
+        unsafe { l.run() }
+    }
+
+    /// Forward, first half: work = window · lattice value (· the box's grid shift).
+    pub(super) fn gather(&self, scratch: &mut Scratch<T>, shifted: bool) -> Result<()> {
+        let t = &self.tables;
+        let mut l = self.launch("wp_gather", grid_stride(self.n_work))?;
+        l.input(&scratch.values).input(&t.windows);
+        l.input(&t.table).input(&t.work_start);
+        l.scalar(self.order.len() as i32).scalar(self.n_work as i64);
+        let at = scratch.shift_at.as_ref().filter(|_| shifted);
+        l.optional(at)
+            .optional(scratch.shift.as_ref().filter(|_| shifted));
+        l.output(&mut scratch.work);
+        // SAFETY: wp_gather(const cpx* values, const REAL* windows, const long long* table,
+        // const long long* work_start, int n_boxes, long long total, const long long*
+        // shift_at, const cpx* shift, cpx* work): element e < n_work finds its box j <
+        // n_boxes in the table (BOX_FIELDS per box) built with the layout, reads one lattice
+        // value inside its lattice (values holds 2·n_points reals), one window value (the
+        // box's coefficients), its shift factors where shift_at[j] ≥ 0 (the shift tables of
+        // this call, or NULL), and writes work[e] (work holds 2·n_work reals).
+        unsafe { l.run() }
+    }
+
+    /// Forward, second half (after the box FFTs): coefficients = work · the box's phase.
+    pub(super) fn work_to_coefficients(
+        &self,
+        work: &CudaSlice<T>,
+        coeffs: &mut impl DeviceArrayMut<T>,
+    ) -> Result<()> {
+        let t = &self.tables;
+        let mut l = self.launch("wp_to_coefficients", grid_stride(self.n_work))?;
+        l.input(work).input(&t.table).input(&t.work_start);
+        l.scalar(self.order.len() as i32).scalar(self.n_work as i64);
+        l.input(&t.phase).output(coeffs);
+        // SAFETY: wp_to_coefficients(const cpx* work, const long long* table, const long
+        // long* work_start, int n_boxes, long long total, const cpx* phase, cpx* coeffs):
+        // element e < n_work of box j reads work[e] (2·n_work reals), the box's phase factors
+        // (n1 + n2 + n3 at its F_PHASE) and writes coefficient F_COEFF + k of the box
+        // (coeffs holds 2·n_coefficients reals: checked by the callers).
+        unsafe { l.run() }
+    }
+
+    /// Adjoint, first half (before the box FFTs): work = coefficients · the conjugate phase.
+    pub(super) fn coefficients_to_work(
+        &self,
+        coeffs: &impl DeviceArray<T>,
+        work: &mut CudaSlice<T>,
+    ) -> Result<()> {
+        let t = &self.tables;
+        let mut l = self.launch("wp_from_coefficients", grid_stride(self.n_work))?;
+        l.input(coeffs).input(&t.table).input(&t.work_start);
+        l.scalar(self.order.len() as i32).scalar(self.n_work as i64);
+        l.input(&t.phase).output(work);
+        // SAFETY: wp_from_coefficients(const cpx* coeffs, const long long* table, const long
+        // long* work_start, int n_boxes, long long total, const cpx* phase, cpx* work): the
+        // transpose of wp_to_coefficients, over the same elements and arrays (coeffs read,
+        // work written).
+        unsafe { l.run() }
+    }
+
+    /// Adjoint, second half: each lattice value summed over its boxes, window · work (· the
+    /// conjugate grid shift), by one thread (no atomics, a fixed order).
+    pub(super) fn scatter(&self, scratch: &mut Scratch<T>, shifted: bool) -> Result<()> {
+        let t = &self.tables;
+        let n_points = self.layout.n_points;
+        let mut l = self.launch("wp_scatter", grid_stride(n_points))?;
+        l.input(&scratch.work).input(&t.windows).input(&t.table);
+        l.input(&t.lat_start).input(&t.lat_len);
+        l.input(&t.lat_first).input(&t.lat_boxes);
+        l.scalar(self.layout.lattices.len() as i32)
+            .scalar(n_points as i64);
+        let at = scratch.shift_at.as_ref().filter(|_| shifted);
+        l.optional(at)
+            .optional(scratch.shift.as_ref().filter(|_| shifted));
+        l.output(&mut scratch.values);
+        // SAFETY: wp_scatter(const cpx* work, const REAL* windows, const long long* table,
+        // const long long* lat_start, const long long* lat_len, const int* lat_first, const
+        // int* lat_boxes, int n_lattices, long long n_points, const long long* shift_at,
+        // const cpx* shift, cpx* values): point p < n_points finds its lattice l <
+        // n_lattices, reads the work and window values of the boxes listed for l that hold
+        // it (tables built with the layout), their shift factors as in wp_gather, and writes
+        // values[p] (values holds 2·n_points reals).
+        unsafe { l.run() }
+    }
+
+    /// The real part of the type-1 USFFT's modes: the adjoint's data.
+    pub(super) fn real_part(
+        &self,
+        modes: &CudaSlice<T>,
+        data: &mut impl DeviceArrayMut<T>,
+    ) -> Result<()> {
+        let n = self.layout.n_samples();
+        let mut l = self.launch("wp_real_part", grid_stride(n))?;
+        l.input(modes).output(data).scalar(n as i64);
+        // SAFETY: wp_real_part(const cpx* modes, REAL* data, long long n): element i < n
+        // reads modes[i] (2n reals) and writes data[i] (data holds n: checked by the callers).
+        unsafe { l.run() }
+    }
+
+    /// The index of the first non-finite value of `x` (an uploaded input), if any: checked
+    /// on the device, where the values already are (one 8-byte read-back).
+    pub(super) fn find_non_finite(
+        &self,
+        x: &impl DeviceArray<T>,
+        first: &mut CudaSlice<u64>,
+    ) -> Result<Option<usize>> {
+        let what = "checking the wave-packet input";
+        fill_bytes(&self.stream, first, 0xff, what)?;
+        let n = x.len();
+        let mut l = self.launch("wp_first_non_finite", grid_stride(n))?;
+        l.input(x).scalar(n as i64).output(first);
+        // SAFETY: wp_first_non_finite(const REAL* x, long long n, unsigned long long*
+        // first): element i < n reads x[i] (x holds n) and lowers the one flag.
+        unsafe { l.run() }?;
+        let mut found = [0u64];
+        download(&self.stream, first, &mut found, what)?;
+        Ok((found[0] != u64::MAX).then_some(found[0] as usize))
+    }
+
+    /// Zeroes every coefficient above its box's threshold (`thresholds` by box index), in
+    /// place. Returns the thresholds' device copy, which must live until the stream has
+    /// run the kernel.
+    pub(super) fn keep_below(
+        &self,
+        coeffs: &mut impl DeviceArrayMut<T>,
+        thresholds: &[f64],
+    ) -> Result<CudaSlice<f64>> {
+        let by_work: Vec<f64> = self.order.iter().map(|&b| thresholds[b]).collect();
+        let t = upload(
+            &self.stream,
+            &by_work,
+            "uploading the wave-packet thresholds",
+        )?;
+        let cfg = LaunchConfig {
+            grid_dim: (by_work.len().clamp(1, 1 << 16) as u32, 1, 1),
+            block_dim: (THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut l = self.launch("wp_keep_below", cfg)?;
+        l.output(coeffs).input(&self.tables.table).input(&t);
+        l.scalar(by_work.len() as i64);
+        // SAFETY: wp_keep_below(cpx* coeffs, const long long* table, const double* t, long
+        // long n_boxes): blocks stride over the n_boxes boxes in work order (t holds one
+        // threshold each, the table a row each), threads over each box's coefficients
+        // (coeffs holds 2·n_coefficients reals: checked by the callers).
+        unsafe { l.run() }?;
+        Ok(t)
+    }
+}

@@ -1,0 +1,190 @@
+//! The box stage on the GPU (`kernels/wavepacket.cu`): the device half of `cpu.rs` and
+//! `boxfft.rs`, run between the data and the USFFTs' lattice values without leaving the
+//! device. Forward: gather (window · lattice value, · grid shift) → one batched cuFFT per
+//! group of boxes of one shape → phase into the coefficient array. Adjoint: the transpose,
+//! each lattice value summed over its boxes by one thread (no atomics, a fixed order).
+//!
+//! The stage owns the layout, both USFFT plans and its device arrays. The plan's tables
+//! live on the device from creation: windows, the box table (in work order: boxes grouped
+//! by shape), the phases, the lattices' box lists (`tables`). Working buffers (work,
+//! lattice values, modes) too, so that a plan that does not fit fails at creation. The box
+//! FFTs are in `ffts`, the kernels in `launches`, the calls in `calls`.
+
+mod calls;
+mod ffts;
+mod launches;
+mod tables;
+
+use super::layout::Layout;
+use crate::backend::cpu::CpuBackend;
+use crate::backend::cuda::buffers::alloc;
+use crate::backend::cuda::{bind, driver_error, kernels, CudaBackend};
+use crate::error::{Error, Result};
+use crate::progress::Reporter;
+use crate::sample::Real;
+use crate::sample::Sample;
+use crate::usfft::UsfftPlan;
+use cudarc::driver::{CudaModule, CudaSlice, CudaStream};
+use ffts::FftGroup;
+use std::sync::{Arc, Mutex};
+use tables::{DeviceTables, HostTables};
+
+/// The NVRTC prelude for one precision.
+pub fn prelude<T: Sample>() -> String {
+    format!("#define REAL {}\n", T::C_TYPE)
+}
+
+/// Every prelude the library compiles `wavepacket.cu` with, labelled.
+pub fn preludes() -> Vec<(String, String)> {
+    vec![
+        ("f32".to_string(), prelude::<f32>()),
+        ("f64".to_string(), prelude::<f64>()),
+    ]
+}
+
+/// A plan's box stage on the device. Every call runs on `stream` (the type-2 USFFT's); the
+/// type-1 USFFT of the adjoint is ordered into it with stream joins.
+pub struct BoxStage<T: Real> {
+    /// Data → lattice values (sign −1) and its adjoint (sign +1), on the same points.
+    type2: UsfftPlan<T>,
+    type1: UsfftPlan<T>,
+    layout: Arc<Layout>,
+    stream: Arc<CudaStream>,
+    module: Arc<CudaModule>,
+    tables: DeviceTables<T>,
+    groups: Vec<FftGroup>,
+    /// Box indices in work order.
+    order: Vec<usize>,
+    /// Elements of the work array (the boxes in work order).
+    n_work: usize,
+    buffers: Mutex<Buffers<T>>,
+}
+
+/// One call's device arrays, one call at a time.
+struct Buffers<T> {
+    scratch: Scratch<T>,
+    /// The data (n reals) and coefficients (2·m reals) of host-to-host calls, made on their
+    /// first use.
+    data: Option<CudaSlice<T>>,
+    coeffs: Option<CudaSlice<T>>,
+}
+
+/// Interleaved complex as reals: `work` (the boxes in work order), `values` (lattice
+/// values), `modes` (the data as complex); a shifted call's shift tables; the first
+/// non-finite input value found (u64::MAX: none).
+struct Scratch<T> {
+    work: CudaSlice<T>,
+    values: CudaSlice<T>,
+    modes: CudaSlice<T>,
+    shift_at: Option<CudaSlice<i64>>,
+    shift: Option<CudaSlice<T>>,
+    first_bad: CudaSlice<u64>,
+}
+
+/// The type-2 (forward) or type-1 (adjoint) USFFT's stream.
+fn usfft_stream<T: Real>(plan: &UsfftPlan<T>) -> Result<Arc<CudaStream>> {
+    plan.device_points()
+        .map(|p| p.stream().clone())
+        .ok_or_else(|| Error::Unsupported("the wave-packet USFFT has no device points".into()))
+}
+
+impl<T: Real> BoxStage<T> {
+    /// The device tables of `layout` with its `windows` (by box), on the stream of `type2`
+    /// (data → lattice values; `type1` its adjoint, both with their points set on a CUDA
+    /// context).
+    pub fn new(
+        layout: Arc<Layout>,
+        windows: &[Vec<T>],
+        type2: UsfftPlan<T>,
+        type1: UsfftPlan<T>,
+    ) -> Result<BoxStage<T>> {
+        let ctx = type2.context().clone();
+        let gpu = ctx.cuda.as_ref().ok_or_else(|| {
+            Error::Unsupported("the wave-packet box stage needs a CUDA context".into())
+        })?;
+        bind(&gpu.ctx)?;
+        let stream = usfft_stream(&type2)?;
+        let module = gpu
+            .modules
+            .get(&gpu.ctx, &gpu.arch, &kernels::WAVEPACKET, &prelude::<T>())?;
+        let host = HostTables::<T>::new(&layout);
+        let groups = ffts::plan_groups::<T>(&host.runs, &stream)?;
+        let flat = windows.concat();
+        let tables = DeviceTables::upload(&host, &flat, &stream)?;
+        let scratch = Scratch::new(&layout, host.n_work, &stream)?;
+        let stage = BoxStage {
+            type2,
+            type1,
+            stream: stream.clone(),
+            module,
+            tables,
+            groups,
+            order: host.order,
+            n_work: host.n_work,
+            buffers: Mutex::new(Buffers {
+                scratch,
+                data: None,
+                coeffs: None,
+            }),
+            layout,
+        };
+        // `flat` and the tables are host memory the copies read from.
+        stream
+            .synchronize()
+            .map_err(driver_error("uploading the wave-packet tables"))?;
+        drop(flat);
+        Ok(stage)
+    }
+
+    /// The stream every call runs on (for events around device-resident calls).
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// The context's GPU and CPU pool (a CUDA context: checked at creation).
+    fn backends(&self) -> (&CudaBackend, &CpuBackend) {
+        let ctx = self.type2.context();
+        let gpu = ctx
+            .cuda
+            .as_ref()
+            .expect("the box stage's context has a GPU");
+        (gpu, &ctx.cpu)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Buffers<T>> {
+        self.buffers.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Waits for the stream and reports one step of `stage` (only with a callback set).
+    fn report(&self, reporter: &mut Reporter, stage: &'static str, share: f64) -> Result<()> {
+        if reporter.is_active() {
+            reporter.stage(stage, share, 1);
+            self.stream
+                .synchronize()
+                .map_err(driver_error("running the wave-packet transform"))?;
+            reporter.advance(1)?;
+        }
+        Ok(())
+    }
+}
+
+impl<T: Real> Scratch<T> {
+    fn new(layout: &Layout, n_work: usize, s: &Arc<CudaStream>) -> Result<Scratch<T>> {
+        Ok(Scratch {
+            work: alloc(s, 2 * n_work, "allocating the wave-packet box work array")?,
+            values: alloc(
+                s,
+                2 * layout.n_points,
+                "allocating the wave-packet lattice values",
+            )?,
+            modes: alloc(
+                s,
+                2 * layout.n_samples(),
+                "allocating the wave-packet modes",
+            )?,
+            shift_at: None,
+            shift: None,
+            first_bad: alloc(s, 1, "allocating the wave-packet input check")?,
+        })
+    }
+}

@@ -1,0 +1,45 @@
+//! What the plan hands either backend: a preprocess call's station-days, and a correlate
+//! call's pairs and where their correlations go.
+
+use super::pairs::Block;
+use super::plan::XcorrPlan;
+use super::spectra::Spectra;
+use crate::layout::TraceBatch;
+
+/// One `preprocess` call: `batch.n_traces` station-days of `days` (station s at
+/// `days[s·trace_stride..]`) and their validity mask in the same layout (0: a missing
+/// sample), each cut into `n_windows` windows.
+pub struct PreprocessCall<'a> {
+    pub plan: &'a XcorrPlan,
+    pub days: &'a [f32],
+    pub batch: TraceBatch,
+    pub valid: Option<&'a [u8]>,
+    pub n_windows: usize,
+}
+
+/// Correlations in block order: pair p's lags at `out[p·stride..]`.
+pub struct Correlations<'a> {
+    out: &'a mut [f32],
+    stride: usize,
+}
+
+impl<'a> Correlations<'a> {
+    pub fn new(out: &'a mut [f32], stride: usize) -> Correlations<'a> {
+        Correlations { out, stride }
+    }
+
+    /// Pair `p`'s correlation.
+    pub fn put(&mut self, p: usize, row: &[f32]) {
+        self.out[p * self.stride..][..row.len()].copy_from_slice(row);
+    }
+}
+
+/// One `correlate` call: the pairs of `block` over every window of `days`, `counts[p]`
+/// windows stacked for pair p (block order), each correlation written to `out`.
+pub struct CorrelateCall<'a> {
+    pub plan: &'a XcorrPlan,
+    pub days: &'a [&'a Spectra],
+    pub block: &'a Block,
+    pub counts: &'a [u32],
+    pub out: Correlations<'a>,
+}

@@ -1,0 +1,33 @@
+//! The days of spectra a correlation reads, on the device.
+
+use super::spectra::DeviceSpectra;
+use crate::backend::cuda::array::Part;
+use crate::error::{Error, Result};
+use crate::xcorr::spectra::{Spectra, SpectraData};
+use num_complex::Complex32;
+
+/// A day's spectra on the device.
+fn device(d: &Spectra) -> Result<&DeviceSpectra> {
+    match &d.data {
+        SpectraData::Device(s) => Ok(s),
+        SpectraData::Host(_) => Err(Error::Internal("host spectra on a CUDA context".into())),
+    }
+}
+
+/// A day's window spectra `x`, `[bin][station][window]`: `nw` windows a station, `plane`
+/// = stations × nw values a bin, band_len bins.
+pub(super) struct DaySpectra<'a> {
+    pub(super) x: Part<'a, Complex32>,
+    pub(super) nw: usize,
+    pub(super) plane: usize,
+}
+
+impl<'a> DaySpectra<'a> {
+    pub(super) fn of(day: &'a Spectra) -> Result<DaySpectra<'a>> {
+        Ok(DaySpectra {
+            x: device(day)?.values(),
+            nw: day.n_windows,
+            plane: day.n_stations * day.n_windows,
+        })
+    }
+}

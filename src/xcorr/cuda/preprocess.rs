@@ -1,0 +1,425 @@
+//! Preprocessing on the GPU. Station-days go up in chunks, staged through two page-locked
+//! buffers so that the host copy of one chunk overlaps the kernels of the previous one;
+//! per chunk, day kernels (gaps, detrend and tapers, zero-phase Butterworth), window
+//! kernels, one batched cuFFT R2C, and whitening written straight into the frequency-major
+//! spectra `[bin][station][window]`, which stay on the device.
+
+use super::kit::{blocks, grid_dim, Kit};
+use super::spectra::DeviceSpectra;
+use crate::backend::cuda::array::{complex, complex_mut, part, part_mut};
+use crate::backend::cuda::buffers::{alloc, download, upload};
+use crate::backend::cuda::fft::{FftPlan, Shape};
+use crate::backend::cuda::launch::{for_elems_in_blocks_of, Launch};
+use crate::backend::cuda::staging::PinnedBuffer;
+use crate::backend::cuda::{driver_error, CudaBackend};
+use crate::error::Result;
+use crate::layout::TraceBatch;
+use crate::progress::Reporter;
+use crate::xcorr::calls::PreprocessCall;
+use crate::xcorr::options::{FreqNorm, Options, TimeNorm};
+use crate::xcorr::plan::XcorrPlan;
+use crate::xcorr::preprocess as pre;
+use crate::xcorr::spectra::SpectraData;
+use cudarc::driver::{CudaEvent, CudaSlice};
+use rayon::prelude::*;
+
+/// A call's sizes: `n_sta` station-days of `n` samples and `nw` windows, `chunk` stations
+/// at a time.
+#[derive(Clone, Copy, Debug)]
+struct Sizes {
+    n: usize,
+    n_sta: usize,
+    nw: usize,
+    chunk: usize,
+    /// A validity mask comes with the days.
+    masked: bool,
+    /// Running-mean time normalisation (which needs a scratch row per window).
+    rma: bool,
+}
+
+impl Sizes {
+    fn new(kit: &Kit, plan: &XcorrPlan, batch: TraceBatch, masked: bool, nw: usize) -> Sizes {
+        let (g, o) = (plan.geometry(), plan.options());
+        let (n, n_sta) = (batch.n_samples, batch.n_traces);
+        let nbins = g.nfft / 2 + 1;
+        let rma = o.time_norm == TimeNorm::RunningMean;
+        let per_station = n * 4
+            + if masked { n } else { 0 }
+            + nw * (g.nfft * 4 + nbins * 8 + if rma { g.npts * 4 } else { 0 } + 1)
+            + 8;
+        // Grid limits: stations of a chunk on grid.y (≤ 65535), its rows/32 on grid.y too.
+        let chunk =
+            (kit.budget() / per_station).clamp(1, n_sta.min(65535).min((65535 * 32 / nw).max(1)));
+        Sizes {
+            n,
+            n_sta,
+            nw,
+            chunk,
+            masked,
+            rma,
+        }
+    }
+
+    /// Windows of all stations: the spectra's plane per bin.
+    fn plane(&self) -> usize {
+        self.n_sta * self.nw
+    }
+
+    /// Staged floats for `c` stations: their samples, then their mask bytes in whole words.
+    fn staged(&self, c: usize) -> usize {
+        c * self.n
+            + if self.masked {
+                (c * self.n).div_ceil(4)
+            } else {
+                0
+            }
+    }
+}
+
+/// The device arrays of a call: the spectra (`2·band_len·plane` floats, interleaved
+/// complex) and window flags it makes; one chunk's station-days, mask, day statistics,
+/// windows (nfft reals a row), running-mean scratch (npts a row) and window spectra
+/// (nfft/2 + 1 bins a row); the Butterworth sections (5 values each) and the whitening
+/// taper (band_len values).
+struct Arrays {
+    out: CudaSlice<f32>,
+    kept: CudaSlice<u8>,
+    day: CudaSlice<f32>,
+    valid: Option<CudaSlice<u8>>,
+    day_std: CudaSlice<f64>,
+    win: CudaSlice<f32>,
+    scratch: Option<CudaSlice<f32>>,
+    spec: CudaSlice<f32>,
+    sos: CudaSlice<f64>,
+    taper: CudaSlice<f32>,
+}
+
+impl Arrays {
+    fn new(kit: &Kit, plan: &XcorrPlan, sz: Sizes) -> Result<Arrays> {
+        let g = plan.geometry();
+        let (s, n, nw, chunk) = (&kit.stream, sz.n, sz.nw, sz.chunk);
+        let nbins = g.nfft / 2 + 1;
+        let sos: Vec<f64> = plan
+            .sections()
+            .iter()
+            .flat_map(|s| [s.b[0], s.b[1], s.b[2], s.a[0], s.a[1]])
+            .collect();
+        let sos = if sos.is_empty() { vec![0.0] } else { sos };
+        Ok(Arrays {
+            out: alloc(
+                s,
+                2 * g.band_len * sz.plane(),
+                "allocating the window spectra",
+            )?,
+            kept: alloc(s, sz.plane(), "allocating the window flags")?,
+            day: alloc(s, chunk * n, "allocating station-days")?,
+            valid: match sz.masked {
+                true => Some(alloc(s, chunk * n, "allocating the validity mask")?),
+                false => None,
+            },
+            day_std: alloc(s, chunk, "allocating day statistics")?,
+            win: alloc(s, chunk * nw * g.nfft, "allocating windows")?,
+            scratch: match sz.rma {
+                true => Some(alloc(s, chunk * nw * g.npts, "allocating windows")?),
+                false => None,
+            },
+            spec: alloc(s, 2 * chunk * nw * nbins, "allocating window spectra")?,
+            sos: upload(s, &sos, "uploading the filter")?,
+            taper: upload(s, &whitening_taper(plan), "uploading the whitening taper")?,
+        })
+    }
+}
+
+/// The whitening's cos² factors on the stored band (which starts at ix00); ones without
+/// whitening.
+fn whitening_taper(plan: &XcorrPlan) -> Vec<f32> {
+    let (g, o) = (plan.geometry(), plan.options());
+    let mut taper = vec![1.0f32; g.band_len];
+    if o.freq_norm != FreqNorm::None {
+        let mut full = vec![1.0f64; g.ix11 - g.ix00];
+        pre::cos2_tapers(&mut full, g, |v, f| *v *= f);
+        for (k, t) in taper.iter_mut().enumerate() {
+            *t = full[k] as f32;
+        }
+    }
+    taper
+}
+
+/// The kernels' codes of the time and frequency normalisations (`time_norm` and
+/// `freq_norm` in kernels/xcorr.cu).
+fn codes(o: &Options) -> (i32, i32) {
+    let time = match o.time_norm {
+        TimeNorm::None => 0,
+        TimeNorm::OneBit => 1,
+        TimeNorm::RunningMean => 2,
+    };
+    let freq = match o.freq_norm {
+        FreqNorm::None => 0,
+        FreqNorm::RunningMean => 1,
+        FreqNorm::PhaseOnly => 2,
+    };
+    (time, freq)
+}
+
+/// A page-locked staging buffer and the event after its last copy.
+type Stager = (PinnedBuffer, Option<CudaEvent>);
+
+pub fn preprocess(
+    gpu: &CudaBackend,
+    call: PreprocessCall,
+    reporter: &mut Reporter,
+) -> Result<(Vec<u8>, SpectraData)> {
+    let plan = call.plan;
+    let kit = Kit::new(gpu)?;
+    let sz = Sizes::new(&kit, plan, call.batch, call.valid.is_some(), call.n_windows);
+    let mut chunks = Chunks {
+        kit: &kit,
+        plan,
+        sz,
+        a: Arrays::new(&kit, plan, sz)?,
+        fft_full: None,
+    };
+    let mut stagers = (0..2)
+        .map(|_| Ok((gpu.staging.take(&gpu.ctx, 4 * sz.staged(sz.chunk))?, None)))
+        .collect::<Result<Vec<Stager>>>()?;
+    reporter.stage("xcorr preprocess", 1.0, sz.n_sta);
+    let result = chunks.run(&call, &mut stagers, reporter);
+    let staged = stagers.into_iter().map(|(pinned, _)| pinned);
+    let synced = gpu
+        .staging
+        .put_when_idle(&kit.stream, staged, "preprocessing");
+    result?;
+    synced?;
+    let mut kept = vec![0u8; sz.plane()];
+    download(
+        &kit.stream,
+        &chunks.a.kept,
+        &mut kept,
+        "copying the window flags",
+    )?;
+    let len = plan.geometry().band_len * sz.plane();
+    let spectra = DeviceSpectra {
+        buf: chunks.a.out,
+        len,
+    };
+    Ok((kept, SpectraData::Device(spectra)))
+}
+
+/// A call's chunks of stations on their way to the spectra.
+struct Chunks<'a> {
+    kit: &'a Kit<'a>,
+    plan: &'a XcorrPlan,
+    sz: Sizes,
+    a: Arrays,
+    /// The R2C plan of a full chunk, made on first use.
+    fft_full: Option<FftPlan>,
+}
+
+impl Chunks<'_> {
+    fn run(
+        &mut self,
+        input: &PreprocessCall,
+        stagers: &mut [Stager],
+        reporter: &mut Reporter,
+    ) -> Result<()> {
+        let (n_sta, chunk) = (self.sz.n_sta, self.sz.chunk);
+        for (index, s0) in (0..n_sta).step_by(chunk).enumerate() {
+            let c = chunk.min(n_sta - s0);
+            self.upload(input, &mut stagers[index % 2], s0, c)?;
+            self.chunk(s0, c)?;
+            // The host runs at most two chunks ahead of the device (the staging events).
+            reporter.advance(c)?;
+        }
+        Ok(())
+    }
+
+    /// Stations s0..s0 + c (and their mask) into the stager once its last copies are done,
+    /// then queued for the device.
+    fn upload(
+        &mut self,
+        input: &PreprocessCall,
+        stager: &mut Stager,
+        s0: usize,
+        c: usize,
+    ) -> Result<()> {
+        let (pinned, ready) = stager;
+        if let Some(ev) = ready.take() {
+            ev.synchronize()
+                .map_err(driver_error("waiting for a staging buffer"))?;
+        }
+        let (n, stride, stream) = (self.sz.n, input.batch.trace_stride, &self.kit.stream);
+        let vals = pinned.slice_mut::<f32>(c * n)?;
+        vals.par_chunks_mut(n).enumerate().for_each(|(k, dst)| {
+            let at = (s0 + k) * stride;
+            dst.copy_from_slice(&input.days[at..at + n]);
+        });
+        // The mask's bytes follow the values (the buffer holds staged(c) words).
+        let mask_at = c * n * std::mem::size_of::<f32>();
+        let mask = input.valid.filter(|_| self.a.valid.is_some());
+        if let Some(v) = mask {
+            let bytes = pinned.slice_mut_at::<u8>(mask_at, c * n)?;
+            bytes.par_chunks_mut(n).enumerate().for_each(|(k, dst)| {
+                let at = (s0 + k) * stride;
+                dst.copy_from_slice(&v[at..at + n]);
+            });
+        }
+        let what = "copying station-days to the device";
+        pinned.upload_to((0, c * n), stream, &mut self.a.day, what)?;
+        if let (Some(_), Some(d_valid)) = (mask, self.a.valid.as_mut()) {
+            let what = "copying the validity mask to the device";
+            pinned.upload_to((mask_at, c * n), stream, d_valid, what)?;
+        }
+        *ready = Some(
+            stream
+                .record_event(None)
+                .map_err(driver_error("recording a staging event"))?,
+        );
+        Ok(())
+    }
+
+    /// Stations s0..s0 + c, uploaded: days, windows, their spectra, whitened into the output.
+    fn chunk(&mut self, s0: usize, c: usize) -> Result<()> {
+        self.day_kernels(c)?;
+        self.windows(s0, c)?;
+        let (rows, nfft) = (c * self.sz.nw, self.plan.geometry().nfft);
+        let one_off = if c == self.sz.chunk {
+            if self.fft_full.is_none() {
+                self.fft_full = Some(self.kit.fft_plan(nfft, Shape::R2C, rows)?);
+            }
+            None
+        } else {
+            Some(self.kit.fft_plan(nfft, Shape::R2C, rows)?)
+        };
+        let fft = one_off.as_ref().or(self.fft_full.as_ref()).unwrap();
+        fft.exec_r2c::<f32>(&self.a.win, &mut complex_mut(&mut self.a.spec))?;
+        self.whiten(s0, c)?;
+        if one_off.is_some() {
+            // the one-off plan is dropped at the end of this chunk: finish first
+            self.kit
+                .stream
+                .synchronize()
+                .map_err(driver_error("preprocessing"))?;
+        }
+        Ok(())
+    }
+
+    /// Gaps zeroed, detrend and day tapers, then the Butterworth filter and each day's std.
+    fn day_kernels(&mut self, c: usize) -> Result<()> {
+        let (o, n, kit) = (self.plan.options(), self.sz.n, self.kit);
+        let (w1, w2) = pre::day_taper_lengths(n, o.sampling_rate);
+        let a = &mut self.a;
+        let mut day = part_mut(&mut a.day, 0, c * n);
+        let valid = a.valid.as_ref().map(|v| part(v, 0, c * n));
+        let mut day_std = part_mut(&mut a.day_std, 0, c);
+        let cfg = blocks((grid_dim(c, "stations")?, 1), (256, 1));
+        let mut l = Launch::new(&kit.module, &kit.stream, "xc_day_prepare", cfg)?;
+        l.output(&mut day)
+            .optional(valid.as_ref())
+            .scalar(n as i64)
+            .scalar(o.detrend_taper as i32)
+            .scalar(w1 as i64)
+            .scalar(w2 as i64);
+        // SAFETY: xc_day_prepare(float* day, const unsigned char* valid, long long n,
+        // int detrend_taper, long long w1, long long w2): block b < c touches day and valid
+        // (null without a mask) at b·n .. (b + 1)·n, inside their c·n parts.
+        unsafe { l.run() }?;
+        let sections = self.plan.sections().len();
+        let cfg = for_elems_in_blocks_of(c, 64);
+        let mut l = Launch::new(&kit.module, &kit.stream, "xc_day_filter", cfg)?;
+        l.output(&mut day)
+            .output(&mut day_std)
+            .scalar(c as i32)
+            .scalar(n as i64)
+            .scalar(sections as i32)
+            .input(&a.sos);
+        // SAFETY: xc_day_filter(float* day, double* day_std, int n_days, long long n,
+        // int n_sections, const double* sos): thread d < n_days = c (the others return)
+        // filters day[d·n .. (d + 1)·n) and writes day_std[d], inside the c·n and c parts;
+        // it reads 5 sos values per section (one 0 uploaded when there are none), and
+        // n_sections ≤ 10 = MAX_SECTIONS, its shared table (Options::validate allows at
+        // most 10 corners, a section each).
+        unsafe { l.run() }
+    }
+
+    /// Cut, rejection, demean, detrend, taper and time normalisation of every window of
+    /// the chunk: rows of nfft reals for the R2C, and their kept flags.
+    fn windows(&mut self, s0: usize, c: usize) -> Result<()> {
+        let (g, o, kit) = (self.plan.geometry(), self.plan.options(), self.kit);
+        let (n, nw) = (self.sz.n, self.sz.nw);
+        let rows = c * nw;
+        let a = &mut self.a;
+        let day = part(&a.day, 0, c * n);
+        let valid = a.valid.as_ref().map(|v| part(v, 0, c * n));
+        let day_std = part(&a.day_std, 0, c);
+        let mut win = part_mut(&mut a.win, 0, rows * g.nfft);
+        let mut scratch = a.scratch.as_mut().map(|s| part_mut(s, 0, rows * g.npts));
+        let mut kept = part_mut(&mut a.kept, s0 * nw, rows);
+        let cfg = blocks((grid_dim(nw, "windows")?, c as u32), (256, 1));
+        let mut l = Launch::new(&kit.module, &kit.stream, "xc_windows", cfg)?;
+        l.input(&day)
+            .optional(valid.as_ref())
+            .input(&day_std)
+            .output(&mut win)
+            .optional_output(scratch.as_mut())
+            .output(&mut kept)
+            .scalar(n as i64)
+            .scalar(nw as i32)
+            .scalar(g.npts as i32)
+            .scalar(g.nfft as i32)
+            .scalar(g.step as i32)
+            .scalar(o.max_over_std)
+            .scalar(g.taper_len as i32)
+            .scalar(codes(o).0)
+            .scalar(o.smooth_n as i32);
+        // SAFETY: xc_windows(const float* day, const unsigned char* valid,
+        // const double* day_std, float* win, float* scratch, unsigned char* kept,
+        // long long n, int n_windows, int npts, int nfft, int step, double max_over_std,
+        // int taper_len, int time_norm, int smooth_n): block (w < nw, s < c) reads day and
+        // valid at s·n + w·step + t for t < npts, inside the c·n parts as
+        // (nw − 1)·step + npts ≤ n (Geometry::n_windows), and day_std[s]; it writes row
+        // r = s·nw + w < rows: kept[r], win[r·nfft ..] (nfft values) and, with time_norm 2
+        // only (a running mean: scratch present), scratch[r·npts ..] (npts values), inside
+        // the parts of rows, rows·nfft and rows·npts.
+        unsafe { l.run() }
+    }
+
+    /// The chunk's window spectra, whitened (or not) on the band, into the output at
+    /// `[bin][station][window]`.
+    fn whiten(&mut self, s0: usize, c: usize) -> Result<()> {
+        let (g, o, kit) = (self.plan.geometry(), self.plan.options(), self.kit);
+        let (nw, plane) = (self.sz.nw, self.sz.plane());
+        let rows = c * nw;
+        let a = &mut self.a;
+        let spec = complex(&a.spec);
+        let spec = part(&spec, 0, rows * (g.nfft / 2 + 1));
+        let kept = part(&a.kept, s0 * nw, rows);
+        let mut out = complex_mut(&mut a.out);
+        let grid = (
+            grid_dim(g.band_len.div_ceil(32), "bins")?,
+            grid_dim(rows.div_ceil(32), "windows")?,
+        );
+        let mut l = Launch::new(&kit.module, &kit.stream, "xc_whiten", blocks(grid, (32, 8)))?;
+        l.input(&spec)
+            .input(&kept)
+            .input(&a.taper)
+            .output(&mut out)
+            .scalar(plane as i64)
+            .scalar((s0 * nw) as i64)
+            .scalar(rows as i32)
+            .scalar(g.nfft as i32)
+            .scalar(g.band_start as i32)
+            .scalar(g.band_len as i32)
+            .scalar(g.ix00 as i32)
+            .scalar(g.ix11 as i32)
+            .scalar(codes(o).1)
+            .scalar(o.smoothspect_n as i32);
+        // SAFETY: xc_whiten(const c32* spec, const unsigned char* kept, const float* taper,
+        // c32* out, long long out_plane, long long row0, int rows, int nfft, int band_start,
+        // int band_len, int ix00, int ix11, int freq_norm, int smoothspect_n): rows r < rows
+        // read kept[r] and spec[r·nbins + k] for bins k ≤ nfft/2 (the band lies below
+        // nfft2; smoothing bins fold at Nyquist), inside the parts of rows and rows·nbins;
+        // taper[f] for f < band_len (its length); they write out[f·out_plane + row0 + r]
+        // with row0 + r < plane = out_plane and f < band_len, inside band_len·plane.
+        unsafe { l.run() }
+    }
+}
