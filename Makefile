@@ -75,7 +75,7 @@ $(LIB): FORCE
 FORCE:
 
 header:
-	SEISGPU_UPDATE_HEADER=1 $(CARGO) test --release --test header
+	SEISGPU_UPDATE_HEADER=1 $(CARGO) test --release --test house -- --exact header::header_is_current
 
 examples: lib $(EXAMPLES)
 
@@ -163,17 +163,23 @@ run-examples: examples
 	$(RUN_ENV) $(BUILD)/wavepacket_volume_c
 	$(RUN_ENV) $(BUILD)/wavepacket_volume_f90
 
+# Each stage runs under tests/stage.sh, which times it; the table ends the output.
+STAGE := bash tests/stage.sh
+
 test:
-	bash scripts/install_test_deps.sh
-	$(MAKE) --no-print-directory lib
-	$(RUN_ENV) SEISGPU_REQUIRE_NVRTC=1 SEISGPU_REQUIRE_GFORTRAN=1 $(CARGO) test --release
-	$(MAKE) --no-print-directory run-examples
-	$(MAKE) --no-print-directory wheel
-	$(RUN_ENV) bash tests/python/run.sh
-	bash tests/install/run.sh
-	bash tests/cpp/run.sh
-	bash tests/qt/run.sh
-	$(MAKE) --no-print-directory memcheck
+	@$(STAGE) --start
+	$(STAGE) deps bash scripts/install_test_deps.sh
+	$(STAGE) lib $(MAKE) --no-print-directory lib
+	$(STAGE) rust-build $(CARGO) test --release --no-run
+	$(STAGE) rust-tests $(RUN_ENV) SEISGPU_REQUIRE_NVRTC=1 SEISGPU_REQUIRE_GFORTRAN=1 $(CARGO) test --release
+	$(STAGE) examples $(MAKE) --no-print-directory run-examples
+	$(STAGE) wheel $(MAKE) --no-print-directory wheel
+	$(STAGE) python $(RUN_ENV) bash tests/python/run.sh
+	$(STAGE) install bash tests/install/run.sh
+	$(STAGE) cpp bash tests/cpp/run.sh
+	$(STAGE) qt bash tests/qt/run.sh
+	$(STAGE) memcheck $(MAKE) --no-print-directory memcheck
+	@$(STAGE) --report
 
 # The Python package (pyproject.toml, python/): cargo builds the library into it; the wheel is
 # checked (glibc and libgcc_s only) and tagged for manylinux by python/tools/wheel.py.
@@ -192,7 +198,7 @@ memcheck: examples
 
 FUZZ_CALLS ?= 2000000
 fuzz: lib
-	$(RUN_ENV) SEISGPU_FUZZ_CALLS=$(FUZZ_CALLS) $(CARGO) test --release --test fuzz_abi -- --nocapture
+	$(RUN_ENV) SEISGPU_FUZZ_CALLS=$(FUZZ_CALLS) $(CARGO) test --release --test abi -- fuzz_abi:: --nocapture
 
 demo-build: lib $(DEMO) $(BUILD)/emlog_c
 

@@ -22,12 +22,27 @@ step() { # step NAME COMMAND…: runs, logs to $LOGS/NAME.log, records pass/fail
     if "$@" >"$LOGS/$name.log" 2>&1; then r=pass; else r="FAIL($?)"; fi
     summary+=("$(printf '%-22s %-9s %4ss' "$name" "$r" $((SECONDS - t0)))")
 }
+modules() { # the modules of test executable $1 (none when it is one test file itself)
+    "$1" --list 2>/dev/null | sed -n 's/^\([A-Za-z0-9_]*\)::.*: test$/\1/p' | sort -u
+}
+module_tests() { # the full names of the tests of module $2 of executable $1, for --exact
+    "$1" --list 2>/dev/null | sed -n "s/^\($2::.*\): test\$/\1/p"
+}
+# Each module in a process of its own, as a step of its own (test_cuda_dwt, test_limits, …):
+# its own timing, and no other module's process-wide settings.
 for t in .gpu/tests/*; do
-    step "test_$(basename "$t")" "$t" --test-threads=4
+    mods=$(modules "$t")
+    [ -n "$mods" ] || step "test_$(basename "$t")" "$t" --test-threads=4
+    for m in $mods; do
+        # shellcheck disable=SC2046 # one argument per test name
+        step "test_$m" "$t" --exact $(module_tests "$t" "$m") --test-threads=4
+    done
 done
 # The 16-thread stress and the ABI fuzzer on a CUDA context (CI runs them on the CPU).
-step stress_cuda env SEISGPU_STRESS_BACKEND=cuda .gpu/tests/stress
-step fuzz_cuda env SEISGPU_FUZZ_BACKEND=cuda SEISGPU_FUZZ_CALLS=${FUZZ_CUDA_CALLS:-24000} SEISGPU_FUZZ_REPORT="$LOGS/fuzz_cuda.txt" .gpu/tests/fuzz_abi
+# shellcheck disable=SC2046
+step stress_cuda env SEISGPU_STRESS_BACKEND=cuda .gpu/tests/abi --exact $(module_tests .gpu/tests/abi stress)
+# shellcheck disable=SC2046
+step fuzz_cuda env SEISGPU_FUZZ_BACKEND=cuda SEISGPU_FUZZ_CALLS=${FUZZ_CUDA_CALLS:-24000} SEISGPU_FUZZ_REPORT="$LOGS/fuzz_cuda.txt" .gpu/tests/abi --exact $(module_tests .gpu/tests/abi fuzz_abi)
 step example_c .gpu/bin/dwt_denoise_c
 step example_fortran .gpu/bin/dwt_denoise_f90
 step example_usfft_c .gpu/bin/usfft_c

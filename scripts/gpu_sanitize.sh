@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Runs, on the device machine and from the repository root, the CUDA tests staged by
-# scripts/gpu_stage.sh (.gpu/tests/cuda_*) under compute-sanitizer: memcheck (with leak
+# scripts/gpu_stage.sh (the cuda_* modules of .gpu/tests/cuda and .gpu/tests/progress, and
+# .gpu/tests/cuda_kernel_cache) under compute-sanitizer: memcheck (with leak
 # checking), racecheck, initcheck and synccheck, the GPU required (SEISGPU_REQUIRE_CUDA=1).
 # Writes to $OUT (out/gpu-sanitize elsewhere): summary.txt, one line per run as it ends, with
 # the sanitizer's error count; the log of each run that did not pass (the tests run with
 # --nocapture, so it shows how far one got); sanitize_logs.tgz with every log.
 #
 #   TOOLS="memcheck racecheck"   the tools to run (default: all four)
-#   TESTS="cuda_dwt cuda_usfft"  the tests to run (default: every staged cuda_* test)
+#   TESTS="cuda_dwt cuda_usfft"  the test modules to run (default: every staged cuda_* one)
 #   SANITIZE_TIMEOUT=900         seconds per run (the sanitizers are 10-100x slower)
 #   PARALLEL=4                   runs at once (default 1; each is its own process)
 #   MATCH='racecheck|dwt.*sync'  only the runs whose "test unit tool" line matches
@@ -20,7 +21,6 @@ OUT=${OUT:-out/gpu-sanitize}
 [ -d .gpu ] || tar xJf .gpu-pack/gpu.tar.xz
 SANITIZER=${SANITIZER:-/usr/local/cuda/bin/compute-sanitizer}
 TOOLS=${TOOLS:-memcheck racecheck initcheck synccheck}
-TESTS=${TESTS:-$(cd .gpu/tests && ls -d cuda_* 2>/dev/null | tr '\n' ' ')}
 SANITIZE_TIMEOUT=${SANITIZE_TIMEOUT:-900}
 LOGS=$(mktemp -d)
 mkdir -p "$OUT"
@@ -29,12 +29,33 @@ export SEISGPU_REQUIRE_CUDA=1
 # Tests skip what is an API error by design (cuda_dwt's device-memory fill).
 export SEISGPU_SANITIZING=1
 
+modules() { # the modules of test executable $1 (none when it is one test file itself)
+    "$1" --list 2>/dev/null | sed -n 's/^\([A-Za-z0-9_]*\)::.*: test$/\1/p' | sort -u
+}
+module_tests() { # the full names of the tests of module $2 of executable $1 (all: no modules)
+    if [ "$(basename "$1")" = "$2" ]; then
+        "$1" --list 2>/dev/null | sed -n 's/: test$//p'
+    else
+        "$1" --list 2>/dev/null | sed -n "s/^\($2::.*\): test\$/\1/p"
+    fi
+}
+# "module executable" for each module of each staged test executable; one without modules
+# is a module of the same name.
+declare -A exe_of
+while read -r m e; do exe_of[$m]=$e; done < <(
+    for e in .gpu/tests/*; do
+        [ -x "$e" ] || continue
+        mods=$(modules "$e")
+        for m in ${mods:-$(basename "$e")}; do echo "$m $e"; done
+    done)
+TESTS=${TESTS:-$(printf '%s\n' "${!exe_of[@]}" | grep '^cuda_' | sort | tr '\n' ' ')}
+
 if [ ! -x "$SANITIZER" ]; then
     echo "gpu_sanitize: $SANITIZER not found" | tee "$OUT/summary.txt"
     exit 1
 fi
 if [ -z "$TESTS" ]; then
-    echo "gpu_sanitize: no .gpu/tests/cuda_* (run scripts/gpu_stage.sh first)" | tee "$OUT/summary.txt"
+    echo "gpu_sanitize: no cuda_* test modules in .gpu/tests (run scripts/gpu_stage.sh first)" | tee "$OUT/summary.txt"
     exit 1
 fi
 
@@ -48,16 +69,20 @@ tool_options() {
     esac
 }
 
-# "test unit tool" lines: unit "-" is the whole binary, "S:x" section x of cuda_dwt,
-# anything else one test function.
+# "test unit tool" lines: unit "S:x" is section x of cuda_dwt (all its tests), anything
+# else one test function.
 units() {
     case $1 in
         cuda_dwt) echo "S:A S:B S:C S:D S:E S:F S:G" ;; # H is the device-memory fill
-        *) ".gpu/tests/$1" --list 2>/dev/null | sed -n 's/: test$//p' | tr '\n' ' ' ;;
+        *) module_tests "${exe_of[$1]}" "$1" | tr '\n' ' ' ;;
     esac
 }
 jobs_list() {
     for t in $TESTS; do
+        if [ -z "${exe_of[$t]:-}" ]; then
+            echo "gpu_sanitize: no staged test module $t" >&2
+            continue
+        fi
         for tool in $TOOLS; do
             for u in $(units "$t"); do echo "$t $u $tool"; done
         done
@@ -67,14 +92,18 @@ jobs_list() {
 run_one() { # test unit tool: one sanitizer run, one summary line into $LOGS/NAME.line
     local t=$1 u=$2 tool=$3 name args=() envs=()
     case $u in
-        S:*) envs=(SEISGPU_DWT_SECTIONS="${u#S:}") ;;
+        S:*)
+            envs=(SEISGPU_DWT_SECTIONS="${u#S:}")
+            mapfile -t args < <(module_tests "${exe_of[$t]}" "$t")
+            args=(--exact "${args[@]}")
+            ;;
         *) args=("$u" --exact) ;;
     esac
     name="${t}_${u//[^A-Za-z0-9_]/_}_$tool"
     local log="$LOGS/$name.log" t0=$SECONDS
     # shellcheck disable=SC2046 # the options are words
     env "${envs[@]}" timeout "$SANITIZE_TIMEOUT" "$SANITIZER" --tool "$tool" $(tool_options "$tool") \
-        --error-exitcode 97 --print-limit 50 ".gpu/tests/$t" "${args[@]}" --test-threads=1 --nocapture \
+        --error-exitcode 97 --print-limit 50 "${exe_of[$t]}" "${args[@]}" --test-threads=1 --nocapture \
         >"$log" 2>&1
     local rc=$? result errors
     # "ERROR SUMMARY: N errors" (memcheck, initcheck, synccheck) or "RACECHECK SUMMARY:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes tests/data/xcorr_undervolc.{txt,bin}: NoisePy's own stacks of one real day
-(MSNoise UnderVolc, 2010-09-01, YA.UV05/UV06/UV10 HHZ), for tests/xcorr_noisepy.rs.
+(MSNoise UnderVolc, 2010-09-01, YA.UV05/UV06/UV10 HHZ), for tests/capabilities/xcorr_noisepy.rs.
 
 Input: the three 100 Hz miniSEED days in /work/shared/data/msnoise-undervolc/ (or
 $UNDERVOLC_DIR), each decimated here to 1 Hz with ObsPy (`Trace.decimate(10)` twice, its
@@ -27,7 +27,7 @@ installed with --no-deps and its noise_module is imported without the package __
 Output layout: NoisePy's stacks are written as NoisePy returns them (its lag axis,
 t = arange(-Nfft2+1, Nfft2)*dt trimmed to |t| <= maxlag, labels sample k with a lag one
 sample too large for even Nfft: the value at its t = 0 is the correlation at lag -1).
-tests/xcorr_noisepy.rs states and applies the shift.
+tests/capabilities/xcorr_noisepy.rs states and applies the shift.
 
 Usage: /tmp/venv/bin/python tests/reference/make_xcorr_reference.py
 """

@@ -1,0 +1,181 @@
+//! The GPU correlation against the CPU and the references, on the device machine:
+//! NoisePy's stacks of the UnderVolc day (correlation ≥ 0.999; max error ≤ 2e-3 of max
+//! linear, 5e-3 nonlinear: one one-bit sample whose sign differs between float and
+//! NoisePy's rounding moves a whitened window by ~1e-3), the pairwise-sum, gap/spike/dead-station, several-day,
+//! two-context block and nonlinear checks of tests/abi/xcorr_cases.rs, and GPU spectra and
+//! stacks against the CPU's on a case large enough to use several tiles and pair chunks
+//! (≤ 1e-4 of max). Without a CUDA device the test reports "skipped", unless
+//! SEISGPU_REQUIRE_CUDA=1 makes that a failure. One test function: one context, in order.
+
+use crate::xcorr_common;
+
+use seisgpu::backend::BackendRequest;
+use seisgpu::ffi::context::*;
+use seisgpu::ffi::xcorr::*;
+use std::time::Instant;
+use xcorr_common::*;
+
+fn max_rel(a: &[f32], b: &[f32]) -> f64 {
+    let scale = b
+        .iter()
+        .fold(0.0f64, |m, v| m.max(v.abs() as f64))
+        .max(1e-30);
+    a.iter()
+        .zip(b)
+        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs() as f64))
+        / scale
+}
+
+/// Runs one section, catching its panic so that the later sections still run (device
+/// time is scarce: one run should report everything); returns the failure, if any.
+fn section(name: &str, body: impl FnOnce()) -> Option<String> {
+    let t = Instant::now();
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body));
+    let secs = t.elapsed().as_secs_f64();
+    match r {
+        Ok(()) => {
+            println!("{name:<44} ok    {secs:>8.3} s");
+            None
+        }
+        Err(e) => {
+            let what = e
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            println!("{name:<44} FAIL  {secs:>8.3} s: {what}");
+            Some(format!("{name}: {what}"))
+        }
+    }
+}
+
+#[test]
+fn gpu_correlation_matches_cpu_and_references() {
+    let Some(gpu) = Context::cuda() else {
+        assert!(
+            std::env::var("SEISGPU_REQUIRE_CUDA").map_or(true, |v| v.trim() != "1"),
+            "SEISGPU_REQUIRE_CUDA=1 but no CUDA context: {}",
+            last_error()
+        );
+        println!("skipped: no CUDA device ({})", last_error());
+        return;
+    };
+    let cpu = Context::new(SG_BACKEND_CPU);
+
+    let mut failures = Vec::new();
+    failures.extend(section("NoisePy UnderVolc day (GPU)", || {
+        noisepy::run_against_noisepy(BackendRequest::Cuda, 2e-3, 5e-3)
+    }));
+    failures.extend(section("matrix product = pairwise sums", || {
+        check_against_pairwise_sums(&gpu, 1e-4)
+    }));
+    failures.extend(section("gaps, spikes, dead station", || {
+        check_gaps_spikes_dead(&gpu)
+    }));
+    failures.extend(section("several days", || check_several_days(&gpu, 1e-4)));
+    failures.extend(section("blocks on two GPU contexts", || {
+        let gpu2 = Context::cuda().unwrap();
+        check_blocks_two_contexts(&gpu, &gpu2, 1e-5)
+    }));
+    failures.extend(section("PWS and robust stacks", || {
+        check_nonlinear_against_reference(&gpu, 1e-3)
+    }));
+
+    // GPU against CPU, all stack methods and normalisations; an 8 MiB budget makes the
+    // 260 stations take two preprocessing chunks and 3 × 3 correlation tiles.
+    seisgpu::xcorr::cuda::set_memory_budget(Some(8 << 20));
+    let (n_sta, n) = (260, 2000);
+    let data = synthetic(n_sta, n, 77);
+    let mut valid = vec![1u8; n_sta * n];
+    valid[5 * n + 100..5 * n + 300].fill(0);
+    for (time_norm, freq_norm, stack) in [
+        (
+            SG_XCORR_TIME_NORM_NONE,
+            SG_XCORR_FREQ_NORM_RUNNING_MEAN,
+            SG_XCORR_STACK_LINEAR,
+        ),
+        (
+            SG_XCORR_TIME_NORM_ONE_BIT,
+            SG_XCORR_FREQ_NORM_PHASE_ONLY,
+            SG_XCORR_STACK_LINEAR,
+        ),
+        (
+            SG_XCORR_TIME_NORM_RUNNING_MEAN,
+            SG_XCORR_FREQ_NORM_NONE,
+            SG_XCORR_STACK_LINEAR,
+        ),
+        (
+            SG_XCORR_TIME_NORM_NONE,
+            SG_XCORR_FREQ_NORM_RUNNING_MEAN,
+            SG_XCORR_STACK_PWS,
+        ),
+        (
+            SG_XCORR_TIME_NORM_NONE,
+            SG_XCORR_FREQ_NORM_RUNNING_MEAN,
+            SG_XCORR_STACK_ROBUST,
+        ),
+    ] {
+        let name = format!("GPU vs CPU, time {time_norm} freq {freq_norm} stack {stack}");
+        failures.extend(section(&name, || {
+        let o = sg_xcorr_options {
+            time_norm,
+            freq_norm,
+            stack_method: stack,
+            autocorrelation: 1,
+            ..small_options()
+        };
+        // One-bit: a sample within rounding of 0 may take another sign on the GPU (float)
+        // than on the CPU (double), moving its window's whitened spectrum by ~10 %: fewer
+        // stations, stacks only, to 2e-3.
+        let one_bit = time_norm == SG_XCORR_TIME_NORM_ONE_BIT;
+        let stations = if stack == SG_XCORR_STACK_LINEAR && !one_bit {
+            n_sta
+        } else {
+            40
+        };
+        let (pg, pc) = (gpu.plan(&o), cpu.plan(&o));
+        let sg = pg
+            .preprocess(
+                &data[..stations * n],
+                stations,
+                n,
+                Some(&valid[..stations * n]),
+            )
+            .unwrap();
+        let sc = pc
+            .preprocess(
+                &data[..stations * n],
+                stations,
+                n,
+                Some(&valid[..stations * n]),
+            )
+            .unwrap();
+        let (hg, hc) = (sg.host(), sc.host());
+        assert_eq!(hg.kept, hc.kept, "kept windows");
+        let flat = |h: &HostSpectra| {
+            h.values
+                .iter()
+                .flat_map(|c| [c[0] as f32, c[1] as f32])
+                .collect::<Vec<_>>()
+        };
+        let e_spec = max_rel(&flat(&hg), &flat(&hc));
+        assert!(one_bit || e_spec <= 1e-4, "spectra differ by {e_spec:.2e}");
+        let block = (0, stations, 0, stations);
+        let (cg, cc) = (
+            pg.correlate(&[&sg], block).unwrap(),
+            pc.correlate(&[&sc], block).unwrap(),
+        );
+        assert_eq!(cg.counts, cc.counts);
+        let e = max_rel(&cg.stacks, &cc.stacks);
+        println!("  time_norm {time_norm} freq_norm {freq_norm} stack {stack}: {stations} stations, spectra {e_spec:.2e}, stacks {e:.2e}");
+        let tol = if one_bit { 2e-3 } else { 1e-4 };
+        assert!(e <= tol, "stacks differ by {e:.2e}");
+        }));
+    }
+    seisgpu::xcorr::cuda::set_memory_budget(None);
+    assert!(
+        failures.is_empty(),
+        "failed sections:\n{}",
+        failures.join("\n")
+    );
+}

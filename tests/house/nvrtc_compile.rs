@@ -1,0 +1,306 @@
+//! Every file of `kernels/` is embedded (`kernels::ALL`) and compiles with NVRTC, with every
+//! prelude the library can produce, for sm_70, sm_80 and sm_90 (as CUBINs; PTX for a GPU
+//! newer than the NVRTC). Needs no GPU, only NVRTC:
+//! without it the test reports "skipped", unless SEISGPU_REQUIRE_NVRTC=1 makes that a failure.
+//!
+//! A variant that compiled is remembered under target/ (`checked_variants`), keyed by
+//! everything its output depends on, and not compiled again by the next run: a rerun
+//! compiles only what changed, a fresh target/ (as on CI) every variant.
+
+use seisgpu::backend::cuda::disk_cache::{fnv1a, CacheKey, DiskCache};
+use seisgpu::backend::cuda::{kernels, nvrtc};
+use seisgpu::Error;
+use seisgpu::{dwt::cuda as dwt, fxdecon::cuda as fxdecon, usfft::cuda as usfft};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+const ARCHS: [&str; 3] = ["sm_70", "sm_80", "sm_90"];
+
+fn nvrtc_required() -> bool {
+    std::env::var("SEISGPU_REQUIRE_NVRTC").is_ok_and(|v| v.trim() == "1")
+}
+
+/// The preludes a kernel file is compiled with by the library, each with the architectures
+/// to compile it for.
+fn preludes_for(file: &str) -> Vec<(String, String, &'static [&'static str])> {
+    match file {
+        "dwt.cu" => with_archs(dwt::dwt_kernel_preludes(), &ARCHS),
+        // Every USFFT variant for sm_80; a representative few (each dimension, the default
+        // f32/f64 widths, the widest kernels) for every architecture.
+        "usfft.cu" => usfft::usfft_kernel_preludes()
+            .into_iter()
+            .map(|(label, prelude)| {
+                let few = [
+                    "1d es w8 f32",
+                    "2d es w8 f64",
+                    "3d es w8 f32",
+                    "3d es w11 f64",
+                    "3d es w16 f64",
+                    "3d gauss w30 f64",
+                ];
+                let archs: &'static [&'static str] = if few.contains(&label.as_str()) {
+                    &ARCHS
+                } else {
+                    &["sm_80"]
+                };
+                (label, prelude, archs)
+            })
+            .collect(),
+        "fxdecon.cu" => vec![("f32".to_string(), fxdecon::prelude(), &ARCHS)],
+        "wavepacket.cu" => with_archs(seisgpu::wavepacket::cuda::preludes(), &ARCHS),
+        // Every parameter count for sm_90; 1, 9 and 16 for every architecture.
+        "emlog.cu" => seisgpu::emlog::cuda::preludes()
+            .into_iter()
+            .map(|(label, prelude)| {
+                let archs: &'static [&'static str] =
+                    if ["p = 1", "p = 9", "p = 16"].contains(&label.as_str()) {
+                        &ARCHS
+                    } else {
+                        &["sm_90"]
+                    };
+                (label, prelude, archs)
+            })
+            .collect(),
+        // A file without constants baked in by its host code.
+        _ => vec![("no prelude".to_string(), String::new(), &ARCHS)],
+    }
+}
+
+/// The variants that compiled in an earlier run, each under the key of what decides its
+/// output: file, source, prelude, target, options and NVRTC version. Deleting the folder
+/// makes the next run compile every variant again.
+fn checked_variants() -> DiskCache {
+    DiskCache::at(std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("nvrtc_compile"))
+}
+
+fn variant_key(file: &str, source: &str, prelude: &str, target: &nvrtc::Target) -> CacheKey {
+    let (major, minor) = nvrtc::version().expect("NVRTC was probed");
+    let text = format!(
+        "nvrtc_compile check\nfile {file}\nsource fnv1a64 {:016x}\nprelude fnv1a64 {:016x}\n\
+         target {:?} {}\noptions {}\nnvrtc {major}.{minor}\n",
+        fnv1a(source.as_bytes()),
+        fnv1a(prelude.as_bytes()),
+        target.kind,
+        target.gpu_architecture,
+        nvrtc::options(target).join(" "),
+    );
+    CacheKey::new(file, &target.gpu_architecture, text)
+}
+
+fn with_archs(
+    preludes: Vec<(String, String)>,
+    archs: &'static [&'static str],
+) -> Vec<(String, String, &'static [&'static str])> {
+    preludes.into_iter().map(|(l, p)| (l, p, archs)).collect()
+}
+
+#[test]
+fn every_kernel_file_is_registered() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels");
+    let registered: Vec<&str> = kernels::ALL.iter().map(|k| k.file).collect();
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(&dir).expect("kernels/ is readable") {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        if name.ends_with(".cu") || name.ends_with(".cuh") {
+            files.push(name);
+        }
+    }
+    files.sort();
+    assert!(
+        !files.is_empty(),
+        "no kernel files found in {}",
+        dir.display()
+    );
+    for f in &files {
+        assert!(
+            registered.contains(&f.as_str()),
+            "kernels/{f} is not registered in seisgpu::backend::cuda::kernels::ALL"
+        );
+        let embedded = kernels::ALL.iter().find(|k| k.file == f).unwrap();
+        let on_disk = std::fs::read_to_string(dir.join(f)).unwrap();
+        assert_eq!(
+            embedded.source, on_disk,
+            "kernels/{f}: embedded copy is stale"
+        );
+    }
+    for r in &registered {
+        assert!(
+            files.iter().any(|f| f == r),
+            "ALL names {r}, which kernels/ does not hold"
+        );
+    }
+}
+
+#[test]
+fn every_kernel_compiles_for_every_prelude_and_arch() {
+    // Probe once: without NVRTC every compile would fail the same way.
+    match nvrtc::compile(
+        "probe.cu",
+        "extern \"C\" __global__ void probe() {}",
+        "",
+        "sm_70",
+    ) {
+        Err(Error::CudaUnavailable(why)) => {
+            assert!(
+                !nvrtc_required(),
+                "SEISGPU_REQUIRE_NVRTC=1 but NVRTC is missing: {why}"
+            );
+            println!("skipped: NVRTC not found ({why})");
+            return;
+        }
+        Err(e) => panic!("NVRTC failed on an empty kernel: {e}"),
+        Ok(_) => {}
+    }
+    let checked = checked_variants();
+    let mut jobs = Vec::new();
+    let mut unchanged = 0;
+    for k in kernels::ALL {
+        for (label, prelude, archs) in preludes_for(k.file) {
+            for &arch in archs {
+                // PTX for the architecture's virtual target: NVRTC's front end checks
+                // every variant; the ptxas stage (CUBIN) is covered by the probe test
+                // below and by every GPU run, and would multiply this test's minutes.
+                let ptx = nvrtc::Target {
+                    kind: nvrtc::ImageKind::Ptx,
+                    gpu_architecture: arch.replace("sm_", "compute_"),
+                };
+                let key = variant_key(k.file, k.source, &prelude, &ptx);
+                if checked.lookup(&key).is_some() {
+                    unchanged += 1;
+                } else {
+                    jobs.push((*k, label.clone(), prelude.clone(), arch, ptx, key));
+                }
+            }
+        }
+    }
+    println!(
+        "{unchanged} variants compiled as they are by an earlier run ({}); {} to compile",
+        checked.dir().unwrap().display(),
+        jobs.len()
+    );
+    let next = AtomicUsize::new(0);
+    let failures = Mutex::new(Vec::new());
+    let started = std::time::Instant::now();
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .min(16);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some((k, label, prelude, arch, ptx, key)) = jobs.get(i) else {
+                    break;
+                };
+                let t = std::time::Instant::now();
+                let result = nvrtc::compile_for(k.file, k.source, prelude, arch, ptx);
+                let status = match &result {
+                    Ok(k) => format!("ok ({} kB {:?})", k.image.len() / 1024, k.kind),
+                    Err(_) => "FAILED".to_string(),
+                };
+                if let Ok(image) = &result {
+                    // Only the fact that it compiled is needed, not the image.
+                    let mark = nvrtc::CompiledKernel {
+                        kind: image.kind,
+                        image: Vec::new(),
+                    };
+                    checked.store(key, &mark);
+                }
+                println!(
+                    "{:<10} {:<32} {:<6} {:>6.2} s  {status}",
+                    k.file,
+                    label,
+                    arch,
+                    t.elapsed().as_secs_f64()
+                );
+                if let Err(e) = result {
+                    failures
+                        .lock()
+                        .unwrap()
+                        .push(format!("{} [{label}] {arch}: {e}", k.file));
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().unwrap();
+    println!(
+        "{} compilations in {:.1} s, {} failed",
+        jobs.len(),
+        started.elapsed().as_secs_f64(),
+        failures.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "NVRTC failures:\n{}",
+        failures.join("\n\n")
+    );
+}
+
+#[test]
+fn a_kernel_that_does_not_compile_reports_nvrtc_log() {
+    let broken = "extern \"C\" __global__ void k(float *x) { x[0] = undeclared_name; }";
+    match nvrtc::compile("broken.cu", broken, "", "sm_80") {
+        Err(Error::KernelCompile(log)) => {
+            assert!(log.contains("broken.cu"), "message names the file: {log}");
+            assert!(
+                log.contains("undeclared_name"),
+                "message holds NVRTC's log: {log}"
+            );
+            assert_eq!(
+                Error::KernelCompile(String::new()).status(),
+                seisgpu::ffi::status::SG_ERR_KERNEL_COMPILE
+            );
+        }
+        Err(Error::CudaUnavailable(why)) => {
+            assert!(
+                !nvrtc_required(),
+                "SEISGPU_REQUIRE_NVRTC=1 but NVRTC is unavailable: {why}"
+            );
+            println!("skipped: NVRTC not found ({why})");
+        }
+        other => panic!(
+            "expected SG_ERR_KERNEL_COMPILE, got {:?}",
+            other.map(|_| ())
+        ),
+    }
+}
+
+#[test]
+fn a_gpu_this_nvrtc_knows_gets_a_cubin_a_newer_one_ptx() {
+    let Ok((major, minor)) = nvrtc::version() else {
+        assert!(
+            !nvrtc_required(),
+            "SEISGPU_REQUIRE_NVRTC=1 but NVRTC is missing"
+        );
+        println!("skipped: NVRTC not found");
+        return;
+    };
+    let probe = "extern \"C\" __global__ void probe(float *x) { x[0] = 1.0f; }";
+    for arch in ARCHS {
+        let t = nvrtc::target(arch).unwrap();
+        assert_eq!(
+            (t.kind, t.gpu_architecture.as_str()),
+            (nvrtc::ImageKind::Cubin, arch)
+        );
+        let k = nvrtc::compile("probe.cu", probe, "", arch).unwrap();
+        assert_eq!(&k.image[..4], b"\x7fELF", "{arch}: a CUBIN is an ELF file");
+    }
+    // An architecture newer than any NVRTC knows: PTX of the newest virtual one below it,
+    // which the driver compiles forward.
+    let t = nvrtc::target("sm_990").unwrap();
+    assert_eq!(t.kind, nvrtc::ImageKind::Ptx);
+    assert!(t.gpu_architecture.starts_with("compute_"), "{t:?}");
+    let k = nvrtc::compile("probe.cu", probe, "", "sm_990").unwrap();
+    let text = String::from_utf8(k.image.clone()).expect("PTX is text");
+    assert!(
+        text.contains(".entry probe") && !text.contains('\0'),
+        "{text}"
+    );
+    println!("NVRTC {major}.{minor}: sm_990 → {}", t.gpu_architecture);
+    // Older than any it knows, or not an architecture at all: a clear compile error.
+    for arch in ["sm_10", "gfx90a"] {
+        match nvrtc::target(arch) {
+            Err(Error::KernelCompile(why)) => assert!(why.contains(arch), "{why}"),
+            other => panic!("{arch}: expected SG_ERR_KERNEL_COMPILE, got {other:?}"),
+        }
+    }
+}
