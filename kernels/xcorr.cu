@@ -371,3 +371,48 @@ extern "C" __global__ void xc_trim(const float *y, int nfft, int maxlag, float *
     if (tau < 0) tau += nfft;
     out[row * n_lags + k] = y[row * nfft + tau];
 }
+
+// NoisePy's correlation methods: out = x / smooth^power at every stored bin, smooth the
+// moving average of |x| over n bins (n values ending (n − 1)/2 after the bin) along a
+// station's windows end to end (bins 0..nfft2 of window 0, then of window 1, …; the ends
+// of the day extended with the first and last values; bins outside the stored band 0).
+// A zero smooth gives 0. x, out: [bin][station][window], plane = stations × nw values a
+// bin. Grid (ceil(plane/256), min(band_len, 65535)); bins loop over gridDim.y.
+extern "C" __global__ void xc_divide(const c32 *x, c32 *out, i64 plane, int nw, int band_start,
+                                     int band_len, int nfft2, int n, int power) {
+    i64 k = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= plane) return;
+    i64 s = k / nw;
+    int w = (int)(k % nw);
+    i64 last = (i64)nw * nfft2 - 1;
+    int back = (n - 1) / 2;
+    for (int f = blockIdx.y; f < band_len; f += gridDim.y) {
+        i64 q = (i64)w * nfft2 + band_start + f;
+        double sum = 0.0;
+        for (int j = 0; j < n; j++) {
+            i64 at = q + back - j;
+            at = at < 0 ? 0 : (at > last ? last : at);
+            int wj = (int)(at / nfft2), kk = (int)(at % nfft2);
+            if (kk >= band_start && kk < band_start + band_len) {
+                c32 v = x[(i64)(kk - band_start) * plane + s * nw + wj];
+                sum += sqrt((double)v.re * (double)v.re + (double)v.im * (double)v.im);
+            }
+        }
+        double m = sum / (double)n;
+        double d = power == 2 ? m * m : m;
+        c32 v = x[(i64)f * plane + k], o = {0.0f, 0.0f};
+        if (d > 0.0) {
+            o.re = (float)((double)v.re / d);
+            o.im = (float)((double)v.im / d);
+        }
+        out[(i64)f * plane + k] = o;
+    }
+}
+
+// Substacks: the stack of all windows as the sum of the groups' cross-spectra,
+// c = g (first) or c += g. n floats; one thread each.
+extern "C" __global__ void xc_add(float *c, const float *g, i64 n, int first) {
+    i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    c[i] = first ? g[i] : c[i] + g[i];
+}

@@ -8,7 +8,7 @@ use super::guard;
 use super::status::sg_status;
 use crate::error::Result;
 use crate::layout::TraceBatch;
-use crate::xcorr::options::{FreqNorm, Options, StackMethod, TimeNorm};
+use crate::xcorr::options::{CcMethod, FreqNorm, Options, StackMethod, TimeNorm};
 use crate::xcorr::pairs::Block;
 use crate::xcorr::{Spectra, XcorrPlan};
 use num_complex::Complex32;
@@ -34,6 +34,13 @@ pub const SG_XCORR_STACK_LINEAR: i32 = 0;
 pub const SG_XCORR_STACK_PWS: i32 = 1;
 /// Robust stack (Pavlis & Vernon 2010; NoisePy `"robust"`).
 pub const SG_XCORR_STACK_ROBUST: i32 = 2;
+
+/// Plain cross-correlation, conj(S_i)·S_j (NoisePy `cc_method = "xcorr"`, its default).
+pub const SG_XCORR_CC_XCORR: i32 = 0;
+/// Deconvolution: conj(S_i)·S_j / smooth(|S_i|)² (NoisePy `"deconv"`).
+pub const SG_XCORR_CC_DECONV: i32 = 1;
+/// Coherency: conj(S_i)·S_j / (smooth(|S_i|)·smooth(|S_j|)) (NoisePy `"coherency"`).
+pub const SG_XCORR_CC_COHERENCY: i32 = 2;
 
 /// Options of an `sg_xcorr_plan`. Start from `sg_xcorr_options_default()` (NoisePy's
 /// defaults) and set at least `sampling_rate`, `freqmin` and `freqmax`.
@@ -76,6 +83,10 @@ pub struct sg_xcorr_options {
     pub stack_method: i32,
     /// 1: pairs i ≤ j (autocorrelations too) in diagonal blocks; 0 (default): i < j.
     pub autocorrelation: i32,
+    /// `SG_XCORR_CC_*` (default XCORR): what is correlated; DECONV and COHERENCY divide by
+    /// amplitude spectra smoothed over `smoothspect_n` bins (NoisePy's `moving_ave` along
+    /// a station's windows end to end), applied to the whitened (or plain) spectra.
+    pub cc_method: i32,
 }
 
 /// A correlation plan: options and sizes, on one context. Opaque.
@@ -107,6 +118,7 @@ pub extern "C" fn sg_xcorr_options_default() -> sg_xcorr_options {
         whiten_taper_bins: d.whiten_taper_bins as i32,
         stack_method: SG_XCORR_STACK_LINEAR,
         autocorrelation: d.autocorrelation as i32,
+        cc_method: SG_XCORR_CC_XCORR,
     }
 }
 
@@ -177,6 +189,16 @@ fn options(o: &sg_xcorr_options) -> Result<Options> {
         pws_power: o.pws_power,
         robust_epsilon: o.robust_epsilon,
         autocorrelation: flag(o.autocorrelation, "autocorrelation")?,
+        cc_method: code(
+            o.cc_method,
+            "options.cc_method",
+            "SG_XCORR_CC_* (0 to 2)",
+            &[
+                (SG_XCORR_CC_XCORR, CcMethod::Xcorr),
+                (SG_XCORR_CC_DECONV, CcMethod::Deconv),
+                (SG_XCORR_CC_COHERENCY, CcMethod::Coherency),
+            ],
+        )?,
     })
 }
 

@@ -22,6 +22,7 @@ pub mod spectra;
 pub use kit::set_memory_budget;
 pub use linear::gemm_seconds;
 pub use preprocess::preprocess;
+pub use spectra::divided;
 
 use super::calls::CorrelateCall;
 use super::options::StackMethod;
