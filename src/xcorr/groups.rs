@@ -19,8 +19,8 @@ pub struct WindowGroups {
     labels: Vec<Vec<usize>>,
 }
 
-/// The label of windows that belong to no substack.
-pub const NO_GROUP: i32 = -1;
+/// The label of windows that belong to no substack (`SG_XCORR_NO_GROUP` in C).
+pub(crate) const NO_GROUP: i32 = -1;
 
 impl WindowGroups {
     /// Groups from `labels`: the windows of day 0, then of day 1, … (`windows[d]` each), each

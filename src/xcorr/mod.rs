@@ -176,7 +176,7 @@ impl XcorrPlan {
             values.par_iter().any(nonfinite)
         }) {
             return Err(crate::error::Error::NonFinite(
-                "values hold a NaN or infinite value".into(),
+                "values hold a non-finite value (NaN or infinity)".into(),
             ));
         }
         let p = Planes {

@@ -65,10 +65,21 @@ pub fn divided(
     power: i32,
 ) -> Result<DeviceSpectra> {
     let kit = Kit::new(gpu)?;
-    let plane = p.n_stations * p.n_windows;
     let mut buf: CudaSlice<f32> = alloc(&kit.stream, 2 * x.len, "allocating divided spectra")?;
     let values = x.values();
-    let mut out = complex_mut(&mut buf);
+    divide_into(&kit, (&values, &mut buf), p, g, (n, power))?;
+    Ok(DeviceSpectra { buf, len: x.len })
+}
+
+fn divide_into(
+    kit: &Kit,
+    (values, buf): (&Part<Complex32>, &mut CudaSlice<f32>),
+    p: Planes,
+    g: &Geometry,
+    (n, power): (usize, i32),
+) -> Result<()> {
+    let plane = p.n_stations * p.n_windows;
+    let mut out = complex_mut(buf);
     let grid = (
         grid_dim(plane.div_ceil(256), "stations × windows")?,
         g.band_len.min(65535) as u32,
@@ -79,7 +90,7 @@ pub fn divided(
         "xc_divide",
         blocks(grid, (256, 1)),
     )?;
-    l.input(&values)
+    l.input(values)
         .output(&mut out)
         .scalar(plane as i64)
         .scalar(p.n_windows as i32)
@@ -96,7 +107,5 @@ pub fn divided(
     unsafe { l.run() }?;
     kit.stream
         .synchronize()
-        .map_err(crate::backend::cuda::driver_error("dividing spectra"))?;
-    drop(out);
-    Ok(DeviceSpectra { buf, len: x.len })
+        .map_err(crate::backend::cuda::driver_error("dividing spectra"))
 }
