@@ -82,6 +82,10 @@ module seisgpu
   integer(c_int32_t), parameter :: SG_XCORR_STACK_LINEAR = 0
   integer(c_int32_t), parameter :: SG_XCORR_STACK_PWS = 1
   integer(c_int32_t), parameter :: SG_XCORR_STACK_ROBUST = 2
+  integer(c_int32_t), parameter :: SG_XCORR_CC_XCORR = 0
+  integer(c_int32_t), parameter :: SG_XCORR_CC_DECONV = 1
+  integer(c_int32_t), parameter :: SG_XCORR_CC_COHERENCY = 2
+  integer(c_int32_t), parameter :: SG_XCORR_NO_GROUP = -1
 
   ! EM-logging search (sg_emlog_*): grid axes, criteria, modes, norms.
   integer(c_int32_t), parameter :: SG_EMLOG_AXIS_LINEAR = 0
@@ -187,6 +191,7 @@ module seisgpu
     integer(c_int32_t) :: whiten_taper_bins ! whitening band-edge taper bins (100)
     integer(c_int32_t) :: stack_method     ! SG_XCORR_STACK_* (LINEAR)
     integer(c_int32_t) :: autocorrelation  ! 1: pairs i <= j (0)
+    integer(c_int32_t) :: cc_method        ! SG_XCORR_CC_* (XCORR)
   end type sg_xcorr_options
 
   ! Options of sg_emlog_search; start from sg_emlog_options_default().
@@ -614,6 +619,20 @@ module seisgpu
       integer(c_int32_t) :: status
     end function sg_xcorr_spectra_copy
 
+    ! values: real(c_float) (2*band_len*n_stations*n_windows), as sg_xcorr_spectra_copy
+    ! writes them; kept: c_loc of integer(c_int8_t) (n_stations*n_windows).
+    function sg_xcorr_spectra_import(plan, values, kept, n_stations, n_windows, out) &
+        bind(C, name="sg_xcorr_spectra_import") result(status)
+      import :: c_int32_t, c_size_t, c_float, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      real(c_float), intent(in) :: values(*)
+      type(c_ptr), value, intent(in) :: kept
+      integer(c_size_t), value, intent(in) :: n_stations
+      integer(c_size_t), value, intent(in) :: n_windows
+      type(c_ptr), intent(inout) :: out
+      integer(c_int32_t) :: status
+    end function sg_xcorr_spectra_import
+
     ! Station and pair numbers count from 0, as in C.
     function sg_xcorr_pair_count(plan, n_stations, i0, ni, j0, nj, n_pairs) &
         bind(C, name="sg_xcorr_pair_count") result(status)
@@ -661,6 +680,43 @@ module seisgpu
       type(c_ptr), value, intent(in) :: n_windows
       integer(c_int32_t) :: status
     end function sg_xcorr_correlate_f32
+
+    ! labels(sum(day_windows)): a group per window, day 0's windows first.
+    function sg_xcorr_substack_groups(plan, n_days, day_windows, day_start, substack_len, &
+        labels, n_groups) bind(C, name="sg_xcorr_substack_groups") result(status)
+      import :: c_int32_t, c_size_t, c_double, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      integer(c_size_t), value, intent(in) :: n_days
+      integer(c_size_t), intent(in) :: day_windows(*)
+      real(c_double), intent(in) :: day_start(*)
+      real(c_double), value, intent(in) :: substack_len
+      integer(c_int32_t), intent(inout) :: labels(*)
+      integer(c_size_t), intent(out) :: n_groups
+      integer(c_int32_t) :: status
+    end function sg_xcorr_substack_groups
+
+    ! substacks(pair_stride, n_pairs, n_groups); n_windows, substack_windows: c_null_ptr
+    ! or c_loc of integer(c_int32_t) arrays (C's uint32_t) of n_pairs, n_groups*n_pairs.
+    function sg_xcorr_correlate_substacks_f32(plan, days, n_days, i0, ni, j0, nj, labels, &
+        n_groups, stacks, pair_stride, n_windows, substacks, substack_windows) &
+        bind(C, name="sg_xcorr_correlate_substacks_f32") result(status)
+      import :: c_int32_t, c_size_t, c_float, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      type(c_ptr), value, intent(in) :: days
+      integer(c_size_t), value, intent(in) :: n_days
+      integer(c_size_t), value, intent(in) :: i0
+      integer(c_size_t), value, intent(in) :: ni
+      integer(c_size_t), value, intent(in) :: j0
+      integer(c_size_t), value, intent(in) :: nj
+      integer(c_int32_t), intent(in) :: labels(*)
+      integer(c_size_t), value, intent(in) :: n_groups
+      real(c_float), intent(inout) :: stacks(*)
+      integer(c_size_t), value, intent(in) :: pair_stride
+      type(c_ptr), value, intent(in) :: n_windows
+      real(c_float), intent(inout) :: substacks(*)
+      type(c_ptr), value, intent(in) :: substack_windows
+      integer(c_int32_t) :: status
+    end function sg_xcorr_correlate_substacks_f32
 
     ! ---- errors and versions --------------------------------------------------------
 

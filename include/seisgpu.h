@@ -330,6 +330,27 @@
 #define SG_XCORR_STACK_ROBUST 2
 
 /*
+ Plain cross-correlation, conj(S_i)·S_j (NoisePy `cc_method = "xcorr"`, its default).
+ */
+#define SG_XCORR_CC_XCORR 0
+
+/*
+ Deconvolution: conj(S_i)·S_j / smooth(|S_i|)² (NoisePy `"deconv"`).
+ */
+#define SG_XCORR_CC_DECONV 1
+
+/*
+ Coherency: conj(S_i)·S_j / (smooth(|S_i|)·smooth(|S_j|)) (NoisePy `"coherency"`).
+ */
+#define SG_XCORR_CC_COHERENCY 2
+
+/*
+ The group label of a window that belongs to no substack (it counts in the stack of
+ all windows only).
+ */
+#define SG_XCORR_NO_GROUP -1
+
+/*
  Centre of the finest directional level, in cycles per sample.
  */
 #define TOP_FREQUENCY 0.375
@@ -713,6 +734,12 @@ typedef struct {
    1: pairs i ≤ j (autocorrelations too) in diagonal blocks; 0 (default): i < j.
    */
   int32_t autocorrelation;
+  /*
+   `SG_XCORR_CC_*` (default XCORR): what is correlated; DECONV and COHERENCY divide by
+   amplitude spectra smoothed over `smoothspect_n` bins (NoisePy's `moving_ave` along
+   a station's windows end to end), applied to the whitened (or plain) spectra.
+   */
+  int32_t cc_method;
 } sg_xcorr_options;
 
 /*
@@ -1698,11 +1725,6 @@ sg_status sg_wavepacket_volume_inverse_f64(const sg_wavepacket_volume *volume,
                                            double *residual);
 
 /*
- NoisePy's defaults (see the fields). Thread-safe.
- */
-sg_xcorr_options sg_xcorr_options_default(void);
-
-/*
  Creates a plan from `options` (NULL: the defaults). Refuses inconsistent options
  (a band outside 0 < freqmin < freqmax < Nyquist, windows or hops that are not whole
  samples, maxlag longer than half a window, …) with `SG_ERR_INVALID_ARGUMENT`. On
@@ -1746,6 +1768,23 @@ sg_status sg_xcorr_preprocess_f32(const sg_xcorr_plan *plan,
                                   size_t n_samples,
                                   size_t station_stride,
                                   const uint8_t *valid,
+                                  sg_xcorr_spectra **out);
+
+/*
+ Spectra from host arrays laid out as `sg_xcorr_spectra_copy` writes them — e.g. sent by
+ another process that made them with a plan of the same settings: `values`
+ (2·band_len·n_stations·n_windows floats, interleaved complex, bin-major) and `kept`
+ (n_stations·n_windows bytes, 0 or 1; rejected windows must be zero columns). On a CUDA
+ context they are copied to the GPU. For `SG_XCORR_CC_DECONV` the source side is derived
+ again from the values, as preprocessing derives it, so the result correlates bit for bit
+ as the spectra that were copied. Non-finite values give `SG_ERR_NON_FINITE`. On success
+ `*out` receives spectra the caller owns (`sg_xcorr_spectra_destroy`).
+ */
+sg_status sg_xcorr_spectra_import(const sg_xcorr_plan *plan,
+                                  const float *values,
+                                  const uint8_t *kept,
+                                  size_t n_stations,
+                                  size_t n_windows,
                                   sg_xcorr_spectra **out);
 
 /*
@@ -1824,6 +1863,56 @@ sg_status sg_xcorr_correlate_f32(const sg_xcorr_plan *plan,
                                  float *stacks,
                                  size_t pair_stride,
                                  uint32_t *n_windows);
+
+/*
+ NoisePy's defaults (see the fields). Thread-safe.
+ */
+sg_xcorr_options sg_xcorr_options_default(void);
+
+/*
+ Substack labels by time: window w of day d (`day_windows[d]` windows, from
+ `sg_xcorr_plan_sizes`) starts at `day_start[d] + w·step` seconds, and its label is
+ ⌊(start − day_start[0]) / substack_len⌋ — with days that start at midnight,
+ `substack_len` 3600 gives clock hours, 86400 days. `labels` receives the labels of day
+ 0's windows, then day 1's, … (Σ day_windows values); `*n_groups` the number of groups
+ (the largest label + 1). `day_start` values must be finite and ≥ day_start[0].
+ NoisePy's own grouping starts at each pair's first kept window and drops the windows
+ past round(span / substack_len) groups; pass such labels to reproduce it.
+ */
+sg_status sg_xcorr_substack_groups(const sg_xcorr_plan *plan,
+                                   size_t n_days,
+                                   const size_t *day_windows,
+                                   const double *day_start,
+                                   double substack_len,
+                                   int32_t *labels,
+                                   size_t *n_groups);
+
+/*
+ `sg_xcorr_correlate_f32`, and in the same pass the linear stack of every group of
+ windows (NoisePy's substacks: the mean of the group's windows, bin 0 of the
+ cross-spectrum zeroed as NoisePy's `correlate` does for substacks, except for an
+ autocorrelation without deconvolution). `labels` holds a label per window of day 0,
+ then of day 1, … (`sg_xcorr_substack_groups` makes them by time): a group in
+ 0 … n_groups − 1, or `SG_XCORR_NO_GROUP`. Group g's stack of pair p goes to
+ `substacks[(g * n_pairs + p) * pair_stride]`, its window count to
+ `substack_windows[g * n_pairs + p]` (may be NULL; 0: the row is zeros). The stacks of
+ all windows (`stacks`, `n_windows`) follow the plan's stack method; the substacks are
+ linear whatever it is. Nothing is written on failure.
+ */
+sg_status sg_xcorr_correlate_substacks_f32(const sg_xcorr_plan *plan,
+                                           const sg_xcorr_spectra *const *days,
+                                           size_t n_days,
+                                           size_t i0,
+                                           size_t ni,
+                                           size_t j0,
+                                           size_t nj,
+                                           const int32_t *labels,
+                                           size_t n_groups,
+                                           float *stacks,
+                                           size_t pair_stride,
+                                           uint32_t *n_windows,
+                                           float *substacks,
+                                           uint32_t *substack_windows);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -302,10 +302,12 @@ extern "C" __global__ void xc_pair_spectra(const c32 *C, i64 c_stride, int ldc, 
     }
 }
 
-// One row per (pair, window) for nonlinear stacks: conj(X_i)·X_j of window w of day d,
-// scaled; bins outside the band 0. Day d's spectra start at day_ptr[d] (plane
-// day_plane[d], day_nw[d] windows). One block per row.
-extern "C" __global__ void xc_window_products(const unsigned long long *day_ptr,
+// One row per (pair, window) for nonlinear stacks: conj(A_i)·X_j of window w of day d,
+// scaled; bins outside the band 0. Day d's spectra start at day_x[d] (the receiver side)
+// and day_a[d] (the source side: the same but for deconvolution), plane day_plane[d],
+// day_nw[d] windows. One block per row.
+extern "C" __global__ void xc_window_products(const unsigned long long *day_x,
+                                              const unsigned long long *day_a,
                                               const i64 *day_plane, const int *day_nw,
                                               const int *row_day, const int *row_i,
                                               const int *row_j, const int *row_w, c32 *spec,
@@ -313,7 +315,8 @@ extern "C" __global__ void xc_window_products(const unsigned long long *day_ptr,
                                               float scale) {
     i64 r = blockIdx.x;
     int d = row_day[r];
-    const c32 *X = (const c32 *)day_ptr[d];
+    const c32 *X = (const c32 *)day_x[d];
+    const c32 *A = (const c32 *)day_a[d];
     i64 plane = day_plane[d];
     i64 ai = (i64)row_i[r] * day_nw[d] + row_w[r];
     i64 aj = (i64)row_j[r] * day_nw[d] + row_w[r];
@@ -321,7 +324,7 @@ extern "C" __global__ void xc_window_products(const unsigned long long *day_ptr,
         int f = k - band_start;
         c32 v = {0.0f, 0.0f};
         if (f >= 0 && f < band_len) {
-            c32 a = X[(i64)f * plane + ai], b = X[(i64)f * plane + aj];
+            c32 a = A[(i64)f * plane + ai], b = X[(i64)f * plane + aj];
             v.re = (a.re * b.re + a.im * b.im) * scale;
             v.im = (a.re * b.im - a.im * b.re) * scale;
         }
@@ -370,4 +373,231 @@ extern "C" __global__ void xc_trim(const float *y, int nfft, int maxlag, float *
     int tau = k - maxlag;
     if (tau < 0) tau += nfft;
     out[row * n_lags + k] = y[row * nfft + tau];
+}
+
+// NoisePy's correlation methods: out = x / smooth^power at every stored bin, smooth the
+// moving average of |x| over n bins (n values ending (n − 1)/2 after the bin) along a
+// station's windows end to end (bins 0..nfft2 of window 0, then of window 1, …; the ends
+// of the day extended with the first and last values; bins outside the stored band 0).
+// A zero smooth gives 0. x, out: [bin][station][window], plane = stations × nw values a
+// bin. Grid (ceil(plane/256), min(band_len, 65535)); bins loop over gridDim.y.
+extern "C" __global__ void xc_divide(const c32 *x, c32 *out, i64 plane, int nw, int band_start,
+                                     int band_len, int nfft2, int n, int power) {
+    i64 k = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= plane) return;
+    i64 s = k / nw;
+    int w = (int)(k % nw);
+    i64 last = (i64)nw * nfft2 - 1;
+    int back = (n - 1) / 2;
+    for (int f = blockIdx.y; f < band_len; f += gridDim.y) {
+        i64 q = (i64)w * nfft2 + band_start + f;
+        double sum = 0.0;
+        for (int j = 0; j < n; j++) {
+            i64 at = q + back - j;
+            at = at < 0 ? 0 : (at > last ? last : at);
+            int wj = (int)(at / nfft2), kk = (int)(at % nfft2);
+            if (kk >= band_start && kk < band_start + band_len) {
+                c32 v = x[(i64)(kk - band_start) * plane + s * nw + wj];
+                sum += sqrt((double)v.re * (double)v.re + (double)v.im * (double)v.im);
+            }
+        }
+        double m = sum / (double)n;
+        double d = power == 2 ? m * m : m;
+        c32 v = x[(i64)f * plane + k], o = {0.0f, 0.0f};
+        if (d > 0.0) {
+            o.re = (float)((double)v.re / d);
+            o.im = (float)((double)v.im / d);
+        }
+        out[(i64)f * plane + k] = o;
+    }
+}
+
+// Substacks: the stack of all windows as the sum of the groups' cross-spectra,
+// c = g (first) or c += g. n floats; one thread each.
+extern "C" __global__ void xc_add(float *c, const float *g, i64 n, int first) {
+    i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    c[i] = first ? g[i] : c[i] + g[i];
+}
+
+// Nonlinear stacks on the device. A batch holds whole pairs: pair p's per-window
+// correlations (m lags each) are rows start[p] .. start[p+1] of `rows`; sums in double,
+// rows in order, as src/xcorr/stack.rs.
+
+// PWS, 1: each row zero-padded to n complex doubles (interleaved). One thread a value.
+extern "C" __global__ void xc_pws_pad(const float *rows, i64 n_rows, int m, int n, double *z) {
+    i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n_rows * n) return;
+    i64 r = i / n;
+    int t = (int)(i % n);
+    z[2 * i] = t < m ? (double)rows[r * m + t] : 0.0;
+    z[2 * i + 1] = 0.0;
+}
+
+// PWS, 2 (after the forward FFT): the analytic signal's spectrum scaled by 1/n (SciPy's
+// hilbert): DC (and Nyquist) kept, positive bins doubled, negative bins zeroed.
+extern "C" __global__ void xc_pws_analytic(double *z, i64 n_rows, int n) {
+    i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n_rows * n) return;
+    int k = (int)(i % n);
+    double h = (k == 0 || (n % 2 == 0 && k == n / 2)) ? 1.0 : (k < (n + 1) / 2 ? 2.0 : 0.0);
+    double s = h / (double)n;
+    z[2 * i] *= s;
+    z[2 * i + 1] *= s;
+}
+
+// PWS, 3 (after the inverse FFT): per pair p (grid.x) and lag t, the mean of the rows
+// times |mean of exp(i·arg z)|^power. A pair without rows gives zeros.
+extern "C" __global__ void xc_pws_stack(const float *rows, const double *z, const int *start,
+                                        int m, int n, double power, float *out) {
+    int p = blockIdx.x;
+    int t = blockIdx.y * blockDim.x + threadIdx.x;
+    if (t >= m) return;
+    int a = start[p], b = start[p + 1];
+    double pr = 0.0, pi = 0.0, mean = 0.0;
+    for (int r = a; r < b; r++) {
+        i64 at = 2 * ((i64)r * n + t);
+        double ang = atan2(z[at + 1], z[at]);
+        pr += cos(ang);
+        pi += sin(ang);
+        mean += (double)rows[(i64)r * m + t];
+    }
+    int count = b - a;
+    float v = 0.0f;
+    if (count > 0) {
+        double w = pow(hypot(pr, pi) / (double)count, power);
+        v = (float)(mean / (double)count * w);
+    }
+    out[(i64)p * m + t] = v;
+}
+
+// Floats in the order of their values (total order: -0 before +0), as unsigned keys.
+__device__ unsigned int order_key(float x) {
+    unsigned int u = __float_as_uint(x);
+    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+
+__device__ float from_key(unsigned int k) {
+    return __uint_as_float((k & 0x80000000u) ? (k & 0x7fffffffu) : ~k);
+}
+
+// The k-th smallest (from 0) of column t of the rows x[0 .. R), by its key bits.
+__device__ float kth(const float *x, int R, int m, int t, int k) {
+    unsigned int prefix = 0u;
+    for (int bit = 31; bit >= 0; bit--) {
+        unsigned int high = bit == 31 ? 0u : (0xffffffffu << (bit + 1));
+        int below = 0;
+        for (int r = 0; r < R; r++) {
+            unsigned int key = order_key(x[(i64)r * m + t]);
+            if ((key & high) == prefix && !((key >> bit) & 1u)) below++;
+        }
+        if (k >= below) {
+            k -= below;
+            prefix |= 1u << bit;
+        }
+    }
+    return from_key(prefix);
+}
+
+__device__ double warp_sum(double v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+// Robust stack (Pavlis & Vernon; NoisePy's robust_stack), one block per pair (blockDim a
+// multiple of 32): from the median, weights |⟨s, d_r⟩| / (‖d_r‖·‖d_r − ⟨s, d_r⟩ s‖)
+// normalised to sum 1, s = Σ w_r d_r, until ‖s_new − s‖₁/‖s_new‖₂/R ≤ epsilon or 11
+// iterations. Scratch of pair p from scratch_at[p]: s (m), next (m), ‖d_r‖ (R), w (R).
+extern "C" __global__ void xc_robust(const float *rows, const int *start, int m,
+                                     double epsilon, double *scratch, const i64 *scratch_at,
+                                     float *out) {
+    int p = blockIdx.x, tid = threadIdx.x, bd = blockDim.x;
+    int a = start[p], R = start[p + 1] - a;
+    float *o = out + (i64)p * m;
+    if (R == 0) {
+        for (int t = tid; t < m; t += bd) o[t] = 0.0f;
+        return;
+    }
+    const float *x = rows + (i64)a * m;
+    double *s = scratch + scratch_at[p], *next = s + m, *dn = next + m, *w = dn + R;
+    for (int t = tid; t < m; t += bd) {
+        s[t] = (R % 2 == 1) ? (double)kth(x, R, m, t, R / 2)
+                            : 0.5 * ((double)kth(x, R, m, t, R / 2 - 1) +
+                                     (double)kth(x, R, m, t, R / 2));
+    }
+    int lane = tid & 31, warp = tid >> 5, warps = bd >> 5;
+    for (int r = warp; r < R; r += warps) {
+        double q = 0.0;
+        for (int t = lane; t < m; t += 32) {
+            double v = x[(i64)r * m + t];
+            q += v * v;
+        }
+        q = warp_sum(q);
+        if (lane == 0) dn[r] = sqrt(q);
+    }
+    __shared__ double total_shared;
+    for (int step = 0; step < 11; step++) {
+        __syncthreads();
+        for (int r = warp; r < R; r += warps) {
+            const float *xr = x + (i64)r * m;
+            double dot = 0.0;
+            for (int t = lane; t < m; t += 32) dot += (double)xr[t] * s[t];
+            dot = warp_sum(dot);
+            double q = 0.0;
+            for (int t = lane; t < m; t += 32) {
+                double d = (double)xr[t] - dot * s[t];
+                q += d * d;
+            }
+            q = warp_sum(q);
+            if (lane == 0) {
+                double rn = sqrt(q);
+                w[r] = (dn[r] > 0.0 && rn > 0.0) ? fabs(dot) / dn[r] / rn : 0.0;
+            }
+        }
+        __syncthreads();
+        if (tid == 0) {
+            double total = 0.0;  // in row order, as the CPU
+            for (int r = 0; r < R; r++) total += w[r];
+            total_shared = total;
+        }
+        __syncthreads();
+        double total = total_shared;
+        if (isnan(total) || total <= 0.0) break;
+        double l1 = 0.0, l2 = 0.0, unused = 0.0;
+        for (int t = tid; t < m; t += bd) {
+            double acc = 0.0;
+            for (int r = 0; r < R; r++) acc += w[r] / total * (double)x[(i64)r * m + t];
+            next[t] = acc;
+            l1 += fabs(acc - s[t]);
+            l2 += acc * acc;
+        }
+        block_sum3(l1, l2, unused);
+        for (int t = tid; t < m; t += bd) s[t] = next[t];
+        double residual = l1 / sqrt(l2) / (double)R;
+        if (isnan(residual) || residual <= epsilon) break;
+    }
+    __syncthreads();
+    for (int t = tid; t < m; t += bd) o[t] = (float)s[t];
+}
+
+// Substacks from per-window rows: per pair p (grid.x), lag t and group g < n_groups, the
+// mean of the pair's rows labelled g (label[r]; n_groups or more: none), summed in
+// double into sums (n_groups·m a pair), divided by counts[p·n_groups + g] (0: zeros).
+extern "C" __global__ void xc_group_means(const float *rows, const int *start,
+                                          const int *label, int m, int n_groups,
+                                          const unsigned int *counts, double *sums,
+                                          float *out) {
+    int p = blockIdx.x;
+    int t = blockIdx.y * blockDim.x + threadIdx.x;
+    if (t >= m) return;
+    double *acc = sums + (i64)p * n_groups * m;
+    for (int g = 0; g < n_groups; g++) acc[(i64)g * m + t] = 0.0;
+    for (int r = start[p]; r < start[p + 1]; r++) {
+        int g = label[r];
+        if (g < n_groups) acc[(i64)g * m + t] += (double)rows[(i64)r * m + t];
+    }
+    for (int g = 0; g < n_groups; g++) {
+        unsigned int c = counts[(i64)p * n_groups + g];
+        out[((i64)p * n_groups + g) * m + t] = c ? (float)(acc[(i64)g * m + t] / (double)c) : 0.0f;
+    }
 }

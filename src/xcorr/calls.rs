@@ -1,6 +1,7 @@
 //! What the plan hands either backend: a preprocess call's station-days, and a correlate
 //! call's pairs and where their correlations go.
 
+use super::groups::WindowGroups;
 use super::pairs::Block;
 use super::plan::XcorrPlan;
 use super::spectra::Spectra;
@@ -35,11 +36,16 @@ impl<'a> Correlations<'a> {
 }
 
 /// One `correlate` call: the pairs of `block` over every window of `days`, `counts[p]`
-/// windows stacked for pair p (block order), each correlation written to `out`.
+/// windows stacked for pair p (block order), each correlation written to `out`; with
+/// `groups`, also the linear stack of each group g, `group_counts[g·n_pairs + p]` windows,
+/// to `sub` at g·n_pairs + p.
 pub struct CorrelateCall<'a> {
     pub plan: &'a XcorrPlan,
     pub days: &'a [&'a Spectra],
     pub block: &'a Block,
     pub counts: &'a [u32],
     pub out: Correlations<'a>,
+    pub groups: Option<&'a WindowGroups>,
+    pub group_counts: &'a [u32],
+    pub sub: Correlations<'a>,
 }

@@ -15,9 +15,12 @@
 
 pub mod butterworth;
 pub mod calls;
+pub mod correlate;
 pub mod cpu;
 pub mod cuda;
 pub mod geometry;
+pub mod groups;
+pub mod method;
 pub mod options;
 pub mod pairs;
 pub mod plan;
@@ -27,8 +30,10 @@ pub mod stack;
 
 use crate::error::Result;
 use crate::layout::TraceBatch;
-use calls::{CorrelateCall, Correlations, PreprocessCall};
-use pairs::Block;
+use calls::PreprocessCall;
+pub use correlate::StackOut;
+use method::{Method, Planes};
+use num_complex::Complex32;
 pub use plan::XcorrPlan;
 pub use spectra::{Spectra, SpectraData};
 use std::sync::Arc;
@@ -68,20 +73,127 @@ impl XcorrPlan {
             Some(gpu) => cuda::preprocess(gpu, call, &mut reporter)?,
             None => cpu::preprocess(&self.ctx.cpu, call, &mut reporter)?,
         };
-        reporter.finish();
-        Ok(Spectra {
-            ctx: self.ctx.clone(),
-            geometry: self.geometry,
+        let planes = Planes {
             n_stations: batch.n_traces,
             n_windows,
+        };
+        let (data, source) = self.divide(data, planes, true)?;
+        reporter.finish();
+        Ok(self.spectra(planes, kept, data, source))
+    }
+
+    fn spectra(
+        &self,
+        p: Planes,
+        kept: Vec<u8>,
+        data: SpectraData,
+        source: Option<SpectraData>,
+    ) -> Spectra {
+        Spectra {
+            ctx: self.ctx.clone(),
+            geometry: self.geometry,
+            method: Method::of(&self.options),
+            n_stations: p.n_stations,
+            n_windows: p.n_windows,
             kept,
             data,
-        })
+            source,
+        }
+    }
+
+    /// The divisions of the plan's correlation method: the stored values (coherency, when
+    /// `stored` — spectra given back by `import` are divided already) and the source side
+    /// (deconvolution).
+    fn divide(
+        &self,
+        data: SpectraData,
+        p: Planes,
+        stored: bool,
+    ) -> Result<(SpectraData, Option<SpectraData>)> {
+        let m = Method::of(&self.options);
+        let (g, n) = (&self.geometry, m.smoothspect_n);
+        let by = |d: &SpectraData, power: i32| -> Result<SpectraData> {
+            Ok(match d {
+                SpectraData::Host(v) => {
+                    SpectraData::Host(self.ctx.cpu.install(|| method::divided(v, p, g, n, power)))
+                }
+                SpectraData::Device(v) => {
+                    let gpu = self.ctx.cuda.as_ref().ok_or_else(|| {
+                        crate::error::Error::Internal("device spectra on a CPU context".into())
+                    })?;
+                    SpectraData::Device(cuda::divided(gpu, v, p, g, n, power)?)
+                }
+            })
+        };
+        let data = match m.stored_power() {
+            power if power > 0 && stored => by(&data, power)?,
+            _ => data,
+        };
+        let source = match m.source_power() {
+            Some(power) => Some(by(&data, power)?),
+            None => None,
+        };
+        Ok((data, source))
+    }
+
+    /// Spectra from values and kept flags laid out as `Spectra::to_host` and `kept` give
+    /// them (`n_stations` × `n_windows` windows, `[bin][station][window]`), e.g. received
+    /// from another process that made them with the same settings: on a CUDA context they
+    /// are uploaded. Rejected windows must be zero columns; values must be finite.
+    pub fn import(
+        &self,
+        values: &[Complex32],
+        kept: &[u8],
+        n_stations: usize,
+        n_windows: usize,
+    ) -> Result<Spectra> {
+        let g = &self.geometry;
+        if n_stations == 0 || n_windows == 0 {
+            return Err(crate::invalid!(
+                "n_stations {n_stations} and n_windows {n_windows}: expected ≥ 1 each"
+            ));
+        }
+        let n = crate::alloc::host_bytes(
+            &[g.band_len, n_stations, n_windows],
+            8,
+            "the window spectra (band bins × stations × windows, complex f32)",
+        )? / 8;
+        if values.len() < n || kept.len() < n_stations * n_windows {
+            return Err(crate::invalid!(
+                "values hold {} and kept {} elements; {n_stations} stations × {n_windows} windows need {n} and {}",
+                values.len(),
+                kept.len(),
+                n_stations * n_windows
+            ));
+        }
+        let (values, kept) = (&values[..n], &kept[..n_stations * n_windows]);
+        if let Some(k) = kept.iter().position(|&k| k > 1) {
+            return Err(crate::invalid!("kept[{k}] is {}; expected 0 or 1", kept[k]));
+        }
+        let nonfinite = |c: &Complex32| !(c.re.is_finite() && c.im.is_finite());
+        if self.ctx.cpu.install(|| {
+            use rayon::prelude::*;
+            values.par_iter().any(nonfinite)
+        }) {
+            return Err(crate::error::Error::NonFinite(
+                "values hold a non-finite value (NaN or infinity)".into(),
+            ));
+        }
+        let p = Planes {
+            n_stations,
+            n_windows,
+        };
+        let data = match &self.ctx.cuda {
+            Some(gpu) => SpectraData::Device(cuda::spectra::DeviceSpectra::upload(gpu, values)?),
+            None => SpectraData::Host(values.to_vec()),
+        };
+        let (data, source) = self.divide(data, p, false)?;
+        Ok(self.spectra(p, kept.to_vec(), data, source))
     }
 
     /// Checks that every day was made by this plan's context and geometry for the same
     /// stations.
-    fn check_days(&self, days: &[&Spectra]) -> Result<usize> {
+    pub(super) fn check_days(&self, days: &[&Spectra]) -> Result<usize> {
         let first = days
             .first()
             .ok_or_else(|| crate::invalid!("n_days is 0; expected at least one day of spectra"))?;
@@ -91,9 +203,9 @@ impl XcorrPlan {
                     "day {d}: spectra made on another context; correlate them with a plan of that context"
                 ));
             }
-            if s.geometry != self.geometry {
+            if s.geometry != self.geometry || s.method != Method::of(&self.options) {
                 return Err(crate::invalid!(
-                    "day {d}: spectra made by a plan with other window, band or lag settings"
+                    "day {d}: spectra made by a plan with other window, band, lag or cc_method settings"
                 ));
             }
             if s.n_stations != first.n_stations {
@@ -106,109 +218,4 @@ impl XcorrPlan {
         }
         Ok(first.n_stations)
     }
-
-    /// Correlates and stacks the pairs of `block` over all windows of all `days`.
-    /// Pair p's 2·maxlag + 1 lags go to `out[p·pair_stride..]`; `counts[p]` (if given)
-    /// receives the number of windows stacked. Nothing is written on failure.
-    pub fn correlate(
-        &self,
-        days: &[&Spectra],
-        block: (usize, usize, usize, usize),
-        out: &mut [f32],
-        pair_stride: usize,
-        counts: Option<&mut [u32]>,
-    ) -> Result<usize> {
-        let n_stations = self.check_days(days)?;
-        let (i0, ni, j0, nj) = block;
-        let block = Block::new(i0, ni, j0, nj, n_stations, self.options.autocorrelation)?;
-        let n_pairs = block.n_pairs();
-        if n_pairs == 0 {
-            return Ok(0);
-        }
-        let n_lags = self.geometry.n_lags();
-        if pair_stride < n_lags {
-            return Err(crate::invalid!(
-                "pair_stride {pair_stride} is smaller than a correlation ({n_lags} lags)"
-            ));
-        }
-        let need = (n_pairs - 1)
-            .checked_mul(pair_stride)
-            .and_then(|x| x.checked_add(n_lags))
-            .ok_or_else(|| crate::invalid!("{n_pairs} pairs with stride {pair_stride} overflow"))?;
-        if out.len() < need {
-            return Err(crate::invalid!(
-                "output holds {} floats; {n_pairs} pairs with stride {pair_stride} need {need}",
-                out.len()
-            ));
-        }
-        if counts.as_ref().is_some_and(|c| c.len() < n_pairs) {
-            return Err(crate::invalid!(
-                "counts holds fewer than the {n_pairs} pairs"
-            ));
-        }
-        let pair_counts = window_counts(days, &block);
-        // Computed densely, then copied: the caller's array is written only on success.
-        let mut dense = crate::error::try_vec(n_pairs * n_lags, 0.0f32, "the correlations")?;
-        let mut reporter = self.ctx.reporter();
-        let call = CorrelateCall {
-            plan: self,
-            days,
-            block: &block,
-            counts: &pair_counts,
-            out: Correlations::new(&mut dense, n_lags),
-        };
-        match &self.ctx.cuda {
-            Some(gpu) => cuda::correlate(gpu, call, &mut reporter)?,
-            None => cpu::correlate(&self.ctx.cpu, call, &mut reporter)?,
-        }
-        {
-            use rayon::prelude::*;
-            self.ctx.cpu.install(|| {
-                out.par_chunks_mut(pair_stride)
-                    .zip(dense.par_chunks(n_lags))
-                    .for_each(|(o, d)| o[..n_lags].copy_from_slice(d))
-            });
-        }
-        if let Some(c) = counts {
-            c[..n_pairs].copy_from_slice(&pair_counts);
-        }
-        reporter.finish();
-        Ok(n_pairs)
-    }
-}
-
-/// Windows stacked per pair (in block order): the product of the two stations' masks,
-/// summed over windows and days (bit sets, so that it is cheap for many stations).
-pub fn window_counts(days: &[&Spectra], block: &Block) -> Vec<u32> {
-    use rayon::prelude::*;
-    let bits: Vec<(usize, Vec<u64>)> = days
-        .iter()
-        .map(|d| {
-            let words = d.n_windows.div_ceil(64);
-            let mut b = vec![0u64; words * d.n_stations];
-            for s in 0..d.n_stations {
-                for w in 0..d.n_windows {
-                    if d.kept[s * d.n_windows + w] != 0 {
-                        b[s * words + w / 64] |= 1 << (w % 64);
-                    }
-                }
-            }
-            (words, b)
-        })
-        .collect();
-    block
-        .pairs()
-        .par_iter()
-        .map(|&(i, j)| {
-            bits.iter()
-                .map(|(words, b)| {
-                    let (x, y) = (&b[i * words..][..*words], &b[j * words..][..*words]);
-                    x.iter()
-                        .zip(y)
-                        .map(|(a, c)| (a & c).count_ones())
-                        .sum::<u32>()
-                })
-                .sum()
-        })
-        .collect()
 }

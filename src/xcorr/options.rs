@@ -27,6 +27,22 @@ pub enum FreqNorm {
     PhaseOnly,
 }
 
+/// What is correlated (NoisePy `cc_method`). The smoothing is NoisePy's `moving_ave` of
+/// |S| over `smoothspect_n` bins, run along a station's windows laid end to end (bins
+/// 0..nfft/2 of window 0, then of window 1, …), as NoisePy's `smooth_source_spect` runs it
+/// on its flattened spectra.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CcMethod {
+    /// conj(S_i)·S_j (NoisePy `"xcorr"`, its default).
+    Xcorr,
+    /// conj(S_i)·S_j / smooth(|S_i|)²: the receiver deconvolved by the source's smoothed
+    /// power (NoisePy `"deconv"`).
+    Deconv,
+    /// conj(S_i)·S_j / (smooth(|S_i|)·smooth(|S_j|)) (NoisePy `"coherency"` as its
+    /// `smooth_source_spect` and the receiver's division in `correlate` define it).
+    Coherency,
+}
+
 /// How the correlations of the windows are stacked (NoisePy `stack_method`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StackMethod {
@@ -67,6 +83,9 @@ pub struct Options {
     /// Correlations are kept for lags in [−maxlag, maxlag] seconds (NoisePy `maxlag`, 200).
     pub maxlag: f64,
     pub stack_method: StackMethod,
+    /// What is correlated: plain spectra, or divided by smoothed amplitudes (NoisePy
+    /// `cc_method`); the smoothing length is `smoothspect_n`.
+    pub cc_method: CcMethod,
     /// Exponent of the phase stack (NoisePy's pws `power`, 2).
     pub pws_power: f64,
     /// Convergence threshold of the robust stack (NoisePy 0.001).
@@ -93,6 +112,7 @@ impl Default for Options {
             max_over_std: 10.0,
             maxlag: 200.0,
             stack_method: StackMethod::Linear,
+            cc_method: CcMethod::Xcorr,
             pws_power: 2.0,
             robust_epsilon: 0.001,
             autocorrelation: false,
@@ -146,7 +166,8 @@ impl Options {
         if self.time_norm == TimeNorm::RunningMean && self.smooth_n == 0 {
             return Err(crate::invalid!("smooth_n is 0; expected ≥ 1 samples"));
         }
-        if self.freq_norm == FreqNorm::RunningMean && self.smoothspect_n == 0 {
+        let smoothed = self.freq_norm == FreqNorm::RunningMean || self.cc_method != CcMethod::Xcorr;
+        if smoothed && self.smoothspect_n == 0 {
             return Err(crate::invalid!("smoothspect_n is 0; expected ≥ 1 bins"));
         }
         if self.max_over_std.is_nan() || self.max_over_std <= 0.0 {

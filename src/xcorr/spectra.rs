@@ -2,6 +2,7 @@
 
 use super::cuda::spectra::DeviceSpectra;
 use super::geometry::Geometry;
+use super::method::{Method, Planes};
 use crate::context::Context;
 use crate::error::Result;
 use num_complex::Complex32;
@@ -17,17 +18,30 @@ pub enum SpectraData {
 pub struct Spectra {
     pub(crate) ctx: Arc<Context>,
     pub(crate) geometry: Geometry,
+    pub(crate) method: Method,
     pub n_stations: usize,
     pub n_windows: usize,
     /// kept[s·n_windows + w]: 1 where window w of station s is used, 0 where it was
     /// rejected (max/std, a gap, a dead station).
     pub kept: Vec<u8>,
+    /// The stored spectra, `[bin][station][window]`: whitened (or not), and for coherency
+    /// divided by their smoothed amplitude; the receiver side of every correlation.
     pub data: SpectraData,
+    /// The source side where it differs from `data` (deconvolution: data divided by its
+    /// smoothed amplitude squared), derived from `data`.
+    pub source: Option<SpectraData>,
 }
 
 impl Spectra {
     pub fn geometry(&self) -> &Geometry {
         &self.geometry
+    }
+
+    pub fn planes(&self) -> Planes {
+        Planes {
+            n_stations: self.n_stations,
+            n_windows: self.n_windows,
+        }
     }
 
     /// The spectra as `[bin][station][window]` complex values (a copy from the device

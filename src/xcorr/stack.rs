@@ -78,12 +78,18 @@ impl Inverse {
     }
 }
 
+/// The length a row of `m` lags is zero-padded to for its analytic signal (SciPy's
+/// `hilbert` pads to next_fast_len).
+pub fn pws_length(m: usize) -> usize {
+    next_fast_len(m)
+}
+
 /// Phase-weighted stack (NoisePy's `pws`): the mean of the rows times
 /// |mean over rows of exp(i·φ)|^power, φ the phase of each row's analytic signal
 /// (SciPy's `hilbert` with the row zero-padded to next_fast_len(M)).
 pub fn phase_weighted(rows: &[f32], m: usize, power: f64) -> Vec<f32> {
     let n_rows = rows.len() / m;
-    let n = next_fast_len(m);
+    let n = pws_length(m);
     let mut planner = FftPlanner::<f64>::new();
     let (fwd, inv) = (planner.plan_fft_forward(n), planner.plan_fft_inverse(n));
     let mut phasor = vec![Complex64::default(); m];

@@ -44,6 +44,24 @@ fn nonlinear_stacks_match_direct_references() {
 }
 
 #[test]
+fn deconv_and_coherency_match_direct_references() {
+    let ctx = Context::new(SG_BACKEND_CPU);
+    methods::check_methods_against_reference(&ctx, 1e-5);
+}
+
+#[test]
+fn substacks_match_their_windows_pairwise_sums() {
+    let ctx = Context::new(SG_BACKEND_CPU);
+    methods::check_substacks(&ctx, 1e-5);
+}
+
+#[test]
+fn imported_spectra_correlate_bit_for_bit() {
+    let ctx = Context::new(SG_BACKEND_CPU);
+    methods::check_import(&ctx);
+}
+
+#[test]
 fn one_station_and_short_days() {
     let ctx = Context::new(SG_BACKEND_CPU);
     let o = small_options();

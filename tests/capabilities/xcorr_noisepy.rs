@@ -15,3 +15,8 @@ use seisgpu::backend::BackendRequest;
 fn cpu_stacks_match_noisepy_on_the_undervolc_day() {
     xcorr_common::noisepy::run_against_noisepy(BackendRequest::Cpu, 1e-5, 1e-3);
 }
+
+#[test]
+fn cpu_deconv_coherency_and_substacks_match_noisepy() {
+    xcorr_common::noisepy::run_methods_against_noisepy(BackendRequest::Cpu, 5e-5);
+}

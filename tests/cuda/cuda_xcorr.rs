@@ -2,9 +2,11 @@
 //! NoisePy's stacks of the UnderVolc day (correlation ≥ 0.999; max error ≤ 2e-3 of max
 //! linear, 5e-3 nonlinear: one one-bit sample whose sign differs between float and
 //! NoisePy's rounding moves a whitened window by ~1e-3), the pairwise-sum, gap/spike/dead-station, several-day,
-//! two-context block and nonlinear checks of tests/abi/xcorr_cases.rs, and GPU spectra and
-//! stacks against the CPU's on a case large enough to use several tiles and pair chunks
-//! (≤ 1e-4 of max). Without a CUDA device the test reports "skipped", unless
+//! two-context block and nonlinear checks of tests/abi/xcorr_cases.rs, NoisePy's deconv,
+//! coherency and substacks (≤ 2e-3 of max), the method, substack and import checks of
+//! tests/support/xcorr_common/methods.rs, and GPU spectra, stacks and substacks (stacked on the
+//! device for PWS and robust) against the CPU's on cases large enough to use several tiles,
+//! pair chunks and batches (≤ 1e-4 of max). Without a CUDA device the test reports "skipped", unless
 //! SEISGPU_REQUIRE_CUDA=1 makes that a failure. One test function: one context, in order.
 
 use crate::xcorr_common;
@@ -49,6 +51,54 @@ fn section(name: &str, body: impl FnOnce()) -> Option<String> {
     }
 }
 
+/// Substacks (hourly-like groups of 4 windows, one window in none) of 60 stations, on the
+/// 8 MiB budget's several tiles and batches, for linear, robust and deconvolution stacks:
+/// GPU against CPU, stacks and substacks, to 1e-4 of max.
+fn gpu_vs_cpu_substacks(gpu: &Context, cpu: &Context, data: &[f32], valid: &[u8], n: usize) {
+    let stations = 60;
+    for (stack, cc) in [
+        (SG_XCORR_STACK_LINEAR, SG_XCORR_CC_XCORR),
+        (SG_XCORR_STACK_ROBUST, SG_XCORR_CC_XCORR),
+        (SG_XCORR_STACK_LINEAR, SG_XCORR_CC_DECONV),
+        (SG_XCORR_STACK_PWS, SG_XCORR_CC_COHERENCY),
+    ] {
+        let o = sg_xcorr_options {
+            stack_method: stack,
+            cc_method: cc,
+            autocorrelation: 1,
+            ..small_options()
+        };
+        let (pg, pc) = (gpu.plan(&o), cpu.plan(&o));
+        let d = &data[..stations * n];
+        let v = &valid[..stations * n];
+        let (sg, sc) = (
+            pg.preprocess(d, stations, n, Some(v)).unwrap(),
+            pc.preprocess(d, stations, n, Some(v)).unwrap(),
+        );
+        let nw = sg.host().n_windows;
+        let mut labels: Vec<i32> = (0..nw).map(|w| (w / 4) as i32).collect();
+        labels[1] = SG_XCORR_NO_GROUP;
+        let n_groups = nw.div_ceil(4);
+        let block = (0, stations, 0, stations);
+        let (ag, bg) = pg
+            .correlate_substacks(&[&sg], block, &labels, n_groups)
+            .unwrap();
+        let (ac, bc) = pc
+            .correlate_substacks(&[&sc], block, &labels, n_groups)
+            .unwrap();
+        assert_eq!((&ag.counts, &bg.counts), (&ac.counts, &bc.counts));
+        let (e, es) = (
+            max_rel(&ag.stacks, &ac.stacks),
+            max_rel(&bg.stacks, &bc.stacks),
+        );
+        println!("  stack {stack} cc {cc}: {stations} stations, {n_groups} groups: stacks {e:.2e}, substacks {es:.2e}");
+        assert!(
+            e <= 1e-4 && es <= 1e-4,
+            "stack {stack} cc {cc}: {e:.2e}, {es:.2e}"
+        );
+    }
+}
+
 #[test]
 fn gpu_correlation_matches_cpu_and_references() {
     let Some(gpu) = Context::cuda() else {
@@ -79,6 +129,19 @@ fn gpu_correlation_matches_cpu_and_references() {
     }));
     failures.extend(section("PWS and robust stacks", || {
         check_nonlinear_against_reference(&gpu, 1e-3)
+    }));
+    failures.extend(section(
+        "NoisePy deconv, coherency, substacks (GPU)",
+        || noisepy::run_methods_against_noisepy(BackendRequest::Cuda, 2e-3),
+    ));
+    failures.extend(section("deconv and coherency vs references", || {
+        methods::check_methods_against_reference(&gpu, 1e-3)
+    }));
+    failures.extend(section("substacks vs pairwise sums", || {
+        methods::check_substacks(&gpu, 1e-3)
+    }));
+    failures.extend(section("imported spectra bit for bit", || {
+        methods::check_import(&gpu)
     }));
 
     // GPU against CPU, all stack methods and normalisations; an 8 MiB budget makes the
@@ -172,6 +235,9 @@ fn gpu_correlation_matches_cpu_and_references() {
         assert!(e <= tol, "stacks differ by {e:.2e}");
         }));
     }
+    failures.extend(section("GPU vs CPU substacks and methods", || {
+        gpu_vs_cpu_substacks(&gpu, &cpu, &data, &valid, n)
+    }));
     seisgpu::xcorr::cuda::set_memory_budget(None);
     assert!(
         failures.is_empty(),

@@ -6,26 +6,34 @@ use crate::error::{Error, Result};
 use crate::xcorr::spectra::{Spectra, SpectraData};
 use num_complex::Complex32;
 
-/// A day's spectra on the device.
-fn device(d: &Spectra) -> Result<&DeviceSpectra> {
-    match &d.data {
+/// Spectra on the device.
+fn device(d: &SpectraData) -> Result<&DeviceSpectra> {
+    match d {
         SpectraData::Device(s) => Ok(s),
         SpectraData::Host(_) => Err(Error::Internal("host spectra on a CUDA context".into())),
     }
 }
 
-/// A day's window spectra `x`, `[bin][station][window]`: `nw` windows a station, `plane`
-/// = stations × nw values a bin, band_len bins.
+/// A day's window spectra `x` (the receiver side) and `a` (the source side: `x` itself but
+/// for deconvolution), `[bin][station][window]`: `nw` windows a station, `plane` =
+/// stations × nw values a bin, band_len bins.
 pub(super) struct DaySpectra<'a> {
     pub(super) x: Part<'a, Complex32>,
+    pub(super) a: Part<'a, Complex32>,
     pub(super) nw: usize,
     pub(super) plane: usize,
 }
 
 impl<'a> DaySpectra<'a> {
     pub(super) fn of(day: &'a Spectra) -> Result<DaySpectra<'a>> {
+        let x = device(&day.data)?.values();
+        let a = match &day.source {
+            Some(s) => device(s)?.values(),
+            None => device(&day.data)?.values(),
+        };
         Ok(DaySpectra {
-            x: device(day)?.values(),
+            x,
+            a,
             nw: day.n_windows,
             plane: day.n_stations * day.n_windows,
         })

@@ -1,6 +1,9 @@
 //! Linear stacks: per tile of stations (I × J), one cuBLAS complex GEMM batched over the
-//! band bins, C_f = X_f[:, I]^H · X_f[:, J] (summed over days with β = 1), then per chunk
-//! of the tile's pairs a gather into rows and the rows' way to correlations.
+//! band bins, C_f = A_f[:, I]^H · X_f[:, J] (A = X but for deconvolution; summed over days
+//! with β = 1), then per chunk of the tile's pairs a gather into rows and the rows' way to
+//! correlations. With substacks, one such sum per group of windows (a GEMM per run of
+//! consecutive windows), each turned into the group's rows and added into the stack of
+//! all windows.
 
 use super::days::DaySpectra;
 use super::kit::{blocks, grid_dim, Kit};
@@ -10,18 +13,21 @@ use crate::backend::cuda::array::{
 };
 use crate::backend::cuda::blas::{Blas, Op, Strided, StridedGemm};
 use crate::backend::cuda::buffers::{alloc, upload};
-use crate::backend::cuda::launch::Launch;
+use crate::backend::cuda::launch::{for_elems, Launch};
 use crate::backend::cuda::{driver_error, CudaBackend};
 use crate::error::{Error, Result};
 use crate::progress::Reporter;
 use crate::xcorr::calls::CorrelateCall;
 use crate::xcorr::geometry::Geometry;
+use crate::xcorr::groups::WindowGroups;
+use crate::xcorr::method::Method;
 use crate::xcorr::pairs::Block;
 use crate::xcorr::plan::XcorrPlan;
 use crate::xcorr::spectra::Spectra;
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::CudaSlice;
 use num_complex::Complex32;
+use std::ops::Range;
 
 /// What cuBLAS is needed for, where it is missing.
 const NEEDS_CUBLAS: &str = "the GPU correlation";
@@ -34,13 +40,13 @@ struct Tile {
     nn: usize,
 }
 
-/// C_f (+)= X_f[:, I]^H · X_f[:, J] for every band bin f: one batched complex GEMM
-/// (cuBLAS, FP32), C column-major m × nn per bin.
+/// C_f (+)= A_f[:, I]^H · X_f[:, J] over the windows `w` of the day, for every band bin f:
+/// one batched complex GEMM (cuBLAS, FP32), C column-major m × nn per bin.
 fn gemm(
     blas: &Blas,
     day: &DaySpectra,
     t: &Tile,
-    band_len: usize,
+    (band_len, w): (usize, Range<usize>),
     accumulate: bool,
     c: &mut impl DeviceArrayMut<Complex32>,
 ) -> Result<()> {
@@ -55,7 +61,7 @@ fn gemm(
         op_b: Op::N,
         m: t.m,
         n: t.nn,
-        k: nw,
+        k: w.len(),
         a: columns,
         b: columns,
         c: Strided {
@@ -66,8 +72,9 @@ fn gemm(
         alpha: Complex32::new(1.0, 0.0),
         beta: Complex32::new(if accumulate { 1.0 } else { 0.0 }, 0.0),
     };
-    let a = part(x, t.ia * nw, x.len() - t.ia * nw);
-    let b = part(x, t.jb * nw, x.len() - t.jb * nw);
+    let (ao, bo) = (t.ia * nw + w.start, t.jb * nw + w.start);
+    let a = part(&day.a, ao, day.a.len() - ao);
+    let b = part(x, bo, x.len() - bo);
     blas.gemm_strided_batched(&g, &a, &b, c, "the correlation GEMM")
 }
 
@@ -147,7 +154,8 @@ pub fn gemm_seconds(plan: &XcorrPlan, day: &Spectra, reps: usize) -> Result<f64>
         m: n,
         nn: n,
     };
-    gemm(&blas, &x, &tile, band_len, false, &mut c)?;
+    let all = (band_len, 0..day.n_windows);
+    gemm(&blas, &x, &tile, all.clone(), false, &mut c)?;
     let event = || {
         kit.stream
             .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
@@ -155,7 +163,7 @@ pub fn gemm_seconds(plan: &XcorrPlan, day: &Spectra, reps: usize) -> Result<f64>
     };
     let start = event()?;
     for _ in 0..reps.max(1) {
-        gemm(&blas, &x, &tile, band_len, false, &mut c)?;
+        gemm(&blas, &x, &tile, all.clone(), false, &mut c)?;
     }
     let end = event()?;
     let ms = start
@@ -196,60 +204,194 @@ fn tiles(block: &Block, ti_max: usize, tj_max: usize) -> Vec<Tile> {
     out
 }
 
+/// A tile's cross-spectra on their way to rows: the stack of all windows in `c`; with
+/// substacks, each group's in `cg` first.
+struct TileSums {
+    c: CudaSlice<f32>,
+    cg: Option<CudaSlice<f32>>,
+}
+
 pub(super) fn run(
     kit: &Kit,
     call: CorrelateCall,
     rows: &mut RowBuffers,
     reporter: &mut Reporter,
 ) -> Result<()> {
-    let (plan, days, block, counts) = (call.plan, call.days, call.block, call.counts);
-    let mut out = call.out;
+    let (plan, block) = (call.plan, call.block);
     let g = *plan.geometry();
     let blas = Blas::new(&kit.stream, NEEDS_CUBLAS)?;
-    // Tile side: the GEMM output of a tile (band_len·t² complex) within the budget.
-    let side = ((kit.budget() / (8 * g.band_len)) as f64).sqrt() as usize;
+    let sums = if call.groups.is_some() { 2 } else { 1 };
+    // Tile side: the GEMM outputs of a tile (band_len·t² complex each) within the budget.
+    let side = ((kit.budget() / (8 * g.band_len * sums)) as f64).sqrt() as usize;
     let side = side.clamp(32, 65536);
     let (ti_max, tj_max) = (side.min(block.ni), side.min(block.nj));
-    let mut c: CudaSlice<f32> = alloc(
-        &kit.stream,
-        2 * g.band_len * ti_max * tj_max,
-        "allocating cross-spectra",
-    )?;
-    let xs: Vec<DaySpectra> = days
+    let len = 2 * g.band_len * ti_max * tj_max;
+    let what = "allocating cross-spectra";
+    let mut s = TileSums {
+        c: alloc(&kit.stream, len, what)?,
+        cg: match call.groups {
+            Some(_) => Some(alloc(&kit.stream, len, what)?),
+            None => None,
+        },
+    };
+    let xs: Vec<DaySpectra> = call
+        .days
         .iter()
         .map(|d| DaySpectra::of(d))
         .collect::<Result<_>>()?;
+    let mut call = call;
     for tile in tiles(block, ti_max, tj_max) {
         let slots = tile_pairs(block, &tile);
         if slots.is_empty() {
             continue;
         }
-        for (d, day) in xs.iter().enumerate() {
-            gemm(
-                &blas,
-                day,
-                &tile,
-                g.band_len,
-                d > 0,
-                &mut complex_mut(&mut c),
-            )?;
+        let tc = TileCall {
+            kit,
+            blas: &blas,
+            g: &g,
+            xs: &xs,
+            tile: &tile,
+            slots: &slots,
+        };
+        match call.groups {
+            None => {
+                for (d, day) in xs.iter().enumerate() {
+                    let w = (g.band_len, 0..day.nw);
+                    gemm(&blas, day, &tile, w, d > 0, &mut complex_mut(&mut s.c))?;
+                }
+            }
+            Some(groups) => tc.groups(&mut call, groups, &mut s, rows)?,
         }
-        for chunk in slots.chunks(ROW_CHUNK) {
+        let counts = call.counts;
+        tc.emit(
+            &s.c,
+            rows,
+            |k| counts[k],
+            None,
+            |k, row| {
+                call.out.put(k, row);
+                reporter.advance(1)
+            },
+        )?;
+    }
+    Ok(())
+}
+
+/// What the stages of one tile read.
+struct TileCall<'a> {
+    kit: &'a Kit<'a>,
+    blas: &'a Blas,
+    g: &'a Geometry,
+    xs: &'a [DaySpectra<'a>],
+    tile: &'a Tile,
+    slots: &'a [(i32, i32, usize)],
+}
+
+impl TileCall<'_> {
+    /// Each group's sums into `s.cg`, its rows out, and the sum of all groups into `s.c`.
+    fn groups(
+        &self,
+        call: &mut CorrelateCall,
+        groups: &WindowGroups,
+        s: &mut TileSums,
+        rows: &mut RowBuffers,
+    ) -> Result<()> {
+        let (g, n_pairs) = (self.g, call.block.n_pairs());
+        let method = Method::of(call.plan.options());
+        let cg =
+            s.cg.as_mut()
+                .ok_or_else(|| Error::Internal("no group sums".into()))?;
+        let mut first = true;
+        for grp in 0..=groups.n_groups {
+            let runs = groups.runs(grp);
+            for (r, &(d, w0, w1)) in runs.iter().enumerate() {
+                let w = (g.band_len, w0..w1);
+                gemm(
+                    self.blas,
+                    &self.xs[d],
+                    self.tile,
+                    w,
+                    r > 0,
+                    &mut complex_mut(cg),
+                )?;
+            }
+            if runs.is_empty() {
+                continue; // its substacks stay zeros (count 0)
+            }
+            if grp < groups.n_groups {
+                let counts = call.group_counts;
+                let (ia, jb) = (self.tile.ia, self.tile.jb);
+                let zero_dc = |a: i32, b: i32| method.zero_dc(ia + a as usize, jb + b as usize);
+                let sub = &mut call.sub;
+                self.emit(
+                    cg,
+                    rows,
+                    |k| counts[grp * n_pairs + k],
+                    Some(&zero_dc),
+                    |k, row| {
+                        sub.put(grp * n_pairs + k, row);
+                        Ok(())
+                    },
+                )?;
+            }
+            add(
+                self.kit,
+                &mut s.c,
+                cg,
+                2 * g.band_len * self.tile.m * self.tile.nn,
+                first,
+            )?;
+            first = false;
+        }
+        Ok(())
+    }
+
+    /// The tile's pairs from cross-spectra `c` over `count(k)` windows (k: the pair's index
+    /// in the block), in chunks of rows, each handed to `put`.
+    fn emit(
+        &self,
+        c: &CudaSlice<f32>,
+        rows: &mut RowBuffers,
+        count: impl Fn(usize) -> u32,
+        zero_dc: Option<&dyn Fn(i32, i32) -> bool>,
+        mut put: impl FnMut(usize, &[f32]) -> Result<()>,
+    ) -> Result<()> {
+        let g = self.g;
+        for chunk in self.slots.chunks(ROW_CHUNK) {
             // 1/(windows·nfft): the mean over the pair's windows and the inverse FFT's scale.
             let scale: Vec<f32> = chunk
                 .iter()
-                .map(|s| match counts[s.2] {
+                .map(|s| match count(s.2) {
                     0 => 0.0,
                     c => (1.0 / (c as f64 * g.nfft as f64)) as f32,
                 })
                 .collect();
-            pair_spectra(kit, &g, &c, &tile, chunk, &scale, &mut rows.spec)?;
-            let trimmed = rows.finish(kit, &g, chunk.len(), None)?;
+            pair_spectra(self.kit, g, c, self.tile, chunk, &scale, &mut rows.spec)?;
+            let flags = match zero_dc {
+                Some(z) => {
+                    let f: Vec<u8> = chunk.iter().map(|s| z(s.0, s.1) as u8).collect();
+                    Some(upload(&self.kit.stream, &f, "uploading rows")?)
+                }
+                None => None,
+            };
+            let trimmed = rows.finish(self.kit, g, chunk.len(), flags.as_ref())?;
             for (s, row) in chunk.iter().zip(trimmed.chunks_exact(g.n_lags())) {
-                out.put(s.2, row);
+                put(s.2, row)?;
             }
-            reporter.advance(chunk.len())?;
         }
+        Ok(())
     }
-    Ok(())
+}
+
+/// c = g (first) or c += g, over `n` floats.
+fn add(kit: &Kit, c: &mut CudaSlice<f32>, g: &CudaSlice<f32>, n: usize, first: bool) -> Result<()> {
+    let (src, mut dst) = (part(g, 0, n), part_mut(c, 0, n));
+    let mut l = Launch::new(&kit.module, &kit.stream, "xc_add", for_elems(n))?;
+    l.output(&mut dst)
+        .input(&src)
+        .scalar(n as i64)
+        .scalar(first as i32);
+    // SAFETY: xc_add(float* c, const float* g, i64 n, int first): threads i < n (the others
+    // return) touch c[i] and g[i], inside both n-float parts.
+    unsafe { l.run() }
 }

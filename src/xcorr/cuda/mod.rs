@@ -6,10 +6,11 @@
 //! device (`DeviceSpectra`).
 //!
 //! Linear stacks (`linear`): per tile of stations, one cuBLAS complex GEMM batched over the
-//! band bins, then per chunk of pairs a gather into rows. Nonlinear stacks (`nonlinear`):
-//! per chunk of (pair, window) rows, the window products, with the stack itself (PWS,
-//! robust) on the host's cores. Either way the rows (`rows`) go through NoisePy's
-//! spectral-mean removal, one batched cuFFT C2R and the lag trim.
+//! band bins (per group of windows with substacks), then per chunk of pairs a gather into
+//! rows. Nonlinear stacks (`nonlinear`): per batch of pairs, the (pair, window) rows on the
+//! device, stacked there (`stacks`: PWS, robust, substacks' means). Either way the rows
+//! (`rows`) go through NoisePy's spectral-mean removal, one batched cuFFT C2R and the lag
+//! trim. NoisePy's correlation methods divide the spectra once (`spectra::divided`).
 
 mod days;
 mod kit;
@@ -18,10 +19,12 @@ mod nonlinear;
 mod preprocess;
 mod rows;
 pub mod spectra;
+mod stacks;
 
 pub use kit::set_memory_budget;
 pub use linear::gemm_seconds;
 pub use preprocess::preprocess;
+pub use spectra::divided;
 
 use super::calls::CorrelateCall;
 use super::options::StackMethod;

@@ -1,28 +1,32 @@
-//! Nonlinear stacks: per chunk of (pair, day, window) rows, the window products, C2R and
-//! trim on the GPU; the stack itself (PWS, robust) on the host's cores.
+//! Nonlinear stacks on the device: batches of whole pairs; per batch, the window products,
+//! C2R and trim of every (pair, day, window) row into device memory (in chunks of
+//! `ROW_CHUNK` rows), then the stacks (`stacks`: phase-weighted, robust) and, with
+//! substacks, the groups' means, each pair in one launch, and one copy of the results to
+//! the host.
 
 use super::days::DaySpectra;
 use super::kit::{blocks, grid_dim, Kit};
 use super::rows::{RowBuffers, ROW_CHUNK};
+use super::stacks::{group_means, stack, RowsOnDevice};
 use crate::backend::cuda::array::{complex_mut, part_mut, DeviceArray};
-use crate::backend::cuda::buffers::upload;
+use crate::backend::cuda::buffers::{alloc, upload};
 use crate::backend::cuda::launch::Launch;
 use crate::error::{Error, Result};
 use crate::progress::Reporter;
-use crate::xcorr::calls::{CorrelateCall, Correlations};
+use crate::xcorr::calls::CorrelateCall;
+use crate::xcorr::method::Method;
 use crate::xcorr::options::StackMethod;
-use crate::xcorr::plan::XcorrPlan;
 use crate::xcorr::spectra::Spectra;
-use crate::xcorr::stack::stack_windows;
+use crate::xcorr::stack::pws_length;
 use cudarc::driver::CudaSlice;
-use rayon::prelude::*;
 
-/// The days as `xc_window_products` reads them: per day the address of its spectra, its
-/// plane (stations × windows) and its windows per station.
+/// The days as `xc_window_products` reads them: per day the addresses of its receiver
+/// and source spectra, its plane (stations × windows) and its windows per station.
 struct DayTables<'a> {
     /// The spectra the addresses point to, borrowed while the tables live.
     _days: Vec<DaySpectra<'a>>,
-    addr: CudaSlice<u64>,
+    x: CudaSlice<u64>,
+    a: CudaSlice<u64>,
     plane: CudaSlice<i64>,
     nw: CudaSlice<i32>,
 }
@@ -33,17 +37,48 @@ impl<'a> DayTables<'a> {
             .iter()
             .map(|d| DaySpectra::of(d))
             .collect::<Result<_>>()?;
-        let addr: Vec<u64> = days.iter().map(|d| d.x.addr()).collect();
+        let x: Vec<u64> = days.iter().map(|d| d.x.addr()).collect();
+        let a: Vec<u64> = days.iter().map(|d| d.a.addr()).collect();
         let plane: Vec<i64> = days.iter().map(|d| d.plane as i64).collect();
         let nw: Vec<i32> = days.iter().map(|d| d.nw as i32).collect();
         let s = &kit.stream;
         Ok(DayTables {
-            addr: upload(s, &addr, "uploading day pointers")?,
+            x: upload(s, &x, "uploading day pointers")?,
+            a: upload(s, &a, "uploading day pointers")?,
             plane: upload(s, &plane, "uploading day sizes")?,
             nw: upload(s, &nw, "uploading day sizes")?,
             _days: days,
         })
     }
+}
+
+/// Device bytes a batch's row takes: its trimmed lags, and for PWS its analytic signal
+/// (n complex doubles).
+fn bytes_per_row(call: &CorrelateCall, method: StackMethod) -> usize {
+    let m = call.plan.geometry().n_lags();
+    let pws = match method {
+        StackMethod::PhaseWeighted => 16 * pws_length(m),
+        _ => 0,
+    };
+    4 * m + pws + 8 + 16
+}
+
+/// Consecutive pairs whose rows (counts[p]) fit `cap` rows together (a pair with more
+/// rows than that is a batch of its own).
+fn batches(counts: &[u32], cap: usize) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let (mut first, mut rows) = (0, 0usize);
+    for (p, &c) in counts.iter().enumerate() {
+        if p > first && rows + c as usize > cap {
+            out.push(first..p);
+            (first, rows) = (p, 0);
+        }
+        rows += c as usize;
+    }
+    if first < counts.len() {
+        out.push(first..counts.len());
+    }
+    out
 }
 
 pub(super) fn run(
@@ -53,156 +88,158 @@ pub(super) fn run(
     rows: &mut RowBuffers,
     reporter: &mut Reporter,
 ) -> Result<()> {
-    let days = call.days;
-    let tables = DayTables::upload(kit, days)?;
+    let tables = DayTables::upload(kit, call.days)?;
     let pairs = call.block.pairs();
-    let mut stacks = Stacks {
-        kit,
-        plan: call.plan,
-        method,
-        counts: call.counts,
-        n_pairs: pairs.len(),
-        tables,
-        rows,
-        chunk: Vec::with_capacity(ROW_CHUNK),
-        pending: Vec::new(),
-        next_pair: 0,
-        out: call.out,
-        reporter,
-    };
-    // Rows (pair, day, window kept in both) are made pair by pair into chunks of at most
-    // ROW_CHUNK; a pair is stacked once all its rows (counts[p]) are back on the host.
-    for &(i, j) in &pairs {
-        for (d, day) in days.iter().enumerate() {
-            let nw = day.n_windows;
-            for w in 0..nw {
-                if day.kept[i * nw + w] != 0 && day.kept[j * nw + w] != 0 {
-                    stacks.chunk.push([d as i32, i as i32, j as i32, w as i32]);
-                    if stacks.chunk.len() == ROW_CHUNK {
-                        stacks.flush()?;
-                    }
+    let per_pair_sub = call
+        .groups
+        .map_or(0, |g| 12 * g.n_groups * call.plan.geometry().n_lags());
+    let per_row = bytes_per_row(&call, method) + per_pair_sub;
+    let cap = (kit.budget() / per_row).clamp(ROW_CHUNK, i32::MAX as usize / 2);
+    let mut call = call;
+    for range in batches(call.counts, cap) {
+        let b = Batch::new(&call, &pairs, range.clone())?;
+        let on_device = b.rows_on_device(kit, &call, &tables, rows)?;
+        let m = call.plan.geometry().n_lags();
+        let stacked = stack(kit, &call, method, &on_device)?;
+        for (k, row) in range.clone().zip(stacked.chunks_exact(m)) {
+            call.out.put(k, row);
+        }
+        if let Some(groups) = call.groups {
+            let n_pairs = pairs.len();
+            let means = group_means(kit, &call, groups, &on_device, &b.labels, range.clone())?;
+            for (q, k) in range.clone().enumerate() {
+                for g in 0..groups.n_groups {
+                    let row = &means[(q * groups.n_groups + g) * m..][..m];
+                    call.sub.put(g * n_pairs + k, row);
                 }
             }
         }
-    }
-    stacks.flush()?;
-    if stacks.next_pair != pairs.len() {
-        return Err(Error::Internal(format!(
-            "nonlinear stack: {} of {} pairs stacked",
-            stacks.next_pair,
-            pairs.len()
-        )));
+        reporter.advance(range.len())?;
     }
     Ok(())
 }
 
-/// A block's pairs on their way to their stacks, in block order.
-struct Stacks<'a> {
-    kit: &'a Kit<'a>,
-    plan: &'a XcorrPlan,
-    method: StackMethod,
-    counts: &'a [u32],
-    n_pairs: usize,
-    tables: DayTables<'a>,
-    rows: &'a mut RowBuffers,
-    /// Rows to correlate: day, stations i and j, window.
-    chunk: Vec<[i32; 4]>,
-    /// Trimmed rows of pairs next_pair.. not stacked yet.
-    pending: Vec<f32>,
-    next_pair: usize,
-    out: Correlations<'a>,
-    reporter: &'a mut Reporter,
+/// One batch's rows: (day, i, j, window) each, their group labels, and each pair's first
+/// row.
+struct Batch {
+    rows: Vec<[i32; 4]>,
+    labels: Vec<i32>,
+    start: Vec<i32>,
 }
 
-impl Stacks<'_> {
-    /// Correlates the chunk's rows, then stacks every pair whose rows are all here.
-    fn flush(&mut self) -> Result<()> {
-        if !self.chunk.is_empty() {
-            let g = self.plan.geometry();
-            // NoisePy zeroes bin 0 of single-window cross-correlations of two stations.
-            let zero_dc: Vec<u8> = self.chunk.iter().map(|r| (r[1] != r[2]) as u8).collect();
-            let zero_dc = upload(&self.kit.stream, &zero_dc, "uploading rows")?;
-            self.window_products()?;
-            let trimmed = self
-                .rows
-                .finish(self.kit, g, self.chunk.len(), Some(&zero_dc))?;
-            self.pending.extend_from_slice(&trimmed);
-            self.chunk.clear();
+impl Batch {
+    fn new(
+        call: &CorrelateCall,
+        pairs: &[(usize, usize)],
+        range: std::ops::Range<usize>,
+    ) -> Result<Batch> {
+        let mut b = Batch {
+            rows: Vec::new(),
+            labels: Vec::new(),
+            start: vec![0],
+        };
+        for &(i, j) in &pairs[range.clone()] {
+            for (d, day) in call.days.iter().enumerate() {
+                let nw = day.n_windows;
+                for w in 0..nw {
+                    if day.kept[i * nw + w] != 0 && day.kept[j * nw + w] != 0 {
+                        b.rows.push([d as i32, i as i32, j as i32, w as i32]);
+                        let label = call.groups.map_or(0, |g| g.label(d, w));
+                        b.labels.push(label as i32);
+                    }
+                }
+            }
+            b.start.push(b.rows.len() as i32);
         }
-        self.stack_ready()
+        let want: usize = call.counts[range].iter().map(|&c| c as usize).sum();
+        if want != b.rows.len() {
+            return Err(Error::Internal(format!(
+                "nonlinear stack: {} rows for {want} windows",
+                b.rows.len()
+            )));
+        }
+        Ok(b)
     }
 
-    /// conj(X_i)·X_j of each row's window, scaled by 1/nfft, into the rows' spectra.
-    fn window_products(&mut self) -> Result<()> {
-        let (g, kit, t) = (self.plan.geometry(), self.kit, &self.tables);
-        let n_rows = self.chunk.len();
-        let nbins = g.nfft / 2 + 1;
-        let col = |k: usize| self.chunk.iter().map(|r| r[k]).collect::<Vec<i32>>();
-        let what = "uploading rows";
-        let (row_day, row_i, row_j, row_w) = (
-            upload(&kit.stream, &col(0), what)?,
-            upload(&kit.stream, &col(1), what)?,
-            upload(&kit.stream, &col(2), what)?,
-            upload(&kit.stream, &col(3), what)?,
-        );
-        let mut spec = complex_mut(&mut self.rows.spec);
-        let mut spec = part_mut(&mut spec, 0, n_rows * nbins);
-        let cfg = blocks((grid_dim(n_rows, "rows")?, 1), (128, 1));
-        let mut l = Launch::new(&kit.module, &kit.stream, "xc_window_products", cfg)?;
-        l.input(&t.addr)
-            .input(&t.plane)
-            .input(&t.nw)
-            .input(&row_day)
-            .input(&row_i)
-            .input(&row_j)
-            .input(&row_w)
-            .output(&mut spec)
-            .scalar(nbins as i32)
-            .scalar(g.band_start as i32)
-            .scalar(g.band_len as i32)
-            .scalar(1.0f32 / g.nfft as f32);
-        // SAFETY: xc_window_products(const unsigned long long* day_ptr, const i64* day_plane,
-        // const int* day_nw, const int* row_day, const int* row_i, const int* row_j,
-        // const int* row_w, c32* spec, int nbins, int band_start, int band_len, float scale):
-        // block r < n_rows (the row tables' length) takes day d = row_day[r] < the day
-        // tables' length; day_ptr[d] is that day's spectra (band_len·plane values, borrowed
-        // by the tables), read at f·plane + i·nw + w for bins f < band_len, its stations
-        // i, j and windows w < nw, so inside them; it writes spec[r·nbins + k] for
-        // k < nbins, inside spec's n_rows·nbins part.
-        unsafe { l.run() }
+    /// The rows correlated and trimmed into device memory, chunk by chunk.
+    fn rows_on_device(
+        &self,
+        kit: &Kit,
+        call: &CorrelateCall,
+        tables: &DayTables,
+        buffers: &mut RowBuffers,
+    ) -> Result<RowsOnDevice> {
+        let g = call.plan.geometry();
+        let m = g.n_lags();
+        let method = Method::of(call.plan.options());
+        let mut all: CudaSlice<f32> = alloc(
+            &kit.stream,
+            self.rows.len().max(1) * m,
+            "allocating correlations",
+        )?;
+        for (c, chunk) in self.rows.chunks(ROW_CHUNK).enumerate() {
+            let zero_dc: Vec<u8> = chunk
+                .iter()
+                .map(|r| method.zero_dc(r[1] as usize, r[2] as usize) as u8)
+                .collect();
+            let zero_dc = upload(&kit.stream, &zero_dc, "uploading rows")?;
+            window_products(kit, call, tables, chunk, buffers)?;
+            let mut dst = part_mut(&mut all, c * ROW_CHUNK * m, chunk.len() * m);
+            buffers.finish_on_device(kit, g, (chunk.len(), Some(&zero_dc)), &mut dst)?;
+        }
+        Ok(RowsOnDevice {
+            rows: all,
+            start: upload(&kit.stream, &self.start, "uploading rows")?,
+            n_rows: self.rows.len(),
+            n_pairs: self.start.len() - 1,
+        })
     }
+}
 
-    /// Stacks every pair whose rows are all here (pairs without rows give zeros).
-    fn stack_ready(&mut self) -> Result<()> {
-        let m = self.plan.geometry().n_lags();
-        let counts = self.counts;
-        let mut last = self.next_pair;
-        let mut have = self.pending.len() / m;
-        let mut ends = Vec::new();
-        let mut used = 0usize;
-        while last < self.n_pairs && (counts[last] as usize) <= have {
-            used += counts[last] as usize;
-            have -= counts[last] as usize;
-            ends.push(used);
-            last += 1;
-        }
-        let (pending, method, o) = (&self.pending, self.method, self.plan.options());
-        let stacked: Vec<Vec<f32>> = self.plan.context().cpu.install(|| {
-            (0..ends.len())
-                .into_par_iter()
-                .map(|q| {
-                    let a = if q == 0 { 0 } else { ends[q - 1] };
-                    let rows = &pending[a * m..ends[q] * m];
-                    stack_windows(rows, m, method, o)
-                })
-                .collect()
-        });
-        for (p, s) in (self.next_pair..last).zip(stacked) {
-            self.out.put(p, &s);
-        }
-        self.pending.drain(..used * m);
-        let stacked = last - self.next_pair;
-        self.next_pair = last;
-        self.reporter.advance(stacked)
-    }
+/// conj(A_i)·X_j of each row's window, scaled by 1/nfft, into the row buffers' spectra.
+fn window_products(
+    kit: &Kit,
+    call: &CorrelateCall,
+    t: &DayTables,
+    chunk: &[[i32; 4]],
+    rows: &mut RowBuffers,
+) -> Result<()> {
+    let g = call.plan.geometry();
+    let n_rows = chunk.len();
+    let nbins = g.nfft / 2 + 1;
+    let col = |k: usize| chunk.iter().map(|r| r[k]).collect::<Vec<i32>>();
+    let what = "uploading rows";
+    let (row_day, row_i, row_j, row_w) = (
+        upload(&kit.stream, &col(0), what)?,
+        upload(&kit.stream, &col(1), what)?,
+        upload(&kit.stream, &col(2), what)?,
+        upload(&kit.stream, &col(3), what)?,
+    );
+    let mut spec = complex_mut(&mut rows.spec);
+    let mut spec = part_mut(&mut spec, 0, n_rows * nbins);
+    let cfg = blocks((grid_dim(n_rows, "rows")?, 1), (128, 1));
+    let mut l = Launch::new(&kit.module, &kit.stream, "xc_window_products", cfg)?;
+    l.input(&t.x)
+        .input(&t.a)
+        .input(&t.plane)
+        .input(&t.nw)
+        .input(&row_day)
+        .input(&row_i)
+        .input(&row_j)
+        .input(&row_w)
+        .output(&mut spec)
+        .scalar(nbins as i32)
+        .scalar(g.band_start as i32)
+        .scalar(g.band_len as i32)
+        .scalar(1.0f32 / g.nfft as f32);
+    // SAFETY: xc_window_products(const unsigned long long* day_x, const unsigned long long*
+    // day_a, const i64* day_plane, const int* day_nw, const int* row_day, const int* row_i,
+    // const int* row_j, const int* row_w, c32* spec, int nbins, int band_start,
+    // int band_len, float scale): block r < n_rows (the row tables' length) takes day
+    // d = row_day[r] < the day tables' length; day_x[d] and day_a[d] are that day's
+    // spectra (band_len·plane values each, borrowed by the tables), read at
+    // f·plane + i·nw + w for bins f < band_len, its stations i, j and windows w < nw, so
+    // inside them; it writes spec[r·nbins + k] for k < nbins, inside spec's n_rows·nbins
+    // part.
+    unsafe { l.run() }
 }

@@ -2,7 +2,7 @@
 //! NoisePy's spectral-mean removal, one batched cuFFT C2R and the lag trim.
 
 use super::kit::{blocks, grid_dim, Kit};
-use crate::backend::cuda::array::{complex_mut, part, part_mut};
+use crate::backend::cuda::array::{complex_mut, part, part_mut, Part, PartMut};
 use crate::backend::cuda::buffers::{alloc, download};
 use crate::backend::cuda::fft::{FftPlan, Shape};
 use crate::backend::cuda::launch::Launch;
@@ -47,25 +47,8 @@ impl RowBuffers {
         rows: usize,
         zero_dc: Option<&CudaSlice<u8>>,
     ) -> Result<Vec<f32>> {
-        let nbins = g.nfft / 2 + 1;
-        self.center(kit, g, rows, zero_dc)?;
-        let one_off;
-        let fft = if rows == ROW_CHUNK {
-            if self.fft_full.is_none() {
-                self.fft_full = Some(kit.fft_plan(g.nfft, Shape::C2R, ROW_CHUNK)?);
-            }
-            self.fft_full.as_ref().unwrap()
-        } else {
-            one_off = kit.fft_plan(g.nfft, Shape::C2R, rows)?;
-            &one_off
-        };
-        let mut spec = complex_mut(&mut self.spec);
-        let mut spec = part_mut(&mut spec, 0, rows * nbins);
-        let mut real = part_mut(&mut self.real, 0, rows * g.nfft);
-        fft.exec_c2r::<f32>(&mut spec, &mut real)?;
-        self.trim(kit, g, rows)?;
+        self.transform(kit, g, (rows, zero_dc), None)?;
         let mut host = vec![0f32; rows * g.n_lags()];
-        // Waits for the stream: a one-off plan is destroyed after its transforms ran.
         download(
             &kit.stream,
             &self.trimmed,
@@ -73,6 +56,59 @@ impl RowBuffers {
             "copying correlations to the host",
         )?;
         Ok(host)
+    }
+
+    /// `finish` with the trimmed rows left on the device, in `out` (rows·n_lags floats).
+    pub(super) fn finish_on_device(
+        &mut self,
+        kit: &Kit,
+        g: &Geometry,
+        (rows, zero_dc): (usize, Option<&CudaSlice<u8>>),
+        out: &mut PartMut<f32>,
+    ) -> Result<()> {
+        self.transform(kit, g, (rows, zero_dc), Some(out))
+    }
+
+    /// Mean removal, C2R and trim of the first `rows` rows, into `out` or (None) the
+    /// buffers' own trimmed rows; a one-off plan is destroyed only once the stream ran it.
+    fn transform(
+        &mut self,
+        kit: &Kit,
+        g: &Geometry,
+        (rows, zero_dc): (usize, Option<&CudaSlice<u8>>),
+        out: Option<&mut PartMut<f32>>,
+    ) -> Result<()> {
+        let nbins = g.nfft / 2 + 1;
+        self.center(kit, g, rows, zero_dc)?;
+        let one_off = match rows == ROW_CHUNK {
+            true => None,
+            false => Some(kit.fft_plan(g.nfft, Shape::C2R, rows)?),
+        };
+        if one_off.is_none() && self.fft_full.is_none() {
+            self.fft_full = Some(kit.fft_plan(g.nfft, Shape::C2R, ROW_CHUNK)?);
+        }
+        let fft = one_off.as_ref().or(self.fft_full.as_ref()).unwrap();
+        let mut spec = complex_mut(&mut self.spec);
+        let mut spec = part_mut(&mut spec, 0, rows * nbins);
+        let mut real = part_mut(&mut self.real, 0, rows * g.nfft);
+        fft.exec_c2r::<f32>(&mut spec, &mut real)?;
+        let real = part(&self.real, 0, rows * g.nfft);
+        match out {
+            Some(o) => trim(kit, g, rows, &real, o)?,
+            None => trim(
+                kit,
+                g,
+                rows,
+                &real,
+                &mut part_mut(&mut self.trimmed, 0, rows * g.n_lags()),
+            )?,
+        }
+        if one_off.is_some() {
+            kit.stream
+                .synchronize()
+                .map_err(crate::backend::cuda::driver_error("correlating"))?;
+        }
+        Ok(())
     }
 
     /// NoisePy's spectral mean removal over bins 0..nfft2 of each row.
@@ -100,21 +136,27 @@ impl RowBuffers {
         // (rows flags, or null).
         unsafe { l.run() }
     }
+}
 
-    /// Lags −maxlag..maxlag of each row's nfft reals into `trimmed`.
-    fn trim(&mut self, kit: &Kit, g: &Geometry, rows: usize) -> Result<()> {
-        let real = part(&self.real, 0, rows * g.nfft);
-        let mut trimmed = part_mut(&mut self.trimmed, 0, rows * g.n_lags());
-        let grid = (grid_dim(rows, "pairs")?, g.n_lags().div_ceil(256) as u32);
-        let mut l = Launch::new(&kit.module, &kit.stream, "xc_trim", blocks(grid, (256, 1)))?;
-        l.input(&real)
-            .scalar(g.nfft as i32)
-            .scalar(g.maxlag as i32)
-            .output(&mut trimmed);
-        // SAFETY: xc_trim(const float* y, int nfft, int maxlag, float* out): block row
-        // < rows reads y[row·nfft + tau], tau < nfft, inside real's rows·nfft, and writes
-        // out[row·n_lags + k] for k < n_lags = 2·maxlag + 1 (threads past it return),
-        // inside trimmed's rows·n_lags.
-        unsafe { l.run() }
-    }
+/// Lags −maxlag..maxlag of each of `rows` rows of nfft reals into `out`.
+fn trim(
+    kit: &Kit,
+    g: &Geometry,
+    rows: usize,
+    real: &Part<f32>,
+    out: &mut PartMut<f32>,
+) -> Result<()> {
+    let real = part(real, 0, rows * g.nfft);
+    let mut trimmed = part_mut(out, 0, rows * g.n_lags());
+    let grid = (grid_dim(rows, "pairs")?, g.n_lags().div_ceil(256) as u32);
+    let mut l = Launch::new(&kit.module, &kit.stream, "xc_trim", blocks(grid, (256, 1)))?;
+    l.input(&real)
+        .scalar(g.nfft as i32)
+        .scalar(g.maxlag as i32)
+        .output(&mut trimmed);
+    // SAFETY: xc_trim(const float* y, int nfft, int maxlag, float* out): block row
+    // < rows reads y[row·nfft + tau], tau < nfft, inside real's rows·nfft, and writes
+    // out[row·n_lags + k] for k < n_lags = 2·maxlag + 1 (threads past it return),
+    // inside trimmed's rows·n_lags.
+    unsafe { l.run() }
 }

@@ -1,4 +1,5 @@
-//! `sg_xcorr_*`: plans, day preprocessing, spectra, pair blocks and correlation.
+//! `sg_xcorr_*`: plans, day preprocessing, spectra (copied out and imported), pair
+//! blocks, correlation and substacks.
 
 use super::{data, handle_slot, sentinel, Faults, Fuzz, Snapshot, Target};
 use seisgpu::ffi::status::*;
@@ -55,10 +56,13 @@ impl Target for Xcorr {
         }
         let plan = &mut self.plans[i];
         match r {
-            18..=40 => preprocess(f, plan),
-            41..=47 => sizes(f, plan),
-            48..=55 => spectra(f, plan),
-            56..=70 => pairs(f, plan),
+            18..=38 => preprocess(f, plan),
+            39..=44 => sizes(f, plan),
+            45..=51 => spectra(f, plan),
+            52..=62 => pairs(f, plan),
+            63..=69 => import(f, plan),
+            70..=75 => substack_groups(f, plan),
+            76..=84 => correlate_substacks(f, plan),
             _ => correlate(f, plan),
         }
     }
@@ -81,6 +85,7 @@ fn create(f: &mut Fuzz, plans: &mut Vec<Plan>) {
     o.freq_norm = f.rng.range(0, 2) as i32;
     o.stack_method = f.rng.range(0, 2) as i32;
     o.autocorrelation = f.rng.range(0, 1) as i32;
+    o.cc_method = f.rng.range(0, 2) as i32;
     o.detrend_taper = f.rng.range(0, 1) as i32;
     o.bandpass_corners = f.rng.range(0, 4) as i32;
     // NULL options (the defaults) leave no room for a fault in them.
@@ -137,12 +142,15 @@ fn create(f: &mut Fuzz, plans: &mut Vec<Plan>) {
             }
         }
         11 => {
-            let name = f.rng.pick(&["time_norm", "freq_norm", "stack_method"]);
+            let name = f
+                .rng
+                .pick(&["time_norm", "freq_norm", "stack_method", "cc_method"]);
             k.plant(name);
             let v = f.rng.bad_enum(&[0, 1, 2]);
             match name {
                 "time_norm" => o.time_norm = v,
                 "freq_norm" => o.freq_norm = v,
+                "cc_method" => o.cc_method = v,
                 _ => o.stack_method = v,
             }
         }
@@ -175,6 +183,7 @@ fn create(f: &mut Fuzz, plans: &mut Vec<Plan>) {
                 "robust_epsilon",
                 "smooth",
                 "bandpass",
+                "cc_method",
             ]);
         }
         _ => {}
@@ -535,4 +544,204 @@ fn correlate(f: &mut Fuzz, plan: &mut Plan) {
     });
     let s = sg_xcorr_correlate_f32(p, dp, n_days, i0, ni, j0, nj, sp, stride, cp);
     f.check("sg_xcorr_correlate_f32", s, &k, &snaps);
+}
+
+/// A day's sizes: (n_windows, band_len), from sg_xcorr_spectra_sizes.
+fn day_sizes(d: *mut sg_xcorr_spectra) -> (usize, usize) {
+    let (mut nw, mut bl) = (0, 0);
+    let n = ptr::null_mut();
+    assert_eq!(sg_xcorr_spectra_sizes(d, n, &mut nw, n, &mut bl, n), SG_OK);
+    (nw, bl)
+}
+
+fn import(f: &mut Fuzz, plan: &mut Plan) {
+    let mut k = Faults::default();
+    if plan.days.is_empty() {
+        return preprocess(f, plan);
+    }
+    let (d, mut n_sta) = plan.days[f.rng.range(0, plan.days.len() - 1)];
+    let (mut nw, bl) = day_sizes(d);
+    let mut values = vec![0f32; 2 * bl * n_sta * nw];
+    let mut kept = vec![0u8; n_sta * nw];
+    assert_eq!(
+        sg_xcorr_spectra_copy(d, values.as_mut_ptr(), kept.as_mut_ptr()),
+        SG_OK
+    );
+    let (mut vp, mut kp) = (values.as_ptr(), kept.as_ptr());
+    let p = plan_or_null(f, plan.p, &mut k);
+    match f.rng.range(0, 12) {
+        0 => {
+            k.plant("kept");
+            let i = f.rng.range(0, kept.len() - 1);
+            kept[i] = f.rng.pick(&[2, 255]);
+        }
+        1 => {
+            k.plant("non-finite");
+            let i = f.rng.range(0, values.len() - 1);
+            values[i] = f.rng.pick(&[f32::NAN, f32::INFINITY]);
+        }
+        2 => {
+            k.plant("n_stations");
+            n_sta = 0;
+        }
+        3 => {
+            k.plant("n_windows");
+            nw = 0;
+        }
+        4 => {
+            k.plant("values");
+            vp = ptr::null();
+        }
+        5 => {
+            k.plant("kept");
+            kp = ptr::null();
+        }
+        _ => {}
+    }
+    let mut out: *mut sg_xcorr_spectra = ptr::null_mut();
+    let out_p = handle_slot(f, &mut k, &mut out, 0.03);
+    let snap = Snapshot::of("out", &out, 1);
+    f.announce("sg_xcorr_spectra_import", || format!("{n_sta}, {nw}"));
+    let s = sg_xcorr_spectra_import(p, vp, kp, n_sta, nw, out_p);
+    f.check("sg_xcorr_spectra_import", s, &k, &[snap]);
+    if s == SG_OK {
+        if plan.days.len() < 4 {
+            plan.days.push((out, n_sta));
+        } else {
+            sg_xcorr_spectra_destroy(out);
+        }
+    }
+}
+
+fn substack_groups(f: &mut Fuzz, plan: &mut Plan) {
+    let mut k = Faults::default();
+    let p = plan_or_null(f, plan.p, &mut k);
+    let n_days = f.rng.range(1, 3);
+    let windows: Vec<usize> = (0..n_days).map(|_| f.rng.range(1, 40)).collect();
+    let mut starts: Vec<f64> = (0..n_days).map(|d| 100.0 * d as f64).collect();
+    let mut len = f.rng.pick(&[100.0, 12.8, 6.4, 1e9]);
+    let (mut wp, mut sp) = (windows.as_ptr(), starts.as_ptr());
+    let total: usize = windows.iter().sum();
+    let mut labels = sentinel::<i32>(total);
+    let mut lp = labels.as_mut_ptr();
+    let mut n_groups = 0x5151usize;
+    let mut gp: *mut usize = &mut n_groups;
+    match f.rng.range(0, 11) {
+        0 => {
+            k.plant("substack_len");
+            len = f.rng.pick(&[0.0, -1.0, f64::NAN, f64::INFINITY]);
+        }
+        1 => {
+            k.plant("day_start");
+            // Before day 0 (a fault only where there is a day 0 before it), or NaN.
+            starts[n_days - 1] = match n_days {
+                1 => f64::NAN,
+                _ => f.rng.pick(&[-1.0, f64::NAN]),
+            };
+            sp = starts.as_ptr();
+        }
+        2 => {
+            k.plant("labels");
+            lp = ptr::null_mut();
+        }
+        3 => {
+            k.plant("n_groups");
+            gp = ptr::null_mut();
+        }
+        4 => {
+            k.plant("day_windows");
+            wp = ptr::null();
+        }
+        _ => {}
+    }
+    let snaps = [
+        Snapshot::of_slice("labels", &labels),
+        Snapshot::of("n_groups", &n_groups, 1),
+    ];
+    f.announce("sg_xcorr_substack_groups", || format!("{n_days}, {len}"));
+    let s = sg_xcorr_substack_groups(p, n_days, wp, sp, len, lp, gp);
+    f.check("sg_xcorr_substack_groups", s, &k, &snaps);
+}
+
+fn correlate_substacks(f: &mut Fuzz, plan: &mut Plan) {
+    let mut k = Faults::default();
+    if plan.days.is_empty() {
+        return preprocess(f, plan);
+    }
+    let p = plan_or_null(f, plan.p, &mut k);
+    let (_, n) = plan.days[f.rng.range(0, plan.days.len() - 1)];
+    let days: Vec<*const sg_xcorr_spectra> = plan
+        .days
+        .iter()
+        .filter(|&&(_, m)| m == n)
+        .map(|&(d, _)| d as *const _)
+        .collect();
+    let (i0, ni, j0, nj) = block(f, n, &mut k);
+    let total: usize = days.iter().map(|&d| day_sizes(d as *mut _).0).sum();
+    let mut n_groups = f.rng.range(1, 4);
+    let mut labels: Vec<i32> = (0..total)
+        .map(|_| f.rng.range(0, n_groups) as i32 - 1)
+        .collect();
+    let mut lp = labels.as_ptr();
+    match f.rng.range(0, 11) {
+        0 => {
+            k.plant("group label");
+            let i = f.rng.range(0, total - 1);
+            labels[i] = f.rng.pick(&[n_groups as i32, -2, i32::MIN]);
+        }
+        1 => {
+            k.plant("n_groups");
+            n_groups = 0;
+        }
+        2 => {
+            k.plant("labels");
+            lp = ptr::null();
+        }
+        _ => {}
+    }
+    let mut n_lags = 0;
+    sg_xcorr_plan_sizes(plan.p, NPTS, ptr::null_mut(), &mut n_lags);
+    let mut n_pairs = 0;
+    let counted = sg_xcorr_pair_count(plan.p, n, i0, ni, j0, nj, &mut n_pairs) == SG_OK;
+    let rows = if counted { n_pairs.max(1) } else { 1 };
+    let mut stacks = sentinel::<f32>(rows * n_lags);
+    let mut counts = sentinel::<u32>(rows);
+    let mut sub = sentinel::<f32>(rows * n_groups.max(1) * n_lags);
+    let mut sub_counts = sentinel::<u32>(rows * n_groups.max(1));
+    let mut subp = sub.as_mut_ptr();
+    if f.rng.chance(0.03) {
+        k.plant("substacks");
+        subp = ptr::null_mut();
+    }
+    let scp = if f.rng.chance(0.5) {
+        ptr::null_mut()
+    } else {
+        sub_counts.as_mut_ptr()
+    };
+    let snaps = [
+        Snapshot::of_slice("stacks", &stacks),
+        Snapshot::of_slice("n_windows", &counts),
+        Snapshot::of_slice("substacks", &sub),
+        Snapshot::of_slice("substack_windows", &sub_counts),
+    ];
+    f.announce("sg_xcorr_correlate_substacks_f32", || {
+        format!("{}, {i0}, {ni}, {j0}, {nj}, {n_groups}", days.len())
+    });
+    let s = sg_xcorr_correlate_substacks_f32(
+        p,
+        days.as_ptr(),
+        days.len(),
+        i0,
+        ni,
+        j0,
+        nj,
+        lp,
+        n_groups,
+        stacks.as_mut_ptr(),
+        n_lags,
+        counts.as_mut_ptr(),
+        subp,
+        scp,
+    );
+    f.check("sg_xcorr_correlate_substacks_f32", s, &k, &snaps);
 }

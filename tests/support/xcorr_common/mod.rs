@@ -4,6 +4,7 @@
 
 #![allow(dead_code)]
 
+pub mod methods;
 pub mod noisepy;
 
 use seisgpu::ffi::context::*;
@@ -85,6 +86,7 @@ impl Correlations {
 }
 
 /// (band values [f][s][w], kept [s][w], n_stations, n_windows, band_start, band_len, nfft)
+#[derive(Clone)]
 pub struct HostSpectra {
     pub values: Vec<[f64; 2]>,
     pub kept: Vec<u8>,
@@ -216,6 +218,75 @@ impl Plan {
         })
     }
 
+    /// Spectra from host values and kept flags (`sg_xcorr_spectra_import`).
+    pub fn import(&self, h: &HostSpectra) -> Result<Spectra, (sg_status, String)> {
+        let values: Vec<f32> = h
+            .values
+            .iter()
+            .flat_map(|c| [c[0] as f32, c[1] as f32])
+            .collect();
+        let mut s = ptr::null_mut();
+        let st = sg_xcorr_spectra_import(
+            self.0,
+            values.as_ptr(),
+            h.kept.as_ptr(),
+            h.n_stations,
+            h.n_windows,
+            &mut s,
+        );
+        match st {
+            SG_OK => Ok(Spectra(s)),
+            _ => Err((st, last_error())),
+        }
+    }
+
+    /// The stacks of all windows and the substacks of groups `labels` (a label per window
+    /// of each day): (all, substacks with g·n_pairs + p rows).
+    pub fn correlate_substacks(
+        &self,
+        days: &[&Spectra],
+        block: (usize, usize, usize, usize),
+        labels: &[i32],
+        n_groups: usize,
+    ) -> Result<(Correlations, Correlations), (sg_status, String)> {
+        let (i0, ni, j0, nj) = block;
+        let h = days[0].host();
+        let n_pairs = self.pairs(h.n_stations, block).len();
+        let n_lags = self.n_lags();
+        let mut all = Correlations {
+            stacks: vec![f32::NAN; n_pairs * n_lags],
+            counts: vec![u32::MAX; n_pairs],
+            n_lags,
+        };
+        let mut sub = Correlations {
+            stacks: vec![f32::NAN; n_groups * n_pairs * n_lags],
+            counts: vec![u32::MAX; n_groups * n_pairs],
+            n_lags,
+        };
+        let list: Vec<*const sg_xcorr_spectra> = days.iter().map(|d| d.0 as *const _).collect();
+        let s = sg_xcorr_correlate_substacks_f32(
+            self.0,
+            list.as_ptr(),
+            list.len(),
+            i0,
+            ni,
+            j0,
+            nj,
+            labels.as_ptr(),
+            n_groups,
+            all.stacks.as_mut_ptr(),
+            n_lags,
+            all.counts.as_mut_ptr(),
+            sub.stacks.as_mut_ptr(),
+            sub.counts.as_mut_ptr(),
+        );
+        if s != SG_OK {
+            return Err((s, last_error()));
+        }
+        assert!(all.stacks.iter().chain(&sub.stacks).all(|v| v.is_finite()));
+        Ok((all, sub))
+    }
+
     pub fn pairs(&self, n_sta: usize, block: (usize, usize, usize, usize)) -> Vec<(usize, usize)> {
         let (i0, ni, j0, nj) = block;
         let mut n = 0;
@@ -289,13 +360,28 @@ pub fn reference_pair(
     window: Option<(usize, usize)>,
     zero_dc: bool,
 ) -> (Vec<f64>, u32) {
+    let keep = |d: usize, w: usize| window.is_none_or(|x| x == (d, w));
+    reference_cross(days, days, (i, j), n_lags, keep, zero_dc)
+}
+
+/// The correlation of station i's source spectra `src` with station j's `days` (the
+/// same but for deconvolution) over the kept windows (d, w) that `keep` selects: the
+/// pairwise conjugate-product sum, NoisePy's finishing step and a direct inverse DFT.
+pub fn reference_cross(
+    src: &[&HostSpectra],
+    days: &[&HostSpectra],
+    (i, j): (usize, usize),
+    n_lags: usize,
+    keep: impl Fn(usize, usize) -> bool,
+    zero_dc: bool,
+) -> (Vec<f64>, u32) {
     let d0 = days[0];
     let (nfft, nfft2) = (d0.nfft, d0.nfft / 2);
     let mut u = vec![[0.0f64; 2]; nfft2];
     let mut count = 0u32;
     for (d, h) in days.iter().enumerate() {
         for w in 0..h.n_windows {
-            if window.is_some_and(|x| x != (d, w)) {
+            if !keep(d, w) {
                 continue;
             }
             if h.kept[i * h.n_windows + w] == 0 || h.kept[j * h.n_windows + w] == 0 {
@@ -303,7 +389,7 @@ pub fn reference_pair(
             }
             count += 1;
             for f in 0..h.band_len {
-                let (a, b) = (h.at(f, i, w), h.at(f, j, w));
+                let (a, b) = (src[d].at(f, i, w), h.at(f, j, w));
                 let k = h.band_start + f;
                 if k < nfft2 {
                     u[k][0] += a[0] * b[0] + a[1] * b[1];

@@ -13,13 +13,16 @@
 use seisgpu::backend::BackendRequest;
 use seisgpu::context::Context;
 use seisgpu::layout::TraceBatch;
-use seisgpu::xcorr::options::{FreqNorm, Options, StackMethod, TimeNorm};
-use seisgpu::xcorr::XcorrPlan;
+use seisgpu::xcorr::groups::WindowGroups;
+use seisgpu::xcorr::options::{CcMethod, FreqNorm, Options, StackMethod, TimeNorm};
+use seisgpu::xcorr::{StackOut, XcorrPlan};
 use std::collections::HashMap;
 
 struct Case {
     words: HashMap<String, String>,
     pairs: Vec<(usize, usize, usize, Vec<f32>)>,
+    /// NoisePy's substacks: (i, j, group, windows, stack).
+    substacks: Vec<(usize, usize, usize, usize, Vec<f32>)>,
 }
 
 fn words(line: &str) -> HashMap<String, String> {
@@ -30,16 +33,24 @@ fn words(line: &str) -> HashMap<String, String> {
 }
 
 fn fixture() -> (Vec<f32>, usize, usize, Vec<Case>) {
+    fixture_named("xcorr_undervolc")
+}
+
+/// The day (from xcorr_undervolc.bin) and the cases of `tests/data/{name}.*`.
+fn fixture_named(name: &str) -> (Vec<f32>, usize, usize, Vec<Case>) {
     // cargo (and scripts/gpu_run.sh) run tests from the package root
-    let txt = std::fs::read_to_string("tests/data/xcorr_undervolc.txt")
-        .expect("tests/data/xcorr_undervolc.txt");
-    let bin =
-        std::fs::read("tests/data/xcorr_undervolc.bin").expect("tests/data/xcorr_undervolc.bin");
+    let read = |f: &str| std::fs::read(f).unwrap_or_else(|e| panic!("{f}: {e}"));
+    let txt = String::from_utf8(read(&format!("tests/data/{name}.txt"))).unwrap();
+    let bin = read(&format!("tests/data/{name}.bin"));
+    let day: Vec<f32> = read("tests/data/xcorr_undervolc.bin")[..3 * 86400 * 4]
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+        .collect();
     let vals: Vec<f32> = bin
         .chunks_exact(4)
         .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
         .collect();
-    let (mut input, mut shape, mut cases) = (Vec::new(), (0, 0), Vec::<Case>::new());
+    let (mut input, mut shape, mut cases) = (day, (3, 86400), Vec::<Case>::new());
     for line in txt.lines().filter(|l| !l.starts_with('#')) {
         let w = words(line);
         let num = |k: &str| w[k].parse::<usize>().unwrap();
@@ -50,6 +61,7 @@ fn fixture() -> (Vec<f32>, usize, usize, Vec<Case>) {
             cases.push(Case {
                 words: w,
                 pairs: Vec::new(),
+                substacks: Vec::new(),
             });
         } else if line.starts_with("pair ") {
             let v = vals[num("offset")..][..num("n_lags")].to_vec();
@@ -58,6 +70,10 @@ fn fixture() -> (Vec<f32>, usize, usize, Vec<Case>) {
                 .unwrap()
                 .pairs
                 .push((num("i"), num("j"), num("n_windows"), v));
+        } else if line.starts_with("substack ") {
+            let v = vals[num("offset")..][..num("n_lags")].to_vec();
+            let (i, j, g, n) = (num("i"), num("j"), num("group"), num("n_windows"));
+            cases.last_mut().unwrap().substacks.push((i, j, g, n, v));
         }
     }
     (input, shape.0, shape.1, cases)
@@ -87,7 +103,13 @@ fn options(case: &Case) -> Options {
             (f, _) => panic!("freq_norm {f}"),
         },
         smoothspect_n,
-        stack_method: match w["stack"].as_str() {
+        cc_method: match w.get("cc_method").map_or("xcorr", |m| m.as_str()) {
+            "xcorr" => CcMethod::Xcorr,
+            "deconv" => CcMethod::Deconv,
+            "coherency" => CcMethod::Coherency,
+            m => panic!("cc_method {m}"),
+        },
+        stack_method: match w.get("stack").map_or("linear", |s| s.as_str()) {
             "linear" => StackMethod::Linear,
             "pws" => StackMethod::PhaseWeighted,
             "robust" => StackMethod::Robust,
@@ -159,5 +181,110 @@ pub fn run_against_noisepy(request: BackendRequest, tol_linear: f64, tol_nonline
                 "{name} ({i},{j}): amplitude differs by {rel:.2e} of max"
             );
         }
+    }
+}
+
+/// NoisePy's substack groups of one day whose windows are all kept: windows starting
+/// within each `len` s from the first, ⌊(t − t₀)/len⌋, for the round((t_last − t₀)/len)
+/// groups it makes (the last windows, past them, are in none).
+fn noisepy_groups(n_windows: usize, step: f64, len: f64) -> (Vec<i32>, usize) {
+    let t_last = (n_windows - 1) as f64 * step;
+    let n_groups = (t_last / len).round() as usize;
+    let labels = (0..n_windows)
+        .map(|w| match (w as f64 * step / len).floor() as usize {
+            g if g < n_groups => g as i32,
+            _ => seisgpu::ffi::xcorr::SG_XCORR_NO_GROUP,
+        })
+        .collect();
+    (labels, n_groups)
+}
+
+/// NoisePy's deconv and coherency stacks (tests/data/xcorr_undervolc_methods.*) and its
+/// substacks: every pair's stack (and every substack) must correlate at ≥ 0.999 and match
+/// its amplitude to `tol` of its maximum.
+pub fn run_methods_against_noisepy(request: BackendRequest, tol: f64) {
+    let ctx = Context::new(request, 0).unwrap();
+    let (input, n_sta, n, cases) = fixture_named("xcorr_undervolc_methods");
+    let batch = TraceBatch::new(n, n_sta, n).unwrap();
+    let order: Vec<(usize, usize)> = (0..n_sta)
+        .flat_map(|i| (i..n_sta).map(move |j| (i, j)))
+        .collect();
+    for case in &cases {
+        let name = &case.words["name"];
+        let plan = XcorrPlan::new(ctx.clone(), options(case)).unwrap();
+        let g = *plan.geometry();
+        let spectra = plan.preprocess(&input, batch, None).unwrap();
+        assert!(
+            spectra.kept.iter().all(|&k| k == 1),
+            "the day keeps every window"
+        );
+        let m = g.n_lags();
+        let n_pairs = order.len();
+        let mut out = vec![f32::NAN; n_pairs * m];
+        let mut counts = vec![0u32; n_pairs];
+        let len: f64 = case.words["substack_len"].parse().unwrap();
+        let all = StackOut {
+            out: &mut out,
+            pair_stride: m,
+            counts: Some(&mut counts),
+        };
+        let mut sub = Vec::new();
+        let mut sub_counts = Vec::new();
+        let block = (0, n_sta, 0, n_sta);
+        let n_groups = if len > 0.0 {
+            let (labels, n_groups) = noisepy_groups(spectra.n_windows, 450.0, len);
+            let groups = WindowGroups::new(&labels, &[spectra.n_windows], n_groups).unwrap();
+            sub = vec![f32::NAN; n_groups * n_pairs * m];
+            sub_counts = vec![0u32; n_groups * n_pairs];
+            let s = StackOut {
+                out: &mut sub,
+                pair_stride: m,
+                counts: Some(&mut sub_counts),
+            };
+            plan.correlate_substacks(&[&spectra], block, all, &groups, s)
+                .unwrap();
+            n_groups
+        } else {
+            plan.correlate(&[&spectra], block, all.out, m, all.counts)
+                .unwrap();
+            0
+        };
+        let check = |what: String, ours: &[f32], reference: &[f32]| {
+            // NoisePy's m ↔ our m − 1.
+            let (r, rel) = compare(&ours[..m - 1], &reference[1..]);
+            println!("{name:<28} {what}  correlation {r:.7}  max|diff|/max {rel:.2e}");
+            assert!(r >= 0.999, "{name} {what}: correlation {r} < 0.999");
+            assert!(
+                rel <= tol,
+                "{name} {what}: amplitude differs by {rel:.2e} of max"
+            );
+        };
+        for (i, j, n_windows, reference) in &case.pairs {
+            let p = order.iter().position(|&x| x == (*i, *j)).unwrap();
+            assert_eq!(
+                counts[p] as usize, *n_windows,
+                "{name} ({i},{j}) window count"
+            );
+            check(format!("({i},{j})"), &out[p * m..][..m], reference);
+        }
+        let mut seen = vec![false; n_groups * n_pairs];
+        for (i, j, grp, n_windows, reference) in &case.substacks {
+            let p = order.iter().position(|&x| x == (*i, *j)).unwrap();
+            let k = grp * n_pairs + p;
+            seen[k] = true;
+            assert_eq!(
+                sub_counts[k] as usize, *n_windows,
+                "{name} ({i},{j}) group {grp}"
+            );
+            check(
+                format!("({i},{j}) group {grp:>2}"),
+                &sub[k * m..][..m],
+                reference,
+            );
+        }
+        assert!(
+            seen.iter().all(|&s| s),
+            "{name}: NoisePy has every substack"
+        );
     }
 }

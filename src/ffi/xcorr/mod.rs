@@ -1,184 +1,28 @@
 //! `sg_xcorr_plan`, `sg_xcorr_spectra`: ambient-noise preprocessing, all-pairs
 //! correlation and stacking, following NoisePy.
 
-use super::args::{arg_ref, code, optional_out, optional_ref, out_ptr};
+use super::args::{arg_ref, optional_out, out_ptr};
 use super::arrays::{not_null, optional, optional_mut, slice, slice_mut};
 use super::context::sg_context;
 use super::guard;
 use super::status::sg_status;
 use crate::error::Result;
 use crate::layout::TraceBatch;
-use crate::xcorr::options::{FreqNorm, Options, StackMethod, TimeNorm};
 use crate::xcorr::pairs::Block;
 use crate::xcorr::{Spectra, XcorrPlan};
 use num_complex::Complex32;
 
-/// No time-domain normalisation (NoisePy `time_norm = "no"`, its default).
-pub const SG_XCORR_TIME_NORM_NONE: i32 = 0;
-/// One-bit: sign(x) (NoisePy `"one_bit"`).
-pub const SG_XCORR_TIME_NORM_ONE_BIT: i32 = 1;
-/// x / running mean of |x| over `smooth_n` samples (NoisePy `"rma"`).
-pub const SG_XCORR_TIME_NORM_RUNNING_MEAN: i32 = 2;
+mod options;
+mod substacks;
 
-/// No whitening: the plain spectrum below Nyquist (NoisePy `freq_norm = "no"`).
-pub const SG_XCORR_FREQ_NORM_NONE: i32 = 0;
-/// Running-mean whitening over `smoothspect_n` bins in the tapered band (NoisePy `"rma"`,
-/// its default).
-pub const SG_XCORR_FREQ_NORM_RUNNING_MEAN: i32 = 1;
-/// Phase only, exp(i·arg S), in the tapered band (NoisePy's whitening with smoothspect_N ≤ 1).
-pub const SG_XCORR_FREQ_NORM_PHASE_ONLY: i32 = 2;
-
-/// Mean over windows (NoisePy `"linear"`, its default).
-pub const SG_XCORR_STACK_LINEAR: i32 = 0;
-/// Phase-weighted stack with exponent `pws_power` (NoisePy `"pws"`).
-pub const SG_XCORR_STACK_PWS: i32 = 1;
-/// Robust stack (Pavlis & Vernon 2010; NoisePy `"robust"`).
-pub const SG_XCORR_STACK_ROBUST: i32 = 2;
-
-/// Options of an `sg_xcorr_plan`. Start from `sg_xcorr_options_default()` (NoisePy's
-/// defaults) and set at least `sampling_rate`, `freqmin` and `freqmax`.
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub struct sg_xcorr_options {
-    /// Samples per second of the station-days (default 20, NoisePy's).
-    pub sampling_rate: f64,
-    /// Window length, seconds (NoisePy `cc_len`, 1800); a whole number of samples.
-    pub cc_len: f64,
-    /// Hop between window starts, seconds (NoisePy `step`, 450); a whole number of samples.
-    pub step: f64,
-    /// Band, Hz (0.05 and 2.0): the whitening band; the day's Butterworth bandpass runs from
-    /// 0.9·freqmin to min(1.1·freqmax, 0.45·sampling_rate), as NoisePy's preprocessing.
-    pub freqmin: f64,
-    pub freqmax: f64,
-    /// Windows with max|x| / std(day) ≥ this are rejected (NoisePy `max_over_std`, 10).
-    pub max_over_std: f64,
-    /// Lags kept: −maxlag..maxlag seconds (NoisePy `maxlag`, 200).
-    pub maxlag: f64,
-    /// Exponent of the phase-weighted stack (2).
-    pub pws_power: f64,
-    /// Convergence threshold of the robust stack (0.001).
-    pub robust_epsilon: f64,
-    /// Corners (order) of the zero-phase Butterworth bandpass (4); 0 = no bandpass.
-    pub bandpass_corners: i32,
-    /// 1 (default): demean, detrend and taper each day before the bandpass, as NoisePy.
-    pub detrend_taper: i32,
-    /// `SG_XCORR_TIME_NORM_*` (default NONE).
-    pub time_norm: i32,
-    /// Running-mean length of SG_XCORR_TIME_NORM_RUNNING_MEAN, samples (NoisePy `smooth_N`, 10).
-    pub smooth_n: i32,
-    /// `SG_XCORR_FREQ_NORM_*` (default RUNNING_MEAN).
-    pub freq_norm: i32,
-    /// Running-mean length of the whitening, bins (NoisePy `smoothspect_N`, 10).
-    pub smoothspect_n: i32,
-    /// Cosine-squared taper width on each side of the whitening band, bins (100).
-    pub whiten_taper_bins: i32,
-    /// `SG_XCORR_STACK_*` (default LINEAR).
-    pub stack_method: i32,
-    /// 1: pairs i ≤ j (autocorrelations too) in diagonal blocks; 0 (default): i < j.
-    pub autocorrelation: i32,
-}
+pub use options::*;
+pub use substacks::*;
 
 /// A correlation plan: options and sizes, on one context. Opaque.
 pub struct sg_xcorr_plan(XcorrPlan);
 
 /// One day of window spectra of n_stations stations (on the GPU for a CUDA context). Opaque.
 pub struct sg_xcorr_spectra(Spectra);
-
-/// NoisePy's defaults (see the fields). Thread-safe.
-#[no_mangle]
-pub extern "C" fn sg_xcorr_options_default() -> sg_xcorr_options {
-    let d = Options::default();
-    sg_xcorr_options {
-        sampling_rate: d.sampling_rate,
-        cc_len: d.cc_len,
-        step: d.step,
-        freqmin: d.freqmin,
-        freqmax: d.freqmax,
-        max_over_std: d.max_over_std,
-        maxlag: d.maxlag,
-        pws_power: d.pws_power,
-        robust_epsilon: d.robust_epsilon,
-        bandpass_corners: d.bandpass_corners as i32,
-        detrend_taper: d.detrend_taper as i32,
-        time_norm: SG_XCORR_TIME_NORM_NONE,
-        smooth_n: d.smooth_n as i32,
-        freq_norm: SG_XCORR_FREQ_NORM_RUNNING_MEAN,
-        smoothspect_n: d.smoothspect_n as i32,
-        whiten_taper_bins: d.whiten_taper_bins as i32,
-        stack_method: SG_XCORR_STACK_LINEAR,
-        autocorrelation: d.autocorrelation as i32,
-    }
-}
-
-fn count(v: i32, name: &str) -> Result<usize> {
-    usize::try_from(v).map_err(|_| crate::invalid!("options.{name} is {v}; expected ≥ 0"))
-}
-
-fn flag(v: i32, name: &str) -> Result<bool> {
-    match v {
-        0 => Ok(false),
-        1 => Ok(true),
-        _ => Err(crate::invalid!("options.{name} is {v}; expected 0 or 1")),
-    }
-}
-
-/// The options behind a caller's pointer, NULL meaning the defaults.
-fn plan_options(o: *const sg_xcorr_options) -> Result<Options> {
-    match optional_ref(o, "options")? {
-        Some(o) => options(o),
-        None => Ok(Options::default()),
-    }
-}
-
-fn options(o: &sg_xcorr_options) -> Result<Options> {
-    Ok(Options {
-        sampling_rate: o.sampling_rate,
-        cc_len: o.cc_len,
-        step: o.step,
-        freqmin: o.freqmin,
-        freqmax: o.freqmax,
-        bandpass_corners: count(o.bandpass_corners, "bandpass_corners")? as u32,
-        detrend_taper: flag(o.detrend_taper, "detrend_taper")?,
-        time_norm: code(
-            o.time_norm,
-            "options.time_norm",
-            "SG_XCORR_TIME_NORM_* (0 to 2)",
-            &[
-                (SG_XCORR_TIME_NORM_NONE, TimeNorm::None),
-                (SG_XCORR_TIME_NORM_ONE_BIT, TimeNorm::OneBit),
-                (SG_XCORR_TIME_NORM_RUNNING_MEAN, TimeNorm::RunningMean),
-            ],
-        )?,
-        smooth_n: count(o.smooth_n, "smooth_n")?,
-        freq_norm: code(
-            o.freq_norm,
-            "options.freq_norm",
-            "SG_XCORR_FREQ_NORM_* (0 to 2)",
-            &[
-                (SG_XCORR_FREQ_NORM_NONE, FreqNorm::None),
-                (SG_XCORR_FREQ_NORM_RUNNING_MEAN, FreqNorm::RunningMean),
-                (SG_XCORR_FREQ_NORM_PHASE_ONLY, FreqNorm::PhaseOnly),
-            ],
-        )?,
-        smoothspect_n: count(o.smoothspect_n, "smoothspect_n")?,
-        whiten_taper_bins: count(o.whiten_taper_bins, "whiten_taper_bins")?,
-        max_over_std: o.max_over_std,
-        maxlag: o.maxlag,
-        stack_method: code(
-            o.stack_method,
-            "options.stack_method",
-            "SG_XCORR_STACK_* (0 to 2)",
-            &[
-                (SG_XCORR_STACK_LINEAR, StackMethod::Linear),
-                (SG_XCORR_STACK_PWS, StackMethod::PhaseWeighted),
-                (SG_XCORR_STACK_ROBUST, StackMethod::Robust),
-            ],
-        )?,
-        pws_power: o.pws_power,
-        robust_epsilon: o.robust_epsilon,
-        autocorrelation: flag(o.autocorrelation, "autocorrelation")?,
-    })
-}
 
 /// Creates a plan from `options` (NULL: the defaults). Refuses inconsistent options
 /// (a band outside 0 < freqmin < freqmax < Nyquist, windows or hops that are not whole
@@ -264,6 +108,39 @@ pub extern "C" fn sg_xcorr_preprocess_f32(
         let days = slice(station_days, span, "station_days")?;
         let valid = optional(valid, span, "valid")?;
         out.hand_over(sg_xcorr_spectra(plan.preprocess(days, batch, valid)?));
+        Ok(())
+    })
+}
+
+/// Spectra from host arrays laid out as `sg_xcorr_spectra_copy` writes them — e.g. sent by
+/// another process that made them with a plan of the same settings: `values`
+/// (2·band_len·n_stations·n_windows floats, interleaved complex, bin-major) and `kept`
+/// (n_stations·n_windows bytes, 0 or 1; rejected windows must be zero columns). On a CUDA
+/// context they are copied to the GPU. For `SG_XCORR_CC_DECONV` the source side is derived
+/// again from the values, as preprocessing derives it, so the result correlates bit for bit
+/// as the spectra that were copied. Non-finite values give `SG_ERR_NON_FINITE`. On success
+/// `*out` receives spectra the caller owns (`sg_xcorr_spectra_destroy`).
+#[no_mangle]
+pub extern "C" fn sg_xcorr_spectra_import(
+    plan: *const sg_xcorr_plan,
+    values: *const f32,
+    kept: *const u8,
+    n_stations: usize,
+    n_windows: usize,
+    out: *mut *mut sg_xcorr_spectra,
+) -> sg_status {
+    guard(|| {
+        let plan = &arg_ref(plan, "plan")?.0;
+        let out = out_ptr(out, "out")?;
+        let g = plan.geometry();
+        let n = crate::alloc::host_bytes(
+            &[g.band_len, n_stations, n_windows],
+            8,
+            "the window spectra",
+        )? / 8;
+        let v = slice(values.cast::<Complex32>(), n, "values")?;
+        let k = slice(kept, n_stations.saturating_mul(n_windows), "kept")?;
+        out.hand_over(sg_xcorr_spectra(plan.import(v, k, n_stations, n_windows)?));
         Ok(())
     })
 }
@@ -412,30 +289,45 @@ pub extern "C" fn sg_xcorr_correlate_f32(
 ) -> sg_status {
     guard(|| {
         let plan = &arg_ref(plan, "plan")?.0;
-        let list = slice(days, n_days, "days")?;
-        not_null(stacks, "stacks")?;
-        let spectra = list
-            .iter()
-            .enumerate()
-            .map(|(d, &p)| arg_ref(p, &format!("days[{d}]")).map(|s| &s.0))
-            .collect::<Result<Vec<&Spectra>>>()?;
-        let n_stations = spectra.first().map_or(0, |s| s.n_stations);
-        let autocorrelation = plan.options().autocorrelation;
-        let n_pairs = Block::new(i0, ni, j0, nj, n_stations.max(1), autocorrelation)
-            .map(|b| b.n_pairs())
-            .unwrap_or(0);
-        let n_lags = plan.geometry().n_lags();
-        // The span of the stacks; the plan refuses a stride too small for a correlation.
-        let len = match n_pairs {
-            0 => 0,
-            n => (n - 1)
-                .checked_mul(pair_stride)
-                .and_then(|x| x.checked_add(n_lags))
-                .ok_or_else(|| crate::invalid!("{n} pairs with stride {pair_stride} overflow"))?,
-        };
-        let out = slice_mut(stacks, len, "stacks")?;
+        let (spectra, n_pairs) = days_and_pairs(plan, days, n_days, (i0, ni, j0, nj))?;
+        let out = slice_mut(stacks, rows_span(n_pairs, pair_stride, plan)?, "stacks")?;
         let counts = optional_mut(n_windows, n_pairs, "n_windows")?;
         plan.correlate(&spectra, (i0, ni, j0, nj), out, pair_stride, counts)?;
         Ok(())
     })
+}
+
+/// The caller's list of days as spectra, and the pairs of the block (0 where the block is
+/// not valid: the plan then says why).
+fn days_and_pairs<'a>(
+    plan: &XcorrPlan,
+    days: *const *const sg_xcorr_spectra,
+    n_days: usize,
+    (i0, ni, j0, nj): (usize, usize, usize, usize),
+) -> Result<(Vec<&'a Spectra>, usize)> {
+    let list = slice(days, n_days, "days")?;
+    let spectra = list
+        .iter()
+        .enumerate()
+        .map(|(d, &p)| arg_ref(p, &format!("days[{d}]")).map(|s| &s.0))
+        .collect::<Result<Vec<&Spectra>>>()?;
+    let n_stations = spectra.first().map_or(0, |s| s.n_stations);
+    let autocorrelation = plan.options().autocorrelation;
+    let n_pairs = Block::new(i0, ni, j0, nj, n_stations.max(1), autocorrelation)
+        .map(|b| b.n_pairs())
+        .unwrap_or(0);
+    Ok((spectra, n_pairs))
+}
+
+/// The floats `rows` rows of `stride` span (the last one n_lags); the plan refuses a
+/// stride too small for a correlation.
+fn rows_span(rows: usize, stride: usize, plan: &XcorrPlan) -> Result<usize> {
+    let n_lags = plan.geometry().n_lags();
+    match rows {
+        0 => Ok(0),
+        n => (n - 1)
+            .checked_mul(stride)
+            .and_then(|x| x.checked_add(n_lags))
+            .ok_or_else(|| crate::invalid!("{n} rows with stride {stride} overflow")),
+    }
 }

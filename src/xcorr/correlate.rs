@@ -1,0 +1,148 @@
+//! The correlate stage of a plan: the stack of every pair of a block over all windows of
+//! the days given, and optionally per group of windows (substacks), checked and dispatched
+//! to a backend; the caller's arrays are written only on success.
+
+use super::calls::{CorrelateCall, Correlations};
+use super::groups::{group_counts, window_counts, WindowGroups};
+use super::pairs::Block;
+use super::{cpu, cuda, Spectra, XcorrPlan};
+use crate::error::{try_vec, Result};
+use rayon::prelude::*;
+
+/// Where stacks go: row r's lags at `out[r·pair_stride..]`, its window count at `counts[r]`.
+pub struct StackOut<'a> {
+    pub out: &'a mut [f32],
+    pub pair_stride: usize,
+    pub counts: Option<&'a mut [u32]>,
+}
+
+impl StackOut<'_> {
+    /// Refuses an output too small for `rows` rows of `n_lags` lags.
+    fn check(&self, rows: usize, n_lags: usize, what: &str) -> Result<()> {
+        let stride = self.pair_stride;
+        if stride < n_lags {
+            return Err(crate::invalid!(
+                "{what}: pair_stride {stride} is smaller than a correlation ({n_lags} lags)"
+            ));
+        }
+        let need = (rows - 1)
+            .checked_mul(stride)
+            .and_then(|x| x.checked_add(n_lags))
+            .ok_or_else(|| crate::invalid!("{what}: {rows} rows with stride {stride} overflow"))?;
+        if self.out.len() < need {
+            return Err(crate::invalid!(
+                "{what}: the output holds {} floats; {rows} rows with stride {stride} need {need}",
+                self.out.len()
+            ));
+        }
+        if self.counts.as_ref().is_some_and(|c| c.len() < rows) {
+            return Err(crate::invalid!(
+                "{what}: counts hold fewer than the {rows} rows"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Copies dense rows of n_lags (and their counts) into the caller's arrays.
+    fn fill(self, plan: &XcorrPlan, dense: &[f32], counts: &[u32], n_lags: usize) {
+        let (out, stride) = (self.out, self.pair_stride);
+        plan.context().cpu.install(|| {
+            out.par_chunks_mut(stride)
+                .zip(dense.par_chunks(n_lags))
+                .for_each(|(o, d)| o[..n_lags].copy_from_slice(d))
+        });
+        if let Some(c) = self.counts {
+            c[..counts.len()].copy_from_slice(counts);
+        }
+    }
+}
+
+impl XcorrPlan {
+    /// Correlates and stacks the pairs of `block` over all windows of all `days`.
+    /// Pair p's 2·maxlag + 1 lags go to `out[p·pair_stride..]`; `counts[p]` (if given)
+    /// receives the number of windows stacked. Nothing is written on failure.
+    pub fn correlate(
+        &self,
+        days: &[&Spectra],
+        block: (usize, usize, usize, usize),
+        out: &mut [f32],
+        pair_stride: usize,
+        counts: Option<&mut [u32]>,
+    ) -> Result<usize> {
+        let all = StackOut {
+            out,
+            pair_stride,
+            counts,
+        };
+        self.correlate_with(days, block, all, None)
+    }
+
+    /// `correlate`, and in the same pass one linear stack per group of windows and pair
+    /// (NoisePy's substacks): group g's stack of pair p is row g·n_pairs + p of `sub`, its
+    /// window count `sub.counts[g·n_pairs + p]` (0: the row is zeros).
+    pub fn correlate_substacks(
+        &self,
+        days: &[&Spectra],
+        block: (usize, usize, usize, usize),
+        all: StackOut,
+        groups: &WindowGroups,
+        sub: StackOut,
+    ) -> Result<usize> {
+        self.correlate_with(days, block, all, Some((groups, sub)))
+    }
+
+    fn correlate_with(
+        &self,
+        days: &[&Spectra],
+        block: (usize, usize, usize, usize),
+        all: StackOut,
+        sub: Option<(&WindowGroups, StackOut)>,
+    ) -> Result<usize> {
+        let n_stations = self.check_days(days)?;
+        let (i0, ni, j0, nj) = block;
+        let block = Block::new(i0, ni, j0, nj, n_stations, self.options.autocorrelation)?;
+        let n_pairs = block.n_pairs();
+        if let Some((groups, _)) = &sub {
+            groups.check_days(days)?;
+        }
+        if n_pairs == 0 {
+            return Ok(0);
+        }
+        let n_lags = self.geometry.n_lags();
+        all.check(n_pairs, n_lags, "stacks")?;
+        let n_sub = sub.as_ref().map_or(0, |(g, _)| g.n_groups * n_pairs);
+        if let Some((_, s)) = &sub {
+            crate::alloc::host_bytes(&[n_sub, n_lags], 4, "the substacks")?;
+            s.check(n_sub, n_lags, "substacks")?;
+        }
+        let pair_counts = window_counts(days, &block);
+        let sub_counts = match &sub {
+            Some((g, _)) => group_counts(days, &block, g),
+            None => Vec::new(),
+        };
+        // Computed densely, then copied: the caller's arrays are written only on success.
+        let mut dense = try_vec(n_pairs * n_lags, 0.0f32, "the correlations")?;
+        let mut dense_sub = try_vec(n_sub * n_lags, 0.0f32, "the substacks")?;
+        let mut reporter = self.ctx.reporter();
+        let call = CorrelateCall {
+            plan: self,
+            days,
+            block: &block,
+            counts: &pair_counts,
+            out: Correlations::new(&mut dense, n_lags),
+            groups: sub.as_ref().map(|(g, _)| *g),
+            group_counts: &sub_counts,
+            sub: Correlations::new(&mut dense_sub, n_lags),
+        };
+        match &self.ctx.cuda {
+            Some(gpu) => cuda::correlate(gpu, call, &mut reporter)?,
+            None => cpu::correlate(&self.ctx.cpu, call, &mut reporter)?,
+        }
+        all.fill(self, &dense, &pair_counts, n_lags);
+        if let Some((_, s)) = sub {
+            s.fill(self, &dense_sub, &sub_counts, n_lags);
+        }
+        reporter.finish();
+        Ok(n_pairs)
+    }
+}
