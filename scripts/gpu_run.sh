@@ -12,15 +12,25 @@ mkdir -p "$OUT"
 export LD_LIBRARY_PATH="$PWD/.gpu/lib:${LD_LIBRARY_PATH:-}"
 export SEISGPU_REQUIRE_CUDA=1
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv >"$LOGS/device.txt" 2>&1
-summary=()
 # GPU_STEPS=REGEX runs only the steps whose names match (device time is scarce).
 GPU_STEPS=${GPU_STEPS:-.}
-step() { # step NAME COMMAND…: runs, logs to $LOGS/NAME.log, records pass/fail
-    local name=$1; shift
-    [[ $name =~ $GPU_STEPS ]] || return 0
-    local t0=$SECONDS
-    if "$@" >"$LOGS/$name.log" 2>&1; then r=pass; else r="FAIL($?)"; fi
-    summary+=("$(printf '%-22s %-9s %4ss' "$name" "$r" $((SECONDS - t0)))")
+# Tests, examples and the demo run GPU_JOBS at a time (they check results, not speed, and
+# the machine has cores to spare); the benchmarks run after them, one at a time.
+GPU_JOBS=${GPU_JOBS:-6}
+# A step still running after STEP_TIMEOUT seconds is stopped and recorded as failed.
+STEP_TIMEOUT=${STEP_TIMEOUT:-480}
+steps=0
+run_step() { # run_step NUMBER NAME COMMAND…: runs, logs to $LOGS/NAME.log, records pass/fail
+    local n=$1 name=$2; shift 2
+    local t0=$SECONDS r=pass
+    timeout -k 10 "$STEP_TIMEOUT" "$@" >"$LOGS/$name.log" 2>&1 || r="FAIL($?)"
+    printf '%-28s %-9s %4ss\n' "$name" "$r" $((SECONDS - t0)) >"$LOGS/result.$n"
+}
+step() { # step NAME COMMAND…: runs at most GPU_JOBS steps at once
+    [[ $1 =~ $GPU_STEPS ]] || return 0
+    steps=$((steps + 1))
+    run_step "$(printf %03d $steps)" "$@" &
+    while [ "$(jobs -rp | wc -l)" -ge "$GPU_JOBS" ]; do wait -n; done
 }
 modules() { # the modules of test executable $1 (none when it is one test file itself)
     "$1" --list 2>/dev/null | sed -n 's/^\([A-Za-z0-9_]*\)::.*: test$/\1/p' | sort -u
@@ -30,10 +40,14 @@ module_tests() { # the full names of the tests of module $2 of executable $1, fo
 }
 # Each module in a process of its own, as a step of its own (test_cuda_dwt, test_limits, …):
 # its own timing, and no other module's process-wide settings.
+# Modules that read the whole device's free memory (a leak check) run alone, at the end.
+ALONE=${ALONE:-^cuda_fxdecon$}
+alone=()
 for t in .gpu/tests/*; do
     mods=$(modules "$t")
     [ -n "$mods" ] || step "test_$(basename "$t")" "$t" --test-threads=4
     for m in $mods; do
+        if [[ $m =~ $ALONE ]]; then alone+=("$t:$m"); continue; fi
         # shellcheck disable=SC2046 # one argument per test name
         step "test_$m" "$t" --exact $(module_tests "$t" "$m") --test-threads=4
     done
@@ -59,16 +73,45 @@ step example_wavepacket_fortran .gpu/bin/wavepacket_f90
 step example_wavepacket_volume_c .gpu/bin/wavepacket_volume_c
 step example_wavepacket_volume_fortran .gpu/bin/wavepacket_volume_f90
 step demo .gpu/bin/demo_penobscot data/penobscot-xl1155/penobscot_xl1155.sgy data/f3-tiny-cube/f3.sgy "$LOGS/demo"
-# One line per capability's benchmark; their Markdown tables are gathered into one file.
-step bench_dwt .gpu/bin/bench_dwt --cases 16,20,22,24,26,65536x1024 --budget 1 --reps 7 --gpu-reps 51
-step bench_fxdecon .gpu/bin/bench_fxdecon --bench --reps 3
-step bench_usfft .gpu/bin/bench_usfft --quick
-step bench_xcorr .gpu/bin/bench_xcorr --bench --pre 10000 --pre-cpu 200 --stations 674 --stations-cpu 100 --reps 3
-step bench_emlog .gpu/bin/bench_emlog --bench --cpu-direct-max 5
-step bench_wavepacket .gpu/bin/bench_wavepacket --bench --n 64,128 --cpu-max-n 64 --reps 3 --budget 10 --deadline 200
+# The Python package's suite on a CUDA context, against the package's source tree and the
+# library staged here (pytest, numpy and scipy on the machine; PyWavelets and FINUFFT from
+# wheels in PY_WHEELS, when that folder holds them, else those tests are skipped).
+python_suite() {
+    local site
+    site=$(mktemp -d)
+    if compgen -G "${PY_WHEELS:-.whl}/*.whl" >/dev/null; then
+        python3 -m pip install -q --no-deps --no-index --target "$site" "${PY_WHEELS:-.whl}"/*.whl
+    fi
+    PYTHONPATH="$PWD/python:$site" SEISGPU_LIB="$PWD/.gpu/lib/libseisgpu.so" SEISGPU_SOURCE="$PWD" \
+        SEISGPU_TEST_BACKEND=cuda PYTHONDONTWRITEBYTECODE=1 \
+        python3 -m pytest -p no:cacheprovider -q --rootdir tests/python tests/python
+}
+export -f python_suite
+step python_cuda bash -c python_suite
+wait
+GPU_JOBS=1
+for tm in "${alone[@]}"; do
+    # shellcheck disable=SC2046
+    step "test_${tm#*:}" "${tm%%:*}" --exact $(module_tests "${tm%%:*}" "${tm#*:}") --test-threads=4
+done
+# BASE_BENCH=DIR also runs DIR's benchmark executables (an earlier build), each just before
+# the new one, as steps named base_bench_*: before and after in one run, on one card.
+bench() { # bench NAME ARGS…: the benchmark executable bench_NAME of .gpu/bin (and BASE_BENCH)
+    local name=$1; shift
+    [ -z "${BASE_BENCH:-}" ] || step "base_bench_$name" "$BASE_BENCH/bench_${name%%_[0-9]*}" "$@"
+    step "bench_$name" ".gpu/bin/bench_${name%%_[0-9]*}" "$@"
+}
+bench dwt --cases 16,20,22,24,26,65536x1024 --budget 1 --reps 7 --gpu-reps 51
+bench fxdecon --bench --reps 3
+bench usfft --quick
+bench xcorr --bench --pre 10000 --pre-cpu 200 --stations 674 --stations-cpu 100 --reps 3
+bench emlog --bench --cpu-direct-max 5
+bench wavepacket --bench --n 64,128 --cpu-max-n 64 --reps 3 --budget 10 --deadline 200
 # The seed's largest case (689 M lattice points, 569 M coefficients): GPU only, no round trip.
-step bench_wavepacket_256 .gpu/bin/bench_wavepacket --bench --n 256 --modes gpu --reps 3 --inverse-max-n 128
+bench wavepacket_256 --bench --n 256 --modes gpu --reps 3 --inverse-max-n 128
+wait
 cat "$LOGS"/bench_*.log | sed -n '/^|/p' >"$OUT/bench_table.md"
-printf '%s\n' "${summary[@]}" | tee "$OUT/summary.txt"
+[ -z "${BASE_BENCH:-}" ] || cat "$LOGS"/base_bench_*.log | sed -n '/^|/p' >"$OUT/base_bench_table.md"
+cat "$LOGS"/result.* | tee "$OUT/summary.txt"
 cp "$LOGS"/demo/*.png "$OUT/" 2>/dev/null
 tar czf "$OUT/logs.tgz" -C "$LOGS" .

@@ -13,14 +13,37 @@ pub trait Sample:
 {
     /// The CUDA C type name, baked into kernels.
     const C_TYPE: &'static str;
+
+    /// The slice as `f32`s when `Self` is `f32` (for paths that exist in single precision
+    /// only).
+    fn as_f32(x: &[Self]) -> Option<&[f32]>;
+
+    /// `as_f32`, mutable.
+    fn as_f32_mut(x: &mut [Self]) -> Option<&mut [f32]>;
 }
 
 impl Sample for f32 {
     const C_TYPE: &'static str = "float";
+
+    fn as_f32(x: &[f32]) -> Option<&[f32]> {
+        Some(x)
+    }
+
+    fn as_f32_mut(x: &mut [f32]) -> Option<&mut [f32]> {
+        Some(x)
+    }
 }
 
 impl Sample for f64 {
     const C_TYPE: &'static str = "double";
+
+    fn as_f32(_: &[f64]) -> Option<&[f32]> {
+        None
+    }
+
+    fn as_f32_mut(_: &mut [f64]) -> Option<&mut [f32]> {
+        None
+    }
 }
 
 /// `Sample` with what rustfft and zero-initialised device buffers need of it: the sample

@@ -46,7 +46,6 @@ pub fn execute<T: Sample>(
         0 => SLAB_BYTES,
         b => b,
     };
-    let out = SharedOut(output.as_mut_ptr());
     let mut written_until = 0;
     let slabs = s.slabs(budget / per_line);
     // Per slab and time window: the forward FFTs, each frequency's filters, the inverse FFTs.
@@ -61,25 +60,15 @@ pub fn execute<T: Sample>(
             )),
             e => e,
         })?;
-        let already = written_until;
-        let out = &out;
-        let first = slab.write.start - slab.read.start;
+        let (already, first) = (written_until, slab.write.start - slab.read.start);
+        let traces = layout.lines_mut(output, slab.write.clone());
         cpu.install(|| {
-            (0..slab.write.len() * nx).into_par_iter().for_each(|r| {
-                let (ix, iy) = (r % nx, slab.write.start + r / nx);
-                let o = layout.offset(ix, iy);
+            traces.into_par_iter().for_each(|(r, dst)| {
                 let src = &acc[(first * nx + r) * n..][..n];
-                for (i, &v) in src.iter().enumerate() {
-                    // SAFETY: `Volume::new` checked that traces do not overlap and `execute`
-                    // that `output` spans them all; each trace is written by one task.
-                    unsafe {
-                        let p = out.0.add(o + i);
-                        *p = if iy < already {
-                            *p + T::from_f64(v).unwrap()
-                        } else {
-                            T::from_f64(v).unwrap()
-                        };
-                    }
+                let added = slab.write.start + r / nx < already;
+                for (d, &v) in dst.iter_mut().zip(src) {
+                    let v = T::from_f64(v).unwrap();
+                    *d = if added { *d + v } else { v };
                 }
             });
         });
@@ -238,7 +227,3 @@ impl SlabPass<'_> {
             )
     }
 }
-
-struct SharedOut<T>(*mut T);
-// SAFETY: used only to write disjoint traces from several threads.
-unsafe impl<T> Sync for SharedOut<T> {}

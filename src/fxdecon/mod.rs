@@ -136,27 +136,18 @@ impl FxdeconPlan {
             }
             return Ok(());
         }
-        match &self.ctx.cuda {
-            // f64 data, and operators too large for a block's shared memory, run on the CPU.
-            Some(gpu) if std::mem::size_of::<T>() == 4 && cuda::fits(gpu, s) => {
-                // SAFETY: T is f32 (the only 4-byte Sample).
-                let (i, o) = unsafe {
-                    (
-                        std::slice::from_raw_parts(input.as_ptr().cast::<f32>(), input.len()),
-                        std::slice::from_raw_parts_mut(
-                            output.as_mut_ptr().cast::<f32>(),
-                            output.len(),
-                        ),
-                    )
-                };
-                let volumes = cuda::Volumes {
-                    input: i,
-                    output: o,
-                    layout,
-                };
-                cuda::execute(gpu, &self.ctx.cpu, s, &self.gpu_cache, volumes, reporter)
-            }
-            _ => cpu::execute(&self.ctx.cpu, s, input, output, layout, reporter),
+        // f64 data, and operators too large for a block's shared memory, run on the CPU.
+        let gpu = self.ctx.cuda.as_ref().filter(|gpu| cuda::fits(gpu, s));
+        if let (Some(gpu), Some(input), Some(output)) =
+            (gpu, T::as_f32(input), T::as_f32_mut(output))
+        {
+            let volumes = cuda::Volumes {
+                input,
+                output,
+                layout,
+            };
+            return cuda::execute(gpu, &self.ctx.cpu, s, &self.gpu_cache, volumes, reporter);
         }
+        cpu::execute(&self.ctx.cpu, s, input, output, layout, reporter)
     }
 }

@@ -97,3 +97,55 @@ impl Volume {
         }
     }
 }
+
+impl Volume {
+    /// The traces of crossline lines `lines` as separate mutable slices of `data` (which
+    /// spans the volume), each with its index `ix + nx·(iy − lines.start)`, for writing
+    /// from several threads. Safe splitting: the traces, disjoint by `Volume::new`, are
+    /// cut off `data` in address order.
+    pub fn lines_mut<'a, T>(
+        &self,
+        data: &'a mut [T],
+        lines: std::ops::Range<usize>,
+    ) -> Vec<(usize, &'a mut [T])> {
+        let nx = self.nx;
+        let mut order: Vec<(usize, usize)> = (0..lines.len() * nx)
+            .map(|r| (self.offset(r % nx, lines.start + r / nx), r))
+            .collect();
+        order.sort_unstable();
+        let mut out = Vec::with_capacity(order.len());
+        let (mut rest, mut at) = (data, 0);
+        for (o, r) in order {
+            let (_, tail) = std::mem::take(&mut rest).split_at_mut(o - at);
+            let (trace, tail) = tail.split_at_mut(self.n_samples);
+            out.push((r, trace));
+            (rest, at) = (tail, o + self.n_samples);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Volume;
+
+    /// Each trace of the lines comes back once, at its offset, with its index; the gaps
+    /// between traces are untouched.
+    #[test]
+    fn lines_mut_gives_each_trace_of_the_lines_at_its_offset() {
+        // 3 × 4 traces of 5 samples, crossline-major with a gap of 2 (stride_x 28 > stride_y 7).
+        let v = Volume::new(5, 3, 4, 28, 7).unwrap();
+        let mut data = vec![-1i64; v.span()];
+        for (r, trace) in v.lines_mut(&mut data, 1..3) {
+            trace.iter_mut().for_each(|x| *x = r as i64);
+        }
+        for ix in 0..3 {
+            for iy in 0..4 {
+                let o = v.offset(ix, iy);
+                let want = if (1..3).contains(&iy) { (ix + 3 * (iy - 1)) as i64 } else { -1 };
+                assert!(data[o..o + 5].iter().all(|&x| x == want), "trace ({ix}, {iy})");
+            }
+        }
+        assert_eq!(data.iter().filter(|&&x| x >= 0).count(), 3 * 2 * 5);
+    }
+}

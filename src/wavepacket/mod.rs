@@ -42,6 +42,7 @@ use crate::usfft::{TransformType, UsfftOptions, UsfftPlan};
 use boxfft::BoxFfts;
 pub use layout::{Layout, LayoutOptions, WaveBox};
 use num_complex::Complex;
+use rayon::prelude::*;
 use std::sync::Arc;
 
 /// The share of a forward or adjoint call given to its USFFT in progress reports (nominal:
@@ -422,13 +423,14 @@ pub(crate) fn check_data_finite<T: Real>(data: &[T], cpu: &CpuBackend) -> Result
 
 /// `NonFinite` naming the first coefficient that is NaN or infinite (as `check_data_finite`).
 pub(crate) fn check_finite<T: Real>(coeffs: &[Complex<T>], cpu: &CpuBackend) -> Result<()> {
-    // SAFETY: Complex<T> is repr(C) {re, im}.
-    let reals =
-        unsafe { std::slice::from_raw_parts(coeffs.as_ptr().cast::<T>(), 2 * coeffs.len()) };
-    match crate::layout::find_non_finite_in(reals, cpu) {
+    let bad = cpu.install(|| {
+        coeffs
+            .par_iter()
+            .position_first(|c| !(c.re.is_finite() && c.im.is_finite()))
+    });
+    match bad {
         Some(i) => Err(Error::NonFinite(format!(
-            "coefficient {} is not finite; nothing was written",
-            i / 2
+            "coefficient {i} is not finite; nothing was written"
         ))),
         None => Ok(()),
     }

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import seisgpu
-from conftest import PENOBSCOT_SAMPLES
+from conftest import BACKEND, PENOBSCOT_SAMPLES
 
 
 def su_reference(source, name):
@@ -74,11 +74,18 @@ def test_3d_volume_any_layout_and_denoising(ctx):
     assert gain > 2.0
     # The same volume stored crossline-major (a transposed view): read without a copy, and
     # the same result; and a plan on the transposed shape sees the transposed volume.
+    # Bit for bit on the CPU; on a GPU a strided volume is gathered into slabs of another
+    # width, whose batched FFTs may round differently in the last place.
+    same = np.testing.assert_array_equal if BACKEND == "cpu" else _within_ulps
     xl_major = np.ascontiguousarray(noisy.transpose(1, 0, 2)).transpose(1, 0, 2)
-    np.testing.assert_array_equal(plan.filter(xl_major), out)
+    same(plan.filter(xl_major), out)
     wide = np.zeros((24, 30, 260), np.float32)
     wide[..., 30:230] = noisy
-    np.testing.assert_array_equal(plan.filter(wide[..., 30:230]), out)
+    same(plan.filter(wide[..., 30:230]), out)
+
+
+def _within_ulps(got, want):
+    np.testing.assert_allclose(got, want, rtol=0, atol=4 * np.finfo(np.float32).eps * np.abs(want).max())
 
 
 def test_options_and_presets(ctx, penobscot):

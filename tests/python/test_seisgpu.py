@@ -18,7 +18,8 @@ from conftest import BACKEND, rel_l2
 def test_version_and_context(ctx):
     import re
     assert re.match(r"^\d+\.\d+\.\d+", seisgpu.version())
-    assert "CPU" in ctx.description and ctx.backend == "cpu"
+    assert ctx.backend == BACKEND
+    assert ("CPU" if BACKEND == "cpu" else "CUDA") in ctx.description
     with pytest.raises(seisgpu.InvalidArgumentError):
         seisgpu.Context("tpu")
 

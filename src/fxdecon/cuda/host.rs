@@ -6,7 +6,6 @@ use crate::backend::cpu::CpuBackend;
 use crate::error::Error;
 use crate::fxdecon::volume::Volume;
 use rayon::prelude::*;
-use std::marker::PhantomData;
 use std::ops::Range;
 
 /// Copies the traces of lines `first_y..` of `input` into `staged` ([line][ix][sample]),
@@ -27,27 +26,21 @@ pub(super) fn gather(
     });
 }
 
-struct SharedOut(*mut f32);
-// SAFETY: used only to write disjoint traces from several threads.
-unsafe impl Sync for SharedOut {}
-
 /// The caller's output volume, written line by line from several threads.
 pub(super) struct Output<'a> {
-    ptr: SharedOut,
+    data: &'a mut [f32],
     layout: Volume,
     /// The lines before this one hold a slab's output already.
     written_until: usize,
-    _borrow: PhantomData<&'a mut [f32]>,
 }
 
 impl<'a> Output<'a> {
     /// `output` spans `layout` (checked by the plan).
-    pub(super) fn new(output: &'a mut [f32], layout: Volume) -> Output<'a> {
+    pub(super) fn new(data: &'a mut [f32], layout: Volume) -> Output<'a> {
         Output {
-            ptr: SharedOut(output.as_mut_ptr()),
+            data,
             layout,
             written_until: 0,
-            _borrow: PhantomData,
         }
     }
 
@@ -66,18 +59,13 @@ impl<'a> Output<'a> {
     /// Writes lines `lines` from `staged` ([line][ix][sample]); a line an earlier slab
     /// wrote (its windows cover it too) gets this slab's part added.
     pub(super) fn write_lines(&mut self, cpu: &CpuBackend, lines: &Range<usize>, staged: &[f32]) {
-        let (n, nx, layout) = (self.layout.n_samples, self.layout.nx, self.layout);
+        let (n, nx) = (self.layout.n_samples, self.layout.nx);
         let already = self.written_until;
-        let out = &self.ptr;
+        let traces = self.layout.lines_mut(self.data, lines.clone());
         cpu.install(|| {
-            (0..lines.len() * nx).into_par_iter().for_each(|r| {
-                let (ix, iy) = (r % nx, lines.start + r / nx);
-                let o = layout.offset(ix, iy);
+            traces.into_par_iter().for_each(|(r, dst)| {
                 let src = &staged[r * n..(r + 1) * n];
-                // SAFETY: traces are disjoint (Volume::new) and inside the output (checked
-                // by the plan); each trace is written by one task.
-                let dst = unsafe { std::slice::from_raw_parts_mut(out.0.add(o), n) };
-                if iy < already {
+                if lines.start + r / nx < already {
                     dst.iter_mut().zip(src).for_each(|(d, &v)| *d += v);
                 } else {
                     dst.copy_from_slice(src);
@@ -90,12 +78,10 @@ impl<'a> Output<'a> {
     /// Every trace: a copy of `input`'s, or zeros.
     pub(super) fn fill(self, cpu: &CpuBackend, input: &[f32], copy: bool) {
         let layout = self.layout;
-        let out = &self.ptr;
+        let traces = layout.lines_mut(self.data, 0..layout.ny);
         cpu.install(|| {
-            (0..layout.nx * layout.ny).into_par_iter().for_each(|t| {
+            traces.into_par_iter().for_each(|(t, dst)| {
                 let o = layout.offset(t % layout.nx, t / layout.nx);
-                // SAFETY: disjoint traces inside the output, one task each.
-                let dst = unsafe { std::slice::from_raw_parts_mut(out.0.add(o), layout.n_samples) };
                 if copy {
                     dst.copy_from_slice(&input[o..o + layout.n_samples]);
                 } else {
