@@ -73,18 +73,25 @@ step example_wavepacket_fortran .gpu/bin/wavepacket_f90
 step example_wavepacket_volume_c .gpu/bin/wavepacket_volume_c
 step example_wavepacket_volume_fortran .gpu/bin/wavepacket_volume_f90
 step demo .gpu/bin/demo_penobscot data/penobscot-xl1155/penobscot_xl1155.sgy data/f3-tiny-cube/f3.sgy "$LOGS/demo"
-# The Python package's suite on a CUDA context, against the package's source tree and the
-# library staged here (pytest, numpy and scipy on the machine; PyWavelets and FINUFFT from
-# wheels in PY_WHEELS, when that folder holds them, else those tests are skipped).
+# The Python package's suite on a CUDA context: the staged wheel installed (as pip would)
+# and imported from outside the source tree, or else the package's source with the staged
+# library. pytest, numpy and scipy are on the machine; PyWavelets and FINUFFT come from the
+# wheels in PY_WHEELS when that folder holds them, else their comparisons are skipped.
 python_suite() {
-    local site
+    local site root=$PWD
     site=$(mktemp -d)
     if compgen -G "${PY_WHEELS:-.whl}/*.whl" >/dev/null; then
         python3 -m pip install -q --no-deps --no-index --target "$site" "${PY_WHEELS:-.whl}"/*.whl
     fi
-    PYTHONPATH="$PWD/python:$site" SEISGPU_LIB="$PWD/.gpu/lib/libseisgpu.so" SEISGPU_SOURCE="$PWD" \
-        SEISGPU_TEST_BACKEND=cuda PYTHONDONTWRITEBYTECODE=1 \
-        python3 -m pytest -p no:cacheprovider -q --rootdir tests/python tests/python
+    if compgen -G ".gpu/wheel/seisgpu-*.whl" >/dev/null; then
+        python3 -m pip install -q --no-deps --no-index --target "$site" .gpu/wheel/seisgpu-*.whl
+        export PYTHONPATH="$site"
+    else
+        export PYTHONPATH="$root/python:$site" SEISGPU_LIB="$root/.gpu/lib/libseisgpu.so"
+    fi
+    cd "$site" || return 1
+    SEISGPU_SOURCE="$root" SEISGPU_TEST_BACKEND=cuda PYTHONDONTWRITEBYTECODE=1 \
+        python3 -m pytest -p no:cacheprovider -q --rootdir "$root/tests/python" "$root/tests/python"
 }
 export -f python_suite
 step python_cuda bash -c python_suite

@@ -32,6 +32,10 @@ cargo test --release --no-run --message-format=json 2>/dev/null | executables |
 cargo bench --no-run --message-format=json 2>/dev/null | executables |
     while read -r name path; do cp "$path" ".gpu/bin/bench_$name"; done
 cp target/examples/* .gpu/bin/
+# The Python package's wheel (make wheel), when built: the GPU run installs it and runs the
+# Python suite on a CUDA context against it.
+mkdir -p .gpu/wheel
+cp target/wheels/seisgpu-*.whl .gpu/wheel/ 2>/dev/null || echo "no wheel in target/wheels (make wheel): the GPU run tests the package's source"
 # Debug info makes each executable ~25 MB; the device tool carries 64 MiB in all.
 strip --strip-debug .gpu/lib/libseisgpu.so .gpu/tests/* .gpu/bin/*
 du -sh .gpu

@@ -6,35 +6,24 @@ pub struct KernelSource {
     pub source: &'static str,
 }
 
-pub const DWT: KernelSource = KernelSource {
-    file: "dwt.cu",
-    source: include_str!("../../../kernels/dwt.cu"),
-};
+/// `NAME`: the embedded kernel file `kernels/FILE`.
+macro_rules! kernel_file {
+    ($($name:ident = $file:literal),* $(,)?) => {$(
+        pub const $name: KernelSource = KernelSource {
+            file: $file,
+            source: include_str!(concat!("../../../kernels/", $file)),
+        };
+    )*};
+}
 
-pub const USFFT: KernelSource = KernelSource {
-    file: "usfft.cu",
-    source: include_str!("../../../kernels/usfft.cu"),
-};
-
-pub const FXDECON: KernelSource = KernelSource {
-    file: "fxdecon.cu",
-    source: include_str!("../../../kernels/fxdecon.cu"),
-};
-
-pub const XCORR: KernelSource = KernelSource {
-    file: "xcorr.cu",
-    source: include_str!("../../../kernels/xcorr.cu"),
-};
-
-pub const EMLOG: KernelSource = KernelSource {
-    file: "emlog.cu",
-    source: include_str!("../../../kernels/emlog.cu"),
-};
-
-pub const WAVEPACKET: KernelSource = KernelSource {
-    file: "wavepacket.cu",
-    source: include_str!("../../../kernels/wavepacket.cu"),
-};
+kernel_file! {
+    DWT = "dwt.cu",
+    USFFT = "usfft.cu",
+    FXDECON = "fxdecon.cu",
+    XCORR = "xcorr.cu",
+    EMLOG = "emlog.cu",
+    WAVEPACKET = "wavepacket.cu",
+}
 
 /// Every embedded kernel file, so that tests can compile them all.
 pub const ALL: &[&KernelSource] = &[&DWT, &USFFT, &FXDECON, &XCORR, &EMLOG, &WAVEPACKET];
