@@ -4,8 +4,9 @@
 # .gpu/tests/cuda_kernel_cache) under compute-sanitizer: memcheck (with leak
 # checking), racecheck, initcheck and synccheck, the GPU required (SEISGPU_REQUIRE_CUDA=1).
 # Writes to $OUT (out/gpu-sanitize elsewhere): summary.txt, one line per run as it ends, with
-# the sanitizer's error count; the log of each run that did not pass (the tests run with
-# --nocapture, so it shows how far one got); sanitize_logs.tgz with every log.
+# the sanitizer's error count, then the kernels of kernels/*.cu each tool saw launched
+# (SEISGPU_LAUNCH_LOG) and those no run of it launched; the log of each run that did not
+# pass (the tests run with --nocapture, so it shows how far one got); sanitize_logs.tgz with every log.
 #
 #   TOOLS="memcheck racecheck"   the tools to run (default: all four)
 #   TESTS="cuda_dwt cuda_usfft"  the test modules to run (default: every staged cuda_* one)
@@ -102,7 +103,7 @@ run_one() { # test unit tool: one sanitizer run, one summary line into $LOGS/NAM
     name="${t}_${u//[^A-Za-z0-9_]/_}_$tool"
     local log="$LOGS/$name.log" t0=$SECONDS
     # shellcheck disable=SC2046 # the options are words
-    env "${envs[@]}" timeout "$SANITIZE_TIMEOUT" "$SANITIZER" --tool "$tool" $(tool_options "$tool") \
+    env "${envs[@]}" SEISGPU_LAUNCH_LOG="$LOGS/$name.kernels" timeout "$SANITIZE_TIMEOUT" "$SANITIZER" --tool "$tool" $(tool_options "$tool") \
         --error-exitcode 97 --print-limit 50 "${exe_of[$t]}" "${args[@]}" --test-threads=1 --nocapture \
         >"$log" 2>&1
     local rc=$? result errors
@@ -135,6 +136,19 @@ while read -r t u tool; do
     running=$((running + 1))
 done < <(jobs_list)
 wait
+# Coverage: every kernel the sources define, and how many runs of each tool launched it.
+{
+    echo
+    printf '%-34s' kernel; for tool in $TOOLS; do printf ' %10s' "$tool"; done; echo
+    for k in $(sed -n 's/.*__global__.*\b\([a-z][a-z0-9_]*\)(.*/\1/p; /__global__/{n; s/^ *\([a-z][a-z0-9_]*\)(.*/\1/p}' kernels/*.cu | sort -u); do
+        printf '%-34s' "$k"
+        for tool in $TOOLS; do
+            printf ' %10s' "$(cat "$LOGS"/*_"$tool".kernels 2>/dev/null | grep -cx "$k")"
+        done
+        echo
+    done
+} >"$LOGS/coverage.txt"
+cat "$LOGS/coverage.txt" >>"$OUT/summary.txt"
 cat "$OUT/summary.txt"
 failed=0
 grep -qv ' pass ' "$LOGS"/*.line && failed=1

@@ -38,6 +38,27 @@ pub fn kernel(module: &Arc<CudaModule>, name: &str, shared_bytes: usize) -> Resu
     Ok(f)
 }
 
+/// With `SEISGPU_LAUNCH_LOG=FILE`, the name of each kernel the process launches is appended
+/// to FILE once (for checking what a test run covered, e.g. under compute-sanitizer).
+fn record_launch(name: &str) {
+    use std::collections::HashSet;
+    use std::io::Write;
+    use std::sync::{Mutex, OnceLock};
+    static LOG: OnceLock<Option<Mutex<(std::fs::File, HashSet<String>)>>> = OnceLock::new();
+    let log = LOG.get_or_init(|| {
+        let path = std::env::var_os("SEISGPU_LAUNCH_LOG")?;
+        let file = std::fs::OpenOptions::new().create(true).append(true).open(path);
+        file.ok().map(|f| Mutex::new((f, HashSet::new())))
+    });
+    if let Some(log) = log {
+        let mut log = log.lock().unwrap_or_else(|e| e.into_inner());
+        let (file, seen) = &mut *log;
+        if seen.insert(name.to_owned()) {
+            let _ = writeln!(file, "{name}");
+        }
+    }
+}
+
 /// One thread per element of `n` (at least one block), `THREADS` a block.
 pub fn for_elems(n: usize) -> LaunchConfig {
     for_elems_in_blocks_of(n, THREADS)
@@ -71,9 +92,11 @@ impl<'s> Launch<'s> {
         name: &str,
         cfg: LaunchConfig,
     ) -> Result<Launch<'s>> {
+        let function = kernel(module, name, cfg.shared_mem_bytes as usize)?;
+        record_launch(name);
         Ok(Launch {
             stream,
-            function: kernel(module, name, cfg.shared_mem_bytes as usize)?,
+            function,
             cfg,
             slots: Vec::with_capacity(16),
         })
