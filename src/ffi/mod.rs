@@ -59,6 +59,23 @@ pub(crate) fn destroy<T>(handle: *mut T) {
     }
 }
 
+/// Runs the body of a call that makes a new handle from `parent` (a context, a plan): the
+/// parent (argument `name`) and `out` are checked first, so a call refused for them does no
+/// work; then `make` builds the handle that `*out` receives.
+pub(crate) fn create<P, H>(
+    parent: *const P,
+    name: &str,
+    out: *mut *mut H,
+    make: impl FnOnce(&P) -> Result<H>,
+) -> sg_status {
+    guard(|| {
+        let parent = args::arg_ref(parent, name)?;
+        let out = args::out_ptr(out, "out")?;
+        out.hand_over(make(parent)?);
+        Ok(())
+    })
+}
+
 /// Copies `text` into a caller buffer of `len` bytes as a NUL-terminated string,
 /// setting `*needed` (if not NULL) to the bytes required including the NUL.
 /// `buf` may be NULL when `len` is 0 (a size query).

@@ -142,8 +142,15 @@ mod tests {
         for ix in 0..3 {
             for iy in 0..4 {
                 let o = v.offset(ix, iy);
-                let want = if (1..3).contains(&iy) { (ix + 3 * (iy - 1)) as i64 } else { -1 };
-                assert!(data[o..o + 5].iter().all(|&x| x == want), "trace ({ix}, {iy})");
+                let want = if (1..3).contains(&iy) {
+                    (ix + 3 * (iy - 1)) as i64
+                } else {
+                    -1
+                };
+                assert!(
+                    data[o..o + 5].iter().all(|&x| x == want),
+                    "trace ({ix}, {iy})"
+                );
             }
         }
         assert_eq!(data.iter().filter(|&&x| x >= 0).count(), 3 * 2 * 5);
