@@ -354,15 +354,25 @@ pub extern "C" fn sg_emlog_result_summary(
     })
 }
 
-fn copy_counts(src: &[u64], dst: *mut u64, len: usize, what: &str) -> Result<()> {
-    if len < src.len() {
-        return Err(Error::BufferTooSmall(format!(
-            "{what} has {} bins; `len` is {len}",
-            src.len()
-        )));
-    }
-    out_slice(dst, src.len(), "counts")?.copy_from_slice(src);
-    Ok(())
+/// The body of the marginal calls: the bins that `pick` finds in the result (and what they
+/// are, for a message) copied to the caller's `counts`, which holds `len`.
+fn copy_counts(
+    result: *const sg_emlog_result,
+    counts: *mut u64,
+    len: usize,
+    pick: impl FnOnce(&SearchResult) -> Result<(&[u64], &'static str)>,
+) -> sg_status {
+    guard(|| {
+        let (src, what) = pick(&arg_ref(result, "result")?.0)?;
+        if len < src.len() {
+            return Err(Error::BufferTooSmall(format!(
+                "{what} has {} bins; `len` is {len}",
+                src.len()
+            )));
+        }
+        out_slice(counts, src.len(), "counts")?.copy_from_slice(src);
+        Ok(())
+    })
 }
 
 /// Equivalent models per value of axis `parameter` (its count of bins, ≤ `len`).
@@ -373,15 +383,14 @@ pub extern "C" fn sg_emlog_result_marginal(
     counts: *mut u64,
     len: usize,
 ) -> sg_status {
-    guard(|| {
-        let r = &arg_ref(result, "result")?.0;
+    copy_counts(result, counts, len, |r| {
         let m = r.marginals.get(parameter).ok_or_else(|| {
             crate::invalid!(
                 "parameter {parameter}; the search has {}",
                 r.marginals.len()
             )
         })?;
-        copy_counts(m, counts, len, "the marginal")
+        Ok((m, "the marginal"))
     })
 }
 
@@ -394,12 +403,11 @@ pub extern "C" fn sg_emlog_result_pair(
     counts: *mut u64,
     len: usize,
 ) -> sg_status {
-    guard(|| {
-        let r = &arg_ref(result, "result")?.0;
+    copy_counts(result, counts, len, |r| {
         let m = r.pairs.get(pair).ok_or_else(|| {
             crate::invalid!("pair {pair}; the search asked for {}", r.pairs.len())
         })?;
-        copy_counts(&m.1, counts, len, "the 2D marginal")
+        Ok((&m.1, "the 2D marginal"))
     })
 }
 
