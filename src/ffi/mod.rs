@@ -4,7 +4,7 @@
 //! its outputs only on success, and records a message for `sg_last_error_message()`;
 //! no panic crosses the boundary; NULL handles passed to `*_destroy` are ignored.
 //!
-//! One file per C object; what they share: `guard` and `destroy` here, `args` (handles,
+//! One file per C object; what they share: `guard`, `create` and `destroy` here, `args` (handles,
 //! option structs and outputs), `arrays` (caller arrays made slices, checked) and
 //! `precision` (an object's f32 or f64 plan).
 
