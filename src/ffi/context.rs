@@ -48,6 +48,15 @@ pub extern "C" fn sg_context_create(
     })
 }
 
+/// `super::create` for a handle made on a context (a plan): `make` gets the context.
+pub(crate) fn create_on<H>(
+    ctx: *const sg_context,
+    out: *mut *mut H,
+    make: impl FnOnce(&Arc<Context>) -> crate::error::Result<H>,
+) -> sg_status {
+    super::create(ctx, "ctx", out, |ctx| make(&ctx.0))
+}
+
 /// Writes the backend the context runs on (`SG_BACKEND_CPU` or `SG_BACKEND_CUDA`, never
 /// AUTO) to `*backend`. Neither pointer may be NULL. Thread-safe.
 #[no_mangle]

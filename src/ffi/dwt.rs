@@ -1,8 +1,8 @@
 //! `sg_dwt_plan`: batched, GSL-compatible wavelet transforms and denoising.
 
-use super::args::{arg_ref, optional_ref, out_ptr};
+use super::args::{arg_ref, optional_ref};
 use super::arrays::{check, optional_mut, overlap, slice, slice_mut};
-use super::context::sg_context;
+use super::context::{create_on, sg_context};
 use super::guard;
 use super::status::sg_status;
 use crate::dwt::denoise::{DenoiseOptions, NoiseEstimate, ThresholdMode, ThresholdRule};
@@ -143,19 +143,11 @@ pub extern "C" fn sg_dwt_plan_create(
     n_samples: usize,
     out: *mut *mut sg_dwt_plan,
 ) -> sg_status {
-    guard(|| {
-        let ctx = arg_ref(ctx, "ctx")?;
-        let out = out_ptr(out, "out")?;
+    create_on(ctx, out, |ctx| {
         let family = self::family(family)?;
         let member = u32::try_from(member)
             .map_err(|_| Error::Unsupported(format!("member {member} is negative")))?;
-        out.hand_over(sg_dwt_plan(DwtPlan::new(
-            ctx.0.clone(),
-            family,
-            member,
-            n_samples,
-        )?));
-        Ok(())
+        DwtPlan::new(ctx.clone(), family, member, n_samples).map(sg_dwt_plan)
     })
 }
 

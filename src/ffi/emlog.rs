@@ -3,7 +3,7 @@
 
 use super::args::{arg_ref, options_or, out_ptr};
 use super::arrays::{out_slice, slice_or_empty};
-use super::context::sg_context;
+use super::context::{create_on, sg_context};
 use super::guard;
 use super::status::sg_status;
 use crate::emlog::criterion::{Criterion, Mode, Norm, SearchOptions};
@@ -109,9 +109,7 @@ pub extern "C" fn sg_emlog_plan_create(
     searched: *const i32,
     out: *mut *mut sg_emlog_plan,
 ) -> sg_status {
-    guard(|| {
-        let ctx = arg_ref(ctx, "ctx")?;
-        let out = out_ptr(out, "out")?;
+    create_on(ctx, out, |ctx| {
         let span = n
             .checked_sub(1)
             .and_then(|r| r.checked_mul(row_stride))
@@ -140,8 +138,7 @@ pub extern "C" fn sg_emlog_plan_create(
             delta: slice_or_empty(delta, n, "delta")?,
             searched: &cols,
         };
-        out.hand_over(sg_emlog_plan(EmlogPlan::new(ctx.0.clone(), &spec)?));
-        Ok(())
+        EmlogPlan::new(ctx.clone(), &spec).map(sg_emlog_plan)
     })
 }
 
@@ -258,9 +255,8 @@ pub extern "C" fn sg_emlog_search(
     options: *const sg_emlog_options,
     out: *mut *mut sg_emlog_result,
 ) -> sg_status {
-    guard(|| {
-        let plan = &arg_ref(plan, "plan")?.0;
-        let out = out_ptr(out, "out")?;
+    super::create(plan, "plan", out, |plan| {
+        let plan = &plan.0;
         let p = plan.p();
         let (kind, count) = (
             slice_or_empty(axis_kind, p, "axis_kind")?,
@@ -302,8 +298,7 @@ pub extern "C" fn sg_emlog_search(
             )
             .collect::<Result<Vec<_>>>()?;
         let opts = search_options(options, pair_list)?;
-        out.hand_over(sg_emlog_result(plan.search(&axes, &opts)?));
-        Ok(())
+        plan.search(&axes, &opts).map(sg_emlog_result)
     })
 }
 
@@ -359,15 +354,25 @@ pub extern "C" fn sg_emlog_result_summary(
     })
 }
 
-fn copy_counts(src: &[u64], dst: *mut u64, len: usize, what: &str) -> Result<()> {
-    if len < src.len() {
-        return Err(Error::BufferTooSmall(format!(
-            "{what} has {} bins; `len` is {len}",
-            src.len()
-        )));
-    }
-    out_slice(dst, src.len(), "counts")?.copy_from_slice(src);
-    Ok(())
+/// The body of the marginal calls: the bins that `pick` finds in the result (and what they
+/// are, for a message) copied to the caller's `counts`, which holds `len`.
+fn copy_counts(
+    result: *const sg_emlog_result,
+    counts: *mut u64,
+    len: usize,
+    pick: impl FnOnce(&SearchResult) -> Result<(&[u64], &'static str)>,
+) -> sg_status {
+    guard(|| {
+        let (src, what) = pick(&arg_ref(result, "result")?.0)?;
+        if len < src.len() {
+            return Err(Error::BufferTooSmall(format!(
+                "{what} has {} bins; `len` is {len}",
+                src.len()
+            )));
+        }
+        out_slice(counts, src.len(), "counts")?.copy_from_slice(src);
+        Ok(())
+    })
 }
 
 /// Equivalent models per value of axis `parameter` (its count of bins, ≤ `len`).
@@ -378,15 +383,14 @@ pub extern "C" fn sg_emlog_result_marginal(
     counts: *mut u64,
     len: usize,
 ) -> sg_status {
-    guard(|| {
-        let r = &arg_ref(result, "result")?.0;
+    copy_counts(result, counts, len, |r| {
         let m = r.marginals.get(parameter).ok_or_else(|| {
             crate::invalid!(
                 "parameter {parameter}; the search has {}",
                 r.marginals.len()
             )
         })?;
-        copy_counts(m, counts, len, "the marginal")
+        Ok((m, "the marginal"))
     })
 }
 
@@ -399,12 +403,11 @@ pub extern "C" fn sg_emlog_result_pair(
     counts: *mut u64,
     len: usize,
 ) -> sg_status {
-    guard(|| {
-        let r = &arg_ref(result, "result")?.0;
+    copy_counts(result, counts, len, |r| {
         let m = r.pairs.get(pair).ok_or_else(|| {
             crate::invalid!("pair {pair}; the search asked for {}", r.pairs.len())
         })?;
-        copy_counts(&m.1, counts, len, "the 2D marginal")
+        Ok((&m.1, "the 2D marginal"))
     })
 }
 

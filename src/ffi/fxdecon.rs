@@ -1,8 +1,8 @@
 //! `sg_fxdecon_plan`: F-X (2D) and F-XY (3D) prediction filtering, random-noise attenuation.
 
-use super::args::{arg_ref, optional_ref, out_ptr};
+use super::args::{arg_ref, optional_ref};
 use super::arrays::{not_null, overlap, slice, slice_mut};
-use super::context::sg_context;
+use super::context::{create_on, sg_context};
 use super::guard;
 use super::status::sg_status;
 use crate::error::Result;
@@ -180,19 +180,6 @@ fn options(o: *const sg_fxdecon_options) -> Result<FxdeconOptions> {
     }
 }
 
-fn create(
-    ctx: *const sg_context,
-    out: *mut *mut sg_fxdecon_plan,
-    make: impl FnOnce(std::sync::Arc<crate::context::Context>) -> Result<FxdeconPlan>,
-) -> sg_status {
-    guard(|| {
-        let ctx = arg_ref(ctx, "ctx")?;
-        let out = out_ptr(out, "out")?;
-        out.hand_over(sg_fxdecon_plan(make(ctx.0.clone())?));
-        Ok(())
-    })
-}
-
 /// Creates a plan for 2D sections of `n_traces` traces of `n_samples` samples. `options`
 /// may be NULL for the defaults. Bad options (an operator that does not fit in the spatial
 /// window, fmin > fmax, …) give `SG_ERR_INVALID_ARGUMENT`. On success `*out` receives a
@@ -206,8 +193,9 @@ pub extern "C" fn sg_fxdecon_plan_create_2d(
     n_traces: usize,
     out: *mut *mut sg_fxdecon_plan,
 ) -> sg_status {
-    create(ctx, out, |c| {
-        FxdeconPlan::new_2d(c, &self::options(options)?, n_samples, n_traces)
+    create_on(ctx, out, |ctx| {
+        FxdeconPlan::new_2d(ctx.clone(), &self::options(options)?, n_samples, n_traces)
+            .map(sg_fxdecon_plan)
     })
 }
 
@@ -223,14 +211,10 @@ pub extern "C" fn sg_fxdecon_plan_create_3d(
     n_crossline: usize,
     out: *mut *mut sg_fxdecon_plan,
 ) -> sg_status {
-    create(ctx, out, |c| {
-        FxdeconPlan::new_3d(
-            c,
-            &self::options(options)?,
-            n_samples,
-            n_inline,
-            n_crossline,
-        )
+    create_on(ctx, out, |ctx| {
+        let options = self::options(options)?;
+        FxdeconPlan::new_3d(ctx.clone(), &options, n_samples, n_inline, n_crossline)
+            .map(sg_fxdecon_plan)
     })
 }
 
@@ -238,46 +222,6 @@ pub extern "C" fn sg_fxdecon_plan_create_3d(
 #[no_mangle]
 pub extern "C" fn sg_fxdecon_plan_destroy(plan: *mut sg_fxdecon_plan) {
     super::destroy(plan);
-}
-
-fn execute<T: Sample>(
-    plan: *const sg_fxdecon_plan,
-    dims: usize,
-    input: *const T,
-    output: *mut T,
-    layout: impl FnOnce(&FxdeconPlan) -> Result<Volume>,
-) -> sg_status {
-    guard(|| {
-        let plan = &arg_ref(plan, "plan")?.0;
-        if plan.dims() != dims {
-            return Err(crate::invalid!(
-                "the plan is {}D; call sg_fxdecon_execute_{}d_*",
-                plan.dims(),
-                plan.dims()
-            ));
-        }
-        not_null(input, "input")?;
-        not_null(output.cast_const(), "output")?;
-        let layout = layout(plan)?;
-        let len = layout.span();
-        if std::ptr::eq(input, output) {
-            let out = slice_mut(output, len, "output")?;
-            // In place: every window reads its neighbours' input, so keep a copy.
-            let mut copy = crate::error::try_vec(len, T::zero(), "a copy of the input")?;
-            copy.copy_from_slice(out);
-            return plan.execute(&copy, out, layout);
-        }
-        if overlap(input, len, output, len) {
-            return Err(crate::invalid!(
-                "`input` and `output` overlap without being the same array; pass the same pointer for in place"
-            ));
-        }
-        let (input, out) = (
-            slice(input, len, "input")?,
-            slice_mut(output, len, "output")?,
-        );
-        plan.execute(input, out, layout)
-    })
 }
 
 /// Filters a 2D section: `n_traces` traces (the plan's), trace t starting at element
@@ -321,9 +265,7 @@ pub extern "C" fn sg_fxdecon_execute_3d_f32(
     inline_stride: usize,
     crossline_stride: usize,
 ) -> sg_status {
-    execute(plan, 3, input, output, |p| {
-        p.layout_3d(inline_stride, crossline_stride)
-    })
+    execute_3d(plan, input, output, inline_stride, crossline_stride)
 }
 
 /// `sg_fxdecon_execute_3d_f32` for `double` traces.
@@ -335,7 +277,60 @@ pub extern "C" fn sg_fxdecon_execute_3d_f64(
     inline_stride: usize,
     crossline_stride: usize,
 ) -> sg_status {
+    execute_3d(plan, input, output, inline_stride, crossline_stride)
+}
+
+/// The body of `sg_fxdecon_execute_3d_f32/_f64`.
+fn execute_3d<T: Sample>(
+    plan: *const sg_fxdecon_plan,
+    input: *const T,
+    output: *mut T,
+    inline_stride: usize,
+    crossline_stride: usize,
+) -> sg_status {
     execute(plan, 3, input, output, |p| {
         p.layout_3d(inline_stride, crossline_stride)
+    })
+}
+
+/// The body of the execute calls: the plan of `dims` dimensions, `input` and `output` laid
+/// out by `layout`, in place when they are the same array.
+fn execute<T: Sample>(
+    plan: *const sg_fxdecon_plan,
+    dims: usize,
+    input: *const T,
+    output: *mut T,
+    layout: impl FnOnce(&FxdeconPlan) -> Result<Volume>,
+) -> sg_status {
+    guard(|| {
+        let plan = &arg_ref(plan, "plan")?.0;
+        if plan.dims() != dims {
+            return Err(crate::invalid!(
+                "the plan is {}D; call sg_fxdecon_execute_{}d_*",
+                plan.dims(),
+                plan.dims()
+            ));
+        }
+        not_null(input, "input")?;
+        not_null(output.cast_const(), "output")?;
+        let layout = layout(plan)?;
+        let len = layout.span();
+        if std::ptr::eq(input, output) {
+            let out = slice_mut(output, len, "output")?;
+            // In place: every window reads its neighbours' input, so keep a copy.
+            let mut copy = crate::error::try_vec(len, T::zero(), "a copy of the input")?;
+            copy.copy_from_slice(out);
+            return plan.execute(&copy, out, layout);
+        }
+        if overlap(input, len, output, len) {
+            return Err(crate::invalid!(
+                "`input` and `output` overlap without being the same array; pass the same pointer for in place"
+            ));
+        }
+        let (input, out) = (
+            slice(input, len, "input")?,
+            slice_mut(output, len, "output")?,
+        );
+        plan.execute(input, out, layout)
     })
 }

@@ -4,7 +4,7 @@
 //! its outputs only on success, and records a message for `sg_last_error_message()`;
 //! no panic crosses the boundary; NULL handles passed to `*_destroy` are ignored.
 //!
-//! One file per C object; what they share: `guard` and `destroy` here, `args` (handles,
+//! One file per C object; what they share: `guard`, `create` and `destroy` here, `args` (handles,
 //! option structs and outputs), `arrays` (caller arrays made slices, checked) and
 //! `precision` (an object's f32 or f64 plan).
 
@@ -57,6 +57,23 @@ pub(crate) fn destroy<T>(handle: *mut T) {
         // SAFETY: the C contract: made by Box::into_raw in `*_create`, not destroyed before.
         let _ = catch_unwind(AssertUnwindSafe(|| drop(unsafe { Box::from_raw(handle) })));
     }
+}
+
+/// Runs the body of a call that makes a new handle from `parent` (a context, a plan): the
+/// parent (argument `name`) and `out` are checked first, so a call refused for them does no
+/// work; then `make` builds the handle that `*out` receives.
+pub(crate) fn create<P, H>(
+    parent: *const P,
+    name: &str,
+    out: *mut *mut H,
+    make: impl FnOnce(&P) -> Result<H>,
+) -> sg_status {
+    guard(|| {
+        let parent = args::arg_ref(parent, name)?;
+        let out = args::out_ptr(out, "out")?;
+        out.hand_over(make(parent)?);
+        Ok(())
+    })
 }
 
 /// Copies `text` into a caller buffer of `len` bytes as a NUL-terminated string,

@@ -24,37 +24,29 @@ pub(crate) trait Precision: Real {
     fn of_mut<G: Generic>(p: &mut ByPrecision<G>) -> Option<&mut G::Of<Self>>;
 }
 
-impl Precision for f32 {
-    const SUFFIX: &'static str = "f32";
-    fn of<G: Generic>(p: &ByPrecision<G>) -> Option<&G::Of<f32>> {
-        match p {
-            ByPrecision::F32(t) => Some(t),
-            ByPrecision::F64(_) => None,
+/// `Precision` for `$t`, held in `ByPrecision::$mine` (the other variant: `$other`).
+macro_rules! precision {
+    ($t:ty, $suffix:literal, $mine:ident, $other:ident) => {
+        impl Precision for $t {
+            const SUFFIX: &'static str = $suffix;
+            fn of<G: Generic>(p: &ByPrecision<G>) -> Option<&G::Of<$t>> {
+                match p {
+                    ByPrecision::$mine(t) => Some(t),
+                    ByPrecision::$other(_) => None,
+                }
+            }
+            fn of_mut<G: Generic>(p: &mut ByPrecision<G>) -> Option<&mut G::Of<$t>> {
+                match p {
+                    ByPrecision::$mine(t) => Some(t),
+                    ByPrecision::$other(_) => None,
+                }
+            }
         }
-    }
-    fn of_mut<G: Generic>(p: &mut ByPrecision<G>) -> Option<&mut G::Of<f32>> {
-        match p {
-            ByPrecision::F32(t) => Some(t),
-            ByPrecision::F64(_) => None,
-        }
-    }
+    };
 }
 
-impl Precision for f64 {
-    const SUFFIX: &'static str = "f64";
-    fn of<G: Generic>(p: &ByPrecision<G>) -> Option<&G::Of<f64>> {
-        match p {
-            ByPrecision::F64(t) => Some(t),
-            ByPrecision::F32(_) => None,
-        }
-    }
-    fn of_mut<G: Generic>(p: &mut ByPrecision<G>) -> Option<&mut G::Of<f64>> {
-        match p {
-            ByPrecision::F64(t) => Some(t),
-            ByPrecision::F32(_) => None,
-        }
-    }
-}
+precision!(f32, "f32", F32, F64);
+precision!(f64, "f64", F64, F32);
 
 /// The C codes of one family's two precisions (e.g. `SG_USFFT_F32` and `SG_USFFT_F64`).
 pub(crate) struct Codes {

@@ -1,8 +1,8 @@
 //! `sg_usfft_plan`: non-uniform FFTs (types 1 and 2) in 1D, 2D and 3D, in the FINUFFT spirit.
 
-use super::args::{arg_mut, arg_ref, optional_ref, out_ptr};
+use super::args::{arg_mut, arg_ref, optional_ref};
 use super::arrays::{overlap, slice, slice_mut_or_empty, slice_or_empty};
-use super::context::sg_context;
+use super::context::{create_on, sg_context};
 use super::guard;
 use super::precision::{ByPrecision, Codes, Generic, Precision};
 use super::status::sg_status;
@@ -114,9 +114,7 @@ pub extern "C" fn sg_usfft_plan_create(
     options: *const sg_usfft_options,
     out: *mut *mut sg_usfft_plan,
 ) -> sg_status {
-    guard(|| {
-        let ctx = arg_ref(ctx, "ctx")?;
-        let out = out_ptr(out, "out")?;
+    create_on(ctx, out, |ctx| {
         let kind = match r#type {
             SG_USFFT_TYPE1 => TransformType::Type1,
             SG_USFFT_TYPE2 => TransformType::Type2,
@@ -135,14 +133,14 @@ pub extern "C" fn sg_usfft_plan_create(
             None => UsfftOptions::default(),
             Some(o) => self::options(o)?,
         };
-        let (c, d, n) = (&ctx.0, dim as usize, n_vectors);
-        out.hand_over(sg_usfft_plan(ByPrecision::create(
+        let (c, d, n) = (ctx, dim as usize, n_vectors);
+        ByPrecision::create(
             precision,
             PRECISIONS,
             || UsfftPlan::new(c.clone(), kind, d, modes, sign, tolerance, n, opts),
             || UsfftPlan::new(c.clone(), kind, d, modes, sign, tolerance, n, opts),
-        )?));
-        Ok(())
+        )
+        .map(sg_usfft_plan)
     })
 }
 

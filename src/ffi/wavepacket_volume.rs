@@ -31,9 +31,7 @@ impl Generic for Tiled {
 pub struct sg_wavepacket_volume(ByPrecision<Tiled>);
 
 impl TransformHandle for sg_wavepacket_volume {
-    const FORWARD: &'static str = "sg_wavepacket_volume_forward";
-    const ADJOINT: &'static str = "sg_wavepacket_volume_adjoint";
-    const INVERSE: &'static str = "sg_wavepacket_volume_inverse";
+    const CALLS: &'static str = "sg_wavepacket_volume";
     type Plan<T: Real> = TiledPlan<T>;
     fn plan<'a, T: Precision>(volume: *const Self, call: &str) -> Result<&'a TiledPlan<T>> {
         arg_ref(volume, "volume")?.0.get::<T>("volume", call)

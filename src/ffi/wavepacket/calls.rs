@@ -37,13 +37,22 @@ pub(crate) trait Transforms<T: Real> {
 
 /// A C object the transform calls run on (`sg_wavepacket_layout`, `sg_wavepacket_volume`).
 pub(crate) trait TransformHandle {
-    /// The names of its calls, without the precision's suffix.
-    const FORWARD: &'static str;
-    const ADJOINT: &'static str;
-    const INVERSE: &'static str;
+    /// The prefix of its calls' names (`sg_wavepacket`: `sg_wavepacket_forward_f32`, …).
+    const CALLS: &'static str;
     type Plan<T: Real>: Transforms<T>;
     /// The handle's plan for calls on `T`, or an error naming `call` for the other precision.
     fn plan<'a, T: Precision>(handle: *const Self, call: &str) -> Result<&'a Self::Plan<T>>;
+}
+
+/// The handle's plan for the call `name` (`forward`, …) on `T`, with the sizes of its data
+/// and coefficients.
+fn plan_and_sizes<'a, H: TransformHandle, T: Precision>(
+    handle: *const H,
+    name: &str,
+) -> Result<(&'a H::Plan<T>, usize, usize)> {
+    let plan = H::plan::<T>(handle, &format!("{}_{name}", H::CALLS))?;
+    let (n, m) = plan.sizes();
+    Ok((plan, n, m))
 }
 
 /// C: `data` (n values) → `coeffs` (m complex values).
@@ -52,8 +61,7 @@ pub(crate) fn forward<H: TransformHandle, T: Precision>(
     data: *const T,
     coeffs: *mut T,
 ) -> Result<()> {
-    let plan = H::plan::<T>(handle, H::FORWARD)?;
-    let (n, m) = plan.sizes();
+    let (plan, n, m) = plan_and_sizes::<H, T>(handle, "forward")?;
     let (d, c) = data_and_coeffs(data, n, coeffs, m)?;
     plan.forward(d, c)
 }
@@ -64,8 +72,7 @@ pub(crate) fn adjoint<H: TransformHandle, T: Precision>(
     coeffs: *const T,
     data: *mut T,
 ) -> Result<()> {
-    let plan = H::plan::<T>(handle, H::ADJOINT)?;
-    let (n, m) = plan.sizes();
+    let (plan, n, m) = plan_and_sizes::<H, T>(handle, "adjoint")?;
     let (c, d) = coeffs_and_data(coeffs, m, data, n)?;
     plan.adjoint(c, d)
 }
@@ -80,8 +87,7 @@ pub(crate) fn inverse<H: TransformHandle, T: Precision>(
     iterations: *mut usize,
     residual: *mut f64,
 ) -> Result<()> {
-    let plan = H::plan::<T>(handle, H::INVERSE)?;
-    let (n, m) = plan.sizes();
+    let (plan, n, m) = plan_and_sizes::<H, T>(handle, "inverse")?;
     let (c, d) = coeffs_and_data(coeffs, m, data, n)?;
     let outs = (
         optional_out(iterations, "iterations")?,

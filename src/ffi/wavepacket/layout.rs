@@ -90,9 +90,7 @@ pub(crate) fn transform<'a, T: Precision>(
 }
 
 impl TransformHandle for sg_wavepacket_layout {
-    const FORWARD: &'static str = "sg_wavepacket_forward";
-    const ADJOINT: &'static str = "sg_wavepacket_adjoint";
-    const INVERSE: &'static str = "sg_wavepacket_inverse";
+    const CALLS: &'static str = "sg_wavepacket";
     type Plan<T: Real> = Transform<T>;
     fn plan<'a, T: Precision>(layout: *const Self, call: &str) -> Result<&'a Transform<T>> {
         transform(layout, call)

@@ -3,7 +3,7 @@
 
 use super::args::{arg_ref, optional_out, out_ptr};
 use super::arrays::{not_null, optional, optional_mut, slice, slice_mut};
-use super::context::sg_context;
+use super::context::{create_on, sg_context};
 use super::guard;
 use super::status::sg_status;
 use crate::error::Result;
@@ -35,12 +35,8 @@ pub extern "C" fn sg_xcorr_plan_create(
     options: *const sg_xcorr_options,
     out: *mut *mut sg_xcorr_plan,
 ) -> sg_status {
-    guard(|| {
-        let ctx = arg_ref(ctx, "ctx")?;
-        let out = out_ptr(out, "out")?;
-        let options = plan_options(options)?;
-        out.hand_over(sg_xcorr_plan(XcorrPlan::new(ctx.0.clone(), options)?));
-        Ok(())
+    create_on(ctx, out, |ctx| {
+        XcorrPlan::new(ctx.clone(), plan_options(options)?).map(sg_xcorr_plan)
     })
 }
 
@@ -94,9 +90,8 @@ pub extern "C" fn sg_xcorr_preprocess_f32(
     valid: *const u8,
     out: *mut *mut sg_xcorr_spectra,
 ) -> sg_status {
-    guard(|| {
-        let plan = &arg_ref(plan, "plan")?.0;
-        let out = out_ptr(out, "out")?;
+    super::create(plan, "plan", out, |plan| {
+        let plan = &plan.0;
         not_null(station_days, "station_days")?;
         let batch = TraceBatch::named(
             n_samples,
@@ -107,8 +102,7 @@ pub extern "C" fn sg_xcorr_preprocess_f32(
         let span = batch.span();
         let days = slice(station_days, span, "station_days")?;
         let valid = optional(valid, span, "valid")?;
-        out.hand_over(sg_xcorr_spectra(plan.preprocess(days, batch, valid)?));
-        Ok(())
+        plan.preprocess(days, batch, valid).map(sg_xcorr_spectra)
     })
 }
 
@@ -129,9 +123,8 @@ pub extern "C" fn sg_xcorr_spectra_import(
     n_windows: usize,
     out: *mut *mut sg_xcorr_spectra,
 ) -> sg_status {
-    guard(|| {
-        let plan = &arg_ref(plan, "plan")?.0;
-        let out = out_ptr(out, "out")?;
+    super::create(plan, "plan", out, |plan| {
+        let plan = &plan.0;
         let g = plan.geometry();
         let n = crate::alloc::host_bytes(
             &[g.band_len, n_stations, n_windows],
@@ -140,8 +133,8 @@ pub extern "C" fn sg_xcorr_spectra_import(
         )? / 8;
         let v = slice(values.cast::<Complex32>(), n, "values")?;
         let k = slice(kept, n_stations.saturating_mul(n_windows), "kept")?;
-        out.hand_over(sg_xcorr_spectra(plan.import(v, k, n_stations, n_windows)?));
-        Ok(())
+        plan.import(v, k, n_stations, n_windows)
+            .map(sg_xcorr_spectra)
     })
 }
 
