@@ -92,8 +92,11 @@ fn a_fresh_context_loads_its_kernels_from_the_disk_cache() {
         "first denoise call on a fresh context, 1 × 2^16 daubechies 8 f32: \
          {cold_ms:.1} ms compiling, {warm_ms:.1} ms from the disk cache"
     );
+    // Under compute-sanitizer (scripts/gpu_sanitize.sh) every launch is instrumented and
+    // runs share the machine: timings say nothing there.
+    let sanitizing = std::env::var("SEISGPU_SANITIZING").is_ok_and(|v| v.trim() == "1");
     assert!(
-        warm_ms < cold_ms,
+        sanitizing || warm_ms < cold_ms,
         "loading from the cache ({warm_ms:.1} ms) is faster than compiling ({cold_ms:.1} ms)"
     );
     let _ = std::fs::remove_dir_all(&dir);
