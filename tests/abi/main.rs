@@ -1,7 +1,8 @@
 //! The C ABI as a C caller uses it, on the CPU backend (one module per former test file):
 //! edge cases and limits, the reference comparisons (GSL, the denoise and F-X references,
-//! xcorr cases), concurrency, the 16-thread stress test and the ABI fuzzer (whose batches
-//! run in child processes of this executable: `fuzz_abi::fuzz_child`).
+//! xcorr cases), concurrency, the 16-thread stress test, the ABI fuzzer (whose batches
+//! run in child processes of this executable: `fuzz_abi::fuzz_child`) and the soak (off
+//! unless SEISGPU_SOAK_SECONDS is set; on CUDA by default: scripts/gpu_run.sh).
 //!
 //! One executable, so that the library is linked once for all of them. Nothing here changes
 //! process-wide settings that other modules' results depend on (environment variables, slab
@@ -32,6 +33,7 @@ mod fxdecon_edge_cases;
 mod fxdecon_su_reference;
 mod gsl_reference;
 mod limits;
+mod soak;
 mod stress;
 mod usfft_abi;
 mod wavepacket_abi;

@@ -10,6 +10,7 @@
 //! SEISGPU_STRESS_SECONDS (default 3) bounds the run; SEISGPU_STRESS_THREADS (16) sets
 //! the threads; SEISGPU_STRESS_JOBS (e.g. "usfft,wavepacket") keeps only the named jobs, to
 //! find which plan type a failure needs. Adding a plan type: one `Job` and one line in `jobs()`.
+//! The long GPU soak (soak.rs) runs these same jobs, with a CPU reference and bad inputs.
 
 use crate::common;
 
@@ -27,12 +28,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// The shared context, usable from every thread (documented thread-safe).
-struct Ctx(*mut sg_context);
+pub(crate) struct Ctx(pub(crate) *mut sg_context);
 unsafe impl Send for Ctx {}
 unsafe impl Sync for Ctx {}
 
 /// One kind of work: makes its plans on a context and runs them on fixed data.
-trait Job: Sync {
+pub(crate) trait Job: Sync {
     fn name(&self) -> &'static str;
     /// Whether results must be bit for bit the serial ones on this backend.
     fn exact(&self, cuda: bool) -> bool {
@@ -41,13 +42,14 @@ trait Job: Sync {
     fn plan(&self, ctx: &Ctx) -> Box<dyn Planned>;
 }
 
-/// Plans ready to execute, from any number of threads at once; destroyed on drop.
-trait Planned: Send + Sync {
+/// Plans ready to execute, from any number of threads at once; destroyed on drop. `Any`, so
+/// that the soak's bad-input cases (soak/bad_inputs.rs) can reach the handles.
+pub(crate) trait Planned: Send + Sync + std::any::Any {
     fn run(&self) -> Vec<f64>;
 }
 
 /// Raw plan pointers are shared read-only (execute calls are documented thread-safe).
-struct Handle<T>(*mut T);
+pub(crate) struct Handle<T>(pub(crate) *mut T);
 unsafe impl<T> Send for Handle<T> {}
 unsafe impl<T> Sync for Handle<T> {}
 
@@ -61,7 +63,7 @@ fn noise(seed: u64, n: usize) -> Vec<f64> {
 struct Dwt {
     data: Vec<f64>,
 }
-struct DwtPlan(Handle<sg_dwt_plan>, Vec<f64>);
+pub(crate) struct DwtPlan(pub(crate) Handle<sg_dwt_plan>, Vec<f64>);
 
 impl Job for Dwt {
     fn name(&self) -> &'static str {
@@ -128,9 +130,13 @@ struct Usfft {
     x: Vec<f64>,
     strengths: Vec<f64>,
 }
-struct UsfftPlans(Handle<sg_usfft_plan>, Handle<sg_usfft_plan>, Vec<f64>);
+pub(crate) struct UsfftPlans(
+    pub(crate) Handle<sg_usfft_plan>,
+    Handle<sg_usfft_plan>,
+    Vec<f64>,
+);
 
-const M: usize = 300;
+pub(crate) const M: usize = 300;
 
 impl Job for Usfft {
     fn name(&self) -> &'static str {
@@ -216,7 +222,11 @@ impl Drop for UsfftPlans {
 struct Fx {
     section: Vec<f64>,
 }
-struct FxPlans(Handle<sg_fxdecon_plan>, Handle<sg_fxdecon_plan>, Vec<f64>);
+pub(crate) struct FxPlans(
+    pub(crate) Handle<sg_fxdecon_plan>,
+    Handle<sg_fxdecon_plan>,
+    Vec<f64>,
+);
 
 impl Job for Fx {
     fn name(&self) -> &'static str {
@@ -271,10 +281,10 @@ impl Drop for FxPlans {
 struct Xcorr {
     days: Vec<f32>,
 }
-struct XcorrPlan(Handle<sg_xcorr_plan>, Vec<f32>);
+pub(crate) struct XcorrPlan(pub(crate) Handle<sg_xcorr_plan>, Vec<f32>);
 
-const STATIONS: usize = 4;
-const DAY: usize = 1024;
+pub(crate) const STATIONS: usize = 4;
+pub(crate) const DAY: usize = 1024;
 
 impl Job for Xcorr {
     fn name(&self) -> &'static str {
@@ -350,7 +360,7 @@ impl Drop for XcorrPlan {
 struct Emlog {
     a: Vec<f64>,
 }
-struct EmlogPlan(Handle<sg_emlog_plan>);
+pub(crate) struct EmlogPlan(pub(crate) Handle<sg_emlog_plan>);
 
 const EM_N: usize = 12;
 const EM_M: usize = 4;
@@ -458,13 +468,13 @@ impl Drop for EmlogPlan {
 struct Wavepacket {
     section: Vec<f64>,
 }
-struct WavepacketLayouts(
-    Handle<sg_wavepacket_layout>,
+pub(crate) struct WavepacketLayouts(
+    pub(crate) Handle<sg_wavepacket_layout>,
     Handle<sg_wavepacket_layout>,
     Vec<f64>,
 );
 
-const WP: [usize; 2] = [32, 24];
+pub(crate) const WP: [usize; 2] = [32, 24];
 
 impl Job for Wavepacket {
     fn name(&self) -> &'static str {
@@ -504,7 +514,7 @@ impl Job for Wavepacket {
     }
 }
 
-fn coefficient_count(l: *mut sg_wavepacket_layout) -> usize {
+pub(crate) fn coefficient_count(l: *mut sg_wavepacket_layout) -> usize {
     let mut z = [0usize; 5];
     let [a, b, c, d, e] = &mut z;
     ok(sg_wavepacket_layout_sizes(l, a, b, c, d, e));
@@ -572,7 +582,7 @@ impl Drop for WavepacketLayouts {
     }
 }
 
-fn jobs() -> Vec<Box<dyn Job>> {
+pub(crate) fn jobs() -> Vec<Box<dyn Job>> {
     vec![
         Box::new(Dwt {
             data: noise(1, 5 * 515 + 512),
@@ -600,7 +610,7 @@ fn jobs() -> Vec<Box<dyn Job>> {
 }
 
 /// Bit for bit, or (inexact jobs) within 1e-5 of the largest serial value.
-fn agree(exact: bool, got: &[f64], want: &[f64]) -> Result<(), String> {
+pub(crate) fn agree(exact: bool, got: &[f64], want: &[f64]) -> Result<(), String> {
     if got.len() != want.len() {
         return Err(format!("{} values, serial {}", got.len(), want.len()));
     }
@@ -621,7 +631,7 @@ fn agree(exact: bool, got: &[f64], want: &[f64]) -> Result<(), String> {
     Ok(())
 }
 
-fn env_or(name: &str, default: u64) -> u64 {
+pub(crate) fn env_or(name: &str, default: u64) -> u64 {
     std::env::var(name)
         .ok()
         .and_then(|v| v.parse().ok())

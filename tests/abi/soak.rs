@@ -1,0 +1,316 @@
+//! Soak: the stress jobs (stress.rs) for a long time on one context, with every result
+//! checked against a CPU run, bad inputs mixed in, and memory watched for leaks.
+//!
+//! Off unless SEISGPU_SOAK_SECONDS is set (then it prints "skipped" and returns). The
+//! context is SEISGPU_SOAK_BACKEND's (cuda, the default, or cpu); without a CUDA device it
+//! skips, unless SEISGPU_REQUIRE_CUDA=1 makes that a failure. SEISGPU_SOAK_THREADS (8)
+//! threads each pick a random job and run it on a plan shared by all threads, on a fresh
+//! plan or on one of their own, as stress does.
+//!
+//! - Results: each is compared with the same job run on a second, CPU context, bit for
+//!   bit on a CPU context, and within 1e-5 of the largest value on CUDA (the GPU rounds
+//!   differently: atomics, FMA, GEMM tiling); on CUDA each also meets stress's rule against
+//!   the first CUDA run (`agree(job.exact(cuda), …)`: the DWT bit for bit).
+//! - Bad inputs: about one call in 8 is a wrong one (soak/bad_inputs.rs) on the plan the
+//!   other threads share; it must return its status with a message and leave the caller's
+//!   outputs untouched.
+//! - Memory: a sampler thread records host RSS and, on CUDA, device memory in use (total −
+//!   free) every SEISGPU_SOAK_SAMPLE_SECONDS (10), between calls (the threads wait for
+//!   the moment of a sample: buffers in flight are no leak), RSS after `malloc_trim` (free
+//!   heap pages the allocator keeps are no leak either). Samples in the first
+//!   SEISGPU_SOAK_WARMUP_SECONDS (60) are printed, not judged; every later one must stay
+//!   within ±1 % or ±16 MiB of the first judged sample, whichever is larger, for RSS (heap
+//!   fragmentation moves it by a few MiB), and within ±1 % or ±64 MiB, whichever is
+//!   larger, for device memory (cuFFT and cuBLAS keep caches of their own).
+//!
+//! It ends with a Markdown table and fails on any mismatch, wrong bad-input outcome or
+//! memory drift.
+
+mod bad_inputs;
+mod memory;
+
+use crate::common::{ok, Rng};
+use crate::stress::{agree, env_or, jobs, Ctx, Job, Planned};
+use memory::Sample;
+use seisgpu::ffi::context::*;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+/// What the soak was asked to do.
+struct Settings {
+    seconds: u64,
+    cuda: bool,
+    threads: usize,
+    sample: u64,
+    warmup: u64,
+}
+
+/// None: SEISGPU_SOAK_SECONDS is not set.
+fn settings() -> Option<Settings> {
+    let seconds = std::env::var("SEISGPU_SOAK_SECONDS").ok()?;
+    let seconds = seconds
+        .trim()
+        .parse()
+        .expect("SEISGPU_SOAK_SECONDS: a number of seconds");
+    let cuda = match std::env::var("SEISGPU_SOAK_BACKEND")
+        .as_deref()
+        .map(str::trim)
+    {
+        Err(_) | Ok("cuda") => true,
+        Ok("cpu") => false,
+        Ok(other) => panic!("SEISGPU_SOAK_BACKEND is {other:?}; expected cpu or cuda"),
+    };
+    Some(Settings {
+        seconds,
+        cuda,
+        threads: env_or("SEISGPU_SOAK_THREADS", 8) as usize,
+        sample: env_or("SEISGPU_SOAK_SAMPLE_SECONDS", 10).max(1),
+        warmup: env_or("SEISGPU_SOAK_WARMUP_SECONDS", 60),
+    })
+}
+
+/// The context to soak; None (skipped) when CUDA is asked for and there is none.
+fn context(cuda: bool) -> Option<Ctx> {
+    let mut c = ptr::null_mut();
+    if !cuda {
+        ok(sg_context_create(SG_BACKEND_CPU, 0, &mut c));
+        return Some(Ctx(c));
+    }
+    let s = sg_context_create(SG_BACKEND_CUDA, 0, &mut c);
+    if s == 0 {
+        return Some(Ctx(c));
+    }
+    let e = crate::common::last_error();
+    let required = std::env::var("SEISGPU_REQUIRE_CUDA").is_ok_and(|v| v.trim() == "1");
+    assert!(
+        !required,
+        "SEISGPU_REQUIRE_CUDA=1 but no CUDA context (status {s}): {e}"
+    );
+    println!("skipped: no CUDA device ({e})");
+    None
+}
+
+/// Counts per job, and the first failures.
+struct Tally {
+    calls: Vec<AtomicU64>,
+    bad: Vec<AtomicU64>,
+    mismatches: Vec<AtomicU64>,
+    /// Bad inputs with a wrong status, no message, or a touched output.
+    bad_wrong: AtomicU64,
+    failures: Mutex<Vec<String>>,
+}
+
+impl Tally {
+    fn new(n: usize) -> Tally {
+        let zeros = || (0..n).map(|_| AtomicU64::new(0)).collect();
+        Tally {
+            calls: zeros(),
+            bad: zeros(),
+            mismatches: zeros(),
+            bad_wrong: AtomicU64::new(0),
+            failures: Mutex::new(Vec::new()),
+        }
+    }
+    fn fail(&self, what: String) {
+        let mut f = self.failures.lock().unwrap();
+        if f.len() < 20 {
+            f.push(what);
+        }
+    }
+}
+
+/// What every thread reads.
+struct Shared<'a> {
+    ctx: &'a Ctx,
+    cuda: bool,
+    jobs: &'a [Box<dyn Job>],
+    plans: &'a [Box<dyn Planned>],
+    /// The CPU context's results.
+    reference: &'a [Vec<f64>],
+    /// The first results of the soaked context.
+    first: &'a [Vec<f64>],
+    tally: &'a Tally,
+    /// Held for reading over each call; the memory sampler takes it between calls.
+    gate: &'a RwLock<()>,
+}
+
+/// One good call of job `k`, checked against the references.
+fn good_call(
+    s: &Shared,
+    rng: &mut Rng,
+    own: &mut [Option<Box<dyn Planned>>],
+    k: usize,
+) -> Result<(), String> {
+    let job = &s.jobs[k];
+    let got = catch_unwind(AssertUnwindSafe(|| match rng.next_u64() % 3 {
+        // Shared plans, executed by many threads at once.
+        0 => s.plans[k].run(),
+        // A fresh plan, made and destroyed while others run.
+        1 => job.plan(s.ctx).run(),
+        // A plan of this thread, kept or replaced.
+        _ => {
+            if own[k].is_none() || rng.next_u64() % 4 == 0 {
+                own[k] = Some(job.plan(s.ctx));
+            }
+            own[k].as_ref().unwrap().run()
+        }
+    }))
+    .map_err(|p| format!("panicked: {}", panic_text(&p)))?;
+    // Bit for bit on the CPU (fixed summation order); the GPU rounds differently.
+    agree(!s.cuda, &got, &s.reference[k]).map_err(|e| format!("against the CPU: {e}"))?;
+    if s.cuda {
+        agree(job.exact(true), &got, &s.first[k])
+            .map_err(|e| format!("against the first CUDA run: {e}"))?;
+    }
+    Ok(())
+}
+
+fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
+    p.downcast_ref::<String>()
+        .cloned()
+        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}
+
+/// One soak thread, until `stop_at`.
+fn worker(s: &Shared, t: usize, start: Instant, stop_at: Duration) {
+    let mut rng = Rng::new(500 + t as u64);
+    let mut own: Vec<Option<Box<dyn Planned>>> = s.jobs.iter().map(|_| None).collect();
+    while start.elapsed() < stop_at {
+        let _call = s.gate.read().unwrap();
+        let k = (rng.next_u64() % s.jobs.len() as u64) as usize;
+        let name = s.jobs[k].name();
+        if rng.next_u64() % 8 == 0 {
+            let o = bad_inputs::bad_call(s.plans[k].as_ref(), s.ctx, rng.next_u64());
+            if let Err(e) = o.check() {
+                s.tally.bad_wrong.fetch_add(1, Ordering::Relaxed);
+                s.tally.fail(format!("thread {t}, bad input {e}"));
+            }
+            s.tally.bad[k].fetch_add(1, Ordering::Relaxed);
+            continue;
+        }
+        if let Err(e) = good_call(s, &mut rng, &mut own, k) {
+            s.tally.mismatches[k].fetch_add(1, Ordering::Relaxed);
+            s.tally.fail(format!("thread {t}, {name}: {e}"));
+        }
+        s.tally.calls[k].fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+#[test]
+fn soak_matches_cpu_and_holds_memory() {
+    let Some(set) = settings() else {
+        println!("skipped: set SEISGPU_SOAK_SECONDS");
+        return;
+    };
+    let Some(ctx) = context(set.cuda) else { return };
+    let mut c = ptr::null_mut();
+    ok(sg_context_create(SG_BACKEND_CPU, 0, &mut c));
+    let cpu = Ctx(c);
+    let jobs = jobs();
+    let reference: Vec<Vec<f64>> = jobs.iter().map(|j| j.plan(&cpu).run()).collect();
+    let plans: Vec<Box<dyn Planned>> = jobs.iter().map(|j| j.plan(&ctx)).collect();
+    let first: Vec<Vec<f64>> = plans.iter().map(|p| p.run()).collect();
+    let tally = Tally::new(jobs.len());
+    let gate = RwLock::new(());
+    let shared = Shared {
+        ctx: &ctx,
+        cuda: set.cuda,
+        jobs: &jobs,
+        plans: &plans,
+        reference: &reference,
+        first: &first,
+        tally: &tally,
+        gate: &gate,
+    };
+    let (start, budget) = (Instant::now(), Duration::from_secs(set.seconds));
+    let stop = AtomicBool::new(false);
+    let samples = std::thread::scope(|sc| {
+        let sampler = sc.spawn(|| {
+            memory::sample_until(
+                &gate,
+                &stop,
+                start,
+                budget,
+                Duration::from_secs(set.sample),
+                set.cuda,
+            )
+        });
+        let workers: Vec<_> = (0..set.threads)
+            .map(|t| {
+                let shared = &shared;
+                sc.spawn(move || worker(shared, t, start, budget))
+            })
+            .collect();
+        for w in workers {
+            w.join().expect("a soak thread panicked");
+        }
+        stop.store(true, Ordering::Relaxed);
+        sampler.join().expect("the memory sampler panicked")
+    });
+    let elapsed = start.elapsed().as_secs_f64();
+    drop(plans);
+    sg_context_destroy(ctx.0);
+    sg_context_destroy(cpu.0);
+    let drift = memory::drift(&samples, set.warmup as f64);
+    let failures = std::mem::take(&mut *tally.failures.lock().unwrap());
+    let pass = failures.is_empty() && drift.is_empty();
+    report(&set, elapsed, &jobs, &tally, &samples, pass);
+    for f in failures.iter().chain(&drift) {
+        eprintln!("soak failure: {f}");
+    }
+    assert!(
+        pass,
+        "soak failed: {} call failures, {} memory drifts",
+        failures.len(),
+        drift.len()
+    );
+}
+
+/// The Markdown table of the run.
+fn report(
+    set: &Settings,
+    elapsed: f64,
+    jobs: &[Box<dyn Job>],
+    tally: &Tally,
+    samples: &[Sample],
+    pass: bool,
+) {
+    let n = |v: &AtomicU64| v.load(Ordering::Relaxed);
+    let per_job = |of: &[AtomicU64]| -> String {
+        jobs.iter()
+            .zip(of)
+            .map(|(j, v)| format!("{} {}", j.name(), n(v)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let w = set.warmup as f64;
+    let backend = if set.cuda { "cuda" } else { "cpu" };
+    println!("\n| soak ({backend}, {} threads) | |", set.threads);
+    println!("|---|---|");
+    println!("| elapsed | {elapsed:.1} s |");
+    println!("| calls per job | {} |", per_job(&tally.calls));
+    println!("| bad-input calls per job | {} |", per_job(&tally.bad));
+    println!(
+        "| mismatches | {} |",
+        tally.mismatches.iter().map(n).sum::<u64>()
+    );
+    println!("| wrong bad-input outcomes | {} |", n(&tally.bad_wrong));
+    println!(
+        "| RSS first / last / max after {w:.0} s (MiB) | {} |",
+        memory::first_last_max(samples, w, |s| Some(s.rss))
+    );
+    println!(
+        "| device used first / last / max after {w:.0} s (MiB) | {} |",
+        memory::first_last_max(samples, w, |s| s.device)
+    );
+    println!(
+        "| memory samples (every {} s) | {} |",
+        set.sample,
+        samples.len()
+    );
+    println!("| result | {} |", if pass { "pass" } else { "FAIL" });
+}
