@@ -104,7 +104,7 @@ done
 # The soak (tests/abi/soak.rs) on a CUDA context for SOAK_SECONDS, checked against a CPU
 # context, with bad inputs and memory watched: alone too, as it judges the device's free memory.
 # shellcheck disable=SC2046
-STEP_TIMEOUT=$((${SOAK_SECONDS:-600} + 120)) step soak_cuda env SEISGPU_SOAK_SECONDS=${SOAK_SECONDS:-600} .gpu/tests/abi --exact $(module_tests .gpu/tests/abi soak)
+STEP_TIMEOUT=$((${SOAK_SECONDS:-600} + 120)) step soak_cuda env SEISGPU_SOAK_SECONDS=${SOAK_SECONDS:-600} .gpu/tests/abi --exact $(module_tests .gpu/tests/abi soak) --nocapture
 # BASE_BENCH=DIR also runs DIR's benchmark executables (an earlier build), each just before
 # the new one, as steps named base_bench_*: before and after in one run, on one card.
 bench() { # bench NAME ARGS…: the benchmark executable bench_NAME of .gpu/bin (and BASE_BENCH)
