@@ -47,7 +47,10 @@ fn record_launch(name: &str) {
     static LOG: OnceLock<Option<Mutex<(std::fs::File, HashSet<String>)>>> = OnceLock::new();
     let log = LOG.get_or_init(|| {
         let path = std::env::var_os("SEISGPU_LAUNCH_LOG")?;
-        let file = std::fs::OpenOptions::new().create(true).append(true).open(path);
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path);
         file.ok().map(|f| Mutex::new((f, HashSet::new())))
     });
     if let Some(log) = log {
