@@ -61,7 +61,7 @@ EXAMPLES := $(BUILD)/dwt_denoise_c $(BUILD)/dwt_denoise_f90 $(BUILD)/usfft_c $(B
 DEMO := $(BUILD)/demo_penobscot
 DEMO_SRC := $(addprefix examples/c/demo_,penobscot.c fxdecon.c wavepackets.c segy.c signal.c output.c)
 
-.PHONY: all lib header examples run-examples test demo demo-build demo-plot-deps clean FORCE install uninstall memcheck fuzz wheel
+.PHONY: all lib header examples mpi-examples run-examples test demo demo-build demo-plot-deps clean FORCE install uninstall memcheck fuzz wheel
 
 all: lib
 
@@ -146,6 +146,23 @@ $(BUILD)/wavepacket_volume_f90: examples/fortran/wavepacket_volume.f90 $(FMOD)/s
 	@mkdir -p $(@D)
 	$(FC) $(FFLAGS) -I$(FMOD) $< $(FMOD)/seisgpu.o -o $@ $(SEISGPU_LDFLAGS)
 
+# The MPI examples (examples/mpi; the system's mpicc): a network's day of ambient-noise
+# correlation over ranks (xcorr_network) and the reader of its file (xcorr_read).
+MPICC ?= mpicc
+MPI_BUILD := target/mpi
+XCORR_NETWORK_SRC := $(addprefix examples/mpi/,xcorr_network.c xcorr_args.c xcorr_exchange.c \
+	xcorr_input.c xcorr_layout.c xcorr_output.c xcorr_stages.c xcorr_write.c mpi_common.c)
+
+mpi-examples: lib $(MPI_BUILD)/xcorr_network $(MPI_BUILD)/xcorr_read
+
+$(MPI_BUILD)/xcorr_network: $(XCORR_NETWORK_SRC) $(wildcard examples/mpi/*.h) include/seisgpu.h $(LIB)
+	@mkdir -p $(@D)
+	$(MPICC) $(CFLAGS) -Iinclude $(XCORR_NETWORK_SRC) -o $@ $(SEISGPU_LDFLAGS) -lm
+
+$(MPI_BUILD)/xcorr_read: examples/mpi/xcorr_read.c examples/mpi/xcorr_file.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $< -o $@ -lm
+
 run-examples: examples
 	$(RUN_ENV) $(BUILD)/dwt_denoise_c
 	$(RUN_ENV) $(BUILD)/dwt_denoise_f90
@@ -178,6 +195,7 @@ test:
 	$(STAGE) install bash tests/install/run.sh
 	$(STAGE) cpp bash tests/cpp/run.sh
 	$(STAGE) qt bash tests/qt/run.sh
+	$(STAGE) mpi bash tests/mpi/run.sh
 	$(STAGE) memcheck $(MAKE) --no-print-directory memcheck
 	@$(STAGE) --report
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what `make test` needs, only where it is missing:
 #   * gcc, gfortran, libgsl-dev, zlib1g-dev, and for the install, C++ and Qt tests g++,
-#     clang, cmake, pkg-config, qt6-base-dev, valgrind (Debian packages; `apt-get update` first,
+#     clang, cmake, pkg-config, qt6-base-dev, valgrind, and for the MPI examples Open MPI
+#     (libopenmpi-dev, openmpi-bin) (Debian packages; `apt-get update` first,
 #     quietly, and only when something has to be installed);
 #   * NVRTC 12 from PyPI (the nvidia-cuda-nvrtc-cu12 wheel, no dependencies), unpacked
 #     under .tools/nvrtc so that libnvrtc.so.12 is at
@@ -38,6 +39,8 @@ command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 dpkg-query -W -f='${Status}' qt6-base-dev 2>/dev/null | grep -q 'ok installed' ||
     missing+=(qt6-base-dev)
 command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
+command -v mpicc >/dev/null 2>&1 || missing+=(libopenmpi-dev)
+command -v mpirun >/dev/null 2>&1 || missing+=(openmpi-bin)
 python3 -c 'import ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
 python_ok=1
 python3 -m pip --version >/dev/null 2>&1 || python_ok=0
@@ -58,7 +61,7 @@ if [ "${#missing[@]}" -gt 0 ] || { [ "$python_ok" = 0 ] && [ ! -e "$nvrtc_lib/li
     "${sudo[@]}" apt-get update -qq
     "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 else
-    say "gcc, gfortran, libgsl-dev, zlib1g-dev, g++, clang, cmake, pkg-config, qt6-base-dev, valgrind: present"
+    say "gcc, gfortran, libgsl-dev, zlib1g-dev, g++, clang, cmake, pkg-config, qt6-base-dev, valgrind, Open MPI: present"
 fi
 
 # ---- NVRTC from PyPI ---------------------------------------------------------------------

@@ -1,0 +1,87 @@
+/* See mpi_common.h. */
+#define _POSIX_C_SOURCE 200809L
+#include "mpi_common.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+void fail(failure *f, const char *fmt, ...) {
+    if (f->text[0]) return; /* the first failure is the cause */
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->text, sizeof f->text, fmt, ap);
+    va_end(ap);
+    if (!f->text[0]) strcpy(f->text, "failed");
+}
+
+int fail_status(failure *f, sg_status s, const char *what) {
+    if (s == SG_OK) return 0;
+    fail(f, "%s: %s: %s", what, sg_status_string(s), sg_last_error_message());
+    return 1;
+}
+
+int stage_failed(MPI_Comm comm, const failure *f, const char *program) {
+    int mine = f->text[0] != 0, any = 0, rank, size;
+    MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm);
+    if (!any) return 0;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    char *all = rank == 0 ? malloc((size_t)size * sizeof f->text) : NULL;
+    MPI_Gather(f->text, (int)sizeof f->text, MPI_CHAR, all, (int)sizeof f->text, MPI_CHAR, 0,
+               comm);
+    if (rank == 0) {
+        for (int r = 0; all && r < size; r++) {
+            const char *m = all + (size_t)r * sizeof f->text;
+            if (m[0]) fprintf(stderr, "%s: rank %d: %s\n", program, r, m);
+        }
+        fprintf(stderr, "%s: stopped on every rank\n", program);
+        free(all);
+    }
+    return 1;
+}
+
+void node_rank(MPI_Comm comm, int *local_rank, int *local_size) {
+    MPI_Comm node;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, local_rank);
+    MPI_Comm_size(node, local_size);
+    MPI_Comm_free(&node);
+}
+
+sg_status rank_context(int backend, int local_rank, int local_size, sg_context **ctx) {
+    if (backend != SG_BACKEND_CUDA && !getenv("SEISGPU_NUM_THREADS")) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        long share = cores / (local_size > 0 ? local_size : 1);
+        char v[32];
+        snprintf(v, sizeof v, "%ld", share > 0 ? share : 1);
+        setenv("SEISGPU_NUM_THREADS", v, 0);
+    }
+    return sg_context_create(backend, backend == SG_BACKEND_CPU ? 0 : local_rank, ctx);
+}
+
+double wall(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+void partial_name(const char *path, char *out, size_t len) {
+    snprintf(out, len, "%s.partial", path);
+}
+
+int remove_stale_output(const char *path) {
+    char partial[4096];
+    partial_name(path, partial, sizeof partial);
+    int ok = (unlink(path) == 0 || errno == ENOENT);
+    ok = ok && (unlink(partial) == 0 || errno == ENOENT);
+    return ok ? 0 : -1;
+}
+
+void max_over_ranks(MPI_Comm comm, const double *v, double *out, int n) {
+    MPI_Reduce(v, out, n, MPI_DOUBLE, MPI_MAX, 0, comm);
+}

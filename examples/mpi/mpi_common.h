@@ -1,0 +1,47 @@
+/* Helpers shared by the MPI examples (xcorr_network.c, wavepacket_volume.c): agreement on
+ * failures at the end of each stage, one GPU per rank, CPU threads shared among the ranks
+ * of a node, timing, and an output file that only looks complete once it is. */
+#ifndef SEISGPU_MPI_COMMON_H
+#define SEISGPU_MPI_COMMON_H
+
+#include <mpi.h>
+#include <stddef.h>
+
+#include "seisgpu.h"
+
+/* A rank's error message, empty while all is well. */
+typedef struct {
+    char text[512];
+} failure;
+
+/* Records the first failure of this rank (printf-style). */
+void fail(failure *f, const char *fmt, ...);
+
+/* Records a seisgpu status other than SG_OK with the library's message. Returns 1 if failed. */
+int fail_status(failure *f, sg_status s, const char *what);
+
+/* Every rank's failure, agreed at the end of a stage: returns 1 on every rank if any rank
+ * failed, after rank 0 printed each failing rank's message (prefixed by `program`). */
+int stage_failed(MPI_Comm comm, const failure *f, const char *program);
+
+/* This rank's index among the ranks of its node (MPI_COMM_TYPE_SHARED), and their count. */
+void node_rank(MPI_Comm comm, int *local_rank, int *local_size);
+
+/* A context: CUDA device `local_rank` (one GPU per rank), or the CPU with the node's cores
+ * shared among its ranks (SEISGPU_NUM_THREADS, unless the caller set it). `backend` is
+ * SG_BACKEND_AUTO, _CPU or _CUDA. */
+sg_status rank_context(int backend, int local_rank, int local_size, sg_context **ctx);
+
+/* Seconds on a monotonic clock. */
+double wall(void);
+
+/* The output is written to "<path>.partial" and renamed to `path` by rank 0 only once every
+ * rank's part is in; a failed run leaves no file named `path` (a stale one is removed at
+ * the start). */
+void partial_name(const char *path, char *out, size_t len);
+int remove_stale_output(const char *path);
+
+/* The max, over ranks, of each of `n` values (to rank 0). */
+void max_over_ranks(MPI_Comm comm, const double *v, double *out, int n);
+
+#endif
