@@ -28,14 +28,16 @@ from .usfft import Usfft
 from .wavepacket import Box, InverseResult, SparseResult, WavepacketLayout
 from .wavepacket_volume import VolumeBox, WavepacketVolume
 from .xcorr import Correlations, Spectra, Xcorr, from_obspy
+from .xcorr_file import XcorrFile, read_xcorr_file
 
 __all__ = [
     "ArgumentTypeError", "Axis", "Box", "CancelledError", "ClosedError", "Context",
     "Correlations", "CudaError", "Dwt", "Ellipsoid", "EmSearch", "Error", "FxDecon",
     "InternalError", "InvalidArgumentError", "InverseResult", "NonFiniteError",
     "OutOfMemoryError", "SearchResult", "Spectra", "SparseResult", "UnsupportedError",
-    "Usfft", "VolumeBox", "WavepacketLayout", "WavepacketVolume", "Xcorr", "__version__",
-    "describe", "from_obspy", "levels_above", "library_path", "version",
+    "Usfft", "VolumeBox", "WavepacketLayout", "WavepacketVolume", "Xcorr", "XcorrFile",
+    "__version__", "describe", "from_obspy", "levels_above", "library_path", "read_xcorr_file",
+    "version",
 ]
 
 __version__ = _lib.lib.sg_version().decode()
