@@ -3,6 +3,7 @@
 
 use crate::backend::cpu::CpuBackend;
 use crate::error::{Error, Result};
+use crate::sample::Finite;
 
 /// Batches of fewer samples than this are checked for non-finite values on the calling thread.
 const PARALLEL_SCAN_MIN: usize = 1 << 20;
@@ -70,7 +71,7 @@ impl TraceBatch {
     /// The position of the first non-finite sample, if any (traces only, not the gaps
     /// between them). Large batches are scanned on `cpu`'s threads; small ones on the
     /// calling thread, where waking the pool would cost more than the scan.
-    pub fn find_non_finite<T: num_traits::Float + Sync>(
+    pub fn find_non_finite<T: Finite>(
         &self,
         data: &[T],
         cpu: &CpuBackend,
@@ -88,11 +89,7 @@ impl TraceBatch {
     }
 
     /// `Err(NonFinite)` naming the first non-finite sample.
-    pub fn check_finite<T: num_traits::Float + Sync>(
-        &self,
-        data: &[T],
-        cpu: &CpuBackend,
-    ) -> Result<()> {
+    pub fn check_finite<T: Finite>(&self, data: &[T], cpu: &CpuBackend) -> Result<()> {
         match self.find_non_finite(data, cpu) {
             None => Ok(()),
             Some((t, i)) => Err(Error::NonFinite(format!(
@@ -104,7 +101,7 @@ impl TraceBatch {
 
 /// The index of the first non-finite value of one contiguous array: on `cpu`'s threads from
 /// PARALLEL_SCAN_MIN values (in pieces of 2^16), else on the calling thread.
-pub fn find_non_finite_in<T: num_traits::Float + Sync>(x: &[T], cpu: &CpuBackend) -> Option<usize> {
+pub fn find_non_finite_in<T: Finite>(x: &[T], cpu: &CpuBackend) -> Option<usize> {
     use rayon::prelude::*;
     const PIECE: usize = 1 << 16;
     if x.len() < PARALLEL_SCAN_MIN {
@@ -119,15 +116,15 @@ pub fn find_non_finite_in<T: num_traits::Float + Sync>(x: &[T], cpu: &CpuBackend
 
 /// The index of the first non-finite value: a branch-free pass per block (vectorised), the
 /// position looked for only in the block that holds one.
-fn first_non_finite<T: num_traits::Float>(x: &[T]) -> Option<usize> {
+fn first_non_finite<T: Finite>(x: &[T]) -> Option<usize> {
     const BLOCK: usize = 256;
     x.chunks(BLOCK).enumerate().find_map(|(b, block)| {
-        if block.iter().fold(true, |ok, v| ok & v.is_finite()) {
+        if block.iter().fold(true, |ok, v| ok & v.finite()) {
             return None;
         }
         block
             .iter()
-            .position(|v| !v.is_finite())
+            .position(|v| !v.finite())
             .map(|i| b * BLOCK + i)
     })
 }

@@ -9,6 +9,7 @@ pub trait Sample:
     + Sync
     + std::fmt::Debug
     + cudarc::driver::DeviceRepr
+    + Finite
     + 'static
 {
     /// The CUDA C type name, baked into kernels.
@@ -53,3 +54,26 @@ pub trait Real: Sample + rustfft::FftNum + Default + cudarc::driver::ValidAsZero
 impl Real for f32 {}
 
 impl Real for f64 {}
+
+/// A sample, or a complex value of two: finite when every part is.
+pub trait Finite: Copy + Sync {
+    fn finite(self) -> bool;
+}
+
+impl Finite for f32 {
+    fn finite(self) -> bool {
+        self.is_finite()
+    }
+}
+
+impl Finite for f64 {
+    fn finite(self) -> bool {
+        self.is_finite()
+    }
+}
+
+impl<T: Finite> Finite for num_complex::Complex<T> {
+    fn finite(self) -> bool {
+        self.re.finite() & self.im.finite()
+    }
+}

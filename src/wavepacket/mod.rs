@@ -42,7 +42,6 @@ use crate::usfft::{TransformType, UsfftOptions, UsfftPlan};
 use boxfft::BoxFfts;
 pub use layout::{Layout, LayoutOptions, WaveBox};
 use num_complex::Complex;
-use rayon::prelude::*;
 use std::sync::Arc;
 
 /// The share of a forward or adjoint call given to its USFFT in progress reports (nominal:
@@ -423,12 +422,7 @@ pub(crate) fn check_data_finite<T: Real>(data: &[T], cpu: &CpuBackend) -> Result
 
 /// `NonFinite` naming the first coefficient that is NaN or infinite (as `check_data_finite`).
 pub(crate) fn check_finite<T: Real>(coeffs: &[Complex<T>], cpu: &CpuBackend) -> Result<()> {
-    let bad = cpu.install(|| {
-        coeffs
-            .par_iter()
-            .position_first(|c| !(c.re.is_finite() && c.im.is_finite()))
-    });
-    match bad {
+    match crate::layout::find_non_finite_in(coeffs, cpu) {
         Some(i) => Err(Error::NonFinite(format!(
             "coefficient {i} is not finite; nothing was written"
         ))),

@@ -44,7 +44,9 @@ fn record_launch(name: &str) {
     use std::collections::HashSet;
     use std::io::Write;
     use std::sync::{Mutex, OnceLock};
-    static LOG: OnceLock<Option<Mutex<(std::fs::File, HashSet<String>)>>> = OnceLock::new();
+    /// The log file and the names written to it.
+    type Log = Mutex<(std::fs::File, HashSet<String>)>;
+    static LOG: OnceLock<Option<Log>> = OnceLock::new();
     let log = LOG.get_or_init(|| {
         let path = std::env::var_os("SEISGPU_LAUNCH_LOG")?;
         let file = std::fs::OpenOptions::new()

@@ -150,16 +150,22 @@ impl<T: Sample> DeviceMedians<T> {
         let universal = self.options.rule == ThresholdRule::Universal;
         let len = if universal { self.medians.len() } else { 0 };
         let mut host = vec![T::zero(); len];
-        let mut pinned = gpu.staging.take(&gpu.ctx, len * std::mem::size_of::<T>())?;
-        if len > 0 {
+        // Only the universal rule reads the medians: the others skip the copy.
+        let staged = if len > 0 {
+            let mut pinned = gpu.staging.take(&gpu.ctx, len * std::mem::size_of::<T>())?;
             let what = "copying medians from the device";
             pinned.download_from(stream, &self.medians, len, what)?;
-        }
+            Some(pinned)
+        } else {
+            None
+        };
         stream
             .synchronize()
             .map_err(driver_error("running the DWT denoise"))?;
-        host.copy_from_slice(pinned.slice_mut::<T>(len)?);
-        gpu.staging.put(pinned);
+        if let Some(mut pinned) = staged {
+            host.copy_from_slice(pinned.slice_mut::<T>(len)?);
+            gpu.staging.put(pinned);
+        }
         Ok(thresholds_from_medians(
             &self.options,
             self.levels,
