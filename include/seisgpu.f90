@@ -281,6 +281,22 @@ module seisgpu
       integer(c_int32_t) :: status
     end function sg_context_set_progress
 
+    ! stream: a CUstream (cudaStream_t) as an integer, 0 for the legacy default stream.
+    function sg_context_set_stream(ctx, stream) &
+        bind(C, name="sg_context_set_stream") result(status)
+      import :: c_int32_t, c_int64_t, c_ptr
+      type(c_ptr), value :: ctx
+      integer(c_int64_t), value, intent(in) :: stream
+      integer(c_int32_t) :: status
+    end function sg_context_set_stream
+
+    function sg_context_synchronize(ctx) &
+        bind(C, name="sg_context_synchronize") result(status)
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value, intent(in) :: ctx
+      integer(c_int32_t) :: status
+    end function sg_context_synchronize
+
     ! ---- DWT plans ------------------------------------------------------------------
 
     function sg_dwt_denoise_options_default() &
@@ -359,6 +375,64 @@ module seisgpu
       type(c_ptr), value, intent(in) :: thresholds
       integer(c_int32_t) :: status
     end function sg_dwt_denoise_f64
+
+    ! input, output: device addresses (CUdeviceptr, e.g. transfer(c_devloc(a), 0_c_int64_t)
+    ! in CUDA Fortran); equal for in place.
+    function sg_dwt_execute_device_f32(plan, direction, n_levels, input, output, &
+        n_traces, trace_stride) bind(C, name="sg_dwt_execute_device_f32") result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      integer(c_int32_t), value, intent(in) :: direction
+      integer(c_int32_t), value, intent(in) :: n_levels
+      integer(c_int64_t), value, intent(in) :: input
+      integer(c_int64_t), value, intent(in) :: output
+      integer(c_size_t), value, intent(in) :: n_traces
+      integer(c_size_t), value, intent(in) :: trace_stride
+      integer(c_int32_t) :: status
+    end function sg_dwt_execute_device_f32
+
+    ! input, output: device addresses (CUdeviceptr, e.g. transfer(c_devloc(a), 0_c_int64_t)
+    ! in CUDA Fortran); equal for in place.
+    function sg_dwt_execute_device_f64(plan, direction, n_levels, input, output, &
+        n_traces, trace_stride) bind(C, name="sg_dwt_execute_device_f64") result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      integer(c_int32_t), value, intent(in) :: direction
+      integer(c_int32_t), value, intent(in) :: n_levels
+      integer(c_int64_t), value, intent(in) :: input
+      integer(c_int64_t), value, intent(in) :: output
+      integer(c_size_t), value, intent(in) :: n_traces
+      integer(c_size_t), value, intent(in) :: trace_stride
+      integer(c_int32_t) :: status
+    end function sg_dwt_execute_device_f64
+
+    ! thresholds: c_null_ptr, or c_loc(t) of a host target array t(levels*n_traces).
+    function sg_dwt_denoise_device_f32(plan, options, input, output, n_traces, &
+        trace_stride, thresholds) bind(C, name="sg_dwt_denoise_device_f32") result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_ptr, sg_dwt_denoise_options
+      type(c_ptr), value, intent(in) :: plan
+      type(sg_dwt_denoise_options), intent(in) :: options
+      integer(c_int64_t), value, intent(in) :: input
+      integer(c_int64_t), value, intent(in) :: output
+      integer(c_size_t), value, intent(in) :: n_traces
+      integer(c_size_t), value, intent(in) :: trace_stride
+      type(c_ptr), value, intent(in) :: thresholds
+      integer(c_int32_t) :: status
+    end function sg_dwt_denoise_device_f32
+
+    ! thresholds: c_null_ptr, or c_loc(t) of a host target array t(levels*n_traces).
+    function sg_dwt_denoise_device_f64(plan, options, input, output, n_traces, &
+        trace_stride, thresholds) bind(C, name="sg_dwt_denoise_device_f64") result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_ptr, sg_dwt_denoise_options
+      type(c_ptr), value, intent(in) :: plan
+      type(sg_dwt_denoise_options), intent(in) :: options
+      integer(c_int64_t), value, intent(in) :: input
+      integer(c_int64_t), value, intent(in) :: output
+      integer(c_size_t), value, intent(in) :: n_traces
+      integer(c_size_t), value, intent(in) :: trace_stride
+      type(c_ptr), value, intent(in) :: thresholds
+      integer(c_int32_t) :: status
+    end function sg_dwt_denoise_device_f64
 
     ! ---- USFFT plans ----------------------------------------------------------------
 

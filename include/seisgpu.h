@@ -842,6 +842,26 @@ sg_status sg_context_backend(const sg_context *ctx, int32_t *backend);
 sg_status sg_context_describe(const sg_context *ctx, char *buf, size_t len, size_t *needed);
 
 /*
+ Orders the device calls (`*_device_*`) made on `ctx` and its plans from now on on
+ `stream`, a `CUstream` (a `cudaStream_t`) of the context's device and CUDA context,
+ passed as an integer; 0 means the legacy default stream, the default. A device call
+ queues its work after what `stream` holds when it is made and returns without waiting:
+ its outputs are ready when `stream` reaches the point where the call left it (a later
+ kernel, copy or event on `stream`, `cudaStreamSynchronize`, or `sg_context_synchronize`).
+ The stream must stay alive while calls use it; set another, or 0, before destroying it.
+ Calls with host arrays are unaffected (they return with their results written).
+ `SG_ERR_UNSUPPORTED` on a CPU context. Change it only while no device call runs on `ctx`.
+ */
+sg_status sg_context_set_stream(sg_context *ctx, uint64_t stream);
+
+/*
+ Waits until the work of the device calls made on `ctx` so far has run (the stream set by
+ `sg_context_set_stream`). A kernel fault in that work is reported here as
+ `SG_ERR_CUDA_DRIVER`. On a CPU context there is nothing to wait for: `SG_OK`.
+ */
+sg_status sg_context_synchronize(const sg_context *ctx);
+
+/*
  Releases the caller's reference to a context. NULL is a no-op. Plans made from it stay
  valid (they hold their own reference). Must not race with other calls on the same
  handle.
@@ -950,6 +970,61 @@ sg_status sg_dwt_denoise_f64(const sg_dwt_plan *plan,
                              size_t n_traces,
                              size_t trace_stride,
                              double *thresholds);
+
+/*
+ `sg_dwt_execute_f32` on device memory: `input` and `output` are `CUdeviceptr` values
+ (addresses in the context's device memory, from `cudaMalloc`, `cuMemAlloc`, a pool or
+ managed memory) in the same layout; `input == output` transforms in place (traces too
+ long for one block's shared memory take a multi-pass path that needs separate arrays and
+ trace_stride = n_samples; the status says so). Queued on the context's stream (`sg_context_set_stream`):
+ returns without waiting, the results are ready when the stream has run. Non-finite
+ samples are not looked for (they reach the outputs). `SG_ERR_INVALID_ARGUMENT` for an
+ address the driver does not know as device memory of the context's device holding the
+ batch; `SG_ERR_UNSUPPORTED` on a CPU context. Bit for bit the results of
+ `sg_dwt_execute_f32` on the same GPU.
+ */
+sg_status sg_dwt_execute_device_f32(const sg_dwt_plan *plan,
+                                    int32_t direction,
+                                    uint32_t n_levels,
+                                    uint64_t input,
+                                    uint64_t output,
+                                    size_t n_traces,
+                                    size_t trace_stride);
+
+/*
+ `sg_dwt_execute_device_f32` for `double` traces.
+ */
+sg_status sg_dwt_execute_device_f64(const sg_dwt_plan *plan,
+                                    int32_t direction,
+                                    uint32_t n_levels,
+                                    uint64_t input,
+                                    uint64_t output,
+                                    size_t n_traces,
+                                    size_t trace_stride);
+
+/*
+ `sg_dwt_denoise_f32` on device memory (arrays as in `sg_dwt_execute_device_f32`).
+ `thresholds`, if not NULL, is *host* memory for n_traces × levels doubles: the call then
+ waits for the stream to fill it; with NULL it returns without waiting.
+ */
+sg_status sg_dwt_denoise_device_f32(const sg_dwt_plan *plan,
+                                    const sg_dwt_denoise_options *options,
+                                    uint64_t input,
+                                    uint64_t output,
+                                    size_t n_traces,
+                                    size_t trace_stride,
+                                    double *thresholds);
+
+/*
+ `sg_dwt_denoise_device_f32` for `double` traces.
+ */
+sg_status sg_dwt_denoise_device_f64(const sg_dwt_plan *plan,
+                                    const sg_dwt_denoise_options *options,
+                                    uint64_t input,
+                                    uint64_t output,
+                                    size_t n_traces,
+                                    size_t trace_stride,
+                                    double *thresholds);
 
 /*
  The default options. Thread-safe.

@@ -4,6 +4,7 @@
 pub mod array;
 pub mod blas;
 pub mod buffers;
+pub mod caller;
 pub mod disk_cache;
 pub mod fft;
 pub mod kernels;
@@ -43,6 +44,8 @@ pub struct CudaBackend {
     /// Largest dynamic shared memory a block may opt in to, in bytes.
     pub max_shared_bytes: usize,
     pub multiprocessors: usize,
+    /// The stream device calls are ordered on (`sg_context_set_stream`).
+    pub caller: caller::CallerStream,
     description: String,
 }
 
@@ -105,6 +108,7 @@ impl CudaBackend {
             modules,
             max_shared_bytes,
             multiprocessors,
+            caller: caller::CallerStream::default(),
             description,
         })
     }
@@ -116,6 +120,11 @@ impl CudaBackend {
     /// Makes the context current on this thread (every driver call below needs it).
     pub fn bind(&self) -> Result<()> {
         bind(&self.ctx)
+    }
+
+    /// The stream a device call starting now is ordered on.
+    pub fn caller_stream(&self) -> Arc<CudaStream> {
+        self.caller.get(&self.ctx)
     }
 
     /// A fresh stream for one call, so that calls from several threads overlap.
