@@ -1,6 +1,6 @@
 //! `sg_dwt_plan`: batched, GSL-compatible wavelet transforms and denoising.
 
-mod device;
+pub mod device;
 
 use super::args::{arg_ref, optional_ref};
 use super::arrays::{check, optional_mut, overlap, slice, slice_mut};
