@@ -532,6 +532,26 @@ module seisgpu
       integer(c_int32_t) :: status
     end function sg_usfft_execute_f64
 
+    ! c, f: device addresses (CUdeviceptr) of the interleaved complex arrays.
+    function sg_usfft_execute_device_f32(plan, c, f) &
+        bind(C, name="sg_usfft_execute_device_f32") result(status)
+      import :: c_int32_t, c_int64_t, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      integer(c_int64_t), value, intent(in) :: c
+      integer(c_int64_t), value, intent(in) :: f
+      integer(c_int32_t) :: status
+    end function sg_usfft_execute_device_f32
+
+    ! c, f: device addresses (CUdeviceptr) of the interleaved complex arrays.
+    function sg_usfft_execute_device_f64(plan, c, f) &
+        bind(C, name="sg_usfft_execute_device_f64") result(status)
+      import :: c_int32_t, c_int64_t, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      integer(c_int64_t), value, intent(in) :: c
+      integer(c_int64_t), value, intent(in) :: f
+      integer(c_int32_t) :: status
+    end function sg_usfft_execute_device_f64
+
     ! ---- F-X / F-XY prediction filtering -------------------------------------------
 
     function sg_fxdecon_options_default() &

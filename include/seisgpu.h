@@ -1321,12 +1321,29 @@ sg_status sg_usfft_set_points_f64(sg_usfft_plan *plan,
                                   const double *z);
 
 /*
+ Runs the transform on every vector of the batch. `c`: n_vectors × M complex strengths,
+ `f`: n_vectors × N1·N2·N3 complex modes (dimension 1 fastest, in the plan's mode order),
+ both interleaved (re, im) floats, vector v starting at complex element v·M resp. v·N1N2N3.
+ Type 1 reads `c` and writes `f`; type 2 reads `f` and writes `c`. The arrays must not
+ overlap; an empty one (M = 0) may be NULL. Non-finite strengths or modes are not checked:
+ they propagate to the output. Several threads may execute one plan at once (on the GPU
+ they take turns).
+ */
+sg_status sg_usfft_execute_f32(const sg_usfft_plan *plan, float *c, float *f);
+
+/*
+ `sg_usfft_execute_f32` for a double-precision plan.
+ */
+sg_status sg_usfft_execute_f64(const sg_usfft_plan *plan, double *c, double *f);
+
+/*
  Sets the plan's `m` points from coordinates already in device memory: `x` (and `y`, `z`
  as for `sg_usfft_set_points_f32`; unused ones may be 0) are `CUdeviceptr` values of at
- least `m` floats each, in the plan's CUDA context (device 0's primary context), already
- written (synchronise the stream that wrote them first). The points are folded and sorted
- on the GPU, with no host copy. `SG_ERR_UNSUPPORTED` on a CPU context; non-finite
- coordinates give `SG_ERR_NON_FINITE` and keep the previous points.
+ least `m` floats each in the device memory of the plan's context, checked as in
+ `sg_dwt_execute_device_f32`. The points are folded and sorted on the GPU, with no host
+ copy, after the work queued on the context's stream (`sg_context_set_stream`); the call
+ waits for the sort's finiteness check (8 bytes read back). `SG_ERR_UNSUPPORTED` on a CPU
+ context; non-finite coordinates give `SG_ERR_NON_FINITE` and keep the previous points.
  */
 sg_status sg_usfft_set_points_device_f32(sg_usfft_plan *plan,
                                          size_t m,
@@ -1344,20 +1361,20 @@ sg_status sg_usfft_set_points_device_f64(sg_usfft_plan *plan,
                                          uint64_t z);
 
 /*
- Runs the transform on every vector of the batch. `c`: n_vectors × M complex strengths,
- `f`: n_vectors × N1·N2·N3 complex modes (dimension 1 fastest, in the plan's mode order),
- both interleaved (re, im) floats, vector v starting at complex element v·M resp. v·N1N2N3.
- Type 1 reads `c` and writes `f`; type 2 reads `f` and writes `c`. The arrays must not
- overlap; an empty one (M = 0) may be NULL. Non-finite strengths or modes are not checked:
- they propagate to the output. Several threads may execute one plan at once (on the GPU
- they take turns).
+ `sg_usfft_execute_f32` on device memory: `c` and `f` are `CUdeviceptr` values in the
+ host call's layouts (interleaved complex), device memory of the plan's context, checked
+ as in `sg_dwt_execute_device_f32`; they must not overlap. Queued on the context's stream
+ (`sg_context_set_stream`) after the work it holds: returns without waiting, the output is
+ ready when the stream has run. Non-finite values are not looked for. Bit for bit the
+ result of `sg_usfft_execute_f32` on the same GPU. Several threads may execute one plan
+ at once (their work takes turns on the plan's stream).
  */
-sg_status sg_usfft_execute_f32(const sg_usfft_plan *plan, float *c, float *f);
+sg_status sg_usfft_execute_device_f32(const sg_usfft_plan *plan, uint64_t c, uint64_t f);
 
 /*
- `sg_usfft_execute_f32` for a double-precision plan.
+ `sg_usfft_execute_device_f32` for a double-precision plan.
  */
-sg_status sg_usfft_execute_f64(const sg_usfft_plan *plan, double *c, double *f);
+sg_status sg_usfft_execute_device_f64(const sg_usfft_plan *plan, uint64_t c, uint64_t f);
 
 /*
  The library version as a static string, e.g. "0.1.0". Never NULL; thread-safe.
