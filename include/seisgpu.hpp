@@ -8,6 +8,10 @@
 // what the C call will touch is refused with SG_ERR_INVALID_ARGUMENT before the call.
 // Nothing else happens here: the numbers are the C library's.
 //
+// Device memory: `device_view<T>` (a device pointer and a size) goes to the `_device`
+// methods, which queue their work on the stream set by `context::set_stream` and return
+// without waiting (see "Keeping data on the GPU" in the README).
+//
 // Adding a plan type: one `detail::owner<sg_x_plan, sg_x_plan_destroy>` base and the
 // methods that forward its C calls (see dwt_plan).
 
@@ -66,7 +70,35 @@ private:
     std::size_t size_;
 };
 
+// An array in the device memory of a CUDA context's GPU (from cudaMalloc, cuMemAlloc, a
+// pool or managed memory): a device pointer and an element count. The `_device` methods take
+// these; the library checks them with the driver (device, range) before it queues work.
+template <class T> class device_view {
+public:
+    device_view(T *data, std::size_t size) noexcept : data_(data), size_(size) {}
+    // A view of the same array for reading.
+    operator device_view<const T>() const noexcept { return {data_, size_}; }
+    T *data() const noexcept { return data_; }
+    std::size_t size() const noexcept { return size_; }
+    // The CUdeviceptr value the C calls take.
+    uint64_t address() const noexcept { return reinterpret_cast<uint64_t>(data_); }
+
+private:
+    T *data_;
+    std::size_t size_;
+};
+
 namespace detail {
+
+// Refuses a device view shorter than the `needed` elements the C call will touch.
+template <class T> void need(const device_view<T> &v, std::size_t needed, const char *what) {
+    if (v.size() < needed) {
+        throw error(SG_ERR_INVALID_ARGUMENT, std::string(what) + " holds " +
+                                                 std::to_string(v.size()) +
+                                                 " elements; the call needs " +
+                                                 std::to_string(needed));
+    }
+}
 
 // Refuses a view shorter than the `needed` elements the C call will touch.
 template <class T> void need(const view<T> &v, std::size_t needed, const char *what) {
@@ -158,6 +190,12 @@ public:
         check(sg_context_set_progress(get(), &context::call_progress, held.get()));
         progress_ = std::move(held);
     }
+    // sg_context_set_stream: the `_device` methods of this context's plans queue their work
+    // on `stream` (a cudaStream_t or CUstream; nullptr for the legacy default stream) and
+    // return without waiting for it.
+    void set_stream(void *stream) { check(sg_context_set_stream(get(), reinterpret_cast<uint64_t>(stream))); }
+    // sg_context_synchronize: waits for the work the `_device` calls queued.
+    void synchronize() const { check(sg_context_synchronize(get())); }
     // SG_BACKEND_CPU or SG_BACKEND_CUDA.
     int32_t backend() const {
         int32_t b = 0;
@@ -251,6 +289,50 @@ public:
                  std::vector<T> &output) const {
         output.resize(input.size());
         denoise<T>(options, input, output, input.size() / n_samples_);
+    }
+
+    // `execute` on device memory (sg_dwt_execute_device_*): queued on the context's stream;
+    // `input` and `output` may be the same array (in place).
+    template <class T>
+    void execute_device(int32_t direction, uint32_t n_levels, device_view<const T> input,
+                        device_view<T> output, std::size_t n_traces,
+                        std::size_t trace_stride = 0) const {
+        static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+        std::size_t stride = trace_stride ? trace_stride : n_samples_;
+        detail::need(input, detail::extent(n_traces, stride, n_samples_), "input");
+        detail::need(output, detail::extent(n_traces, stride, n_samples_), "output");
+        if constexpr (std::is_same_v<T, float>) {
+            check(sg_dwt_execute_device_f32(get(), direction, n_levels, input.address(),
+                                            output.address(), n_traces, stride));
+        } else {
+            check(sg_dwt_execute_device_f64(get(), direction, n_levels, input.address(),
+                                            output.address(), n_traces, stride));
+        }
+    }
+
+    // `denoise` on device memory (sg_dwt_denoise_device_*); `thresholds` (host memory,
+    // empty: not wanted) makes the call wait for the stream.
+    template <class T>
+    void denoise_device(const sg_dwt_denoise_options &options, device_view<const T> input,
+                        device_view<T> output, std::size_t n_traces,
+                        std::size_t trace_stride = 0,
+                        view<double> thresholds = {nullptr, 0}) const {
+        static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+        std::size_t stride = trace_stride ? trace_stride : n_samples_;
+        detail::need(input, detail::extent(n_traces, stride, n_samples_), "input");
+        detail::need(output, detail::extent(n_traces, stride, n_samples_), "output");
+        double *t = nullptr;
+        if (thresholds.size() > 0) {
+            detail::need(thresholds, n_traces * levels(options.n_levels), "thresholds");
+            t = thresholds.data();
+        }
+        if constexpr (std::is_same_v<T, float>) {
+            check(sg_dwt_denoise_device_f32(get(), &options, input.address(), output.address(),
+                                            n_traces, stride, t));
+        } else {
+            check(sg_dwt_denoise_device_f64(get(), &options, input.address(), output.address(),
+                                            n_traces, stride, t));
+        }
     }
 
 private:
@@ -381,6 +463,38 @@ public:
             check(sg_usfft_execute_f32(get(), c.data(), f.data()));
         } else {
             check(sg_usfft_execute_f64(get(), c.data(), f.data()));
+        }
+    }
+
+    // `set_points` from coordinates in device memory (sg_usfft_set_points_device_*).
+    template <class T>
+    void set_points_device(device_view<const T> x, device_view<const T> y = {nullptr, 0},
+                           device_view<const T> z = {nullptr, 0}) {
+        static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+        std::size_t m = x.size();
+        if (y.size() > 0) {
+            detail::need(y, m, "y");
+        }
+        if (z.size() > 0) {
+            detail::need(z, m, "z");
+        }
+        if constexpr (std::is_same_v<T, float>) {
+            check(sg_usfft_set_points_device_f32(get(), m, x.address(), y.address(), z.address()));
+        } else {
+            check(sg_usfft_set_points_device_f64(get(), m, x.address(), y.address(), z.address()));
+        }
+        n_points_ = m;
+    }
+
+    // `execute` on device memory (sg_usfft_execute_device_*), queued on the context's stream.
+    template <class T> void execute_device(device_view<T> c, device_view<T> f) const {
+        static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+        detail::need(c, 2 * n_vectors_ * n_points_, "c");
+        detail::need(f, 2 * n_vectors_ * n_modes_total_, "f");
+        if constexpr (std::is_same_v<T, float>) {
+            check(sg_usfft_execute_device_f32(get(), c.address(), f.address()));
+        } else {
+            check(sg_usfft_execute_device_f64(get(), c.address(), f.address()));
         }
     }
 
