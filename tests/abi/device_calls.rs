@@ -107,7 +107,12 @@ fn usfft_device_calls_on_the_cpu() {
     let call = "sg_usfft_set_points_device";
     unsupported(call, sg_usfft_set_points_device_f32(p, 10, A, 0, 0));
     let s = sg_usfft_set_points_device_f64(p, 10, A, 0, 0);
-    assert_eq!(s, SG_ERR_INVALID_ARGUMENT, "a single-precision plan: {}", message());
+    assert_eq!(
+        s,
+        SG_ERR_INVALID_ARGUMENT,
+        "a single-precision plan: {}",
+        message()
+    );
     let x = [0.5f32; 10];
     assert_eq!(
         sg_usfft_set_points_f32(p, 10, x.as_ptr(), ptr::null(), ptr::null()),

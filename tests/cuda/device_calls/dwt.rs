@@ -114,8 +114,8 @@ fn dwt_device_calls_equal_the_host_calls() {
         "denoise without thresholds differs"
     );
     // What the driver can tell is refused before anything is queued.
-    let short = input.addr_at(1);
-    check_refusals("input", host_in.as_ptr() as u64, short, |a| {
+    let span = (count - 1) * stride + n;
+    check_refusals("input", host_in.as_ptr() as u64, &input, span, |a| {
         sg_dwt_execute_device_f32(p, SG_DWT_FORWARD, 0, a, output.addr(), count, stride)
     });
     let s = sg_dwt_execute_device_f32(

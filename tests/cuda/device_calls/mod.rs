@@ -7,6 +7,7 @@
 #![allow(dead_code)] // each capability's file uses part of it
 
 mod dwt;
+mod graph;
 mod usfft;
 
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DeviceRepr, ValidAsZeroBits};
@@ -112,14 +113,43 @@ pub fn five_times_equal(what: &str, mut call: impl FnMut() -> Vec<u64>) -> Vec<u
     first
 }
 
-/// A device call given a host pointer where device memory is due, and one given an array one
-/// element short: each refused with SG_ERR_INVALID_ARGUMENT and a message that names the
-/// argument and what the driver reported.
-pub fn check_refusals(name: &str, host: u64, short: u64, mut call: impl FnMut(u64) -> sg_status) {
+/// The end of the allocation the driver records around `addr` (for pool memory, the pool's
+/// mapping that holds it).
+pub fn allocation_end(addr: u64) -> u64 {
+    use cudarc::driver::sys::{cuPointerGetAttribute, CUpointer_attribute::*};
+    let (mut start, mut size) = (0u64, 0usize);
+    // SAFETY: each attribute written into a value of its documented type.
+    unsafe {
+        let a = (&mut start as *mut u64).cast();
+        cuPointerGetAttribute(a, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, addr)
+            .result()
+            .unwrap();
+        let b = (&mut size as *mut usize).cast();
+        cuPointerGetAttribute(b, CU_POINTER_ATTRIBUTE_RANGE_SIZE, addr)
+            .result()
+            .unwrap();
+    }
+    start + size as u64
+}
+
+/// A device call given a host pointer where device memory is due, and one given an address
+/// whose allocation ends one element before the `needed` elements of `T` the call touches:
+/// each refused with SG_ERR_INVALID_ARGUMENT and a message that names the argument and what
+/// the driver reported. `of` is any device array (the short address is cut from its
+/// allocation's end).
+pub fn check_refusals<T>(
+    name: &str,
+    host: u64,
+    of: &Dev<T>,
+    needed: usize,
+    mut call: impl FnMut(u64) -> sg_status,
+) {
     let s = call(host);
     assert_eq!(s, SG_ERR_INVALID_ARGUMENT, "{name} with a host pointer");
     let m = message();
     assert!(m.contains(name) && m.contains("host"), "{m}");
+    let size = std::mem::size_of::<T>() as u64;
+    let short = allocation_end(of.addr()) - (needed as u64 - 1) * size;
     let s = call(short);
     assert_eq!(s, SG_ERR_INVALID_ARGUMENT, "{name} one element short");
     let m = message();

@@ -22,6 +22,20 @@ fn plan(g: &Gpu, kind: i32, modes: &[usize; 2], nv: usize) -> *mut sg_usfft_plan
     p
 }
 
+/// Largest |a − b| over largest |b|.
+fn rel_err(a: &[f32], b: &[f32]) -> f64 {
+    let d = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs() as f64)
+        .fold(0.0, f64::max);
+    d / b.iter().map(|y| y.abs() as f64).fold(0.0, f64::max)
+}
+
+/// Type 2 (interpolation: each point gathers its own value) equals the host call bit for bit
+/// and is bit-identical over runs, whatever the order the sort left the points in. Type 1
+/// accumulates the points' spread in atomically added sums, whose order follows the
+/// threads' timing: equal to the host call within 1e-6 of the largest mode, not bit for bit.
 #[test]
 fn usfft_device_calls_equal_the_host_calls() {
     let Some(g) = gpu() else { return };
@@ -51,26 +65,39 @@ fn usfft_device_calls_equal_the_host_calls() {
             "{}",
             message()
         );
-        let host = bits(if kind == SG_USFFT_TYPE1 { &f } else { &c });
+        let host = if kind == SG_USFFT_TYPE1 {
+            f.clone()
+        } else {
+            c.clone()
+        };
+        let out = if kind == SG_USFFT_TYPE1 { &fd } else { &cd };
+        let run = || {
+            let s = sg_usfft_execute_device_f32(p, cd.addr(), fd.addr());
+            assert_eq!(s, SG_OK, "{}", message());
+            g.download(out)
+        };
+        let same_points = run();
         // Points sorted from device coordinates, after the application's uploads.
         let s = sg_usfft_set_points_device_f32(p, m, xd.addr(), yd.addr(), 0);
         assert_eq!(s, SG_OK, "{}", message());
-        let dev = five_times_equal("usfft execute", || {
-            let s = sg_usfft_execute_device_f32(p, cd.addr(), fd.addr());
-            assert_eq!(s, SG_OK, "{}", message());
-            bits(&g.download(if kind == SG_USFFT_TYPE1 { &fd } else { &cd }))
-        });
-        assert!(
-            dev == host,
-            "type {kind}: device execute differs from the host call"
-        );
-        check_refusals("f", f.as_ptr() as u64, fd.addr_at(1), |a| {
+        if kind == SG_USFFT_TYPE2 {
+            assert!(
+                bits(&same_points) == bits(&host),
+                "type 2: device execute differs"
+            );
+            let dev = five_times_equal("usfft type 2", || bits(&run()));
+            assert!(dev == bits(&host), "type 2 after device set-points differs");
+        } else {
+            let e = rel_err(&same_points, &host).max(rel_err(&run(), &host));
+            assert!(e < 1e-6, "type 1: device execute differs by {e:e}");
+        }
+        check_refusals("f", f.as_ptr() as u64, &fd, nf, |a| {
             sg_usfft_execute_device_f32(p, cd.addr(), a)
         });
-        check_refusals("x", x.as_ptr() as u64, xd.addr_at(1), |a| {
+        check_refusals("x", x.as_ptr() as u64, &xd, m, |a| {
             sg_usfft_set_points_device_f32(p, m, a, yd.addr(), 0)
         });
         sg_usfft_plan_destroy(p);
     }
-    println!("usfft device calls: types 1 and 2 equal the host calls bit for bit");
+    println!("usfft device calls: type 2 equals the host call bit for bit, type 1 within 1e-6");
 }
