@@ -106,12 +106,22 @@ def view(x: Any, name: str) -> DeviceArray | None:
         raise ArgumentTypeError(
             f"{name}: a {type(x).__name__} whose __cuda_array_interface__ is incomplete "
             f"or malformed ({e!r})") from e
+    if _lazy_sign(x):
+        raise InvalidArgumentError(
+            f"{name}: a PyTorch tensor with a pending conjugation or negation (its memory "
+            "does not hold its values): pass x.resolve_conj().resolve_neg()")
     if cai.get("mask") is not None:
         raise InvalidArgumentError(f"{name}: masked GPU arrays are not accepted")
     if dtype.byteorder not in ("=", "|") and dtype != dtype.newbyteorder("="):
         raise ArgumentTypeError(f"{name}: dtype {dtype} is not in the machine's byte order")
     return DeviceArray(x, name, int(ptr or 0), dtype.newbyteorder("="), shape, strides,
                        bool(readonly), stream)
+
+
+def _lazy_sign(x: Any) -> bool:
+    """Whether `x` is a PyTorch view whose conjugation or negation is not yet applied."""
+    return any(callable(getattr(x, f, None)) and bool(getattr(x, f)())
+               for f in ("is_conj", "is_neg"))
 
 
 def gather(**arrays: Any) -> dict[str, DeviceArray] | None:

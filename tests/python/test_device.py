@@ -281,3 +281,15 @@ def test_layouts():
     assert not view(FakeGpuArray(np.zeros((3, 4)).T)).c_contiguous
     assert view(FakeGpuArray(np.zeros((3, 8))[:1])).c_contiguous  # a length-1 axis
     assert not view(FakeGpuArray(np.zeros((3, 8))[:, :1])).c_contiguous
+
+
+def test_a_lazily_conjugated_tensor_is_refused(cpu):
+    class Conjugated(FakeGpuArray):
+        def is_conj(self):
+            return True
+
+    usfft = seisgpu.Usfft(cpu, 2, (8,))
+    usfft.set_points(np.zeros(5))
+    with pytest.raises(seisgpu.InvalidArgumentError, match="resolve_conj"):
+        usfft.execute(Conjugated(np.zeros(8, np.complex128)),
+                      out=FakeGpuArray(np.zeros(5, np.complex128)))
