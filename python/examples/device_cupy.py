@@ -5,6 +5,7 @@ checked against the same calls on NumPy arrays, bit for bit. Prints "skipped: â€
 with status 0 where CuPy, a GPU or seisgpu's CUDA backend is missing."""
 
 import sys
+from typing import NoReturn
 
 import numpy as np
 
@@ -12,7 +13,7 @@ import seisgpu
 from _data import penobscot, snr_db
 
 
-def skip(reason: str) -> None:
+def skip(reason: str) -> NoReturn:
     print(f"skipped: {reason}")
     sys.exit(0)
 

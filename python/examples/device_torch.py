@@ -6,6 +6,7 @@ of one's own; checked against the same calls on NumPy arrays, bit for bit. Print
 missing."""
 
 import sys
+from typing import NoReturn
 
 import numpy as np
 
@@ -13,7 +14,7 @@ import seisgpu
 from _data import penobscot, snr_db
 
 
-def skip(reason: str) -> None:
+def skip(reason: str) -> NoReturn:
     print(f"skipped: {reason}")
     sys.exit(0)
 

@@ -112,10 +112,9 @@ def view(x: Any, name: str) -> DeviceArray | None:
             "does not hold its values): pass x.resolve_conj().resolve_neg()")
     if cai.get("mask") is not None:
         raise InvalidArgumentError(f"{name}: masked GPU arrays are not accepted")
-    if dtype.byteorder not in ("=", "|") and dtype != dtype.newbyteorder("="):
+    if not dtype.isnative:
         raise ArgumentTypeError(f"{name}: dtype {dtype} is not in the machine's byte order")
-    return DeviceArray(x, name, int(ptr or 0), dtype.newbyteorder("="), shape, strides,
-                       bool(readonly), stream)
+    return DeviceArray(x, name, int(ptr or 0), dtype, shape, strides, bool(readonly), stream)
 
 
 def _lazy_sign(x: Any) -> bool:

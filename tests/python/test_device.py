@@ -293,3 +293,10 @@ def test_a_lazily_conjugated_tensor_is_refused(cpu):
     with pytest.raises(seisgpu.InvalidArgumentError, match="resolve_conj"):
         usfft.execute(Conjugated(np.zeros(8, np.complex128)),
                       out=FakeGpuArray(np.zeros(5, np.complex128)))
+
+
+def test_foreign_byte_order_is_refused(cpu):
+    dwt = seisgpu.Dwt(cpu, 64)
+    x = np.zeros((2, 64), ">f8")
+    with pytest.raises(seisgpu.ArgumentTypeError, match="byte order"):
+        dwt.forward(FakeGpuArray(x), out=FakeGpuArray(x.copy()))
