@@ -233,7 +233,17 @@ def relaid(a: DeviceArray, axes: tuple[int, ...] | None) -> DeviceArray:
 
 class DeviceCall:
     """One call's GPU arrays: their checks, the outputs, and the library call on their
-    stream. Each capability's method maps its host call to the device call through this."""
+    stream. A method maps its host call to the device call through it::
+
+        arrays = _device.gather(data=data, out=out)
+        if arrays is not None:                      # every array on the GPU
+            call = _device.DeviceCall(self.ctx, arrays)
+            a = call.input("data", _arrays.REAL)    # dtype, C-contiguous, aligned
+            result, o = call.output(a, a.shape, a.dtype)
+            call.run("sg_<object>_<verb>_device_f32", self._ptr(), a.ptr, o.ptr, ...)
+            return result
+        ...                                         # the host call, unchanged
+    """
 
     def __init__(self, ctx: Any, arrays: dict[str, DeviceArray]) -> None:
         self.ctx, self.arrays = ctx, arrays

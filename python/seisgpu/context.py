@@ -111,8 +111,9 @@ class Context(Handle):
 
     def synchronize(self) -> None:
         """Waits until the device calls made on this context so far have run (on the stream
-        of the last one, or the one :meth:`set_stream` set). A kernel fault in that work
-        raises :class:`seisgpu.CudaError` here. Nothing to wait for on a CPU context."""
+        of the last one, or the one :meth:`set_stream` set; it must still exist). A kernel
+        fault in that work raises :class:`seisgpu.CudaError` here. Nothing to wait for on a
+        CPU context."""
         check("sg_context_synchronize", _lib.lib.sg_context_synchronize(self._ptr()))
 
     def _is_cuda(self) -> bool:
