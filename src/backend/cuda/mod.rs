@@ -31,6 +31,11 @@ fn primary_context(ordinal: usize) -> Result<Arc<CudaContext>> {
         return Ok(ctx.clone());
     }
     let ctx = CudaContext::new(ordinal).map_err(driver_error("creating the CUDA context"))?;
+    // SAFETY: the library uses each of its buffers on the one stream it was made on, and
+    // orders work across streams itself (joins, events, `caller::ordered_on`). cudarc's
+    // per-buffer events would add a wait on the buffer's last use at every address taken,
+    // which a stream being captured into a graph may not make (an uncaptured event).
+    unsafe { ctx.disable_event_tracking() };
     held.push((ordinal, ctx.clone()));
     Ok(ctx)
 }
