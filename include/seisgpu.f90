@@ -638,6 +638,54 @@ module seisgpu
       integer(c_size_t), value, intent(in) :: crossline_stride
       integer(c_int32_t) :: status
     end function sg_fxdecon_execute_3d_f64
+
+    ! input, output: device addresses (CUdeviceptr, e.g. transfer(c_devloc(a), 0_c_int64_t)
+    ! in CUDA Fortran); equal for in place.
+    function sg_fxdecon_execute_2d_device_f32(plan, input, output, trace_stride) &
+        bind(C, name="sg_fxdecon_execute_2d_device_f32") result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      integer(c_int64_t), value, intent(in) :: input
+      integer(c_int64_t), value, intent(in) :: output
+      integer(c_size_t), value, intent(in) :: trace_stride
+      integer(c_int32_t) :: status
+    end function sg_fxdecon_execute_2d_device_f32
+
+    ! input, output: device addresses (CUdeviceptr, e.g. transfer(c_devloc(a), 0_c_int64_t)
+    ! in CUDA Fortran); equal for in place. Always SG_ERR_UNSUPPORTED (float only on the GPU).
+    function sg_fxdecon_execute_2d_device_f64(plan, input, output, trace_stride) &
+        bind(C, name="sg_fxdecon_execute_2d_device_f64") result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      integer(c_int64_t), value, intent(in) :: input
+      integer(c_int64_t), value, intent(in) :: output
+      integer(c_size_t), value, intent(in) :: trace_stride
+      integer(c_int32_t) :: status
+    end function sg_fxdecon_execute_2d_device_f64
+
+    ! input, output: device addresses, as sg_fxdecon_execute_2d_device_f32.
+    function sg_fxdecon_execute_3d_device_f32(plan, input, output, inline_stride, &
+        crossline_stride) bind(C, name="sg_fxdecon_execute_3d_device_f32") result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      integer(c_int64_t), value, intent(in) :: input
+      integer(c_int64_t), value, intent(in) :: output
+      integer(c_size_t), value, intent(in) :: inline_stride
+      integer(c_size_t), value, intent(in) :: crossline_stride
+      integer(c_int32_t) :: status
+    end function sg_fxdecon_execute_3d_device_f32
+
+    ! input, output: device addresses, as sg_fxdecon_execute_2d_device_f64.
+    function sg_fxdecon_execute_3d_device_f64(plan, input, output, inline_stride, &
+        crossline_stride) bind(C, name="sg_fxdecon_execute_3d_device_f64") result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      integer(c_int64_t), value, intent(in) :: input
+      integer(c_int64_t), value, intent(in) :: output
+      integer(c_size_t), value, intent(in) :: inline_stride
+      integer(c_size_t), value, intent(in) :: crossline_stride
+      integer(c_int32_t) :: status
+    end function sg_fxdecon_execute_3d_device_f64
     ! ---- ambient-noise correlation --------------------------------------------------
 
     function sg_xcorr_options_default() &

@@ -1244,6 +1244,61 @@ sg_status sg_fxdecon_execute_3d_f64(const sg_fxdecon_plan *plan,
                                     size_t crossline_stride);
 
 /*
+ `sg_fxdecon_execute_2d_f32` on device memory: `input` and `output` are `CUdeviceptr`
+ values (addresses in the context's device memory, from `cudaMalloc`, `cuMemAlloc`, a
+ pool or managed memory) in the host call's layout (trace t at element
+ `t * trace_stride`); `input == output` filters in place (the call then takes a device
+ copy of the input, as the host call takes a host copy); other overlaps are refused.
+ Samples between traces are not touched. Queued on the context's stream
+ (`sg_context_set_stream`): returns without waiting (but for the first call on a plan,
+ which makes the plan's FFT plans and buffers), the output is ready when the stream has
+ run; progress callbacks are not called. Non-finite samples are not looked for (they
+ reach the output). `SG_ERR_INVALID_ARGUMENT` for an address the driver does not know as
+ device memory of the context's device holding the section; `SG_ERR_UNSUPPORTED` on a
+ CPU context, and where the host call would run on the CPU (an operator and windows too
+ large for a block's shared memory). Bit for bit the results of
+ `sg_fxdecon_execute_2d_f32` on the same GPU with the same plan.
+ */
+sg_status sg_fxdecon_execute_2d_device_f32(const sg_fxdecon_plan *plan,
+                                           uint64_t input,
+                                           uint64_t output,
+                                           size_t trace_stride);
+
+/*
+ `sg_fxdecon_execute_2d_device_f32` for `double` traces: always `SG_ERR_UNSUPPORTED` (the
+ GPU filter runs float data only; `sg_fxdecon_execute_2d_f64` runs double data on the
+ CPU), nothing written. Kept so that every precision has its call.
+ */
+sg_status sg_fxdecon_execute_2d_device_f64(const sg_fxdecon_plan *plan,
+                                           uint64_t input,
+                                           uint64_t output,
+                                           size_t trace_stride);
+
+/*
+ `sg_fxdecon_execute_3d_f32` on device memory: trace (il, xl) starts at element
+ `il * inline_stride + xl * crossline_stride` of `input` and `output` (`CUdeviceptr`
+ values). Otherwise as `sg_fxdecon_execute_2d_device_f32`: in place allowed (with a device
+ copy of the input), other overlaps refused; queued on the context's stream without
+ waiting; non-finite samples not looked for; no progress callbacks; bit for bit
+ `sg_fxdecon_execute_3d_f32` on the same GPU with the same plan.
+ */
+sg_status sg_fxdecon_execute_3d_device_f32(const sg_fxdecon_plan *plan,
+                                           uint64_t input,
+                                           uint64_t output,
+                                           size_t inline_stride,
+                                           size_t crossline_stride);
+
+/*
+ `sg_fxdecon_execute_3d_device_f32` for `double` traces: always `SG_ERR_UNSUPPORTED`, as
+ `sg_fxdecon_execute_2d_device_f64`.
+ */
+sg_status sg_fxdecon_execute_3d_device_f64(const sg_fxdecon_plan *plan,
+                                           uint64_t input,
+                                           uint64_t output,
+                                           size_t inline_stride,
+                                           size_t crossline_stride);
+
+/*
  The message of the last `sg_*` call made on this thread: empty ("") when that call
  succeeded. Never NULL. The pointer stays valid until the next `sg_*` call on the
  same thread; copy it (or use `sg_last_error_copy`) to keep it. Thread-safe: each

@@ -28,7 +28,11 @@ mod xcorr_common;
 mod concurrency;
 mod denoise_median;
 mod denoise_reference;
+<<<<<<< HEAD
 mod device_calls;
+=======
+mod device_fxdecon;
+>>>>>>> cuda-a
 mod fuzz_abi;
 mod fxdecon_edge_cases;
 mod fxdecon_su_reference;
