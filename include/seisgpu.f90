@@ -860,6 +860,62 @@ module seisgpu
       integer(c_int32_t) :: status
     end function sg_xcorr_correlate_substacks_f32
 
+    ! station_days, valid: device addresses (CUdeviceptr, e.g. transfer(c_devloc(a),
+    ! 0_c_int64_t) in CUDA Fortran); valid 0 for no gaps. Waits for the stream.
+    function sg_xcorr_preprocess_device_f32(plan, station_days, n_stations, n_samples, &
+        station_stride, valid, out) bind(C, name="sg_xcorr_preprocess_device_f32") &
+        result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      integer(c_int64_t), value, intent(in) :: station_days
+      integer(c_size_t), value, intent(in) :: n_stations
+      integer(c_size_t), value, intent(in) :: n_samples
+      integer(c_size_t), value, intent(in) :: station_stride
+      integer(c_int64_t), value, intent(in) :: valid
+      type(c_ptr), intent(inout) :: out
+      integer(c_int32_t) :: status
+    end function sg_xcorr_preprocess_device_f32
+
+    ! stacks: a device address; n_windows: c_null_ptr or c_loc of a host array.
+    function sg_xcorr_correlate_device_f32(plan, days, n_days, i0, ni, j0, nj, stacks, &
+        pair_stride, n_windows) bind(C, name="sg_xcorr_correlate_device_f32") &
+        result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      type(c_ptr), value, intent(in) :: days
+      integer(c_size_t), value, intent(in) :: n_days
+      integer(c_size_t), value, intent(in) :: i0
+      integer(c_size_t), value, intent(in) :: ni
+      integer(c_size_t), value, intent(in) :: j0
+      integer(c_size_t), value, intent(in) :: nj
+      integer(c_int64_t), value, intent(in) :: stacks
+      integer(c_size_t), value, intent(in) :: pair_stride
+      type(c_ptr), value, intent(in) :: n_windows
+      integer(c_int32_t) :: status
+    end function sg_xcorr_correlate_device_f32
+
+    ! stacks, substacks: device addresses; labels and the window counts: host memory.
+    function sg_xcorr_correlate_substacks_device_f32(plan, days, n_days, i0, ni, j0, nj, &
+        labels, n_groups, stacks, pair_stride, n_windows, substacks, substack_windows) &
+        bind(C, name="sg_xcorr_correlate_substacks_device_f32") result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      type(c_ptr), value, intent(in) :: days
+      integer(c_size_t), value, intent(in) :: n_days
+      integer(c_size_t), value, intent(in) :: i0
+      integer(c_size_t), value, intent(in) :: ni
+      integer(c_size_t), value, intent(in) :: j0
+      integer(c_size_t), value, intent(in) :: nj
+      integer(c_int32_t), intent(in) :: labels(*)
+      integer(c_size_t), value, intent(in) :: n_groups
+      integer(c_int64_t), value, intent(in) :: stacks
+      integer(c_size_t), value, intent(in) :: pair_stride
+      type(c_ptr), value, intent(in) :: n_windows
+      integer(c_int64_t), value, intent(in) :: substacks
+      type(c_ptr), value, intent(in) :: substack_windows
+      integer(c_int32_t) :: status
+    end function sg_xcorr_correlate_substacks_device_f32
+
     ! ---- errors and versions --------------------------------------------------------
 
     ! A C string owned by the library; prefer sg_last_error() below.

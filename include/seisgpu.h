@@ -2012,6 +2012,80 @@ sg_status sg_xcorr_correlate_f32(const sg_xcorr_plan *plan,
                                  uint32_t *n_windows);
 
 /*
+ `sg_xcorr_preprocess_f32` on device memory: `station_days` (and `valid`, if not 0) are
+ `CUdeviceptr` values (addresses in the context's device memory, from `cudaMalloc`,
+ `cuMemAlloc`, a pool or managed memory) in the host call's layout; `valid` 0 means no
+ gaps. The spectra stay on the device, in the handle `*out` receives (the caller owns it:
+ `sg_xcorr_spectra_destroy`). Queued on the context's stream (`sg_context_set_stream`)
+ after what the caller queued there; the call then waits for the stream, because the
+ handle keeps which windows were kept on the host (the correlations are planned with
+ them); the inputs may be reused once it returns. Non-finite samples are not looked for
+ (they reach the spectra). Progress callbacks are not called. `SG_ERR_INVALID_ARGUMENT`
+ for an address the driver does not know as device memory of the context's device
+ holding the station-days; `SG_ERR_UNSUPPORTED` on a CPU context. The spectra equal
+ those of `sg_xcorr_preprocess_f32` on the same GPU bit for bit (both cut the stations
+ into the same chunks while the device's free memory allows the same ones).
+ */
+sg_status sg_xcorr_preprocess_device_f32(const sg_xcorr_plan *plan,
+                                         uint64_t station_days,
+                                         size_t n_stations,
+                                         size_t n_samples,
+                                         size_t station_stride,
+                                         uint64_t valid,
+                                         sg_xcorr_spectra **out);
+
+/*
+ `sg_xcorr_correlate_f32` into device memory: `stacks` is a `CUdeviceptr` (device memory
+ of the context's device) in the host call's layout, pair p's lags at
+ `stacks[p * pair_stride]`; elements between rows are not written. `days` and
+ `n_windows` (may be NULL) are host memory as in the host call; the window counts are
+ known on the host, so the call does not wait for them. Queued on the context's stream
+ (`sg_context_set_stream`): returns without waiting, the stacks are ready when the
+ stream has run; the days' spectra may be destroyed at once (their memory is released
+ after the work). Progress callbacks are not called. `SG_ERR_INVALID_ARGUMENT` for an
+ address the driver does not know as device memory of the context's device holding the
+ stacks; `SG_ERR_UNSUPPORTED` on a CPU context. Bit for bit the stacks of
+ `sg_xcorr_correlate_f32` on the same GPU.
+ */
+sg_status sg_xcorr_correlate_device_f32(const sg_xcorr_plan *plan,
+                                        const sg_xcorr_spectra *const *days,
+                                        size_t n_days,
+                                        size_t i0,
+                                        size_t ni,
+                                        size_t j0,
+                                        size_t nj,
+                                        uint64_t stacks,
+                                        size_t pair_stride,
+                                        uint32_t *n_windows);
+
+/*
+ `sg_xcorr_correlate_substacks_f32` into device memory: `stacks` and `substacks` are
+ `CUdeviceptr` values (device memory of the context's device, not overlapping) in the
+ host call's layouts; `days`, `labels`, `n_windows` and `substack_windows` (the last two
+ may be NULL) are host memory, and the counts are known on the host: the call does not
+ wait for them. Queued on the context's stream: returns without waiting, the stacks are
+ ready when the stream has run. Progress callbacks are not called.
+ `SG_ERR_INVALID_ARGUMENT` for an address the driver does not know as device memory of
+ the context's device holding the rows, or for overlapping outputs; `SG_ERR_UNSUPPORTED`
+ on a CPU context. Bit for bit the stacks and substacks of
+ `sg_xcorr_correlate_substacks_f32` on the same GPU.
+ */
+sg_status sg_xcorr_correlate_substacks_device_f32(const sg_xcorr_plan *plan,
+                                                  const sg_xcorr_spectra *const *days,
+                                                  size_t n_days,
+                                                  size_t i0,
+                                                  size_t ni,
+                                                  size_t j0,
+                                                  size_t nj,
+                                                  const int32_t *labels,
+                                                  size_t n_groups,
+                                                  uint64_t stacks,
+                                                  size_t pair_stride,
+                                                  uint32_t *n_windows,
+                                                  uint64_t substacks,
+                                                  uint32_t *substack_windows);
+
+/*
  NoisePy's defaults (see the fields). Thread-safe.
  */
 sg_xcorr_options sg_xcorr_options_default(void);

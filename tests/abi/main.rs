@@ -28,11 +28,9 @@ mod xcorr_common;
 mod concurrency;
 mod denoise_median;
 mod denoise_reference;
-<<<<<<< HEAD
 mod device_calls;
-=======
 mod device_fxdecon;
->>>>>>> cuda-a
+mod device_xcorr;
 mod fuzz_abi;
 mod fxdecon_edge_cases;
 mod fxdecon_su_reference;

@@ -65,9 +65,24 @@ pub fn divided(
     power: i32,
 ) -> Result<DeviceSpectra> {
     let kit = Kit::new(gpu)?;
+    let out = divided_on(&kit, x, p, g, (n, power))?;
+    kit.stream
+        .synchronize()
+        .map_err(crate::backend::cuda::driver_error("dividing spectra"))?;
+    Ok(out)
+}
+
+/// `divided` queued on the kit's stream without waiting.
+pub fn divided_on(
+    kit: &Kit,
+    x: &DeviceSpectra,
+    p: Planes,
+    g: &Geometry,
+    (n, power): (usize, i32),
+) -> Result<DeviceSpectra> {
     let mut buf: CudaSlice<f32> = alloc(&kit.stream, 2 * x.len, "allocating divided spectra")?;
     let values = x.values();
-    divide_into(&kit, (&values, &mut buf), p, g, (n, power))?;
+    divide_into(kit, (&values, &mut buf), p, g, (n, power))?;
     Ok(DeviceSpectra { buf, len: x.len })
 }
 
@@ -104,8 +119,5 @@ fn divide_into(
     // bins f < band_len read x at f'·plane + s·nw + w' with f' < band_len, s·nw + w' < plane
     // (k = s·nw + w, w' < nw), inside x's band_len·plane = len values, and write out at
     // f·plane + k, inside out's 2·len floats.
-    unsafe { l.run() }?;
-    kit.stream
-        .synchronize()
-        .map_err(crate::backend::cuda::driver_error("dividing spectra"))
+    unsafe { l.run() }
 }
