@@ -1355,6 +1355,104 @@ module seisgpu
       integer(c_int32_t) :: status
     end function sg_wavepacket_sparse_approximation_f64
 
+    ! data, coeffs: device addresses (CUdeviceptr, e.g. transfer(c_devloc(x), 0_c_int64_t) in
+    ! CUDA Fortran); coeffs interleaved re, im.
+    function sg_wavepacket_forward_device_f32(layout, data, coeffs) &
+        bind(C, name="sg_wavepacket_forward_device_f32") result(status)
+      import :: c_int32_t, c_int64_t, c_ptr
+      type(c_ptr), value, intent(in) :: layout
+      integer(c_int64_t), value, intent(in) :: data
+      integer(c_int64_t), value, intent(in) :: coeffs
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_forward_device_f32
+
+    ! coeffs, data: device addresses (CUdeviceptr, e.g. transfer(c_devloc(x), 0_c_int64_t) in
+    ! CUDA Fortran); coeffs interleaved re, im.
+    function sg_wavepacket_adjoint_device_f32(layout, coeffs, data) &
+        bind(C, name="sg_wavepacket_adjoint_device_f32") result(status)
+      import :: c_int32_t, c_int64_t, c_ptr
+      type(c_ptr), value, intent(in) :: layout
+      integer(c_int64_t), value, intent(in) :: coeffs
+      integer(c_int64_t), value, intent(in) :: data
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_adjoint_device_f32
+
+    ! coeffs, data: device addresses (as sg_wavepacket_forward_device_f32); waits.
+    function sg_wavepacket_inverse_device_f32(layout, coeffs, data, tolerance, &
+        max_iterations, iterations, residual) bind(C, name="sg_wavepacket_inverse_device_f32") &
+        result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_double, c_ptr
+      type(c_ptr), value, intent(in) :: layout
+      integer(c_int64_t), value, intent(in) :: coeffs
+      integer(c_int64_t), value, intent(in) :: data
+      real(c_double), value, intent(in) :: tolerance
+      integer(c_size_t), value, intent(in) :: max_iterations
+      integer(c_size_t), intent(inout) :: iterations
+      real(c_double), intent(inout) :: residual
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_inverse_device_f32
+
+    ! coeffs: a device address (as sg_wavepacket_forward_device_f32), thresholded in place.
+    function sg_wavepacket_threshold_device_f32(layout, coeffs, mode, kind, value) &
+        bind(C, name="sg_wavepacket_threshold_device_f32") result(status)
+      import :: c_int32_t, c_int64_t, c_double, c_ptr
+      type(c_ptr), value, intent(in) :: layout
+      integer(c_int64_t), value, intent(in) :: coeffs
+      integer(c_int32_t), value, intent(in) :: mode
+      integer(c_int32_t), value, intent(in) :: kind
+      real(c_double), value, intent(in) :: value
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_threshold_device_f32
+
+    ! data, coeffs: device addresses (CUdeviceptr, e.g. transfer(c_devloc(x), 0_c_int64_t) in
+    ! CUDA Fortran); coeffs interleaved re, im.
+    function sg_wavepacket_forward_device_f64(layout, data, coeffs) &
+        bind(C, name="sg_wavepacket_forward_device_f64") result(status)
+      import :: c_int32_t, c_int64_t, c_ptr
+      type(c_ptr), value, intent(in) :: layout
+      integer(c_int64_t), value, intent(in) :: data
+      integer(c_int64_t), value, intent(in) :: coeffs
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_forward_device_f64
+
+    ! coeffs, data: device addresses (CUdeviceptr, e.g. transfer(c_devloc(x), 0_c_int64_t) in
+    ! CUDA Fortran); coeffs interleaved re, im.
+    function sg_wavepacket_adjoint_device_f64(layout, coeffs, data) &
+        bind(C, name="sg_wavepacket_adjoint_device_f64") result(status)
+      import :: c_int32_t, c_int64_t, c_ptr
+      type(c_ptr), value, intent(in) :: layout
+      integer(c_int64_t), value, intent(in) :: coeffs
+      integer(c_int64_t), value, intent(in) :: data
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_adjoint_device_f64
+
+    ! coeffs, data: device addresses (as sg_wavepacket_forward_device_f64); waits.
+    function sg_wavepacket_inverse_device_f64(layout, coeffs, data, tolerance, &
+        max_iterations, iterations, residual) bind(C, name="sg_wavepacket_inverse_device_f64") &
+        result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_double, c_ptr
+      type(c_ptr), value, intent(in) :: layout
+      integer(c_int64_t), value, intent(in) :: coeffs
+      integer(c_int64_t), value, intent(in) :: data
+      real(c_double), value, intent(in) :: tolerance
+      integer(c_size_t), value, intent(in) :: max_iterations
+      integer(c_size_t), intent(inout) :: iterations
+      real(c_double), intent(inout) :: residual
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_inverse_device_f64
+
+    ! coeffs: a device address (as sg_wavepacket_forward_device_f64), thresholded in place.
+    function sg_wavepacket_threshold_device_f64(layout, coeffs, mode, kind, value) &
+        bind(C, name="sg_wavepacket_threshold_device_f64") result(status)
+      import :: c_int32_t, c_int64_t, c_double, c_ptr
+      type(c_ptr), value, intent(in) :: layout
+      integer(c_int64_t), value, intent(in) :: coeffs
+      integer(c_int32_t), value, intent(in) :: mode
+      integer(c_int32_t), value, intent(in) :: kind
+      real(c_double), value, intent(in) :: value
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_threshold_device_f64
+
     ! A volume larger than one layout, in tiles whose box grids share one common grid.
     function sg_wavepacket_volume_create(ctx, dim, volume_shape, tile_shape, precision, &
         options, out) bind(C, name="sg_wavepacket_volume_create") result(status)

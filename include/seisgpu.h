@@ -1747,6 +1747,107 @@ sg_status sg_wavepacket_sparse_approximation_f64(const sg_wavepacket_layout *lay
                                                  double *residual);
 
 /*
+ `sg_wavepacket_forward_f32` on device memory: `data` (n_samples floats) and `coeffs`
+ (2·n_coefficients floats, interleaved re, im, in the host call's layout) are `CUdeviceptr`
+ values (addresses in the context's device memory: `cudaMalloc`, `cuMemAlloc`, a pool or
+ managed memory); they must not overlap. Queued on the context's stream
+ (`sg_context_set_stream`): returns without waiting, the coefficients are ready when the
+ stream has run. Non-finite data is not looked for (it reaches the coefficients); the
+ progress callback is not called. `SG_ERR_INVALID_ARGUMENT` for an address the driver does
+ not know as device memory of the context's device holding the array;
+ `SG_ERR_UNSUPPORTED` on a CPU context. Bit for bit the coefficients of
+ `sg_wavepacket_forward_f32` on the same GPU.
+ */
+sg_status sg_wavepacket_forward_device_f32(const sg_wavepacket_layout *layout,
+                                           uint64_t data,
+                                           uint64_t coeffs);
+
+/*
+ `sg_wavepacket_forward_device_f32` for a double-precision layout.
+ */
+sg_status sg_wavepacket_forward_device_f64(const sg_wavepacket_layout *layout,
+                                           uint64_t data,
+                                           uint64_t coeffs);
+
+/*
+ `sg_wavepacket_adjoint_f32` on device memory (arrays as in
+ `sg_wavepacket_forward_device_f32`, not overlapping). Queued on the context's stream:
+ returns without waiting. Non-finite coefficients are not looked for (they reach the
+ data); the progress callback is not called. Bit for bit the data of
+ `sg_wavepacket_adjoint_f32` on the same GPU.
+ */
+sg_status sg_wavepacket_adjoint_device_f32(const sg_wavepacket_layout *layout,
+                                           uint64_t coeffs,
+                                           uint64_t data);
+
+/*
+ `sg_wavepacket_adjoint_device_f32` for a double-precision layout.
+ */
+sg_status sg_wavepacket_adjoint_device_f64(const sg_wavepacket_layout *layout,
+                                           uint64_t coeffs,
+                                           uint64_t data);
+
+/*
+ `sg_wavepacket_inverse_f32` on device memory (arrays as in
+ `sg_wavepacket_forward_device_f32`, not overlapping; `iterations` and `residual` host
+ memory, each may be NULL). The coefficients stay on the device: C* of them is computed
+ there after the work queued on the context's stream, the correction filter and the
+ conjugate gradients run as in the host call (each C*C on the device), and the result is
+ copied into `data` on the stream. The call **waits**: each iteration's stopping test reads
+ the residual on the host, and the iterations and residual are host outputs. Non-finite
+ coefficients are not looked for (an inverse that comes out non-finite gives
+ `SG_ERR_NON_FINITE`, `data` unwritten); the progress callback is not called. Bit for bit
+ the data of `sg_wavepacket_inverse_f32` on the same GPU.
+ */
+sg_status sg_wavepacket_inverse_device_f32(const sg_wavepacket_layout *layout,
+                                           uint64_t coeffs,
+                                           uint64_t data,
+                                           double tolerance,
+                                           size_t max_iterations,
+                                           size_t *iterations,
+                                           double *residual);
+
+/*
+ `sg_wavepacket_inverse_device_f32` for a double-precision layout.
+ */
+sg_status sg_wavepacket_inverse_device_f64(const sg_wavepacket_layout *layout,
+                                           uint64_t coeffs,
+                                           uint64_t data,
+                                           double tolerance,
+                                           size_t max_iterations,
+                                           size_t *iterations,
+                                           double *residual);
+
+/*
+ `sg_wavepacket_threshold_f32` on device coefficients, in place (`coeffs` a `CUdeviceptr`
+ as in `sg_wavepacket_forward_device_f32`): `mode` `SG_WAVEPACKET_HARD` or
+ `SG_WAVEPACKET_SOFT` at `kind` `SG_WAVEPACKET_THRESHOLD_VALUE` (`value`, finite and ≥ 0);
+ `SG_WAVEPACKET_THRESHOLD_SIGMA` gives `SG_ERR_UNSUPPORTED` (its per-level medians are not
+ computed on the device). Queued on the context's stream: returns without waiting.
+ Non-finite coefficients are not looked for. Between `sg_wavepacket_forward_device_f32`
+ and `sg_wavepacket_adjoint_device_f32` (or the inverse) it makes the threshold round
+ trip on device data. Bit for bit the coefficients of `sg_wavepacket_threshold_f32` (the
+ magnitudes computed as the C library's `hypotf` computes them).
+ */
+sg_status sg_wavepacket_threshold_device_f32(const sg_wavepacket_layout *layout,
+                                             uint64_t coeffs,
+                                             int32_t mode,
+                                             int32_t kind,
+                                             double value);
+
+/*
+ `sg_wavepacket_threshold_device_f32` for a double-precision layout. The magnitudes are
+ the GPU's `hypot`, which may differ from the host library's by an ulp: a coefficient
+ within an ulp of the threshold may be kept where the host call zeroes it (or the
+ reverse), and soft shrinking may differ in the last bits.
+ */
+sg_status sg_wavepacket_threshold_device_f64(const sg_wavepacket_layout *layout,
+                                             uint64_t coeffs,
+                                             int32_t mode,
+                                             int32_t kind,
+                                             double value);
+
+/*
  Creates a tiled volume of `dim` (2 or 3) axes: `volume_shape` samples per axis (axis 1
  fastest, any sizes ≥ 1), cut into tiles of `tile_shape` (each 8 … 2^20; the last tile along
  an axis is zero-padded past the volume's end), each tile a layout of `options` (NULL: the

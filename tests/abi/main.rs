@@ -30,6 +30,7 @@ mod denoise_median;
 mod denoise_reference;
 mod device_calls;
 mod device_fxdecon;
+mod device_wavepacket;
 mod device_xcorr;
 mod fuzz_abi;
 mod fxdecon_edge_cases;

@@ -10,6 +10,7 @@ mod dwt;
 mod fxdecon;
 mod graph;
 mod usfft;
+mod wavepacket;
 mod xcorr;
 
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DeviceRepr, ValidAsZeroBits};
