@@ -4,7 +4,7 @@ use super::spectra::DeviceSpectra;
 use crate::backend::cuda::array::Part;
 use crate::error::{Error, Result};
 use crate::xcorr::spectra::{Spectra, SpectraData};
-use cudarc::driver::{CudaStream, DevicePtr};
+use cudarc::driver::CudaStream;
 use num_complex::Complex32;
 
 /// Spectra on the device.
@@ -15,13 +15,13 @@ fn device(d: &SpectraData) -> Result<&DeviceSpectra> {
     }
 }
 
-/// Records `stream`'s reads of the days' spectra (after the writes cudarc tracks), so that
-/// spectra destroyed later, on the stream that made them, wait for a device correlation
-/// that has not run yet. Called before and after a correlation.
+/// Records `stream`'s reads of the days' spectra, so that spectra destroyed later (freed
+/// on the stream that made them) wait for a device correlation that has not run yet.
+/// Called once a correlation is queued.
 pub(super) fn order_reads(days: &[&Spectra], stream: &CudaStream) -> Result<()> {
     for day in days {
         for d in std::iter::once(&day.data).chain(day.source.as_ref()) {
-            drop(device(d)?.buf.device_ptr(stream));
+            device(d)?.read_on(stream)?;
         }
     }
     Ok(())

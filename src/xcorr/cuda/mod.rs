@@ -44,7 +44,6 @@ pub fn correlate(gpu: &CudaBackend, call: CorrelateCall, reporter: &mut Reporter
 pub fn correlate_on(kit: &Kit, call: CorrelateCall, reporter: &mut Reporter) -> Result<()> {
     let g = *call.plan.geometry();
     let days = call.days;
-    days::order_reads(days, &kit.stream)?;
     let mut rows = RowBuffers::new(kit, g.nfft, g.n_lags())?;
     reporter.stage("xcorr correlate", 1.0, call.block.n_pairs());
     match call.plan.options().stack_method {

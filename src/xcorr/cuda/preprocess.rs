@@ -199,10 +199,7 @@ pub fn preprocess(
         "copying the window flags",
     )?;
     let len = plan.geometry().band_len * sz.plane();
-    let spectra = DeviceSpectra {
-        buf: chunks.a.out,
-        len,
-    };
+    let spectra = DeviceSpectra::new(chunks.a.out, len);
     Ok((kept, SpectraData::Device(spectra)))
 }
 
@@ -244,7 +241,7 @@ pub fn preprocess_on(
     }
     let len = plan.geometry().band_len * sz.plane();
     let a = chunks.a;
-    Ok((a.kept, DeviceSpectra { buf: a.out, len }))
+    Ok((a.kept, DeviceSpectra::new(a.out, len)))
 }
 
 /// A call's chunks of stations on their way to the spectra.
