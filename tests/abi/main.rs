@@ -28,6 +28,7 @@ mod xcorr_common;
 mod concurrency;
 mod denoise_median;
 mod denoise_reference;
+mod device_emlog;
 mod fuzz_abi;
 mod fxdecon_edge_cases;
 mod fxdecon_su_reference;

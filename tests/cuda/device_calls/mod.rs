@@ -7,6 +7,7 @@
 #![allow(dead_code)] // each capability's file uses part of it
 
 mod dwt;
+mod emlog;
 
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DeviceRepr, ValidAsZeroBits};
 use seisgpu::ffi::context::*;
