@@ -1076,6 +1076,80 @@ module seisgpu
       integer(c_int32_t) :: status
     end function sg_emlog_result_models
 
+    ! a, sigma0, f0, f_exp, delta: device addresses (CUdeviceptr, e.g.
+    ! transfer(c_devloc(a), 0_c_int64_t) in CUDA Fortran); searched stays a host array.
+    function sg_emlog_plan_create_device(ctx, n, m, a, row_stride, col_stride, sigma0, &
+        f0, f_exp, delta, n_searched, searched, out) &
+        bind(C, name="sg_emlog_plan_create_device") result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: ctx
+      integer(c_size_t), value, intent(in) :: n
+      integer(c_size_t), value, intent(in) :: m
+      integer(c_int64_t), value, intent(in) :: a
+      integer(c_size_t), value, intent(in) :: row_stride
+      integer(c_size_t), value, intent(in) :: col_stride
+      integer(c_int64_t), value, intent(in) :: sigma0
+      integer(c_int64_t), value, intent(in) :: f0
+      integer(c_int64_t), value, intent(in) :: f_exp
+      integer(c_int64_t), value, intent(in) :: delta
+      integer(c_size_t), value, intent(in) :: n_searched
+      integer(c_int32_t), intent(in) :: searched(*)
+      type(c_ptr), intent(inout) :: out
+      integer(c_int32_t) :: status
+    end function sg_emlog_plan_create_device
+
+    ! The arguments of sg_emlog_search (host arrays); waits for the search.
+    function sg_emlog_search_device(plan, axis_kind, axis_count, axis_min, axis_max, &
+        list_values, n_list_values, n_pairs, pairs, options, out) &
+        bind(C, name="sg_emlog_search_device") result(status)
+      import :: c_int32_t, c_size_t, c_double, c_ptr, sg_emlog_options
+      type(c_ptr), value, intent(in) :: plan
+      integer(c_int32_t), intent(in) :: axis_kind(*)
+      integer(c_size_t), intent(in) :: axis_count(*)
+      real(c_double), intent(in) :: axis_min(*)
+      real(c_double), intent(in) :: axis_max(*)
+      real(c_double), intent(in) :: list_values(*)
+      integer(c_size_t), value, intent(in) :: n_list_values
+      integer(c_size_t), value, intent(in) :: n_pairs
+      integer(c_int32_t), intent(in) :: pairs(*)
+      type(sg_emlog_options), intent(in) :: options
+      type(c_ptr), intent(inout) :: out
+      integer(c_int32_t) :: status
+    end function sg_emlog_search_device
+
+    ! counts: a device address (CUdeviceptr) of len 64-bit integers.
+    function sg_emlog_result_marginal_device(result, parameter, counts, len) &
+        bind(C, name="sg_emlog_result_marginal_device") result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: result
+      integer(c_size_t), value, intent(in) :: parameter
+      integer(c_int64_t), value, intent(in) :: counts
+      integer(c_size_t), value, intent(in) :: len
+      integer(c_int32_t) :: status
+    end function sg_emlog_result_marginal_device
+
+    ! counts: a device address (CUdeviceptr) of len 64-bit integers.
+    function sg_emlog_result_pair_device(result, pair, counts, len) &
+        bind(C, name="sg_emlog_result_pair_device") result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: result
+      integer(c_size_t), value, intent(in) :: pair
+      integer(c_int64_t), value, intent(in) :: counts
+      integer(c_size_t), value, intent(in) :: len
+      integer(c_int32_t) :: status
+    end function sg_emlog_result_pair_device
+
+    ! indices, values: device addresses (CUdeviceptr) that do not overlap.
+    function sg_emlog_result_models_device(result, indices, values, len) &
+        bind(C, name="sg_emlog_result_models_device") result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: result
+      integer(c_int64_t), value, intent(in) :: indices
+      integer(c_int64_t), value, intent(in) :: values
+      integer(c_size_t), value, intent(in) :: len
+      integer(c_int32_t) :: status
+    end function sg_emlog_result_models_device
+
     ! ---- Gaussian wave packets -------------------------------------------------------
 
     function sg_wavepacket_pocs_options_default() &

@@ -1158,6 +1158,102 @@ sg_status sg_emlog_result_models(const sg_emlog_result *result,
                                  size_t len);
 
 /*
+ `sg_emlog_plan_create` with A, `sigma0`, `f0`, `f_exp` and `delta` in device memory:
+ `CUdeviceptr` values (addresses in the context's device memory, from `cudaMalloc`,
+ `cuMemAlloc`, a pool or managed memory) in the same layout and strides; `searched` stays
+ a host array (n_searched column indices). The arrays are only read and may overlap.
+ The searched columns of A and their σ₀ are gathered on the device after the work queued
+ on the context's stream (`sg_context_set_stream`), and copied to the host with f0, f_exp
+ and delta (n·(n_searched + 3) + n_searched values, not A): the call waits for the
+ stream, since the plan's closed-form answer is computed on the host. The gathered
+ values are checked as `sg_emlog_plan_create` checks them (`SG_ERR_NON_FINITE`,
+ `SG_ERR_INVALID_ARGUMENT`, naming A's own columns); the other columns of A and σ₀ are
+ not read, so non-finite values there are not looked for. `SG_ERR_INVALID_ARGUMENT` for
+ an address the driver does not know as device memory of the context's device holding
+ the array (A: (n−1)·row_stride + (m−1)·col_stride + 1 values); `SG_ERR_UNSUPPORTED` on
+ a CPU context. The plan equals `sg_emlog_plan_create`'s on the same values bit for bit.
+ Progress callbacks are not called. Thread-safe.
+ */
+sg_status sg_emlog_plan_create_device(const sg_context *ctx,
+                                      size_t n,
+                                      size_t m,
+                                      uint64_t a,
+                                      size_t row_stride,
+                                      size_t col_stride,
+                                      uint64_t sigma0,
+                                      uint64_t f0,
+                                      uint64_t f_exp,
+                                      uint64_t delta,
+                                      size_t n_searched,
+                                      const int32_t *searched,
+                                      sg_emlog_plan **out);
+
+/*
+ `sg_emlog_search` (the same arguments, all host values: the grid's axes, the pairs and
+ the options are small) run after the work queued on the context's stream
+ (`sg_context_set_stream`), the stream's later work after it. The call waits for the
+ search: the result's counts, best model and extents are host values
+ (`sg_emlog_result_summary`), and the first equivalent models, when asked for, are listed
+ on the host as the GPU's counts come in. The histograms are read back on the same wait
+ (the summary's extents and `sg_emlog_result_marginal` / `_pair` use them) and also kept
+ in device memory, which `sg_emlog_result_marginal_device` and
+ `sg_emlog_result_pair_device` copy from without leaving the device; the result holds
+ that memory until `sg_emlog_result_destroy`. Progress is reported as by
+ `sg_emlog_search`.
+ `SG_ERR_UNSUPPORTED` on a CPU context. The same kernels in the same order as
+ `sg_emlog_search`: the result equals its result on the same GPU bit for bit. Several
+ threads may search one plan.
+ */
+sg_status sg_emlog_search_device(const sg_emlog_plan *plan,
+                                 const int32_t *axis_kind,
+                                 const size_t *axis_count,
+                                 const double *axis_min,
+                                 const double *axis_max,
+                                 const double *list_values,
+                                 size_t n_list_values,
+                                 size_t n_pairs,
+                                 const int32_t *pairs,
+                                 const sg_emlog_options *options,
+                                 sg_emlog_result **out);
+
+/*
+ `sg_emlog_result_marginal` into device memory: `counts` is a `CUdeviceptr` of the
+ context's device with room for `len` (≥ the axis's count of bins) `uint64_t`. Queued on
+ the context's stream (`sg_context_set_stream`): returns without waiting; the counts are
+ there when the stream has run. From a result of `sg_emlog_search_device` the bins are
+ copied device to device; from one of `sg_emlog_search` (on a CUDA context), from the
+ result's host copy. The same counts as `sg_emlog_result_marginal`.
+ `SG_ERR_UNSUPPORTED` for a result of a CPU context.
+ */
+sg_status sg_emlog_result_marginal_device(const sg_emlog_result *result,
+                                          size_t parameter,
+                                          uint64_t counts,
+                                          size_t len);
+
+/*
+ `sg_emlog_result_pair` into device memory (`counts` as in
+ `sg_emlog_result_marginal_device`, n_a × n_b bins at i_a + n_a·i_b). Returns without
+ waiting.
+ */
+sg_status sg_emlog_result_pair_device(const sg_emlog_result *result,
+                                      size_t pair,
+                                      uint64_t counts,
+                                      size_t len);
+
+/*
+ `sg_emlog_result_models` into device memory: `indices` (n_models `uint64_t`) and
+ `values` (p `double` per model) are `CUdeviceptr` values of the context's device that
+ must not overlap; `len` the room in models (≥ n_models). Queued on the context's
+ stream: returns without waiting. The models are listed on the host (by the search, as
+ on the host path), so they are copied from host memory; nothing is copied when none
+ were listed. `SG_ERR_UNSUPPORTED` for a result of a CPU context.
+ */
+sg_status sg_emlog_result_models_device(const sg_emlog_result *result,
+                                        uint64_t indices,
+                                        uint64_t values,
+                                        size_t len);
+
+/*
  The default options (see each field). Thread-safe.
  */
 sg_fxdecon_options sg_fxdecon_options_default(void);

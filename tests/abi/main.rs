@@ -29,6 +29,7 @@ mod concurrency;
 mod denoise_median;
 mod denoise_reference;
 mod device_calls;
+mod device_emlog;
 mod device_fxdecon;
 mod device_wavepacket;
 mod device_xcorr;

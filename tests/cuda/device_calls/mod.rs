@@ -7,6 +7,7 @@
 #![allow(dead_code)] // each capability's file uses part of it
 
 mod dwt;
+mod emlog;
 mod fxdecon;
 mod graph;
 mod usfft;
