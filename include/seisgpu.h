@@ -1352,8 +1352,9 @@ sg_status sg_fxdecon_execute_3d_f64(const sg_fxdecon_plan *plan,
  reach the output). `SG_ERR_INVALID_ARGUMENT` for an address the driver does not know as
  device memory of the context's device holding the section; `SG_ERR_UNSUPPORTED` on a
  CPU context, and where the host call would run on the CPU (an operator and windows too
- large for a block's shared memory). Bit for bit the results of
- `sg_fxdecon_execute_2d_f32` on the same GPU with the same plan.
+ large for a block's shared memory). Equal to the results of `sg_fxdecon_execute_2d_f32`
+ on the same GPU to rounding: overlapping windows add their predictions into a trace's
+ spectrum with atomic additions, whose order follows the threads' timing.
  */
 sg_status sg_fxdecon_execute_2d_device_f32(const sg_fxdecon_plan *plan,
                                            uint64_t input,
@@ -1375,8 +1376,9 @@ sg_status sg_fxdecon_execute_2d_device_f64(const sg_fxdecon_plan *plan,
  `il * inline_stride + xl * crossline_stride` of `input` and `output` (`CUdeviceptr`
  values). Otherwise as `sg_fxdecon_execute_2d_device_f32`: in place allowed (with a device
  copy of the input), other overlaps refused; queued on the context's stream without
- waiting; non-finite samples not looked for; no progress callbacks; bit for bit
- `sg_fxdecon_execute_3d_f32` on the same GPU with the same plan.
+ waiting; non-finite samples not looked for; no progress callbacks; equal to
+ `sg_fxdecon_execute_3d_f32` on the same GPU to rounding (overlapping windows add their
+ predictions with atomic additions, in an order that follows the threads' timing).
  */
 sg_status sg_fxdecon_execute_3d_device_f32(const sg_fxdecon_plan *plan,
                                            uint64_t input,
@@ -1516,9 +1518,11 @@ sg_status sg_usfft_set_points_device_f64(sg_usfft_plan *plan,
  host call's layouts (interleaved complex), device memory of the plan's context, checked
  as in `sg_dwt_execute_device_f32`; they must not overlap. Queued on the context's stream
  (`sg_context_set_stream`) after the work it holds: returns without waiting, the output is
- ready when the stream has run. Non-finite values are not looked for. Bit for bit the
- result of `sg_usfft_execute_f32` on the same GPU. Several threads may execute one plan
- at once (their work takes turns on the plan's stream).
+ ready when the stream has run. Non-finite values are not looked for. Type 2 gives the
+ result of `sg_usfft_execute_f32` on the same GPU bit for bit, run after run; type 1
+ spreads the points with atomic additions, whose order follows the threads' timing, so
+ its modes agree to rounding. Several threads may execute one plan at once (their work
+ takes turns on the plan's stream).
  */
 sg_status sg_usfft_execute_device_f32(const sg_usfft_plan *plan, uint64_t c, uint64_t f);
 
@@ -1869,8 +1873,9 @@ sg_status sg_wavepacket_forward_device_f64(const sg_wavepacket_layout *layout,
  `sg_wavepacket_adjoint_f32` on device memory (arrays as in
  `sg_wavepacket_forward_device_f32`, not overlapping). Queued on the context's stream:
  returns without waiting. Non-finite coefficients are not looked for (they reach the
- data); the progress callback is not called. Bit for bit the data of
- `sg_wavepacket_adjoint_f32` on the same GPU.
+ data); the progress callback is not called. The data equal those of
+ `sg_wavepacket_adjoint_f32` on the same GPU to rounding: the adjoint's non-uniform FFT
+ accumulates with atomic additions, whose order follows the threads' timing.
  */
 sg_status sg_wavepacket_adjoint_device_f32(const sg_wavepacket_layout *layout,
                                            uint64_t coeffs,
@@ -1892,8 +1897,8 @@ sg_status sg_wavepacket_adjoint_device_f64(const sg_wavepacket_layout *layout,
  copied into `data` on the stream. The call **waits**: each iteration's stopping test reads
  the residual on the host, and the iterations and residual are host outputs. Non-finite
  coefficients are not looked for (an inverse that comes out non-finite gives
- `SG_ERR_NON_FINITE`, `data` unwritten); the progress callback is not called. Bit for bit
- the data of `sg_wavepacket_inverse_f32` on the same GPU.
+ `SG_ERR_NON_FINITE`, `data` unwritten); the progress callback is not called. Equal to the
+ data of `sg_wavepacket_inverse_f32` on the same GPU to rounding (as the adjoint).
  */
 sg_status sg_wavepacket_inverse_device_f32(const sg_wavepacket_layout *layout,
                                            uint64_t coeffs,

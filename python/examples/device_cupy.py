@@ -1,7 +1,8 @@
 """CuPy arrays through seisgpu without leaving the GPU: the Penobscot crossline, noisy,
 denoised with wavelets (levels above the signal band), then the spectrum of 40 irregularly
 placed denoised traces by the non-uniform FFT (type 1), all on a CuPy stream of one's own;
-checked against the same calls on NumPy arrays, bit for bit. Prints "skipped: …" and exits
+checked against the same calls on NumPy arrays (the denoise bit for bit, the type-1
+USFFT to rounding). Prints "skipped: …" and exits
 with status 0 where CuPy, a GPU or seisgpu's CUDA backend is missing."""
 
 import sys
@@ -61,9 +62,10 @@ print(f"denoised on the GPU: {type(d_clean).__module__}.{type(d_clean).__name__}
       f"{snr_db(cupy.asnumpy(d_clean), section):.1f} dB")
 print(f"spectrum of 40 irregular traces: {type(d_spectrum).__name__} {d_spectrum.shape} "
       f"{d_spectrum.dtype}")
-same = (np.array_equal(cupy.asnumpy(d_clean).view(np.uint32), clean.view(np.uint32))
-        and np.array_equal(cupy.asnumpy(d_spectrum).view(np.uint64),
-                           np.ascontiguousarray(spectrum).view(np.uint64)))
+# The denoise is bit for bit; the type-1 USFFT sums its spreading atomically, in an order
+# that follows the threads' timing: equal to rounding.
+spread = np.max(np.abs(cupy.asnumpy(d_spectrum) - spectrum)) / np.max(np.abs(spectrum))
+same = np.array_equal(cupy.asnumpy(d_clean).view(np.uint32), clean.view(np.uint32)) and spread < 1e-5
 if not same:
     sys.exit("the GPU pipeline differs from the host calls")
-print("CuPy pipeline: results equal the host calls bit for bit")
+print(f"CuPy pipeline: the denoise equals the host call bit for bit, the spectrum to {spread:.1e}")

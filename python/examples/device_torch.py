@@ -1,9 +1,9 @@
 """PyTorch CUDA tensors through seisgpu without leaving the GPU: the Penobscot crossline,
 noisy, denoised with wavelets (levels above the signal band), then the spectrum of 40
 irregularly placed denoised traces by the non-uniform FFT (type 1), all on a PyTorch stream
-of one's own; checked against the same calls on NumPy arrays, bit for bit. Prints
-"skipped: …" and exits with status 0 where PyTorch, a GPU or seisgpu's CUDA backend is
-missing."""
+of one's own; checked against the same calls on NumPy arrays (the denoise bit for bit, the
+type-1 USFFT to rounding). Prints "skipped: …" and exits with status 0 where PyTorch, a GPU
+or seisgpu's CUDA backend is missing."""
 
 import sys
 from typing import NoReturn
@@ -60,9 +60,10 @@ print(f"denoised on the GPU: torch.Tensor {tuple(t_clean.shape)} {t_clean.dtype}
       f"{t_clean.device}; SNR {snr_db(noisy, section):.1f} dB → "
       f"{snr_db(got_clean, section):.1f} dB")
 print(f"spectrum of 40 irregular traces: {tuple(t_spectrum.shape)} {t_spectrum.dtype}")
-same = (np.array_equal(got_clean.view(np.uint32), clean.view(np.uint32))
-        and np.array_equal(np.ascontiguousarray(got_spectrum).view(np.uint64),
-                           np.ascontiguousarray(spectrum).view(np.uint64)))
+# The denoise is bit for bit; the type-1 USFFT sums its spreading atomically, in an order
+# that follows the threads' timing: equal to rounding.
+spread = np.max(np.abs(np.ascontiguousarray(got_spectrum) - spectrum)) / np.max(np.abs(spectrum))
+same = np.array_equal(got_clean.view(np.uint32), clean.view(np.uint32)) and spread < 1e-5
 if not same:
     sys.exit("the GPU pipeline differs from the host calls")
-print("PyTorch pipeline: results equal the host calls bit for bit")
+print(f"PyTorch pipeline: the denoise equals the host call bit for bit, the spectrum to {spread:.1e}")

@@ -94,6 +94,16 @@ def same_bits(device_result: Any, host_result: np.ndarray, xp: Lib) -> None:
     assert np.array_equal(bits(got), bits(host_result))
 
 
+def close(device_result: Any, host_result: np.ndarray, xp: Lib, rtol: float) -> None:
+    """A type-1 USFFT: its spreading sums in atomically added, timing-ordered steps, so runs
+    agree to rounding (relative to the largest mode), not bit for bit."""
+    assert xp.native(device_result), type(device_result)
+    got = xp.host(device_result)
+    assert got.shape == host_result.shape and got.dtype == host_result.dtype
+    err = np.max(np.abs(got - host_result)) / np.max(np.abs(host_result))
+    assert err < rtol, err
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_dwt_on_gpu_arrays_equals_the_host_calls(xp, gpu, dtype):
     x = np.random.default_rng(3).standard_normal((2, 3, 512)).astype(dtype)
@@ -147,10 +157,11 @@ def test_usfft_on_gpu_arrays_equals_the_host_calls(xp, gpu, kind, modes, m, nv, 
         want = on_host.execute(c)
         got = on_gpu.execute(xp.gpu(c))
         assert got.shape == want.shape
-        same_bits(got, want, xp)
+        rtol = 1e-5 if dtype == np.complex64 else 1e-12
+        close(got, want, xp, rtol)
         out = on_gpu.empty_modes(like=xp.gpu(c))
         assert on_gpu.execute(xp.gpu(c), out=out) is out
-        same_bits(out, want, xp)
+        close(out, want, xp, rtol)
         return
     f = (rng.standard_normal(lead + modes) + 1j * rng.standard_normal(lead + modes))
     f = f.astype(dtype)
@@ -184,7 +195,7 @@ def test_work_is_ordered_on_the_current_stream(xp, gpu):
         assert gpu._stream == xp.handle(stream)
     stream.synchronize()
     same_bits(got, want, xp)
-    same_bits(f, spectrum, xp)
+    close(f, spectrum, xp, 1e-5)
     # Back on the default stream (the interface's legacy stream, the library's 0).
     got = dwt.denoise(xp.gpu(x))
     assert gpu._stream == 0

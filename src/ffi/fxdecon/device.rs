@@ -63,8 +63,9 @@ fn execute_f64(plan: *const sg_fxdecon_plan, dims: usize) -> sg_status {
 /// reach the output). `SG_ERR_INVALID_ARGUMENT` for an address the driver does not know as
 /// device memory of the context's device holding the section; `SG_ERR_UNSUPPORTED` on a
 /// CPU context, and where the host call would run on the CPU (an operator and windows too
-/// large for a block's shared memory). Bit for bit the results of
-/// `sg_fxdecon_execute_2d_f32` on the same GPU with the same plan.
+/// large for a block's shared memory). Equal to the results of `sg_fxdecon_execute_2d_f32`
+/// on the same GPU to rounding: overlapping windows add their predictions into a trace's
+/// spectrum with atomic additions, whose order follows the threads' timing.
 #[no_mangle]
 pub extern "C" fn sg_fxdecon_execute_2d_device_f32(
     plan: *const sg_fxdecon_plan,
@@ -96,8 +97,9 @@ pub extern "C" fn sg_fxdecon_execute_2d_device_f64(
 /// `il * inline_stride + xl * crossline_stride` of `input` and `output` (`CUdeviceptr`
 /// values). Otherwise as `sg_fxdecon_execute_2d_device_f32`: in place allowed (with a device
 /// copy of the input), other overlaps refused; queued on the context's stream without
-/// waiting; non-finite samples not looked for; no progress callbacks; bit for bit
-/// `sg_fxdecon_execute_3d_f32` on the same GPU with the same plan.
+/// waiting; non-finite samples not looked for; no progress callbacks; equal to
+/// `sg_fxdecon_execute_3d_f32` on the same GPU to rounding (overlapping windows add their
+/// predictions with atomic additions, in an order that follows the threads' timing).
 #[no_mangle]
 pub extern "C" fn sg_fxdecon_execute_3d_device_f32(
     plan: *const sg_fxdecon_plan,

@@ -145,8 +145,9 @@ pub extern "C" fn sg_wavepacket_forward_device_f64(
 /// `sg_wavepacket_adjoint_f32` on device memory (arrays as in
 /// `sg_wavepacket_forward_device_f32`, not overlapping). Queued on the context's stream:
 /// returns without waiting. Non-finite coefficients are not looked for (they reach the
-/// data); the progress callback is not called. Bit for bit the data of
-/// `sg_wavepacket_adjoint_f32` on the same GPU.
+/// data); the progress callback is not called. The data equal those of
+/// `sg_wavepacket_adjoint_f32` on the same GPU to rounding: the adjoint's non-uniform FFT
+/// accumulates with atomic additions, whose order follows the threads' timing.
 #[no_mangle]
 pub extern "C" fn sg_wavepacket_adjoint_device_f32(
     layout: *const sg_wavepacket_layout,
@@ -174,8 +175,8 @@ pub extern "C" fn sg_wavepacket_adjoint_device_f64(
 /// copied into `data` on the stream. The call **waits**: each iteration's stopping test reads
 /// the residual on the host, and the iterations and residual are host outputs. Non-finite
 /// coefficients are not looked for (an inverse that comes out non-finite gives
-/// `SG_ERR_NON_FINITE`, `data` unwritten); the progress callback is not called. Bit for bit
-/// the data of `sg_wavepacket_inverse_f32` on the same GPU.
+/// `SG_ERR_NON_FINITE`, `data` unwritten); the progress callback is not called. Equal to the
+/// data of `sg_wavepacket_inverse_f32` on the same GPU to rounding (as the adjoint).
 #[no_mangle]
 pub extern "C" fn sg_wavepacket_inverse_device_f32(
     layout: *const sg_wavepacket_layout,

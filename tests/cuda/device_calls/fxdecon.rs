@@ -91,26 +91,37 @@ fn case(
 }
 
 /// The device call equals the host call (five runs alike), apart and in place.
+/// The device call against the host call: the same kernels, but the windows' predictions
+/// are added into each trace's spectrum with atomic additions (overlapping windows), whose
+/// order follows the threads' timing: equal to rounding (1e-5 of the largest sample), the
+/// stride padding untouched, in place as apart.
 fn check_equal(g: &Gpu, c: &Case, what: &str) {
+    let close = |got: &[f32], how: &str| {
+        let scale = c
+            .host
+            .iter()
+            .fold(0f32, |m, v| if *v == SENTINEL { m } else { m.max(v.abs()) });
+        for (i, (a, b)) in got.iter().zip(&c.host).enumerate() {
+            let ok = if *b == SENTINEL {
+                a == b
+            } else {
+                (a - b).abs() <= 1e-5 * scale
+            };
+            assert!(ok, "{what}{how}: sample {i}: {a} vs the host call's {b}");
+        }
+    };
     let input = g.upload(&c.input);
     let output = g.upload(&vec![SENTINEL; c.input.len()]);
-    let dev = five_times_equal(what, || {
+    for _ in 0..3 {
         let s = execute_device(c, input.addr(), output.addr());
         assert_eq!(s, SG_OK, "{what}: {}", message());
-        bits(&g.download(&output))
-    });
-    assert!(
-        dev == bits(&c.host),
-        "{what}: the device call differs from the host call"
-    );
+        close(&g.download(&output), "");
+    }
     let inplace = g.upload(&c.input);
     let s = execute_device(c, inplace.addr(), inplace.addr());
     assert_eq!(s, SG_OK, "{what} in place: {}", message());
     g.synchronize();
-    assert!(
-        bits(&g.download(&inplace)) == bits(&c.host),
-        "{what}: in place differs from the host call"
-    );
+    close(&g.download(&inplace), " in place");
 }
 
 #[test]

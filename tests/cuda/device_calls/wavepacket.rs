@@ -15,6 +15,8 @@ type L = sg_wavepacket_layout;
 struct Calls<T> {
     precision: i32,
     tolerance: f64,
+    /// How far results that pass through an atomic sum may differ, relative to the largest.
+    rounding: f64,
     from: fn(f64) -> T,
     forward: extern "C" fn(*const L, *const T, *mut T) -> sg_status,
     adjoint: extern "C" fn(*const L, *const T, *mut T) -> sg_status,
@@ -31,6 +33,7 @@ struct Calls<T> {
 const F32: Calls<f32> = Calls {
     precision: SG_WAVEPACKET_F32,
     tolerance: 1e-6,
+    rounding: 1e-5,
     from: |v| v as f32,
     forward: sg_wavepacket_forward_f32,
     adjoint: sg_wavepacket_adjoint_f32,
@@ -45,6 +48,7 @@ const F32: Calls<f32> = Calls {
 const F64: Calls<f64> = Calls {
     precision: SG_WAVEPACKET_F64,
     tolerance: 1e-12,
+    rounding: 1e-12,
     from: |v| v,
     forward: sg_wavepacket_forward_f64,
     adjoint: sg_wavepacket_adjoint_f64,
@@ -124,6 +128,21 @@ fn thresholds_agree<T: Copy + Into<f64>>(dev: &[T], host: &[T], t: f64, exact: b
     }
 }
 
+/// Largest |a − b| ≤ `tol` · largest |b|.
+fn assert_close<T: Copy + Into<f64>>(what: &str, a: &[T], b: &[T], tol: f64) {
+    let d = a
+        .iter()
+        .zip(b)
+        .map(|(&x, &y)| (x.into() - y.into()).abs())
+        .fold(0.0, f64::max);
+    let scale = b.iter().map(|&y| y.into().abs()).fold(0.0, f64::max);
+    assert!(
+        d <= tol * scale,
+        "{what} differs from the host call by {:e}",
+        d / scale
+    );
+}
+
 fn device_calls_equal_the_host_calls<T>(g: &Gpu, c: &Calls<T>, exact_threshold: bool)
 where
     T: DeviceRepr + ValidAsZeroBits + Default + Copy + Into<f64> + PartialEq + std::fmt::Debug,
@@ -155,14 +174,10 @@ where
     let mut back = vec![zero; n];
     ok((c.adjoint)(l, coeffs.as_ptr(), back.as_mut_ptr()));
     let dev_d = g.zeros::<T>(n);
-    let got = five_times_equal("wave-packet adjoint", || {
-        ok((c.adjoint_device)(l, dev_c.addr(), dev_d.addr()));
-        bits(&g.download(&dev_d))
-    });
-    assert!(
-        got == bits(&back),
-        "device adjoint differs from the host call"
-    );
+    // The adjoint's type-1 USFFT spreads with atomic sums, in an order that follows the
+    // threads' timing: equal to the host call to rounding, not bit for bit.
+    ok((c.adjoint_device)(l, dev_c.addr(), dev_d.addr()));
+    assert_close("device adjoint", &g.download(&dev_d), &back, c.rounding);
     // Thresholds, hard and soft, and the round trip C → threshold → C* queued back to back.
     let t = 0.05 * largest(&coeffs);
     for mode in [SG_WAVEPACKET_HARD, SG_WAVEPACKET_SOFT] {
@@ -195,10 +210,11 @@ where
                 t,
             ));
             ok((c.adjoint_device)(l, dev_c.addr(), dev_d.addr()));
-            let got = bits(&g.download(&dev_d));
-            assert!(
-                got == bits(&host_back),
-                "threshold round trip differs (mode {mode})"
+            assert_close(
+                "threshold round trip",
+                &g.download(&dev_d),
+                &host_back,
+                c.rounding,
             );
         }
     }
@@ -215,27 +231,26 @@ where
         &mut res_h,
     ));
     let dev_c = g.upload(&coeffs);
-    let got = five_times_equal("wave-packet inverse", || {
-        let s = (c.inverse_device)(
-            l,
-            dev_c.addr(),
-            dev_d.addr(),
-            1e-4,
-            6,
-            &mut it_d,
-            &mut res_d,
-        );
-        ok(s);
-        bits(&g.download(&dev_d))
-    });
-    assert!(
-        got == bits(&inv),
-        "device inverse differs from the host call"
+    let s = (c.inverse_device)(
+        l,
+        dev_c.addr(),
+        dev_d.addr(),
+        1e-4,
+        6,
+        &mut it_d,
+        &mut res_d,
     );
-    assert_eq!(
-        (it_d, res_d.to_bits()),
-        (it_h, res_h.to_bits()),
-        "inverse report"
+    ok(s);
+    assert_close(
+        "device inverse",
+        &g.download(&dev_d),
+        &inv,
+        100.0 * c.rounding,
+    );
+    assert_eq!(it_d, it_h, "inverse iterations");
+    assert!(
+        (res_d - res_h).abs() <= 1e-3 * res_h.abs().max(f64::MIN_POSITIVE),
+        "inverse residual {res_d:e} vs {res_h:e}"
     );
     refusals(g, c, l, (&data, &dev_c), (&f, &coeffs));
     sg_wavepacket_layout_destroy(l);
