@@ -32,8 +32,8 @@ def test_example_runs(source, script):
 
 
 GPU_EXAMPLES = {  # script: (the array library it needs, what it prints when its check passes)
-    "device_cupy.py": ("cupy", "results equal the host calls bit for bit"),
-    "device_torch.py": ("torch", "results equal the host calls bit for bit"),
+    "device_cupy.py": ("cupy", "pipeline: the denoise equals the host call bit for bit"),
+    "device_torch.py": ("torch", "pipeline: the denoise equals the host call bit for bit"),
 }
 
 
