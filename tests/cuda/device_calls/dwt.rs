@@ -129,5 +129,13 @@ fn dwt_device_calls_equal_the_host_calls() {
     );
     assert_eq!(s, SG_ERR_INVALID_ARGUMENT, "overlapping arrays");
     sg_dwt_plan_destroy(p);
+    let (n, count) = (1024, 16384);
+    let p = plan(&g, n);
+    let (input, output) = (g.zeros::<f32>(n * count), g.zeros::<f32>(n * count));
+    let (i, o) = (input.addr(), output.addr());
+    enqueue_cost(&g, "dwt denoise 16,384 × 1,024 f32", 50, || {
+        sg_dwt_denoise_device_f32(p, &opts, i, o, count, n, std::ptr::null_mut())
+    });
+    sg_dwt_plan_destroy(p);
     println!("dwt device calls: forward, in place, denoise equal the host calls bit for bit");
 }

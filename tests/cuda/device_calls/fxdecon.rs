@@ -166,6 +166,11 @@ fn fxdecon_device_calls_equal_the_host_calls() {
     let c = case(&g, &def, (256, 1, 1), (0, 256), None);
     check_equal(&g, &c, "2D single trace");
     refusals(&g, &c2, &c3);
+    let (input, output) = (g.upload(&c3.input), g.zeros::<f32>(c3.input.len()));
+    let (i, o) = (input.addr(), output.addr());
+    enqueue_cost(&g, "F-XY 30 × 24 × 128, 3 slabs", 20, || {
+        execute_device(&c3, i, o)
+    });
     println!("fxdecon device calls: 2D, 3D, SU mode, in place, empty band equal the host calls");
 }
 

@@ -159,3 +159,27 @@ pub fn check_refusals<T>(
     let m = message();
     assert!(m.contains(name) && m.contains("bytes from there"), "{m}");
 }
+
+/// The host time inside `call` (its enqueue cost), median of `reps` calls queued back to
+/// back, and the device time per call (events around them all); printed, for the record.
+pub fn enqueue_cost(g: &Gpu, what: &str, reps: usize, mut call: impl FnMut() -> sg_status) {
+    use cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT;
+    assert_eq!(call(), SG_OK, "{what}: {}", message());
+    g.synchronize();
+    let start = g.stream.record_event(Some(CU_EVENT_DEFAULT)).unwrap();
+    let mut host = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let t = std::time::Instant::now();
+        assert_eq!(call(), SG_OK, "{what}: {}", message());
+        host.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    let end = g.stream.record_event(Some(CU_EVENT_DEFAULT)).unwrap();
+    end.synchronize().unwrap();
+    let device_ms = start.elapsed_ms(&end).unwrap() as f64 / reps as f64;
+    host.sort_by(f64::total_cmp);
+    println!(
+        "enqueue {what}: median {:.1} µs on the host (max {:.1}), {device_ms:.3} ms on the device per call",
+        host[reps / 2],
+        host[reps - 1]
+    );
+}

@@ -99,5 +99,29 @@ fn usfft_device_calls_equal_the_host_calls() {
         });
         sg_usfft_plan_destroy(p);
     }
+    let (modes, m) = ([256usize, 256], 1 << 20);
+    let p = plan(&g, SG_USFFT_TYPE2, &modes, 1);
+    let x: Vec<f32> = (0..m)
+        .map(|i| ((i as f32 * 0.618).fract() - 0.5) * 6.0)
+        .collect();
+    let y: Vec<f32> = (0..m)
+        .map(|i| ((i as f32 * 0.414).fract() - 0.5) * 6.0)
+        .collect();
+    assert_eq!(
+        sg_usfft_set_points_f32(p, m, x.as_ptr(), y.as_ptr(), std::ptr::null()),
+        SG_OK
+    );
+    let (cd, fd) = (
+        g.zeros::<f32>(2 * m),
+        g.zeros::<f32>(2 * modes[0] * modes[1]),
+    );
+    let (c, f) = (cd.addr(), fd.addr());
+    enqueue_cost(
+        &g,
+        "usfft type 2, 256² modes, 2²⁰ points f32",
+        50,
+        || sg_usfft_execute_device_f32(p, c, f),
+    );
+    sg_usfft_plan_destroy(p);
     println!("usfft device calls: type 2 equals the host call bit for bit, type 1 within 1e-6");
 }
