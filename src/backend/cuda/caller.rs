@@ -65,19 +65,49 @@ pub fn ordered_on<R>(
     Ok(r)
 }
 
-/// One attribute of the allocation holding `addr`, or the driver's refusal.
-fn attribute<V: Default>(
-    attr: CUpointer_attribute,
-    addr: u64,
-) -> std::result::Result<V, sys::CUresult> {
-    let mut value = V::default();
-    // SAFETY: `value` has the size the driver writes for `attr` (the callers below pair
-    // each attribute with its documented type); `addr` is only looked up, never accessed.
-    let r = unsafe { sys::cuPointerGetAttribute((&mut value as *mut V).cast(), attr, addr) };
-    match r {
-        sys::CUresult::CUDA_SUCCESS => Ok(value),
-        e => Err(e),
+/// What the driver records of the allocation holding an address.
+#[derive(Default)]
+struct Record {
+    /// A `CUmemorytype`; 0 where the driver knows no allocation (a host pointer, freed memory).
+    kind: u32,
+    managed: u32,
+    ordinal: i32,
+    start: u64,
+    size: usize,
+}
+
+/// The driver's record of `addr`, in one query: `cuPointerGetAttributes` answers an address
+/// it does not know with zeros rather than an error (which compute-sanitizer would report).
+fn record(addr: u64) -> Result<Record> {
+    use CUpointer_attribute::*;
+    let mut r = Record::default();
+    let mut attrs = [
+        CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+        CU_POINTER_ATTRIBUTE_IS_MANAGED,
+        CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+        CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+        CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+    ];
+    let mut data: [*mut std::ffi::c_void; 5] = [
+        (&mut r.kind as *mut u32).cast(),
+        (&mut r.managed as *mut u32).cast(),
+        (&mut r.ordinal as *mut i32).cast(),
+        (&mut r.start as *mut u64).cast(),
+        (&mut r.size as *mut usize).cast(),
+    ];
+    // SAFETY: each data slot points at a field of the attribute's documented type and size;
+    // `addr` is only looked up, never accessed.
+    unsafe {
+        sys::cuPointerGetAttributes(
+            attrs.len() as u32,
+            attrs.as_mut_ptr(),
+            data.as_mut_ptr(),
+            addr,
+        )
     }
+    .result()
+    .map_err(driver_error("asking the driver about a device address"))?;
+    Ok(r)
 }
 
 /// `Ok` when `bytes` from `addr` lie in one allocation of device (or managed) memory that
@@ -90,28 +120,31 @@ pub fn check_range(ctx: &CudaContext, addr: u64, bytes: usize, name: &str) -> Re
             "`{name}` (0x{addr:x}) must be device memory of the context's device holding {bytes} bytes; {found}"
         )
     };
-    use CUpointer_attribute::*;
-    let kind: u32 = attribute(CU_POINTER_ATTRIBUTE_MEMORY_TYPE, addr).map_err(|e| {
-        bad(format!(
-            "the driver knows no allocation there ({e:?}): a host pointer, or freed memory"
-        ))
-    })?;
-    let managed: u32 = attribute(CU_POINTER_ATTRIBUTE_IS_MANAGED, addr).unwrap_or(0);
-    if kind != CUmemorytype::CU_MEMORYTYPE_DEVICE as u32 && managed == 0 {
+    let r = record(addr)?;
+    if r.kind == 0 {
+        return Err(bad(
+            "the driver knows no allocation there: a host pointer, or freed memory".into(),
+        ));
+    }
+    if r.kind != CUmemorytype::CU_MEMORYTYPE_DEVICE as u32 && r.managed == 0 {
         return Err(bad(format!(
-            "it is page-locked host memory (memory type {kind})"
+            "it is page-locked host memory (memory type {})",
+            r.kind
         )));
     }
-    let ordinal: i32 = attribute(CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, addr).unwrap_or(-1);
-    if managed == 0 && ordinal != ctx.ordinal() as i32 {
+    if r.managed == 0 && r.ordinal != ctx.ordinal() as i32 {
         return Err(bad(format!(
-            "it belongs to device {ordinal}, the context is on device {}",
+            "it belongs to device {}, the context is on device {}",
+            r.ordinal,
             ctx.ordinal()
         )));
     }
-    let start: u64 = attribute(CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, addr).unwrap_or(addr);
-    let size: usize = attribute(CU_POINTER_ATTRIBUTE_RANGE_SIZE, addr).unwrap_or(usize::MAX);
-    let left = size.saturating_sub((addr - start) as usize);
+    let (start, size) = if r.size == 0 {
+        (addr, usize::MAX)
+    } else {
+        (r.start, r.size)
+    };
+    let left = size.saturating_sub(addr.saturating_sub(start) as usize);
     if left < bytes {
         return Err(bad(format!(
             "its allocation (0x{start:x}, {size} bytes) has {left} bytes from there"
