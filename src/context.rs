@@ -77,7 +77,7 @@ impl Context {
     pub fn gpu_for(&self, call: &str) -> Result<&CudaBackend> {
         self.cuda.as_ref().ok_or_else(|| {
             Error::Unsupported(format!(
-                "{call} takes device memory and needs a context on a CUDA device; this context runs on the CPU"
+                "{call} takes device memory and needs a CUDA context; this context runs on the CPU"
             ))
         })
     }
