@@ -412,6 +412,28 @@ public:
         execute_3d(view<const T>(input), view<T>(output));
     }
 
+    // `execute_2d` / `execute_3d` on device memory (sg_fxdecon_execute_*_device_f32), queued
+    // on the context's stream; `input` and `output` may be the same array. float only (the
+    // GPU filter's precision).
+    void execute_2d_device(device_view<const float> input, device_view<float> output,
+                           std::size_t trace_stride = 0) const {
+        std::size_t stride = trace_stride ? trace_stride : n_samples_;
+        detail::need(input, detail::extent(n_inline_, stride, n_samples_), "input");
+        detail::need(output, detail::extent(n_inline_, stride, n_samples_), "output");
+        check(sg_fxdecon_execute_2d_device_f32(get(), input.address(), output.address(), stride));
+    }
+    void execute_3d_device(device_view<const float> input, device_view<float> output,
+                           std::size_t inline_stride = 0, std::size_t crossline_stride = 0) const {
+        std::size_t is = inline_stride ? inline_stride : n_samples_;
+        std::size_t xs = crossline_stride ? crossline_stride : n_samples_ * n_inline_;
+        std::size_t needed = n_inline_ == 0 || n_crossline_ == 0
+                                 ? 0
+                                 : (n_inline_ - 1) * is + (n_crossline_ - 1) * xs + n_samples_;
+        detail::need(input, needed, "input");
+        detail::need(output, needed, "output");
+        check(sg_fxdecon_execute_3d_device_f32(get(), input.address(), output.address(), is, xs));
+    }
+
 private:
     fxdecon_plan(std::size_t n_samples, std::size_t n_inline, std::size_t n_crossline)
         : n_samples_(n_samples), n_inline_(n_inline), n_crossline_(n_crossline) {}
@@ -586,6 +608,39 @@ public:
             check(sg_wavepacket_threshold_noise_f32(get(), coeffs.data(), mode, k, sigma));
         } else {
             check(sg_wavepacket_threshold_noise_f64(get(), coeffs.data(), mode, k, sigma));
+        }
+    }
+
+    // `forward` / `adjoint` / `threshold` on device memory (sg_wavepacket_*_device_*),
+    // queued on the context's stream; coefficients interleaved (re, im).
+    template <class T> void forward_device(device_view<const T> data, device_view<T> coeffs) const {
+        static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+        detail::need(data, n_samples_, "data");
+        detail::need(coeffs, 2 * n_coefficients_, "coeffs");
+        if constexpr (std::is_same_v<T, float>) {
+            check(sg_wavepacket_forward_device_f32(get(), data.address(), coeffs.address()));
+        } else {
+            check(sg_wavepacket_forward_device_f64(get(), data.address(), coeffs.address()));
+        }
+    }
+    template <class T> void adjoint_device(device_view<const T> coeffs, device_view<T> data) const {
+        static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+        detail::need(data, n_samples_, "data");
+        detail::need(coeffs, 2 * n_coefficients_, "coeffs");
+        if constexpr (std::is_same_v<T, float>) {
+            check(sg_wavepacket_adjoint_device_f32(get(), coeffs.address(), data.address()));
+        } else {
+            check(sg_wavepacket_adjoint_device_f64(get(), coeffs.address(), data.address()));
+        }
+    }
+    template <class T>
+    void threshold_device(device_view<T> coeffs, int32_t mode, int32_t kind, double value) const {
+        static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+        detail::need(coeffs, 2 * n_coefficients_, "coeffs");
+        if constexpr (std::is_same_v<T, float>) {
+            check(sg_wavepacket_threshold_device_f32(get(), coeffs.address(), mode, kind, value));
+        } else {
+            check(sg_wavepacket_threshold_device_f64(get(), coeffs.address(), mode, kind, value));
         }
     }
 

@@ -34,6 +34,12 @@ namespace seisgpu {
                                               std::size_t, std::size_t, view<double>)      \
         const;                                                                              \
     template void wavepacket_layout::forward<T>(view<const T>, view<T>) const;             \
+    template void wavepacket_layout::forward_device<T>(device_view<const T>, device_view<T>) \
+        const;                                                                              \
+    template void wavepacket_layout::adjoint_device<T>(device_view<const T>, device_view<T>) \
+        const;                                                                              \
+    template void wavepacket_layout::threshold_device<T>(device_view<T>, int32_t, int32_t,  \
+                                                         double) const;                     \
     template void wavepacket_layout::adjoint<T>(view<const T>, view<T>) const;             \
     template inverse_report wavepacket_layout::inverse<T>(view<const T>, view<T>, double,  \
                                                           std::size_t) const;              \
