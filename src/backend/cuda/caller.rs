@@ -12,7 +12,7 @@ use super::array::CallerArray;
 use super::driver_error;
 use crate::error::{Error, Result};
 use cudarc::driver::sys::{self, CUmemorytype, CUpointer_attribute};
-use cudarc::driver::{CudaContext, CudaStream};
+use cudarc::driver::{CudaContext, CudaEvent, CudaStream};
 use std::sync::{Arc, Mutex};
 
 /// The stream device calls are ordered on: the application's, or the legacy default stream
@@ -50,19 +50,46 @@ pub fn ordered_on<R>(
     work: &CudaStream,
     enqueue: impl FnOnce() -> Result<R>,
 ) -> Result<R> {
-    let same = caller.cu_stream() == work.cu_stream();
-    if !same {
-        work.join(caller).map_err(driver_error(
-            "ordering a device call after the caller's stream",
-        ))?;
+    if caller.cu_stream() == work.cu_stream() {
+        return enqueue();
     }
+    join(
+        work,
+        caller,
+        "ordering a device call after the caller's stream",
+    )?;
     let r = enqueue()?;
-    if !same {
-        caller.join(work).map_err(driver_error(
-            "ordering the caller's stream after a device call",
-        ))?;
-    }
+    join(
+        caller,
+        work,
+        "ordering the caller's stream after a device call",
+    )?;
     Ok(r)
+}
+
+thread_local! {
+    /// One event per thread and context, recorded and waited on again at every join: a
+    /// wait takes the event's state when it is queued, so recording it anew later is safe,
+    /// and a call saves creating and destroying two events.
+    static FENCE: std::cell::RefCell<Vec<CudaEvent>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Makes `waiter` wait for what `on` holds now.
+fn join(waiter: &CudaStream, on: &CudaStream, what: &'static str) -> Result<()> {
+    FENCE.with(|fences| {
+        let mut fences = fences.borrow_mut();
+        let ctx = on.context();
+        let at = match fences.iter().position(|e| e.context() == ctx) {
+            Some(at) => at,
+            None => {
+                fences.push(ctx.new_event(None).map_err(driver_error(what))?);
+                fences.len() - 1
+            }
+        };
+        let fence = &fences[at];
+        fence.record(on).map_err(driver_error(what))?;
+        waiter.wait(fence).map_err(driver_error(what))
+    })
 }
 
 /// What the driver records of the allocation holding an address.

@@ -30,7 +30,7 @@ pub use launches::{fits, prelude};
 pub use resident::{execute_on, DeviceIo};
 pub use slots::{set_slab_bytes, Cache};
 
-use super::geometry::{Setup, Slab};
+use super::geometry::Setup;
 use super::options::OutOfBand;
 use super::volume::Volume;
 use crate::backend::cpu::CpuBackend;
@@ -44,7 +44,6 @@ use launches::{check_fits, Kernels, Lines};
 use slab::filter_slab;
 use slots::{Resources, Slot, Slots};
 use std::sync::Arc;
-use tables::SharedTables;
 
 /// The caller's volumes: `input` filtered into `output`, both laid out as `layout`.
 pub struct Volumes<'a> {
@@ -72,28 +71,27 @@ pub fn execute(
     let module = gpu
         .modules
         .get(&gpu.ctx, &gpu.arch, &kernels::FXDECON, &prelude())?;
-    let tables = SharedTables::upload(gpu, s)?;
-    // Declared after the tables: on an early return the slots' streams are synchronised
+    let mut r = cache.take_or_make(gpu, s)?;
+    // Declared after the resources: on an early return the slots' streams are synchronised
     // (Slots::drop) before the tables are freed.
-    let Resources { slabs, slots } = cache.take_or_make(gpu, s)?;
-    let mut slots = Slots { gpu, slots };
+    let mut slots = Slots {
+        gpu,
+        slots: std::mem::take(&mut r.slots),
+    };
     Pipeline {
         gpu,
         cpu,
         s,
         module: &module,
-        tables: &tables,
-        slabs: &slabs,
+        r: &r,
         input: v.input,
         layout: v.layout,
         output,
         reporter,
     }
     .run(&mut slots.slots)?;
-    cache.put(Resources {
-        slabs,
-        slots: std::mem::take(&mut slots.slots),
-    });
+    r.slots = std::mem::take(&mut slots.slots);
+    cache.put(r);
     Ok(())
 }
 
@@ -104,8 +102,8 @@ struct Pipeline<'a> {
     cpu: &'a CpuBackend,
     s: &'a Setup,
     module: &'a Arc<CudaModule>,
-    tables: &'a SharedTables,
-    slabs: &'a [Slab],
+    /// The slabs and their tables.
+    r: &'a Resources,
     input: &'a [f32],
     layout: Volume,
     output: Output<'a>,
@@ -114,9 +112,9 @@ struct Pipeline<'a> {
 
 impl Pipeline<'_> {
     fn run(&mut self, slots: &mut [Slot]) -> Result<()> {
-        self.reporter.stage("fx slabs", 1.0, self.slabs.len());
+        self.reporter.stage("fx slabs", 1.0, self.r.slabs.len());
         let n_slots = slots.len();
-        for c in 0..self.slabs.len() {
+        for c in 0..self.r.slabs.len() {
             let slot = &mut slots[c % n_slots];
             self.finish(slot)?;
             self.queue(slot, c)?;
@@ -141,7 +139,7 @@ impl Pipeline<'_> {
         self.reporter
             .advance(1)
             .map_err(|e| self.output.stopped(e))?;
-        let lines = &self.slabs[c].write;
+        let lines = &self.r.slabs[c].write;
         let staged = slot
             .staging(self.gpu, self.s.n_samples)?
             .pinned_out
@@ -154,7 +152,7 @@ impl Pipeline<'_> {
     /// (`filter_slab`) into the slot's dense output buffer, copied into the slot's staging
     /// buffer. Traces shared with an earlier slab are added on the host (`write_lines`).
     fn queue(&self, slot: &mut Slot, c: usize) -> Result<()> {
-        let (s, slab) = (self.s, &self.slabs[c]);
+        let (s, slab) = (self.s, &self.r.slabs[c]);
         let (n, nx) = (s.n_samples, s.nx);
         let (read, write) = (slab.read.len() * nx * n, slab.write.len() * nx * n);
         let stream = slot.stream.clone();
@@ -175,10 +173,11 @@ impl Pipeline<'_> {
             module: self.module,
             stream: &stream,
             s,
-            tables: self.tables,
+            tables: &self.r.tables,
         };
         let input = Lines::dense(part(&st.traces, 0, read), s);
         let mut output = Lines::dense(part_mut(&mut st.out, 0, write), s);
+        let slab = (slab, &self.r.slab_tables[c]);
         filter_slab(&kernels, work, ffts, slab, 0, &input, &mut output)?;
         let what = "copying traces from the device";
         st.pinned_out.download_from(&stream, &st.out, write, what)?;

@@ -11,14 +11,13 @@
 use super::launches::{check_fits, grid_stride, Kernels, Lines};
 use super::slab::filter_slab;
 use super::slots::{Cache, Resources, Slot, Slots};
-use super::tables::SharedTables;
 use crate::backend::cuda::array::{part, part_mut, DeviceArray, DeviceArrayMut, Part, PartMut};
 use crate::backend::cuda::buffers::{alloc, copy};
 use crate::backend::cuda::caller::ordered_on;
 use crate::backend::cuda::launch::Launch;
 use crate::backend::cuda::{kernels, CudaBackend};
 use crate::error::Result;
-use crate::fxdecon::geometry::{Setup, Slab};
+use crate::fxdecon::geometry::Setup;
 use crate::fxdecon::options::OutOfBand;
 use crate::fxdecon::volume::Volume;
 use cudarc::driver::{CudaModule, CudaStream};
@@ -81,18 +80,19 @@ pub fn execute_on(
         let zero = s.out_of_band == OutOfBand::Zero;
         return copy_traces(&module, caller, io, layout, zero);
     }
-    let Resources { slabs, slots } = cache.take_or_make(gpu, s)?;
+    let mut r = cache.take_or_make(gpu, s)?;
     // On an early return the slots are dropped: their streams are waited for (Slots::drop).
-    let mut slots = Slots { gpu, slots };
+    let mut slots = Slots {
+        gpu,
+        slots: std::mem::take(&mut r.slots),
+    };
     let slot = &mut slots.slots[0];
     let stream = slot.stream.clone();
     ordered_on(caller, &stream, || {
-        queue_slabs(&module, s, &slabs, slot, io, layout)
+        queue_slabs(&module, s, &r, slot, io, layout)
     })?;
-    cache.put(Resources {
-        slabs,
-        slots: std::mem::take(&mut slots.slots),
-    });
+    r.slots = std::mem::take(&mut slots.slots);
+    cache.put(r);
     Ok(())
 }
 
@@ -100,19 +100,17 @@ pub fn execute_on(
 fn queue_slabs(
     module: &Arc<CudaModule>,
     s: &Setup,
-    slabs: &[Slab],
+    r: &Resources,
     slot: &mut Slot,
     io: DeviceIo,
     layout: Volume,
 ) -> Result<()> {
     let stream = slot.stream.clone();
-    // Freed in the stream's order, after the kernels that read them (as the copy below).
-    let tables = SharedTables::upload_on(&stream, s)?;
     let k = Kernels {
         module,
         stream: &stream,
         s,
-        tables: &tables,
+        tables: &r.tables,
     };
     let span = layout.span();
     // In place: a slab's halo lines are read after the slab before wrote them, so the
@@ -129,7 +127,7 @@ fn queue_slabs(
         }
     };
     let mut written_until = 0usize;
-    for slab in slabs {
+    for (slab, y) in r.slabs.iter().zip(&r.slab_tables) {
         let at = layout.offset(0, slab.read.start);
         let read = Lines::strided(part(&input, at, span - at), layout);
         let at = layout.offset(0, slab.write.start);
@@ -139,7 +137,7 @@ fn queue_slabs(
             &k,
             &mut slot.work,
             &mut slot.ffts,
-            slab,
+            (slab, y),
             add,
             &read,
             &mut write,

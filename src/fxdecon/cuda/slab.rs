@@ -17,7 +17,7 @@ pub(super) fn filter_slab<I: DeviceArray<f32>, O: DeviceArrayMut<f32>>(
     k: &Kernels,
     work: &mut SlabBuffers,
     ffts: &mut Ffts,
-    slab: &Slab,
+    (slab, y): (&Slab, &SlabTables),
     add_lines: usize,
     input: &Lines<I>,
     output: &mut Lines<O>,
@@ -31,17 +31,13 @@ pub(super) fn filter_slab<I: DeviceArray<f32>, O: DeviceArrayMut<f32>>(
         add: add_lines.min(slab.write.len()) * nx,
         windows_y: slab.windows.len(),
     };
-    let y = SlabTables::upload(k.stream, s, slab)?;
     let (r2c, c2r) = ffts.for_batch(k.stream, s, t.read * s.time.count())?;
     k.extract(work, t, input)?;
     work.forward_fft(r2c)?;
-    k.init_out(work, t, &y)?;
+    k.init_out(work, t, y)?;
     if !s.band.is_empty() {
-        k.window_solve(work, t, &y)?;
+        k.window_solve(work, t, y)?;
     }
     work.inverse_fft(c2r)?;
-    k.overlap_add(work, t, output)?;
-    // The slab's tables are freed in stream order, after the kernels that read them.
-    drop(y);
-    Ok(())
+    k.overlap_add(work, t, output)
 }

@@ -4,6 +4,7 @@
 //! (`Cache`).
 
 use super::launches::SlabBuffers;
+use super::tables::{SharedTables, SlabTables};
 use crate::backend::cuda::buffers::alloc;
 use crate::backend::cuda::fft::{self, FftPlan, Shape};
 use crate::backend::cuda::staging::PinnedBuffer;
@@ -161,6 +162,11 @@ pub struct Cache(Mutex<Vec<Resources>>);
 
 pub(super) struct Resources {
     pub(super) slabs: Vec<Slab>,
+    /// The tables every slab reads, and each slab's own (`slab_tables[c]` for `slabs[c]`):
+    /// uploaded once, so that a call copies nothing from the host but samples (and a
+    /// device call nothing at all, which a CUDA graph capture needs).
+    pub(super) tables: SharedTables,
+    pub(super) slab_tables: Vec<SlabTables>,
     pub(super) slots: Vec<Slot>,
 }
 
@@ -180,7 +186,23 @@ impl Cache {
             .map_err(driver_error("reading free device memory"))?;
         let slabs = plan_slabs(s, (free / 4).max(1));
         let slots = new_slots(gpu, s, &slabs)?;
-        Ok(Resources { slabs, slots })
+        // On the first slot's stream, which frees them in its order: device calls run on
+        // that slot alone, and calls on host arrays wait for every slot before they return.
+        let stream = &slots[0].stream;
+        let tables = SharedTables::upload_on(stream, s)?;
+        let slab_tables = slabs
+            .iter()
+            .map(|slab| SlabTables::upload(stream, s, slab))
+            .collect::<Result<Vec<_>>>()?;
+        stream
+            .synchronize()
+            .map_err(driver_error("copying F-X tables to the device"))?;
+        Ok(Resources {
+            slabs,
+            tables,
+            slab_tables,
+            slots,
+        })
     }
 
     pub(super) fn put(&self, r: Resources) {

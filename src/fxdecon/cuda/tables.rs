@@ -3,7 +3,6 @@
 //! (`SlabTables`).
 
 use crate::backend::cuda::buffers::upload;
-use crate::backend::cuda::{driver_error, CudaBackend};
 use crate::error::{Error, Result};
 use crate::fxdecon::geometry::{AxisWindow, Setup, Slab};
 use cudarc::driver::{CudaSlice, CudaStream};
@@ -87,17 +86,7 @@ pub(super) struct SharedTables {
 }
 
 impl SharedTables {
-    /// Uploaded on a stream of their own, which is synchronised: every slot's stream may
-    /// read them. They must outlive the work queued on those streams.
-    pub(super) fn upload(gpu: &CudaBackend, s: &Setup) -> Result<SharedTables> {
-        let stream = gpu.stream()?;
-        let tables = SharedTables::upload_on(&stream, s)?;
-        stream.synchronize().map_err(driver_error(COPYING))?;
-        Ok(tables)
-    }
-
-    /// Uploaded on `stream` without waiting, for work on that stream alone (and freed in its
-    /// order, after that work).
+    /// Uploaded on `stream` without waiting (and freed in its order).
     pub(super) fn upload_on(stream: &Arc<CudaStream>, s: &Setup) -> Result<SharedTables> {
         let (ntw, nf) = (s.time.count(), s.n_freq());
         let tw_max = s.time.max_len();

@@ -6,10 +6,12 @@
 
 #![allow(dead_code)] // each capability's file uses part of it
 
+mod chain;
 mod dwt;
 mod emlog;
 mod fxdecon;
 mod graph;
+mod streams;
 mod usfft;
 mod wavepacket;
 mod xcorr;
