@@ -117,6 +117,7 @@ bench fxdecon --bench --reps 3
 bench usfft --quick
 bench xcorr --bench --pre 10000 --pre-cpu 200 --stations 674 --stations-cpu 100 --reps 3
 bench emlog --bench --cpu-direct-max 5
+bench pipeline --bench --reps 3
 bench wavepacket --bench --n 64,128 --cpu-max-n 64 --reps 3 --budget 10 --deadline 200
 # The seed's largest case (689 M lattice points, 569 M coefficients): GPU only, no round trip.
 bench wavepacket_256 --bench --n 256 --modes gpu --reps 3 --inverse-max-n 128
