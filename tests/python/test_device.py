@@ -19,20 +19,8 @@ import numpy as np
 import pytest
 
 import seisgpu
+from device_fakes import CupyDevice, FakeGpuArray, fake_library
 from seisgpu import _device
-
-
-class FakeGpuArray:
-    """Says it lives on the GPU (``__cuda_array_interface__`` v3) over a NumPy array's
-    memory."""
-
-    def __init__(self, a: np.ndarray, *, stream: int | None = None, readonly: bool = False):
-        self.host = a
-        cai = {"data": (a.ctypes.data, readonly), "shape": a.shape, "typestr": a.dtype.str,
-               "strides": None if a.flags.c_contiguous else a.strides, "version": 3}
-        if stream is not None:
-            cai["stream"] = stream
-        self.__cuda_array_interface__ = cai
 
 
 def sentinel(shape, dtype) -> np.ndarray:
@@ -214,26 +202,11 @@ def test_the_stream_the_interface_names_wins():
     assert _device.choose_stream([view(FakeGpuArray(x))]) == 0
 
 
-class _Device:
-    """A CuPy device: a context manager."""
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
-def _fake_library(module: str, **attrs) -> type:
-    """A FakeGpuArray subclass whose type says it comes from `module`."""
-    return type("ndarray", (FakeGpuArray,), {"__module__": module, **attrs})
-
-
 def test_without_a_named_stream_the_library_current_stream(monkeypatch):
     cupy = types.SimpleNamespace(cuda=types.SimpleNamespace(
         get_current_stream=lambda: types.SimpleNamespace(ptr=0xC0)))
     monkeypatch.setitem(sys.modules, "cupy", cupy)
-    CupyArray = _fake_library("cupy._core.core", device=_Device())
+    CupyArray = fake_library("cupy._core.core", device=CupyDevice())
     asked = []
 
     def current_stream(device):
@@ -242,7 +215,7 @@ def test_without_a_named_stream_the_library_current_stream(monkeypatch):
 
     torch = types.SimpleNamespace(cuda=types.SimpleNamespace(current_stream=current_stream))
     monkeypatch.setitem(sys.modules, "torch", torch)
-    TorchTensor = _fake_library("torch", device="cuda:1")
+    TorchTensor = fake_library("torch", device="cuda:1")
     x = np.zeros(4)
     assert _device.choose_stream([view(CupyArray(x))]) == 0xC0
     assert _device.choose_stream([view(TorchTensor(x))]) == 0x70
@@ -262,7 +235,7 @@ def test_results_are_allocated_by_the_inputs_library(cpu, monkeypatch):
     cupy = types.SimpleNamespace(empty=empty, cuda=types.SimpleNamespace(
         get_current_stream=lambda: types.SimpleNamespace(ptr=0)))
     monkeypatch.setitem(sys.modules, "cupy", cupy)
-    CupyArray = _fake_library("cupy._core.core", device=_Device())
+    CupyArray = fake_library("cupy._core.core", device=CupyDevice())
     dwt = seisgpu.Dwt(cpu, 64)
     with unsupported("sg_dwt_execute_device_f32"):
         dwt.forward(CupyArray(np.zeros((2, 64), np.float32)))
