@@ -273,3 +273,44 @@ def test_foreign_byte_order_is_refused(cpu):
     x = np.zeros((2, 64), ">f8")
     with pytest.raises(seisgpu.ArgumentTypeError, match="byte order"):
         dwt.forward(FakeGpuArray(x), out=FakeGpuArray(x.copy()))
+
+
+# ---- F-X decon and wave packets: the device calls answer on a CPU context ----
+
+def test_fxdecon_device_calls_on_a_cpu_context_write_nothing(cpu):
+    rng = np.random.default_rng(6)
+    for shape, call in [((6, 100), "sg_fxdecon_execute_2d_device"),
+                        ((4, 5, 100), "sg_fxdecon_execute_3d_device")]:
+        fx = seisgpu.FxDecon(cpu, shape)
+        for dtype, t in [(np.float32, "f32"), (np.float64, "f64")]:
+            x = rng.standard_normal(shape).astype(dtype)
+            kept, out = x.copy(), sentinel(shape, dtype)
+            with unsupported(f"{call}_{t}"):
+                fx.filter(FakeGpuArray(x), out=FakeGpuArray(out))
+            assert (out == 7).all() and np.array_equal(x, kept)
+            with unsupported(f"{call}_{t}"):  # in place
+                g = FakeGpuArray(x)
+                fx.filter(g, out=g)
+            assert np.array_equal(x, kept)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_wavepacket_device_calls_on_a_cpu_context_write_nothing(cpu, dtype):
+    wp = seisgpu.WavepacketLayout(cpu, (16, 32), dtype)
+    t = "f32" if dtype == np.float32 else "f64"
+    x = np.random.default_rng(7).standard_normal((16, 32)).astype(dtype)
+    c = wp.forward(x)
+    kept_x, kept_c = x.copy(), c.copy()
+    out_c, out_x = sentinel(c.shape, c.dtype), sentinel(x.shape, dtype)
+    with unsupported(f"sg_wavepacket_forward_device_{t}"):
+        wp.forward(FakeGpuArray(x), out=FakeGpuArray(out_c))
+    with unsupported(f"sg_wavepacket_adjoint_device_{t}"):
+        wp.adjoint(FakeGpuArray(c), out=FakeGpuArray(out_x))
+    with unsupported(f"sg_wavepacket_inverse_device_{t}"):
+        wp.inverse(FakeGpuArray(c), out=FakeGpuArray(out_x))
+    with unsupported(f"sg_wavepacket_threshold_device_{t}"):
+        g = FakeGpuArray(c)
+        wp.threshold(g, 0.1, out=g)
+    assert (out_c == 7).all() and (out_x == 7).all()
+    assert np.array_equal(x, kept_x) and np.array_equal(c, kept_c)
+
