@@ -275,7 +275,7 @@ def test_foreign_byte_order_is_refused(cpu):
         dwt.forward(FakeGpuArray(x), out=FakeGpuArray(x.copy()))
 
 
-# ---- F-X decon and wave packets: the device calls answer on a CPU context ----
+# ---- F-X, cross-correlation, EM, wave packets: the device calls answer on a CPU context ----
 
 def test_fxdecon_device_calls_on_a_cpu_context_write_nothing(cpu):
     rng = np.random.default_rng(6)
@@ -314,3 +314,45 @@ def test_wavepacket_device_calls_on_a_cpu_context_write_nothing(cpu, dtype):
     assert (out_c == 7).all() and (out_x == 7).all()
     assert np.array_equal(x, kept_x) and np.array_equal(c, kept_c)
 
+
+def test_xcorr_device_calls_on_a_cpu_context_write_nothing(cpu):
+    plan = seisgpu.Xcorr(cpu, sampling_rate=1.0, freqmin=0.05, freqmax=0.4, cc_len=256.0,
+                         step=128.0, maxlag=20.0)
+    days = np.random.default_rng(8).standard_normal((3, 1500)).astype(np.float32)
+    with unsupported("sg_xcorr_preprocess_device_f32"):
+        plan.preprocess(FakeGpuArray(days))
+    with unsupported("sg_xcorr_preprocess_device_f32"):
+        plan.preprocess(FakeGpuArray(days), FakeGpuArray(np.ones(days.shape, bool)))
+    with plan.preprocess(days) as spectra:
+        out = sentinel((3, plan.n_lags), np.float32)
+        with unsupported("sg_xcorr_correlate_device_f32"):
+            plan.correlate(spectra, out=FakeGpuArray(out))
+        assert (out == 7).all()
+
+
+def em_problem(seed: int = 9):
+    """A small linearised problem whose search finds equivalent models."""
+    rng = np.random.default_rng(seed)
+    n, m = 8, 5
+    a = rng.standard_normal((n, m))
+    sigma0, f0 = np.full(m, 0.5), rng.standard_normal(n) + 3
+    truth = sigma0.copy()
+    truth[[0, 2]] = 0.6, 0.4
+    return dict(a=a, sigma0=sigma0, f0=f0, f_exp=f0 + a @ (truth - sigma0),
+                delta=np.full(n, 0.05))
+
+
+def test_emlog_device_calls_on_a_cpu_context_write_nothing(cpu):
+    p = em_problem()
+    with unsupported("sg_emlog_plan_create_device"):
+        seisgpu.EmSearch(cpu, **{k: FakeGpuArray(v) for k, v in p.items()}, searched=[0, 2])
+    plan = seisgpu.EmSearch(cpu, **p, searched=[0, 2])
+    axes = [seisgpu.emlog.Axis.linear(0.3, 0.9, 13), seisgpu.emlog.Axis.linear(0.2, 0.8, 11)]
+    result = plan.search(axes, pairs=[(0, 1)])
+    out = sentinel(13, np.uint64)
+    with unsupported("sg_emlog_result_marginal_device"):
+        result.marginal(0, out=FakeGpuArray(out))
+    pair = sentinel((11, 13), np.uint64)
+    with unsupported("sg_emlog_result_pair_device"):
+        result.pair(0, out=FakeGpuArray(pair.T))
+    assert (out == 7).all() and (pair == 7).all()

@@ -174,3 +174,48 @@ def test_host_dlpack_producers_and_mixes(cpu, twin):
 
     with pytest.raises(seisgpu.ArgumentTypeError, match="x: its __dlpack_device__"):
         _device.gather(x=Broken(traces()))
+
+
+def test_every_capability_takes_dlpack_arrays(cpu, twin):
+    rng = np.random.default_rng(12)
+    # F-X.
+    fx = seisgpu.FxDecon(cpu, (6, 100))
+    x = rng.standard_normal((6, 100)).astype(np.float32)
+    out = np.zeros_like(x)
+    fakes = [FakeDlpack(x, offset=8), FakeDlpack(out)]
+    fx.filter(fakes[0], out=fakes[1])
+    assert np.array_equal(out, fx.filter(x))
+    assert twin.calls[-1][2][1:3] == (x.ctypes.data, out.ctypes.data)
+    # Wave packets.
+    wp = seisgpu.WavepacketLayout(cpu, (16, 32))
+    d = rng.standard_normal((16, 32)).astype(np.float32)
+    c = np.zeros(wp.n_coefficients, np.complex64)
+    fakes += [FakeDlpack(d), FakeDlpack(c, versioned=True)]
+    wp.forward(fakes[2], out=fakes[3])
+    assert np.array_equal(c, wp.forward(d))
+    assert twin.calls[-1][2][1:] == (d.ctypes.data, c.ctypes.data)
+    # Cross-correlation: the spectra of DLPack station-days stack into out=.
+    plan = seisgpu.Xcorr(cpu, sampling_rate=1.0, freqmin=0.05, freqmax=0.4, cc_len=256.0,
+                         step=128.0, maxlag=20.0)
+    days = rng.standard_normal((3, 1500)).astype(np.float32)
+    fakes.append(FakeDlpack(days))
+    spectra = plan.preprocess(fakes[-1])
+    assert twin.calls[-1][2][1] == days.ctypes.data
+    stacks = np.zeros((3, plan.n_lags), np.float32)
+    fakes.append(FakeDlpack(stacks))
+    plan.correlate(spectra, out=fakes[-1])
+    assert np.array_equal(stacks, plan.run(days).stacks)
+    # The EM plan.
+    n, m = 8, 5
+    a = rng.standard_normal((n, m))
+    vectors = dict(sigma0=np.full(m, 0.5), f0=rng.standard_normal(n) + 3,
+                   f_exp=rng.standard_normal(n) + 3, delta=np.full(n, 0.05))
+    em = [FakeDlpack(a)] + [FakeDlpack(v) for v in vectors.values()]
+    fakes += em
+    plan_em = seisgpu.EmSearch(cpu, em[0], *em[1:], searched=[1, 3])
+    want = seisgpu.EmSearch(cpu, a, *vectors.values(), searched=[1, 3])
+    assert np.array_equal(plan_em.analytic().sigma_star, want.analytic().sigma_star)
+    assert twin.calls[-1][0] == "sg_emlog_plan_create_device"
+    assert twin.calls[-1][2][3] == a.ctypes.data
+    assert [f.deleted for f in fakes] == [1] * len(fakes)
+    assert [f.streams for f in fakes] == [[1]] * len(fakes)
