@@ -131,9 +131,6 @@ def twin_library(monkeypatch) -> Twin:
 _new_capsule = ctypes.pythonapi["PyCapsule_New"]
 _new_capsule.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
 _new_capsule.restype = ctypes.py_object
-_capsule_named = ctypes.pythonapi["PyCapsule_IsValid"]
-_capsule_named.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-_capsule_named.restype = ctypes.c_int
 _name_of = ctypes.pythonapi["PyCapsule_GetName"]
 _name_of.argtypes = [ctypes.py_object]
 _name_of.restype = ctypes.c_char_p
@@ -141,11 +138,9 @@ _name_of.restype = ctypes.c_char_p
 _DLTENSOR = ctypes.create_string_buffer(b"dltensor")
 _DLTENSOR_VERSIONED = ctypes.create_string_buffer(b"dltensor_versioned")
 _DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-_DESTRUCTOR = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 _CODES = {"i": 0, "u": 1, "f": 2, "c": 5, "b": 6}
-# The ctypes objects capsules point into (tensors, deleter and destructor thunks), kept for
-# the whole run: a capsule may outlive its FakeDlpack (both collected in one garbage cycle,
-# in any order), and its destructor must still be callable then.
+# The ctypes objects capsules point into (tensors, deleter thunks), kept for the whole run:
+# a capsule, and the consumer's hold on its tensor, may outlive its FakeDlpack.
 _ALIVE: list = []
 
 
@@ -169,7 +164,7 @@ class FakeDlpack:
         self.versioned, self.version, self.readonly, self.old = versioned, version, readonly, old
         self.device, self.dtype = device, dtype
         self.streams: list = []  # the `stream` of each __dlpack__ call
-        self.deleted = 0  # deleter calls (by the consumer, or the capsule's destructor)
+        self.deleted = 0  # deleter calls (by the consumer)
         self.capsules: list = []
 
     def __dlpack_device__(self):
@@ -214,18 +209,10 @@ class FakeDlpack:
             name = _DLTENSOR
         m.dl_tensor = self._tensor()
         m.deleter = ctypes.cast(deleter, ctypes.c_void_p).value
-        address = ctypes.addressof(m)
-
-        def destroy(capsule: int, named: Any = _capsule_named, unused: bytes = name.value
-                    ) -> None:
-            # The producer's half of the protocol: an unconsumed capsule frees its tensor.
-            # (Bound as defaults: it may run at exit, after the module's globals went.)
-            if named(capsule, unused):
-                deleter(address)
-
-        destructor = _DESTRUCTOR(destroy)
-        _ALIVE.extend([m, deleter, destructor])
-        return _new_capsule(address, name, ctypes.cast(destructor, ctypes.c_void_p).value)
+        _ALIVE.extend([m, deleter])
+        # No capsule destructor: a real producer's frees an unconsumed tensor, but a Python
+        # one may run while the interpreter tears ctypes down. An unconsumed fake leaks.
+        return _new_capsule(ctypes.addressof(m), name, None)
 
     def _delete(self, address: int) -> None:
         self.deleted += 1
