@@ -91,8 +91,8 @@ class Dwt(Handle):
 
     Traces are arrays of shape (..., n_samples), float32 or float64 (the dtype chooses
     the precision); results keep the input's shape and dtype. C-contiguous traces in GPU
-    memory (CuPy, PyTorch; ``out=`` too) are transformed where they are, on their stream,
-    without waiting; the results are arrays of the same library (docs/python.md).
+    memory (CuPy, PyTorch, DLPack; ``out=`` too) are transformed where they are, on their
+    stream, without waiting; the results are arrays of the same library (docs/python.md).
     """
 
     _destroy = "sg_dwt_plan_destroy"
