@@ -373,10 +373,10 @@ def _matrix_strides(mat: _device.DeviceArray) -> tuple[int, int]:
 
 def _pair_out(out: Any, na: int, nb: int) -> np.ndarray:
     """`out` (n_a, n_b), i_a fastest, checked; its transpose, the C-ordered (n_b, n_a)."""
-    if isinstance(out, np.ndarray) and out.shape != (na, nb):
-        raise InvalidArgumentError(f"out: shape {out.shape}; this call writes {(na, nb)}")
     if not isinstance(out, np.ndarray):
         raise ArgumentTypeError(f"out: expected a NumPy array, got {type(out).__name__}")
+    if out.shape != (na, nb):
+        raise InvalidArgumentError(f"out: shape {out.shape}; this call writes {(na, nb)}")
     if not out.T.flags.c_contiguous:
         raise InvalidArgumentError(
             f"out: strides {out.strides}; this call writes i_a fastest (strides "
