@@ -1,14 +1,17 @@
-"""Arrays in GPU memory (CuPy, PyTorch, Numba, …), passed to the library's device calls.
+"""Arrays in GPU memory (CuPy, PyTorch, Numba, JAX, …), passed to the library's device calls.
 
-An array is in GPU memory when it has ``__cuda_array_interface__`` (version 2 or 3): its
-address, dtype, shape and strides go to the ``sg_*_device_*`` call as they are, with no
-copy. A call takes all of its data arrays on the GPU or all in host memory, never a mix.
+An array is in GPU memory when it has ``__cuda_array_interface__`` (version 2 or 3), or
+else when it is a DLPack producer whose ``__dlpack_device__()`` names a CUDA device
+(`_dlpack`): its address, dtype, shape and strides go to the ``sg_*_device_*`` call as
+they are, with no copy. A call takes all of its data arrays on the GPU or all in host
+memory, never a mix.
 
 The stream a call is ordered on: the one the arrays' interface names (``stream``, version
 3; 1, the legacy default stream, is the library's 0), else the current stream of the
 array's library on the array's device (CuPy's ``get_current_stream()``, PyTorch's
-``current_stream(device)``), else the legacy default stream. CuPy and PyTorch are imported
-only when one of their arrays is passed; the package needs neither.
+``current_stream(device)``), else the context's stream (``Context.set_stream``; the legacy
+default stream until set). DLPack arrays are exported for that stream. CuPy and PyTorch
+are imported only when one of their arrays is passed; the package needs neither.
 """
 
 from __future__ import annotations
@@ -18,11 +21,26 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from . import _dlpack
 from ._errors import ArgumentTypeError, InvalidArgumentError
 
 # The interface's stream values with a meaning of their own (CUDA's CU_STREAM_LEGACY and
 # CU_STREAM_PER_THREAD); the library takes 0 for the legacy default stream.
 CAI_LEGACY_STREAM, CAI_PER_THREAD_STREAM = 1, 2
+# The array libraries whose streams and allocations this package knows.
+KNOWN = ("cupy", "torch")
+
+
+@dataclass(frozen=True)
+class Home:
+    """Where a call's new results are allocated when it has no GPU array to take after:
+    the library and device of the arrays a plan or its spectra were made from."""
+
+    library: str  # the top-level module of the arrays' type: "cupy", "torch", …
+    device: Any  # a cupy.cuda.Device, a torch.device, …
+    name: str  # the argument the arrays came from, for messages
+    type_name: str
+    dlpack: bool = False  # the arrays offered DLPack only
 
 
 @dataclass(frozen=True)
@@ -37,6 +55,7 @@ class DeviceArray:
     strides: tuple[int, ...]  # bytes
     readonly: bool
     stream: int | None  # the stream the interface names, as the library takes it
+    owner: _dlpack.Managed | None = None  # a DLPack array's tensor, released after the call
 
     @property
     def size(self) -> int:
@@ -46,6 +65,16 @@ class DeviceArray:
     def library(self) -> str:
         """The top-level module of the array's type: ``"cupy"``, ``"torch"``, …"""
         return type(self.obj).__module__.split(".")[0]
+
+    @property
+    def device(self) -> Any:
+        return getattr(self.obj, "device", None)
+
+    @property
+    def home(self) -> Home:
+        """This array's library and device, for results made after it."""
+        return Home(self.library, self.device, self.name, type(self.obj).__name__,
+                    self.owner is not None)
 
     def has_strides(self, strides: Sequence[int]) -> bool:
         """Whether the array is laid out with `strides` (axes of length ≤ 1 aside)."""
@@ -123,10 +152,30 @@ def _lazy_sign(x: Any) -> bool:
                for f in ("is_conj", "is_neg"))
 
 
-def gather(**arrays: Any) -> dict[str, DeviceArray] | None:
-    """The arrays of one call (None entries left out) described, when they are in GPU memory;
-    None when they are all host arrays. A mix of both is refused."""
-    views = {n: view(a, n) for n, a in arrays.items() if a is not None}
+@dataclass(frozen=True)
+class Offered:
+    """A DLPack producer on the GPU, exported once the call's stream is known."""
+
+    obj: Any
+    name: str
+
+
+Gathered = dict[str, "DeviceArray | Offered"]
+
+
+def gather(**arrays: Any) -> Gathered | None:
+    """The arrays of one call (None entries left out) described, when they are in GPU memory
+    (DLPack-only ones offered, to be exported by `DeviceCall`); None when they are all host
+    arrays. A mix of both is refused."""
+    views: dict[str, DeviceArray | Offered | None] = {}
+    for n, a in arrays.items():
+        if a is None:
+            continue
+        v = view(a, n)
+        if v is None and _dlpack.gpu_device(a, n) is not None:
+            views[n] = Offered(a, n)
+        else:
+            views[n] = v
     on_gpu = [n for n, v in views.items() if v is not None]
     if not on_gpu:
         return None
@@ -142,24 +191,24 @@ def _names(names: list[str]) -> str:
     return f"{names[0]} is" if len(names) == 1 else f"{', '.join(names)} are"
 
 
-def current_stream(a: DeviceArray) -> int:
-    """The current stream of `a`'s library on `a`'s device (0, the legacy default stream,
-    for a library this package does not know)."""
+def current_stream(a: DeviceArray | Home) -> int | None:
+    """The current stream of `a`'s library on `a`'s device; None for a library this package
+    does not know."""
     if a.library == "cupy":
         import cupy  # type: ignore[import-not-found]
 
-        with a.obj.device:
+        with a.device:
             return int(cupy.cuda.get_current_stream().ptr)
     if a.library == "torch":
         import torch  # type: ignore[import-not-found]
 
-        return int(torch.cuda.current_stream(a.obj.device).cuda_stream)
-    return 0
+        return int(torch.cuda.current_stream(a.device).cuda_stream)
+    return None
 
 
-def choose_stream(arrays: Iterable[DeviceArray]) -> int:
+def choose_stream(arrays: Iterable[DeviceArray], default: int = 0) -> int:
     """The stream a call on `arrays` is ordered on: the one their interfaces name (they must
-    agree), else the current stream of the first one's library."""
+    agree), else the current stream of the first one's library, else `default`."""
     arrays = list(arrays)
     named = {a.stream: a.name for a in arrays if a.stream is not None}
     if len(named) > 1:
@@ -168,7 +217,8 @@ def choose_stream(arrays: Iterable[DeviceArray]) -> int:
             f"the arrays name different CUDA streams ({which}): make them on one stream")
     if named:
         return next(iter(named))
-    return current_stream(arrays[0])
+    current = current_stream(arrays[0])
+    return default if current is None else current
 
 
 def stream_handle(stream: Any) -> int:
@@ -187,7 +237,7 @@ def stream_handle(stream: Any) -> int:
     return int(stream)
 
 
-def empty(like: DeviceArray, shape: tuple[int, ...], dtype: np.dtype,
+def empty(like: DeviceArray | Home, shape: tuple[int, ...], dtype: np.dtype,
           axes: tuple[int, ...] | None = None) -> Any:
     """A new array of `shape` of `like`'s library on `like`'s device: C-ordered, or with
     `axes` a view of a C-ordered array with its axes permuted (see `layout_strides`)."""
@@ -195,59 +245,120 @@ def empty(like: DeviceArray, shape: tuple[int, ...], dtype: np.dtype,
     if like.library == "cupy":
         import cupy  # type: ignore[import-not-found]
 
-        with like.obj.device:
+        with like.device:
             a = cupy.empty(base, dtype)
         return a if axes is None else a.transpose(axes)
     if like.library == "torch":
         import torch  # type: ignore[import-not-found]
 
-        t = torch.empty(base, dtype=_torch_dtype(torch, dtype), device=like.obj.device)
+        t = torch.empty(base, dtype=_torch_dtype(torch, dtype), device=like.device)
         return t if axes is None else t.permute(*axes)
+    home = like.home if isinstance(like, DeviceArray) else like
+    kind = f"a {home.type_name}" + (" (DLPack)" if home.dlpack else "")
     raise ArgumentTypeError(
-        f"{like.name}: seisgpu allocates results for CuPy arrays and PyTorch tensors, not "
-        f"for a {type(like.obj).__name__}: pass out=, a GPU array of the result's shape")
+        f"{home.name}: seisgpu allocates results for CuPy arrays and PyTorch tensors, not "
+        f"for {kind}: pass out=, a writable GPU array of the result's shape and dtype")
 
 
 def _torch_dtype(torch: Any, dtype: np.dtype) -> Any:
+    # PyTorch before 2.3 has no uint64: counts (< 2^63) come as int64 there.
     return {"float32": torch.float32, "float64": torch.float64,
-            "complex64": torch.complex64, "complex128": torch.complex128}[np.dtype(dtype).name]
+            "complex64": torch.complex64, "complex128": torch.complex128,
+            "uint64": getattr(torch, "uint64", torch.int64)}[np.dtype(dtype).name]
 
 
-def relaid(a: DeviceArray, axes: tuple[int, ...] | None) -> DeviceArray:
-    """`a` copied on the GPU, by its own library on its current stream, into a new array
-    laid out as `layout_strides(a.shape, …, axes)` says."""
-    if a.library not in ("cupy", "torch"):
-        raise InvalidArgumentError(
-            f"{a.name}: strides {a.strides} (bytes); the call reads strides "
-            f"{layout_strides(a.shape, a.dtype.itemsize, axes)}, and seisgpu copies only CuPy "
-            f"arrays and PyTorch tensors, not a {type(a.obj).__name__}")
+def _library_copy(a: DeviceArray, axes: tuple[int, ...] | None) -> DeviceArray:
+    """`a` copied by its own library (CuPy or PyTorch) on its current stream into a new
+    array laid out as `layout_strides(a.shape, …, axes)` says."""
     copy = empty(a, a.shape, a.dtype, axes)
-    if a.library == "cupy":
-        copy[...] = a.obj
-    else:
-        copy.copy_(a.obj)
+    copy_into(copy, a.obj, a.library)
     described = view(copy, a.name)
     assert described is not None
     return described
 
 
+def copy_into(dst: Any, src: Any, library: str) -> None:
+    """`src` copied into `dst`, two arrays of `library` (CuPy or PyTorch), by it."""
+    if library == "cupy":
+        dst[...] = src
+    else:
+        dst.copy_(src)
+
+
+def relaid(a: DeviceArray, axes: tuple[int, ...] | None) -> DeviceArray:
+    """`a` copied on the GPU, by its own library on its current stream, into a new array
+    laid out as `layout_strides(a.shape, …, axes)` says."""
+    if a.library not in KNOWN:
+        raise InvalidArgumentError(
+            f"{a.name}: strides {a.strides} (bytes); the call reads strides "
+            f"{layout_strides(a.shape, a.dtype.itemsize, axes)}, and seisgpu copies only CuPy "
+            f"arrays and PyTorch tensors, not a {type(a.obj).__name__}")
+    return _library_copy(a, axes)
+
+
+def duplicate(a: DeviceArray, instead: str) -> DeviceArray:
+    """A C-ordered copy of `a` made on the GPU by its own library, for a call that works in
+    place; `instead` says what to pass where the library is not CuPy or PyTorch."""
+    if a.library not in KNOWN:
+        raise ArgumentTypeError(
+            f"{a.name}: seisgpu copies only CuPy arrays and PyTorch tensors, not a "
+            f"{type(a.obj).__name__}: {instead}")
+    return _library_copy(a, None)
+
+
 class DeviceCall:
     """One call's GPU arrays: their checks, the outputs, and the library call on their
-    stream. A method maps its host call to the device call through it::
+    stream; DLPack arrays are exported for that stream and released at the end of the
+    ``with`` block. A method maps its host call to the device call through it::
 
         arrays = _device.gather(data=data, out=out)
         if arrays is not None:                      # every array on the GPU
-            call = _device.DeviceCall(self.ctx, arrays)
-            a = call.input("data", _arrays.REAL)    # dtype, C-contiguous, aligned
-            result, o = call.output(a, a.shape, a.dtype)
-            call.run("sg_<object>_<verb>_device_f32", self._ptr(), a.ptr, o.ptr, ...)
+            with _device.DeviceCall(self.ctx, arrays) as call:
+                a = call.input("data", _arrays.REAL)    # dtype, C-contiguous, aligned
+                result, o = call.output(a, a.shape, a.dtype)
+                call.run("sg_<object>_<verb>_device_f32", self._ptr(), a.ptr, o.ptr, ...)
             return result
         ...                                         # the host call, unchanged
+
+    `home` stands in for the arrays of a call that has none of its own on the GPU (a
+    search of a plan made from GPU arrays): their library's current stream, their
+    library for new results.
     """
 
-    def __init__(self, ctx: Any, arrays: dict[str, DeviceArray]) -> None:
-        self.ctx, self.arrays = ctx, arrays
-        self.stream = choose_stream(arrays.values())
+    def __init__(self, ctx: Any, arrays: Gathered, home: Home | None = None) -> None:
+        self.ctx, self.home = ctx, home
+        described = [a for a in arrays.values() if isinstance(a, DeviceArray)]
+        default = ctx._default_stream
+        if described:
+            self.stream = choose_stream(described, default)
+        else:
+            current = None if home is None else current_stream(home)
+            self.stream = default if current is None else current
+        self.arrays: dict[str, DeviceArray] = {}
+        try:
+            for n, a in arrays.items():
+                self.arrays[n] = a if isinstance(a, DeviceArray) else self._export(a)
+        except BaseException:
+            self.release()
+            raise
+
+    def _export(self, offered: Offered) -> DeviceArray:
+        fields, owner = _dlpack.export(offered.obj, offered.name, self.stream)
+        strides = fields["strides"]
+        if strides is None:
+            strides = c_strides(fields["shape"], fields["dtype"].itemsize)
+        return DeviceArray(offered.obj, offered.name, fields["ptr"], fields["dtype"],
+                           fields["shape"], strides, fields["readonly"], None, owner)
+
+    def __enter__(self) -> "DeviceCall":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+    def release(self) -> None:
+        """Runs the deleters of the DLPack arrays (their producers' references go)."""
+        _dlpack.release_all(a.owner for a in self.arrays.values())
 
     def input(self, name: str, dtypes: Iterable[np.dtype], contiguous: bool = True
               ) -> DeviceArray:
@@ -268,12 +379,15 @@ class DeviceCall:
             raise InvalidArgumentError(f"{name}: address 0x{a.ptr:x} is not aligned")
         return a
 
-    def output(self, like: DeviceArray, shape: tuple[int, ...], dtype: np.dtype,
-               axes: tuple[int, ...] | None = None, name: str = "out") -> tuple[Any, DeviceArray]:
-        """The caller's `out` checked (shape, dtype, writable, layout), or a new array of
-        `like`'s library; with its description."""
+    def output(self, like: DeviceArray | Home | None, shape: tuple[int, ...],
+               dtype: np.dtype, axes: tuple[int, ...] | None = None, name: str = "out"
+               ) -> tuple[Any, DeviceArray]:
+        """The caller's `name` checked (shape, dtype, writable, layout), or a new array of
+        `like`'s library (the call's `home` when None); with its description."""
         if name not in self.arrays:
-            obj = empty(like, shape, dtype, axes)
+            source = like if like is not None else self.home
+            assert source is not None, "a new result needs an array or a home to follow"
+            obj = empty(source, shape, dtype, axes)
             described = view(obj, name)
             assert described is not None
             return obj, described

@@ -187,6 +187,12 @@ _PROTOTYPES: dict[str, tuple[list, object]] = {
     "sg_emlog_result_marginal": ([p, sz, p, sz], i32),
     "sg_emlog_result_pair": ([p, sz, p, sz], i32),
     "sg_emlog_result_models": ([p, p, p, sz], i32),
+    # Device calls: each bulk array a CUdeviceptr (u64).
+    "sg_emlog_plan_create_device": ([p, sz, sz, u64, sz, sz, u64, u64, u64, u64, sz, p, PP],
+                                    i32),
+    "sg_emlog_search_device": ([p, p, p, p, p, p, sz, sz, p, P(EmlogOptions), PP], i32),
+    "sg_emlog_result_marginal_device": ([p, sz, u64, sz], i32),
+    "sg_emlog_result_pair_device": ([p, sz, u64, sz], i32),
     "sg_fxdecon_options_default": ([], FxdeconOptions),
     "sg_fxdecon_options_seismic_unix": ([], FxdeconOptions),
     "sg_fxdecon_plan_create_2d": ([p, P(FxdeconOptions), sz, sz, PP], i32),
@@ -221,6 +227,8 @@ _PROTOTYPES: dict[str, tuple[list, object]] = {
     "sg_xcorr_pair_count": ([p, sz, sz, sz, sz, sz, P(sz)], i32),
     "sg_xcorr_pair_stations": ([p, sz, sz, sz, sz, sz, sz, P(sz), P(sz)], i32),
     "sg_xcorr_correlate_f32": ([p, PP, sz, sz, sz, sz, sz, p, sz, p], i32),
+    "sg_xcorr_preprocess_device_f32": ([p, u64, sz, sz, sz, u64, PP], i32),
+    "sg_xcorr_correlate_device_f32": ([p, PP, sz, sz, sz, sz, sz, u64, sz, p], i32),
 }
 for _t in ("f32", "f64"):
     _PROTOTYPES.update({
@@ -231,6 +239,12 @@ for _t in ("f32", "f64"):
         f"sg_dwt_denoise_device_{_t}": ([p, P(DwtDenoiseOptions), u64, u64, sz, sz, p], i32),
         f"sg_usfft_set_points_device_{_t}": ([p, sz, u64, u64, u64], i32),
         f"sg_usfft_execute_device_{_t}": ([p, u64, u64], i32),
+        f"sg_fxdecon_execute_2d_device_{_t}": ([p, u64, u64, sz], i32),
+        f"sg_fxdecon_execute_3d_device_{_t}": ([p, u64, u64, sz, sz], i32),
+        f"sg_wavepacket_forward_device_{_t}": ([p, u64, u64], i32),
+        f"sg_wavepacket_adjoint_device_{_t}": ([p, u64, u64], i32),
+        f"sg_wavepacket_inverse_device_{_t}": ([p, u64, u64, f64, sz, P(sz), P(f64)], i32),
+        f"sg_wavepacket_threshold_device_{_t}": ([p, u64, i32, i32, f64], i32),
         f"sg_fxdecon_execute_2d_{_t}": ([p, p, p, sz], i32),
         f"sg_fxdecon_execute_3d_{_t}": ([p, p, p, sz, sz], i32),
         f"sg_usfft_set_points_{_t}": ([p, sz, p, p, p], i32),

@@ -46,6 +46,9 @@ class Context(Handle):
         # time, so that each is ordered on its own arrays' stream.
         self._device_lock = threading.Lock()
         self._stream: int | None = None  # the stream last set; None: the library's default
+        # The stream set_stream chose: calls whose arrays name no stream and belong to no
+        # library this package knows (DLPack arrays, …) are ordered on it.
+        self._default_stream = 0
         self._cuda: bool | None = None
         check("sg_context_create", _lib.lib.sg_context_create(code, device,
                                                              ctypes.byref(self._h)))
@@ -101,13 +104,16 @@ class Context(Handle):
         """Orders the library's device calls on `stream`: a ``CUstream`` as an integer (0,
         the legacy default stream, is the default), a ``cupy.cuda.Stream`` or a
         ``torch.cuda.Stream`` of this context's device. The calls of this package that take
-        GPU arrays set it themselves to their arrays' stream; this is for
-        :meth:`synchronize` and for device calls made through the C library directly.
+        GPU arrays set it themselves to their arrays' stream (the one their
+        ``__cuda_array_interface__`` names, or their library's current stream); arrays
+        that name none and whose library this package does not know (DLPack arrays such as
+        JAX's, …) are used on `stream` (exported for it). It is also the stream of
+        :meth:`synchronize` and of device calls made through the C library directly.
         Raises :class:`seisgpu.UnsupportedError` on a CPU context."""
         s = _device.stream_handle(stream)
         with self._device_lock:
             check("sg_context_set_stream", _lib.lib.sg_context_set_stream(self._ptr(), s))
-            self._stream = s
+            self._stream = self._default_stream = s
 
     def synchronize(self) -> None:
         """Waits until the device calls made on this context so far have run (on the stream

@@ -91,8 +91,8 @@ class Dwt(Handle):
 
     Traces are arrays of shape (..., n_samples), float32 or float64 (the dtype chooses
     the precision); results keep the input's shape and dtype. C-contiguous traces in GPU
-    memory (CuPy, PyTorch; ``out=`` too) are transformed where they are, on their stream,
-    without waiting; the results are arrays of the same library (docs/python.md).
+    memory (CuPy, PyTorch, DLPack; ``out=`` too) are transformed where they are, on their
+    stream, without waiting; the results are arrays of the same library (docs/python.md).
     """
 
     _destroy = "sg_dwt_plan_destroy"
@@ -136,13 +136,13 @@ class Dwt(Handle):
 
         return run_traces(a, self.n_samples, out, run)
 
-    def _execute_device(self, arrays: dict[str, _device.DeviceArray], name: str,
-                        direction: int, lv: int) -> Any:
-        call = _device.DeviceCall(self.ctx, arrays)
-        a, result, o, n = _device_traces(call, name, self.n_samples)
-        if n:
-            call.run(f"sg_dwt_execute_device_{_arrays.SUFFIX[a.dtype]}", self._ptr(),
-                     direction, lv, a.ptr, o.ptr, n, self.n_samples)
+    def _execute_device(self, arrays: _device.Gathered, name: str, direction: int,
+                        lv: int) -> Any:
+        with _device.DeviceCall(self.ctx, arrays) as call:
+            a, result, o, n = _device_traces(call, name, self.n_samples)
+            if n:
+                call.run(f"sg_dwt_execute_device_{_arrays.SUFFIX[a.dtype]}", self._ptr(),
+                         direction, lv, a.ptr, o.ptr, n, self.n_samples)
         return result
 
     def forward(self, traces: Any, *, levels: int = 0, out: Any = None) -> np.ndarray:
@@ -226,18 +226,18 @@ class Dwt(Handle):
             o.level_mask = level_mask(thresholded_levels, depth)
         return o, depth
 
-    def _denoise_device(self, arrays: dict[str, _device.DeviceArray], o: Any, depth: int,
+    def _denoise_device(self, arrays: _device.Gathered, o: Any, depth: int,
                         return_thresholds: bool) -> Any:
         """:meth:`denoise` of GPU traces; the thresholds, when asked for, are a NumPy array
         (the call then waits for them)."""
-        call = _device.DeviceCall(self.ctx, arrays)
-        a, result, r, n = _device_traces(call, "traces", self.n_samples)
-        thresholds = np.zeros((n, depth)) if return_thresholds else None
-        if n:
-            t = None if thresholds is None else thresholds.ctypes.data_as(
-                ctypes.POINTER(ctypes.c_double))
-            call.run(f"sg_dwt_denoise_device_{_arrays.SUFFIX[a.dtype]}", self._ptr(),
-                     ctypes.byref(o), a.ptr, r.ptr, n, self.n_samples, t)
+        with _device.DeviceCall(self.ctx, arrays) as call:
+            a, result, r, n = _device_traces(call, "traces", self.n_samples)
+            thresholds = np.zeros((n, depth)) if return_thresholds else None
+            if n:
+                t = None if thresholds is None else thresholds.ctypes.data_as(
+                    ctypes.POINTER(ctypes.c_double))
+                call.run(f"sg_dwt_denoise_device_{_arrays.SUFFIX[a.dtype]}", self._ptr(),
+                         ctypes.byref(o), a.ptr, r.ptr, n, self.n_samples, t)
         if thresholds is None:
             return result
         return result, thresholds.reshape(a.shape[:-1] + (depth,))

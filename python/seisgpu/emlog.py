@@ -15,7 +15,7 @@ from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
-from . import _arrays, _lib
+from . import _arrays, _device, _lib
 from ._errors import ArgumentTypeError, InvalidArgumentError, check
 from ._handle import Handle
 from ._options import choice
@@ -113,6 +113,14 @@ class EmSearch(Handle):
     searched:
         The searched conductivities: 1 to 16 distinct column indices of A, in grid-axis
         order; the other columns stay at σ0.
+
+    Arrays in GPU memory (CuPy, PyTorch, DLPack; all of them, float64: no copy is made,
+    A of any positive strides, the vectors C-contiguous) are read there: the searched
+    columns are gathered on the GPU and only they and the vectors reach the host; the
+    call waits for them. The plan equals the host one bit for bit. Its searches then run
+    on the GPU (:meth:`search` waits for them) and keep their histograms there:
+    :meth:`SearchResult.marginal` and :meth:`SearchResult.pair` return arrays of the
+    same library (docs/python.md).
     """
 
     _destroy = "sg_emlog_plan_destroy"
@@ -120,6 +128,12 @@ class EmSearch(Handle):
     def __init__(self, ctx: Context, a: Any, sigma0: Any, f0: Any, f_exp: Any, delta: Any,
                  searched: Sequence[int]) -> None:
         super().__init__()
+        # The library and device of the GPU arrays the plan was made from (None: NumPy).
+        self._home: _device.Home | None = None
+        on_gpu = _device.gather(a=a, sigma0=sigma0, f0=f0, f_exp=f_exp, delta=delta)
+        if on_gpu is not None:
+            self._create_device(require(ctx), on_gpu, searched)
+            return
         mat = _arrays.real(a, "a")
         if mat.ndim != 2:
             raise InvalidArgumentError(f"a: shape {mat.shape}; expected (n, m)")
@@ -132,16 +146,43 @@ class EmSearch(Handle):
         rows, cols = (s // item for s in mat.strides)
         vectors = [_vector(sigma0, "sigma0", m), _vector(f0, "f0", n),
                    _vector(f_exp, "f_exp", n), _vector(delta, "delta", n)]
-        cols_searched = np.array(_arrays.sizes(searched, "searched"), dtype=np.int32)
-        if cols_searched.size == 0:
-            raise InvalidArgumentError("searched: no column given")
-        self.n, self.m, self.p = n, m, int(cols_searched.size)
-        self.searched = tuple(int(c) for c in cols_searched)
+        cols_searched = self._searched(searched, n, m)
         self._uses_handles(require(ctx))
         check("sg_emlog_plan_create", _lib.lib.sg_emlog_plan_create(
             ctx._ptr(), n, m, mat.ctypes.data, rows, cols, *[v.ctypes.data for v in vectors],
             self.p, cols_searched.ctypes.data, ctypes.byref(self._h)))
         self.ctx = ctx
+
+    def _searched(self, searched: Sequence[int], n: int, m: int) -> np.ndarray:
+        """The searched columns as the C call takes them; sets the plan's sizes."""
+        cols_searched = np.array(_arrays.sizes(searched, "searched"), dtype=np.int32)
+        if cols_searched.size == 0:
+            raise InvalidArgumentError("searched: no column given")
+        self.n, self.m, self.p = n, m, int(cols_searched.size)
+        self.searched = tuple(int(c) for c in cols_searched)
+        return cols_searched
+
+    def _create_device(self, ctx: Context, arrays: _device.Gathered,
+                       searched: Sequence[int]) -> None:
+        """The plan of GPU arrays (``sg_emlog_plan_create_device``, which waits)."""
+        with _device.DeviceCall(ctx, arrays) as call:
+            mat = call.input("a", (np.dtype(np.float64),), contiguous=False)
+            if len(mat.shape) != 2:
+                raise InvalidArgumentError(f"a: shape {mat.shape}; expected (n, m)")
+            n, m = mat.shape
+            rows, cols = _matrix_strides(mat)
+            vectors = [call.input(name, (np.dtype(np.float64),)) for name in
+                       ("sigma0", "f0", "f_exp", "delta")]
+            for v, length in zip(vectors, (m, n, n, n)):
+                if v.shape != (length,):
+                    raise InvalidArgumentError(f"{v.name}: shape {v.shape}; expected ({length},)")
+            cols_searched = self._searched(searched, n, m)
+            self._uses_handles(ctx)
+            call.run("sg_emlog_plan_create_device", ctx._ptr(), n, m, mat.ptr, rows, cols,
+                     *[v.ptr for v in vectors], self.p, cols_searched.ctypes.data,
+                     ctypes.byref(self._h))
+        self.ctx = ctx
+        self._home = mat.home
 
     def analytic(self, criterion: str = "within_errors", level: float = 1.0) -> Ellipsoid:
         """The least-squares model and the ellipsoid of equivalent models (least squares),
@@ -202,11 +243,18 @@ class EmSearch(Handle):
         o.mode, o.norm = choice(mode, "mode", _MODES), choice(norm, "norm", _NORMS)
         o.max_models = _arrays.count(max_models, "max_models")
         result = SearchResult(self, axes, [(int(ab[0]), int(ab[1])) for ab in pair_array])
-        check("sg_emlog_search", _lib.lib.sg_emlog_search(
-            self._ptr(), kinds.ctypes.data, counts.ctypes.data, lo.ctypes.data, hi.ctypes.data,
-            listed.ctypes.data if listed.size else None, listed.size, len(pair_array),
-            pair_array.ctypes.data if len(pair_array) else None, ctypes.byref(o),
-            ctypes.byref(result._h)))
+        args = (self._ptr(), kinds.ctypes.data, counts.ctypes.data, lo.ctypes.data,
+                hi.ctypes.data, listed.ctypes.data if listed.size else None, listed.size,
+                len(pair_array), pair_array.ctypes.data if len(pair_array) else None,
+                ctypes.byref(o), ctypes.byref(result._h))
+        if self._home is None:
+            check("sg_emlog_search", _lib.lib.sg_emlog_search(*args))
+        else:
+            # A plan of GPU arrays: the search runs after the work on their library's
+            # current stream, waits, and keeps its histograms on the GPU.
+            with _device.DeviceCall(self.ctx, {}, self._home) as call:
+                call.run("sg_emlog_search_device", *args)
+            result._home = self._home
         result._summary()
         return result
 
@@ -216,7 +264,12 @@ class SearchResult(Handle):
     model (``best_index``, ``best_model``, ``best_misfit``), per parameter the range of the
     equivalent models (``value_min``, ``value_max``; NaN when none), the listed models
     (``models``: indices and values) and ``more_models`` (True when more were equivalent
-    than listed); marginals by :meth:`marginal` and :meth:`pair`."""
+    than listed); marginals by :meth:`marginal` and :meth:`pair`.
+
+    The summary and the listed models are host values (NumPy arrays) whatever the plan's
+    arrays: the search lists them on the host. The marginals of a search of a plan made
+    from GPU arrays are arrays of that library, copied on the GPU from the histograms the
+    search kept there; with ``out=`` a GPU array, any result's marginals go there."""
 
     _destroy = "sg_emlog_result_destroy"
 
@@ -225,6 +278,8 @@ class SearchResult(Handle):
         self._uses_handles(plan)
         self.axes = [a.values for a in axes]
         self.pairs = pairs
+        self._ctx = plan.ctx
+        self._home: _device.Home | None = None  # the GPU arrays' library, for marginals
 
     def _summary(self) -> None:
         p = len(self.axes)
@@ -246,19 +301,38 @@ class SearchResult(Handle):
                 self._ptr(), indices.ctypes.data, values.ctypes.data, n_models.value))
         self.model_indices, self.model_values = indices, values
 
-    def marginal(self, parameter: int) -> np.ndarray:
-        """Equivalent models per value of axis `parameter` (uint64, the axis's length)."""
+    def _on_gpu(self, out: Any) -> _device.Gathered | None:
+        """`out` described when the marginal goes to the GPU (`out` there, or none given
+        for a result of GPU arrays); None for the host call."""
+        on_gpu = _device.gather(out=out)
+        if on_gpu is None and out is None and self._home is not None:
+            return {}
+        return on_gpu
+
+    def marginal(self, parameter: int, *, out: Any = None) -> np.ndarray:
+        """Equivalent models per value of axis `parameter` (uint64, the axis's length), into
+        a new array or `out`. On the GPU (see the class): queued on the stream of `out` or
+        of the plan's library, without waiting."""
         k = _arrays.count(parameter, "parameter")
         if k >= len(self.axes):
             raise InvalidArgumentError(f"parameter = {k}: the search has {len(self.axes)}")
-        counts = np.empty(len(self.axes[k]), np.uint64)
+        n = len(self.axes[k])
+        on_gpu = self._on_gpu(out)
+        if on_gpu is not None:
+            with _device.DeviceCall(self._ctx, on_gpu, self._home) as call:
+                result, o = call.output(None, (n,), np.dtype(np.uint64))
+                call.run("sg_emlog_result_marginal_device", self._ptr(), k, o.ptr, n)
+            return result
+        counts, _ = _arrays.output(out, (n,), np.dtype(np.uint64))
         check("sg_emlog_result_marginal", _lib.lib.sg_emlog_result_marginal(
             self._ptr(), k, counts.ctypes.data, counts.size))
         return counts
 
-    def pair(self, which: int | tuple[int, int]) -> np.ndarray:
+    def pair(self, which: int | tuple[int, int], *, out: Any = None) -> np.ndarray:
         """Equivalent models per (i_a, i_b) of a requested pair (its index in ``pairs``, or
-        the pair (a, b) itself): uint64, indexed ``[i_a, i_b]``."""
+        the pair (a, b) itself): uint64, indexed ``[i_a, i_b]``, i_a fastest in memory (a
+        new array, or `out`: shape (n_a, n_b) laid out so, e.g.
+        ``numpy.empty((n_b, n_a), numpy.uint64).T``). On the GPU as :meth:`marginal`."""
         if isinstance(which, tuple):
             key = tuple(int(v) for v in which)
             index = self.pairs.index(key) if key in self.pairs else -1
@@ -268,7 +342,43 @@ class SearchResult(Handle):
             raise InvalidArgumentError(f"pair {which!r} was not requested (pairs {self.pairs})")
         a, b = self.pairs[index]
         na, nb = len(self.axes[a]), len(self.axes[b])
-        counts = np.empty((nb, na), np.uint64)
+        on_gpu = self._on_gpu(out)
+        if on_gpu is not None:
+            with _device.DeviceCall(self._ctx, on_gpu, self._home) as call:
+                result, o = call.output(None, (na, nb), np.dtype(np.uint64), axes=(1, 0))
+                call.run("sg_emlog_result_pair_device", self._ptr(), index, o.ptr, na * nb)
+            return result
+        counts = np.empty((nb, na), np.uint64) if out is None else _pair_out(out, na, nb)
         check("sg_emlog_result_pair", _lib.lib.sg_emlog_result_pair(
             self._ptr(), index, counts.ctypes.data, counts.size))
         return counts.T
+
+
+def _matrix_strides(mat: _device.DeviceArray) -> tuple[int, int]:
+    """A GPU matrix's row and column strides in elements (any positive ones: it is read
+    where it is); an axis of length 1 takes 1."""
+    item = mat.dtype.itemsize
+    strides = []
+    for size, s in zip(mat.shape, mat.strides):
+        if size <= 1:
+            strides.append(1)
+        elif s <= 0 or s % item:
+            raise InvalidArgumentError(
+                f"a: strides {mat.strides} (bytes); a GPU matrix is read where it is: its "
+                f"strides must be positive multiples of {item} (C or Fortran order, a slice)")
+        else:
+            strides.append(s // item)
+    return strides[0], strides[1]
+
+
+def _pair_out(out: Any, na: int, nb: int) -> np.ndarray:
+    """`out` (n_a, n_b), i_a fastest, checked; its transpose, the C-ordered (n_b, n_a)."""
+    if not isinstance(out, np.ndarray):
+        raise ArgumentTypeError(f"out: expected a NumPy array, got {type(out).__name__}")
+    if out.shape != (na, nb):
+        raise InvalidArgumentError(f"out: shape {out.shape}; this call writes {(na, nb)}")
+    if not out.T.flags.c_contiguous:
+        raise InvalidArgumentError(
+            f"out: strides {out.strides}; this call writes i_a fastest (strides "
+            f"{(8, 8 * na)}): pass numpy.empty(({nb}, {na}), numpy.uint64).T")
+    return _arrays.check_out(out.T, (nb, na), np.dtype(np.uint64), "out.T")

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _arrays, _lib
+from . import _arrays, _device, _lib
 from ._errors import InvalidArgumentError, check
 from ._handle import Handle
 from ._options import as_dict, choice, fill
@@ -50,7 +50,12 @@ class FxDecon(Handle):
         autocorrelation, 0.01), ``prediction`` (``"two_sided"`` or ``"forward_backward"``),
         ``out_of_band`` (``"pass"`` or ``"zero"``), ``su_compatible`` (bool).
 
-    Several threads may filter with one plan at once.
+    Several threads may filter with one plan at once. A C-contiguous float32 section or
+    volume in GPU memory (CuPy, PyTorch, DLPack; ``out=`` too) is filtered where it is, on
+    its stream, without waiting (but for a plan's first call, which makes its FFT plans);
+    the result is an array of the same library (docs/python.md). float64 GPU arrays are
+    refused (``UnsupportedError``): the GPU filter runs float32 only, float64 runs on the
+    CPU from NumPy arrays.
     """
 
     _destroy = "sg_fxdecon_plan_destroy"
@@ -82,7 +87,12 @@ class FxDecon(Handle):
         """The filtered section or volume: an array of the plan's shape, float32 or float64,
         into a new array of the same shape and dtype (or `out`). Any layout with contiguous
         samples is read without a copy. Non-finite input raises
-        :class:`seisgpu.NonFiniteError` and writes nothing."""
+        :class:`seisgpu.NonFiniteError` and writes nothing (GPU arrays: not looked for;
+        equal to the host call on the same GPU to rounding, as overlapping windows add
+        their predictions with atomic additions)."""
+        on_gpu = _device.gather(data=data, out=out)
+        if on_gpu is not None:
+            return self._filter_device(on_gpu)
         a = _arrays.real(data, "data")
         if a.shape != self.shape:
             raise InvalidArgumentError(f"data: shape {a.shape}; this plan filters {self.shape}")
@@ -114,6 +124,24 @@ class FxDecon(Handle):
             run(result, result)
         else:
             run(_arrays.contiguous(a), result)
+        return result
+
+    def _filter_device(self, arrays: _device.Gathered) -> Any:
+        """:meth:`filter` on GPU arrays: C-ordered, queued on their stream (in place when
+        `out` is `data`)."""
+        with _device.DeviceCall(self.ctx, arrays) as call:
+            a = call.input("data", _arrays.REAL)
+            if a.shape != self.shape:
+                raise InvalidArgumentError(
+                    f"data: shape {a.shape}; this plan filters {self.shape}")
+            result, o = call.output(a, a.shape, a.dtype)
+            if a.size:
+                t, n = _arrays.SUFFIX[a.dtype], self.shape[-1]
+                if len(self.shape) == 2:
+                    call.run(f"sg_fxdecon_execute_2d_device_{t}", self._ptr(), a.ptr, o.ptr, n)
+                else:
+                    call.run(f"sg_fxdecon_execute_3d_device_{t}", self._ptr(), a.ptr, o.ptr,
+                             self.shape[1] * n, n)
         return result
 
     def __repr__(self) -> str:

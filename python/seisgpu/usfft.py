@@ -139,20 +139,21 @@ class Usfft(Handle):
         check(fn, getattr(_lib.lib, fn)(self._ptr(), m, *ptrs))
         self.n_points = m
 
-    def _set_points_device(self, arrays: dict[str, _device.DeviceArray]) -> None:
+    def _set_points_device(self, arrays: _device.Gathered) -> None:
         """:meth:`set_points` with coordinates in GPU memory (sorted there; the call waits
         for the finiteness check)."""
-        call = _device.DeviceCall(self.ctx, arrays)
-        coords = [call.input(name, (self.real_dtype,)) for name in arrays]
-        for a in coords:
-            if len(a.shape) != 1:
-                raise InvalidArgumentError(f"{a.name}: shape {a.shape}; expected a 1-D array")
-            if a.shape[0] != coords[0].shape[0]:
-                raise InvalidArgumentError(f"{a.name}: {a.shape[0]} points; x has "
-                                           f"{coords[0].shape[0]}")
-        m = coords[0].shape[0]
-        ptrs = [a.ptr for a in coords] + [0] * (3 - self.dim)
-        call.run(f"sg_usfft_set_points_device_{self._suffix}", self._ptr(), m, *ptrs)
+        with _device.DeviceCall(self.ctx, arrays) as call:
+            coords = [call.input(name, (self.real_dtype,)) for name in arrays]
+            for a in coords:
+                if len(a.shape) != 1:
+                    raise InvalidArgumentError(
+                        f"{a.name}: shape {a.shape}; expected a 1-D array")
+                if a.shape[0] != coords[0].shape[0]:
+                    raise InvalidArgumentError(f"{a.name}: {a.shape[0]} points; x has "
+                                               f"{coords[0].shape[0]}")
+            m = coords[0].shape[0]
+            ptrs = [a.ptr for a in coords] + [0] * (3 - self.dim)
+            call.run(f"sg_usfft_set_points_device_{self._suffix}", self._ptr(), m, *ptrs)
         self.n_points = m
 
     def _strength_shape(self) -> tuple[int, ...]:
@@ -233,24 +234,26 @@ class Usfft(Handle):
         check(fn, getattr(_lib.lib, fn)(h, c.ctypes.data, f.ctypes.data))
         return c
 
-    def _execute_device(self, arrays: dict[str, _device.DeviceArray]) -> Any:
+    def _execute_device(self, arrays: _device.Gathered) -> Any:
         """:meth:`execute` on GPU arrays: queued on their stream, returns without waiting. A
         type-2 mode array in another layout is copied once on the GPU by its library."""
-        call = _device.DeviceCall(self.ctx, arrays)
-        axes = self._mode_axes()
-        if self.type == 1:
-            c = call.input("data", (self.dtype,))
-            self._check_strengths(c.shape)
-            f_obj, f = call.output(c, self._mode_shape(), self.dtype, axes)
-            result = f_obj
-        else:
-            f = call.input("data", (self.dtype,), contiguous=False)
-            if f.shape != self._mode_shape():
-                raise InvalidArgumentError(f"data: shape {f.shape}; expected {self._mode_shape()}")
-            if not f.has_strides(_device.layout_strides(f.shape, self.dtype.itemsize, axes)):
-                f = _device.relaid(f, axes)
-            result, c = call.output(f, self._strength_shape(), self.dtype)
-        call.run(f"sg_usfft_execute_device_{self._suffix}", self._ptr(), c.ptr, f.ptr)
+        with _device.DeviceCall(self.ctx, arrays) as call:
+            axes = self._mode_axes()
+            if self.type == 1:
+                c = call.input("data", (self.dtype,))
+                self._check_strengths(c.shape)
+                f_obj, f = call.output(c, self._mode_shape(), self.dtype, axes)
+                result = f_obj
+            else:
+                f = call.input("data", (self.dtype,), contiguous=False)
+                if f.shape != self._mode_shape():
+                    raise InvalidArgumentError(
+                        f"data: shape {f.shape}; expected {self._mode_shape()}")
+                if not f.has_strides(_device.layout_strides(f.shape, self.dtype.itemsize,
+                                                            axes)):
+                    f = _device.relaid(f, axes)
+                result, c = call.output(f, self._strength_shape(), self.dtype)
+            call.run(f"sg_usfft_execute_device_{self._suffix}", self._ptr(), c.ptr, f.ptr)
         return result
 
     def __repr__(self) -> str:

@@ -16,7 +16,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import _arrays, _lib
+from . import _arrays, _device, _lib
+from . import _wavepacket_device as _on_gpu
 from ._errors import ArgumentTypeError, InvalidArgumentError, check
 from ._handle import Handle
 from ._options import choice, fill
@@ -87,6 +88,7 @@ class _Frame(Handle):
     """What layouts and volumes share: C, C* and the inverse."""
 
     _kind = ""
+    _device_calls = False  # whether the C library has device calls for this object
     shape: tuple[int, ...]
     real_dtype: np.dtype
     n_samples: int
@@ -114,9 +116,20 @@ class _Frame(Handle):
                 f"{name}: shape {a.shape}; expected ({self.n_coefficients},) coefficients")
         return _arrays.contiguous(a)
 
+    def _gpu_arrays(self, **arrays: Any) -> _device.Gathered | None:
+        """The call's arrays when they are in GPU memory and this object has device calls
+        (a layout); None for host arrays, and for a volume (which copies GPU arrays through
+        host memory)."""
+        return _device.gather(**arrays) if self._device_calls else None
+
     def forward(self, data: Any, *, out: Any = None) -> np.ndarray:
         """C: the coefficients of `data` (an array of the layout's shape and dtype).
-        Non-finite data raises :class:`seisgpu.NonFiniteError`."""
+        Non-finite data raises :class:`seisgpu.NonFiniteError` (GPU arrays of a layout:
+        not looked for; the call returns without waiting, bit for bit the host call's
+        coefficients on the same GPU)."""
+        on_gpu = self._gpu_arrays(data=data, out=out)
+        if on_gpu is not None:
+            return _on_gpu.forward(self, on_gpu)
         d = self._data(data)
         c, _ = _arrays.output(out, (self.n_coefficients,), self.dtype)
         self._call("forward", d.ctypes.data, c.ctypes.data)
@@ -124,7 +137,12 @@ class _Frame(Handle):
 
     def adjoint(self, coeffs: Any, *, out: Any = None) -> np.ndarray:
         """C*: the real data synthesised from `coeffs` (the real part of the exact adjoint,
-        ⟨C f, c⟩ = ⟨f, C* c⟩ for real f)."""
+        ⟨C f, c⟩ = ⟨f, C* c⟩ for real f). GPU arrays of a layout: the call returns
+        without waiting; equal to the host call on the same GPU to rounding (its
+        non-uniform FFT adds with atomic additions)."""
+        on_gpu = self._gpu_arrays(coeffs=coeffs, out=out)
+        if on_gpu is not None:
+            return _on_gpu.adjoint(self, on_gpu)
         c = self._coeffs(coeffs)
         d, _ = _arrays.output(out, self.shape, self.real_dtype)
         self._call("adjoint", c.ctypes.data, d.ctypes.data)
@@ -135,9 +153,16 @@ class _Frame(Handle):
         """The data whose coefficients are closest to `coeffs` (least squares): C* and the
         correction filter, refined by conjugate gradients on C*C until the relative
         residual is ≤ `tolerance` or `max_iterations` were made (0: the filter alone).
-        Returns ``(data, iterations, residual)``."""
-        c = self._coeffs(coeffs)
+        Returns ``(data, iterations, residual)``. GPU arrays of a layout: the
+        coefficients stay on the GPU and the data are written there, but the call
+        **waits** (each iteration's stopping test reads the residual on the host); equal to
+        the host call on the same GPU to rounding."""
         max_it = _arrays.count(max_iterations, "max_iterations")
+        on_gpu = self._gpu_arrays(coeffs=coeffs, out=out)
+        if on_gpu is not None:
+            return InverseResult(*_on_gpu.inverse(
+                self, on_gpu, _arrays.number(tolerance, "tolerance"), max_it))
+        c = self._coeffs(coeffs)
         d, _ = _arrays.output(out, self.shape, self.real_dtype)
         it, res = ctypes.c_size_t(), ctypes.c_double()
         self._call("inverse", c.ctypes.data, d.ctypes.data,
@@ -169,6 +194,7 @@ class WavepacketLayout(_Frame):
 
     _destroy = "sg_wavepacket_layout_destroy"
     _kind = "sg_wavepacket"
+    _device_calls = True
 
     def __init__(self, ctx: Context, shape: Any, dtype: Any = np.float32,
                  **options: Any) -> None:
@@ -247,9 +273,19 @@ class WavepacketLayout(_Frame):
                   kind: str = "value", out: Any = None) -> np.ndarray:
         """Thresholding, ``mode`` ``"hard"`` or ``"soft"``, at ``value`` itself
         (``kind="value"``) or at ``value``·σ of each level (``kind="sigma"``, σ =
-        median(|c|)/0.6745 over the level)."""
-        return self._in_place(coeffs, out, "threshold", choice(mode, "mode", _MODES),
-                              choice(kind, "kind", _KINDS), _arrays.number(value, "value"))
+        median(|c|)/0.6745 over the level).
+
+        GPU coefficients: ``kind="value"`` only (``"sigma"`` raises
+        :class:`seisgpu.UnsupportedError`: its medians are not computed on the GPU);
+        ``out=coeffs`` thresholds in place, otherwise the coefficients' library (CuPy,
+        PyTorch) copies them first. Returns without waiting; float32 bit for bit the host
+        call's, float64 may differ by an ulp of a magnitude (the GPU's ``hypot``)."""
+        mode_, kind_ = choice(mode, "mode", _MODES), choice(kind, "kind", _KINDS)
+        v = _arrays.number(value, "value")
+        on_gpu = self._gpu_arrays(coeffs=coeffs, out=out)
+        if on_gpu is not None:
+            return _on_gpu.threshold(self, on_gpu, mode_, kind_, v)
+        return self._in_place(coeffs, out, "threshold", mode_, kind_, v)
 
     def threshold_noise(self, coeffs: Any, k: float, sigma: float, *, mode: str = "hard",
                         out: Any = None) -> np.ndarray:

@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from . import _arrays, _lib
+from . import _arrays, _device, _lib
 from ._errors import ArgumentTypeError, InvalidArgumentError, check
 from ._handle import Handle
 from ._options import as_dict, fill
@@ -58,6 +58,9 @@ class Spectra(Handle):
     def __init__(self) -> None:
         super().__init__()
         self.n_stations = self.n_windows = self.band_start = self.band_len = self.nfft = 0
+        # The library and device of the GPU station-days they were made from (None: NumPy
+        # ones): where `Xcorr.correlate` puts its stacks.
+        self._home: _device.Home | None = None
 
     def _sizes(self) -> None:
         s = [ctypes.c_size_t() for _ in range(5)]
@@ -103,6 +106,10 @@ class Xcorr(Handle):
         (``"linear"``, ``"pws"``, ``"robust"``) with ``pws_power`` (2) and
         ``robust_epsilon`` (0.001); ``bandpass_corners`` (4; 0: no bandpass);
         ``detrend_taper`` (True); ``autocorrelation`` (False: pairs i < j; True: i ≤ j).
+
+    Station-days in GPU memory (CuPy, PyTorch, DLPack) are preprocessed where they are;
+    the correlations of spectra made from them are stacked into an array of the same
+    library (docs/python.md).
     """
 
     _destroy = "sg_xcorr_plan_destroy"
@@ -138,7 +145,16 @@ class Xcorr(Handle):
         """The window spectra of one day of every station: `days` (n_stations, n_samples)
         float32 (float64 is converted, one copy); `valid` None (no gaps) or a bool array of
         the same shape, False for a missing sample. Non-finite samples raise
-        :class:`seisgpu.NonFiniteError`."""
+        :class:`seisgpu.NonFiniteError`.
+
+        GPU arrays: `days` C-contiguous float32 (float64 is refused: no copy is made),
+        `valid` a bool or uint8 array of the same shape, on the GPU too. The work is queued
+        on their stream and the call **waits** for it (the spectra keep which windows were
+        kept on the host); non-finite samples are not looked for. The spectra equal the
+        host call's on the same GPU bit for bit."""
+        on_gpu = _device.gather(days=days, valid=valid)
+        if on_gpu is not None:
+            return self._preprocess_device(on_gpu)
         a = _arrays.real(days, "days")
         if a.dtype != np.float32:
             a = a.astype(np.float32)
@@ -160,6 +176,27 @@ class Xcorr(Handle):
             self._ptr(), a.ctypes.data, n_sta, n, stride, _arrays.ptr(mask),
             ctypes.byref(s._h)))
         s._sizes()
+        return s
+
+    def _preprocess_device(self, arrays: _device.Gathered) -> Spectra:
+        with _device.DeviceCall(self.ctx, arrays) as call:
+            a = call.input("days", (np.dtype(np.float32),))
+            if len(a.shape) != 2:
+                raise InvalidArgumentError(
+                    f"days: shape {a.shape}; expected (n_stations, n_samples)")
+            mask = 0
+            if "valid" in call.arrays:
+                v = call.input("valid", (np.dtype(np.bool_), np.dtype(np.uint8)))
+                if v.shape != a.shape:
+                    raise InvalidArgumentError(f"valid: shape {v.shape}; days has {a.shape}")
+                mask = v.ptr
+            n_sta, n = a.shape
+            s = Spectra()
+            s._uses_handles(self.ctx)
+            call.run("sg_xcorr_preprocess_device_f32", self._ptr(), a.ptr, n_sta, n, n, mask,
+                     ctypes.byref(s._h))
+        s._sizes()
+        s._home = a.home
         return s
 
     def _block(self, n_sta: int, block: Any) -> tuple[int, int, int, int]:
@@ -191,13 +228,24 @@ class Xcorr(Handle):
                   out: Any = None) -> Correlations:
         """Correlates and stacks the pairs of `block` (default: all pairs) over every kept
         window of the days given (one Spectra, or a list of them: they stack together).
-        `out`: a float32 array (n_pairs, n_lags) for the stacks."""
+        `out`: a float32 array (n_pairs, n_lags) for the stacks.
+
+        The stacks stay on the GPU when `out` is a GPU array (C-contiguous), or when every
+        day was preprocessed from GPU arrays (a new array of their library, CuPy or
+        PyTorch; DLPack ones need `out=`): queued on that array's stream (or the library's
+        current stream) without waiting, bit for bit the host call's stacks on the same
+        GPU. ``pairs``, ``n_windows`` and ``lags`` are NumPy arrays either way."""
         days = [spectra] if isinstance(spectra, Spectra) else list(spectra)
         if not days or not all(isinstance(d, Spectra) for d in days):
             raise ArgumentTypeError("spectra: expected a Spectra or a non-empty list of them")
         n_sta = days[0].n_stations
         i0, ni, j0, nj = self._block(n_sta, block)
         pairs = self.pairs(n_sta, (i0, ni, j0, nj))
+        on_gpu = _device.gather(out=out)
+        homes = [d._home for d in days]
+        if on_gpu is not None or (out is None and None not in homes):
+            return self._correlate_device(days, on_gpu or {}, homes[0], (i0, ni, j0, nj),
+                                          pairs)
         stacks, _ = _arrays.output(out, (len(pairs), self.n_lags), np.dtype(np.float32))
         counts = np.zeros(len(pairs), np.uint32)
         handles = (ctypes.c_void_p * len(days))(*[d._ptr() for d in days])
@@ -206,8 +254,20 @@ class Xcorr(Handle):
             counts.ctypes.data))
         return Correlations(stacks, pairs, counts, self.lags.copy())
 
+    def _correlate_device(self, days: list[Spectra], arrays: _device.Gathered,
+                          home: _device.Home | None, block: tuple[int, int, int, int],
+                          pairs: np.ndarray) -> Correlations:
+        with _device.DeviceCall(self.ctx, arrays, home) as call:
+            stacks, o = call.output(None, (len(pairs), self.n_lags), np.dtype(np.float32))
+            counts = np.zeros(len(pairs), np.uint32)
+            handles = (ctypes.c_void_p * len(days))(*[d._ptr() for d in days])
+            call.run("sg_xcorr_correlate_device_f32", self._ptr(), handles, len(days), *block,
+                     o.ptr, self.n_lags, counts.ctypes.data)
+        return Correlations(stacks, pairs, counts, self.lags.copy())
+
     def run(self, days: Any, valid: Any = None, *, block: Any = None) -> Correlations:
-        """``preprocess`` then ``correlate``, for one day."""
+        """``preprocess`` then ``correlate``, for one day (GPU station-days give GPU
+        stacks)."""
         with self.preprocess(days, valid) as s:
             return self.correlate(s, block=block)
 

@@ -19,20 +19,8 @@ import numpy as np
 import pytest
 
 import seisgpu
+from device_fakes import CupyDevice, FakeGpuArray, fake_library
 from seisgpu import _device
-
-
-class FakeGpuArray:
-    """Says it lives on the GPU (``__cuda_array_interface__`` v3) over a NumPy array's
-    memory."""
-
-    def __init__(self, a: np.ndarray, *, stream: int | None = None, readonly: bool = False):
-        self.host = a
-        cai = {"data": (a.ctypes.data, readonly), "shape": a.shape, "typestr": a.dtype.str,
-               "strides": None if a.flags.c_contiguous else a.strides, "version": 3}
-        if stream is not None:
-            cai["stream"] = stream
-        self.__cuda_array_interface__ = cai
 
 
 def sentinel(shape, dtype) -> np.ndarray:
@@ -214,26 +202,11 @@ def test_the_stream_the_interface_names_wins():
     assert _device.choose_stream([view(FakeGpuArray(x))]) == 0
 
 
-class _Device:
-    """A CuPy device: a context manager."""
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
-def _fake_library(module: str, **attrs) -> type:
-    """A FakeGpuArray subclass whose type says it comes from `module`."""
-    return type("ndarray", (FakeGpuArray,), {"__module__": module, **attrs})
-
-
 def test_without_a_named_stream_the_library_current_stream(monkeypatch):
     cupy = types.SimpleNamespace(cuda=types.SimpleNamespace(
         get_current_stream=lambda: types.SimpleNamespace(ptr=0xC0)))
     monkeypatch.setitem(sys.modules, "cupy", cupy)
-    CupyArray = _fake_library("cupy._core.core", device=_Device())
+    CupyArray = fake_library("cupy._core.core", device=CupyDevice())
     asked = []
 
     def current_stream(device):
@@ -242,7 +215,7 @@ def test_without_a_named_stream_the_library_current_stream(monkeypatch):
 
     torch = types.SimpleNamespace(cuda=types.SimpleNamespace(current_stream=current_stream))
     monkeypatch.setitem(sys.modules, "torch", torch)
-    TorchTensor = _fake_library("torch", device="cuda:1")
+    TorchTensor = fake_library("torch", device="cuda:1")
     x = np.zeros(4)
     assert _device.choose_stream([view(CupyArray(x))]) == 0xC0
     assert _device.choose_stream([view(TorchTensor(x))]) == 0x70
@@ -262,7 +235,7 @@ def test_results_are_allocated_by_the_inputs_library(cpu, monkeypatch):
     cupy = types.SimpleNamespace(empty=empty, cuda=types.SimpleNamespace(
         get_current_stream=lambda: types.SimpleNamespace(ptr=0)))
     monkeypatch.setitem(sys.modules, "cupy", cupy)
-    CupyArray = _fake_library("cupy._core.core", device=_Device())
+    CupyArray = fake_library("cupy._core.core", device=CupyDevice())
     dwt = seisgpu.Dwt(cpu, 64)
     with unsupported("sg_dwt_execute_device_f32"):
         dwt.forward(CupyArray(np.zeros((2, 64), np.float32)))
@@ -300,3 +273,86 @@ def test_foreign_byte_order_is_refused(cpu):
     x = np.zeros((2, 64), ">f8")
     with pytest.raises(seisgpu.ArgumentTypeError, match="byte order"):
         dwt.forward(FakeGpuArray(x), out=FakeGpuArray(x.copy()))
+
+
+# ---- F-X, cross-correlation, EM, wave packets: the device calls answer on a CPU context ----
+
+def test_fxdecon_device_calls_on_a_cpu_context_write_nothing(cpu):
+    rng = np.random.default_rng(6)
+    for shape, call in [((6, 100), "sg_fxdecon_execute_2d_device"),
+                        ((4, 5, 100), "sg_fxdecon_execute_3d_device")]:
+        fx = seisgpu.FxDecon(cpu, shape)
+        for dtype, t in [(np.float32, "f32"), (np.float64, "f64")]:
+            x = rng.standard_normal(shape).astype(dtype)
+            kept, out = x.copy(), sentinel(shape, dtype)
+            with unsupported(f"{call}_{t}"):
+                fx.filter(FakeGpuArray(x), out=FakeGpuArray(out))
+            assert (out == 7).all() and np.array_equal(x, kept)
+            with unsupported(f"{call}_{t}"):  # in place
+                g = FakeGpuArray(x)
+                fx.filter(g, out=g)
+            assert np.array_equal(x, kept)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_wavepacket_device_calls_on_a_cpu_context_write_nothing(cpu, dtype):
+    wp = seisgpu.WavepacketLayout(cpu, (16, 32), dtype)
+    t = "f32" if dtype == np.float32 else "f64"
+    x = np.random.default_rng(7).standard_normal((16, 32)).astype(dtype)
+    c = wp.forward(x)
+    kept_x, kept_c = x.copy(), c.copy()
+    out_c, out_x = sentinel(c.shape, c.dtype), sentinel(x.shape, dtype)
+    with unsupported(f"sg_wavepacket_forward_device_{t}"):
+        wp.forward(FakeGpuArray(x), out=FakeGpuArray(out_c))
+    with unsupported(f"sg_wavepacket_adjoint_device_{t}"):
+        wp.adjoint(FakeGpuArray(c), out=FakeGpuArray(out_x))
+    with unsupported(f"sg_wavepacket_inverse_device_{t}"):
+        wp.inverse(FakeGpuArray(c), out=FakeGpuArray(out_x))
+    with unsupported(f"sg_wavepacket_threshold_device_{t}"):
+        g = FakeGpuArray(c)
+        wp.threshold(g, 0.1, out=g)
+    assert (out_c == 7).all() and (out_x == 7).all()
+    assert np.array_equal(x, kept_x) and np.array_equal(c, kept_c)
+
+
+def test_xcorr_device_calls_on_a_cpu_context_write_nothing(cpu):
+    plan = seisgpu.Xcorr(cpu, sampling_rate=1.0, freqmin=0.05, freqmax=0.4, cc_len=256.0,
+                         step=128.0, maxlag=20.0)
+    days = np.random.default_rng(8).standard_normal((3, 1500)).astype(np.float32)
+    with unsupported("sg_xcorr_preprocess_device_f32"):
+        plan.preprocess(FakeGpuArray(days))
+    with unsupported("sg_xcorr_preprocess_device_f32"):
+        plan.preprocess(FakeGpuArray(days), FakeGpuArray(np.ones(days.shape, bool)))
+    with plan.preprocess(days) as spectra:
+        out = sentinel((3, plan.n_lags), np.float32)
+        with unsupported("sg_xcorr_correlate_device_f32"):
+            plan.correlate(spectra, out=FakeGpuArray(out))
+        assert (out == 7).all()
+
+
+def em_problem(seed: int = 9):
+    """A small linearised problem whose search finds equivalent models."""
+    rng = np.random.default_rng(seed)
+    n, m = 8, 5
+    a = rng.standard_normal((n, m))
+    sigma0, f0 = np.full(m, 0.5), rng.standard_normal(n) + 3
+    truth = sigma0.copy()
+    truth[[0, 2]] = 0.6, 0.4
+    return dict(a=a, sigma0=sigma0, f0=f0, f_exp=f0 + a @ (truth - sigma0),
+                delta=np.full(n, 0.05))
+
+
+def test_emlog_device_calls_on_a_cpu_context_write_nothing(cpu):
+    p = em_problem()
+    with unsupported("sg_emlog_plan_create_device"):
+        seisgpu.EmSearch(cpu, **{k: FakeGpuArray(v) for k, v in p.items()}, searched=[0, 2])
+    plan = seisgpu.EmSearch(cpu, **p, searched=[0, 2])
+    axes = [seisgpu.emlog.Axis.linear(0.3, 0.9, 13), seisgpu.emlog.Axis.linear(0.2, 0.8, 11)]
+    result = plan.search(axes, pairs=[(0, 1)])
+    out = sentinel(13, np.uint64)
+    with unsupported("sg_emlog_result_marginal_device"):
+        result.marginal(0, out=FakeGpuArray(out))
+    pair = sentinel((11, 13), np.uint64)
+    with unsupported("sg_emlog_result_pair_device"):
+        result.pair(0, out=FakeGpuArray(pair.T))
+    assert (out == 7).all() and (pair == 7).all()

@@ -1,8 +1,13 @@
 """CuPy arrays and PyTorch CUDA tensors through the device calls, on a CUDA context: the DWT
-(forward, inverse, denoise) and the USFFT (points, types 1 and 2) equal the host calls on
-the same GPU bit for bit, the results are arrays of the input's library on its device, and
-the work is ordered on the library's current stream. Skipped where CuPy or PyTorch is
-missing or no CUDA context can be made (CI); test_device.py covers the rest on the CPU.
+(forward, inverse, denoise), the USFFT (points, types 1 and 2), F-X decon, wave packets
+(C, C*, the inverse, thresholds), cross-correlation (preprocessing, stacks) and the EM
+search (plan, search, marginals) equal the host calls on the same GPU: bit for bit where
+the C header says so, else to rounding (F-X decon, the wave-packet adjoint and inverse,
+the type-1 USFFT: atomic sums); the results are arrays of the input's library on its
+device, and the work is ordered on the library's current stream. PyTorch tensors seen
+through DLPack only (no __cuda_array_interface__) go the same way. Skipped where CuPy or
+PyTorch is missing or no CUDA context can be made (CI); test_device.py,
+test_device_twins.py and test_dlpack.py cover the rest on the CPU.
 """
 
 from __future__ import annotations
@@ -27,7 +32,11 @@ class Lib:
         return self.mod.from_numpy(np.ascontiguousarray(a)).cuda()
 
     def host(self, a: Any) -> np.ndarray:
-        return self.mod.asnumpy(a) if self.name == "cupy" else a.cpu().numpy()
+        if self.name == "cupy":
+            return self.mod.asnumpy(a)
+        if a.dtype == getattr(self.mod, "uint64", None):  # not every PyTorch reads it out
+            return a.view(self.mod.int64).cpu().numpy().view(np.uint64)
+        return a.cpu().numpy()
 
     def native(self, a: Any) -> bool:
         if self.name == "cupy":
@@ -95,8 +104,9 @@ def same_bits(device_result: Any, host_result: np.ndarray, xp: Lib) -> None:
 
 
 def close(device_result: Any, host_result: np.ndarray, xp: Lib, rtol: float) -> None:
-    """A type-1 USFFT: its spreading sums in atomically added, timing-ordered steps, so runs
-    agree to rounding (relative to the largest mode), not bit for bit."""
+    """Results whose sums are atomically added in timing-ordered steps (a type-1 USFFT's
+    spreading, F-X decon's overlapping windows, the wave-packet adjoint): runs agree to
+    rounding (relative to the largest value), not bit for bit."""
     assert xp.native(device_result), type(device_result)
     got = xp.host(device_result)
     assert got.shape == host_result.shape and got.dtype == host_result.dtype
@@ -224,3 +234,272 @@ def test_refusals_on_the_gpu(xp, gpu):
         grad = xp.mod.zeros((4, 64), device="cuda", requires_grad=True)
         with pytest.raises(seisgpu.ArgumentTypeError, match="cannot be read"):
             dwt.forward(grad)
+
+
+# ---- F-X decon ------------------------------------------------------------------------------
+
+def dipping_events(shape: tuple[int, ...], seed: int) -> np.ndarray:
+    """Ricker events dipping across the traces, with noise: (..., n_samples) float32."""
+    rng = np.random.default_rng(seed)
+    *lead, n = shape
+    grid = np.meshgrid(*[np.arange(k) for k in lead], indexing="ij")
+    t = np.arange(n)
+    out = np.zeros(shape)
+    for t0, dip in ((0.3 * n, 0.8), (0.6 * n, -1.5)):
+        a = (0.15 * (t - t0 - dip * sum(grid)[..., None])) ** 2
+        out += (1 - 2 * a) * np.exp(-a)
+    return (out + 0.3 * rng.standard_normal(shape)).astype(np.float32)
+
+
+@pytest.mark.parametrize("shape", [(40, 500), (12, 14, 300)])
+def test_fxdecon_on_gpu_arrays_equals_the_host_call(xp, gpu, shape):
+    x = dipping_events(shape, 5)
+    fx = seisgpu.FxDecon(gpu, shape)
+    want = fx.filter(x)
+    assert np.abs(want - x).max() > 0.01 * np.abs(x).max()  # the filter did something
+    d = xp.gpu(x)
+    # Overlapping windows add their predictions atomically: equal to rounding.
+    close(fx.filter(d), want, xp, 1e-5)
+    out = xp.gpu(np.zeros_like(x))
+    assert fx.filter(d, out=out) is out
+    close(out, want, xp, 1e-5)
+    assert fx.filter(d, out=d) is d  # in place
+    close(d, want, xp, 1e-5)
+    # float64: the GPU filter runs float32 only.
+    with pytest.raises(seisgpu.UnsupportedError,
+                       match=f"sg_fxdecon_execute_{len(shape)}d_device_f64"):
+        fx.filter(xp.gpu(x.astype(np.float64)))
+
+
+# ---- wave packets ---------------------------------------------------------------------------
+
+def section(dtype: Any) -> np.ndarray:
+    """Dipping events and a little texture, (48 traces, 64 samples)."""
+    x, t = np.meshgrid(np.arange(48.0), np.arange(64.0), indexing="ij")
+    a = 0.3 * (t - 20.0 - 0.4 * x)
+    return (np.exp(-a * a) * (1 - 2 * a * a) + 0.05 * np.sin(0.7 * t + 1.3 * x)).astype(dtype)
+
+
+def thresholds_agree(got: np.ndarray, want: np.ndarray, t: float, exact: bool) -> None:
+    """Bit for bit (float32); float64 magnitudes are the GPU's hypot: each coefficient
+    within 1e-14 of the host's, and one zeroed by one side only where |c| is within
+    1e-14 of the threshold."""
+    if exact:
+        assert np.array_equal(bits(got), bits(want))
+        return
+    m_got, m_want = np.abs(got), np.abs(want)
+    one_sided = (m_got == 0) != (m_want == 0)
+    assert np.all(np.abs(np.maximum(m_got, m_want)[one_sided] - t) <= 1e-14 * t)
+    both = ~one_sided
+    assert np.all(np.abs(got[both] - want[both]) <= 1e-14 * np.maximum(m_want[both], t))
+
+
+WAVEPACKET_CASES = [  # (dtype, the layout's USFFT tolerance, rounding of atomic sums)
+    (np.float32, 1e-6, 1e-5),
+    (np.float64, 1e-12, 1e-12),
+]
+
+
+@pytest.mark.parametrize("dtype,tolerance,rounding", WAVEPACKET_CASES)
+def test_wavepackets_on_gpu_arrays_equal_the_host_calls(xp, gpu, dtype, tolerance, rounding):
+    wp = seisgpu.WavepacketLayout(gpu, (48, 64), dtype, directions=12, tolerance=tolerance)
+    x = section(dtype)
+    c = wp.forward(x)
+    same_bits(wp.forward(xp.gpu(x)), c, xp)
+    out = xp.gpu(np.zeros_like(c))
+    assert wp.forward(xp.gpu(x), out=out) is out
+    same_bits(out, c, xp)
+    # C*: its non-uniform FFT spreads with atomic sums.
+    close(wp.adjoint(xp.gpu(c)), wp.adjoint(c), xp, rounding)
+    t = 0.05 * float(np.abs(c).max())
+    for mode in ("hard", "soft"):
+        want = wp.threshold(c, t, mode=mode)
+        g = xp.gpu(c)
+        assert wp.threshold(g, t, mode=mode, out=g) is g  # in place
+        thresholds_agree(xp.host(g), want, t, dtype == np.float32)
+        copy = wp.threshold(xp.gpu(c), t, mode=mode)  # a copy made by the library
+        assert xp.native(copy)
+        thresholds_agree(xp.host(copy), want, t, dtype == np.float32)
+    # The inverse waits: its outputs are there when it returns.
+    want_inv = wp.inverse(c, tolerance=1e-4, max_iterations=6)
+    got_inv = wp.inverse(xp.gpu(c), tolerance=1e-4, max_iterations=6)
+    close(got_inv.data, want_inv.data, xp, 100 * rounding)
+    assert got_inv.iterations == want_inv.iterations
+    assert abs(got_inv.residual - want_inv.residual) <= 1e-3 * abs(want_inv.residual)
+    g = xp.gpu(c)
+    with pytest.raises(seisgpu.UnsupportedError, match="sg_wavepacket_threshold_device"):
+        wp.threshold(g, 1.0, kind="sigma", out=g)
+    same_bits(g, c, xp)  # nothing written
+
+
+# ---- cross-correlation ----------------------------------------------------------------------
+
+def station_days(seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Three stations recording one source with delays, and a gap in station 1."""
+    rng = np.random.default_rng(seed)
+    source = rng.standard_normal(3000)
+    days = np.stack([np.roll(source, d)[:2000] + 0.5 * rng.standard_normal(2000)
+                     for d in (0, 7, -12)]).astype(np.float32)
+    valid = np.ones(days.shape, bool)
+    valid[1, 500:640] = False
+    return days, valid
+
+
+def test_xcorr_on_gpu_arrays_equals_the_host_calls(xp, gpu):
+    plan = seisgpu.Xcorr(gpu, sampling_rate=1.0, freqmin=0.05, freqmax=0.4, cc_len=256.0,
+                         step=128.0, maxlag=20.0)
+    days, valid = station_days(6)
+    host = plan.preprocess(days, valid)
+    spectra = plan.preprocess(xp.gpu(days), xp.gpu(valid))  # waits
+    assert np.array_equal(bits(spectra.values), bits(host.values))
+    assert np.array_equal(spectra.kept, host.kept) and not host.kept.all()
+    want = plan.correlate(host)
+    got = plan.correlate(spectra)  # a new array of the station-days' library
+    same_bits(got.stacks, want.stacks, xp)
+    assert np.array_equal(got.n_windows, want.n_windows) and want.n_windows.min() > 0
+    # The host spectra's stacks into a GPU out=; and the whole run from GPU arrays.
+    out = xp.gpu(np.zeros_like(want.stacks))
+    assert plan.correlate(host, out=out).stacks is out
+    same_bits(out, want.stacks, xp)
+    same_bits(plan.run(xp.gpu(days)).stacks, plan.run(days).stacks, xp)
+
+
+# ---- the EM search ------------------------------------------------------------------------
+
+def em_problem(seed: int) -> dict:
+    rng = np.random.default_rng(seed)
+    n, m = 12, 6
+    a = rng.standard_normal((n, m))
+    sigma0, f0 = np.full(m, 0.5), rng.standard_normal(n) + 3
+    truth = sigma0.copy()
+    truth[[1, 4]] = 0.62, 0.41
+    return dict(a=a, sigma0=sigma0, f0=f0, f_exp=f0 + a @ (truth - sigma0),
+                delta=np.full(n, 0.04))
+
+
+def same_summary(got: Any, want: Any) -> None:
+    assert (got.total, got.count, got.best_index, got.more_models) == \
+        (want.total, want.count, want.best_index, want.more_models)
+    assert want.count > 0
+    for name in ("best_model", "value_min", "value_max", "model_indices", "model_values"):
+        assert np.array_equal(bits(getattr(got, name)), bits(getattr(want, name))), name
+    assert np.array_equal(bits(np.float64(got.best_misfit)), bits(np.float64(want.best_misfit)))
+
+
+@pytest.mark.parametrize("mode", ["fast", "direct"])
+def test_emlog_on_gpu_arrays_equals_the_host_calls(xp, gpu, mode):
+    from seisgpu.emlog import Axis
+
+    p = em_problem(7)
+    host = seisgpu.EmSearch(gpu, **p, searched=[1, 4])
+    on_gpu = {k: xp.gpu(v) for k, v in p.items()}
+    on_gpu["a"] = xp.gpu(np.ascontiguousarray(p["a"].T)).T  # Fortran order, read in place
+    plan = seisgpu.EmSearch(gpu, **on_gpu, searched=[1, 4])  # waits
+    for got, want in zip(plan.analytic(), host.analytic()):
+        assert np.array_equal(bits(np.asarray(got, np.float64)),
+                              bits(np.asarray(want, np.float64)))
+    axes = [Axis.linear(0.3, 0.9, 61), Axis.log(0.2, 0.8, 47)]
+    kw = dict(pairs=[(0, 1)], mode=mode, max_models=10)
+    want, got = host.search(axes, **kw), plan.search(axes, **kw)  # the search waits
+    same_summary(got, want)
+    for k in range(2):
+        m = got.marginal(k)
+        assert xp.native(m)
+        assert np.array_equal(xp.host(m), want.marginal(k))
+    pair = got.pair((0, 1))
+    assert xp.native(pair) and tuple(pair.shape) == (61, 47)
+    assert np.array_equal(xp.host(pair), want.pair(0))
+
+
+# ---- DLPack only ----------------------------------------------------------------------------
+
+class DlpackOnly:
+    """A PyTorch tensor seen through DLPack only: no __cuda_array_interface__. `legacy`:
+    exported by torch.utils.dlpack.to_dlpack (a pre-1.0 capsule, no stream argument)."""
+
+    def __init__(self, tensor: Any, legacy: bool = False) -> None:
+        self.tensor, self.legacy = tensor, legacy
+        self.streams: list = []
+
+    def __dlpack__(self, stream: Any = None, **kwargs: Any) -> Any:
+        if self.legacy:
+            import torch.utils.dlpack
+
+            capsule = torch.utils.dlpack.to_dlpack(self.tensor)
+        else:
+            # A PyTorch without DLPack 1.0 refuses max_version: seisgpu asks again without.
+            capsule = self.tensor.__dlpack__(stream=stream, **kwargs)
+        self.streams.append(stream)
+        return capsule
+
+    def __dlpack_device__(self) -> Any:
+        return self.tensor.__dlpack_device__()
+
+
+@pytest.fixture
+def torch_lib() -> Lib:
+    mod = pytest.importorskip("torch")
+    if not _has_gpu("torch", mod):
+        pytest.skip("torch sees no GPU")
+    return Lib("torch", mod)
+
+
+@pytest.mark.parametrize("legacy", [False, True])
+def test_dlpack_only_arrays_equal_the_host_calls(torch_lib, gpu, legacy):
+    xp = torch_lib
+
+    def wrap(a: np.ndarray) -> DlpackOnly:
+        return DlpackOnly(xp.gpu(a), legacy)
+
+    x = np.random.default_rng(8).standard_normal((4, 256)).astype(np.float32)
+    dwt = seisgpu.Dwt(gpu, 256)
+    src, dst = wrap(x), wrap(np.zeros_like(x))
+    assert dwt.forward(src, out=dst) is dst
+    gpu.synchronize()
+    same_bits(dst.tensor, dwt.forward(x), xp)
+    assert src.streams == [1] and dst.streams == [1]  # the legacy default stream
+    with pytest.raises(seisgpu.ArgumentTypeError, match=r"\(DLPack\): pass out="):
+        dwt.forward(wrap(x))
+    # F-X decon in place, wave packets, cross-correlation, the EM plan.
+    section_ = dipping_events((40, 500), 9)
+    fx = seisgpu.FxDecon(gpu, section_.shape)
+    d = wrap(section_)
+    fx.filter(d, out=d)
+    gpu.synchronize()
+    close(d.tensor, fx.filter(section_), xp, 1e-5)
+    wp = seisgpu.WavepacketLayout(gpu, (48, 64), np.float32, directions=12, tolerance=1e-6)
+    c = wrap(np.zeros(wp.n_coefficients, np.complex64))
+    wp.forward(wrap(section(np.float32)), out=c)
+    gpu.synchronize()
+    same_bits(c.tensor, wp.forward(section(np.float32)), xp)
+    plan = seisgpu.Xcorr(gpu, sampling_rate=1.0, freqmin=0.05, freqmax=0.4, cc_len=256.0,
+                         step=128.0, maxlag=20.0)
+    days, valid = station_days(10)
+    want = plan.correlate(plan.preprocess(days, valid))
+    stacks = wrap(np.zeros_like(want.stacks))
+    plan.correlate(plan.preprocess(wrap(days), wrap(valid)), out=stacks)
+    gpu.synchronize()
+    same_bits(stacks.tensor, want.stacks, xp)
+    p = em_problem(11)
+    em = seisgpu.EmSearch(gpu, **{k: wrap(v) for k, v in p.items()}, searched=[0, 3])
+    host = seisgpu.EmSearch(gpu, **p, searched=[0, 3])
+    assert np.array_equal(bits(em.analytic().sigma_star), bits(host.analytic().sigma_star))
+
+
+def test_dlpack_only_arrays_use_the_contexts_stream(torch_lib, gpu):
+    xp = torch_lib
+    x = np.random.default_rng(12).standard_normal((64, 1024)).astype(np.float32)
+    dwt = seisgpu.Dwt(gpu, 1024)
+    want = dwt.denoise(x)
+    stream = xp.new_stream()
+    try:
+        gpu.set_stream(stream)
+        with xp.using(stream):
+            src = DlpackOnly(xp.gpu(x) * 1)  # made on the stream: the call must wait for it
+            dst = DlpackOnly(xp.mod.empty_like(src.tensor))
+            dwt.denoise(src, out=dst)
+        assert src.streams == [xp.handle(stream)] and gpu._stream == xp.handle(stream)
+        stream.synchronize()
+        same_bits(dst.tensor, want, xp)
+    finally:
+        gpu.set_stream(0)

@@ -218,13 +218,14 @@ class FakeDeviceArray:
 
 
 def test_gpu_arrays_are_copied_through_host_memory(ctx):
-    # Calls without device entry points in the C ABI (F-X decon here) copy GPU arrays
-    # through host memory; the DWT's and the USFFT's run on them (test_device.py).
-    x = np.random.default_rng(2).standard_normal((16, 200)).astype(np.float32)
-    fx = seisgpu.FxDecon(ctx, (16, 200))
-    got = fx.filter(FakeCupy(x))
+    # Calls without device entry points in the C ABI (a wave-packet layout's keep_largest
+    # here) copy GPU arrays through host memory; the others run on them (test_device.py).
+    wp = seisgpu.WavepacketLayout(ctx, (16, 32))
+    c = wp.forward(np.random.default_rng(2).standard_normal((16, 32)).astype(np.float32))
+    got = wp.keep_largest(FakeCupy(c), 10)
     assert isinstance(got, np.ndarray)
-    np.testing.assert_array_equal(got, fx.filter(x))
+    np.testing.assert_array_equal(got, wp.keep_largest(c, 10))
+    assert np.count_nonzero(got) == 10
     with pytest.raises(seisgpu.ArgumentTypeError, match="host arrays"):
-        fx.filter(FakeDeviceArray())
+        wp.keep_largest(FakeDeviceArray(), 10)
 

@@ -1,0 +1,87 @@
+"""A wave-packet layout's calls on arrays in GPU memory (``sg_wavepacket_*_device_*``): the
+data C-ordered in the layout's shape, the coefficients a 1-D complex array, both read and
+written where they are. Tiled volumes have no device calls."""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+from . import _arrays, _device
+from ._errors import InvalidArgumentError
+
+_NOT_COPIED = "pass out=coeffs to threshold the coefficients in place"
+
+
+def _fn(layout: Any, verb: str) -> str:
+    return f"sg_wavepacket_{verb}_device_{_arrays.SUFFIX[layout.real_dtype]}"
+
+
+def _data(layout: Any, call: _device.DeviceCall, name: str) -> _device.DeviceArray:
+    a = call.input(name, (layout.real_dtype,))
+    if a.shape != layout.shape:
+        raise InvalidArgumentError(f"{name}: shape {a.shape}; this layout takes {layout.shape}")
+    return a
+
+
+def _coeffs(layout: Any, call: _device.DeviceCall, name: str) -> _device.DeviceArray:
+    a = call.input(name, (layout.dtype,))
+    if a.shape != (layout.n_coefficients,):
+        raise InvalidArgumentError(
+            f"{name}: shape {a.shape}; expected ({layout.n_coefficients},) coefficients")
+    return a
+
+
+def forward(layout: Any, arrays: _device.Gathered) -> Any:
+    """C on the GPU: queued on the arrays' stream, returns without waiting."""
+    with _device.DeviceCall(layout.ctx, arrays) as call:
+        d = _data(layout, call, "data")
+        result, c = call.output(d, (layout.n_coefficients,), layout.dtype)
+        call.run(_fn(layout, "forward"), layout._ptr(), d.ptr, c.ptr)
+    return result
+
+
+def adjoint(layout: Any, arrays: _device.Gathered) -> Any:
+    """C* on the GPU: queued on the arrays' stream, returns without waiting."""
+    with _device.DeviceCall(layout.ctx, arrays) as call:
+        c = _coeffs(layout, call, "coeffs")
+        result, d = call.output(c, layout.shape, layout.real_dtype)
+        call.run(_fn(layout, "adjoint"), layout._ptr(), c.ptr, d.ptr)
+    return result
+
+
+def inverse(layout: Any, arrays: _device.Gathered, tolerance: float, max_iterations: int
+            ) -> tuple[Any, int, float]:
+    """The inverse on the GPU; the call waits (its iterations read the residual)."""
+    with _device.DeviceCall(layout.ctx, arrays) as call:
+        c = _coeffs(layout, call, "coeffs")
+        result, d = call.output(c, layout.shape, layout.real_dtype)
+        it, res = ctypes.c_size_t(), ctypes.c_double()
+        call.run(_fn(layout, "inverse"), layout._ptr(), c.ptr, d.ptr, tolerance,
+                 max_iterations, ctypes.byref(it), ctypes.byref(res))
+    return result, it.value, res.value
+
+
+def threshold(layout: Any, arrays: _device.Gathered, mode: int, kind: int, value: float
+              ) -> Any:
+    """Thresholding on the GPU, in place when `out` is `coeffs`; otherwise on a copy made by
+    the coefficients' library (then copied into `out`, so that `out` is written only once
+    the call succeeded). Queued on the arrays' stream, returns without waiting."""
+    with _device.DeviceCall(layout.ctx, arrays) as call:
+        c = _coeffs(layout, call, "coeffs")
+        target = call.arrays.get("out")
+        if target is not None:
+            result, o = call.output(c, c.shape, c.dtype)
+            if o.ptr == c.ptr:
+                call.run(_fn(layout, "threshold"), layout._ptr(), o.ptr, mode, kind, value)
+                return result
+            if o.library != c.library:
+                        raise InvalidArgumentError(
+                    f"out: a {type(o.obj).__name__}, coeffs a {type(c.obj).__name__}: pass "
+                    "out= of the coefficients' library, or out=coeffs (in place)")
+        work = _device.duplicate(c, _NOT_COPIED)
+        call.run(_fn(layout, "threshold"), layout._ptr(), work.ptr, mode, kind, value)
+        if target is None:
+            return work.obj
+        _device.copy_into(target.obj, work.obj, c.library)
+        return target.obj
