@@ -274,6 +274,36 @@ const EXPORTS: &[&str] = &[
     "sg_wavepacket_volume_adjoint_f64",
     "sg_wavepacket_volume_inverse_f32",
     "sg_wavepacket_volume_inverse_f64",
+    "sg_context_set_stream",
+    "sg_context_synchronize",
+    "sg_dwt_execute_device_f32",
+    "sg_dwt_execute_device_f64",
+    "sg_dwt_denoise_device_f32",
+    "sg_dwt_denoise_device_f64",
+    "sg_usfft_set_points_device_f32",
+    "sg_usfft_set_points_device_f64",
+    "sg_usfft_execute_device_f32",
+    "sg_usfft_execute_device_f64",
+    "sg_fxdecon_execute_2d_device_f32",
+    "sg_fxdecon_execute_2d_device_f64",
+    "sg_fxdecon_execute_3d_device_f32",
+    "sg_fxdecon_execute_3d_device_f64",
+    "sg_xcorr_preprocess_device_f32",
+    "sg_xcorr_correlate_device_f32",
+    "sg_xcorr_correlate_substacks_device_f32",
+    "sg_emlog_plan_create_device",
+    "sg_emlog_search_device",
+    "sg_emlog_result_marginal_device",
+    "sg_emlog_result_pair_device",
+    "sg_emlog_result_models_device",
+    "sg_wavepacket_forward_device_f32",
+    "sg_wavepacket_forward_device_f64",
+    "sg_wavepacket_adjoint_device_f32",
+    "sg_wavepacket_adjoint_device_f64",
+    "sg_wavepacket_inverse_device_f32",
+    "sg_wavepacket_inverse_device_f64",
+    "sg_wavepacket_threshold_device_f32",
+    "sg_wavepacket_threshold_device_f64",
 ];
 
 fn report(
@@ -293,7 +323,9 @@ fn report(
         crashes.len(),
         findings.len()
     );
-    let _ = writeln!(r, "{:<28} {:>8}  statuses", "function", "calls");
+    // The longest name sets the column (the device calls' names are long).
+    let w = per_func.keys().map(String::len).max().unwrap_or(0).max(28);
+    let _ = writeln!(r, "{:<w$} {:>8}  statuses", "function", "calls");
     let mut all: BTreeMap<i32, u64> = BTreeMap::new();
     for (func, statuses) in per_func {
         let n: u64 = statuses.values().sum();
@@ -304,13 +336,13 @@ fn report(
                 format!("{}={n}", fuzz::status_label(*s))
             })
             .collect();
-        let _ = writeln!(r, "{func:<28} {n:>8}  {}", list.join(" "));
+        let _ = writeln!(r, "{func:<w$} {n:>8}  {}", list.join(" "));
     }
     let list: Vec<String> = all
         .iter()
         .map(|(s, n)| format!("{}={n}", fuzz::status_label(*s)))
         .collect();
-    let _ = writeln!(r, "{:<28} {calls:>8}  {}", "all", list.join(" "));
+    let _ = writeln!(r, "{:<w$} {calls:>8}  {}", "all", list.join(" "));
     for c in crashes {
         let _ = writeln!(r, "CRASH {c}");
     }

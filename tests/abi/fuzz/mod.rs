@@ -9,6 +9,7 @@
 #![allow(dead_code)]
 
 pub mod context;
+pub mod device;
 pub mod dwt;
 pub mod emlog;
 pub mod fxdecon;
@@ -36,6 +37,7 @@ pub const TARGETS: &[(&str, StartTarget)] = &[
     ("emlog", emlog::target),
     ("wavepacket", wavepacket::target),
     ("wavepacket_volume", wavepacket_volume::target),
+    ("device", device::target),
 ];
 
 /// A family of calls with its live handles (released on drop).

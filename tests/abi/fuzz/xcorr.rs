@@ -367,7 +367,7 @@ fn spectra(f: &mut Fuzz, plan: &mut Plan) {
 }
 
 /// A block of `n` stations, sometimes a wrong one: (i0, ni, j0, nj).
-fn block(f: &mut Fuzz, n: usize, k: &mut Faults) -> (usize, usize, usize, usize) {
+pub fn block(f: &mut Fuzz, n: usize, k: &mut Faults) -> (usize, usize, usize, usize) {
     let b = if n >= 2 && f.rng.chance(0.4) {
         // Off-diagonal: [i0, i0+ni) before m ≤ [j0, j0+nj).
         let m = f.rng.range(1, n - 1);
