@@ -178,11 +178,14 @@ impl Memory {
         } else {
             Kind::Valid
         };
-        // What cannot be made here becomes garbage (refused all the same).
+        // What cannot be made here becomes garbage (refused all the same). Bytes are
+        // never misaligned: one byte into an allocation is a valid address of a shorter
+        // array, which a pool's mapping may well hold.
         let real = matches!(kind, Kind::Valid | Kind::Short | Kind::Misaligned);
         if (real && self.gpu.is_some() && room > MAX_ELEMENTS)
             || (kind == Kind::Short && (self.gpu.is_none() || need == 0))
             || (kind == Kind::OtherDevice && self.other.is_none())
+            || (kind == Kind::Misaligned && std::mem::align_of::<T>() == 1)
         {
             kind = Kind::Garbage;
         }
