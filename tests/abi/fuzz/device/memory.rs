@@ -149,6 +149,21 @@ impl Memory {
         self.array_in::<T>(f, k, name, need, need, None)
     }
 
+    /// `array` for an argument where 0 means none (a NULL draw is then no fault).
+    pub fn optional<T: Elem>(
+        &mut self,
+        f: &mut Fuzz,
+        k: &mut Faults,
+        name: &'static str,
+        need: usize,
+    ) -> u64 {
+        let a = self.array::<T>(f, &mut Faults::default(), name, need);
+        if a.bad && a.at != 0 && need > 0 {
+            k.plant(name);
+        }
+        a.at
+    }
+
     /// `array` holding the given values.
     pub fn array_of<T: Elem>(
         &mut self,

@@ -148,7 +148,7 @@ impl Xcorr {
         let days = mem.array::<f32>(f, &mut k, "`station_days`", len).at;
         let valid = match f.rng.chance(0.5) {
             true => 0,
-            false => mem.array::<u8>(f, &mut k, "`valid`", len).at,
+            false => mem.optional::<u8>(f, &mut k, "`valid`", len),
         };
         let mut out: *mut sg_xcorr_spectra = ptr::null_mut();
         let out_p = handle_slot(f, &mut k, &mut out, 0.03);
