@@ -270,27 +270,12 @@ impl Xcorr {
         let p = or_null(f, &mut k, plan, "plan", 0.04);
         let (days, b) = self.days(f, &mut k, false);
         let total: usize = days.iter().map(|&d| windows(d)).sum();
-        let mut n_groups = f.rng.range(1, 3);
-        let mut labels: Vec<i32> = (0..total)
-            .map(|_| f.rng.range(0, n_groups) as i32 - 1)
-            .collect();
-        let mut lp = labels.as_ptr();
-        match f.rng.range(0, 11) {
-            0 if total > 0 => {
-                k.plant("group label");
-                let i = f.rng.range(0, total - 1);
-                labels[i] = f.rng.pick(&[n_groups as i32, -2, i32::MIN]);
-            }
-            1 => {
-                k.plant("n_groups");
-                n_groups = 0;
-            }
-            2 => {
-                k.plant("labels");
-                lp = ptr::null();
-            }
-            _ => {}
-        }
+        let (labels, n_groups, null_labels) = labels(f, &mut k, total);
+        let lp = if null_labels {
+            ptr::null()
+        } else {
+            labels.as_ptr()
+        };
         let stride = self.stride(f, &mut k, b.n_pairs * n_groups.max(1));
         let na = rows_span(b.n_pairs, stride, self.n_lags);
         let ns = rows_span(n_groups * b.n_pairs, stride, self.n_lags);
@@ -365,6 +350,33 @@ fn rows_span(rows: usize, stride: usize, n_lags: usize) -> usize {
             .and_then(|x| x.checked_add(n_lags))
             .unwrap_or(0),
     }
+}
+
+/// A group label per window (-1: none) of `n_groups` groups, sometimes with a planted
+/// fault: a label out of range, no groups, or (`true`) NULL labels.
+fn labels(f: &mut Fuzz, k: &mut Faults, total: usize) -> (Vec<i32>, usize, bool) {
+    let mut n_groups = f.rng.range(1, 3);
+    let mut labels: Vec<i32> = (0..total)
+        .map(|_| f.rng.range(0, n_groups) as i32 - 1)
+        .collect();
+    let mut null = false;
+    match f.rng.range(0, 11) {
+        0 if total > 0 => {
+            k.plant("group label");
+            let i = f.rng.range(0, total - 1);
+            labels[i] = f.rng.pick(&[n_groups as i32, -2, i32::MIN]);
+        }
+        1 => {
+            k.plant("n_groups");
+            n_groups = 0;
+        }
+        2 => {
+            k.plant("labels");
+            null = true;
+        }
+        _ => {}
+    }
+    (labels, n_groups, null)
 }
 
 /// A day's windows.
