@@ -11,6 +11,7 @@ mod dwt;
 mod emlog;
 mod fxdecon;
 mod graph;
+mod other_device;
 mod streams;
 mod usfft;
 mod wavepacket;
