@@ -10,10 +10,14 @@
 //
 // Device memory: `device_view<T>` (a device pointer and a size) goes to the `_device`
 // methods, which queue their work on the stream set by `context::set_stream` and return
-// without waiting (see "Keeping data on the GPU" in the README).
+// without waiting (see "Keeping data on the GPU" in the README). Each `_device` method has
+// an overload whose first argument is a stream (`seisgpu::stream_t`: a cudaStream_t or
+// CUstream): it sets that stream as the context's stream, then makes the call (see
+// `stream_t` for what that means for threads).
 //
-// Adding a plan type: one `detail::owner<sg_x_plan, sg_x_plan_destroy>` base and the
-// methods that forward its C calls (see dwt_plan).
+// Adding a plan type: one `detail::owner<sg_x_plan, sg_x_plan_destroy>` base, the methods
+// that forward its C calls, and for device calls a `detail::context_ref` member that the
+// stream overloads set the stream through (see dwt_plan).
 
 #ifndef SEISGPU_HPP
 #define SEISGPU_HPP
@@ -30,7 +34,22 @@
 #include <utility>
 #include <vector>
 
+// What cudaStream_t (cuda_runtime.h) and CUstream (cuda.h) point to, declared here so that
+// this header needs no CUDA header.
+struct CUstream_st;
+
 namespace seisgpu {
+
+// A CUDA stream: a cudaStream_t or CUstream of the context's device (nullptr: the legacy
+// default stream). A context holds one stream for its device calls, shared by every plan
+// made on it and every thread that uses them. The stream overloads of the `_device`
+// methods set it (sg_context_set_stream) and then make the call; it stays set for the
+// context's later device calls: the C library has no call that reads it back, so it is
+// not restored. Like sg_context_set_stream, a stream overload must not run while another
+// device call of the same context runs on another thread; threads that queue work on
+// streams of their own each use a context of their own (contexts of one device share its
+// CUDA primary context, so arrays and streams serve them all).
+using stream_t = CUstream_st *;
 
 // A failed call: `status()` is its sg_status, `message()` the library's explanation.
 class error : public std::runtime_error {
@@ -53,14 +72,23 @@ inline void check(sg_status status) {
     }
 }
 
+template <class T> class device_view;
+
+namespace detail {
+template <class C> struct is_device_view : std::false_type {};
+template <class T> struct is_device_view<device_view<T>> : std::true_type {};
+} // namespace detail
+
 // A contiguous array the caller owns: a pointer and an element count.
 template <class T> class view {
 public:
     view(T *data, std::size_t size) noexcept : data_(data), size_(size) {}
     // Any contiguous container with data() and size() whose elements are T
-    // (std::vector, std::array, std::span, std::string for char).
-    template <class C, class = std::enable_if_t<std::is_convertible_v<
-                           decltype(std::declval<C &>().data()), T *>>>
+    // (std::vector, std::array, std::span, std::string for char); not a device_view,
+    // whose memory the host calls cannot read.
+    template <class C, class = std::enable_if_t<
+                           std::is_convertible_v<decltype(std::declval<C &>().data()), T *> &&
+                           !detail::is_device_view<std::remove_cv_t<C>>::value>>
     view(C &container) noexcept : data_(container.data()), size_(container.size()) {}
     T *data() const noexcept { return data_; }
     std::size_t size() const noexcept { return size_; }
@@ -158,23 +186,35 @@ private:
 // The progress callback of a context: (stage, fraction) → true to cancel the call.
 using progress_fn = std::function<bool(const char *stage, double fraction)>;
 
-// The backend every plan runs on (sg_context_*).
-class context : public detail::owner<sg_context, sg_context_destroy> {
+namespace detail {
+class context_ref;
+} // namespace detail
+
+// The backend every plan runs on (sg_context_*). Move-only; the plans made on it keep the
+// C handle (sg_context_destroy runs when the context and all of them are gone), so that
+// their stream overloads can set its stream.
+class context {
 public:
     explicit context(int32_t backend = SG_BACKEND_AUTO, int32_t device_ordinal = 0) {
-        check(sg_context_create(backend, device_ordinal, out()));
+        sg_context *made = nullptr;
+        check(sg_context_create(backend, device_ordinal, &made));
+        handle_.reset(made, sg_context_destroy);
     }
+    context(const context &) = delete;
+    context &operator=(const context &) = delete;
     context(context &&) noexcept = default;
     context &operator=(context &&other) noexcept {
         if (this != &other) {
             remove_progress();
-            owner::operator=(std::move(other));
+            handle_ = std::move(other.handle_);
             progress_ = std::move(other.progress_);
         }
         return *this;
     }
     // Plans outlive their context: they must not call a callback that dies with it.
     ~context() { remove_progress(); }
+    // The C handle, for calls this header does not wrap; still owned here.
+    sg_context *get() const noexcept { return handle_.get(); }
 
     // sg_context_set_progress with a C++ callable, called on the thread that makes each
     // long call; an empty one removes it. An exception thrown by `callback` cancels the
@@ -192,7 +232,7 @@ public:
     }
     // sg_context_set_stream: the `_device` methods of this context's plans queue their work
     // on `stream` (a cudaStream_t or CUstream; nullptr for the legacy default stream) and
-    // return without waiting for it.
+    // return without waiting for it. Not while a device call of this context runs.
     void set_stream(void *stream) { check(sg_context_set_stream(get(), reinterpret_cast<uint64_t>(stream))); }
     // sg_context_synchronize: waits for the work the `_device` calls queued.
     void synchronize() const { check(sg_context_synchronize(get())); }
@@ -227,14 +267,34 @@ private:
             sg_context_set_progress(get(), nullptr, nullptr);
         }
     }
+    friend class detail::context_ref;
+    std::shared_ptr<sg_context> handle_;
     std::unique_ptr<progress_fn> progress_;
 };
+
+namespace detail {
+
+// The context a plan was made on, shared with the context object (and valid after it is
+// gone), for the stream overloads of the plan's `_device` methods.
+class context_ref {
+public:
+    explicit context_ref(const context &ctx) : handle_(ctx.handle_) {}
+    // sg_context_set_stream on the plan's context.
+    void set_stream(stream_t stream) const {
+        check(sg_context_set_stream(handle_.get(), reinterpret_cast<uint64_t>(stream)));
+    }
+
+private:
+    std::shared_ptr<sg_context> handle_;
+};
+
+} // namespace detail
 
 // sg_dwt_*: batched wavelet transforms and denoising of traces of one length.
 class dwt_plan : public detail::owner<sg_dwt_plan, sg_dwt_plan_destroy> {
 public:
     dwt_plan(const context &ctx, int32_t family, int32_t member, std::size_t n_samples)
-        : n_samples_(n_samples) {
+        : n_samples_(n_samples), ctx_(ctx) {
         check(sg_dwt_plan_create(ctx.get(), family, member, n_samples, out()));
     }
     std::size_t n_samples() const noexcept { return n_samples_; }
@@ -335,6 +395,23 @@ public:
         }
     }
 
+    // The same on `stream`, which becomes the context's stream (see stream_t).
+    template <class T>
+    void execute_device(stream_t stream, int32_t direction, uint32_t n_levels,
+                        device_view<const T> input, device_view<T> output, std::size_t n_traces,
+                        std::size_t trace_stride = 0) const {
+        ctx_.set_stream(stream);
+        execute_device<T>(direction, n_levels, input, output, n_traces, trace_stride);
+    }
+    template <class T>
+    void denoise_device(stream_t stream, const sg_dwt_denoise_options &options,
+                        device_view<const T> input, device_view<T> output, std::size_t n_traces,
+                        std::size_t trace_stride = 0,
+                        view<double> thresholds = {nullptr, 0}) const {
+        ctx_.set_stream(stream);
+        denoise_device<T>(options, input, output, n_traces, trace_stride, thresholds);
+    }
+
 private:
     // Levels of a transform of depth `n_levels` (0: all, log2 n_samples).
     std::size_t levels(uint32_t n_levels) const noexcept {
@@ -348,6 +425,7 @@ private:
         return l;
     }
     std::size_t n_samples_;
+    detail::context_ref ctx_;
 };
 
 // sg_fxdecon_*: F-X (2D) and F-XY (3D) deconvolution of one shape.
@@ -356,7 +434,7 @@ public:
     // A 2D plan for sections of n_traces traces of n_samples samples.
     static fxdecon_plan section(const context &ctx, const sg_fxdecon_options &options,
                                 std::size_t n_samples, std::size_t n_traces) {
-        fxdecon_plan p(n_samples, n_traces, 1);
+        fxdecon_plan p(ctx, n_samples, n_traces, 1);
         check(sg_fxdecon_plan_create_2d(ctx.get(), &options, n_samples, n_traces, p.out()));
         return p;
     }
@@ -364,7 +442,7 @@ public:
     static fxdecon_plan volume(const context &ctx, const sg_fxdecon_options &options,
                                std::size_t n_samples, std::size_t n_inline,
                                std::size_t n_crossline) {
-        fxdecon_plan p(n_samples, n_inline, n_crossline);
+        fxdecon_plan p(ctx, n_samples, n_inline, n_crossline);
         check(sg_fxdecon_plan_create_3d(ctx.get(), &options, n_samples, n_inline, n_crossline,
                                         p.out()));
         return p;
@@ -434,10 +512,25 @@ public:
         check(sg_fxdecon_execute_3d_device_f32(get(), input.address(), output.address(), is, xs));
     }
 
+    // The same on `stream`, which becomes the context's stream (see stream_t).
+    void execute_2d_device(stream_t stream, device_view<const float> input,
+                           device_view<float> output, std::size_t trace_stride = 0) const {
+        ctx_.set_stream(stream);
+        execute_2d_device(input, output, trace_stride);
+    }
+    void execute_3d_device(stream_t stream, device_view<const float> input,
+                           device_view<float> output, std::size_t inline_stride = 0,
+                           std::size_t crossline_stride = 0) const {
+        ctx_.set_stream(stream);
+        execute_3d_device(input, output, inline_stride, crossline_stride);
+    }
+
 private:
-    fxdecon_plan(std::size_t n_samples, std::size_t n_inline, std::size_t n_crossline)
-        : n_samples_(n_samples), n_inline_(n_inline), n_crossline_(n_crossline) {}
+    fxdecon_plan(const context &ctx, std::size_t n_samples, std::size_t n_inline,
+                 std::size_t n_crossline)
+        : n_samples_(n_samples), n_inline_(n_inline), n_crossline_(n_crossline), ctx_(ctx) {}
     std::size_t n_samples_, n_inline_, n_crossline_;
+    detail::context_ref ctx_;
 };
 
 // sg_usfft_*: type 1/2 nonuniform FFTs in 1 to 3 dimensions.
@@ -446,7 +539,7 @@ public:
     usfft_plan(const context &ctx, int32_t type, const std::vector<std::size_t> &n_modes,
                int32_t sign, double tolerance, int32_t precision, std::size_t n_vectors = 1,
                const sg_usfft_options *options = nullptr)
-        : n_vectors_(n_vectors), n_modes_total_(1) {
+        : n_vectors_(n_vectors), n_modes_total_(1), ctx_(ctx) {
         for (std::size_t n : n_modes) {
             n_modes_total_ *= n;
         }
@@ -520,8 +613,22 @@ public:
         }
     }
 
+    // The same on `stream`, which becomes the context's stream (see stream_t).
+    template <class T>
+    void set_points_device(stream_t stream, device_view<const T> x,
+                           device_view<const T> y = {nullptr, 0},
+                           device_view<const T> z = {nullptr, 0}) {
+        ctx_.set_stream(stream);
+        set_points_device<T>(x, y, z);
+    }
+    template <class T> void execute_device(stream_t stream, device_view<T> c, device_view<T> f) const {
+        ctx_.set_stream(stream);
+        execute_device<T>(c, f);
+    }
+
 private:
     std::size_t n_vectors_, n_modes_total_, n_points_ = 0;
+    detail::context_ref ctx_;
 };
 
 // What an iterative inverse did: conjugate-gradient iterations and the final residual.
@@ -538,7 +645,8 @@ public:
     // `shape`: 2 or 3 sizes, axis 1 fastest; `precision`: SG_WAVEPACKET_F32 or _F64;
     // `options` nullptr for the defaults.
     wavepacket_layout(const context &ctx, const std::vector<std::size_t> &shape,
-                      int32_t precision, const sg_wavepacket_layout_options *options = nullptr) {
+                      int32_t precision, const sg_wavepacket_layout_options *options = nullptr)
+        : ctx_(ctx) {
         check(sg_wavepacket_layout_create_with_options(ctx.get(),
                                                        static_cast<int32_t>(shape.size()),
                                                        shape.data(), precision, options, out()));
@@ -611,6 +719,17 @@ public:
         }
     }
 
+    // In place: `mode` (SG_WAVEPACKET_HARD or _SOFT) at `kind` SG_WAVEPACKET_THRESHOLD_VALUE
+    // (`value` itself) or SG_WAVEPACKET_THRESHOLD_SIGMA (`value`·σ of each level).
+    template <class T> void threshold(view<T> coeffs, int32_t mode, int32_t kind, double value) const {
+        detail::need(coeffs, 2 * n_coefficients_, "coeffs");
+        if constexpr (std::is_same_v<T, float>) {
+            check(sg_wavepacket_threshold_f32(get(), coeffs.data(), mode, kind, value));
+        } else {
+            check(sg_wavepacket_threshold_f64(get(), coeffs.data(), mode, kind, value));
+        }
+    }
+
     // `forward` / `adjoint` / `threshold` on device memory (sg_wavepacket_*_device_*),
     // queued on the context's stream; coefficients interleaved (re, im).
     template <class T> void forward_device(device_view<const T> data, device_view<T> coeffs) const {
@@ -643,6 +762,52 @@ public:
             check(sg_wavepacket_threshold_device_f64(get(), coeffs.address(), mode, kind, value));
         }
     }
+    // `inverse` on device memory (sg_wavepacket_inverse_device_*): the call waits (each
+    // iteration's stopping test reads the residual on the host); `data` is written on the
+    // context's stream.
+    template <class T>
+    inverse_report inverse_device(device_view<const T> coeffs, device_view<T> data,
+                                  double tolerance, std::size_t max_iterations) const {
+        static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+        detail::need(data, n_samples_, "data");
+        detail::need(coeffs, 2 * n_coefficients_, "coeffs");
+        inverse_report r{0, 0.0};
+        if constexpr (std::is_same_v<T, float>) {
+            check(sg_wavepacket_inverse_device_f32(get(), coeffs.address(), data.address(),
+                                                   tolerance, max_iterations, &r.iterations,
+                                                   &r.residual));
+        } else {
+            check(sg_wavepacket_inverse_device_f64(get(), coeffs.address(), data.address(),
+                                                   tolerance, max_iterations, &r.iterations,
+                                                   &r.residual));
+        }
+        return r;
+    }
+
+    // The same on `stream`, which becomes the context's stream (see stream_t).
+    template <class T>
+    void forward_device(stream_t stream, device_view<const T> data, device_view<T> coeffs) const {
+        ctx_.set_stream(stream);
+        forward_device<T>(data, coeffs);
+    }
+    template <class T>
+    void adjoint_device(stream_t stream, device_view<const T> coeffs, device_view<T> data) const {
+        ctx_.set_stream(stream);
+        adjoint_device<T>(coeffs, data);
+    }
+    template <class T>
+    void threshold_device(stream_t stream, device_view<T> coeffs, int32_t mode, int32_t kind,
+                          double value) const {
+        ctx_.set_stream(stream);
+        threshold_device<T>(coeffs, mode, kind, value);
+    }
+    template <class T>
+    inverse_report inverse_device(stream_t stream, device_view<const T> coeffs,
+                                  device_view<T> data, double tolerance,
+                                  std::size_t max_iterations) const {
+        ctx_.set_stream(stream);
+        return inverse_device<T>(coeffs, data, tolerance, max_iterations);
+    }
 
 private:
     template <class D, class C> void sizes(const view<D> &data, const view<C> &coeffs) const {
@@ -651,6 +816,7 @@ private:
 
     std::size_t n_samples_ = 0, n_coefficients_ = 0, n_boxes_ = 0, levels_ = 0,
                 n_directions_ = 0;
+    detail::context_ref ctx_;
 };
 
 // A volume larger than one layout, cut into tiles whose coefficients lie on one common grid
