@@ -955,7 +955,7 @@ private:
 // sg_xcorr_*: ambient-noise preprocessing, correlation and stacking.
 class xcorr_plan : public detail::owner<sg_xcorr_plan, sg_xcorr_plan_destroy> {
 public:
-    xcorr_plan(const context &ctx, const sg_xcorr_options &options) {
+    xcorr_plan(const context &ctx, const sg_xcorr_options &options) : ctx_(ctx) {
         check(sg_xcorr_plan_create(ctx.get(), &options, out()));
     }
     struct sizes_t {
@@ -1000,22 +1000,177 @@ public:
     void correlate(const std::vector<const xcorr_spectra *> &days, std::size_t i0,
                    std::size_t ni, std::size_t j0, std::size_t nj, view<float> stacks,
                    std::size_t pair_stride, view<uint32_t> n_windows = {nullptr, 0}) const {
-        std::vector<const sg_xcorr_spectra *> handles;
-        handles.reserve(days.size());
-        for (const xcorr_spectra *d : days) {
-            handles.push_back(d->get());
-        }
-        if (!days.empty()) {
-            std::size_t pairs = pair_count(days.front()->sizes().n_stations, i0, ni, j0, nj);
-            detail::need(stacks, pairs * pair_stride, "stacks");
-            if (n_windows.size() > 0) {
-                detail::need(n_windows, pairs, "n_windows");
-            }
-        }
-        check(sg_xcorr_correlate_f32(get(), handles.data(), handles.size(), i0, ni, j0, nj,
-                                     stacks.data(), pair_stride,
-                                     n_windows.size() ? n_windows.data() : nullptr));
+        std::size_t pairs = block_pairs(days, i0, ni, j0, nj);
+        detail::need(stacks, pairs * pair_stride, "stacks");
+        optional_rows(n_windows, pairs, "n_windows");
+        check(sg_xcorr_correlate_f32(get(), handles(days).data(), days.size(), i0, ni, j0, nj,
+                                     stacks.data(), pair_stride, or_null(n_windows)));
     }
+
+    // Window labels by time (sg_xcorr_substack_groups): `day_windows[d]` windows of day d,
+    // which starts at `day_start[d]` seconds; the labels of all days' windows and the
+    // number of groups.
+    std::pair<std::vector<int32_t>, std::size_t>
+    substack_groups(view<const std::size_t> day_windows, view<const double> day_start,
+                    double substack_len) const {
+        detail::need(day_start, day_windows.size(), "day_start");
+        std::size_t total = 0;
+        for (std::size_t i = 0; i < day_windows.size(); ++i) {
+            total += day_windows.data()[i];
+        }
+        std::vector<int32_t> labels(total);
+        std::size_t n_groups = 0;
+        check(sg_xcorr_substack_groups(get(), day_windows.size(), day_windows.data(),
+                                       day_start.data(), substack_len, labels.data(),
+                                       &n_groups));
+        return {std::move(labels), n_groups};
+    }
+
+    // `correlate`, and the linear stack of each group of windows: `labels` holds a label
+    // per window of day 0, then day 1, … (a group < n_groups or SG_XCORR_NO_GROUP); group
+    // g's stack of pair p at substacks[(g·pairs + p)·pair_stride], its window count at
+    // substack_windows[g·pairs + p] (empty: not wanted).
+    void correlate_substacks(const std::vector<const xcorr_spectra *> &days, std::size_t i0,
+                             std::size_t ni, std::size_t j0, std::size_t nj,
+                             view<const int32_t> labels, std::size_t n_groups,
+                             view<float> stacks, std::size_t pair_stride,
+                             view<uint32_t> n_windows, view<float> substacks,
+                             view<uint32_t> substack_windows = {nullptr, 0}) const {
+        std::size_t pairs = block_pairs(days, i0, ni, j0, nj);
+        detail::need(labels, total_windows(days), "labels");
+        detail::need(stacks, pairs * pair_stride, "stacks");
+        detail::need(substacks, n_groups * pairs * pair_stride, "substacks");
+        optional_rows(n_windows, pairs, "n_windows");
+        optional_rows(substack_windows, n_groups * pairs, "substack_windows");
+        check(sg_xcorr_correlate_substacks_f32(
+            get(), handles(days).data(), days.size(), i0, ni, j0, nj, labels.data(), n_groups,
+            stacks.data(), pair_stride, or_null(n_windows), substacks.data(),
+            or_null(substack_windows)));
+    }
+
+    // `preprocess` of station-days in device memory (sg_xcorr_preprocess_device_f32):
+    // queued on the context's stream, then the call waits for it (the spectra's kept
+    // windows are host values); the spectra stay on the device. `valid` empty: no gaps.
+    xcorr_spectra preprocess_device(device_view<const float> station_days,
+                                    std::size_t n_stations, std::size_t n_samples,
+                                    std::size_t station_stride = 0,
+                                    device_view<const uint8_t> valid = {nullptr, 0}) const {
+        std::size_t stride = station_stride ? station_stride : n_samples;
+        std::size_t span = detail::extent(n_stations, stride, n_samples);
+        detail::need(station_days, span, "station_days");
+        if (valid.size() > 0) {
+            detail::need(valid, span, "valid");
+        }
+        xcorr_spectra s;
+        check(sg_xcorr_preprocess_device_f32(get(), station_days.address(), n_stations,
+                                             n_samples, stride,
+                                             valid.size() ? valid.address() : 0, s.out()));
+        return s;
+    }
+
+    // `correlate` into device memory (sg_xcorr_correlate_device_f32): queued on the
+    // context's stream, returns without waiting; `n_windows` is host memory, written
+    // before the call returns.
+    void correlate_device(const std::vector<const xcorr_spectra *> &days, std::size_t i0,
+                          std::size_t ni, std::size_t j0, std::size_t nj,
+                          device_view<float> stacks, std::size_t pair_stride,
+                          view<uint32_t> n_windows = {nullptr, 0}) const {
+        std::size_t pairs = block_pairs(days, i0, ni, j0, nj);
+        detail::need(stacks, pairs * pair_stride, "stacks");
+        optional_rows(n_windows, pairs, "n_windows");
+        check(sg_xcorr_correlate_device_f32(get(), handles(days).data(), days.size(), i0, ni,
+                                            j0, nj, stacks.address(), pair_stride,
+                                            or_null(n_windows)));
+    }
+
+    // `correlate_substacks` into device memory (sg_xcorr_correlate_substacks_device_f32):
+    // `stacks` and `substacks` on the device (not overlapping), the labels and window
+    // counts on the host; queued on the context's stream, returns without waiting.
+    void correlate_substacks_device(const std::vector<const xcorr_spectra *> &days,
+                                    std::size_t i0, std::size_t ni, std::size_t j0,
+                                    std::size_t nj, view<const int32_t> labels,
+                                    std::size_t n_groups, device_view<float> stacks,
+                                    std::size_t pair_stride, view<uint32_t> n_windows,
+                                    device_view<float> substacks,
+                                    view<uint32_t> substack_windows = {nullptr, 0}) const {
+        std::size_t pairs = block_pairs(days, i0, ni, j0, nj);
+        detail::need(labels, total_windows(days), "labels");
+        detail::need(stacks, pairs * pair_stride, "stacks");
+        detail::need(substacks, n_groups * pairs * pair_stride, "substacks");
+        optional_rows(n_windows, pairs, "n_windows");
+        optional_rows(substack_windows, n_groups * pairs, "substack_windows");
+        check(sg_xcorr_correlate_substacks_device_f32(
+            get(), handles(days).data(), days.size(), i0, ni, j0, nj, labels.data(), n_groups,
+            stacks.address(), pair_stride, or_null(n_windows), substacks.address(),
+            or_null(substack_windows)));
+    }
+
+    // The same on `stream`, which becomes the context's stream (see stream_t).
+    xcorr_spectra preprocess_device(stream_t stream, device_view<const float> station_days,
+                                    std::size_t n_stations, std::size_t n_samples,
+                                    std::size_t station_stride = 0,
+                                    device_view<const uint8_t> valid = {nullptr, 0}) const {
+        ctx_.set_stream(stream);
+        return preprocess_device(station_days, n_stations, n_samples, station_stride, valid);
+    }
+    void correlate_device(stream_t stream, const std::vector<const xcorr_spectra *> &days,
+                          std::size_t i0, std::size_t ni, std::size_t j0, std::size_t nj,
+                          device_view<float> stacks, std::size_t pair_stride,
+                          view<uint32_t> n_windows = {nullptr, 0}) const {
+        ctx_.set_stream(stream);
+        correlate_device(days, i0, ni, j0, nj, stacks, pair_stride, n_windows);
+    }
+    void correlate_substacks_device(stream_t stream,
+                                    const std::vector<const xcorr_spectra *> &days,
+                                    std::size_t i0, std::size_t ni, std::size_t j0,
+                                    std::size_t nj, view<const int32_t> labels,
+                                    std::size_t n_groups, device_view<float> stacks,
+                                    std::size_t pair_stride, view<uint32_t> n_windows,
+                                    device_view<float> substacks,
+                                    view<uint32_t> substack_windows = {nullptr, 0}) const {
+        ctx_.set_stream(stream);
+        correlate_substacks_device(days, i0, ni, j0, nj, labels, n_groups, stacks, pair_stride,
+                                   n_windows, substacks, substack_windows);
+    }
+
+private:
+    // The C handles of `days` (a null entry stays null: the C call refuses it).
+    static std::vector<const sg_xcorr_spectra *>
+    handles(const std::vector<const xcorr_spectra *> &days) {
+        std::vector<const sg_xcorr_spectra *> h;
+        h.reserve(days.size());
+        for (const xcorr_spectra *d : days) {
+            h.push_back(d != nullptr ? d->get() : nullptr);
+        }
+        return h;
+    }
+    // The pairs of the block, for sizing the outputs; 0 where there is no first day to
+    // count stations from (the C call refuses that).
+    std::size_t block_pairs(const std::vector<const xcorr_spectra *> &days, std::size_t i0,
+                            std::size_t ni, std::size_t j0, std::size_t nj) const {
+        if (days.empty() || days.front() == nullptr) {
+            return 0;
+        }
+        return pair_count(days.front()->sizes().n_stations, i0, ni, j0, nj);
+    }
+    // The windows of all days: one label each.
+    static std::size_t total_windows(const std::vector<const xcorr_spectra *> &days) {
+        std::size_t total = 0;
+        for (const xcorr_spectra *d : days) {
+            total += d != nullptr ? d->sizes().n_windows : 0;
+        }
+        return total;
+    }
+    static void optional_rows(const view<uint32_t> &counts, std::size_t rows, const char *what) {
+        if (counts.size() > 0) {
+            detail::need(counts, rows, what);
+        }
+    }
+    static uint32_t *or_null(const view<uint32_t> &counts) {
+        return counts.size() > 0 ? counts.data() : nullptr;
+    }
+
+    detail::context_ref ctx_;
 };
 
 } // namespace seisgpu

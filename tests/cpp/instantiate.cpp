@@ -1,7 +1,7 @@
 // Instantiates every member template of include/seisgpu.hpp for float and double, so
 // that tests/cpp/run.sh compiles all of the header with -Werror, not only what the
 // example calls (the members that are not templates, such as fxdecon_plan's device
-// calls, are compiled as they stand). Compiled, never run.
+// calls and xcorr_plan's, are compiled as they stand). Compiled, never run.
 #include "seisgpu.hpp"
 
 namespace seisgpu {
