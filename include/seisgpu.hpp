@@ -1173,6 +1173,260 @@ private:
     detail::context_ref ctx_;
 };
 
+// The outcome of an EM-logging search (sg_emlog_result_*), made by emlog_plan::search or
+// search_device; p = the plan's searched parameters.
+class emlog_result : public detail::owner<sg_emlog_result, sg_emlog_result_destroy> {
+public:
+    struct summary_t {
+        uint64_t total, count, best_index;
+        std::vector<double> best_model; // p values
+        double best_misfit;
+        std::vector<double> value_min, value_max; // p values each; NaN where none
+        std::size_t n_models;
+        bool more_models;
+    };
+    std::size_t n_parameters() const noexcept { return axis_count_.size(); }
+    summary_t summary() const {
+        const std::size_t p = n_parameters();
+        summary_t s{0, 0, 0, std::vector<double>(p), 0.0, std::vector<double>(p),
+                    std::vector<double>(p), 0, false};
+        int32_t more = 0;
+        check(sg_emlog_result_summary(get(), &s.total, &s.count, &s.best_index,
+                                      s.best_model.data(), &s.best_misfit, s.value_min.data(),
+                                      s.value_max.data(), &s.n_models, &more));
+        s.more_models = more != 0;
+        return s;
+    }
+
+    // Equivalent models per value of axis `parameter` (one count per value of the axis).
+    void marginal(std::size_t parameter, view<uint64_t> counts) const {
+        check(sg_emlog_result_marginal(get(), parameter, counts.data(), counts.size()));
+    }
+    std::vector<uint64_t> marginal(std::size_t parameter) const {
+        std::vector<uint64_t> counts(axis(parameter));
+        marginal(parameter, counts);
+        return counts;
+    }
+    // Equivalent models per (i_a, i_b) of requested pair `pair` = (a, b), at i_a + n_a·i_b.
+    void pair(std::size_t pair, view<uint64_t> counts) const {
+        check(sg_emlog_result_pair(get(), pair, counts.data(), counts.size()));
+    }
+    std::vector<uint64_t> pair(std::size_t pair) const {
+        if (pair >= pairs_.size() / 2) {
+            throw error(SG_ERR_INVALID_ARGUMENT, "pair " + std::to_string(pair) + " of " +
+                                                     std::to_string(pairs_.size() / 2));
+        }
+        std::vector<uint64_t> counts(axis(std::size_t(pairs_[2 * pair])) *
+                                     axis(std::size_t(pairs_[2 * pair + 1])));
+        this->pair(pair, counts);
+        return counts;
+    }
+    // The listed equivalent models: `indices` (room for n models) and `values` (p per model).
+    void models(view<uint64_t> indices, view<double> values) const {
+        detail::need(values, indices.size() * n_parameters(), "values");
+        check(sg_emlog_result_models(get(), indices.data(), values.data(), indices.size()));
+    }
+
+    // Into device memory (sg_emlog_result_*_device), queued on the context's stream;
+    // return without waiting.
+    void marginal_device(std::size_t parameter, device_view<uint64_t> counts) const {
+        check(sg_emlog_result_marginal_device(get(), parameter, counts.address(), counts.size()));
+    }
+    void pair_device(std::size_t pair, device_view<uint64_t> counts) const {
+        check(sg_emlog_result_pair_device(get(), pair, counts.address(), counts.size()));
+    }
+    void models_device(device_view<uint64_t> indices, device_view<double> values) const {
+        detail::need(values, indices.size() * n_parameters(), "values");
+        check(sg_emlog_result_models_device(get(), indices.address(), values.address(),
+                                            indices.size()));
+    }
+
+    // The same on `stream`, which becomes the context's stream (see stream_t).
+    void marginal_device(stream_t stream, std::size_t parameter,
+                         device_view<uint64_t> counts) const {
+        ctx_.set_stream(stream);
+        marginal_device(parameter, counts);
+    }
+    void pair_device(stream_t stream, std::size_t pair, device_view<uint64_t> counts) const {
+        ctx_.set_stream(stream);
+        pair_device(pair, counts);
+    }
+    void models_device(stream_t stream, device_view<uint64_t> indices,
+                       device_view<double> values) const {
+        ctx_.set_stream(stream);
+        models_device(indices, values);
+    }
+
+private:
+    friend class emlog_plan;
+    emlog_result(const detail::context_ref &ctx, std::vector<std::size_t> axis_count,
+                 std::vector<int32_t> pairs)
+        : axis_count_(std::move(axis_count)), pairs_(std::move(pairs)), ctx_(ctx) {}
+    // The values of axis `parameter`.
+    std::size_t axis(std::size_t parameter) const {
+        if (parameter >= axis_count_.size()) {
+            throw error(SG_ERR_INVALID_ARGUMENT, "parameter " + std::to_string(parameter) +
+                                                     " of " + std::to_string(n_parameters()));
+        }
+        return axis_count_[parameter];
+    }
+    std::vector<std::size_t> axis_count_;
+    std::vector<int32_t> pairs_;
+    detail::context_ref ctx_;
+};
+
+// sg_emlog_*: the linearised EM-logging problem f_syn = f₀ + A(σ − σ₀) and searches of its
+// equivalent models over grids of the searched conductivities.
+class emlog_plan : public detail::owner<sg_emlog_plan, sg_emlog_plan_destroy> {
+public:
+    // A is n × m, element (i, j) at a[i·row_stride + j·col_stride]; sigma0 (m); f0, f_exp,
+    // delta (n); `searched`: the searched columns (1 to 16), in grid-axis order.
+    emlog_plan(const context &ctx, std::size_t n, std::size_t m, view<const double> a,
+               std::size_t row_stride, std::size_t col_stride, view<const double> sigma0,
+               view<const double> f0, view<const double> f_exp, view<const double> delta,
+               view<const int32_t> searched)
+        : p_(searched.size()), ctx_(ctx) {
+        problem(n, m, a, row_stride, col_stride, sigma0, f0, f_exp, delta);
+        check(sg_emlog_plan_create(ctx.get(), n, m, a.data(), row_stride, col_stride,
+                                   sigma0.data(), f0.data(), f_exp.data(), delta.data(),
+                                   searched.size(), searched.data(), out()));
+    }
+    // The same from arrays in device memory (sg_emlog_plan_create_device; `searched` stays
+    // on the host): the searched columns are gathered on the context's stream and the call
+    // waits for them.
+    static emlog_plan create_device(const context &ctx, std::size_t n, std::size_t m,
+                                    device_view<const double> a, std::size_t row_stride,
+                                    std::size_t col_stride, device_view<const double> sigma0,
+                                    device_view<const double> f0,
+                                    device_view<const double> f_exp,
+                                    device_view<const double> delta,
+                                    view<const int32_t> searched) {
+        emlog_plan p(ctx, searched.size());
+        problem(n, m, a, row_stride, col_stride, sigma0, f0, f_exp, delta);
+        check(sg_emlog_plan_create_device(ctx.get(), n, m, a.address(), row_stride, col_stride,
+                                          sigma0.address(), f0.address(), f_exp.address(),
+                                          delta.address(), searched.size(), searched.data(),
+                                          p.out()));
+        return p;
+    }
+    // The same on `stream`, which becomes the context's stream (see stream_t).
+    static emlog_plan create_device(context &ctx, stream_t stream, std::size_t n, std::size_t m,
+                                    device_view<const double> a, std::size_t row_stride,
+                                    std::size_t col_stride, device_view<const double> sigma0,
+                                    device_view<const double> f0,
+                                    device_view<const double> f_exp,
+                                    device_view<const double> delta,
+                                    view<const int32_t> searched) {
+        ctx.set_stream(stream);
+        return create_device(ctx, n, m, a, row_stride, col_stride, sigma0, f0, f_exp, delta,
+                             searched);
+    }
+
+    std::size_t n_parameters() const noexcept { return p_; }
+
+    // The closed-form answer (sg_emlog_analytic) for `criterion` (SG_EMLOG_*) at `level`.
+    struct analytic_t {
+        std::vector<double> sigma_star; // p: the least-squares model
+        double f_min;                   // its misfit
+        bool empty;                     // the criterion cannot be met
+        std::vector<double> lower, upper, singular_values; // p each
+        std::vector<double> right_vectors;                 // p × p, vector c at [k·p + c]
+    };
+    analytic_t analytic(int32_t criterion, double level) const {
+        analytic_t r{std::vector<double>(p_), 0.0, false, std::vector<double>(p_),
+                     std::vector<double>(p_), std::vector<double>(p_),
+                     std::vector<double>(p_ * p_)};
+        int32_t empty = 0;
+        check(sg_emlog_analytic(get(), criterion, level, r.sigma_star.data(), &r.f_min, &empty,
+                                r.lower.data(), r.upper.data(), r.singular_values.data(),
+                                r.right_vectors.data()));
+        r.empty = empty != 0;
+        return r;
+    }
+
+    // A grid search: axis k is `axis_kind[k]` (SG_EMLOG_AXIS_*) of `axis_count[k]` values
+    // from `axis_min[k]` to `axis_max[k]`, or the next `axis_count[k]` of `list_values`;
+    // `pairs` (2 per pair: parameter indices) asks for 2D marginals; `options` nullptr:
+    // the defaults.
+    emlog_result search(view<const int32_t> axis_kind, view<const std::size_t> axis_count,
+                        view<const double> axis_min, view<const double> axis_max,
+                        view<const double> list_values = {nullptr, 0},
+                        view<const int32_t> pairs = {nullptr, 0},
+                        const sg_emlog_options *options = nullptr) const {
+        emlog_result r = grid(axis_kind, axis_count, axis_min, axis_max, pairs);
+        check(sg_emlog_search(get(), axis_kind.data(), axis_count.data(), axis_min.data(),
+                              axis_max.data(), or_null(list_values), list_values.size(),
+                              pairs.size() / 2, or_null(pairs), options, r.out()));
+        return r;
+    }
+    // `search` after the work queued on the context's stream (sg_emlog_search_device): the
+    // call waits for the search; the result's histograms also stay in device memory, for
+    // its `_device` outputs.
+    emlog_result search_device(view<const int32_t> axis_kind, view<const std::size_t> axis_count,
+                               view<const double> axis_min, view<const double> axis_max,
+                               view<const double> list_values = {nullptr, 0},
+                               view<const int32_t> pairs = {nullptr, 0},
+                               const sg_emlog_options *options = nullptr) const {
+        emlog_result r = grid(axis_kind, axis_count, axis_min, axis_max, pairs);
+        check(sg_emlog_search_device(get(), axis_kind.data(), axis_count.data(),
+                                     axis_min.data(), axis_max.data(), or_null(list_values),
+                                     list_values.size(), pairs.size() / 2, or_null(pairs),
+                                     options, r.out()));
+        return r;
+    }
+    // The same on `stream`, which becomes the context's stream (see stream_t).
+    emlog_result search_device(stream_t stream, view<const int32_t> axis_kind,
+                               view<const std::size_t> axis_count, view<const double> axis_min,
+                               view<const double> axis_max,
+                               view<const double> list_values = {nullptr, 0},
+                               view<const int32_t> pairs = {nullptr, 0},
+                               const sg_emlog_options *options = nullptr) const {
+        ctx_.set_stream(stream);
+        return search_device(axis_kind, axis_count, axis_min, axis_max, list_values, pairs,
+                             options);
+    }
+
+private:
+    emlog_plan(const context &ctx, std::size_t p) : p_(p), ctx_(ctx) {}
+
+    // The problem's arrays hold what the C call reads (host or device views).
+    template <class V>
+    static void problem(std::size_t n, std::size_t m, const V &a, std::size_t row_stride,
+                        std::size_t col_stride, const V &sigma0, const V &f0, const V &f_exp,
+                        const V &delta) {
+        detail::need(a, n == 0 || m == 0 ? 0 : (n - 1) * row_stride + (m - 1) * col_stride + 1,
+                     "a");
+        detail::need(sigma0, m, "sigma0");
+        detail::need(f0, n, "f0");
+        detail::need(f_exp, n, "f_exp");
+        detail::need(delta, n, "delta");
+    }
+    // A result for a grid of these axes, after checking that each holds p values and that
+    // `pairs` holds whole pairs.
+    emlog_result grid(const view<const int32_t> &axis_kind,
+                      const view<const std::size_t> &axis_count,
+                      const view<const double> &axis_min, const view<const double> &axis_max,
+                      const view<const int32_t> &pairs) const {
+        detail::need(axis_kind, p_, "axis_kind");
+        detail::need(axis_count, p_, "axis_count");
+        detail::need(axis_min, p_, "axis_min");
+        detail::need(axis_max, p_, "axis_max");
+        if (pairs.size() % 2 != 0) {
+            throw error(SG_ERR_INVALID_ARGUMENT, "pairs holds " + std::to_string(pairs.size()) +
+                                                     " indices; each pair takes two");
+        }
+        return emlog_result(ctx_,
+                            std::vector<std::size_t>(axis_count.data(), axis_count.data() + p_),
+                            std::vector<int32_t>(pairs.data(), pairs.data() + pairs.size()));
+    }
+    template <class T> static T *or_null(const view<T> &v) {
+        return v.size() > 0 ? v.data() : nullptr;
+    }
+
+    std::size_t p_;
+    detail::context_ref ctx_;
+};
+
 } // namespace seisgpu
 
 #endif // SEISGPU_HPP
