@@ -19,7 +19,10 @@
 //   9. an EM-logging search of two conductivities (4 noise-free measurements, a 5 × 5
 //      grid through the truth): the best model is the truth at F ≈ 0, and the marginals
 //      and the 2D marginal each sum to the equivalent models' count;
-//  10. device methods on a CPU context throw SG_ERR_UNSUPPORTED, the stream overloads too.
+//  10. ambient noise at three stations, each 2 s later than the last: every pair stacks
+//      every window, pair (0, 1) peaks at lag +2 s, and the substacks of 900 s groups
+//      share out each pair's windows;
+//  11. device methods on a CPU context throw SG_ERR_UNSUPPORTED, the stream overloads too.
 //
 // Build: see tests/cpp/run.sh (any C++17 compiler; -I include -L target/release -lseisgpu).
 
@@ -94,6 +97,59 @@ void em_search(const seisgpu::context &ctx) {
     expect(s.count > 0 && sum(r.marginal(0)) == s.count && sum(r.marginal(1)) == s.count &&
                sum(r.pair(0)) == s.count && r.pair(0).size() == 25,
            "EM search: marginals and the 2D marginal sum to the equivalent models");
+}
+
+// One hour at 1 Hz of a shared random field, station s delayed by 2·s seconds.
+void xcorr_substacks(const seisgpu::context &ctx) {
+    const std::size_t stations = 3, n = 3600, pairs = 3;
+    std::mt19937 rng(7);
+    std::normal_distribution<float> g(0.0f, 1.0f);
+    std::vector<float> field(n + 8), days(stations * n);
+    for (float &v : field) {
+        v = g(rng);
+    }
+    for (std::size_t s = 0; s < stations; ++s) {
+        for (std::size_t t = 0; t < n; ++t) {
+            days[s * n + t] = field[t + 8 - 2 * s] + 0.3f * g(rng);
+        }
+    }
+    sg_xcorr_options o = sg_xcorr_options_default();
+    o.sampling_rate = 1.0;
+    o.cc_len = 300.0;
+    o.step = 150.0;
+    o.freqmin = 0.05;
+    o.freqmax = 0.3;
+    o.maxlag = 30.0;
+    seisgpu::xcorr_plan plan(ctx, o);
+    const auto sz = plan.sizes(n);
+    const seisgpu::xcorr_spectra day = plan.preprocess(days, stations, n);
+    const std::vector<const seisgpu::xcorr_spectra *> list{&day};
+    std::vector<float> stacks(pairs * sz.n_lags), sub;
+    std::vector<uint32_t> windows(pairs), sub_windows;
+    plan.correlate(list, 0, stations, 0, stations, stacks, sz.n_lags, windows);
+    std::size_t peak = 0;
+    for (std::size_t k = 1; k < sz.n_lags; ++k) {
+        peak = stacks[k] > stacks[peak] ? k : peak;
+    }
+    const std::vector<std::size_t> per_day{sz.n_windows};
+    const std::vector<double> start{0.0};
+    const auto [labels, groups] = plan.substack_groups(per_day, start, 900.0);
+    sub.resize(groups * pairs * sz.n_lags);
+    sub_windows.resize(groups * pairs);
+    plan.correlate_substacks(list, 0, stations, 0, stations, labels, groups, stacks, sz.n_lags,
+                             windows, sub, sub_windows);
+    bool shared = true;
+    for (std::size_t p = 0; p < pairs; ++p) {
+        uint32_t total = 0;
+        for (std::size_t gi = 0; gi < groups; ++gi) {
+            total += sub_windows[gi * pairs + p];
+        }
+        shared = shared && windows[p] == sz.n_windows && total == windows[p];
+    }
+    std::printf("    xcorr: %zu windows, %zu groups, pair (0, 1) peaks at %+ld s\n", sz.n_windows,
+                groups, long(peak) - long(sz.n_lags / 2));
+    expect(shared && long(peak) - long(sz.n_lags / 2) == 2,
+           "xcorr: pair (0, 1) peaks at +2 s; the substacks share out every window");
 }
 
 // A CPU context has no device calls: each method says so, with or without a stream.
@@ -236,6 +292,7 @@ int main() {
         expect(vrel < 1e-4, "tiled volume: inverse(C f) returns the section");
 
         em_search(ctx);
+        xcorr_substacks(ctx);
         device_refused(ctx, db8);
 
         seisgpu::dwt_plan moved(std::move(haar));
