@@ -104,8 +104,10 @@ private:
 template <class T> class device_view {
 public:
     device_view(T *data, std::size_t size) noexcept : data_(data), size_(size) {}
-    // A view of the same array for reading.
-    operator device_view<const T>() const noexcept { return {data_, size_}; }
+    // A view of the same array for reading (from a view of mutable elements only: for
+    // const T it would convert a type to itself).
+    template <class U = T, class = std::enable_if_t<!std::is_const_v<U>>>
+    operator device_view<const U>() const noexcept { return {data_, size_}; }
     T *data() const noexcept { return data_; }
     std::size_t size() const noexcept { return size_; }
     // The CUdeviceptr value the C calls take.

@@ -77,7 +77,7 @@ step example_wavepacket_volume_fortran .gpu/bin/wavepacket_volume_f90
 pipeline_cuda() {
     local nvcc=${NVCC:-nvcc}
     command -v "$nvcc" >/dev/null || nvcc=/usr/local/cuda/bin/nvcc
-    "$nvcc" -std=c++17 -O2 -Iinclude examples/cuda/pipeline.cu -o "$1" -L.gpu/lib -lseisgpu &&
+    "$nvcc" -std=c++17 -O2 -Werror all-warnings -Iinclude examples/cuda/pipeline.cu -o "$1" -L.gpu/lib -lseisgpu &&
         "$1"
 }
 export -f pipeline_cuda
