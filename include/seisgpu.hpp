@@ -236,6 +236,9 @@ public:
     // on `stream` (a cudaStream_t or CUstream; nullptr for the legacy default stream) and
     // return without waiting for it. Not while a device call of this context runs.
     void set_stream(void *stream) { check(sg_context_set_stream(get(), reinterpret_cast<uint64_t>(stream))); }
+    // sg_context_set_device_checks: SG_DEVICE_CHECKS_FINITE makes each `_device` call scan
+    // its inputs on the GPU; a non-finite one makes the next synchronize() throw.
+    void set_device_checks(int32_t checks) { check(sg_context_set_device_checks(get(), checks)); }
     // sg_context_synchronize: waits for the work the `_device` calls queued.
     void synchronize() const { check(sg_context_synchronize(get())); }
     // SG_BACKEND_CPU or SG_BACKEND_CUDA.

@@ -11,7 +11,8 @@ use crate::sample::Sample;
 
 impl DwtPlan {
     /// `transform` on device arrays, queued on the caller's stream; returns without waiting.
-    /// Non-finite samples are not looked for: they reach the outputs.
+    /// Non-finite samples are looked for only with device checks on (reported when the
+    /// context synchronises); they reach the outputs.
     pub fn transform_device<T: Sample>(
         &self,
         direction: Direction,
@@ -23,6 +24,7 @@ impl DwtPlan {
         let levels = self.resolve_levels(levels)?;
         self.check_device_batch(&batch)?;
         let stream = gpu.caller_stream();
+        io.check_finite(gpu, &stream, &batch, "a device DWT")?;
         transform_on(gpu, &self.wavelet, direction, levels, io, batch, &stream)
     }
 
@@ -50,6 +52,7 @@ impl DwtPlan {
             }
         }
         let stream = gpu.caller_stream();
+        io.check_finite(gpu, &stream, &batch, "a device DWT denoise")?;
         let medians = denoise_on(gpu, &self.wavelet, options, levels, io, batch, &stream)?;
         if let Some(t) = thresholds {
             t[..wanted].copy_from_slice(&medians.thresholds(gpu, &stream)?);

@@ -15,6 +15,7 @@ use super::{Spectra, XcorrPlan};
 use crate::backend::cuda::array::{DeviceArray, Part, PartMut};
 use crate::backend::cuda::buffers::download;
 use crate::backend::cuda::caller::ordered_on;
+use crate::backend::cuda::checks::Rows;
 use crate::error::Result;
 use crate::layout::TraceBatch;
 use crate::progress::Reporter;
@@ -44,7 +45,7 @@ impl XcorrPlan {
     /// `preprocess` of station-days in device memory (`valid` too, if given), queued on the
     /// caller's stream. Waits for the stream at the end: the window flags (which windows
     /// were kept) come to the host, where the correlations are planned with them. The
-    /// spectra stay on the device. Non-finite samples are not looked for.
+    /// spectra stay on the device. Non-finite samples are looked for only with device checks on.
     pub fn preprocess_device(
         &self,
         days: Part<f32>,
@@ -68,6 +69,10 @@ impl XcorrPlan {
             n_stations: batch.n_traces,
             n_windows,
         };
+        let rows = Rows::traces(batch.n_samples, batch.n_traces, batch.trace_stride);
+        gpu.check_finite(&gpu.caller_stream(), &days, rows, || {
+            "a device preprocess's station-days".into()
+        })?;
         let mut guard = self.device.lock(gpu)?;
         let stream = guard.stream();
         let kit = Kit::held(gpu, guard.held())?;

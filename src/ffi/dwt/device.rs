@@ -86,7 +86,8 @@ fn denoise<T: Sample>(
 /// long for one block's shared memory take a multi-pass path that needs separate arrays and
 /// trace_stride = n_samples; the status says so). Queued on the context's stream (`sg_context_set_stream`):
 /// returns without waiting, the results are ready when the stream has run. Non-finite
-/// samples are not looked for (they reach the outputs). `SG_ERR_INVALID_ARGUMENT` for an
+/// samples reach the outputs, and are reported by `sg_context_synchronize` with device checks
+/// on (`sg_context_set_device_checks`). `SG_ERR_INVALID_ARGUMENT` for an
 /// address the driver does not know as device memory of the context's device holding the
 /// batch; `SG_ERR_UNSUPPORTED` on a CPU context. Bit for bit the results of
 /// `sg_dwt_execute_f32` on the same GPU.

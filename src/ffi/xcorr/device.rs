@@ -20,8 +20,9 @@ use crate::xcorr::Spectra;
 /// `sg_xcorr_spectra_destroy`). Queued on the context's stream (`sg_context_set_stream`)
 /// after what the caller queued there; the call then waits for the stream, because the
 /// handle keeps which windows were kept on the host (the correlations are planned with
-/// them); the inputs may be reused once it returns. Non-finite samples are not looked for
-/// (they reach the spectra). Progress callbacks are not called. `SG_ERR_INVALID_ARGUMENT`
+/// them); the inputs may be reused once it returns. Non-finite samples reach the spectra, and
+/// are reported by `sg_context_synchronize` with device checks on
+/// (`sg_context_set_device_checks`). Progress callbacks are not called. `SG_ERR_INVALID_ARGUMENT`
 /// for an address the driver does not know as device memory of the context's device
 /// holding the station-days; `SG_ERR_UNSUPPORTED` on a CPU context. The spectra equal
 /// those of `sg_xcorr_preprocess_f32` on the same GPU bit for bit (both cut the stations

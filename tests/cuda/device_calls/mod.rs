@@ -7,6 +7,7 @@
 #![allow(dead_code)] // each capability's file uses part of it
 
 mod chain;
+mod checks;
 mod dwt;
 mod emlog;
 mod fxdecon;
