@@ -14,6 +14,7 @@
 //! ascending, i.e. by descending k away from the periodic wrap.
 
 use super::wavelet::Wavelet;
+use crate::backend::cpu::simd::{self, Kernel};
 use crate::sample::Sample;
 
 /// Outputs computed together from one window of the input.
@@ -81,29 +82,13 @@ impl<T: Sample> Filters<T> {
     /// Forward step for output positions `i0..i0+approx.len()`: `approx[i]` and `detail[i]`
     /// from signal `x` (length n, a power of two).
     pub fn forward(&self, x: &[T], i0: usize, approx: &mut [T], detail: &mut [T]) {
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU supports AVX2.
-            return unsafe { self.forward_avx2(x, i0, approx, detail) };
-        }
-        // The sums of a group of outputs stay in registers: four 128-bit vectors each.
-        if std::mem::size_of::<T>() == 4 {
-            self.forward_groups::<16>(x, i0, approx, detail)
-        } else {
-            self.forward_groups::<8>(x, i0, approx, detail)
-        }
-    }
-
-    /// The same operations in the same order as the portable build, four 256-bit vectors
-    /// per sum.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn forward_avx2(&self, x: &[T], i0: usize, approx: &mut [T], detail: &mut [T]) {
-        if std::mem::size_of::<T>() == 4 {
-            self.forward_groups::<32>(x, i0, approx, detail)
-        } else {
-            self.forward_groups::<16>(x, i0, approx, detail)
-        }
+        simd::run(Forward {
+            f: self,
+            x,
+            i0,
+            approx,
+            detail,
+        })
     }
 
     #[inline(always)]
@@ -156,26 +141,13 @@ impl<T: Sample> Filters<T> {
     /// and `detail` (each n/2 long): x[j] = Σ h2[k]·a[i] + g2[k]·d[i] over the taps k
     /// for which (2i + k − offset) ≡ j (mod n).
     pub fn inverse(&self, approx: &[T], detail: &[T], j0: usize, out: &mut [T]) {
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU supports AVX2.
-            return unsafe { self.inverse_avx2(approx, detail, j0, out) };
-        }
-        if std::mem::size_of::<T>() == 4 {
-            self.inverse_groups::<16>(approx, detail, j0, out)
-        } else {
-            self.inverse_groups::<8>(approx, detail, j0, out)
-        }
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn inverse_avx2(&self, approx: &[T], detail: &[T], j0: usize, out: &mut [T]) {
-        if std::mem::size_of::<T>() == 4 {
-            self.inverse_groups::<32>(approx, detail, j0, out)
-        } else {
-            self.inverse_groups::<16>(approx, detail, j0, out)
-        }
+        simd::run(Inverse {
+            f: self,
+            approx,
+            detail,
+            j0,
+            out,
+        })
     }
 
     #[inline(always)]
@@ -249,5 +221,69 @@ impl<T: Sample> Filters<T> {
         terms[..count].iter().fold(T::zero(), |s, &(i, k)| {
             s + (self.h2[k] * approx[i] + self.g2[k] * detail[i])
         })
+    }
+}
+
+/// Outputs per group: four vector registers of sums each, so that a group's sums stay in
+/// registers (16 f32 or 8 f64 with 128-bit vectors; twice that with 256-bit ones).
+fn group<T>(vector_bytes: usize) -> usize {
+    4 * vector_bytes / std::mem::size_of::<T>()
+}
+
+/// [`Filters::forward`]'s arguments, as a kernel for the vector unit present.
+struct Forward<'a, T> {
+    f: &'a Filters<T>,
+    x: &'a [T],
+    i0: usize,
+    approx: &'a mut [T],
+    detail: &'a mut [T],
+}
+
+impl<T: Sample> Kernel for Forward<'_, T> {
+    type Output = ();
+
+    #[inline(always)]
+    fn run(self, vector_bytes: usize) {
+        let Forward {
+            f,
+            x,
+            i0,
+            approx,
+            detail,
+        } = self;
+        match group::<T>(vector_bytes) {
+            32 => f.forward_groups::<32>(x, i0, approx, detail),
+            16 => f.forward_groups::<16>(x, i0, approx, detail),
+            _ => f.forward_groups::<8>(x, i0, approx, detail),
+        }
+    }
+}
+
+/// [`Filters::inverse`]'s arguments, as a kernel for the vector unit present.
+struct Inverse<'a, T> {
+    f: &'a Filters<T>,
+    approx: &'a [T],
+    detail: &'a [T],
+    j0: usize,
+    out: &'a mut [T],
+}
+
+impl<T: Sample> Kernel for Inverse<'_, T> {
+    type Output = ();
+
+    #[inline(always)]
+    fn run(self, vector_bytes: usize) {
+        let Inverse {
+            f,
+            approx,
+            detail,
+            j0,
+            out,
+        } = self;
+        match group::<T>(vector_bytes) {
+            32 => f.inverse_groups::<32>(approx, detail, j0, out),
+            16 => f.inverse_groups::<16>(approx, detail, j0, out),
+            _ => f.inverse_groups::<8>(approx, detail, j0, out),
+        }
     }
 }
