@@ -82,13 +82,13 @@ impl<T: Sample> Filters<T> {
     /// Forward step for output positions `i0..i0+approx.len()`: `approx[i]` and `detail[i]`
     /// from signal `x` (length n, a power of two).
     pub fn forward(&self, x: &[T], i0: usize, approx: &mut [T], detail: &mut [T]) {
-        simd::run(Forward {
-            f: self,
+        let step = Step::Forward {
             x,
             i0,
             approx,
             detail,
-        })
+        };
+        simd::run(StepKernel(self, step))
     }
 
     #[inline(always)]
@@ -141,13 +141,13 @@ impl<T: Sample> Filters<T> {
     /// and `detail` (each n/2 long): x[j] = Σ h2[k]·a[i] + g2[k]·d[i] over the taps k
     /// for which (2i + k − offset) ≡ j (mod n).
     pub fn inverse(&self, approx: &[T], detail: &[T], j0: usize, out: &mut [T]) {
-        simd::run(Inverse {
-            f: self,
+        let step = Step::Inverse {
             approx,
             detail,
             j0,
             out,
-        })
+        };
+        simd::run(StepKernel(self, step))
     }
 
     #[inline(always)]
@@ -224,66 +224,58 @@ impl<T: Sample> Filters<T> {
     }
 }
 
-/// Outputs per group: four vector registers of sums each, so that a group's sums stay in
-/// registers (16 f32 or 8 f64 with 128-bit vectors; twice that with 256-bit ones).
-fn group<T>(vector_bytes: usize) -> usize {
-    4 * vector_bytes / std::mem::size_of::<T>()
+/// A forward or inverse step over a range of outputs (the arguments of
+/// [`Filters::forward`] and [`Filters::inverse`]).
+enum Step<'a, T> {
+    Forward {
+        x: &'a [T],
+        i0: usize,
+        approx: &'a mut [T],
+        detail: &'a mut [T],
+    },
+    Inverse {
+        approx: &'a [T],
+        detail: &'a [T],
+        j0: usize,
+        out: &'a mut [T],
+    },
 }
 
-/// [`Filters::forward`]'s arguments, as a kernel for the vector unit present.
-struct Forward<'a, T> {
-    f: &'a Filters<T>,
-    x: &'a [T],
-    i0: usize,
-    approx: &'a mut [T],
-    detail: &'a mut [T],
-}
+/// A step on a wavelet's filters, as a kernel for the vector unit present.
+struct StepKernel<'a, T>(&'a Filters<T>, Step<'a, T>);
 
-impl<T: Sample> Kernel for Forward<'_, T> {
+impl<T: Sample> Kernel for StepKernel<'_, T> {
     type Output = ();
 
+    /// Groups of outputs whose sums stay in registers, four vectors each: 16 f32 or 8 f64
+    /// outputs with 128-bit vectors, twice that with 256-bit ones.
     #[inline(always)]
     fn run(self, vector_bytes: usize) {
-        let Forward {
-            f,
-            x,
-            i0,
-            approx,
-            detail,
-        } = self;
-        match group::<T>(vector_bytes) {
-            32 => f.forward_groups::<32>(x, i0, approx, detail),
-            16 => f.forward_groups::<16>(x, i0, approx, detail),
-            _ => f.forward_groups::<8>(x, i0, approx, detail),
+        match 4 * vector_bytes / std::mem::size_of::<T>() {
+            32 => self.groups::<32>(),
+            16 => self.groups::<16>(),
+            _ => self.groups::<8>(),
         }
     }
 }
 
-/// [`Filters::inverse`]'s arguments, as a kernel for the vector unit present.
-struct Inverse<'a, T> {
-    f: &'a Filters<T>,
-    approx: &'a [T],
-    detail: &'a [T],
-    j0: usize,
-    out: &'a mut [T],
-}
-
-impl<T: Sample> Kernel for Inverse<'_, T> {
-    type Output = ();
-
+impl<T: Sample> StepKernel<'_, T> {
     #[inline(always)]
-    fn run(self, vector_bytes: usize) {
-        let Inverse {
-            f,
-            approx,
-            detail,
-            j0,
-            out,
-        } = self;
-        match group::<T>(vector_bytes) {
-            32 => f.inverse_groups::<32>(approx, detail, j0, out),
-            16 => f.inverse_groups::<16>(approx, detail, j0, out),
-            _ => f.inverse_groups::<8>(approx, detail, j0, out),
+    fn groups<const G: usize>(self) {
+        let StepKernel(f, step) = self;
+        match step {
+            Step::Forward {
+                x,
+                i0,
+                approx,
+                detail,
+            } => f.forward_groups::<G>(x, i0, approx, detail),
+            Step::Inverse {
+                approx,
+                detail,
+                j0,
+                out,
+            } => f.inverse_groups::<G>(approx, detail, j0, out),
         }
     }
 }
