@@ -281,6 +281,22 @@ module seisgpu
       integer(c_int32_t) :: status
     end function sg_context_set_progress
 
+    ! stream: a CUstream (cudaStream_t) as an integer, 0 for the legacy default stream.
+    function sg_context_set_stream(ctx, stream) &
+        bind(C, name="sg_context_set_stream") result(status)
+      import :: c_int32_t, c_int64_t, c_ptr
+      type(c_ptr), value :: ctx
+      integer(c_int64_t), value, intent(in) :: stream
+      integer(c_int32_t) :: status
+    end function sg_context_set_stream
+
+    function sg_context_synchronize(ctx) &
+        bind(C, name="sg_context_synchronize") result(status)
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value, intent(in) :: ctx
+      integer(c_int32_t) :: status
+    end function sg_context_synchronize
+
     ! ---- DWT plans ------------------------------------------------------------------
 
     function sg_dwt_denoise_options_default() &
@@ -359,6 +375,64 @@ module seisgpu
       type(c_ptr), value, intent(in) :: thresholds
       integer(c_int32_t) :: status
     end function sg_dwt_denoise_f64
+
+    ! input, output: device addresses (CUdeviceptr, e.g. transfer(c_devloc(a), 0_c_int64_t)
+    ! in CUDA Fortran); equal for in place.
+    function sg_dwt_execute_device_f32(plan, direction, n_levels, input, output, &
+        n_traces, trace_stride) bind(C, name="sg_dwt_execute_device_f32") result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      integer(c_int32_t), value, intent(in) :: direction
+      integer(c_int32_t), value, intent(in) :: n_levels
+      integer(c_int64_t), value, intent(in) :: input
+      integer(c_int64_t), value, intent(in) :: output
+      integer(c_size_t), value, intent(in) :: n_traces
+      integer(c_size_t), value, intent(in) :: trace_stride
+      integer(c_int32_t) :: status
+    end function sg_dwt_execute_device_f32
+
+    ! input, output: device addresses (CUdeviceptr, e.g. transfer(c_devloc(a), 0_c_int64_t)
+    ! in CUDA Fortran); equal for in place.
+    function sg_dwt_execute_device_f64(plan, direction, n_levels, input, output, &
+        n_traces, trace_stride) bind(C, name="sg_dwt_execute_device_f64") result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      integer(c_int32_t), value, intent(in) :: direction
+      integer(c_int32_t), value, intent(in) :: n_levels
+      integer(c_int64_t), value, intent(in) :: input
+      integer(c_int64_t), value, intent(in) :: output
+      integer(c_size_t), value, intent(in) :: n_traces
+      integer(c_size_t), value, intent(in) :: trace_stride
+      integer(c_int32_t) :: status
+    end function sg_dwt_execute_device_f64
+
+    ! thresholds: c_null_ptr, or c_loc(t) of a host target array t(levels*n_traces).
+    function sg_dwt_denoise_device_f32(plan, options, input, output, n_traces, &
+        trace_stride, thresholds) bind(C, name="sg_dwt_denoise_device_f32") result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_ptr, sg_dwt_denoise_options
+      type(c_ptr), value, intent(in) :: plan
+      type(sg_dwt_denoise_options), intent(in) :: options
+      integer(c_int64_t), value, intent(in) :: input
+      integer(c_int64_t), value, intent(in) :: output
+      integer(c_size_t), value, intent(in) :: n_traces
+      integer(c_size_t), value, intent(in) :: trace_stride
+      type(c_ptr), value, intent(in) :: thresholds
+      integer(c_int32_t) :: status
+    end function sg_dwt_denoise_device_f32
+
+    ! thresholds: c_null_ptr, or c_loc(t) of a host target array t(levels*n_traces).
+    function sg_dwt_denoise_device_f64(plan, options, input, output, n_traces, &
+        trace_stride, thresholds) bind(C, name="sg_dwt_denoise_device_f64") result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_ptr, sg_dwt_denoise_options
+      type(c_ptr), value, intent(in) :: plan
+      type(sg_dwt_denoise_options), intent(in) :: options
+      integer(c_int64_t), value, intent(in) :: input
+      integer(c_int64_t), value, intent(in) :: output
+      integer(c_size_t), value, intent(in) :: n_traces
+      integer(c_size_t), value, intent(in) :: trace_stride
+      type(c_ptr), value, intent(in) :: thresholds
+      integer(c_int32_t) :: status
+    end function sg_dwt_denoise_device_f64
 
     ! ---- USFFT plans ----------------------------------------------------------------
 
@@ -458,6 +532,26 @@ module seisgpu
       integer(c_int32_t) :: status
     end function sg_usfft_execute_f64
 
+    ! c, f: device addresses (CUdeviceptr) of the interleaved complex arrays.
+    function sg_usfft_execute_device_f32(plan, c, f) &
+        bind(C, name="sg_usfft_execute_device_f32") result(status)
+      import :: c_int32_t, c_int64_t, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      integer(c_int64_t), value, intent(in) :: c
+      integer(c_int64_t), value, intent(in) :: f
+      integer(c_int32_t) :: status
+    end function sg_usfft_execute_device_f32
+
+    ! c, f: device addresses (CUdeviceptr) of the interleaved complex arrays.
+    function sg_usfft_execute_device_f64(plan, c, f) &
+        bind(C, name="sg_usfft_execute_device_f64") result(status)
+      import :: c_int32_t, c_int64_t, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      integer(c_int64_t), value, intent(in) :: c
+      integer(c_int64_t), value, intent(in) :: f
+      integer(c_int32_t) :: status
+    end function sg_usfft_execute_device_f64
+
     ! ---- F-X / F-XY prediction filtering -------------------------------------------
 
     function sg_fxdecon_options_default() &
@@ -544,6 +638,54 @@ module seisgpu
       integer(c_size_t), value, intent(in) :: crossline_stride
       integer(c_int32_t) :: status
     end function sg_fxdecon_execute_3d_f64
+
+    ! input, output: device addresses (CUdeviceptr, e.g. transfer(c_devloc(a), 0_c_int64_t)
+    ! in CUDA Fortran); equal for in place.
+    function sg_fxdecon_execute_2d_device_f32(plan, input, output, trace_stride) &
+        bind(C, name="sg_fxdecon_execute_2d_device_f32") result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      integer(c_int64_t), value, intent(in) :: input
+      integer(c_int64_t), value, intent(in) :: output
+      integer(c_size_t), value, intent(in) :: trace_stride
+      integer(c_int32_t) :: status
+    end function sg_fxdecon_execute_2d_device_f32
+
+    ! input, output: device addresses (CUdeviceptr, e.g. transfer(c_devloc(a), 0_c_int64_t)
+    ! in CUDA Fortran); equal for in place. Always SG_ERR_UNSUPPORTED (float only on the GPU).
+    function sg_fxdecon_execute_2d_device_f64(plan, input, output, trace_stride) &
+        bind(C, name="sg_fxdecon_execute_2d_device_f64") result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      integer(c_int64_t), value, intent(in) :: input
+      integer(c_int64_t), value, intent(in) :: output
+      integer(c_size_t), value, intent(in) :: trace_stride
+      integer(c_int32_t) :: status
+    end function sg_fxdecon_execute_2d_device_f64
+
+    ! input, output: device addresses, as sg_fxdecon_execute_2d_device_f32.
+    function sg_fxdecon_execute_3d_device_f32(plan, input, output, inline_stride, &
+        crossline_stride) bind(C, name="sg_fxdecon_execute_3d_device_f32") result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      integer(c_int64_t), value, intent(in) :: input
+      integer(c_int64_t), value, intent(in) :: output
+      integer(c_size_t), value, intent(in) :: inline_stride
+      integer(c_size_t), value, intent(in) :: crossline_stride
+      integer(c_int32_t) :: status
+    end function sg_fxdecon_execute_3d_device_f32
+
+    ! input, output: device addresses, as sg_fxdecon_execute_2d_device_f64.
+    function sg_fxdecon_execute_3d_device_f64(plan, input, output, inline_stride, &
+        crossline_stride) bind(C, name="sg_fxdecon_execute_3d_device_f64") result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      integer(c_int64_t), value, intent(in) :: input
+      integer(c_int64_t), value, intent(in) :: output
+      integer(c_size_t), value, intent(in) :: inline_stride
+      integer(c_size_t), value, intent(in) :: crossline_stride
+      integer(c_int32_t) :: status
+    end function sg_fxdecon_execute_3d_device_f64
     ! ---- ambient-noise correlation --------------------------------------------------
 
     function sg_xcorr_options_default() &
@@ -718,6 +860,62 @@ module seisgpu
       integer(c_int32_t) :: status
     end function sg_xcorr_correlate_substacks_f32
 
+    ! station_days, valid: device addresses (CUdeviceptr, e.g. transfer(c_devloc(a),
+    ! 0_c_int64_t) in CUDA Fortran); valid 0 for no gaps. Waits for the stream.
+    function sg_xcorr_preprocess_device_f32(plan, station_days, n_stations, n_samples, &
+        station_stride, valid, out) bind(C, name="sg_xcorr_preprocess_device_f32") &
+        result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      integer(c_int64_t), value, intent(in) :: station_days
+      integer(c_size_t), value, intent(in) :: n_stations
+      integer(c_size_t), value, intent(in) :: n_samples
+      integer(c_size_t), value, intent(in) :: station_stride
+      integer(c_int64_t), value, intent(in) :: valid
+      type(c_ptr), intent(inout) :: out
+      integer(c_int32_t) :: status
+    end function sg_xcorr_preprocess_device_f32
+
+    ! stacks: a device address; n_windows: c_null_ptr or c_loc of a host array.
+    function sg_xcorr_correlate_device_f32(plan, days, n_days, i0, ni, j0, nj, stacks, &
+        pair_stride, n_windows) bind(C, name="sg_xcorr_correlate_device_f32") &
+        result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      type(c_ptr), value, intent(in) :: days
+      integer(c_size_t), value, intent(in) :: n_days
+      integer(c_size_t), value, intent(in) :: i0
+      integer(c_size_t), value, intent(in) :: ni
+      integer(c_size_t), value, intent(in) :: j0
+      integer(c_size_t), value, intent(in) :: nj
+      integer(c_int64_t), value, intent(in) :: stacks
+      integer(c_size_t), value, intent(in) :: pair_stride
+      type(c_ptr), value, intent(in) :: n_windows
+      integer(c_int32_t) :: status
+    end function sg_xcorr_correlate_device_f32
+
+    ! stacks, substacks: device addresses; labels and the window counts: host memory.
+    function sg_xcorr_correlate_substacks_device_f32(plan, days, n_days, i0, ni, j0, nj, &
+        labels, n_groups, stacks, pair_stride, n_windows, substacks, substack_windows) &
+        bind(C, name="sg_xcorr_correlate_substacks_device_f32") result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      type(c_ptr), value, intent(in) :: days
+      integer(c_size_t), value, intent(in) :: n_days
+      integer(c_size_t), value, intent(in) :: i0
+      integer(c_size_t), value, intent(in) :: ni
+      integer(c_size_t), value, intent(in) :: j0
+      integer(c_size_t), value, intent(in) :: nj
+      integer(c_int32_t), intent(in) :: labels(*)
+      integer(c_size_t), value, intent(in) :: n_groups
+      integer(c_int64_t), value, intent(in) :: stacks
+      integer(c_size_t), value, intent(in) :: pair_stride
+      type(c_ptr), value, intent(in) :: n_windows
+      integer(c_int64_t), value, intent(in) :: substacks
+      type(c_ptr), value, intent(in) :: substack_windows
+      integer(c_int32_t) :: status
+    end function sg_xcorr_correlate_substacks_device_f32
+
     ! ---- errors and versions --------------------------------------------------------
 
     ! A C string owned by the library; prefer sg_last_error() below.
@@ -877,6 +1075,80 @@ module seisgpu
       integer(c_size_t), value, intent(in) :: len
       integer(c_int32_t) :: status
     end function sg_emlog_result_models
+
+    ! a, sigma0, f0, f_exp, delta: device addresses (CUdeviceptr, e.g.
+    ! transfer(c_devloc(a), 0_c_int64_t) in CUDA Fortran); searched stays a host array.
+    function sg_emlog_plan_create_device(ctx, n, m, a, row_stride, col_stride, sigma0, &
+        f0, f_exp, delta, n_searched, searched, out) &
+        bind(C, name="sg_emlog_plan_create_device") result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: ctx
+      integer(c_size_t), value, intent(in) :: n
+      integer(c_size_t), value, intent(in) :: m
+      integer(c_int64_t), value, intent(in) :: a
+      integer(c_size_t), value, intent(in) :: row_stride
+      integer(c_size_t), value, intent(in) :: col_stride
+      integer(c_int64_t), value, intent(in) :: sigma0
+      integer(c_int64_t), value, intent(in) :: f0
+      integer(c_int64_t), value, intent(in) :: f_exp
+      integer(c_int64_t), value, intent(in) :: delta
+      integer(c_size_t), value, intent(in) :: n_searched
+      integer(c_int32_t), intent(in) :: searched(*)
+      type(c_ptr), intent(inout) :: out
+      integer(c_int32_t) :: status
+    end function sg_emlog_plan_create_device
+
+    ! The arguments of sg_emlog_search (host arrays); waits for the search.
+    function sg_emlog_search_device(plan, axis_kind, axis_count, axis_min, axis_max, &
+        list_values, n_list_values, n_pairs, pairs, options, out) &
+        bind(C, name="sg_emlog_search_device") result(status)
+      import :: c_int32_t, c_size_t, c_double, c_ptr, sg_emlog_options
+      type(c_ptr), value, intent(in) :: plan
+      integer(c_int32_t), intent(in) :: axis_kind(*)
+      integer(c_size_t), intent(in) :: axis_count(*)
+      real(c_double), intent(in) :: axis_min(*)
+      real(c_double), intent(in) :: axis_max(*)
+      real(c_double), intent(in) :: list_values(*)
+      integer(c_size_t), value, intent(in) :: n_list_values
+      integer(c_size_t), value, intent(in) :: n_pairs
+      integer(c_int32_t), intent(in) :: pairs(*)
+      type(sg_emlog_options), intent(in) :: options
+      type(c_ptr), intent(inout) :: out
+      integer(c_int32_t) :: status
+    end function sg_emlog_search_device
+
+    ! counts: a device address (CUdeviceptr) of len 64-bit integers.
+    function sg_emlog_result_marginal_device(result, parameter, counts, len) &
+        bind(C, name="sg_emlog_result_marginal_device") result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: result
+      integer(c_size_t), value, intent(in) :: parameter
+      integer(c_int64_t), value, intent(in) :: counts
+      integer(c_size_t), value, intent(in) :: len
+      integer(c_int32_t) :: status
+    end function sg_emlog_result_marginal_device
+
+    ! counts: a device address (CUdeviceptr) of len 64-bit integers.
+    function sg_emlog_result_pair_device(result, pair, counts, len) &
+        bind(C, name="sg_emlog_result_pair_device") result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: result
+      integer(c_size_t), value, intent(in) :: pair
+      integer(c_int64_t), value, intent(in) :: counts
+      integer(c_size_t), value, intent(in) :: len
+      integer(c_int32_t) :: status
+    end function sg_emlog_result_pair_device
+
+    ! indices, values: device addresses (CUdeviceptr) that do not overlap.
+    function sg_emlog_result_models_device(result, indices, values, len) &
+        bind(C, name="sg_emlog_result_models_device") result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: result
+      integer(c_int64_t), value, intent(in) :: indices
+      integer(c_int64_t), value, intent(in) :: values
+      integer(c_size_t), value, intent(in) :: len
+      integer(c_int32_t) :: status
+    end function sg_emlog_result_models_device
 
     ! ---- Gaussian wave packets -------------------------------------------------------
 
@@ -1156,6 +1428,104 @@ module seisgpu
       real(c_double), intent(inout) :: residual
       integer(c_int32_t) :: status
     end function sg_wavepacket_sparse_approximation_f64
+
+    ! data, coeffs: device addresses (CUdeviceptr, e.g. transfer(c_devloc(x), 0_c_int64_t) in
+    ! CUDA Fortran); coeffs interleaved re, im.
+    function sg_wavepacket_forward_device_f32(layout, data, coeffs) &
+        bind(C, name="sg_wavepacket_forward_device_f32") result(status)
+      import :: c_int32_t, c_int64_t, c_ptr
+      type(c_ptr), value, intent(in) :: layout
+      integer(c_int64_t), value, intent(in) :: data
+      integer(c_int64_t), value, intent(in) :: coeffs
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_forward_device_f32
+
+    ! coeffs, data: device addresses (CUdeviceptr, e.g. transfer(c_devloc(x), 0_c_int64_t) in
+    ! CUDA Fortran); coeffs interleaved re, im.
+    function sg_wavepacket_adjoint_device_f32(layout, coeffs, data) &
+        bind(C, name="sg_wavepacket_adjoint_device_f32") result(status)
+      import :: c_int32_t, c_int64_t, c_ptr
+      type(c_ptr), value, intent(in) :: layout
+      integer(c_int64_t), value, intent(in) :: coeffs
+      integer(c_int64_t), value, intent(in) :: data
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_adjoint_device_f32
+
+    ! coeffs, data: device addresses (as sg_wavepacket_forward_device_f32); waits.
+    function sg_wavepacket_inverse_device_f32(layout, coeffs, data, tolerance, &
+        max_iterations, iterations, residual) bind(C, name="sg_wavepacket_inverse_device_f32") &
+        result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_double, c_ptr
+      type(c_ptr), value, intent(in) :: layout
+      integer(c_int64_t), value, intent(in) :: coeffs
+      integer(c_int64_t), value, intent(in) :: data
+      real(c_double), value, intent(in) :: tolerance
+      integer(c_size_t), value, intent(in) :: max_iterations
+      integer(c_size_t), intent(inout) :: iterations
+      real(c_double), intent(inout) :: residual
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_inverse_device_f32
+
+    ! coeffs: a device address (as sg_wavepacket_forward_device_f32), thresholded in place.
+    function sg_wavepacket_threshold_device_f32(layout, coeffs, mode, kind, value) &
+        bind(C, name="sg_wavepacket_threshold_device_f32") result(status)
+      import :: c_int32_t, c_int64_t, c_double, c_ptr
+      type(c_ptr), value, intent(in) :: layout
+      integer(c_int64_t), value, intent(in) :: coeffs
+      integer(c_int32_t), value, intent(in) :: mode
+      integer(c_int32_t), value, intent(in) :: kind
+      real(c_double), value, intent(in) :: value
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_threshold_device_f32
+
+    ! data, coeffs: device addresses (CUdeviceptr, e.g. transfer(c_devloc(x), 0_c_int64_t) in
+    ! CUDA Fortran); coeffs interleaved re, im.
+    function sg_wavepacket_forward_device_f64(layout, data, coeffs) &
+        bind(C, name="sg_wavepacket_forward_device_f64") result(status)
+      import :: c_int32_t, c_int64_t, c_ptr
+      type(c_ptr), value, intent(in) :: layout
+      integer(c_int64_t), value, intent(in) :: data
+      integer(c_int64_t), value, intent(in) :: coeffs
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_forward_device_f64
+
+    ! coeffs, data: device addresses (CUdeviceptr, e.g. transfer(c_devloc(x), 0_c_int64_t) in
+    ! CUDA Fortran); coeffs interleaved re, im.
+    function sg_wavepacket_adjoint_device_f64(layout, coeffs, data) &
+        bind(C, name="sg_wavepacket_adjoint_device_f64") result(status)
+      import :: c_int32_t, c_int64_t, c_ptr
+      type(c_ptr), value, intent(in) :: layout
+      integer(c_int64_t), value, intent(in) :: coeffs
+      integer(c_int64_t), value, intent(in) :: data
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_adjoint_device_f64
+
+    ! coeffs, data: device addresses (as sg_wavepacket_forward_device_f64); waits.
+    function sg_wavepacket_inverse_device_f64(layout, coeffs, data, tolerance, &
+        max_iterations, iterations, residual) bind(C, name="sg_wavepacket_inverse_device_f64") &
+        result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_double, c_ptr
+      type(c_ptr), value, intent(in) :: layout
+      integer(c_int64_t), value, intent(in) :: coeffs
+      integer(c_int64_t), value, intent(in) :: data
+      real(c_double), value, intent(in) :: tolerance
+      integer(c_size_t), value, intent(in) :: max_iterations
+      integer(c_size_t), intent(inout) :: iterations
+      real(c_double), intent(inout) :: residual
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_inverse_device_f64
+
+    ! coeffs: a device address (as sg_wavepacket_forward_device_f64), thresholded in place.
+    function sg_wavepacket_threshold_device_f64(layout, coeffs, mode, kind, value) &
+        bind(C, name="sg_wavepacket_threshold_device_f64") result(status)
+      import :: c_int32_t, c_int64_t, c_double, c_ptr
+      type(c_ptr), value, intent(in) :: layout
+      integer(c_int64_t), value, intent(in) :: coeffs
+      integer(c_int32_t), value, intent(in) :: mode
+      integer(c_int32_t), value, intent(in) :: kind
+      real(c_double), value, intent(in) :: value
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_threshold_device_f64
 
     ! A volume larger than one layout, in tiles whose box grids share one common grid.
     function sg_wavepacket_volume_create(ctx, dim, volume_shape, tile_shape, precision, &

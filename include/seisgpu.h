@@ -842,6 +842,26 @@ sg_status sg_context_backend(const sg_context *ctx, int32_t *backend);
 sg_status sg_context_describe(const sg_context *ctx, char *buf, size_t len, size_t *needed);
 
 /*
+ Orders the device calls (`*_device_*`) made on `ctx` and its plans from now on on
+ `stream`, a `CUstream` (a `cudaStream_t`) of the context's device and CUDA context,
+ passed as an integer; 0 means the legacy default stream, the default. A device call
+ queues its work after what `stream` holds when it is made and returns without waiting:
+ its outputs are ready when `stream` reaches the point where the call left it (a later
+ kernel, copy or event on `stream`, `cudaStreamSynchronize`, or `sg_context_synchronize`).
+ The stream must stay alive while calls use it; set another, or 0, before destroying it.
+ Calls with host arrays are unaffected (they return with their results written).
+ `SG_ERR_UNSUPPORTED` on a CPU context. Change it only while no device call runs on `ctx`.
+ */
+sg_status sg_context_set_stream(sg_context *ctx, uint64_t stream);
+
+/*
+ Waits until the work of the device calls made on `ctx` so far has run (the stream set by
+ `sg_context_set_stream`). A kernel fault in that work is reported here as
+ `SG_ERR_CUDA_DRIVER`. On a CPU context there is nothing to wait for: `SG_OK`.
+ */
+sg_status sg_context_synchronize(const sg_context *ctx);
+
+/*
  Releases the caller's reference to a context. NULL is a no-op. Plans made from it stay
  valid (they hold their own reference). Must not race with other calls on the same
  handle.
@@ -950,6 +970,61 @@ sg_status sg_dwt_denoise_f64(const sg_dwt_plan *plan,
                              size_t n_traces,
                              size_t trace_stride,
                              double *thresholds);
+
+/*
+ `sg_dwt_execute_f32` on device memory: `input` and `output` are `CUdeviceptr` values
+ (addresses in the context's device memory, from `cudaMalloc`, `cuMemAlloc`, a pool or
+ managed memory) in the same layout; `input == output` transforms in place (traces too
+ long for one block's shared memory take a multi-pass path that needs separate arrays and
+ trace_stride = n_samples; the status says so). Queued on the context's stream (`sg_context_set_stream`):
+ returns without waiting, the results are ready when the stream has run. Non-finite
+ samples are not looked for (they reach the outputs). `SG_ERR_INVALID_ARGUMENT` for an
+ address the driver does not know as device memory of the context's device holding the
+ batch; `SG_ERR_UNSUPPORTED` on a CPU context. Bit for bit the results of
+ `sg_dwt_execute_f32` on the same GPU.
+ */
+sg_status sg_dwt_execute_device_f32(const sg_dwt_plan *plan,
+                                    int32_t direction,
+                                    uint32_t n_levels,
+                                    uint64_t input,
+                                    uint64_t output,
+                                    size_t n_traces,
+                                    size_t trace_stride);
+
+/*
+ `sg_dwt_execute_device_f32` for `double` traces.
+ */
+sg_status sg_dwt_execute_device_f64(const sg_dwt_plan *plan,
+                                    int32_t direction,
+                                    uint32_t n_levels,
+                                    uint64_t input,
+                                    uint64_t output,
+                                    size_t n_traces,
+                                    size_t trace_stride);
+
+/*
+ `sg_dwt_denoise_f32` on device memory (arrays as in `sg_dwt_execute_device_f32`).
+ `thresholds`, if not NULL, is *host* memory for n_traces × levels doubles: the call then
+ waits for the stream to fill it; with NULL it returns without waiting.
+ */
+sg_status sg_dwt_denoise_device_f32(const sg_dwt_plan *plan,
+                                    const sg_dwt_denoise_options *options,
+                                    uint64_t input,
+                                    uint64_t output,
+                                    size_t n_traces,
+                                    size_t trace_stride,
+                                    double *thresholds);
+
+/*
+ `sg_dwt_denoise_device_f32` for `double` traces.
+ */
+sg_status sg_dwt_denoise_device_f64(const sg_dwt_plan *plan,
+                                    const sg_dwt_denoise_options *options,
+                                    uint64_t input,
+                                    uint64_t output,
+                                    size_t n_traces,
+                                    size_t trace_stride,
+                                    double *thresholds);
 
 /*
  The default options. Thread-safe.
@@ -1083,6 +1158,102 @@ sg_status sg_emlog_result_models(const sg_emlog_result *result,
                                  size_t len);
 
 /*
+ `sg_emlog_plan_create` with A, `sigma0`, `f0`, `f_exp` and `delta` in device memory:
+ `CUdeviceptr` values (addresses in the context's device memory, from `cudaMalloc`,
+ `cuMemAlloc`, a pool or managed memory) in the same layout and strides; `searched` stays
+ a host array (n_searched column indices). The arrays are only read and may overlap.
+ The searched columns of A and their σ₀ are gathered on the device after the work queued
+ on the context's stream (`sg_context_set_stream`), and copied to the host with f0, f_exp
+ and delta (n·(n_searched + 3) + n_searched values, not A): the call waits for the
+ stream, since the plan's closed-form answer is computed on the host. The gathered
+ values are checked as `sg_emlog_plan_create` checks them (`SG_ERR_NON_FINITE`,
+ `SG_ERR_INVALID_ARGUMENT`, naming A's own columns); the other columns of A and σ₀ are
+ not read, so non-finite values there are not looked for. `SG_ERR_INVALID_ARGUMENT` for
+ an address the driver does not know as device memory of the context's device holding
+ the array (A: (n−1)·row_stride + (m−1)·col_stride + 1 values); `SG_ERR_UNSUPPORTED` on
+ a CPU context. The plan equals `sg_emlog_plan_create`'s on the same values bit for bit.
+ Progress callbacks are not called. Thread-safe.
+ */
+sg_status sg_emlog_plan_create_device(const sg_context *ctx,
+                                      size_t n,
+                                      size_t m,
+                                      uint64_t a,
+                                      size_t row_stride,
+                                      size_t col_stride,
+                                      uint64_t sigma0,
+                                      uint64_t f0,
+                                      uint64_t f_exp,
+                                      uint64_t delta,
+                                      size_t n_searched,
+                                      const int32_t *searched,
+                                      sg_emlog_plan **out);
+
+/*
+ `sg_emlog_search` (the same arguments, all host values: the grid's axes, the pairs and
+ the options are small) run after the work queued on the context's stream
+ (`sg_context_set_stream`), the stream's later work after it. The call waits for the
+ search: the result's counts, best model and extents are host values
+ (`sg_emlog_result_summary`), and the first equivalent models, when asked for, are listed
+ on the host as the GPU's counts come in. The histograms are read back on the same wait
+ (the summary's extents and `sg_emlog_result_marginal` / `_pair` use them) and also kept
+ in device memory, which `sg_emlog_result_marginal_device` and
+ `sg_emlog_result_pair_device` copy from without leaving the device; the result holds
+ that memory until `sg_emlog_result_destroy`. Progress is reported as by
+ `sg_emlog_search`.
+ `SG_ERR_UNSUPPORTED` on a CPU context. The same kernels in the same order as
+ `sg_emlog_search`: the result equals its result on the same GPU bit for bit. Several
+ threads may search one plan.
+ */
+sg_status sg_emlog_search_device(const sg_emlog_plan *plan,
+                                 const int32_t *axis_kind,
+                                 const size_t *axis_count,
+                                 const double *axis_min,
+                                 const double *axis_max,
+                                 const double *list_values,
+                                 size_t n_list_values,
+                                 size_t n_pairs,
+                                 const int32_t *pairs,
+                                 const sg_emlog_options *options,
+                                 sg_emlog_result **out);
+
+/*
+ `sg_emlog_result_marginal` into device memory: `counts` is a `CUdeviceptr` of the
+ context's device with room for `len` (≥ the axis's count of bins) `uint64_t`. Queued on
+ the context's stream (`sg_context_set_stream`): returns without waiting; the counts are
+ there when the stream has run. From a result of `sg_emlog_search_device` the bins are
+ copied device to device; from one of `sg_emlog_search` (on a CUDA context), from the
+ result's host copy. The same counts as `sg_emlog_result_marginal`.
+ `SG_ERR_UNSUPPORTED` for a result of a CPU context.
+ */
+sg_status sg_emlog_result_marginal_device(const sg_emlog_result *result,
+                                          size_t parameter,
+                                          uint64_t counts,
+                                          size_t len);
+
+/*
+ `sg_emlog_result_pair` into device memory (`counts` as in
+ `sg_emlog_result_marginal_device`, n_a × n_b bins at i_a + n_a·i_b). Returns without
+ waiting.
+ */
+sg_status sg_emlog_result_pair_device(const sg_emlog_result *result,
+                                      size_t pair,
+                                      uint64_t counts,
+                                      size_t len);
+
+/*
+ `sg_emlog_result_models` into device memory: `indices` (n_models `uint64_t`) and
+ `values` (p `double` per model) are `CUdeviceptr` values of the context's device that
+ must not overlap; `len` the room in models (≥ n_models). Queued on the context's
+ stream: returns without waiting. The models are listed on the host (by the search, as
+ on the host path), so they are copied from host memory; nothing is copied when none
+ were listed. `SG_ERR_UNSUPPORTED` for a result of a CPU context.
+ */
+sg_status sg_emlog_result_models_device(const sg_emlog_result *result,
+                                        uint64_t indices,
+                                        uint64_t values,
+                                        size_t len);
+
+/*
  The default options (see each field). Thread-safe.
  */
 sg_fxdecon_options sg_fxdecon_options_default(void);
@@ -1169,6 +1340,63 @@ sg_status sg_fxdecon_execute_3d_f64(const sg_fxdecon_plan *plan,
                                     size_t crossline_stride);
 
 /*
+ `sg_fxdecon_execute_2d_f32` on device memory: `input` and `output` are `CUdeviceptr`
+ values (addresses in the context's device memory, from `cudaMalloc`, `cuMemAlloc`, a
+ pool or managed memory) in the host call's layout (trace t at element
+ `t * trace_stride`); `input == output` filters in place (the call then takes a device
+ copy of the input, as the host call takes a host copy); other overlaps are refused.
+ Samples between traces are not touched. Queued on the context's stream
+ (`sg_context_set_stream`): returns without waiting (but for the first call on a plan,
+ which makes the plan's FFT plans and buffers), the output is ready when the stream has
+ run; progress callbacks are not called. Non-finite samples are not looked for (they
+ reach the output). `SG_ERR_INVALID_ARGUMENT` for an address the driver does not know as
+ device memory of the context's device holding the section; `SG_ERR_UNSUPPORTED` on a
+ CPU context, and where the host call would run on the CPU (an operator and windows too
+ large for a block's shared memory). Equal to the results of `sg_fxdecon_execute_2d_f32`
+ on the same GPU to rounding: overlapping windows add their predictions into a trace's
+ spectrum with atomic additions, whose order follows the threads' timing.
+ */
+sg_status sg_fxdecon_execute_2d_device_f32(const sg_fxdecon_plan *plan,
+                                           uint64_t input,
+                                           uint64_t output,
+                                           size_t trace_stride);
+
+/*
+ `sg_fxdecon_execute_2d_device_f32` for `double` traces: always `SG_ERR_UNSUPPORTED` (the
+ GPU filter runs float data only; `sg_fxdecon_execute_2d_f64` runs double data on the
+ CPU), nothing written. Kept so that every precision has its call.
+ */
+sg_status sg_fxdecon_execute_2d_device_f64(const sg_fxdecon_plan *plan,
+                                           uint64_t input,
+                                           uint64_t output,
+                                           size_t trace_stride);
+
+/*
+ `sg_fxdecon_execute_3d_f32` on device memory: trace (il, xl) starts at element
+ `il * inline_stride + xl * crossline_stride` of `input` and `output` (`CUdeviceptr`
+ values). Otherwise as `sg_fxdecon_execute_2d_device_f32`: in place allowed (with a device
+ copy of the input), other overlaps refused; queued on the context's stream without
+ waiting; non-finite samples not looked for; no progress callbacks; equal to
+ `sg_fxdecon_execute_3d_f32` on the same GPU to rounding (overlapping windows add their
+ predictions with atomic additions, in an order that follows the threads' timing).
+ */
+sg_status sg_fxdecon_execute_3d_device_f32(const sg_fxdecon_plan *plan,
+                                           uint64_t input,
+                                           uint64_t output,
+                                           size_t inline_stride,
+                                           size_t crossline_stride);
+
+/*
+ `sg_fxdecon_execute_3d_device_f32` for `double` traces: always `SG_ERR_UNSUPPORTED`, as
+ `sg_fxdecon_execute_2d_device_f64`.
+ */
+sg_status sg_fxdecon_execute_3d_device_f64(const sg_fxdecon_plan *plan,
+                                           uint64_t input,
+                                           uint64_t output,
+                                           size_t inline_stride,
+                                           size_t crossline_stride);
+
+/*
  The message of the last `sg_*` call made on this thread: empty ("") when that call
  succeeded. Never NULL. The pointer stays valid until the next `sg_*` call on the
  same thread; copy it (or use `sg_last_error_copy`) to keep it. Thread-safe: each
@@ -1246,12 +1474,29 @@ sg_status sg_usfft_set_points_f64(sg_usfft_plan *plan,
                                   const double *z);
 
 /*
+ Runs the transform on every vector of the batch. `c`: n_vectors × M complex strengths,
+ `f`: n_vectors × N1·N2·N3 complex modes (dimension 1 fastest, in the plan's mode order),
+ both interleaved (re, im) floats, vector v starting at complex element v·M resp. v·N1N2N3.
+ Type 1 reads `c` and writes `f`; type 2 reads `f` and writes `c`. The arrays must not
+ overlap; an empty one (M = 0) may be NULL. Non-finite strengths or modes are not checked:
+ they propagate to the output. Several threads may execute one plan at once (on the GPU
+ they take turns).
+ */
+sg_status sg_usfft_execute_f32(const sg_usfft_plan *plan, float *c, float *f);
+
+/*
+ `sg_usfft_execute_f32` for a double-precision plan.
+ */
+sg_status sg_usfft_execute_f64(const sg_usfft_plan *plan, double *c, double *f);
+
+/*
  Sets the plan's `m` points from coordinates already in device memory: `x` (and `y`, `z`
  as for `sg_usfft_set_points_f32`; unused ones may be 0) are `CUdeviceptr` values of at
- least `m` floats each, in the plan's CUDA context (device 0's primary context), already
- written (synchronise the stream that wrote them first). The points are folded and sorted
- on the GPU, with no host copy. `SG_ERR_UNSUPPORTED` on a CPU context; non-finite
- coordinates give `SG_ERR_NON_FINITE` and keep the previous points.
+ least `m` floats each in the device memory of the plan's context, checked as in
+ `sg_dwt_execute_device_f32`. The points are folded and sorted on the GPU, with no host
+ copy, after the work queued on the context's stream (`sg_context_set_stream`); the call
+ waits for the sort's finiteness check (8 bytes read back). `SG_ERR_UNSUPPORTED` on a CPU
+ context; non-finite coordinates give `SG_ERR_NON_FINITE` and keep the previous points.
  */
 sg_status sg_usfft_set_points_device_f32(sg_usfft_plan *plan,
                                          size_t m,
@@ -1269,20 +1514,22 @@ sg_status sg_usfft_set_points_device_f64(sg_usfft_plan *plan,
                                          uint64_t z);
 
 /*
- Runs the transform on every vector of the batch. `c`: n_vectors × M complex strengths,
- `f`: n_vectors × N1·N2·N3 complex modes (dimension 1 fastest, in the plan's mode order),
- both interleaved (re, im) floats, vector v starting at complex element v·M resp. v·N1N2N3.
- Type 1 reads `c` and writes `f`; type 2 reads `f` and writes `c`. The arrays must not
- overlap; an empty one (M = 0) may be NULL. Non-finite strengths or modes are not checked:
- they propagate to the output. Several threads may execute one plan at once (on the GPU
- they take turns).
+ `sg_usfft_execute_f32` on device memory: `c` and `f` are `CUdeviceptr` values in the
+ host call's layouts (interleaved complex), device memory of the plan's context, checked
+ as in `sg_dwt_execute_device_f32`; they must not overlap. Queued on the context's stream
+ (`sg_context_set_stream`) after the work it holds: returns without waiting, the output is
+ ready when the stream has run. Non-finite values are not looked for. Type 2 gives the
+ result of `sg_usfft_execute_f32` on the same GPU bit for bit, run after run; type 1
+ spreads the points with atomic additions, whose order follows the threads' timing, so
+ its modes agree to rounding. Several threads may execute one plan at once (their work
+ takes turns on the plan's stream).
  */
-sg_status sg_usfft_execute_f32(const sg_usfft_plan *plan, float *c, float *f);
+sg_status sg_usfft_execute_device_f32(const sg_usfft_plan *plan, uint64_t c, uint64_t f);
 
 /*
- `sg_usfft_execute_f32` for a double-precision plan.
+ `sg_usfft_execute_device_f32` for a double-precision plan.
  */
-sg_status sg_usfft_execute_f64(const sg_usfft_plan *plan, double *c, double *f);
+sg_status sg_usfft_execute_device_f64(const sg_usfft_plan *plan, uint64_t c, uint64_t f);
 
 /*
  The library version as a static string, e.g. "0.1.0". Never NULL; thread-safe.
@@ -1600,6 +1847,108 @@ sg_status sg_wavepacket_sparse_approximation_f64(const sg_wavepacket_layout *lay
                                                  double *residual);
 
 /*
+ `sg_wavepacket_forward_f32` on device memory: `data` (n_samples floats) and `coeffs`
+ (2·n_coefficients floats, interleaved re, im, in the host call's layout) are `CUdeviceptr`
+ values (addresses in the context's device memory: `cudaMalloc`, `cuMemAlloc`, a pool or
+ managed memory); they must not overlap. Queued on the context's stream
+ (`sg_context_set_stream`): returns without waiting, the coefficients are ready when the
+ stream has run. Non-finite data is not looked for (it reaches the coefficients); the
+ progress callback is not called. `SG_ERR_INVALID_ARGUMENT` for an address the driver does
+ not know as device memory of the context's device holding the array;
+ `SG_ERR_UNSUPPORTED` on a CPU context. Bit for bit the coefficients of
+ `sg_wavepacket_forward_f32` on the same GPU.
+ */
+sg_status sg_wavepacket_forward_device_f32(const sg_wavepacket_layout *layout,
+                                           uint64_t data,
+                                           uint64_t coeffs);
+
+/*
+ `sg_wavepacket_forward_device_f32` for a double-precision layout.
+ */
+sg_status sg_wavepacket_forward_device_f64(const sg_wavepacket_layout *layout,
+                                           uint64_t data,
+                                           uint64_t coeffs);
+
+/*
+ `sg_wavepacket_adjoint_f32` on device memory (arrays as in
+ `sg_wavepacket_forward_device_f32`, not overlapping). Queued on the context's stream:
+ returns without waiting. Non-finite coefficients are not looked for (they reach the
+ data); the progress callback is not called. The data equal those of
+ `sg_wavepacket_adjoint_f32` on the same GPU to rounding: the adjoint's non-uniform FFT
+ accumulates with atomic additions, whose order follows the threads' timing.
+ */
+sg_status sg_wavepacket_adjoint_device_f32(const sg_wavepacket_layout *layout,
+                                           uint64_t coeffs,
+                                           uint64_t data);
+
+/*
+ `sg_wavepacket_adjoint_device_f32` for a double-precision layout.
+ */
+sg_status sg_wavepacket_adjoint_device_f64(const sg_wavepacket_layout *layout,
+                                           uint64_t coeffs,
+                                           uint64_t data);
+
+/*
+ `sg_wavepacket_inverse_f32` on device memory (arrays as in
+ `sg_wavepacket_forward_device_f32`, not overlapping; `iterations` and `residual` host
+ memory, each may be NULL). The coefficients stay on the device: C* of them is computed
+ there after the work queued on the context's stream, the correction filter and the
+ conjugate gradients run as in the host call (each C*C on the device), and the result is
+ copied into `data` on the stream. The call **waits**: each iteration's stopping test reads
+ the residual on the host, and the iterations and residual are host outputs. Non-finite
+ coefficients are not looked for (an inverse that comes out non-finite gives
+ `SG_ERR_NON_FINITE`, `data` unwritten); the progress callback is not called. Equal to the
+ data of `sg_wavepacket_inverse_f32` on the same GPU to rounding (as the adjoint).
+ */
+sg_status sg_wavepacket_inverse_device_f32(const sg_wavepacket_layout *layout,
+                                           uint64_t coeffs,
+                                           uint64_t data,
+                                           double tolerance,
+                                           size_t max_iterations,
+                                           size_t *iterations,
+                                           double *residual);
+
+/*
+ `sg_wavepacket_inverse_device_f32` for a double-precision layout.
+ */
+sg_status sg_wavepacket_inverse_device_f64(const sg_wavepacket_layout *layout,
+                                           uint64_t coeffs,
+                                           uint64_t data,
+                                           double tolerance,
+                                           size_t max_iterations,
+                                           size_t *iterations,
+                                           double *residual);
+
+/*
+ `sg_wavepacket_threshold_f32` on device coefficients, in place (`coeffs` a `CUdeviceptr`
+ as in `sg_wavepacket_forward_device_f32`): `mode` `SG_WAVEPACKET_HARD` or
+ `SG_WAVEPACKET_SOFT` at `kind` `SG_WAVEPACKET_THRESHOLD_VALUE` (`value`, finite and ≥ 0);
+ `SG_WAVEPACKET_THRESHOLD_SIGMA` gives `SG_ERR_UNSUPPORTED` (its per-level medians are not
+ computed on the device). Queued on the context's stream: returns without waiting.
+ Non-finite coefficients are not looked for. Between `sg_wavepacket_forward_device_f32`
+ and `sg_wavepacket_adjoint_device_f32` (or the inverse) it makes the threshold round
+ trip on device data. Bit for bit the coefficients of `sg_wavepacket_threshold_f32` (the
+ magnitudes computed as the C library's `hypotf` computes them).
+ */
+sg_status sg_wavepacket_threshold_device_f32(const sg_wavepacket_layout *layout,
+                                             uint64_t coeffs,
+                                             int32_t mode,
+                                             int32_t kind,
+                                             double value);
+
+/*
+ `sg_wavepacket_threshold_device_f32` for a double-precision layout. The magnitudes are
+ the GPU's `hypot`, which may differ from the host library's by an ulp: a coefficient
+ within an ulp of the threshold may be kept where the host call zeroes it (or the
+ reverse), and soft shrinking may differ in the last bits.
+ */
+sg_status sg_wavepacket_threshold_device_f64(const sg_wavepacket_layout *layout,
+                                             uint64_t coeffs,
+                                             int32_t mode,
+                                             int32_t kind,
+                                             double value);
+
+/*
  Creates a tiled volume of `dim` (2 or 3) axes: `volume_shape` samples per axis (axis 1
  fastest, any sizes ≥ 1), cut into tiles of `tile_shape` (each 8 … 2^20; the last tile along
  an axis is zero-padded past the volume's end), each tile a layout of `options` (NULL: the
@@ -1863,6 +2212,80 @@ sg_status sg_xcorr_correlate_f32(const sg_xcorr_plan *plan,
                                  float *stacks,
                                  size_t pair_stride,
                                  uint32_t *n_windows);
+
+/*
+ `sg_xcorr_preprocess_f32` on device memory: `station_days` (and `valid`, if not 0) are
+ `CUdeviceptr` values (addresses in the context's device memory, from `cudaMalloc`,
+ `cuMemAlloc`, a pool or managed memory) in the host call's layout; `valid` 0 means no
+ gaps. The spectra stay on the device, in the handle `*out` receives (the caller owns it:
+ `sg_xcorr_spectra_destroy`). Queued on the context's stream (`sg_context_set_stream`)
+ after what the caller queued there; the call then waits for the stream, because the
+ handle keeps which windows were kept on the host (the correlations are planned with
+ them); the inputs may be reused once it returns. Non-finite samples are not looked for
+ (they reach the spectra). Progress callbacks are not called. `SG_ERR_INVALID_ARGUMENT`
+ for an address the driver does not know as device memory of the context's device
+ holding the station-days; `SG_ERR_UNSUPPORTED` on a CPU context. The spectra equal
+ those of `sg_xcorr_preprocess_f32` on the same GPU bit for bit (both cut the stations
+ into the same chunks while the device's free memory allows the same ones).
+ */
+sg_status sg_xcorr_preprocess_device_f32(const sg_xcorr_plan *plan,
+                                         uint64_t station_days,
+                                         size_t n_stations,
+                                         size_t n_samples,
+                                         size_t station_stride,
+                                         uint64_t valid,
+                                         sg_xcorr_spectra **out);
+
+/*
+ `sg_xcorr_correlate_f32` into device memory: `stacks` is a `CUdeviceptr` (device memory
+ of the context's device) in the host call's layout, pair p's lags at
+ `stacks[p * pair_stride]`; elements between rows are not written. `days` and
+ `n_windows` (may be NULL) are host memory as in the host call; the window counts are
+ known on the host, so the call does not wait for them. Queued on the context's stream
+ (`sg_context_set_stream`): returns without waiting, the stacks are ready when the
+ stream has run; the days' spectra may be destroyed at once (their memory is released
+ after the work). Progress callbacks are not called. `SG_ERR_INVALID_ARGUMENT` for an
+ address the driver does not know as device memory of the context's device holding the
+ stacks; `SG_ERR_UNSUPPORTED` on a CPU context. Bit for bit the stacks of
+ `sg_xcorr_correlate_f32` on the same GPU.
+ */
+sg_status sg_xcorr_correlate_device_f32(const sg_xcorr_plan *plan,
+                                        const sg_xcorr_spectra *const *days,
+                                        size_t n_days,
+                                        size_t i0,
+                                        size_t ni,
+                                        size_t j0,
+                                        size_t nj,
+                                        uint64_t stacks,
+                                        size_t pair_stride,
+                                        uint32_t *n_windows);
+
+/*
+ `sg_xcorr_correlate_substacks_f32` into device memory: `stacks` and `substacks` are
+ `CUdeviceptr` values (device memory of the context's device, not overlapping) in the
+ host call's layouts; `days`, `labels`, `n_windows` and `substack_windows` (the last two
+ may be NULL) are host memory, and the counts are known on the host: the call does not
+ wait for them. Queued on the context's stream: returns without waiting, the stacks are
+ ready when the stream has run. Progress callbacks are not called.
+ `SG_ERR_INVALID_ARGUMENT` for an address the driver does not know as device memory of
+ the context's device holding the rows, or for overlapping outputs; `SG_ERR_UNSUPPORTED`
+ on a CPU context. Bit for bit the stacks and substacks of
+ `sg_xcorr_correlate_substacks_f32` on the same GPU.
+ */
+sg_status sg_xcorr_correlate_substacks_device_f32(const sg_xcorr_plan *plan,
+                                                  const sg_xcorr_spectra *const *days,
+                                                  size_t n_days,
+                                                  size_t i0,
+                                                  size_t ni,
+                                                  size_t j0,
+                                                  size_t nj,
+                                                  const int32_t *labels,
+                                                  size_t n_groups,
+                                                  uint64_t stacks,
+                                                  size_t pair_stride,
+                                                  uint32_t *n_windows,
+                                                  uint64_t substacks,
+                                                  uint32_t *substack_windows);
 
 /*
  NoisePy's defaults (see the fields). Thread-safe.

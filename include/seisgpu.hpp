@@ -8,6 +8,10 @@
 // what the C call will touch is refused with SG_ERR_INVALID_ARGUMENT before the call.
 // Nothing else happens here: the numbers are the C library's.
 //
+// Device memory: `device_view<T>` (a device pointer and a size) goes to the `_device`
+// methods, which queue their work on the stream set by `context::set_stream` and return
+// without waiting (see "Keeping data on the GPU" in the README).
+//
 // Adding a plan type: one `detail::owner<sg_x_plan, sg_x_plan_destroy>` base and the
 // methods that forward its C calls (see dwt_plan).
 
@@ -66,7 +70,35 @@ private:
     std::size_t size_;
 };
 
+// An array in the device memory of a CUDA context's GPU (from cudaMalloc, cuMemAlloc, a
+// pool or managed memory): a device pointer and an element count. The `_device` methods take
+// these; the library checks them with the driver (device, range) before it queues work.
+template <class T> class device_view {
+public:
+    device_view(T *data, std::size_t size) noexcept : data_(data), size_(size) {}
+    // A view of the same array for reading.
+    operator device_view<const T>() const noexcept { return {data_, size_}; }
+    T *data() const noexcept { return data_; }
+    std::size_t size() const noexcept { return size_; }
+    // The CUdeviceptr value the C calls take.
+    uint64_t address() const noexcept { return reinterpret_cast<uint64_t>(data_); }
+
+private:
+    T *data_;
+    std::size_t size_;
+};
+
 namespace detail {
+
+// Refuses a device view shorter than the `needed` elements the C call will touch.
+template <class T> void need(const device_view<T> &v, std::size_t needed, const char *what) {
+    if (v.size() < needed) {
+        throw error(SG_ERR_INVALID_ARGUMENT, std::string(what) + " holds " +
+                                                 std::to_string(v.size()) +
+                                                 " elements; the call needs " +
+                                                 std::to_string(needed));
+    }
+}
 
 // Refuses a view shorter than the `needed` elements the C call will touch.
 template <class T> void need(const view<T> &v, std::size_t needed, const char *what) {
@@ -158,6 +190,12 @@ public:
         check(sg_context_set_progress(get(), &context::call_progress, held.get()));
         progress_ = std::move(held);
     }
+    // sg_context_set_stream: the `_device` methods of this context's plans queue their work
+    // on `stream` (a cudaStream_t or CUstream; nullptr for the legacy default stream) and
+    // return without waiting for it.
+    void set_stream(void *stream) { check(sg_context_set_stream(get(), reinterpret_cast<uint64_t>(stream))); }
+    // sg_context_synchronize: waits for the work the `_device` calls queued.
+    void synchronize() const { check(sg_context_synchronize(get())); }
     // SG_BACKEND_CPU or SG_BACKEND_CUDA.
     int32_t backend() const {
         int32_t b = 0;
@@ -253,6 +291,50 @@ public:
         denoise<T>(options, input, output, input.size() / n_samples_);
     }
 
+    // `execute` on device memory (sg_dwt_execute_device_*): queued on the context's stream;
+    // `input` and `output` may be the same array (in place).
+    template <class T>
+    void execute_device(int32_t direction, uint32_t n_levels, device_view<const T> input,
+                        device_view<T> output, std::size_t n_traces,
+                        std::size_t trace_stride = 0) const {
+        static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+        std::size_t stride = trace_stride ? trace_stride : n_samples_;
+        detail::need(input, detail::extent(n_traces, stride, n_samples_), "input");
+        detail::need(output, detail::extent(n_traces, stride, n_samples_), "output");
+        if constexpr (std::is_same_v<T, float>) {
+            check(sg_dwt_execute_device_f32(get(), direction, n_levels, input.address(),
+                                            output.address(), n_traces, stride));
+        } else {
+            check(sg_dwt_execute_device_f64(get(), direction, n_levels, input.address(),
+                                            output.address(), n_traces, stride));
+        }
+    }
+
+    // `denoise` on device memory (sg_dwt_denoise_device_*); `thresholds` (host memory,
+    // empty: not wanted) makes the call wait for the stream.
+    template <class T>
+    void denoise_device(const sg_dwt_denoise_options &options, device_view<const T> input,
+                        device_view<T> output, std::size_t n_traces,
+                        std::size_t trace_stride = 0,
+                        view<double> thresholds = {nullptr, 0}) const {
+        static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+        std::size_t stride = trace_stride ? trace_stride : n_samples_;
+        detail::need(input, detail::extent(n_traces, stride, n_samples_), "input");
+        detail::need(output, detail::extent(n_traces, stride, n_samples_), "output");
+        double *t = nullptr;
+        if (thresholds.size() > 0) {
+            detail::need(thresholds, n_traces * levels(options.n_levels), "thresholds");
+            t = thresholds.data();
+        }
+        if constexpr (std::is_same_v<T, float>) {
+            check(sg_dwt_denoise_device_f32(get(), &options, input.address(), output.address(),
+                                            n_traces, stride, t));
+        } else {
+            check(sg_dwt_denoise_device_f64(get(), &options, input.address(), output.address(),
+                                            n_traces, stride, t));
+        }
+    }
+
 private:
     // Levels of a transform of depth `n_levels` (0: all, log2 n_samples).
     std::size_t levels(uint32_t n_levels) const noexcept {
@@ -330,6 +412,28 @@ public:
         execute_3d(view<const T>(input), view<T>(output));
     }
 
+    // `execute_2d` / `execute_3d` on device memory (sg_fxdecon_execute_*_device_f32), queued
+    // on the context's stream; `input` and `output` may be the same array. float only (the
+    // GPU filter's precision).
+    void execute_2d_device(device_view<const float> input, device_view<float> output,
+                           std::size_t trace_stride = 0) const {
+        std::size_t stride = trace_stride ? trace_stride : n_samples_;
+        detail::need(input, detail::extent(n_inline_, stride, n_samples_), "input");
+        detail::need(output, detail::extent(n_inline_, stride, n_samples_), "output");
+        check(sg_fxdecon_execute_2d_device_f32(get(), input.address(), output.address(), stride));
+    }
+    void execute_3d_device(device_view<const float> input, device_view<float> output,
+                           std::size_t inline_stride = 0, std::size_t crossline_stride = 0) const {
+        std::size_t is = inline_stride ? inline_stride : n_samples_;
+        std::size_t xs = crossline_stride ? crossline_stride : n_samples_ * n_inline_;
+        std::size_t needed = n_inline_ == 0 || n_crossline_ == 0
+                                 ? 0
+                                 : (n_inline_ - 1) * is + (n_crossline_ - 1) * xs + n_samples_;
+        detail::need(input, needed, "input");
+        detail::need(output, needed, "output");
+        check(sg_fxdecon_execute_3d_device_f32(get(), input.address(), output.address(), is, xs));
+    }
+
 private:
     fxdecon_plan(std::size_t n_samples, std::size_t n_inline, std::size_t n_crossline)
         : n_samples_(n_samples), n_inline_(n_inline), n_crossline_(n_crossline) {}
@@ -381,6 +485,38 @@ public:
             check(sg_usfft_execute_f32(get(), c.data(), f.data()));
         } else {
             check(sg_usfft_execute_f64(get(), c.data(), f.data()));
+        }
+    }
+
+    // `set_points` from coordinates in device memory (sg_usfft_set_points_device_*).
+    template <class T>
+    void set_points_device(device_view<const T> x, device_view<const T> y = {nullptr, 0},
+                           device_view<const T> z = {nullptr, 0}) {
+        static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+        std::size_t m = x.size();
+        if (y.size() > 0) {
+            detail::need(y, m, "y");
+        }
+        if (z.size() > 0) {
+            detail::need(z, m, "z");
+        }
+        if constexpr (std::is_same_v<T, float>) {
+            check(sg_usfft_set_points_device_f32(get(), m, x.address(), y.address(), z.address()));
+        } else {
+            check(sg_usfft_set_points_device_f64(get(), m, x.address(), y.address(), z.address()));
+        }
+        n_points_ = m;
+    }
+
+    // `execute` on device memory (sg_usfft_execute_device_*), queued on the context's stream.
+    template <class T> void execute_device(device_view<T> c, device_view<T> f) const {
+        static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+        detail::need(c, 2 * n_vectors_ * n_points_, "c");
+        detail::need(f, 2 * n_vectors_ * n_modes_total_, "f");
+        if constexpr (std::is_same_v<T, float>) {
+            check(sg_usfft_execute_device_f32(get(), c.address(), f.address()));
+        } else {
+            check(sg_usfft_execute_device_f64(get(), c.address(), f.address()));
         }
     }
 
@@ -472,6 +608,39 @@ public:
             check(sg_wavepacket_threshold_noise_f32(get(), coeffs.data(), mode, k, sigma));
         } else {
             check(sg_wavepacket_threshold_noise_f64(get(), coeffs.data(), mode, k, sigma));
+        }
+    }
+
+    // `forward` / `adjoint` / `threshold` on device memory (sg_wavepacket_*_device_*),
+    // queued on the context's stream; coefficients interleaved (re, im).
+    template <class T> void forward_device(device_view<const T> data, device_view<T> coeffs) const {
+        static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+        detail::need(data, n_samples_, "data");
+        detail::need(coeffs, 2 * n_coefficients_, "coeffs");
+        if constexpr (std::is_same_v<T, float>) {
+            check(sg_wavepacket_forward_device_f32(get(), data.address(), coeffs.address()));
+        } else {
+            check(sg_wavepacket_forward_device_f64(get(), data.address(), coeffs.address()));
+        }
+    }
+    template <class T> void adjoint_device(device_view<const T> coeffs, device_view<T> data) const {
+        static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+        detail::need(data, n_samples_, "data");
+        detail::need(coeffs, 2 * n_coefficients_, "coeffs");
+        if constexpr (std::is_same_v<T, float>) {
+            check(sg_wavepacket_adjoint_device_f32(get(), coeffs.address(), data.address()));
+        } else {
+            check(sg_wavepacket_adjoint_device_f64(get(), coeffs.address(), data.address()));
+        }
+    }
+    template <class T>
+    void threshold_device(device_view<T> coeffs, int32_t mode, int32_t kind, double value) const {
+        static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+        detail::need(coeffs, 2 * n_coefficients_, "coeffs");
+        if constexpr (std::is_same_v<T, float>) {
+            check(sg_wavepacket_threshold_device_f32(get(), coeffs.address(), mode, kind, value));
+        } else {
+            check(sg_wavepacket_threshold_device_f64(get(), coeffs.address(), mode, kind, value));
         }
     }
 

@@ -273,3 +273,17 @@ emlog_direct(const double *__restrict__ a_w, const double *__restrict__ d, int n
     __syncthreads();
     finish_block(sh, bins, use_shared, n_bins, count, best, total, block_q, block_index);
 }
+
+// A plan made from device memory (src/emlog/cuda/gather.rs): out[k*n + i] =
+// src[i*row_stride + cols[k]*col_stride] for k < p, i < n, the searched columns of A
+// (or, with n = 1, row_stride = 0, col_stride = 1, the searched entries of sigma0),
+// copied unchanged.
+extern "C" __global__ void emlog_gather(const double *__restrict__ src, u64 row_stride, u64 col_stride,
+                                        const int *__restrict__ cols, u64 n, int p, double *__restrict__ out)
+{
+    u64 total = n * (u64)p;
+    for (u64 e = blockIdx.x * (u64)blockDim.x + threadIdx.x; e < total; e += (u64)gridDim.x * blockDim.x) {
+        u64 k = e / n, i = e % n;
+        out[e] = src[i * row_stride + (u64)cols[k] * col_stride];
+    }
+}

@@ -2,11 +2,13 @@
 // stencil: sizes, window tables and the operator's offsets are kernel arguments.
 //
 // Layouts (one slab of traces, trace index tr = ix + nx * iy_local):
-//   traces   [tr][n_samples]                    input samples
+//   traces   trace tr at (tr % nx) * sx + (tr / nx) * sy   input samples (a staged slab, or the
+//                                               caller's device volume at the slab's first line)
 //   windows  [tr][ntw][nfft]                    zero-padded time windows; after the inverse
 //                                               FFT, the filtered windows
 //   spectra  [tr][ntw][nf] float2               nf = nfft/2 + 1 (cuFFT R2C/C2R layout)
-//   out      [tr - first][n_samples]            blended output traces
+//   out      written trace w = tr - first at (w % nx) * sx + (w / nx) * sy
+//                                               blended output traces
 //
 // FX_THREADS: threads per block of fx_window_solve, from the prelude.
 
@@ -29,8 +31,9 @@ __device__ __forceinline__ float2 cconj(float2 a) { return make_float2(a.x, -a.y
 
 // Cuts every trace into its time windows, zero-padded to nfft.
 extern "C" __global__ void fx_extract(const float *__restrict__ traces, float *__restrict__ windows,
-                                      long long total, int n_samples, int ntw, int nfft,
-                                      const int *__restrict__ tw_start, const int *__restrict__ tw_len)
+                                      long long total, int ntw, int nfft, int nx, long long sx,
+                                      long long sy, const int *__restrict__ tw_start,
+                                      const int *__restrict__ tw_len)
 {
     for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total;
          e += (long long)gridDim.x * blockDim.x) {
@@ -38,7 +41,7 @@ extern "C" __global__ void fx_extract(const float *__restrict__ traces, float *_
         long long row = e / nfft;
         int k = (int)(row % ntw);
         long long tr = row / ntw;
-        windows[e] = i < tw_len[k] ? traces[tr * n_samples + tw_start[k] + i] : 0.0f;
+        windows[e] = i < tw_len[k] ? traces[(tr % nx) * sx + (tr / nx) * sy + tw_start[k] + i] : 0.0f;
     }
 }
 
@@ -242,23 +245,43 @@ fx_window_solve(const float2 *__restrict__ spec_in, float2 *spec_out, int nf, in
 }
 
 // Blends the filtered windows of traces [first, first + total / n_samples) into output
-// traces, with the time-window weights and the inverse FFT's 1/nfft.
+// traces, with the time-window weights and the inverse FFT's 1/nfft. The first add_traces
+// written traces already hold another slab's part of them (windows of two slabs cover
+// them): this slab's part is added. Explicit roundings (no fused multiply-add) make the sum
+// the host's f32 addition of the two parts, bit for bit.
 extern "C" __global__ void fx_overlap_add(const float *__restrict__ windows, float *__restrict__ out,
                                           long long total, int n_samples, long long first, int ntw,
                                           int nfft, const int *__restrict__ tw_start,
                                           const int *__restrict__ tw_len,
-                                          const float *__restrict__ tw_weight, int tw_max, float scale)
+                                          const float *__restrict__ tw_weight, int tw_max, float scale,
+                                          int nx, long long sx, long long sy, long long add_traces)
 {
     for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total;
          e += (long long)gridDim.x * blockDim.x) {
         int t = (int)(e % n_samples);
-        long long tr = first + e / n_samples;
+        long long w = e / n_samples, tr = first + w;
         float s = 0.0f;
         for (int k = 0; k < ntw; ++k) {
             int i = t - tw_start[k];
             if (i >= 0 && i < tw_len[k])
                 s += tw_weight[k * tw_max + i] * windows[(tr * ntw + k) * nfft + i];
         }
-        out[e] = s * scale;
+        float v = __fmul_rn(s, scale);
+        long long o = (w % nx) * sx + (w / nx) * sy + t;
+        out[o] = w < add_traces ? __fadd_rn(out[o], v) : v;
+    }
+}
+
+// Every trace of a volume (trace tr at (tr % nx) * sx + (tr / nx) * sy) copied from `in`, or
+// zeroed (`in` is not read, and may be NULL): a filter with nothing to filter.
+extern "C" __global__ void fx_copy_traces(const float *in, float *out, long long total,
+                                          int n_samples, int nx, long long sx, long long sy,
+                                          int zero)
+{
+    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total;
+         e += (long long)gridDim.x * blockDim.x) {
+        long long tr = e / n_samples;
+        long long o = (tr % nx) * sx + (tr / nx) * sy + e % n_samples;
+        out[o] = zero ? 0.0f : in[o];
     }
 }

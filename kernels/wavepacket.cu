@@ -212,3 +212,36 @@ extern "C" __global__ void wp_keep_below(cpx *__restrict__ coeffs, const long lo
         }
     }
 }
+
+// |c| as the host computes it: for float, the double square root of the exact sum of squares
+// rounded to float (what the C library's hypotf returns), so that device and host decide
+// alike; for double, hypot (within an ulp or two of the host's).
+__device__ __forceinline__ double magnitude(float re, float im)
+{
+    return (double)(float)sqrt((double)re * re + (double)im * im);
+}
+
+__device__ __forceinline__ double magnitude(double re, double im)
+{
+    return hypot(re, im);
+}
+
+// Thresholding in place at one value t (n coefficients): |c| ≤ t zeroed; above, kept (hard)
+// or shrunk to c·(1 − t/|c|) (soft, the factor rounded to REAL as the host rounds it).
+extern "C" __global__ void wp_shrink(cpx *__restrict__ coeffs, long long n, double t, int soft)
+{
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        cpx z = coeffs[i];
+        const double m = magnitude(z.re, z.im);
+        if (m <= t) {
+            z.re = 0;
+            z.im = 0;
+        } else if (soft) {
+            const REAL s = (REAL)(1.0 - t / m);
+            z.re = z.re * s;
+            z.im = z.im * s;
+        }
+        coeffs[i] = z;
+    }
+}

@@ -601,3 +601,28 @@ extern "C" __global__ void xc_group_means(const float *rows, const int *start,
         out[((i64)p * n_groups + g) * m + t] = c ? (float)(acc[(i64)g * m + t] / (double)c) : 0.0f;
     }
 }
+
+// Device calls. Station-days from the caller's array (station s at s·stride) packed into a
+// chunk's rows of n samples, and the mask alike (valid and src_valid both null without
+// one). Grid (x: samples, y: stations of the chunk), a grid-stride loop over samples.
+extern "C" __global__ void xc_gather_days(const float *src, const unsigned char *src_valid,
+                                          i64 stride, i64 n, float *day,
+                                          unsigned char *valid) {
+    i64 s = blockIdx.y;
+    for (i64 t = (i64)blockIdx.x * blockDim.x + threadIdx.x; t < n;
+         t += (i64)gridDim.x * blockDim.x) {
+        day[s * n + t] = src[s * stride + t];
+        if (valid) valid[s * n + t] = src_valid[s * stride + t];
+    }
+}
+
+// Rows of n_lags floats into the caller's array at row dst[r] (first + r without a table),
+// `stride` floats a row; zeros where `rows` is null. Grid (x: rows, y: lags / blockDim.x).
+extern "C" __global__ void xc_put_rows(const float *rows, const i64 *dst, i64 first,
+                                       int n_lags, i64 stride, float *out) {
+    i64 r = blockIdx.x;
+    int k = blockIdx.y * blockDim.x + threadIdx.x;
+    if (k >= n_lags) return;
+    i64 d = dst ? dst[r] : first + r;
+    out[d * stride + k] = rows ? rows[r * n_lags + k] : 0.0f;
+}

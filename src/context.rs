@@ -72,6 +72,16 @@ impl Context {
         }
     }
 
+    /// The GPU of a CUDA context, for a call (named `call`) that takes device arrays;
+    /// `Unsupported` on a CPU context.
+    pub fn gpu_for(&self, call: &str) -> Result<&CudaBackend> {
+        self.cuda.as_ref().ok_or_else(|| {
+            Error::Unsupported(format!(
+                "{call} takes device memory and needs a CUDA context; this context runs on the CPU"
+            ))
+        })
+    }
+
     /// Several lines: backend, device, libraries found, or why the CPU was chosen.
     pub fn describe(&self) -> &str {
         &self.description

@@ -10,8 +10,10 @@ every call. Failures raise :class:`Error` subclasses (``ValueError``/``TypeError
 arguments) with the library's status and message. :func:`describe` says which library file
 was loaded and which backend runs.
 
-GPU arrays (CuPy, PyTorch) are accepted as inputs but copied through host memory: the C
-ABI has no device-array entry points for these calls yet. Results are NumPy arrays.
+GPU arrays (CuPy, PyTorch, anything with ``__cuda_array_interface__``) go to the DWT's and
+the USFFT's device calls where they are, with no copy, on their stream; the results are
+arrays of the same library (docs/python.md, "Arrays on the GPU"). The other calls copy
+CuPy arrays and PyTorch tensors through host memory and return NumPy arrays.
 """
 
 from __future__ import annotations

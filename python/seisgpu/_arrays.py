@@ -25,8 +25,8 @@ SUFFIX: dict[np.dtype, str] = {np.dtype(np.float32): "f32", np.dtype(np.float64)
 def host(x: Any, name: str) -> np.ndarray:
     """`x` as a NumPy array, without a copy when it is one.
 
-    GPU arrays (CuPy, PyTorch on CUDA) are copied to host memory: the C ABI has no
-    device-array entry points for these calls yet.
+    GPU arrays (CuPy, PyTorch on CUDA) are copied to host memory: this is for the calls
+    without device entry points in the C ABI (the others go through `_device`).
     """
     if isinstance(x, np.ndarray):
         return x

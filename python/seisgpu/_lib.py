@@ -171,6 +171,8 @@ _PROTOTYPES: dict[str, tuple[list, object]] = {
     "sg_context_describe": ([p, ctypes.c_char_p, sz, P(sz)], i32),
     "sg_context_destroy": ([p], None),
     "sg_context_set_progress": ([p, PROGRESS, p], i32),
+    "sg_context_set_stream": ([p, u64], i32),
+    "sg_context_synchronize": ([p], i32),
     "sg_dwt_denoise_options_default": ([], DwtDenoiseOptions),
     "sg_dwt_plan_create": ([p, i32, i32, sz, PP], i32),
     "sg_dwt_plan_destroy": ([p], None),
@@ -224,6 +226,11 @@ for _t in ("f32", "f64"):
     _PROTOTYPES.update({
         f"sg_dwt_execute_{_t}": ([p, i32, u32, p, p, sz, sz], i32),
         f"sg_dwt_denoise_{_t}": ([p, P(DwtDenoiseOptions), p, p, sz, sz, p], i32),
+        # Device calls: each bulk array a CUdeviceptr (u64).
+        f"sg_dwt_execute_device_{_t}": ([p, i32, u32, u64, u64, sz, sz], i32),
+        f"sg_dwt_denoise_device_{_t}": ([p, P(DwtDenoiseOptions), u64, u64, sz, sz, p], i32),
+        f"sg_usfft_set_points_device_{_t}": ([p, sz, u64, u64, u64], i32),
+        f"sg_usfft_execute_device_{_t}": ([p, u64, u64], i32),
         f"sg_fxdecon_execute_2d_{_t}": ([p, p, p, sz], i32),
         f"sg_fxdecon_execute_3d_{_t}": ([p, p, p, sz, sz], i32),
         f"sg_usfft_set_points_{_t}": ([p, sz, p, p, p], i32),

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import ctypes
+import threading
 from typing import Any, Callable, Optional
 
-from . import _lib
+from . import _device, _lib
 from ._errors import check
 from ._handle import Handle
 from ._options import choice
@@ -41,6 +42,11 @@ class Context(Handle):
             from ._errors import InvalidArgumentError
             raise InvalidArgumentError(f"device = {device!r}: expected a GPU ordinal ≥ 0")
         self._progress: Any = None
+        # Device calls set the library context's stream, then queue their work: one at a
+        # time, so that each is ordered on its own arrays' stream.
+        self._device_lock = threading.Lock()
+        self._stream: int | None = None  # the stream last set; None: the library's default
+        self._cuda: bool | None = None
         check("sg_context_create", _lib.lib.sg_context_create(code, device,
                                                              ctypes.byref(self._h)))
 
@@ -90,6 +96,40 @@ class Context(Handle):
         # Kept alive here: the library holds only the function pointer, and plans keep
         # their context object alive.
         self._progress = progress
+
+    def set_stream(self, stream: Any) -> None:
+        """Orders the library's device calls on `stream`: a ``CUstream`` as an integer (0,
+        the legacy default stream, is the default), a ``cupy.cuda.Stream`` or a
+        ``torch.cuda.Stream`` of this context's device. The calls of this package that take
+        GPU arrays set it themselves to their arrays' stream; this is for
+        :meth:`synchronize` and for device calls made through the C library directly.
+        Raises :class:`seisgpu.UnsupportedError` on a CPU context."""
+        s = _device.stream_handle(stream)
+        with self._device_lock:
+            check("sg_context_set_stream", _lib.lib.sg_context_set_stream(self._ptr(), s))
+            self._stream = s
+
+    def synchronize(self) -> None:
+        """Waits until the device calls made on this context so far have run (on the stream
+        of the last one, or the one :meth:`set_stream` set; it must still exist). A kernel
+        fault in that work raises :class:`seisgpu.CudaError` here. Nothing to wait for on a
+        CPU context."""
+        check("sg_context_synchronize", _lib.lib.sg_context_synchronize(self._ptr()))
+
+    def _is_cuda(self) -> bool:
+        if self._cuda is None:
+            self._cuda = self.backend == "cuda"
+        return self._cuda
+
+    def _device_call(self, fn: str, stream: int, *args: Any) -> None:
+        """Runs the library's device call `fn(*args)` ordered on `stream`. On a CPU context
+        the call itself answers (``SG_ERR_UNSUPPORTED``, naming it)."""
+        with self._device_lock:
+            if self._stream != stream and self._is_cuda():
+                # The library's handle, alive while a plan uses it even after close().
+                check("sg_context_set_stream", _lib.lib.sg_context_set_stream(self._h, stream))
+                self._stream = stream
+            check(fn, getattr(_lib.lib, fn)(*args))
 
     def __repr__(self) -> str:
         if self.closed:

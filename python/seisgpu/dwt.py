@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from . import _arrays, _lib
+from . import _arrays, _device, _lib
 from ._errors import InvalidArgumentError, check
 from ._handle import Handle
 from ._options import choice
@@ -53,12 +53,26 @@ def run_traces(x: np.ndarray, n_samples: int, out: Any,
 
 def _checked_traces(x: Any, name: str, n_samples: int) -> np.ndarray:
     a = _arrays.real(x, name)
-    if a.ndim == 0 or a.shape[-1] != n_samples:
-        got = "a scalar" if a.ndim == 0 else f"shape {a.shape}"
+    _check_trace_shape(a.shape, name, n_samples)
+    return a
+
+
+def _check_trace_shape(shape: tuple[int, ...], name: str, n_samples: int) -> None:
+    if len(shape) == 0 or shape[-1] != n_samples:
+        got = "a scalar" if len(shape) == 0 else f"shape {shape}"
         raise InvalidArgumentError(
             f"{name}: {got}; expected traces of {n_samples} samples along the last axis "
             f"(shape (..., {n_samples}))")
-    return a
+
+
+def _device_traces(call: _device.DeviceCall, name: str, n_samples: int
+                   ) -> tuple[_device.DeviceArray, Any, _device.DeviceArray, int]:
+    """A device call's C-contiguous traces, its output (`out` or a new array of the
+    traces' library) and the trace count."""
+    a = call.input(name, _arrays.REAL)
+    _check_trace_shape(a.shape, name, n_samples)
+    obj, o = call.output(a, a.shape, a.dtype)
+    return a, obj, o, (a.size // n_samples if n_samples else 0)
 
 
 class Dwt(Handle):
@@ -76,7 +90,9 @@ class Dwt(Handle):
         202, 204, 206, 208, 301, 303, 305, 307, 309, and the ``*_centered`` variants.
 
     Traces are arrays of shape (..., n_samples), float32 or float64 (the dtype chooses
-    the precision); results keep the input's shape and dtype.
+    the precision); results keep the input's shape and dtype. C-contiguous traces in GPU
+    memory (CuPy, PyTorch; ``out=`` too) are transformed where they are, on their stream,
+    without waiting; the results are arrays of the same library (docs/python.md).
     """
 
     _destroy = "sg_dwt_plan_destroy"
@@ -105,7 +121,10 @@ class Dwt(Handle):
                 f"{self.max_levels} levels (0 means all)")
         return lv
 
-    def _execute(self, x: Any, name: str, direction: int, levels: int, out: Any) -> np.ndarray:
+    def _execute(self, x: Any, name: str, direction: int, levels: int, out: Any) -> Any:
+        on_gpu = _device.gather(**{name: x, "out": out})
+        if on_gpu is not None:
+            return self._execute_device(on_gpu, name, direction, self._levels(levels))
         a = _checked_traces(x, name, self.n_samples)
         lv = self._levels(levels)
         fn = f"sg_dwt_execute_{_arrays.SUFFIX[a.dtype]}"
@@ -116,6 +135,15 @@ class Dwt(Handle):
                                             n, stride))
 
         return run_traces(a, self.n_samples, out, run)
+
+    def _execute_device(self, arrays: dict[str, _device.DeviceArray], name: str,
+                        direction: int, lv: int) -> Any:
+        call = _device.DeviceCall(self.ctx, arrays)
+        a, result, o, n = _device_traces(call, name, self.n_samples)
+        if n:
+            call.run(f"sg_dwt_execute_device_{_arrays.SUFFIX[a.dtype]}", self._ptr(),
+                     direction, lv, a.ptr, o.ptr, n, self.n_samples)
+        return result
 
     def forward(self, traces: Any, *, levels: int = 0, out: Any = None) -> np.ndarray:
         """The forward transform of every trace (GSL's ``gsl_wavelet_transform_forward``):
@@ -157,7 +185,31 @@ class Dwt(Handle):
 
         Non-finite input raises :class:`seisgpu.NonFiniteError` and writes nothing.
         """
-        a = _checked_traces(traces, "traces", self.n_samples)
+        on_gpu = _device.gather(traces=traces, out=out)
+        a = _checked_traces(traces, "traces", self.n_samples) if on_gpu is None else None
+        o, depth = self._denoise_options(threshold, mode, noise, levels, thresholded_levels)
+        if on_gpu is not None:
+            return self._denoise_device(on_gpu, o, depth, return_thresholds)
+        assert a is not None
+        n_traces = a.size // self.n_samples if self.n_samples else 0
+        thresholds = np.zeros((n_traces, depth)) if return_thresholds else None
+        fn = f"sg_dwt_denoise_{_arrays.SUFFIX[a.dtype]}"
+        h = self._ptr()
+
+        def run(i: np.ndarray, r: np.ndarray, n: int, stride: int) -> None:
+            t = None if thresholds is None else thresholds.ctypes.data_as(ctypes.POINTER(
+                ctypes.c_double))
+            check(fn, getattr(_lib.lib, fn)(h, ctypes.byref(o), i.ctypes.data, r.ctypes.data,
+                                            n, stride, t))
+
+        result = run_traces(a, self.n_samples, out, run)
+        if thresholds is None:
+            return result
+        return result, thresholds.reshape(a.shape[:-1] + (depth,))
+
+    def _denoise_options(self, threshold: str | float, mode: str, noise: str, levels: int,
+                         thresholded_levels: Iterable[int] | None) -> tuple[Any, int]:
+        """The C options of :meth:`denoise`'s arguments, and the transform's depth."""
         o = _lib.lib.sg_dwt_denoise_options_default()
         o.n_levels = self._levels(levels)
         depth = o.n_levels or self.max_levels
@@ -172,18 +224,20 @@ class Dwt(Handle):
         o.noise_estimate = choice(noise, "noise", _NOISE)
         if thresholded_levels is not None:
             o.level_mask = level_mask(thresholded_levels, depth)
-        n_traces = a.size // self.n_samples if self.n_samples else 0
-        thresholds = np.zeros((n_traces, depth)) if return_thresholds else None
-        fn = f"sg_dwt_denoise_{_arrays.SUFFIX[a.dtype]}"
-        h = self._ptr()
+        return o, depth
 
-        def run(i: np.ndarray, r: np.ndarray, n: int, stride: int) -> None:
-            t = None if thresholds is None else thresholds.ctypes.data_as(ctypes.POINTER(
-                ctypes.c_double))
-            check(fn, getattr(_lib.lib, fn)(h, ctypes.byref(o), i.ctypes.data, r.ctypes.data,
-                                            n, stride, t))
-
-        result = run_traces(a, self.n_samples, out, run)
+    def _denoise_device(self, arrays: dict[str, _device.DeviceArray], o: Any, depth: int,
+                        return_thresholds: bool) -> Any:
+        """:meth:`denoise` of GPU traces; the thresholds, when asked for, are a NumPy array
+        (the call then waits for them)."""
+        call = _device.DeviceCall(self.ctx, arrays)
+        a, result, r, n = _device_traces(call, "traces", self.n_samples)
+        thresholds = np.zeros((n, depth)) if return_thresholds else None
+        if n:
+            t = None if thresholds is None else thresholds.ctypes.data_as(
+                ctypes.POINTER(ctypes.c_double))
+            call.run(f"sg_dwt_denoise_device_{_arrays.SUFFIX[a.dtype]}", self._ptr(),
+                     ctypes.byref(o), a.ptr, r.ptr, n, self.n_samples, t)
         if thresholds is None:
             return result
         return result, thresholds.reshape(a.shape[:-1] + (depth,))

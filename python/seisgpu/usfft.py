@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _arrays, _lib
+from . import _arrays, _device, _lib
 from ._errors import ArgumentTypeError, InvalidArgumentError, check
 from ._handle import Handle
 from ._options import fill
@@ -120,6 +120,10 @@ class Usfft(Handle):
         if given[:self.dim] != [True] * self.dim or any(given[self.dim:]):
             names = ", ".join("xyz"[:self.dim])
             raise InvalidArgumentError(f"a {self.dim}D plan takes coordinates {names}")
+        on_gpu = _device.gather(**dict(zip("xyz", coords[:self.dim])))
+        if on_gpu is not None:
+            self._set_points_device(on_gpu)
+            return
         arrays = []
         for name, c in zip("xyz", coords[:self.dim]):
             a = _arrays.same_dtype(c, name, self.real_dtype)
@@ -135,20 +139,52 @@ class Usfft(Handle):
         check(fn, getattr(_lib.lib, fn)(self._ptr(), m, *ptrs))
         self.n_points = m
 
+    def _set_points_device(self, arrays: dict[str, _device.DeviceArray]) -> None:
+        """:meth:`set_points` with coordinates in GPU memory (sorted there; the call waits
+        for the finiteness check)."""
+        call = _device.DeviceCall(self.ctx, arrays)
+        coords = [call.input(name, (self.real_dtype,)) for name in arrays]
+        for a in coords:
+            if len(a.shape) != 1:
+                raise InvalidArgumentError(f"{a.name}: shape {a.shape}; expected a 1-D array")
+            if a.shape[0] != coords[0].shape[0]:
+                raise InvalidArgumentError(f"{a.name}: {a.shape[0]} points; x has "
+                                           f"{coords[0].shape[0]}")
+        m = coords[0].shape[0]
+        ptrs = [a.ptr for a in coords] + [0] * (3 - self.dim)
+        call.run(f"sg_usfft_set_points_device_{self._suffix}", self._ptr(), m, *ptrs)
+        self.n_points = m
+
     def _strength_shape(self) -> tuple[int, ...]:
         return (self.n_points,) if self.n_vectors == 1 else (self.n_vectors, self.n_points)
+
+    def _check_strengths(self, shape: tuple[int, ...]) -> None:
+        if shape != self._strength_shape():
+            raise InvalidArgumentError(
+                f"data: shape {shape}; expected {self._strength_shape()} "
+                f"({self.n_points} points set)")
 
     def _mode_shape(self) -> tuple[int, ...]:
         lead = () if self.n_vectors == 1 else (self.n_vectors,)
         return lead + self.n_modes
 
-    def empty_modes(self) -> np.ndarray:
+    def _mode_axes(self) -> tuple[int, ...]:
+        """The axes of a C-ordered ([n_vectors,] N3, N2, N1) array that give the mode
+        array's axes ([n_vectors,] N1, N2, N3)."""
+        d = 0 if self.n_vectors == 1 else 1
+        n = d + self.dim
+        return tuple(range(d)) + tuple(range(n - 1, d - 1, -1))
+
+    def empty_modes(self, like: Any = None) -> Any:
         """An uninitialised mode array in the layout ``execute`` reads and writes without a
-        copy: shape ([n_vectors,] N1[, N2[, N3]]), dimension 1 fastest in memory."""
+        copy: shape ([n_vectors,] N1[, N2[, N3]]), dimension 1 fastest in memory. With
+        `like`, a CuPy array or PyTorch tensor, an array of its library on its device."""
+        gpu = None if like is None else _device.view(like, "like")
+        if gpu is not None:
+            return _device.empty(gpu, self._mode_shape(), self.dtype, self._mode_axes())
         lead = () if self.n_vectors == 1 else (self.n_vectors,)
         a = np.empty(lead + self.n_modes[::-1], self.dtype)
-        d = len(lead)
-        return a.transpose(tuple(range(d)) + tuple(range(a.ndim - 1, d - 1, -1)))
+        return a.transpose(self._mode_axes())
 
     def _modes_in(self, f: Any, name: str) -> np.ndarray:
         a = _arrays.same_dtype(f, name, self.dtype)
@@ -180,14 +216,14 @@ class Usfft(Handle):
         """Type 1: strengths c, shape ([n_vectors,] M), → modes f, shape
         ([n_vectors,] N1[, N2[, N3]]). Type 2: modes → values at the points. Complex arrays
         of the plan's dtype. Non-finite values are not checked: they propagate."""
+        on_gpu = _device.gather(data=data, out=out)
+        if on_gpu is not None:
+            return self._execute_device(on_gpu)
         fn = f"sg_usfft_execute_{self._suffix}"
         h = self._ptr()
         if self.type == 1:
             c = _arrays.same_dtype(data, "data", self.dtype)
-            if c.shape != self._strength_shape():
-                raise InvalidArgumentError(
-                    f"data: shape {c.shape}; expected {self._strength_shape()} "
-                    f"({self.n_points} points set)")
+            self._check_strengths(c.shape)
             c = _arrays.contiguous(c)
             f = self._modes_out(out)
             check(fn, getattr(_lib.lib, fn)(h, c.ctypes.data, f.ctypes.data))
@@ -196,6 +232,26 @@ class Usfft(Handle):
         c, _ = _arrays.output(out, self._strength_shape(), self.dtype)
         check(fn, getattr(_lib.lib, fn)(h, c.ctypes.data, f.ctypes.data))
         return c
+
+    def _execute_device(self, arrays: dict[str, _device.DeviceArray]) -> Any:
+        """:meth:`execute` on GPU arrays: queued on their stream, returns without waiting. A
+        type-2 mode array in another layout is copied once on the GPU by its library."""
+        call = _device.DeviceCall(self.ctx, arrays)
+        axes = self._mode_axes()
+        if self.type == 1:
+            c = call.input("data", (self.dtype,))
+            self._check_strengths(c.shape)
+            f_obj, f = call.output(c, self._mode_shape(), self.dtype, axes)
+            result = f_obj
+        else:
+            f = call.input("data", (self.dtype,), contiguous=False)
+            if f.shape != self._mode_shape():
+                raise InvalidArgumentError(f"data: shape {f.shape}; expected {self._mode_shape()}")
+            if not f.has_strides(_device.layout_strides(f.shape, self.dtype.itemsize, axes)):
+                f = _device.relaid(f, axes)
+            result, c = call.output(f, self._strength_shape(), self.dtype)
+        call.run(f"sg_usfft_execute_device_{self._suffix}", self._ptr(), c.ptr, f.ptr)
+        return result
 
     def __repr__(self) -> str:
         return (f"<seisgpu.Usfft type {self.type}, modes {self.n_modes}, {self.dtype}, "

@@ -8,6 +8,7 @@ pub mod chunks;
 pub mod cpu;
 pub mod cuda;
 pub mod denoise;
+mod device_calls;
 pub mod filters;
 pub mod traces;
 pub mod transform;

@@ -45,7 +45,7 @@ pub struct Problem {
 /// the limit keeps per-row state on the stack of a GPU thread).
 pub const MAX_PARAMETERS: usize = 16;
 
-fn check_finite(v: &[f64], name: &str) -> Result<()> {
+pub fn check_finite(v: &[f64], name: &str) -> Result<()> {
     match v.iter().position(|x| !x.is_finite()) {
         None => Ok(()),
         Some(i) => Err(Error::NonFinite(format!(
@@ -55,23 +55,19 @@ fn check_finite(v: &[f64], name: &str) -> Result<()> {
     }
 }
 
-impl SensitivitySpec<'_> {
-    /// Checks every argument and builds the weighted problem.
-    pub fn validate(&self) -> Result<Problem> {
-        self.check_sizes()?;
-        self.check_strides()?;
-        self.check_searched()?;
-        self.check_values()?;
-        self.weighted()
-    }
+/// What A's layout and the searched columns must satisfy before any value is read.
+#[derive(Clone, Copy, Debug)]
+pub struct Shape<'a> {
+    pub n: usize,
+    pub m: usize,
+    pub row_stride: usize,
+    pub col_stride: usize,
+    pub searched: &'a [usize],
+}
 
-    /// Element (i, j) of A.
-    fn at(&self, i: usize, j: usize) -> f64 {
-        self.a[i * self.row_stride + j * self.col_stride]
-    }
-
+impl Shape<'_> {
     /// The counts of measurements, columns and searched parameters.
-    fn check_sizes(&self) -> Result<()> {
+    pub fn check_sizes(&self) -> Result<()> {
         let (n, m) = (self.n, self.m);
         if n == 0 || m == 0 {
             return Err(crate::invalid!(
@@ -92,9 +88,9 @@ impl SensitivitySpec<'_> {
         Ok(())
     }
 
-    /// A's strides (distinct, non-overlapping elements within the address space) and the
-    /// lengths of every array.
-    fn check_strides(&self) -> Result<()> {
+    /// A's strides (distinct, non-overlapping elements within the address space); the
+    /// elements A spans.
+    pub fn check_strides(&self) -> Result<usize> {
         let (n, m) = (self.n, self.m);
         let span = (n - 1)
             .checked_mul(self.row_stride)
@@ -117,6 +113,146 @@ impl SensitivitySpec<'_> {
                 self.col_stride
             ));
         }
+        Ok(span)
+    }
+
+    /// The searched columns: within A, each once.
+    pub fn check_searched(&self) -> Result<()> {
+        for (k, &c) in self.searched.iter().enumerate() {
+            if c >= self.m {
+                return Err(crate::invalid!(
+                    "searched[{k}] is column {c}; A has columns 0 to {}",
+                    self.m - 1
+                ));
+            }
+            if self.searched[..k].contains(&c) {
+                return Err(crate::invalid!("column {c} is searched twice"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The data of the n measurements: f₀, f_exp and δ.
+#[derive(Clone, Copy, Debug)]
+pub struct Data<'a> {
+    pub f0: &'a [f64],
+    pub f_exp: &'a [f64],
+    pub delta: &'a [f64],
+}
+
+impl Data<'_> {
+    pub fn check_finite(&self, n: usize) -> Result<()> {
+        check_finite(&self.f0[..n], "f0")?;
+        check_finite(&self.f_exp[..n], "f_exp")?;
+        check_finite(&self.delta[..n], "delta")
+    }
+
+    /// Nonzero measurements, positive errors.
+    pub fn check_signs(&self, n: usize) -> Result<()> {
+        if let Some(i) = self.f_exp[..n].iter().position(|&f| f == 0.0) {
+            return Err(crate::invalid!(
+                "f_exp[{i}] is 0: the misfit is relative to the measured value, which must not be 0"
+            ));
+        }
+        if let Some(i) = self.delta[..n].iter().position(|&d| d <= 0.0) {
+            return Err(crate::invalid!(
+                "delta[{i}] is {}; relative errors must be > 0",
+                self.delta[i]
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A non-finite element of A, named by its row and column.
+pub fn non_finite_element(i: usize, j: usize, v: f64) -> Error {
+    Error::NonFinite(format!(
+        "A[{i}, {j}] is {v}; expected a finite value; nothing was written"
+    ))
+}
+
+/// A searched column of zeros, named by its column and parameter.
+pub fn zero_column(c: usize, k: usize) -> Error {
+    crate::invalid!(
+        "searched column {c} (parameter {k}) is all zeros: the data do not depend on it"
+    )
+}
+
+/// Ã and d of checked values: `at(i, k)` is A's element (i, searched[k]) and
+/// `sigma0_at(k)` σ₀ of that column.
+pub fn weigh(
+    n: usize,
+    p: usize,
+    at: impl Fn(usize, usize) -> f64,
+    sigma0_at: impl Fn(usize) -> f64,
+    data: &Data,
+) -> Result<Problem> {
+    let w: Vec<f64> = (0..n)
+        .map(|i| 1.0 / (data.f_exp[i] * data.delta[i]))
+        .collect();
+    let mut a_w = Vec::with_capacity(n * p);
+    for k in 0..p {
+        a_w.extend((0..n).map(|i| at(i, k) * w[i]));
+    }
+    let d = (0..n)
+        .map(|i| {
+            let shift: f64 = (0..p).map(|k| at(i, k) * sigma0_at(k)).sum();
+            (data.f_exp[i] - data.f0[i] + shift) * w[i]
+        })
+        .collect();
+    if let Some(i) = a_w.iter().chain(&d).position(|x: &f64| !x.is_finite()) {
+        return Err(crate::invalid!(
+            "weighting by 1/(f_exp·delta) overflows (value {i} of Ã and d); rescale the data"
+        ));
+    }
+    Ok(Problem {
+        n,
+        p,
+        a_w,
+        d,
+        sigma0: (0..p).map(sigma0_at).collect(),
+    })
+}
+
+impl SensitivitySpec<'_> {
+    /// Checks every argument and builds the weighted problem.
+    pub fn validate(&self) -> Result<Problem> {
+        let shape = self.shape();
+        shape.check_sizes()?;
+        let span = shape.check_strides()?;
+        self.check_lengths(span)?;
+        shape.check_searched()?;
+        self.check_values()?;
+        self.weighted()
+    }
+
+    pub fn shape(&self) -> Shape<'_> {
+        Shape {
+            n: self.n,
+            m: self.m,
+            row_stride: self.row_stride,
+            col_stride: self.col_stride,
+            searched: self.searched,
+        }
+    }
+
+    fn data(&self) -> Data<'_> {
+        Data {
+            f0: self.f0,
+            f_exp: self.f_exp,
+            delta: self.delta,
+        }
+    }
+
+    /// Element (i, j) of A.
+    fn at(&self, i: usize, j: usize) -> f64 {
+        self.a[i * self.row_stride + j * self.col_stride]
+    }
+
+    /// The lengths of every array (A spans `span` elements).
+    fn check_lengths(&self, span: usize) -> Result<()> {
+        let (n, m) = (self.n, self.m);
         for (len, need, name) in [
             (self.a.len(), span, "a"),
             (self.sigma0.len(), m, "sigma0"),
@@ -133,55 +269,22 @@ impl SensitivitySpec<'_> {
         Ok(())
     }
 
-    /// The searched columns: within A, each once.
-    fn check_searched(&self) -> Result<()> {
-        for (k, &c) in self.searched.iter().enumerate() {
-            if c >= self.m {
-                return Err(crate::invalid!(
-                    "searched[{k}] is column {c}; A has columns 0 to {}",
-                    self.m - 1
-                ));
-            }
-            if self.searched[..k].contains(&c) {
-                return Err(crate::invalid!("column {c} is searched twice"));
-            }
-        }
-        Ok(())
-    }
-
     /// Finite values, nonzero measurements, positive errors, no all-zero searched column.
     fn check_values(&self) -> Result<()> {
         let (n, m) = (self.n, self.m);
         check_finite(&self.sigma0[..m], "sigma0")?;
-        check_finite(&self.f0[..n], "f0")?;
-        check_finite(&self.f_exp[..n], "f_exp")?;
-        check_finite(&self.delta[..n], "delta")?;
+        self.data().check_finite(n)?;
         for j in 0..m {
             for i in 0..n {
                 if !self.at(i, j).is_finite() {
-                    return Err(Error::NonFinite(format!(
-                        "A[{i}, {j}] is {}; expected a finite value; nothing was written",
-                        self.at(i, j)
-                    )));
+                    return Err(non_finite_element(i, j, self.at(i, j)));
                 }
             }
         }
-        if let Some(i) = self.f_exp[..n].iter().position(|&f| f == 0.0) {
-            return Err(crate::invalid!(
-                "f_exp[{i}] is 0: the misfit is relative to the measured value, which must not be 0"
-            ));
-        }
-        if let Some(i) = self.delta[..n].iter().position(|&d| d <= 0.0) {
-            return Err(crate::invalid!(
-                "delta[{i}] is {}; relative errors must be > 0",
-                self.delta[i]
-            ));
-        }
+        self.data().check_signs(n)?;
         for (k, &c) in self.searched.iter().enumerate() {
             if (0..n).all(|i| self.at(i, c) == 0.0) {
-                return Err(crate::invalid!(
-                    "searched column {c} (parameter {k}) is all zeros: the data do not depend on it"
-                ));
+                return Err(zero_column(c, k));
             }
         }
         Ok(())
@@ -189,36 +292,14 @@ impl SensitivitySpec<'_> {
 
     /// Ã and d of the checked arguments.
     fn weighted(&self) -> Result<Problem> {
-        let n = self.n;
-        let w: Vec<f64> = (0..n)
-            .map(|i| 1.0 / (self.f_exp[i] * self.delta[i]))
-            .collect();
-        let mut a_w = Vec::with_capacity(n * self.searched.len());
-        for &c in self.searched {
-            a_w.extend((0..n).map(|i| self.at(i, c) * w[i]));
-        }
-        let d = (0..n)
-            .map(|i| {
-                let shift: f64 = self
-                    .searched
-                    .iter()
-                    .map(|&c| self.at(i, c) * self.sigma0[c])
-                    .sum();
-                (self.f_exp[i] - self.f0[i] + shift) * w[i]
-            })
-            .collect();
-        if let Some(i) = a_w.iter().chain(&d).position(|x: &f64| !x.is_finite()) {
-            return Err(crate::invalid!(
-                "weighting by 1/(f_exp·delta) overflows (value {i} of Ã and d); rescale the data"
-            ));
-        }
-        Ok(Problem {
-            n,
-            p: self.searched.len(),
-            a_w,
-            d,
-            sigma0: self.searched.iter().map(|&c| self.sigma0[c]).collect(),
-        })
+        let s = self.searched;
+        weigh(
+            self.n,
+            s.len(),
+            |i, k| self.at(i, s[k]),
+            |k| self.sigma0[s[k]],
+            &self.data(),
+        )
     }
 }
 

@@ -10,6 +10,8 @@ pub mod analytic;
 pub mod cpu;
 pub mod criterion;
 pub mod cuda;
+pub mod device_calls;
+pub mod gathered;
 pub mod grid;
 pub mod matrix;
 pub mod result;
@@ -23,7 +25,7 @@ use analytic::{AnalyticRegion, Centred};
 use criterion::{Criterion, Norm, SearchOptions};
 use grid::{Axis, Grid};
 use matrix::{Problem, SensitivitySpec};
-use result::{Bins, SearchResult};
+use result::{Bins, Origin, SearchResult};
 use setup::SearchSetup;
 use std::sync::Arc;
 use tables::FastTables;
@@ -49,6 +51,10 @@ impl EmlogPlan {
         })
     }
 
+    pub fn context(&self) -> &Arc<Context> {
+        &self.ctx
+    }
+
     /// Measurements and searched parameters.
     pub fn n(&self) -> usize {
         self.problem.n
@@ -69,6 +75,23 @@ impl EmlogPlan {
 
     /// Searches the grid `axes` (axis 0 varies fastest).
     pub fn search(&self, axes: &[Axis], options: &SearchOptions) -> Result<SearchResult> {
+        let s = self.setup(axes, options)?;
+        let mut reporter = self.ctx.reporter();
+        let tally = match &self.ctx.cuda {
+            Some(gpu) => cuda::search(gpu, &s, &mut reporter)?,
+            None => cpu::search(&self.ctx.cpu, &s, &mut reporter)?,
+        };
+        let origin = Origin {
+            ctx: self.ctx.clone(),
+            bins: None,
+        };
+        let result = SearchResult::from_tally(tally, &s.grid, &s.bins, |q| s.misfit(q), origin);
+        reporter.finish();
+        Ok(result)
+    }
+
+    /// The grid, the options and the plan made into one checked search.
+    fn setup(&self, axes: &[Axis], options: &SearchOptions) -> Result<SearchSetup<'_>> {
         let grid = Grid::new(axes, self.p())?;
         options.validate(self.p())?;
         for &(a, b) in &options.pairs {
@@ -89,7 +112,7 @@ impl EmlogPlan {
             (_, Criterion::MaxMisfit(l)) => l,
             (_, Criterion::DeltaChiSquare(_)) => unreachable!("refused by SearchOptions::validate"),
         };
-        let s = SearchSetup {
+        Ok(SearchSetup {
             fast: FastTables::new(&self.centred, &grid),
             bins: Bins::new(&grid, &options.pairs),
             grid,
@@ -98,14 +121,6 @@ impl EmlogPlan {
             q_thr,
             problem: &self.problem,
             options: options.clone(),
-        };
-        let mut reporter = self.ctx.reporter();
-        let tally = match &self.ctx.cuda {
-            Some(gpu) => cuda::search(gpu, &s, &mut reporter)?,
-            None => cpu::search(&self.ctx.cpu, &s, &mut reporter)?,
-        };
-        let result = SearchResult::from_tally(tally, &s.grid, &s.bins, |q| s.misfit(q));
-        reporter.finish();
-        Ok(result)
+        })
     }
 }

@@ -2,6 +2,9 @@
 //! running tally it is reduced from.
 
 use super::grid::Grid;
+use crate::context::Context;
+use cudarc::driver::CudaSlice;
+use std::sync::Arc;
 
 /// Where each histogram lives in one flat array of counts: the 1D marginals of every
 /// axis, then the 2D marginals of the requested pairs (bin i_a + n_a·i_b).
@@ -106,6 +109,24 @@ pub struct SearchResult {
     pub model_values: Vec<f64>,
     /// More equivalent models than were listed.
     pub more_models: bool,
+    pub origin: Origin,
+}
+
+/// Where a search ran: its context (for the calls that write results to device memory)
+/// and, after a device search, its histograms left on the device (`Bins`'s flat layout:
+/// the marginals, then the pairs).
+#[derive(Clone)]
+pub struct Origin {
+    pub ctx: Arc<Context>,
+    pub bins: Option<Arc<CudaSlice<u64>>>,
+}
+
+impl std::fmt::Debug for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Origin")
+            .field("histograms_on_device", &self.bins.is_some())
+            .finish()
+    }
 }
 
 impl SearchResult {
@@ -114,6 +135,7 @@ impl SearchResult {
         g: &Grid,
         bins: &Bins,
         misfit: impl Fn(f64) -> f64,
+        origin: Origin,
     ) -> SearchResult {
         let p = g.p();
         let marginals: Vec<Vec<u64>> = (0..p)
@@ -146,6 +168,7 @@ impl SearchResult {
             more_models: t.count > t.models.len() as u64,
             model_values: t.models.iter().flat_map(|&i| g.model(i)).collect(),
             models: t.models,
+            origin,
         }
     }
 }

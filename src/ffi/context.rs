@@ -90,6 +90,46 @@ pub extern "C" fn sg_context_describe(
     })
 }
 
+/// Orders the device calls (`*_device_*`) made on `ctx` and its plans from now on on
+/// `stream`, a `CUstream` (a `cudaStream_t`) of the context's device and CUDA context,
+/// passed as an integer; 0 means the legacy default stream, the default. A device call
+/// queues its work after what `stream` holds when it is made and returns without waiting:
+/// its outputs are ready when `stream` reaches the point where the call left it (a later
+/// kernel, copy or event on `stream`, `cudaStreamSynchronize`, or `sg_context_synchronize`).
+/// The stream must stay alive while calls use it; set another, or 0, before destroying it.
+/// Calls with host arrays are unaffected (they return with their results written).
+/// `SG_ERR_UNSUPPORTED` on a CPU context. Change it only while no device call runs on `ctx`.
+#[no_mangle]
+pub extern "C" fn sg_context_set_stream(ctx: *mut sg_context, stream: u64) -> sg_status {
+    guard(|| {
+        let ctx = arg_ref(ctx.cast_const(), "ctx")?;
+        let gpu = ctx.0.gpu_for("sg_context_set_stream")?;
+        // SAFETY: the C contract above: a live stream of the context, or 0.
+        unsafe { gpu.caller.set(&gpu.ctx, stream) };
+        Ok(())
+    })
+}
+
+/// Waits until the work of the device calls made on `ctx` so far has run (the stream set by
+/// `sg_context_set_stream`). A kernel fault in that work is reported here as
+/// `SG_ERR_CUDA_DRIVER`. On a CPU context there is nothing to wait for: `SG_OK`.
+#[no_mangle]
+pub extern "C" fn sg_context_synchronize(ctx: *const sg_context) -> sg_status {
+    guard(|| {
+        let ctx = arg_ref(ctx, "ctx")?;
+        match &ctx.0.cuda {
+            Some(gpu) => {
+                gpu.caller_stream()
+                    .synchronize()
+                    .map_err(crate::backend::cuda::driver_error(
+                        "waiting for the device calls' stream",
+                    ))
+            }
+            None => Ok(()),
+        }
+    })
+}
+
 /// Releases the caller's reference to a context. NULL is a no-op. Plans made from it stay
 /// valid (they hold their own reference). Must not race with other calls on the same
 /// handle.

@@ -1,5 +1,7 @@
 //! `sg_dwt_plan`: batched, GSL-compatible wavelet transforms and denoising.
 
+pub mod device;
+
 use super::args::{arg_ref, optional_ref};
 use super::arrays::{check, optional_mut, overlap, slice, slice_mut};
 use super::context::{create_on, sg_context};
@@ -181,6 +183,16 @@ fn traces<'a, T: Sample>(
     })
 }
 
+fn direction(code: i32) -> Result<Direction> {
+    match code {
+        SG_DWT_FORWARD => Ok(Direction::Forward),
+        SG_DWT_INVERSE => Ok(Direction::Inverse),
+        d => Err(crate::invalid!(
+            "direction is {d}; expected SG_DWT_FORWARD (1) or SG_DWT_INVERSE (-1)"
+        )),
+    }
+}
+
 fn execute<T: Sample>(
     plan: *const sg_dwt_plan,
     direction: i32,
@@ -192,15 +204,7 @@ fn execute<T: Sample>(
 ) -> sg_status {
     guard(|| {
         let plan = &arg_ref(plan, "plan")?.0;
-        let direction = match direction {
-            SG_DWT_FORWARD => Direction::Forward,
-            SG_DWT_INVERSE => Direction::Inverse,
-            d => {
-                return Err(crate::invalid!(
-                    "direction is {d}; expected SG_DWT_FORWARD (1) or SG_DWT_INVERSE (-1)"
-                ))
-            }
-        };
+        let direction = self::direction(direction)?;
         let batch = TraceBatch::new(plan.n_samples(), n_traces, trace_stride)?;
         let traces = traces(input, output, &batch)?;
         plan.transform(direction, n_levels, traces, batch)

@@ -1,6 +1,8 @@
 //! `sg_emlog_plan`, `sg_emlog_result`: EM-logging inversion by exhaustive search over a
 //! sensitivity matrix (quasi-solution regions, Glinskikh & Gorbatenko 2015).
 
+pub mod device;
+
 use super::args::{arg_ref, options_or, out_ptr};
 use super::arrays::{out_slice, slice_or_empty};
 use super::context::{create_on, sg_context};
@@ -81,6 +83,18 @@ fn criterion(kind: i32, level: f64) -> Result<Criterion> {
     }
 }
 
+/// The searched column indices, checked ≥ 0.
+fn searched_columns(searched: *const i32, n_searched: usize) -> Result<Vec<usize>> {
+    slice_or_empty(searched, n_searched, "searched")?
+        .iter()
+        .enumerate()
+        .map(|(k, &c)| {
+            usize::try_from(c)
+                .map_err(|_| crate::invalid!("searched[{k}] is {c}; expected a column index ≥ 0"))
+        })
+        .collect()
+}
+
 /// Creates a plan for the linearised problem f_syn = f₀ + A(σ − σ₀): A is n × m (n
 /// measurements, m conductivities), element (i, j) at `a[i*row_stride + j*col_stride]`
 /// (row-major: m, 1; column-major: 1, n); `sigma0` (m) the reference model, `f0` (n) its
@@ -117,15 +131,7 @@ pub extern "C" fn sg_emlog_plan_create(
             .and_then(|s| s.checked_add(1))
             .filter(|s| s.checked_mul(8).is_some())
             .ok_or_else(|| crate::invalid!("A is {n} × {m} with strides ({row_stride}, {col_stride}); expected n, m ≥ 1 and strides that fit the address space"))?;
-        let cols = slice_or_empty(searched, n_searched, "searched")?
-            .iter()
-            .enumerate()
-            .map(|(k, &c)| {
-                usize::try_from(c).map_err(|_| {
-                    crate::invalid!("searched[{k}] is {c}; expected a column index ≥ 0")
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let cols = searched_columns(searched, n_searched)?;
         let spec = SensitivitySpec {
             n,
             m,
@@ -257,49 +263,90 @@ pub extern "C" fn sg_emlog_search(
 ) -> sg_status {
     super::create(plan, "plan", out, |plan| {
         let plan = &plan.0;
-        let p = plan.p();
-        let (kind, count) = (
-            slice_or_empty(axis_kind, p, "axis_kind")?,
-            slice_or_empty(axis_count, p, "axis_count")?,
-        );
-        let (lo, hi) = (
-            slice_or_empty(axis_min, p, "axis_min")?,
-            slice_or_empty(axis_max, p, "axis_max")?,
-        );
-        let mut list = slice_or_empty(list_values, n_list_values, "list_values")?;
-        let mut axes = Vec::with_capacity(p);
-        for k in 0..p {
-            axes.push(match kind[k] {
-                SG_EMLOG_AXIS_LINEAR => Axis::Linear { min: lo[k], max: hi[k], count: count[k] },
-                SG_EMLOG_AXIS_LOG => Axis::Log { min: lo[k], max: hi[k], count: count[k] },
-                SG_EMLOG_AXIS_LIST => {
-                    if count[k] > list.len() {
-                        return Err(crate::invalid!("axis {k} takes {} list values but only {} remain in list_values", count[k], list.len()));
-                    }
-                    let (mine, rest) = list.split_at(count[k]);
-                    list = rest;
-                    Axis::List(mine.to_vec())
-                }
-                v => return Err(crate::invalid!("axis_kind[{k}] is {v}; expected SG_EMLOG_AXIS_LINEAR (0), _LOG (1) or _LIST (2)")),
-            });
-        }
-        let pair_list = slice_or_empty(pairs, n_pairs.saturating_mul(2), "pairs")?
-            .chunks(2)
-            .enumerate()
-            .map(
-                |(q, c)| match (usize::try_from(c[0]), usize::try_from(c[1])) {
-                    (Ok(a), Ok(b)) => Ok((a, b)),
-                    _ => Err(crate::invalid!(
-                        "pair {q} is ({}, {}); expected parameter indices ≥ 0",
-                        c[0],
-                        c[1]
-                    )),
-                },
-            )
-            .collect::<Result<Vec<_>>>()?;
-        let opts = search_options(options, pair_list)?;
+        let axes = grid_axes(
+            plan.p(),
+            axis_kind,
+            axis_count,
+            axis_min,
+            axis_max,
+            list_values,
+            n_list_values,
+        )?;
+        let opts = search_options(options, pair_list(n_pairs, pairs)?)?;
         plan.search(&axes, &opts).map(sg_emlog_result)
     })
+}
+
+/// The p grid axes of a search's arguments.
+fn grid_axes(
+    p: usize,
+    axis_kind: *const i32,
+    axis_count: *const usize,
+    axis_min: *const f64,
+    axis_max: *const f64,
+    list_values: *const f64,
+    n_list_values: usize,
+) -> Result<Vec<Axis>> {
+    let (kind, count) = (
+        slice_or_empty(axis_kind, p, "axis_kind")?,
+        slice_or_empty(axis_count, p, "axis_count")?,
+    );
+    let (lo, hi) = (
+        slice_or_empty(axis_min, p, "axis_min")?,
+        slice_or_empty(axis_max, p, "axis_max")?,
+    );
+    let mut list = slice_or_empty(list_values, n_list_values, "list_values")?;
+    let mut axes = Vec::with_capacity(p);
+    for k in 0..p {
+        axes.push(match kind[k] {
+            SG_EMLOG_AXIS_LINEAR => Axis::Linear {
+                min: lo[k],
+                max: hi[k],
+                count: count[k],
+            },
+            SG_EMLOG_AXIS_LOG => Axis::Log {
+                min: lo[k],
+                max: hi[k],
+                count: count[k],
+            },
+            SG_EMLOG_AXIS_LIST => {
+                if count[k] > list.len() {
+                    return Err(crate::invalid!(
+                        "axis {k} takes {} list values but only {} remain in list_values",
+                        count[k],
+                        list.len()
+                    ));
+                }
+                let (mine, rest) = list.split_at(count[k]);
+                list = rest;
+                Axis::List(mine.to_vec())
+            }
+            v => {
+                return Err(crate::invalid!(
+                "axis_kind[{k}] is {v}; expected SG_EMLOG_AXIS_LINEAR (0), _LOG (1) or _LIST (2)"
+            ))
+            }
+        });
+    }
+    Ok(axes)
+}
+
+/// The requested pairs (2 × n_pairs indices), checked ≥ 0.
+fn pair_list(n_pairs: usize, pairs: *const i32) -> Result<Vec<(usize, usize)>> {
+    slice_or_empty(pairs, n_pairs.saturating_mul(2), "pairs")?
+        .chunks(2)
+        .enumerate()
+        .map(
+            |(q, c)| match (usize::try_from(c[0]), usize::try_from(c[1])) {
+                (Ok(a), Ok(b)) => Ok((a, b)),
+                _ => Err(crate::invalid!(
+                    "pair {q} is ({}, {}); expected parameter indices ≥ 0",
+                    c[0],
+                    c[1]
+                )),
+            },
+        )
+        .collect()
 }
 
 /// Releases a result. NULL is a no-op.

@@ -10,6 +10,8 @@ use crate::fxdecon::options::{FxdeconOptions, OutOfBand, Prediction};
 use crate::fxdecon::{FxdeconPlan, Volume};
 use crate::sample::Sample;
 
+pub mod device;
+
 /// One noncausal operator predicting each trace from its neighbours on both sides, the
 /// trace itself excluded (2D: ±1…±L traces; 3D: the Lx × Ly box less its centre). Default.
 pub const SG_FXDECON_TWO_SIDED: i32 = 0;
@@ -293,6 +295,19 @@ fn execute_3d<T: Sample>(
     })
 }
 
+/// The plan behind `plan`, refused unless it has `dims` dimensions.
+fn plan_of_dims<'a>(plan: *const sg_fxdecon_plan, dims: usize) -> Result<&'a FxdeconPlan> {
+    let plan = &arg_ref(plan, "plan")?.0;
+    if plan.dims() != dims {
+        return Err(crate::invalid!(
+            "the plan is {}D; call sg_fxdecon_execute_{}d_*",
+            plan.dims(),
+            plan.dims()
+        ));
+    }
+    Ok(plan)
+}
+
 /// The body of the execute calls: the plan of `dims` dimensions, `input` and `output` laid
 /// out by `layout`, in place when they are the same array.
 fn execute<T: Sample>(
@@ -303,14 +318,7 @@ fn execute<T: Sample>(
     layout: impl FnOnce(&FxdeconPlan) -> Result<Volume>,
 ) -> sg_status {
     guard(|| {
-        let plan = &arg_ref(plan, "plan")?.0;
-        if plan.dims() != dims {
-            return Err(crate::invalid!(
-                "the plan is {}D; call sg_fxdecon_execute_{}d_*",
-                plan.dims(),
-                plan.dims()
-            ));
-        }
+        let plan = plan_of_dims(plan, dims)?;
         not_null(input, "input")?;
         not_null(output.cast_const(), "output")?;
         let layout = layout(plan)?;

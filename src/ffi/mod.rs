@@ -5,12 +5,14 @@
 //! no panic crosses the boundary; NULL handles passed to `*_destroy` are ignored.
 //!
 //! One file per C object; what they share: `guard`, `create` and `destroy` here, `args` (handles,
-//! option structs and outputs), `arrays` (caller arrays made slices, checked) and
+//! option structs and outputs), `arrays` (caller arrays made slices, checked), `device_arrays` (the same for
+//! device memory) and
 //! `precision` (an object's f32 or f64 plan).
 
 mod args;
 mod arrays;
 pub mod context;
+mod device_arrays;
 pub mod dwt;
 pub mod emlog;
 pub mod fxdecon;

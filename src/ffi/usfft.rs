@@ -1,5 +1,7 @@
 //! `sg_usfft_plan`: non-uniform FFTs (types 1 and 2) in 1D, 2D and 3D, in the FINUFFT spirit.
 
+pub mod device;
+
 use super::args::{arg_mut, arg_ref, optional_ref};
 use super::arrays::{overlap, slice, slice_mut_or_empty, slice_or_empty};
 use super::context::{create_on, sg_context};
@@ -193,48 +195,6 @@ pub extern "C" fn sg_usfft_set_points_f64(
     z: *const f64,
 ) -> sg_status {
     guard(|| set_points(plan, m, x, y, z))
-}
-
-/// Sets the plan's `m` points from coordinates already in device memory: `x` (and `y`, `z`
-/// as for `sg_usfft_set_points_f32`; unused ones may be 0) are `CUdeviceptr` values of at
-/// least `m` floats each, in the plan's CUDA context (device 0's primary context), already
-/// written (synchronise the stream that wrote them first). The points are folded and sorted
-/// on the GPU, with no host copy. `SG_ERR_UNSUPPORTED` on a CPU context; non-finite
-/// coordinates give `SG_ERR_NON_FINITE` and keep the previous points.
-#[no_mangle]
-pub extern "C" fn sg_usfft_set_points_device_f32(
-    plan: *mut sg_usfft_plan,
-    m: usize,
-    x: u64,
-    y: u64,
-    z: u64,
-) -> sg_status {
-    guard(|| set_points_device::<f32>(plan, m, [x, y, z]))
-}
-
-/// `sg_usfft_set_points_device_f32` for a double-precision plan (`m` doubles per array).
-#[no_mangle]
-pub extern "C" fn sg_usfft_set_points_device_f64(
-    plan: *mut sg_usfft_plan,
-    m: usize,
-    x: u64,
-    y: u64,
-    z: u64,
-) -> sg_status {
-    guard(|| set_points_device::<f64>(plan, m, [x, y, z]))
-}
-
-/// The device-pointer `set_points` of the plan's precision.
-fn set_points_device<T: Precision>(
-    plan: *mut sg_usfft_plan,
-    m: usize,
-    xyz: [u64; 3],
-) -> Result<()> {
-    let plan = arg_mut(plan, "plan")?;
-    let plan = plan.0.get_mut::<T>("plan", "sg_usfft_set_points_device")?;
-    // SAFETY: the C contract of `sg_usfft_set_points_device_f32/_f64`: device addresses of
-    // `m` values of `T` each, in the plan's CUDA context, already written.
-    unsafe { plan.set_points_device_ptr(m, xyz) }
 }
 
 fn execute<T: Precision>(plan: *const sg_usfft_plan, c: *mut T, f: *mut T) -> Result<()> {

@@ -9,6 +9,7 @@
 
 pub mod cpu;
 pub mod cuda;
+mod device_calls;
 pub mod filter;
 pub mod geometry;
 pub mod options;
@@ -99,12 +100,7 @@ impl FxdeconPlan {
     /// Filters `input` into `output` (same layout; the samples between traces are left
     /// alone). Non-finite input is refused and nothing is written.
     pub fn execute<T: Sample>(&self, input: &[T], output: &mut [T], layout: Volume) -> Result<()> {
-        let s = &self.setup;
-        if (layout.n_samples, layout.nx, layout.ny) != (s.n_samples, s.nx, s.ny) {
-            return Err(crate::invalid!(
-                "the layout does not match the plan's shape"
-            ));
-        }
+        self.check_layout(&layout)?;
         let need = layout.span();
         if input.len() < need || output.len() < need {
             return Err(crate::invalid!(
@@ -115,6 +111,16 @@ impl FxdeconPlan {
         let mut reporter = self.ctx.reporter();
         self.filter(input, output, layout, &mut reporter)?;
         reporter.finish();
+        Ok(())
+    }
+
+    fn check_layout(&self, layout: &Volume) -> Result<()> {
+        let s = &self.setup;
+        if (layout.n_samples, layout.nx, layout.ny) != (s.n_samples, s.nx, s.ny) {
+            return Err(crate::invalid!(
+                "the layout does not match the plan's shape"
+            ));
+        }
         Ok(())
     }
 

@@ -24,7 +24,7 @@ mod kernel_scan;
 pub mod points;
 pub mod spec;
 
-use crate::backend::cuda::array::{CallerArray, DeviceArray};
+use crate::backend::cuda::array::{DeviceArray, DeviceArrayMut};
 use crate::backend::cuda::tracked::read_on;
 use crate::context::Context;
 use crate::error::{Error, Result};
@@ -180,27 +180,19 @@ impl<T: Real> UsfftPlan<T> {
         })
     }
 
-    /// `set_points_device` from raw device addresses (CUdeviceptr values; unused dimensions
-    /// may be 0), for callers holding CUDA memory outside cudarc (the C ABI).
-    ///
-    /// # Safety
-    /// Each used address must point to at least `m` elements of T in this plan's CUDA
-    /// context, written before the call (or on a stream the caller has synchronised).
-    pub unsafe fn set_points_device_ptr(&mut self, m: usize, coords: [u64; 3]) -> Result<()> {
+    /// `set_points_device` from arrays the caller allocated on the context's device (the C
+    /// ABI's; None for unused dimensions), ordered after the work on the context's caller
+    /// stream.
+    pub fn set_points_device_arrays(
+        &mut self,
+        m: usize,
+        coords: [Option<&dyn DeviceArray<T>>; 3],
+    ) -> Result<()> {
         let ctx = self.gpu()?;
         let gpu = ctx.cuda.as_ref().expect("checked by gpu()");
-        let dim = self.spec.dim;
-        // SAFETY: the caller's contract: each used, non-NULL address holds m elements of T
-        // in this context, already written; NULL ones stay None (refused where used).
-        let arrays: [Option<CallerArray<T>>; 3] = std::array::from_fn(|d| {
-            (d < dim && coords[d] != 0).then(|| unsafe { CallerArray::new(coords[d], m) })
-        });
-        let mut device: cuda::DeviceCoords<T> = [None; 3];
-        for (d, a) in arrays.iter().enumerate() {
-            device[d] = a.as_ref().map(|a| a as &dyn DeviceArray<T>);
-        }
+        let after = [gpu.caller_stream()];
         self.set_device_points(|slot, spec| {
-            cuda::set_points_device(gpu, slot, spec, device, m, &[])
+            cuda::set_points_device(gpu, slot, spec, coords, m, &after)
         })
     }
 
@@ -325,6 +317,23 @@ impl<T: Real> UsfftPlan<T> {
             )),
             _ => Err(Error::Unsupported(
                 "device-resident execute needs a plan on a CUDA context".into(),
+            )),
+        }
+    }
+
+    /// Execute on arrays the caller allocated on the context's device (`c` 2·n_vectors·M
+    /// reals, `f` 2·n_vectors·N1N2N3, interleaved complex), queued after the work on the
+    /// context's caller stream, which then waits for it; returns without waiting.
+    pub fn execute_device_arrays(
+        &self,
+        c: &mut impl DeviceArrayMut<T>,
+        f: &mut impl DeviceArrayMut<T>,
+    ) -> Result<()> {
+        let gpu = self.ctx.gpu_for("a device USFFT execute")?;
+        match &self.points {
+            PointsState::Device(p) => p.execute_arrays(gpu, c, f),
+            _ => Err(crate::invalid!(
+                "no points set: call set_points before execute"
             )),
         }
     }

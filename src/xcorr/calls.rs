@@ -5,6 +5,7 @@ use super::groups::WindowGroups;
 use super::pairs::Block;
 use super::plan::XcorrPlan;
 use super::spectra::Spectra;
+use crate::backend::cuda::array::PartMut;
 use crate::layout::TraceBatch;
 
 /// One `preprocess` call: `batch.n_traces` station-days of `days` (station s at
@@ -35,10 +36,19 @@ impl<'a> Correlations<'a> {
     }
 }
 
+/// A device call's outputs, the caller's device arrays in the host call's layout: the
+/// stacks (row p at p·stride) and, with groups, the substacks (row g·n_pairs + p).
+pub struct DeviceOut<'a> {
+    pub stacks: PartMut<'a, f32>,
+    pub substacks: Option<PartMut<'a, f32>>,
+    pub stride: usize,
+}
+
 /// One `correlate` call: the pairs of `block` over every window of `days`, `counts[p]`
 /// windows stacked for pair p (block order), each correlation written to `out`; with
 /// `groups`, also the linear stack of each group g, `group_counts[g·n_pairs + p]` windows,
-/// to `sub` at g·n_pairs + p.
+/// to `sub` at g·n_pairs + p. With `device` (a device call on a CUDA context) the rows go
+/// there instead, and `out` and `sub` stay empty.
 pub struct CorrelateCall<'a> {
     pub plan: &'a XcorrPlan,
     pub days: &'a [&'a Spectra],
@@ -48,4 +58,5 @@ pub struct CorrelateCall<'a> {
     pub groups: Option<&'a WindowGroups>,
     pub group_counts: &'a [u32],
     pub sub: Correlations<'a>,
+    pub device: Option<DeviceOut<'a>>,
 }

@@ -19,28 +19,14 @@ pub struct StackOut<'a> {
 impl StackOut<'_> {
     /// Refuses an output too small for `rows` rows of `n_lags` lags.
     fn check(&self, rows: usize, n_lags: usize, what: &str) -> Result<()> {
-        let stride = self.pair_stride;
-        if stride < n_lags {
-            return Err(crate::invalid!(
-                "{what}: pair_stride {stride} is smaller than a correlation ({n_lags} lags)"
-            ));
-        }
-        let need = (rows - 1)
-            .checked_mul(stride)
-            .and_then(|x| x.checked_add(n_lags))
-            .ok_or_else(|| crate::invalid!("{what}: {rows} rows with stride {stride} overflow"))?;
-        if self.out.len() < need {
-            return Err(crate::invalid!(
-                "{what}: the output holds {} floats; {rows} rows with stride {stride} need {need}",
-                self.out.len()
-            ));
-        }
-        if self.counts.as_ref().is_some_and(|c| c.len() < rows) {
-            return Err(crate::invalid!(
-                "{what}: counts hold fewer than the {rows} rows"
-            ));
-        }
-        Ok(())
+        let counts = self.counts.as_ref().map(|c| c.len());
+        check_rows(
+            (self.out.len(), counts),
+            self.pair_stride,
+            rows,
+            n_lags,
+            what,
+        )
     }
 
     /// Copies dense rows of n_lags (and their counts) into the caller's arrays.
@@ -55,6 +41,37 @@ impl StackOut<'_> {
             c[..counts.len()].copy_from_slice(counts);
         }
     }
+}
+
+/// Refuses an output of `out` floats (and `counts` counts, if any) too small for `rows`
+/// rows of `n_lags` lags, `stride` apart.
+pub(super) fn check_rows(
+    (out, counts): (usize, Option<usize>),
+    stride: usize,
+    rows: usize,
+    n_lags: usize,
+    what: &str,
+) -> Result<()> {
+    if stride < n_lags {
+        return Err(crate::invalid!(
+            "{what}: pair_stride {stride} is smaller than a correlation ({n_lags} lags)"
+        ));
+    }
+    let need = (rows - 1)
+        .checked_mul(stride)
+        .and_then(|x| x.checked_add(n_lags))
+        .ok_or_else(|| crate::invalid!("{what}: {rows} rows with stride {stride} overflow"))?;
+    if out < need {
+        return Err(crate::invalid!(
+            "{what}: the output holds {out} floats; {rows} rows with stride {stride} need {need}"
+        ));
+    }
+    if counts.is_some_and(|c| c < rows) {
+        return Err(crate::invalid!(
+            "{what}: counts hold fewer than the {rows} rows"
+        ));
+    }
+    Ok(())
 }
 
 impl XcorrPlan {
@@ -133,6 +150,7 @@ impl XcorrPlan {
             groups: sub.as_ref().map(|(g, _)| *g),
             group_counts: &sub_counts,
             sub: Correlations::new(&mut dense_sub, n_lags),
+            device: None,
         };
         match &self.ctx.cuda {
             Some(gpu) => cuda::correlate(gpu, call, &mut reporter)?,

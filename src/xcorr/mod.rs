@@ -18,6 +18,7 @@ pub mod calls;
 pub mod correlate;
 pub mod cpu;
 pub mod cuda;
+pub mod device_calls;
 pub mod geometry;
 pub mod groups;
 pub mod method;
@@ -77,7 +78,7 @@ impl XcorrPlan {
             n_stations: batch.n_traces,
             n_windows,
         };
-        let (data, source) = self.divide(data, planes, true)?;
+        let (data, source) = self.divide(data, planes, true, None)?;
         reporter.finish();
         Ok(self.spectra(planes, kept, data, source))
     }
@@ -103,12 +104,14 @@ impl XcorrPlan {
 
     /// The divisions of the plan's correlation method: the stored values (coherency, when
     /// `stored` — spectra given back by `import` are divided already) and the source side
-    /// (deconvolution).
+    /// (deconvolution). Device spectra are divided on `kit`'s stream without waiting, or
+    /// (None) on a stream of their own, waited for.
     fn divide(
         &self,
         data: SpectraData,
         p: Planes,
         stored: bool,
+        kit: Option<&cuda::Kit>,
     ) -> Result<(SpectraData, Option<SpectraData>)> {
         let m = Method::of(&self.options);
         let (g, n) = (&self.geometry, m.smoothspect_n);
@@ -121,7 +124,10 @@ impl XcorrPlan {
                     let gpu = self.ctx.cuda.as_ref().ok_or_else(|| {
                         crate::error::Error::Internal("device spectra on a CPU context".into())
                     })?;
-                    SpectraData::Device(cuda::divided(gpu, v, p, g, n, power)?)
+                    SpectraData::Device(match kit {
+                        Some(kit) => cuda::divided_on(kit, v, p, g, (n, power))?,
+                        None => cuda::divided(gpu, v, p, g, n, power)?,
+                    })
                 }
             })
         };
@@ -187,7 +193,7 @@ impl XcorrPlan {
             Some(gpu) => SpectraData::Device(cuda::spectra::DeviceSpectra::upload(gpu, values)?),
             None => SpectraData::Host(values.to_vec()),
         };
-        let (data, source) = self.divide(data, p, false)?;
+        let (data, source) = self.divide(data, p, false, None)?;
         Ok(self.spectra(p, kept.to_vec(), data, source))
     }
 

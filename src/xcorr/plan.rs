@@ -3,6 +3,7 @@
 //! the backends; the backends read the plan through this file.
 
 use super::butterworth::Section;
+use super::cuda::held::DeviceCalls;
 use super::geometry::Geometry;
 use super::options::Options;
 use super::preprocess;
@@ -17,6 +18,8 @@ pub struct XcorrPlan {
     pub(super) options: Options,
     pub(super) geometry: Geometry,
     pub(super) sections: Vec<Section>,
+    /// What the plan's device calls keep between calls (CUDA contexts).
+    pub(super) device: DeviceCalls,
 }
 
 impl XcorrPlan {
@@ -28,6 +31,7 @@ impl XcorrPlan {
             options,
             geometry,
             sections,
+            device: DeviceCalls::default(),
         })
     }
 

@@ -23,7 +23,23 @@ namespace seisgpu {
         const;                                                                              \
     template void usfft_plan::set_points<T>(view<const T>, view<const T>, view<const T>);   \
     template void usfft_plan::execute<T>(view<T>, view<T>) const;                          \
+    template void usfft_plan::set_points_device<T>(device_view<const T>, device_view<const T>, \
+                                                   device_view<const T>);                  \
+    template void usfft_plan::execute_device<T>(device_view<T>, device_view<T>) const;     \
+    template void dwt_plan::execute_device<T>(int32_t, uint32_t, device_view<const T>,     \
+                                              device_view<T>, std::size_t, std::size_t)    \
+        const;                                                                              \
+    template void dwt_plan::denoise_device<T>(const sg_dwt_denoise_options &,              \
+                                              device_view<const T>, device_view<T>,        \
+                                              std::size_t, std::size_t, view<double>)      \
+        const;                                                                              \
     template void wavepacket_layout::forward<T>(view<const T>, view<T>) const;             \
+    template void wavepacket_layout::forward_device<T>(device_view<const T>, device_view<T>) \
+        const;                                                                              \
+    template void wavepacket_layout::adjoint_device<T>(device_view<const T>, device_view<T>) \
+        const;                                                                              \
+    template void wavepacket_layout::threshold_device<T>(device_view<T>, int32_t, int32_t,  \
+                                                         double) const;                     \
     template void wavepacket_layout::adjoint<T>(view<const T>, view<T>) const;             \
     template inverse_report wavepacket_layout::inverse<T>(view<const T>, view<T>, double,  \
                                                           std::size_t) const;              \

@@ -26,3 +26,4 @@ mod cuda_fxdecon;
 mod cuda_usfft;
 mod cuda_wavepacket;
 mod cuda_xcorr;
+mod device_calls;

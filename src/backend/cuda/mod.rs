@@ -4,6 +4,7 @@
 pub mod array;
 pub mod blas;
 pub mod buffers;
+pub mod caller;
 pub mod disk_cache;
 pub mod fft;
 pub mod kernels;
@@ -30,6 +31,11 @@ fn primary_context(ordinal: usize) -> Result<Arc<CudaContext>> {
         return Ok(ctx.clone());
     }
     let ctx = CudaContext::new(ordinal).map_err(driver_error("creating the CUDA context"))?;
+    // SAFETY: the library uses each of its buffers on the one stream it was made on, and
+    // orders work across streams itself (joins, events, `caller::ordered_on`). cudarc's
+    // per-buffer events would add a wait on the buffer's last use at every address taken,
+    // which a stream being captured into a graph may not make (an uncaptured event).
+    unsafe { ctx.disable_event_tracking() };
     held.push((ordinal, ctx.clone()));
     Ok(ctx)
 }
@@ -43,6 +49,8 @@ pub struct CudaBackend {
     /// Largest dynamic shared memory a block may opt in to, in bytes.
     pub max_shared_bytes: usize,
     pub multiprocessors: usize,
+    /// The stream device calls are ordered on (`sg_context_set_stream`).
+    pub caller: caller::CallerStream,
     description: String,
 }
 
@@ -105,6 +113,7 @@ impl CudaBackend {
             modules,
             max_shared_bytes,
             multiprocessors,
+            caller: caller::CallerStream::default(),
             description,
         })
     }
@@ -116,6 +125,11 @@ impl CudaBackend {
     /// Makes the context current on this thread (every driver call below needs it).
     pub fn bind(&self) -> Result<()> {
         bind(&self.ctx)
+    }
+
+    /// The stream a device call starting now is ordered on.
+    pub fn caller_stream(&self) -> Arc<CudaStream> {
+        self.caller.get(&self.ctx)
     }
 
     /// A fresh stream for one call, so that calls from several threads overlap.

@@ -4,7 +4,9 @@
 //! cudarc, the address makes the stream first wait for the slice's last write (and, to
 //! write it, its last reads); the value records this use when dropped, so it is kept until
 //! the work that uses the slice is queued, and the slice's next use elsewhere waits for it.
-//! The library's own buffers stay on their stream and need none of this (`array.rs`).
+//! The library's own buffers stay on their stream and need none of this (`array.rs`), and
+//! the library's context does not track events (`primary_context`): a slice made there is
+//! ordered only by the stream it is used on.
 
 use super::array::{DeviceArray, DeviceArrayMut};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop};

@@ -33,7 +33,8 @@ mod tuning;
 
 pub use prelude::{dwt_kernel_preludes, prelude};
 pub use resident::{
-    denoise_device, denoise_device_enqueue, transform_device, DeviceMedians, DeviceTraces,
+    denoise_device, denoise_device_enqueue, denoise_on, transform_device, transform_on, DeviceIo,
+    DeviceMedians, DeviceTraces,
 };
 pub use tuning::set_single_kernel_limit;
 

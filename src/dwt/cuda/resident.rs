@@ -4,6 +4,7 @@ use super::device::{run_on_device, DevBatch, Op};
 use super::kit::Kit;
 use super::rows::{whole, whole_mut, Io, Rows, Shape};
 use super::shrink::{thresholds_from_medians, Rules};
+use crate::backend::cuda::array::{DeviceArray, DeviceArrayMut, Part, PartMut};
 use crate::backend::cuda::buffers::alloc;
 use crate::backend::cuda::{driver_error, CudaBackend};
 use crate::dwt::denoise::{DenoiseOptions, ThresholdRule};
@@ -33,9 +34,68 @@ impl<'a, T> DeviceTraces<'a, T> {
     }
 }
 
-/// Device-resident transform of `levels` levels (0 = all): queued on `stream` without
+/// Traces in device memory as a device call passes them: separate input and output
+/// arrays, or one array transformed in place.
+pub enum DeviceIo<'a, T> {
+    Apart(Part<'a, T>, PartMut<'a, T>),
+    InPlace(PartMut<'a, T>),
+}
+
+impl<'a, T> DeviceIo<'a, T> {
+    pub fn apart(input: &'a impl DeviceArray<T>, output: &'a mut impl DeviceArrayMut<T>) -> Self {
+        DeviceIo::Apart(whole(input), whole_mut(output))
+    }
+
+    pub fn in_place(traces: &'a mut impl DeviceArrayMut<T>) -> Self {
+        DeviceIo::InPlace(whole_mut(traces))
+    }
+
+    /// The shorter of the arrays' lengths.
+    fn len(&self) -> usize {
+        match self {
+            DeviceIo::Apart(i, o) => i.len().min(o.len()),
+            DeviceIo::InPlace(a) => a.len(),
+        }
+    }
+
+    fn batch(self, batch: TraceBatch) -> DevBatch<'a, T> {
+        let stride = batch.trace_stride;
+        DevBatch {
+            shape: Shape {
+                n: batch.n_samples,
+                traces: batch.n_traces,
+            },
+            io: match self {
+                DeviceIo::Apart(data, out) => {
+                    Io::Apart(Rows { data, stride }, Rows { data: out, stride })
+                }
+                DeviceIo::InPlace(data) => Io::InPlace(Rows { data, stride }),
+            },
+        }
+    }
+}
+
+/// Device-resident transform of `levels` levels (0 = all), queued on `stream` without
 /// waiting. Long traces (beyond the whole-trace kernels) need dense traces (stride =
-/// n_samples).
+/// n_samples) in separate arrays.
+pub fn transform_on<T: Sample>(
+    gpu: &CudaBackend,
+    wavelet: &Wavelet,
+    direction: Direction,
+    levels: u32,
+    io: DeviceIo<T>,
+    batch: TraceBatch,
+    stream: &Arc<CudaStream>,
+) -> Result<()> {
+    let levels = check_device_batch(levels, &io, &batch)?;
+    gpu.bind()?;
+    let kit = Kit::<T>::new(gpu, wavelet, stream)?;
+    let op = Op::Transform(direction);
+    check_long(&kit, op, levels, &io, &batch)?;
+    run_on_device(&kit, op, levels, io.batch(batch), None)
+}
+
+/// `transform_on` for arrays the library allocated (cudarc orders them across streams).
 pub fn transform_device<T: Sample>(
     gpu: &CudaBackend,
     wavelet: &Wavelet,
@@ -44,23 +104,38 @@ pub fn transform_device<T: Sample>(
     traces: DeviceTraces<T>,
     stream: &Arc<CudaStream>,
 ) -> Result<()> {
-    let batch = traces.batch;
+    on_stream(stream, traces, |io, batch| {
+        transform_on(gpu, wavelet, direction, levels, io, batch, stream)
+    })
+}
+
+/// The long-signal path needs dense traces and separate arrays.
+fn check_long<T: Sample>(
+    kit: &Kit<T>,
+    op: Op,
+    levels: u32,
+    io: &DeviceIo<T>,
+    batch: &TraceBatch,
+) -> Result<()> {
     let n = batch.n_samples;
-    let levels = check_device_batch(levels, &traces)?;
-    gpu.bind()?;
-    let kit = Kit::<T>::new(gpu, wavelet, stream)?;
-    let op = Op::Transform(direction);
-    if batch.trace_stride != n && kit.long_plan(n, levels, op.kind()).is_long() {
+    if !kit.long_plan(n, levels, op.kind()).is_long() {
+        return Ok(());
+    }
+    if batch.trace_stride != n {
         return Err(crate::invalid!(
             "traces of {n} samples take the long-signal path, which needs trace_stride = n_samples"
         ));
     }
-    on_stream(stream, traces, |b| run_on_device(&kit, op, levels, b, None))
+    if let DeviceIo::InPlace(_) = io {
+        return Err(crate::invalid!(
+            "traces of {n} samples take the long-signal path, which cannot run in place: pass separate input and output arrays"
+        ));
+    }
+    Ok(())
 }
 
 /// Checks a device-resident call's sizes; returns the depth (0 resolved to all levels).
-fn check_device_batch<T>(levels: u32, traces: &DeviceTraces<T>) -> Result<u32> {
-    let batch = &traces.batch;
+fn check_device_batch<T>(levels: u32, io: &DeviceIo<T>, batch: &TraceBatch) -> Result<u32> {
     let n = batch.n_samples;
     if n < 2 || !n.is_power_of_two() {
         return Err(crate::invalid!(
@@ -77,23 +152,23 @@ fn check_device_batch<T>(levels: u32, traces: &DeviceTraces<T>) -> Result<u32> {
             "{levels} levels asked for {n}-sample traces"
         ));
     }
-    if traces.input.len() < batch.span() || traces.output.len() < batch.span() {
+    if io.len() < batch.span() {
         return Err(crate::invalid!(
-            "device buffers shorter than the {} elements the batch spans",
+            "device arrays shorter than the {} elements the batch spans",
             batch.span()
         ));
     }
     Ok(levels)
 }
 
-/// Runs `queue` over the caller's arrays as a batch, on `stream`. cudarc orders the use of
+/// Runs `queue` over the library's arrays as a batch, on `stream`. cudarc orders the use of
 /// a slice across streams by events: `stream` first waits for earlier work on the arrays
 /// elsewhere (their last writes, and the output's reads), and their events are recorded on
 /// it after the work, for later work elsewhere to wait for.
 fn on_stream<T, R>(
     stream: &CudaStream,
     traces: DeviceTraces<T>,
-    queue: impl FnOnce(DevBatch<T>) -> R,
+    queue: impl FnOnce(DeviceIo<T>, TraceBatch) -> R,
 ) -> R {
     let DeviceTraces {
         input,
@@ -101,23 +176,7 @@ fn on_stream<T, R>(
         batch,
     } = traces;
     drop((input.device_ptr(stream), output.device_ptr_mut(stream)));
-    let stride = batch.trace_stride;
-    let queued = queue(DevBatch {
-        shape: Shape {
-            n: batch.n_samples,
-            traces: batch.n_traces,
-        },
-        io: Io::Apart(
-            Rows {
-                data: whole(input),
-                stride,
-            },
-            Rows {
-                data: whole_mut(output),
-                stride,
-            },
-        ),
-    });
+    let queued = queue(DeviceIo::apart(input, output), batch);
     drop((input.device_ptr(stream), output.device_ptr_mut(stream)));
     queued
 }
@@ -176,8 +235,42 @@ impl<T: Sample> DeviceMedians<T> {
     }
 }
 
-/// Queues a device-resident denoise on `stream` without waiting (for timing with events);
-/// `levels` 0 means all. The returned medians turn into thresholds once the stream is done.
+/// Queues a device-resident denoise on `stream` without waiting; `levels` 0 means all. The
+/// returned medians turn into thresholds once the stream is done.
+pub fn denoise_on<T: Sample>(
+    gpu: &CudaBackend,
+    wavelet: &Wavelet,
+    options: &DenoiseOptions,
+    levels: u32,
+    io: DeviceIo<T>,
+    batch: TraceBatch,
+    stream: &Arc<CudaStream>,
+) -> Result<DeviceMedians<T>> {
+    let n = batch.n_samples;
+    let levels = check_device_batch(levels, &io, &batch)?;
+    options.validate()?;
+    gpu.bind()?;
+    let kit = Kit::<T>::new(gpu, wavelet, stream)?;
+    let op = Op::Denoise(options);
+    check_long(&kit, op, levels, &io, &batch)?;
+    let rules = Rules::<T>::new(options, levels, n);
+    let mut medians = alloc::<T>(
+        stream,
+        batch.n_traces * rules.seg_levels as usize,
+        "allocating device memory for medians",
+    )?;
+    let wanted = Some(whole_mut(&mut medians));
+    run_on_device(&kit, op, levels, io.batch(batch), wanted)?;
+    Ok(DeviceMedians {
+        medians,
+        options: *options,
+        levels,
+        n,
+        traces: batch.n_traces,
+    })
+}
+
+/// `denoise_on` for arrays the library allocated (for timing with events).
 pub fn denoise_device_enqueue<T: Sample>(
     gpu: &CudaBackend,
     wavelet: &Wavelet,
@@ -186,28 +279,7 @@ pub fn denoise_device_enqueue<T: Sample>(
     traces: DeviceTraces<T>,
     stream: &Arc<CudaStream>,
 ) -> Result<DeviceMedians<T>> {
-    let batch = traces.batch;
-    let n = batch.n_samples;
-    let levels = check_device_batch(levels, &traces)?;
-    options.validate()?;
-    gpu.bind()?;
-    let kit = Kit::<T>::new(gpu, wavelet, stream)?;
-    let rules = Rules::<T>::new(options, levels, n);
-    let mut medians = alloc::<T>(
-        stream,
-        batch.n_traces * rules.seg_levels as usize,
-        "allocating device memory for medians",
-    )?;
-    let op = Op::Denoise(options);
-    let wanted = Some(whole_mut(&mut medians));
-    on_stream(stream, traces, |b| {
-        run_on_device(&kit, op, levels, b, wanted)
-    })?;
-    Ok(DeviceMedians {
-        medians,
-        options: *options,
-        levels,
-        n,
-        traces: batch.n_traces,
+    on_stream(stream, traces, |io, batch| {
+        denoise_on(gpu, wavelet, options, levels, io, batch, stream)
     })
 }

@@ -7,7 +7,8 @@
 //! One file per job: `options` (the codes, option structs and their defaults), `layout`
 //! (the object: create, sizes, boxes), `transform` (C, C*, the inverse), `threshold`
 //! (compression and thresholding), `pocs`, `noise` (white noise: per-box thresholds, the
-//! estimate, packet norms) and `sparse`; `calls` holds the transform calls layouts share
+//! estimate, packet norms), `sparse` and `device` (C, C*, the inverse and the threshold on
+//! device memory); `calls` holds the transform calls layouts share
 //! with tiled volumes, `arrays` the checks of the calls' data and coefficients.
 
 // cbindgen writes the header's functions file by file in the order of these declarations
@@ -25,6 +26,8 @@ mod pocs;
 mod noise;
 
 mod sparse;
+
+pub mod device;
 
 mod arrays;
 

@@ -12,6 +12,7 @@ use crate::xcorr::pairs::Block;
 use crate::xcorr::{Spectra, XcorrPlan};
 use num_complex::Complex32;
 
+pub mod device;
 mod options;
 mod substacks;
 

@@ -1,13 +1,15 @@
 //! One slab's device buffers and its kernels (kernels/fxdecon.cu): `fx_extract`,
 //! `fx_init_out`, `fx_window_solve`, `fx_overlap_add`.
 //!
-//! A slab of `nread` traces (its read lines × nx, trace index tr = ix + nx · local line)
-//! lives in buffers sized for the largest slab: traces `[tr][n_samples]`, windows
-//! `[tr][ntw][nfft]`, spectra `[tr][ntw][nf]` complex (nf = nfft/2 + 1, cuFFT's R2C/C2R
-//! layout), out `[written trace][n_samples]`.
+//! A slab of `nread` traces (its read lines × nx, trace index tr = ix + nx · local line) is
+//! read from `Lines` (a staged copy or the caller's volume) into work buffers sized for the
+//! largest slab: windows `[tr][ntw][nfft]`, spectra `[tr][ntw][nf]` complex (nf = nfft/2 + 1,
+//! cuFFT's R2C/C2R layout); its written traces go to `Lines` again.
 
 use super::tables::{to_i32, SharedTables, SlabTables};
-use crate::backend::cuda::array::{complex, complex_mut, part, part_mut, Part, PartMut};
+use crate::backend::cuda::array::{
+    complex, complex_mut, part, part_mut, DeviceArray, DeviceArrayMut, Part, PartMut,
+};
 use crate::backend::cuda::buffers::alloc;
 use crate::backend::cuda::fft::FftPlan;
 use crate::backend::cuda::launch::{for_elems_in_blocks_of, Launch};
@@ -15,6 +17,7 @@ use crate::backend::cuda::CudaBackend;
 use crate::error::{Error, Result};
 use crate::fxdecon::geometry::Setup;
 use crate::fxdecon::options::OutOfBand;
+use crate::fxdecon::volume::Volume;
 use cudarc::driver::{CudaModule, CudaSlice, CudaStream, LaunchConfig};
 use std::sync::Arc;
 
@@ -43,6 +46,19 @@ pub(super) fn solve_shared_bytes(s: &Setup) -> usize {
     16 * (nl + nh.max(SOLVE_THREADS as usize) + k * k + k) + 8 * x_max * y_max
 }
 
+/// `Unsupported` when `fx_window_solve` cannot run this setup (`fits`).
+pub(super) fn check_fits(gpu: &CudaBackend, s: &Setup) -> Result<()> {
+    let shared = solve_shared_bytes(s);
+    if shared > gpu.max_shared_bytes {
+        return Err(Error::Unsupported(format!(
+            "the operator ({} coefficients) and windows need {shared} bytes of shared memory per block; the GPU has {}",
+            s.stencil.offsets.len(),
+            gpu.max_shared_bytes
+        )));
+    }
+    Ok(())
+}
+
 /// Whether `fx_window_solve` can run this setup: its operator and windows fit in a block's
 /// shared memory (up to about 110 coefficients with 20 × 20 windows on an H100).
 pub fn fits(gpu: &CudaBackend, s: &Setup) -> bool {
@@ -50,46 +66,57 @@ pub fn fits(gpu: &CudaBackend, s: &Setup) -> bool {
 }
 
 /// One thread per element of `total`, at most `MAX_BLOCKS` blocks.
-fn grid_stride(total: usize) -> LaunchConfig {
+pub(super) fn grid_stride(total: usize) -> LaunchConfig {
     let mut cfg = for_elems_in_blocks_of(total, THREADS);
     cfg.grid_dim.0 = cfg.grid_dim.0.min(MAX_BLOCKS);
     cfg
 }
 
-/// A slot's device buffers, sized for `read` traces read and `write` traces written.
+/// Traces of consecutive crossline lines in a device array: trace `ix + nx·line` (line
+/// counted from the first) at element `ix·stride_x + line·stride_y` of `data`.
+pub(super) struct Lines<A> {
+    pub(super) data: A,
+    pub(super) stride_x: usize,
+    pub(super) stride_y: usize,
+}
+
+impl<A> Lines<A> {
+    /// Lines laid out as a dense `[line][ix][sample]` block.
+    pub(super) fn dense(data: A, s: &Setup) -> Lines<A> {
+        Lines {
+            data,
+            stride_x: s.n_samples,
+            stride_y: s.nx * s.n_samples,
+        }
+    }
+
+    /// Lines of the caller's volume, from the line at the start of `data`.
+    pub(super) fn strided(data: A, layout: Volume) -> Lines<A> {
+        Lines {
+            data,
+            stride_x: layout.stride_x,
+            stride_y: layout.stride_y,
+        }
+    }
+}
+
+/// A slot's work buffers, sized for `read` traces read.
 pub(super) struct SlabBuffers {
-    traces: CudaSlice<f32>,
     windows: CudaSlice<f32>,
     /// Interleaved complex, as the FFTs and kernels see them.
     spec_in: CudaSlice<f32>,
     spec_out: CudaSlice<f32>,
-    out: CudaSlice<f32>,
 }
 
 impl SlabBuffers {
-    pub(super) fn new(
-        stream: &Arc<CudaStream>,
-        s: &Setup,
-        read: usize,
-        write: usize,
-    ) -> Result<SlabBuffers> {
-        let (n, nfft, nf, ntw) = (s.n_samples, s.nfft, s.n_freq(), s.time.count());
+    pub(super) fn new(stream: &Arc<CudaStream>, s: &Setup, read: usize) -> Result<SlabBuffers> {
+        let (nfft, nf, ntw) = (s.nfft, s.n_freq(), s.time.count());
         let what = "allocating device memory for a slab of traces";
         Ok(SlabBuffers {
-            traces: alloc(stream, read * n, what)?,
             windows: alloc(stream, read * ntw * nfft, what)?,
             spec_in: alloc(stream, read * ntw * nf * 2, what)?,
             spec_out: alloc(stream, read * ntw * nf * 2, what)?,
-            out: alloc(stream, write * n, what)?,
         })
-    }
-
-    pub(super) fn traces_mut(&mut self) -> &mut CudaSlice<f32> {
-        &mut self.traces
-    }
-
-    pub(super) fn out(&self) -> &CudaSlice<f32> {
-        &self.out
     }
 
     /// The first `len` values of the input and filtered spectra (interleaved complex).
@@ -113,47 +140,56 @@ impl SlabBuffers {
 }
 
 /// The traces of the slab in flight: `read` traces in, of which the `write` traces from
-/// `first` on go out.
+/// `first` on go out, the first `add` of them added to what an earlier slab wrote there.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct SlabTraces {
     pub(super) read: usize,
     pub(super) write: usize,
     pub(super) first: usize,
+    pub(super) add: usize,
     /// The slab's y-windows.
     pub(super) windows_y: usize,
 }
 
-/// The kernels of one call on one slot's stream.
+/// The kernels of one call on one stream.
 pub(super) struct Kernels<'a> {
     pub(super) module: &'a Arc<CudaModule>,
-    pub(super) stream: &'a CudaStream,
+    pub(super) stream: &'a Arc<CudaStream>,
     pub(super) s: &'a Setup,
     pub(super) tables: &'a SharedTables,
 }
 
 impl Kernels<'_> {
-    /// Cuts every trace into its time windows, zero-padded to nfft.
-    pub(super) fn extract(&self, b: &mut SlabBuffers, t: SlabTraces) -> Result<()> {
+    /// Cuts every trace of `input` (the slab's read lines) into its time windows,
+    /// zero-padded to nfft.
+    pub(super) fn extract<A: DeviceArray<f32>>(
+        &self,
+        b: &mut SlabBuffers,
+        t: SlabTraces,
+        input: &Lines<A>,
+    ) -> Result<()> {
         let (s, tw) = (self.s, self.tables);
-        let (n, ntw, nfft) = (s.n_samples, s.time.count(), s.nfft);
+        let (ntw, nfft) = (s.time.count(), s.nfft);
         let total = t.read * ntw * nfft;
-        let traces = part(&b.traces, 0, t.read * n);
+        let traces = part(&input.data, 0, extent(s, t.read, input));
         let mut windows = part_mut(&mut b.windows, 0, total);
         let mut l = Launch::new(self.module, self.stream, "fx_extract", grid_stride(total))?;
         l.input(&traces)
             .output(&mut windows)
             .scalar(total as i64)
-            .scalar(n as i32)
             .scalar(ntw as i32)
             .scalar(nfft as i32)
+            .scalar(s.nx as i32)
+            .scalar(input.stride_x as i64)
+            .scalar(input.stride_y as i64)
             .input(&tw.tw_start)
             .input(&tw.tw_len);
-        // SAFETY: fx_extract(const float* traces, float* windows, long long total,
-        // int n_samples, int ntw, int nfft, const int* tw_start, const int* tw_len): threads
-        // stride over e < total = read·ntw·nfft, write windows[e] (windows spans total) and
-        // read traces[tr·n_samples + tw_start[k] + i] with tr < read, k < ntw (the tables'
-        // length), i < tw_len[k]: time windows lie inside a trace, so below read·n_samples,
-        // which traces spans.
+        // SAFETY: fx_extract(const float* traces, float* windows, long long total, int ntw,
+        // int nfft, int nx, long long sx, long long sy, const int* tw_start,
+        // const int* tw_len): threads stride over e < total = read·ntw·nfft, write
+        // windows[e] (windows spans total) and read traces[(tr % nx)·sx + (tr / nx)·sy +
+        // tw_start[k] + i] with tr < read, k < ntw (the tables' length), i < tw_len[k]: time
+        // windows lie inside a trace, so below extent(read), which `traces` spans.
         unsafe { l.run() }
     }
 
@@ -253,14 +289,21 @@ impl Kernels<'_> {
         unsafe { l.run() }
     }
 
-    /// Blends the filtered windows of the written traces into `out`, with the time-window
-    /// weights and the inverse FFT's 1/nfft.
-    pub(super) fn overlap_add(&self, b: &mut SlabBuffers, t: SlabTraces) -> Result<()> {
+    /// Blends the filtered windows of the written traces into `output` (the slab's written
+    /// lines), with the time-window weights and the inverse FFT's 1/nfft.
+    pub(super) fn overlap_add<A: DeviceArrayMut<f32>>(
+        &self,
+        b: &SlabBuffers,
+        t: SlabTraces,
+        output: &mut Lines<A>,
+    ) -> Result<()> {
         let (s, tw) = (self.s, self.tables);
         let (n, ntw, nfft) = (s.n_samples, s.time.count(), s.nfft);
         let total = t.write * n;
         let windows = part(&b.windows, 0, t.read * ntw * nfft);
-        let mut out = part_mut(&mut b.out, 0, total);
+        let len = extent(s, t.write, output);
+        let (stride_x, stride_y) = (output.stride_x, output.stride_y);
+        let mut out = part_mut(&mut output.data, 0, len);
         let mut l = Launch::new(
             self.module,
             self.stream,
@@ -278,14 +321,27 @@ impl Kernels<'_> {
             .input(&tw.tw_len)
             .input(&tw.tw_weight)
             .scalar(tw.tw_max as i32)
-            .scalar(1.0f32 / nfft as f32);
+            .scalar(1.0f32 / nfft as f32)
+            .scalar(s.nx as i32)
+            .scalar(stride_x as i64)
+            .scalar(stride_y as i64)
+            .scalar(t.add as i64);
         // SAFETY: fx_overlap_add(const float* windows, float* out, long long total,
         // int n_samples, long long first, int ntw, int nfft, const int* tw_start,
-        // const int* tw_len, const float* tw_weight, int tw_max, float scale): threads
-        // stride over e < total = write·n_samples, out's span; they read windows of trace
-        // first + e / n_samples < first + write ≤ read (the written lines lie inside the
-        // read ones), samples i < tw_len[k] ≤ nfft, so inside read·ntw·nfft; tw_weight holds
-        // ntw rows of tw_max ≥ tw_len[k].
+        // const int* tw_len, const float* tw_weight, int tw_max, float scale, int nx,
+        // long long sx, long long sy, long long add_traces): threads stride over e < total =
+        // write·n_samples and write out[(w % nx)·sx + (w / nx)·sy + t], w = e / n_samples <
+        // write, t < n_samples: below extent(write), which `out` spans; they read windows of
+        // trace first + w < first + write ≤ read (the written lines lie inside the read
+        // ones), samples i < tw_len[k] ≤ nfft, so inside read·ntw·nfft; tw_weight holds ntw
+        // rows of tw_max ≥ tw_len[k].
         unsafe { l.run() }
     }
+}
+
+/// Elements from the first sample of trace 0 to the last of trace `traces` − 1 of `lines`
+/// (whole lines of nx traces).
+pub(super) fn extent<A>(s: &Setup, traces: usize, lines: &Lines<A>) -> usize {
+    let n_lines = traces / s.nx;
+    (s.nx - 1) * lines.stride_x + (n_lines - 1) * lines.stride_y + s.n_samples
 }

@@ -1,13 +1,19 @@
 //! F-X / F-XY prediction filtering on the GPU, f32 (kernels/fxdecon.cu).
 //!
-//! Per slab of traces: cut time windows (`fx_extract`), one batched cuFFT R2C over every
-//! trace × window, `fx_init_out`, one `fx_window_solve` launch for every (frequency, time
-//! window, spatial window), one batched C2R, `fx_overlap_add`. Volumes are cut into slabs
-//! of spatial windows along y (the crossline index, the slowest axis), each with the
-//! traces its windows gather (their halo); a trace covered by windows of two slabs gets
-//! both contributions, added on the host. Slabs are staged through page-locked buffers on
-//! two streams, so that one slab's copies and kernels overlap the other's host work. The
-//! plan keeps the streams, buffers and cuFFT plans for its next call (`Cache`).
+//! Per slab of traces (`slab.rs`, the same for host and device arrays): cut time windows
+//! (`fx_extract`), one batched cuFFT R2C over every trace × window, `fx_init_out`, one
+//! `fx_window_solve` launch for every (frequency, time window, spatial window), one batched
+//! C2R, `fx_overlap_add`. Volumes are cut into slabs of spatial windows along y (the
+//! crossline index, the slowest axis), each with the traces its windows gather (their
+//! halo); a trace covered by windows of two slabs gets both contributions, the later slab's
+//! added to the earlier's.
+//!
+//! Host arrays (`execute`, here): slabs are staged through page-locked buffers on two
+//! streams, so that one slab's copies and kernels overlap the other's host work; shared
+//! traces are added on the host. Device arrays (`resident.rs`): the slabs read and write
+//! the caller's volume on one stream, shared traces added by `fx_overlap_add` in the same
+//! order and roundings. The plan keeps the streams, buffers and cuFFT plans for its next
+//! call (`Cache`).
 //!
 //! Progress is reported once a slab's device work is done, before it reaches the output,
 //! so a stop there leaves that slab and the later ones untouched; a stop after the first
@@ -15,25 +21,30 @@
 
 mod host;
 mod launches;
+mod resident;
+mod slab;
 mod slots;
 mod tables;
 
 pub use launches::{fits, prelude};
+pub use resident::{execute_on, DeviceIo};
 pub use slots::{set_slab_bytes, Cache};
 
 use super::geometry::{Setup, Slab};
 use super::options::OutOfBand;
 use super::volume::Volume;
 use crate::backend::cpu::CpuBackend;
+use crate::backend::cuda::array::{part, part_mut};
 use crate::backend::cuda::{driver_error, kernels, CudaBackend};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::progress::Reporter;
 use cudarc::driver::CudaModule;
 use host::Output;
-use launches::{solve_shared_bytes, Kernels, SlabTraces};
+use launches::{check_fits, Kernels, Lines};
+use slab::filter_slab;
 use slots::{Resources, Slot, Slots};
 use std::sync::Arc;
-use tables::{SharedTables, SlabTables};
+use tables::SharedTables;
 
 /// The caller's volumes: `input` filtered into `output`, both laid out as `layout`.
 pub struct Volumes<'a> {
@@ -51,14 +62,7 @@ pub fn execute(
     reporter: &mut Reporter,
 ) -> Result<()> {
     gpu.bind()?;
-    let shared = solve_shared_bytes(s);
-    if shared > gpu.max_shared_bytes {
-        return Err(Error::Unsupported(format!(
-            "the operator ({} coefficients) and windows need {shared} bytes of shared memory per block; the GPU has {}",
-            s.stencil.offsets.len(),
-            gpu.max_shared_bytes
-        )));
-    }
+    check_fits(gpu, s)?;
     let output = Output::new(v.output, v.layout);
     if s.band.is_empty() {
         // Nothing to filter: the input, or zeros when the band alone is kept.
@@ -74,6 +78,7 @@ pub fn execute(
     let Resources { slabs, slots } = cache.take_or_make(gpu, s)?;
     let mut slots = Slots { gpu, slots };
     Pipeline {
+        gpu,
         cpu,
         s,
         module: &module,
@@ -95,6 +100,7 @@ pub fn execute(
 /// One call's slabs on their way through the slots: staged, filtered on the slot's
 /// stream, written out once the stream is done.
 struct Pipeline<'a> {
+    gpu: &'a CudaBackend,
     cpu: &'a CpuBackend,
     s: &'a Setup,
     module: &'a Arc<CudaModule>,
@@ -137,55 +143,45 @@ impl Pipeline<'_> {
             .map_err(|e| self.output.stopped(e))?;
         let lines = &self.slabs[c].write;
         let staged = slot
+            .staging(self.gpu, self.s.n_samples)?
             .pinned_out
-            .as_mut()
-            .unwrap()
             .slice_mut::<f32>(lines.len() * self.s.nx * self.s.n_samples)?;
         self.output.write_lines(self.cpu, lines, staged);
         Ok(())
     }
 
-    /// Slab `c` on the slot's stream: its lines staged and copied up, windows, forward
-    /// FFTs, filters, inverse FFTs and overlap-add queued, its output copied into the
-    /// slot's staging buffer.
+    /// Slab `c` on the slot's stream: its lines staged and copied up, filtered
+    /// (`filter_slab`) into the slot's dense output buffer, copied into the slot's staging
+    /// buffer. Traces shared with an earlier slab are added on the host (`write_lines`).
     fn queue(&self, slot: &mut Slot, c: usize) -> Result<()> {
         let (s, slab) = (self.s, &self.slabs[c]);
         let (n, nx) = (s.n_samples, s.nx);
-        let t = SlabTraces {
-            read: slab.read.len() * nx,
-            write: slab.write.len() * nx,
-            first: (slab.write.start - slab.read.start) * nx,
-            windows_y: slab.windows.len(),
-        };
+        let (read, write) = (slab.read.len() * nx * n, slab.write.len() * nx * n);
         let stream = slot.stream.clone();
-        let pinned_in = slot.pinned_in.as_mut().unwrap();
-        let staged = pinned_in.slice_mut::<f32>(t.read * n)?;
+        slot.staging(self.gpu, n)?;
+        let Slot {
+            staging,
+            work,
+            ffts,
+            ..
+        } = slot;
+        let st = staging.as_mut().unwrap();
+        let staged = st.pinned_in.slice_mut::<f32>(read)?;
         host::gather(self.cpu, self.input, self.layout, slab.read.start, staged);
         let what = "copying traces to the device";
-        let traces = slot.buffers.traces_mut();
-        pinned_in.upload_to((0, t.read * n), &stream, traces, what)?;
-        let y = SlabTables::upload(&stream, s, slab)?;
-        let (r2c, c2r) = slot.ffts.for_batch(&stream, s, t.read * s.time.count())?;
+        st.pinned_in
+            .upload_to((0, read), &stream, &mut st.traces, what)?;
         let kernels = Kernels {
             module: self.module,
             stream: &stream,
             s,
             tables: self.tables,
         };
-        let b = &mut slot.buffers;
-        kernels.extract(b, t)?;
-        b.forward_fft(r2c)?;
-        kernels.init_out(b, t, &y)?;
-        if !s.band.is_empty() {
-            kernels.window_solve(b, t, &y)?;
-        }
-        b.inverse_fft(c2r)?;
-        kernels.overlap_add(b, t)?;
+        let input = Lines::dense(part(&st.traces, 0, read), s);
+        let mut output = Lines::dense(part_mut(&mut st.out, 0, write), s);
+        filter_slab(&kernels, work, ffts, slab, 0, &input, &mut output)?;
         let what = "copying traces from the device";
-        let pinned_out = slot.pinned_out.as_mut().unwrap();
-        pinned_out.download_from(&stream, b.out(), t.write * n, what)?;
-        // The slab's tables are freed in stream order, after the kernels that read them.
-        drop(y);
+        st.pinned_out.download_from(&stream, &st.out, write, what)?;
         slot.pending = Some(c);
         Ok(())
     }

@@ -1,14 +1,16 @@
-//! The slabs of a call and the two streams ("slots") they alternate on, each with device
-//! buffers for the largest slab, page-locked staging buffers and FFT plans; kept by the
-//! plan for its next call (`Cache`).
+//! The slabs of a call and the two streams ("slots") they alternate on, each with work
+//! buffers for the largest slab and FFT plans, and for calls on host arrays page-locked and
+//! device copies of a slab (made on first use); kept by the plan for its next call
+//! (`Cache`).
 
 use super::launches::SlabBuffers;
+use crate::backend::cuda::buffers::alloc;
 use crate::backend::cuda::fft::{self, FftPlan, Shape};
 use crate::backend::cuda::staging::PinnedBuffer;
 use crate::backend::cuda::{driver_error, CudaBackend};
 use crate::error::Result;
 use crate::fxdecon::geometry::{Setup, Slab};
-use cudarc::driver::CudaStream;
+use cudarc::driver::{CudaSlice, CudaStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -71,12 +73,42 @@ impl Ffts {
 /// One stream's buffers and FFT plans.
 pub(super) struct Slot {
     pub(super) stream: Arc<CudaStream>,
-    pub(super) pinned_in: Option<PinnedBuffer>,
-    pub(super) pinned_out: Option<PinnedBuffer>,
-    pub(super) buffers: SlabBuffers,
+    pub(super) work: SlabBuffers,
     pub(super) ffts: Ffts,
+    /// The largest slab's traces read and written.
+    read: usize,
+    write: usize,
+    /// Calls on host arrays only; device calls read and write the caller's arrays.
+    pub(super) staging: Option<Staging>,
     /// Index of the slab in flight.
     pub(super) pending: Option<usize>,
+}
+
+/// A slab on its way from and to host memory: its read lines staged and copied up
+/// (`pinned_in`, `traces`), its written lines copied down (`out`, `pinned_out`), dense
+/// ([line][ix][sample]).
+pub(super) struct Staging {
+    pub(super) pinned_in: PinnedBuffer,
+    pub(super) pinned_out: PinnedBuffer,
+    pub(super) traces: CudaSlice<f32>,
+    pub(super) out: CudaSlice<f32>,
+}
+
+impl Slot {
+    /// The slot's staging buffers, made on first use.
+    pub(super) fn staging(&mut self, gpu: &CudaBackend, n: usize) -> Result<&mut Staging> {
+        if self.staging.is_none() {
+            let what = "allocating device memory for a slab of traces";
+            let (read, write) = (self.read * n, self.write * n);
+            self.staging = Some(Staging {
+                pinned_in: gpu.staging.take(&gpu.ctx, read * 4)?,
+                pinned_out: gpu.staging.take(&gpu.ctx, write * 4)?,
+                traces: alloc(&self.stream, read, what)?,
+                out: alloc(&self.stream, write, what)?,
+            });
+        }
+        Ok(self.staging.as_mut().unwrap())
+    }
 }
 
 /// A call's slots; on drop (an early return) each stream is waited for before its staging
@@ -89,7 +121,7 @@ pub(super) struct Slots<'g> {
 impl Drop for Slots<'_> {
     fn drop(&mut self) {
         for slot in &mut self.slots {
-            let staged = [slot.pinned_in.take(), slot.pinned_out.take()];
+            let staged = slot.staging.take().map(|s| [s.pinned_in, s.pinned_out]);
             let _ = self.gpu.staging.put_when_idle(
                 &slot.stream,
                 staged.into_iter().flatten(),
@@ -101,17 +133,18 @@ impl Drop for Slots<'_> {
 
 /// Two streams (one for a single slab) with buffers for the largest slab.
 fn new_slots(gpu: &CudaBackend, s: &Setup, slabs: &[Slab]) -> Result<Vec<Slot>> {
-    let (n, nx) = (s.n_samples, s.nx);
+    let nx = s.nx;
     let read = slabs.iter().map(|sl| sl.read.len()).max().unwrap() * nx;
     let write = slabs.iter().map(|sl| sl.write.len()).max().unwrap() * nx;
     let mut slots = Vec::new();
     for _ in 0..slabs.len().min(2) {
         let stream = gpu.stream()?;
         slots.push(Slot {
-            buffers: SlabBuffers::new(&stream, s, read, write)?,
-            pinned_in: Some(gpu.staging.take(&gpu.ctx, read * n * 4)?),
-            pinned_out: Some(gpu.staging.take(&gpu.ctx, write * n * 4)?),
+            work: SlabBuffers::new(&stream, s, read)?,
             ffts: Ffts::default(),
+            read,
+            write,
+            staging: None,
             pending: None,
             stream,
         });
@@ -120,7 +153,8 @@ fn new_slots(gpu: &CudaBackend, s: &Setup, slabs: &[Slab]) -> Result<Vec<Slot>> 
 }
 
 /// The streams, device buffers, FFT plans and staging buffers of a finished call, and its
-/// slabs, kept by the plan for its next call (allocating device memory and planning FFTs
+/// slabs (the same for calls on host and on device arrays, so that both sum the same
+/// parts), kept by the plan for its next call (allocating device memory and planning FFTs
 /// cost more than a small volume's filtering).
 #[derive(Default)]
 pub struct Cache(Mutex<Vec<Resources>>);

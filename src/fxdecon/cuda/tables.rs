@@ -91,6 +91,14 @@ impl SharedTables {
     /// read them. They must outlive the work queued on those streams.
     pub(super) fn upload(gpu: &CudaBackend, s: &Setup) -> Result<SharedTables> {
         let stream = gpu.stream()?;
+        let tables = SharedTables::upload_on(&stream, s)?;
+        stream.synchronize().map_err(driver_error(COPYING))?;
+        Ok(tables)
+    }
+
+    /// Uploaded on `stream` without waiting, for work on that stream alone (and freed in its
+    /// order, after that work).
+    pub(super) fn upload_on(stream: &Arc<CudaStream>, s: &Setup) -> Result<SharedTables> {
         let (ntw, nf) = (s.time.count(), s.n_freq());
         let tw_max = s.time.max_len();
         let tw_start: Vec<i32> = s.time.starts.iter().map(|&v| v as i32).collect();
@@ -114,16 +122,15 @@ impl SharedTables {
             .collect();
         let xt = AxisTables::new(&s.x.windows, 0, s.x.local_len())?;
         let tables = SharedTables {
-            tw_start: upload(&stream, &tw_start, COPYING)?,
-            tw_len: upload(&stream, &tw_len, COPYING)?,
-            tw_weight: upload(&stream, &tw_weight, COPYING)?,
+            tw_start: upload(stream, &tw_start, COPYING)?,
+            tw_len: upload(stream, &tw_len, COPYING)?,
+            tw_weight: upload(stream, &tw_weight, COPYING)?,
             tw_max,
-            band: upload(&stream, &band, COPYING)?,
-            in_band: upload(&stream, &in_band, COPYING)?,
-            offsets: upload(&stream, &offsets, COPYING)?,
-            x: AxisOnDevice::upload(&stream, &xt)?,
+            band: upload(stream, &band, COPYING)?,
+            in_band: upload(stream, &in_band, COPYING)?,
+            offsets: upload(stream, &offsets, COPYING)?,
+            x: AxisOnDevice::upload(stream, &xt)?,
         };
-        stream.synchronize().map_err(driver_error(COPYING))?;
         Ok(tables)
     }
 }

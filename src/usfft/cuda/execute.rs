@@ -6,6 +6,7 @@ use super::plan::{ensure, DevicePoints, Work};
 use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::array::{complex_mut, DeviceArrayMut};
 use crate::backend::cuda::buffers::{as_reals, as_reals_mut, fill_zero};
+use crate::backend::cuda::caller::ordered_on;
 use crate::backend::cuda::fft::Direction;
 use crate::backend::cuda::launch::{for_elems, Launch};
 use crate::backend::cuda::staging::{download_staged, upload_staged};
@@ -102,6 +103,30 @@ impl<T: Real> DevicePoints<T> {
         let (mut c, mut f) = (write_on(c, s), write_on(f, s));
         let mut work = self.work.lock().unwrap();
         self.enqueue(&mut c, &mut f, &mut work.grid, events)
+    }
+
+    /// `execute_device` on arrays the caller allocated, ordered on the context's caller
+    /// stream (the plan's stream waits for it, and it for the plan's): nothing waits on the
+    /// host.
+    pub fn execute_arrays(
+        &self,
+        gpu: &CudaBackend,
+        c: &mut impl DeviceArrayMut<T>,
+        f: &mut impl DeviceArrayMut<T>,
+    ) -> Result<()> {
+        let (nc, nm) = self.reals();
+        if c.len() < nc || f.len() < nm {
+            return Err(crate::invalid!(
+                "device arrays hold {} and {} reals; the plan needs {nc} (strengths) and {nm} (modes)",
+                c.len(),
+                f.len()
+            ));
+        }
+        bind(&gpu.ctx)?;
+        let mut work = self.work.lock().unwrap();
+        ordered_on(&gpu.caller_stream(), &self.stream, || {
+            self.enqueue(c, f, &mut work.grid, None)
+        })
     }
 
     /// Reals of the strengths and of the modes, over the batch.

@@ -29,28 +29,28 @@ struct HostCall<'a, T> {
 
 /// Host arrays to and from the stage's stream, through page-locked pieces filled and
 /// emptied by the context's CPU pool.
-struct Stager<'a> {
-    gpu: &'a CudaBackend,
-    cpu: &'a CpuBackend,
-    stream: &'a CudaStream,
+pub(super) struct Stager<'a> {
+    pub(super) gpu: &'a CudaBackend,
+    pub(super) cpu: &'a CpuBackend,
+    pub(super) stream: &'a CudaStream,
 }
 
 impl Stager<'_> {
     /// Copies `src` into `dst`; returns once it is on the device.
-    fn up<U: Copy>(&self, dst: &mut impl DeviceArrayMut<U>, src: &[U]) -> Result<()> {
+    pub(super) fn up<U: Copy>(&self, dst: &mut impl DeviceArrayMut<U>, src: &[U]) -> Result<()> {
         let gpu = self.gpu;
         upload_staged(&gpu.ctx, &gpu.staging, self.cpu, self.stream, dst, src)
     }
 
     /// Copies `src` into `dst` after the work queued on the stream.
-    fn down<U: Copy>(&self, src: &impl DeviceArray<U>, dst: &mut [U]) -> Result<()> {
+    pub(super) fn down<U: Copy>(&self, src: &impl DeviceArray<U>, dst: &mut [U]) -> Result<()> {
         let gpu = self.gpu;
         download_staged(&gpu.ctx, &gpu.staging, self.cpu, self.stream, src, dst)
     }
 }
 
 /// `slot`, made with `len` elements if absent.
-fn ensure<'a, T: Real>(
+pub(super) fn ensure<'a, T: Real>(
     slot: &'a mut Option<CudaSlice<T>>,
     len: usize,
     stream: &Arc<CudaStream>,
@@ -166,7 +166,7 @@ impl<T: Real> BoxStage<T> {
         self.adjoint_on(&coeffs, &mut data, &[], &mut bufs.scratch, quiet)
     }
 
-    fn check_device(&self, data: usize, coeffs: usize) -> Result<()> {
+    pub(super) fn check_device(&self, data: usize, coeffs: usize) -> Result<()> {
         let (n, m) = (self.layout.n_samples(), 2 * self.layout.n_coefficients);
         if data < n || coeffs < m {
             return Err(crate::invalid!(
@@ -191,7 +191,7 @@ impl<T: Real> BoxStage<T> {
     }
 
     /// C on the device: `data` (n reals) → `coeffs` (2·m reals), queued on the stream.
-    fn forward_on(
+    pub(super) fn forward_on(
         &self,
         data: &impl DeviceArray<T>,
         coeffs: &mut impl DeviceArrayMut<T>,
@@ -212,7 +212,7 @@ impl<T: Real> BoxStage<T> {
     }
 
     /// C* on the device: `coeffs` (2·m reals) → `data` (n reals, the real part), queued.
-    fn adjoint_on(
+    pub(super) fn adjoint_on(
         &self,
         coeffs: &impl DeviceArray<T>,
         data: &mut impl DeviceArrayMut<T>,

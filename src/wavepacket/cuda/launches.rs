@@ -183,4 +183,22 @@ impl<T: Real> BoxStage<T> {
         unsafe { l.run() }?;
         Ok(t)
     }
+
+    /// Thresholds the coefficients in place at `t` (hard, or soft with `soft`).
+    pub(super) fn shrink(
+        &self,
+        coeffs: &mut impl DeviceArrayMut<T>,
+        t: f64,
+        soft: bool,
+    ) -> Result<()> {
+        let n = self.layout.n_coefficients;
+        let mut l = self.launch("wp_shrink", grid_stride(n))?;
+        l.output(coeffs)
+            .scalar(n as i64)
+            .scalar(t)
+            .scalar(soft as i32);
+        // SAFETY: wp_shrink(cpx* coeffs, long long n, double t, int soft): element i < n
+        // reads and writes coeffs[i] (coeffs holds 2n reals: checked by the callers).
+        unsafe { l.run() }
+    }
 }

@@ -8,8 +8,10 @@
 //! live on the device from creation: windows, the box table (in work order: boxes grouped
 //! by shape), the phases, the lattices' box lists (`tables`). Working buffers (work,
 //! lattice values, modes) too, so that a plan that does not fit fails at creation. The box
-//! FFTs are in `ffts`, the kernels in `launches`, the calls in `calls`.
+//! FFTs are in `ffts`, the kernels in `launches`, the calls in `calls` (those on the
+//! caller's device arrays, ordered on the caller's stream, in `caller`).
 
+mod caller;
 mod calls;
 mod ffts;
 mod launches;

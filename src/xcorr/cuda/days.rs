@@ -4,6 +4,7 @@ use super::spectra::DeviceSpectra;
 use crate::backend::cuda::array::Part;
 use crate::error::{Error, Result};
 use crate::xcorr::spectra::{Spectra, SpectraData};
+use cudarc::driver::CudaStream;
 use num_complex::Complex32;
 
 /// Spectra on the device.
@@ -12,6 +13,18 @@ fn device(d: &SpectraData) -> Result<&DeviceSpectra> {
         SpectraData::Device(s) => Ok(s),
         SpectraData::Host(_) => Err(Error::Internal("host spectra on a CUDA context".into())),
     }
+}
+
+/// Records `stream`'s reads of the days' spectra, so that spectra destroyed later (freed
+/// on the stream that made them) wait for a device correlation that has not run yet.
+/// Called once a correlation is queued.
+pub(super) fn order_reads(days: &[&Spectra], stream: &CudaStream) -> Result<()> {
+    for day in days {
+        for d in std::iter::once(&day.data).chain(day.source.as_ref()) {
+            device(d)?.read_on(stream)?;
+        }
+    }
+    Ok(())
 }
 
 /// A day's window spectra `x` (the receiver side) and `a` (the source side: `x` itself but

@@ -1,10 +1,13 @@
 //! What every stage of a call uses: the module, a stream, the device memory it may plan
 //! for, batched FFT plans and launch shapes.
 
-use crate::backend::cuda::fft::{self, FftPlan, Shape};
-use crate::backend::cuda::{kernels, CudaBackend};
+use super::held::{Held, HeldBlas};
+use crate::backend::cuda::blas::Blas;
+use crate::backend::cuda::fft::{self, FftKind, FftPlan, Shape};
+use crate::backend::cuda::{driver_error, kernels, CudaBackend};
 use crate::error::{Error, Result};
 use cudarc::driver::{CudaModule, CudaStream, LaunchConfig};
+use std::cell::RefCell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -21,11 +24,29 @@ pub fn set_memory_budget(bytes: Option<usize>) {
     BUDGET_CAP.store(bytes.unwrap_or(0), Ordering::Relaxed);
 }
 
-/// The module and a stream for one call.
-pub(super) struct Kit<'a> {
+/// The module and a stream for one call: a fresh stream (host calls), or a plan's stream
+/// and what it keeps for its device calls (`held`).
+pub struct Kit<'a> {
     pub(super) gpu: &'a CudaBackend,
     pub(super) module: Arc<CudaModule>,
     pub(super) stream: Arc<CudaStream>,
+    held: Option<RefCell<&'a mut Held>>,
+}
+
+/// A cuBLAS handle for one call: its own, or the plan's.
+pub(super) enum BlasFor {
+    Own(Blas),
+    Held(Arc<HeldBlas>),
+}
+
+impl std::ops::Deref for BlasFor {
+    type Target = Blas;
+    fn deref(&self) -> &Blas {
+        match self {
+            BlasFor::Own(b) => b,
+            BlasFor::Held(b) => &b.0,
+        }
+    }
 }
 
 impl<'a> Kit<'a> {
@@ -35,7 +56,62 @@ impl<'a> Kit<'a> {
             gpu,
             module,
             stream: gpu.stream()?,
+            held: None,
         })
+    }
+
+    /// A kit for a device call on the plan's stream, with the handles it keeps.
+    pub fn held(gpu: &'a CudaBackend, held: &'a mut Held) -> Result<Kit<'a>> {
+        let module = gpu.modules.get(&gpu.ctx, &gpu.arch, &kernels::XCORR, "")?;
+        Ok(Kit {
+            gpu,
+            module,
+            stream: held.stream.clone(),
+            held: Some(RefCell::new(held)),
+        })
+    }
+
+    /// The stream the call's work is queued on.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// cuBLAS on the call's stream: a handle of the call's own, or the plan's.
+    pub(super) fn blas(&self, needed_by: &'static str) -> Result<BlasFor> {
+        let Some(held) = &self.held else {
+            return Ok(BlasFor::Own(Blas::new(&self.stream, needed_by)?));
+        };
+        let mut held = held.borrow_mut();
+        if held.blas.is_none() {
+            held.blas = Some(Arc::new(HeldBlas(Blas::new(&self.stream, needed_by)?)));
+        }
+        Ok(BlasFor::Held(held.blas.clone().expect("made above")))
+    }
+
+    /// A cuFFT plan on the call's stream (`FftPlan::many`): made for the call, or kept by
+    /// the plan for its device calls.
+    pub(super) fn fft_many(
+        &self,
+        dims: &[usize],
+        dist: (usize, usize),
+        kind: FftKind,
+        batch: usize,
+        what: &'static str,
+    ) -> Result<Arc<FftPlan>> {
+        let make = |s: &Arc<CudaStream>| FftPlan::many(dims, dist, kind, batch, s, what);
+        match &self.held {
+            None => Ok(Arc::new(make(&self.stream)?)),
+            Some(h) => h.borrow_mut().fft((dims.to_vec(), dist, kind, batch), make),
+        }
+    }
+
+    /// Before a plan made for one part of a call is dropped: a host call waits for its
+    /// transforms; a device call's plans are kept, so it does not.
+    pub(super) fn release_one_off(&self, what: &'static str) -> Result<()> {
+        match self.held {
+            None => self.stream.synchronize().map_err(driver_error(what)),
+            Some(_) => Ok(()),
+        }
     }
 
     /// Bytes a call may use: a quarter of the free device memory, at most BUDGET (and at
@@ -55,7 +131,7 @@ impl<'a> Kit<'a> {
 
     /// A batched 1D cuFFT plan of `n` points, R2C or C2R (basic layout: rows of n reals
     /// and n/2 + 1 complex values).
-    pub(super) fn fft_plan(&self, n: usize, shape: Shape, batch: usize) -> Result<FftPlan> {
+    pub(super) fn fft_plan(&self, n: usize, shape: Shape, batch: usize) -> Result<Arc<FftPlan>> {
         let complex = n / 2 + 1;
         let dist = if shape == Shape::R2C {
             (n, complex)
@@ -63,7 +139,7 @@ impl<'a> Kit<'a> {
             (complex, n)
         };
         let kind = fft::kind::<f32>(shape);
-        FftPlan::many(&[n], dist, kind, batch, &self.stream, "batched FFTs")
+        self.fft_many(&[n], dist, kind, batch, "batched FFTs")
     }
 }
 

@@ -7,9 +7,10 @@
 
 use super::days::DaySpectra;
 use super::kit::{blocks, grid_dim, Kit};
+use super::put::{put_rows, RowsAt};
 use super::rows::{RowBuffers, ROW_CHUNK};
 use crate::backend::cuda::array::{
-    complex, complex_mut, part, part_mut, DeviceArray, DeviceArrayMut,
+    complex, complex_mut, part, part_mut, DeviceArray, DeviceArrayMut, PartMut,
 };
 use crate::backend::cuda::blas::{Blas, Op, Strided, StridedGemm};
 use crate::backend::cuda::buffers::{alloc, upload};
@@ -138,7 +139,7 @@ pub fn gemm_seconds(plan: &XcorrPlan, day: &Spectra, reps: usize) -> Result<f64>
         .as_ref()
         .ok_or_else(|| Error::Unsupported("the GEMM timing needs a CUDA context".into()))?;
     let kit = Kit::new(gpu)?;
-    let blas = Blas::new(&kit.stream, NEEDS_CUBLAS)?;
+    let blas = kit.blas(NEEDS_CUBLAS)?;
     let n = day.n_stations;
     let band_len = plan.geometry().band_len;
     let mut c: CudaSlice<f32> = alloc(
@@ -219,7 +220,7 @@ pub(super) fn run(
 ) -> Result<()> {
     let (plan, block) = (call.plan, call.block);
     let g = *plan.geometry();
-    let blas = Blas::new(&kit.stream, NEEDS_CUBLAS)?;
+    let blas = kit.blas(NEEDS_CUBLAS)?;
     let sums = if call.groups.is_some() { 2 } else { 1 };
     // Tile side: the GEMM outputs of a tile (band_len·t² complex each) within the budget.
     let side = ((kit.budget() / (8 * g.band_len * sums)) as f64).sqrt() as usize;
@@ -263,23 +264,35 @@ pub(super) fn run(
             Some(groups) => tc.groups(&mut call, groups, &mut s, rows)?,
         }
         let counts = call.counts;
-        tc.emit(
-            &s.c,
-            rows,
-            |k| counts[k],
-            None,
-            |k, row| {
-                call.out.put(k, row);
-                reporter.advance(1)
+        let dest = match call.device.as_mut() {
+            None => {
+                let out = &mut call.out;
+                tc.emit(
+                    &s.c,
+                    rows,
+                    |k| counts[k],
+                    None,
+                    Dest::Host(&mut |k, row| {
+                        out.put(k, row);
+                        reporter.advance(1)
+                    }),
+                )?;
+                continue;
+            }
+            Some(d) => Dest::Device {
+                out: &mut d.stacks,
+                stride: d.stride,
+                row: &|k| k,
             },
-        )?;
+        };
+        tc.emit(&s.c, rows, |k| counts[k], None, dest)?;
     }
     Ok(())
 }
 
 /// What the stages of one tile read.
-struct TileCall<'a> {
-    kit: &'a Kit<'a>,
+struct TileCall<'a, 'k> {
+    kit: &'a Kit<'k>,
     blas: &'a Blas,
     g: &'a Geometry,
     xs: &'a [DaySpectra<'a>],
@@ -287,7 +300,7 @@ struct TileCall<'a> {
     slots: &'a [(i32, i32, usize)],
 }
 
-impl TileCall<'_> {
+impl TileCall<'_, '_> {
     /// Each group's sums into `s.cg`, its rows out, and the sum of all groups into `s.c`.
     fn groups(
         &self,
@@ -316,23 +329,60 @@ impl TileCall<'_> {
                 )?;
             }
             if runs.is_empty() {
-                continue; // its substacks stay zeros (count 0)
+                // its substacks are zeros (count 0): already so on the host
+                if let Some((out, stride)) = device_sub(call)? {
+                    let dst: Vec<i64> = self
+                        .slots
+                        .iter()
+                        .map(|s| (grp * n_pairs + s.2) as i64)
+                        .collect();
+                    let n_lags = g.n_lags();
+                    put_rows(
+                        self.kit,
+                        None,
+                        RowsAt {
+                            dst: &dst,
+                            n_lags,
+                            stride,
+                        },
+                        out,
+                    )?;
+                }
+                continue;
             }
             if grp < groups.n_groups {
                 let counts = call.group_counts;
                 let (ia, jb) = (self.tile.ia, self.tile.jb);
                 let zero_dc = |a: i32, b: i32| method.zero_dc(ia + a as usize, jb + b as usize);
-                let sub = &mut call.sub;
-                self.emit(
-                    cg,
-                    rows,
-                    |k| counts[grp * n_pairs + k],
-                    Some(&zero_dc),
-                    |k, row| {
-                        sub.put(grp * n_pairs + k, row);
-                        Ok(())
-                    },
-                )?;
+                let count = |k| counts[grp * n_pairs + k];
+                let row = |k| grp * n_pairs + k;
+                let dest = match call.device.as_mut() {
+                    None => {
+                        let sub = &mut call.sub;
+                        self.emit(
+                            cg,
+                            rows,
+                            count,
+                            Some(&zero_dc),
+                            Dest::Host(&mut |k, r| {
+                                sub.put(row(k), r);
+                                Ok(())
+                            }),
+                        )?;
+                        None
+                    }
+                    Some(d) => Some(d),
+                };
+                if let Some(d) = dest {
+                    let out = d.substacks.as_mut().ok_or_else(no_substacks)?;
+                    let stride = d.stride;
+                    let dest = Dest::Device {
+                        out,
+                        stride,
+                        row: &row,
+                    };
+                    self.emit(cg, rows, count, Some(&zero_dc), dest)?;
+                }
             }
             add(
                 self.kit,
@@ -347,14 +397,14 @@ impl TileCall<'_> {
     }
 
     /// The tile's pairs from cross-spectra `c` over `count(k)` windows (k: the pair's index
-    /// in the block), in chunks of rows, each handed to `put`.
+    /// in the block), in chunks of rows, each sent to `dest`.
     fn emit(
         &self,
         c: &CudaSlice<f32>,
         rows: &mut RowBuffers,
         count: impl Fn(usize) -> u32,
         zero_dc: Option<&dyn Fn(i32, i32) -> bool>,
-        mut put: impl FnMut(usize, &[f32]) -> Result<()>,
+        mut dest: Dest,
     ) -> Result<()> {
         let g = self.g;
         for chunk in self.slots.chunks(ROW_CHUNK) {
@@ -374,13 +424,56 @@ impl TileCall<'_> {
                 }
                 None => None,
             };
-            let trimmed = rows.finish(self.kit, g, chunk.len(), flags.as_ref())?;
-            for (s, row) in chunk.iter().zip(trimmed.chunks_exact(g.n_lags())) {
-                put(s.2, row)?;
+            match &mut dest {
+                Dest::Host(put) => {
+                    let trimmed = rows.finish(self.kit, g, chunk.len(), flags.as_ref())?;
+                    for (s, row) in chunk.iter().zip(trimmed.chunks_exact(g.n_lags())) {
+                        put(s.2, row)?;
+                    }
+                }
+                Dest::Device { out, stride, row } => {
+                    let dst: Vec<i64> = chunk.iter().map(|s| row(s.2) as i64).collect();
+                    let (n_lags, stride) = (g.n_lags(), *stride);
+                    let at = RowsAt {
+                        dst: &dst,
+                        n_lags,
+                        stride,
+                    };
+                    rows.finish_into(self.kit, g, flags.as_ref(), at, out)?;
+                }
             }
         }
         Ok(())
     }
+}
+
+/// Where a tile's rows go: handed one by one (with the pair's index k) to a host closure,
+/// or put into a device call's output at row `row(k)`.
+enum Dest<'d, 'o> {
+    Host(&'d mut dyn FnMut(usize, &[f32]) -> Result<()>),
+    Device {
+        out: &'d mut PartMut<'o, f32>,
+        stride: usize,
+        row: &'d dyn Fn(usize) -> usize,
+    },
+}
+
+/// A device call's substacks output and its row stride, if the call is a device call.
+fn device_sub<'c, 'a>(
+    call: &'c mut CorrelateCall<'a>,
+) -> Result<Option<(&'c mut PartMut<'a, f32>, usize)>> {
+    match call.device.as_mut() {
+        None => Ok(None),
+        Some(d) => {
+            let stride = d.stride;
+            let out = d.substacks.as_mut().ok_or_else(no_substacks)?;
+            Ok(Some((out, stride)))
+        }
+    }
+}
+
+fn no_substacks() -> Error {
+    Error::Internal("substacks without an output".into())
 }
 
 /// c = g (first) or c += g, over `n` floats.

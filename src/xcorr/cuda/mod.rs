@@ -13,34 +13,42 @@
 //! trim. NoisePy's correlation methods divide the spectra once (`spectra::divided`).
 
 mod days;
+pub mod held;
 mod kit;
 mod linear;
 mod nonlinear;
 mod preprocess;
+mod put;
 mod rows;
 pub mod spectra;
 mod stacks;
 
-pub use kit::set_memory_budget;
+pub use kit::{set_memory_budget, Kit};
 pub use linear::gemm_seconds;
-pub use preprocess::preprocess;
-pub use spectra::divided;
+pub use preprocess::{preprocess, preprocess_on, DeviceDays};
+pub use spectra::{divided, divided_on};
 
 use super::calls::CorrelateCall;
 use super::options::StackMethod;
 use crate::backend::cuda::CudaBackend;
 use crate::error::Result;
 use crate::progress::Reporter;
-use kit::Kit;
 use rows::RowBuffers;
 
 pub fn correlate(gpu: &CudaBackend, call: CorrelateCall, reporter: &mut Reporter) -> Result<()> {
-    let kit = Kit::new(gpu)?;
+    correlate_on(&Kit::new(gpu)?, call, reporter)
+}
+
+/// `correlate` queued on the kit's stream; a device call's (`call.device`) returns
+/// without waiting.
+pub fn correlate_on(kit: &Kit, call: CorrelateCall, reporter: &mut Reporter) -> Result<()> {
     let g = *call.plan.geometry();
-    let mut rows = RowBuffers::new(&kit, g.nfft, g.n_lags())?;
+    let days = call.days;
+    let mut rows = RowBuffers::new(kit, g.nfft, g.n_lags())?;
     reporter.stage("xcorr correlate", 1.0, call.block.n_pairs());
     match call.plan.options().stack_method {
-        StackMethod::Linear => linear::run(&kit, call, &mut rows, reporter),
-        method => nonlinear::run(&kit, call, method, &mut rows, reporter),
-    }
+        StackMethod::Linear => linear::run(kit, call, &mut rows, reporter),
+        method => nonlinear::run(kit, call, method, &mut rows, reporter),
+    }?;
+    days::order_reads(days, &kit.stream)
 }

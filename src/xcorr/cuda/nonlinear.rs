@@ -6,9 +6,10 @@
 
 use super::days::DaySpectra;
 use super::kit::{blocks, grid_dim, Kit};
+use super::put::{put_rows, RowsAt};
 use super::rows::{RowBuffers, ROW_CHUNK};
-use super::stacks::{group_means, stack, RowsOnDevice};
-use crate::backend::cuda::array::{complex_mut, part_mut, DeviceArray};
+use super::stacks::{group_means, group_means_on, stack, stack_on, RowsOnDevice};
+use crate::backend::cuda::array::{complex_mut, part, part_mut, DeviceArray};
 use crate::backend::cuda::buffers::{alloc, upload};
 use crate::backend::cuda::launch::Launch;
 use crate::error::{Error, Result};
@@ -99,6 +100,10 @@ pub(super) fn run(
     for range in batches(call.counts, cap) {
         let b = Batch::new(&call, &pairs, range.clone())?;
         let on_device = b.rows_on_device(kit, &call, &tables, rows)?;
+        if call.device.is_some() {
+            put_batch(kit, &mut call, method, &on_device, (&b.labels, range))?;
+            continue;
+        }
         let m = call.plan.geometry().n_lags();
         let stacked = stack(kit, &call, method, &on_device)?;
         for (k, row) in range.clone().zip(stacked.chunks_exact(m)) {
@@ -115,6 +120,56 @@ pub(super) fn run(
             }
         }
         reporter.advance(range.len())?;
+    }
+    Ok(())
+}
+
+/// A batch's stacks (pairs `range`) and substacks put into a device call's outputs.
+fn put_batch(
+    kit: &Kit,
+    call: &mut CorrelateCall,
+    method: StackMethod,
+    r: &RowsOnDevice,
+    (labels, range): (&[i32], std::ops::Range<usize>),
+) -> Result<()> {
+    let n_lags = call.plan.geometry().n_lags();
+    let stacked = stack_on(kit, call, method, r)?;
+    let stacked = part(&stacked, 0, range.len() * n_lags);
+    let means = match call.groups {
+        Some(groups) => Some(group_means_on(kit, call, groups, r, labels, range.clone())?),
+        None => None,
+    };
+    let n_pairs = call.block.n_pairs();
+    let ng = call.groups.map_or(0, |g| g.n_groups);
+    let d = call
+        .device
+        .as_mut()
+        .ok_or_else(|| Error::Internal("no device output".into()))?;
+    let stride = d.stride;
+    let dst: Vec<i64> = range.clone().map(|k| k as i64).collect();
+    let at = RowsAt {
+        dst: &dst,
+        n_lags,
+        stride,
+    };
+    put_rows(kit, Some(&stacked), at, &mut d.stacks)?;
+    if let (Some(means), Some(out)) = (means, d.substacks.as_mut()) {
+        // Row q·n_groups + g of the means is group g's stack of pair range.start + q.
+        let dst: Vec<i64> = range
+            .clone()
+            .flat_map(|k| (0..ng).map(move |g| (g * n_pairs + k) as i64))
+            .collect();
+        let means = part(&means, 0, dst.len() * n_lags);
+        put_rows(
+            kit,
+            Some(&means),
+            RowsAt {
+                dst: &dst,
+                n_lags,
+                stride,
+            },
+            out,
+        )?;
     }
     Ok(())
 }
@@ -190,6 +245,7 @@ impl Batch {
         Ok(RowsOnDevice {
             rows: all,
             start: upload(&kit.stream, &self.start, "uploading rows")?,
+            start_host: self.start.clone(),
             n_rows: self.rows.len(),
             n_pairs: self.start.len() - 1,
         })

@@ -6,7 +6,7 @@
 
 use super::kit::{blocks, grid_dim, Kit};
 use super::spectra::DeviceSpectra;
-use crate::backend::cuda::array::{complex, complex_mut, part, part_mut};
+use crate::backend::cuda::array::{complex, complex_mut, part, part_mut, Part};
 use crate::backend::cuda::buffers::{alloc, download, upload};
 use crate::backend::cuda::fft::{FftPlan, Shape};
 use crate::backend::cuda::launch::{for_elems_in_blocks_of, Launch};
@@ -22,6 +22,7 @@ use crate::xcorr::preprocess as pre;
 use crate::xcorr::spectra::SpectraData;
 use cudarc::driver::{CudaEvent, CudaSlice};
 use rayon::prelude::*;
+use std::sync::Arc;
 
 /// A call's sizes: `n_sta` station-days of `n` samples and `nw` windows, `chunk` stations
 /// at a time.
@@ -198,24 +199,62 @@ pub fn preprocess(
         "copying the window flags",
     )?;
     let len = plan.geometry().band_len * sz.plane();
-    let spectra = DeviceSpectra {
-        buf: chunks.a.out,
-        len,
-    };
+    let spectra = DeviceSpectra::new(chunks.a.out, len);
     Ok((kept, SpectraData::Device(spectra)))
 }
 
+/// Station-days already on the device, in the host call's layout (station s at
+/// `days[s·trace_stride..]`, the mask alike).
+pub struct DeviceDays<'a> {
+    pub days: Part<'a, f32>,
+    pub valid: Option<Part<'a, u8>>,
+    pub batch: TraceBatch,
+    pub n_windows: usize,
+}
+
+/// `preprocess` of station-days on the device, queued on the kit's stream without
+/// waiting: the same chunks and kernels, each chunk gathered on the device instead of
+/// staged from the host. Returns the window flags (on the device) and the spectra.
+pub fn preprocess_on(
+    kit: &Kit,
+    plan: &XcorrPlan,
+    input: DeviceDays,
+) -> Result<(CudaSlice<u8>, DeviceSpectra)> {
+    let sz = Sizes::new(
+        kit,
+        plan,
+        input.batch,
+        input.valid.is_some(),
+        input.n_windows,
+    );
+    let mut chunks = Chunks {
+        kit,
+        plan,
+        sz,
+        a: Arrays::new(kit, plan, sz)?,
+        fft_full: None,
+    };
+    for s0 in (0..sz.n_sta).step_by(sz.chunk) {
+        let c = sz.chunk.min(sz.n_sta - s0);
+        chunks.gather(&input, s0, c)?;
+        chunks.chunk(s0, c)?;
+    }
+    let len = plan.geometry().band_len * sz.plane();
+    let a = chunks.a;
+    Ok((a.kept, DeviceSpectra::new(a.out, len)))
+}
+
 /// A call's chunks of stations on their way to the spectra.
-struct Chunks<'a> {
-    kit: &'a Kit<'a>,
+struct Chunks<'a, 'k> {
+    kit: &'a Kit<'k>,
     plan: &'a XcorrPlan,
     sz: Sizes,
     a: Arrays,
     /// The R2C plan of a full chunk, made on first use.
-    fft_full: Option<FftPlan>,
+    fft_full: Option<Arc<FftPlan>>,
 }
 
-impl Chunks<'_> {
+impl Chunks<'_, '_> {
     fn run(
         &mut self,
         input: &PreprocessCall,
@@ -277,6 +316,38 @@ impl Chunks<'_> {
         Ok(())
     }
 
+    /// Stations s0..s0 + c of device station-days (and their mask) packed into the chunk's
+    /// rows, as `upload` packs them from the host.
+    fn gather(&mut self, input: &DeviceDays, s0: usize, c: usize) -> Result<()> {
+        let (n, stride) = (self.sz.n, input.batch.trace_stride);
+        let span = (c - 1) * stride + n;
+        let days = part(&input.days, s0 * stride, span);
+        let valid = input.valid.as_ref().map(|v| part(v, s0 * stride, span));
+        let a = &mut self.a;
+        let mut day = part_mut(&mut a.day, 0, c * n);
+        let mut mask = a.valid.as_mut().map(|v| part_mut(v, 0, c * n));
+        let grid = ((n.div_ceil(256).min(1024)) as u32, grid_dim(c, "stations")?);
+        let kit = self.kit;
+        let mut l = Launch::new(
+            &kit.module,
+            &kit.stream,
+            "xc_gather_days",
+            blocks(grid, (256, 1)),
+        )?;
+        l.input(&days)
+            .optional(valid.as_ref())
+            .scalar(stride as i64)
+            .scalar(n as i64)
+            .output(&mut day)
+            .optional_output(mask.as_mut());
+        // SAFETY: xc_gather_days(const float* src, const unsigned char* src_valid,
+        // long long stride, long long n, float* day, unsigned char* valid): block row
+        // s < c (grid.y) reads src and src_valid (both present or both null: a mask array
+        // exists exactly when the input has one) at s·stride + t for t < n, inside their
+        // (c − 1)·stride + n parts, and writes day and valid at s·n + t, inside the c·n parts.
+        unsafe { l.run() }
+    }
+
     /// Stations s0..s0 + c, uploaded: days, windows, their spectra, whitened into the output.
     fn chunk(&mut self, s0: usize, c: usize) -> Result<()> {
         self.day_kernels(c)?;
@@ -294,11 +365,8 @@ impl Chunks<'_> {
         fft.exec_r2c::<f32>(&self.a.win, &mut complex_mut(&mut self.a.spec))?;
         self.whiten(s0, c)?;
         if one_off.is_some() {
-            // the one-off plan is dropped at the end of this chunk: finish first
-            self.kit
-                .stream
-                .synchronize()
-                .map_err(driver_error("preprocessing"))?;
+            // the one-off plan is dropped at the end of this chunk
+            self.kit.release_one_off("preprocessing")?;
         }
         Ok(())
     }

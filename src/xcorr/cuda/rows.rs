@@ -2,6 +2,7 @@
 //! NoisePy's spectral-mean removal, one batched cuFFT C2R and the lag trim.
 
 use super::kit::{blocks, grid_dim, Kit};
+use super::put::{put_rows, RowsAt};
 use crate::backend::cuda::array::{complex_mut, part, part_mut, Part, PartMut};
 use crate::backend::cuda::buffers::{alloc, download};
 use crate::backend::cuda::fft::{FftPlan, Shape};
@@ -9,6 +10,7 @@ use crate::backend::cuda::launch::Launch;
 use crate::error::Result;
 use crate::xcorr::geometry::Geometry;
 use cudarc::driver::CudaSlice;
+use std::sync::Arc;
 
 /// Rows per C2R batch: bounds the gather, FFT and trim buffers.
 pub(super) const ROW_CHUNK: usize = 32768;
@@ -20,7 +22,7 @@ pub(super) struct RowBuffers {
     pub(super) spec: CudaSlice<f32>,
     real: CudaSlice<f32>,
     trimmed: CudaSlice<f32>,
-    fft_full: Option<FftPlan>,
+    fft_full: Option<Arc<FftPlan>>,
 }
 
 impl RowBuffers {
@@ -56,6 +58,22 @@ impl RowBuffers {
             "copying correlations to the host",
         )?;
         Ok(host)
+    }
+
+    /// `finish` with the trimmed rows put into a device call's output at rows `at.dst`
+    /// (one per row).
+    pub(super) fn finish_into(
+        &mut self,
+        kit: &Kit,
+        g: &Geometry,
+        zero_dc: Option<&CudaSlice<u8>>,
+        at: RowsAt,
+        out: &mut PartMut<f32>,
+    ) -> Result<()> {
+        let rows = at.dst.len();
+        self.transform(kit, g, (rows, zero_dc), None)?;
+        let trimmed = part(&self.trimmed, 0, rows * g.n_lags());
+        put_rows(kit, Some(&trimmed), at, out)
     }
 
     /// `finish` with the trimmed rows left on the device, in `out` (rows·n_lags floats).
@@ -104,9 +122,7 @@ impl RowBuffers {
             )?,
         }
         if one_off.is_some() {
-            kit.stream
-                .synchronize()
-                .map_err(crate::backend::cuda::driver_error("correlating"))?;
+            kit.release_one_off("correlating")?;
         }
         Ok(())
     }

@@ -4,20 +4,57 @@
 use super::kit::{blocks, grid_dim, Kit};
 use crate::backend::cuda::array::{complex, complex_mut, Part};
 use crate::backend::cuda::buffers::{alloc, as_reals, as_reals_mut, download, upload};
+use crate::backend::cuda::driver_error;
 use crate::backend::cuda::launch::Launch;
 use crate::backend::cuda::CudaBackend;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::xcorr::geometry::Geometry;
 use crate::xcorr::method::Planes;
-use cudarc::driver::CudaSlice;
+use cudarc::driver::{CudaEvent, CudaSlice, CudaStream};
 use num_complex::Complex32;
+use std::sync::Mutex;
 
 /// One day's spectra on the device, `[bin][station][window]`: `len` complex values as
-/// `2·len` interleaved floats.
+/// `2·len` interleaved floats. Written before the handle is returned (the calls that make
+/// it wait for their stream); `reads` are the events recorded after the correlations queued
+/// on other streams, which the buffer's stream waits for before it frees the buffer.
 pub struct DeviceSpectra {
     pub(super) buf: CudaSlice<f32>,
     pub(super) len: usize,
+    pub(super) reads: Mutex<Vec<CudaEvent>>,
+}
+
+impl DeviceSpectra {
+    pub(super) fn new(buf: CudaSlice<f32>, len: usize) -> DeviceSpectra {
+        DeviceSpectra {
+            buf,
+            len,
+            reads: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Records that work queued on `stream` so far reads the spectra (kept until the
+    /// buffer is freed; events already passed are dropped).
+    pub(super) fn read_on(&self, stream: &CudaStream) -> Result<()> {
+        let event = stream
+            .record_event(None)
+            .map_err(driver_error("recording a read of the spectra"))?;
+        let mut reads = self.reads.lock().unwrap_or_else(|e| e.into_inner());
+        reads.retain(|e| !e.is_complete());
+        reads.push(event);
+        Ok(())
+    }
+}
+
+impl Drop for DeviceSpectra {
+    fn drop(&mut self) {
+        let reads = self.reads.get_mut().unwrap_or_else(|e| e.into_inner());
+        for event in reads.drain(..) {
+            // Queued before the buffer's own (stream-ordered) free, which runs after this.
+            let _ = self.buf.stream().wait(&event);
+        }
+    }
 }
 
 impl DeviceSpectra {
@@ -43,10 +80,7 @@ impl DeviceSpectra {
             .map_err(crate::backend::cuda::driver_error(
                 "copying spectra to the device",
             ))?;
-        Ok(DeviceSpectra {
-            buf,
-            len: values.len(),
-        })
+        Ok(DeviceSpectra::new(buf, values.len()))
     }
 
     /// The spectra as complex values (as the kernels and cuBLAS read them).
@@ -65,10 +99,25 @@ pub fn divided(
     power: i32,
 ) -> Result<DeviceSpectra> {
     let kit = Kit::new(gpu)?;
+    let out = divided_on(&kit, x, p, g, (n, power))?;
+    kit.stream
+        .synchronize()
+        .map_err(crate::backend::cuda::driver_error("dividing spectra"))?;
+    Ok(out)
+}
+
+/// `divided` queued on the kit's stream without waiting.
+pub fn divided_on(
+    kit: &Kit,
+    x: &DeviceSpectra,
+    p: Planes,
+    g: &Geometry,
+    (n, power): (usize, i32),
+) -> Result<DeviceSpectra> {
     let mut buf: CudaSlice<f32> = alloc(&kit.stream, 2 * x.len, "allocating divided spectra")?;
     let values = x.values();
-    divide_into(&kit, (&values, &mut buf), p, g, (n, power))?;
-    Ok(DeviceSpectra { buf, len: x.len })
+    divide_into(kit, (&values, &mut buf), p, g, (n, power))?;
+    Ok(DeviceSpectra::new(buf, x.len))
 }
 
 fn divide_into(
@@ -104,8 +153,5 @@ fn divide_into(
     // bins f < band_len read x at f'·plane + s·nw + w' with f' < band_len, s·nw + w' < plane
     // (k = s·nw + w, w' < nw), inside x's band_len·plane = len values, and write out at
     // f·plane + k, inside out's 2·len floats.
-    unsafe { l.run() }?;
-    kit.stream
-        .synchronize()
-        .map_err(crate::backend::cuda::driver_error("dividing spectra"))
+    unsafe { l.run() }
 }

@@ -5,7 +5,7 @@
 use super::kit::{blocks, grid_dim, Kit};
 use crate::backend::cuda::array::{complex_mut, part, part_mut};
 use crate::backend::cuda::buffers::{alloc, download, upload};
-use crate::backend::cuda::fft::{self, Direction, FftPlan, Shape};
+use crate::backend::cuda::fft::{self, Direction, Shape};
 use crate::backend::cuda::launch::{for_elems, Launch};
 use crate::error::{Error, Result};
 use crate::xcorr::calls::CorrelateCall;
@@ -16,10 +16,11 @@ use cudarc::driver::CudaSlice;
 use std::ops::Range;
 
 /// A batch's per-window correlations on the device: pair p's rows are start[p] ..
-/// start[p + 1] of `rows` (n_lags floats each).
+/// start[p + 1] of `rows` (n_lags floats each); `start_host` the same offsets on the host.
 pub(super) struct RowsOnDevice {
     pub(super) rows: CudaSlice<f32>,
     pub(super) start: CudaSlice<i32>,
+    pub(super) start_host: Vec<i32>,
     pub(super) n_rows: usize,
     pub(super) n_pairs: usize,
 }
@@ -31,6 +32,19 @@ pub(super) fn stack(
     method: StackMethod,
     r: &RowsOnDevice,
 ) -> Result<Vec<f32>> {
+    let out = stack_on(kit, call, method, r)?;
+    let mut host = vec![0f32; r.n_pairs * call.plan.geometry().n_lags()];
+    download(&kit.stream, &out, &mut host, "copying stacks to the host")?;
+    Ok(host)
+}
+
+/// The batch's stacks (n_pairs × n_lags) on the device.
+pub(super) fn stack_on(
+    kit: &Kit,
+    call: &CorrelateCall,
+    method: StackMethod,
+    r: &RowsOnDevice,
+) -> Result<CudaSlice<f32>> {
     let m = call.plan.geometry().n_lags();
     let mut out: CudaSlice<f32> = alloc(&kit.stream, r.n_pairs * m, "allocating stacks")?;
     match method {
@@ -42,9 +56,7 @@ pub(super) fn stack(
             ))
         }
     }
-    let mut host = vec![0f32; r.n_pairs * m];
-    download(&kit.stream, &out, &mut host, "copying stacks to the host")?;
-    Ok(host)
+    Ok(out)
 }
 
 fn pws(kit: &Kit, call: &CorrelateCall, r: &RowsOnDevice, out: &mut CudaSlice<f32>) -> Result<()> {
@@ -69,12 +81,11 @@ fn pws(kit: &Kit, call: &CorrelateCall, r: &RowsOnDevice, out: &mut CudaSlice<f3
         // i < n_rows·n (the others return) read rows[r·m + t] (t < m) inside rows'
         // n_rows·m part and write z[2i], z[2i + 1] inside z's 2·n_rows·n part.
         unsafe { l.run() }?;
-        let plan = FftPlan::many(
+        let plan = kit.fft_many(
             &[n],
             (n, n),
             fft::kind::<f64>(Shape::C2C),
             r.n_rows,
-            &kit.stream,
             "the analytic signals",
         )?;
         plan.exec_c2c_in_place::<f64>(&mut complex_mut(&mut zp), Direction::Forward)?;
@@ -89,10 +100,8 @@ fn pws(kit: &Kit, call: &CorrelateCall, r: &RowsOnDevice, out: &mut CudaSlice<f3
         // z[2i], z[2i + 1], inside z's 2·n_rows·n part.
         unsafe { l.run() }?;
         plan.exec_c2c_in_place::<f64>(&mut complex_mut(&mut zp), Direction::Inverse)?;
-        // the plan is destroyed at the end of this block: its transforms must have run
-        kit.stream
-            .synchronize()
-            .map_err(crate::backend::cuda::driver_error("the analytic signals"))?;
+        // the plan is dropped at the end of this block
+        kit.release_one_off("the analytic signals")?;
     }
     let grid = (grid_dim(r.n_pairs, "pairs")?, m.div_ceil(128) as u32);
     let mut l = Launch::new(
@@ -127,8 +136,7 @@ fn robust(
 ) -> Result<()> {
     let m = call.plan.geometry().n_lags();
     // Scratch per pair: s and next (m each), ‖d_r‖ and w (a value per row each).
-    let mut start = vec![0i32; r.n_pairs + 1];
-    download(&kit.stream, &r.start, &mut start, "copying row offsets")?;
+    let start = &r.start_host;
     let mut at = Vec::with_capacity(r.n_pairs);
     let mut total = 0usize;
     for p in 0..r.n_pairs {
@@ -170,6 +178,23 @@ pub(super) fn group_means(
     labels: &[i32],
     range: Range<usize>,
 ) -> Result<Vec<f32>> {
+    let out = group_means_on(kit, call, groups, r, labels, range)?;
+    let len = r.n_pairs * groups.n_groups * call.plan.geometry().n_lags();
+    let mut host = vec![0f32; len];
+    let what = "copying substacks to the host";
+    download(&kit.stream, &out, &mut host, what)?;
+    Ok(host)
+}
+
+/// `group_means` left on the device: pair q of the batch, group g at row q·n_groups + g.
+pub(super) fn group_means_on(
+    kit: &Kit,
+    call: &CorrelateCall,
+    groups: &WindowGroups,
+    r: &RowsOnDevice,
+    labels: &[i32],
+    range: Range<usize>,
+) -> Result<CudaSlice<f32>> {
     let m = call.plan.geometry().n_lags();
     let ng = groups.n_groups;
     let n_pairs = call.block.n_pairs();
@@ -207,12 +232,5 @@ pub(super) fn group_means(
     // values); it touches sums and out at (p·n_groups + g)·m + t for g < n_groups, t < m,
     // inside their n_pairs·n_groups·m parts.
     unsafe { l.run() }?;
-    let mut host = vec![0f32; len];
-    download(
-        &kit.stream,
-        &out,
-        &mut host,
-        "copying substacks to the host",
-    )?;
-    Ok(host)
+    Ok(out)
 }

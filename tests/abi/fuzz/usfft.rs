@@ -3,6 +3,7 @@
 use super::{data, handle_slot, Faults, Fuzz, Real, Snapshot, Target};
 use seisgpu::ffi::context::{sg_context_backend, SG_BACKEND_CPU};
 use seisgpu::ffi::status::*;
+use seisgpu::ffi::usfft::device::*;
 use seisgpu::ffi::usfft::*;
 use std::ptr;
 

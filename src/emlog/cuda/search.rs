@@ -1,22 +1,15 @@
-//! The exhaustive search on the GPU (kernels/emlog.cu): models enumerated by index in
-//! launches of whole rows, reduced on the device (count, histograms, each block's best);
-//! the host adds the blocks' bests. Both modes decide on the same f64 value as the CPU
-//! (bit for bit: the same order, unfused roundings), so the two backends agree exactly.
-//! The first equivalent models, when asked for, are listed by the CPU over the rows of the
-//! first launches that found any (the GPU's count says which).
-//! With a progress callback, the rows run in groups sized to about the report interval,
-//! each group's launches waited for, reported (and a stop honoured) before the next.
+//! The search's device state: the tables the kernels read, one launch of both kernels
+//! over a range of rows, and the reductions read back.
 
-use super::cpu;
-use super::criterion::{Mode, Norm};
-use super::result::Tally;
-use super::setup::SearchSetup;
+use super::super::criterion::{Mode, Norm};
+use super::super::result::Tally;
+use super::super::setup::SearchSetup;
+use super::{i32s, prelude};
 use crate::backend::cuda::array::part;
 use crate::backend::cuda::buffers::{download, upload, zeros};
 use crate::backend::cuda::launch::Launch;
-use crate::backend::cuda::{driver_error, kernels, CudaBackend};
-use crate::error::{Error, Result};
-use crate::progress::Reporter;
+use crate::backend::cuda::{kernels, CudaBackend};
+use crate::error::Result;
 use cudarc::driver::{CudaModule, CudaSlice, CudaStream, DeviceRepr, LaunchConfig};
 use std::sync::Arc;
 
@@ -25,98 +18,18 @@ const THREADS: u32 = 256;
 const SHARED_BINS: usize = 6144;
 /// Axis-0 values per work item of both kernels (the direct kernel's EM_LANES).
 const SEGMENT: usize = 16;
-/// Models per launch: fast, direct (per 1,000 measurements).
-const FAST_MODELS: u64 = 1 << 30;
-const DIRECT_MODEL_MEASUREMENTS: u64 = 1 << 36;
 /// What the table uploads report on failure.
 const TABLES: &str = "copying search tables to the device";
 
-/// The prelude of kernels/emlog.cu for `p` parameters.
-pub fn prelude(p: usize) -> String {
-    format!("#define EM_P {p}\n")
-}
-
-/// Every prelude the library compiles (p = 1…16).
-pub fn preludes() -> Vec<(String, String)> {
-    (1..=super::matrix::MAX_PARAMETERS)
-        .map(|p| (format!("p = {p}"), prelude(p)))
-        .collect()
-}
-
-fn i32s(v: impl IntoIterator<Item = usize>) -> Result<Vec<i32>> {
-    v.into_iter()
-        .map(|x| {
-            i32::try_from(x).map_err(|_| {
-                Error::Unsupported(format!(
-                    "a table index ({x}) exceeds what the kernels index"
-                ))
-            })
-        })
-        .collect()
-}
-
-pub fn search(gpu: &CudaBackend, s: &SearchSetup, reporter: &mut Reporter) -> Result<Tally> {
-    gpu.bind()?;
-    let mut dev = DeviceSearch::new(gpu, s)?;
-    let rows = s.grid.rows();
-    let rows_per_launch = match s.mode {
-        Mode::Fast => FAST_MODELS / dev.n0,
-        Mode::Direct => DIRECT_MODEL_MEASUREMENTS / (s.problem.n as u64).max(1) / dev.n0,
-    }
-    .max(1);
-    let k_max = s.options.max_models;
-    let mut listed = Tally::new(s.bins.len);
-    let mut seen = 0u64;
-    reporter.stage("emlog search", 1.0, rows as usize);
-    let active = reporter.is_active();
-    reporter.for_chunks(rows as usize, 1, |group| {
-        let (mut row, rows) = (group.start as u64, group.end as u64);
-        while row < rows {
-            let end = (row + rows_per_launch).min(rows);
-            dev.launch(row, end)?;
-            if listed.models.len() < k_max {
-                let total = dev.count()?;
-                if total > seen {
-                    // This launch found some: list them on the CPU, stopping once there are enough.
-                    list_models(s, &mut listed, row..end);
-                    seen = total;
-                }
-            }
-            row = end;
-        }
-        if active {
-            // The group's launches are done before it is reported.
-            dev.stream
-                .synchronize()
-                .map_err(driver_error("running the EM-logging search"))?;
-        }
-        Ok(())
-    })?;
-    dev.tally(listed)
-}
-
-/// The first equivalent models of `rows`, listed on the CPU after those already `listed`,
-/// until there are `max_models`.
-fn list_models(s: &SearchSetup, listed: &mut Tally, rows: std::ops::Range<u64>) {
-    let step = cpu::chunk_rows(s);
-    let mut r0 = rows.start;
-    while r0 < rows.end && listed.models.len() < s.options.max_models {
-        let r1 = (r0 + step).min(rows.end);
-        let before = std::mem::replace(listed, Tally::new(0));
-        *listed = cpu::scan_rows(s, before, r0, r1);
-        r0 = r1;
-    }
-}
-
 /// The search on the device: its module and stream, the tables the kernels read and the
 /// reductions they add to.
-struct DeviceSearch<'s> {
+pub struct DeviceSearch<'s> {
     s: &'s SearchSetup<'s>,
     module: Arc<CudaModule>,
-    stream: Arc<CudaStream>,
+    pub stream: Arc<CudaStream>,
     cfg: LaunchConfig,
     /// Models along axis 0.
-    n0: u64,
+    pub n0: u64,
     /// Per axis: its length; its first histogram bin.
     lens: CudaSlice<i32>,
     axis_offset: CudaSlice<i32>,
@@ -154,12 +67,11 @@ enum ModeTables {
 }
 
 impl<'s> DeviceSearch<'s> {
-    fn new(gpu: &CudaBackend, s: &'s SearchSetup<'s>) -> Result<Self> {
+    pub fn new(gpu: &CudaBackend, s: &'s SearchSetup<'s>, stream: Arc<CudaStream>) -> Result<Self> {
         let g = &s.grid;
         let module = gpu
             .modules
             .get(&gpu.ctx, &gpu.arch, &kernels::EMLOG, &prelude(g.p()))?;
-        let stream = gpu.stream()?;
         let lens = i32s((0..g.p()).map(|k| g.len(k)))?;
         let axis_offset = i32s(s.bins.axis_offset.iter().copied())?;
         let pair_a = i32s(s.bins.pairs.iter().map(|q| q.0))?;
@@ -196,7 +108,7 @@ impl<'s> DeviceSearch<'s> {
     }
 
     /// Queues the launch over rows `row..end`.
-    fn launch(&mut self, row: u64, end: u64) -> Result<()> {
+    pub fn launch(&mut self, row: u64, end: u64) -> Result<()> {
         let s = self.s;
         let n_seg = self.n0.div_ceil(SEGMENT as u64) as i32;
         let items = (end - row) * n_seg as u64;
@@ -263,12 +175,13 @@ impl<'s> DeviceSearch<'s> {
     }
 
     /// The count of equivalent models so far, once the queued launches are done.
-    fn count(&self) -> Result<u64> {
+    pub fn count(&self) -> Result<u64> {
         Ok(read(&self.stream, &self.total, 1, "reading the count")?[0])
     }
 
-    /// The reductions, once the queued launches are done, with the models `listed`.
-    fn tally(self, listed: Tally) -> Result<Tally> {
+    /// The reductions, once the queued launches are done, with the models `listed`; and
+    /// the histograms on the device.
+    pub fn tally(self, listed: Tally) -> Result<(Tally, CudaSlice<u64>)> {
         let blocks = self.block_q.len();
         let bins = read(
             &self.stream,
@@ -291,7 +204,7 @@ impl<'s> DeviceSearch<'s> {
         }
         t.models = listed.models;
         t.models.truncate(self.s.options.max_models);
-        Ok(t)
+        Ok((t, self.bins))
     }
 }
 

@@ -1,0 +1,29 @@
+//! Caller arrays in device memory: the one place where a `CUdeviceptr` from C and an element
+//! count become a typed device array. The checks the driver can answer without reading the
+//! memory are made (NULL, alignment, device or managed memory of the context's device, an
+//! allocation long enough); the C contract answers for the rest, as for host arrays.
+
+use crate::backend::cuda::array::CallerArray;
+use crate::backend::cuda::caller::caller_array;
+use crate::backend::cuda::CudaBackend;
+use crate::error::Result;
+
+/// `len` elements of `T` at device address `addr`, the array the call names `name`.
+pub(crate) fn device_array<'a, T>(
+    gpu: &CudaBackend,
+    addr: u64,
+    len: usize,
+    name: &str,
+) -> Result<CallerArray<'a, T>> {
+    // SAFETY: the C contract of every `_device_` call: `addr` is memory the application
+    // allocated on the context's device, holding `len` elements, kept until the call's
+    // work on the stream is done, and writable where the call writes.
+    unsafe { caller_array(&gpu.ctx, addr, len, name) }
+}
+
+/// Whether two device arrays of `a_len` and `b_len` elements of `T` share bytes.
+pub(crate) fn overlap<T>(a: u64, a_len: usize, b: u64, b_len: usize) -> bool {
+    let size = std::mem::size_of::<T>() as u64;
+    let (a_end, b_end) = (a + a_len as u64 * size, b + b_len as u64 * size);
+    a_len > 0 && b_len > 0 && a < b_end && b < a_end
+}

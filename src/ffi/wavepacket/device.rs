@@ -1,0 +1,256 @@
+//! An `sg_wavepacket_layout`'s calls on arrays in device memory
+//! (`sg_wavepacket_*_device_*`): C, C*, the inverse and the threshold.
+
+use super::super::args::optional_out;
+use super::super::device_arrays::{device_array, overlap};
+use super::layout::{sg_wavepacket_layout, transform, Transform};
+use super::options::{
+    non_negative, threshold_mode, SG_WAVEPACKET_THRESHOLD_SIGMA, SG_WAVEPACKET_THRESHOLD_VALUE,
+};
+use crate::backend::cuda::array::CallerArray;
+use crate::backend::cuda::CudaBackend;
+use crate::error::{Error, Result};
+use crate::ffi::guard;
+use crate::ffi::precision::Precision;
+use crate::ffi::status::sg_status;
+
+/// The layout's transform for the device call `verb` on `T`, with its context's GPU (a CPU
+/// context: `Unsupported` naming the call).
+fn transform_on_gpu<'a, T: Precision>(
+    layout: *const sg_wavepacket_layout,
+    verb: &str,
+) -> Result<(&'a Transform<T>, &'a CudaBackend)> {
+    let call = format!("sg_wavepacket_{verb}_device");
+    let t = transform::<T>(layout, &call)?;
+    let gpu = t.plan.context().gpu_for(&format!("{call}_{}", T::SUFFIX))?;
+    Ok((t, gpu))
+}
+
+/// The call's data (n reals) and coefficients (2·m reals) in device memory, checked and
+/// apart: `(data, coeffs)`.
+fn arrays<'a, T: Precision>(
+    t: &Transform<T>,
+    gpu: &CudaBackend,
+    data: u64,
+    coeffs: u64,
+) -> Result<(CallerArray<'a, T>, CallerArray<'a, T>)> {
+    let l = t.plan.layout();
+    let (n, m) = (l.n_samples(), 2 * l.n_coefficients);
+    let d = device_array::<T>(gpu, data, n, "data")?;
+    let c = device_array::<T>(gpu, coeffs, m, "coeffs")?;
+    if overlap::<T>(data, n, coeffs, m) {
+        return Err(crate::invalid!("`data` and `coeffs` overlap"));
+    }
+    Ok((d, c))
+}
+
+fn forward<T: Precision>(layout: *const sg_wavepacket_layout, data: u64, coeffs: u64) -> sg_status {
+    guard(|| {
+        let (t, gpu) = transform_on_gpu::<T>(layout, "forward")?;
+        let (d, mut c) = arrays(t, gpu, data, coeffs)?;
+        t.plan.forward_on_device(&d, &mut c)
+    })
+}
+
+fn adjoint<T: Precision>(layout: *const sg_wavepacket_layout, coeffs: u64, data: u64) -> sg_status {
+    guard(|| {
+        let (t, gpu) = transform_on_gpu::<T>(layout, "adjoint")?;
+        let (mut d, c) = arrays(t, gpu, data, coeffs)?;
+        t.plan.adjoint_on_device(&c, &mut d)
+    })
+}
+
+fn inverse<T: Precision>(
+    layout: *const sg_wavepacket_layout,
+    [coeffs, data]: [u64; 2],
+    tolerance: f64,
+    max_iterations: usize,
+    iterations: *mut usize,
+    residual: *mut f64,
+) -> sg_status {
+    guard(|| {
+        let (t, gpu) = transform_on_gpu::<T>(layout, "inverse")?;
+        // Checked before the correction filter may be built (one C and one C*).
+        crate::wavepacket::check_tolerance(tolerance)?;
+        let (mut d, c) = arrays(t, gpu, data, coeffs)?;
+        let outs = (
+            optional_out(iterations, "iterations")?,
+            optional_out(residual, "residual")?,
+        );
+        let filter = t.filter()?;
+        let report = t
+            .plan
+            .inverse_on_device(filter, &c, &mut d, tolerance, max_iterations)?;
+        outs.0.set(report.iterations);
+        outs.1.set(report.residual);
+        Ok(())
+    })
+}
+
+fn threshold<T: Precision>(
+    layout: *const sg_wavepacket_layout,
+    coeffs: u64,
+    mode: i32,
+    kind: i32,
+    value: f64,
+) -> sg_status {
+    guard(|| {
+        let (t, gpu) = transform_on_gpu::<T>(layout, "threshold")?;
+        let mode = threshold_mode(mode)?;
+        match kind {
+            SG_WAVEPACKET_THRESHOLD_VALUE => {}
+            SG_WAVEPACKET_THRESHOLD_SIGMA => return Err(Error::Unsupported(
+                "SG_WAVEPACKET_THRESHOLD_SIGMA takes the median of each level's coefficients, which the device calls do not compute; use SG_WAVEPACKET_THRESHOLD_VALUE or sg_wavepacket_threshold on host coefficients".into(),
+            )),
+            v => return Err(crate::invalid!(
+                "kind is {v}; expected SG_WAVEPACKET_THRESHOLD_VALUE (0) or SG_WAVEPACKET_THRESHOLD_SIGMA (1)"
+            )),
+        }
+        non_negative(value, "value")?;
+        let m = 2 * t.plan.layout().n_coefficients;
+        let mut c = device_array::<T>(gpu, coeffs, m, "coeffs")?;
+        t.plan.threshold_on_device(&mut c, mode, value)
+    })
+}
+
+/// `sg_wavepacket_forward_f32` on device memory: `data` (n_samples floats) and `coeffs`
+/// (2·n_coefficients floats, interleaved re, im, in the host call's layout) are `CUdeviceptr`
+/// values (addresses in the context's device memory: `cudaMalloc`, `cuMemAlloc`, a pool or
+/// managed memory); they must not overlap. Queued on the context's stream
+/// (`sg_context_set_stream`): returns without waiting, the coefficients are ready when the
+/// stream has run. Non-finite data is not looked for (it reaches the coefficients); the
+/// progress callback is not called. `SG_ERR_INVALID_ARGUMENT` for an address the driver does
+/// not know as device memory of the context's device holding the array;
+/// `SG_ERR_UNSUPPORTED` on a CPU context. Bit for bit the coefficients of
+/// `sg_wavepacket_forward_f32` on the same GPU.
+#[no_mangle]
+pub extern "C" fn sg_wavepacket_forward_device_f32(
+    layout: *const sg_wavepacket_layout,
+    data: u64,
+    coeffs: u64,
+) -> sg_status {
+    forward::<f32>(layout, data, coeffs)
+}
+
+/// `sg_wavepacket_forward_device_f32` for a double-precision layout.
+#[no_mangle]
+pub extern "C" fn sg_wavepacket_forward_device_f64(
+    layout: *const sg_wavepacket_layout,
+    data: u64,
+    coeffs: u64,
+) -> sg_status {
+    forward::<f64>(layout, data, coeffs)
+}
+
+/// `sg_wavepacket_adjoint_f32` on device memory (arrays as in
+/// `sg_wavepacket_forward_device_f32`, not overlapping). Queued on the context's stream:
+/// returns without waiting. Non-finite coefficients are not looked for (they reach the
+/// data); the progress callback is not called. The data equal those of
+/// `sg_wavepacket_adjoint_f32` on the same GPU to rounding: the adjoint's non-uniform FFT
+/// accumulates with atomic additions, whose order follows the threads' timing.
+#[no_mangle]
+pub extern "C" fn sg_wavepacket_adjoint_device_f32(
+    layout: *const sg_wavepacket_layout,
+    coeffs: u64,
+    data: u64,
+) -> sg_status {
+    adjoint::<f32>(layout, coeffs, data)
+}
+
+/// `sg_wavepacket_adjoint_device_f32` for a double-precision layout.
+#[no_mangle]
+pub extern "C" fn sg_wavepacket_adjoint_device_f64(
+    layout: *const sg_wavepacket_layout,
+    coeffs: u64,
+    data: u64,
+) -> sg_status {
+    adjoint::<f64>(layout, coeffs, data)
+}
+
+/// `sg_wavepacket_inverse_f32` on device memory (arrays as in
+/// `sg_wavepacket_forward_device_f32`, not overlapping; `iterations` and `residual` host
+/// memory, each may be NULL). The coefficients stay on the device: C* of them is computed
+/// there after the work queued on the context's stream, the correction filter and the
+/// conjugate gradients run as in the host call (each C*C on the device), and the result is
+/// copied into `data` on the stream. The call **waits**: each iteration's stopping test reads
+/// the residual on the host, and the iterations and residual are host outputs. Non-finite
+/// coefficients are not looked for (an inverse that comes out non-finite gives
+/// `SG_ERR_NON_FINITE`, `data` unwritten); the progress callback is not called. Equal to the
+/// data of `sg_wavepacket_inverse_f32` on the same GPU to rounding (as the adjoint).
+#[no_mangle]
+pub extern "C" fn sg_wavepacket_inverse_device_f32(
+    layout: *const sg_wavepacket_layout,
+    coeffs: u64,
+    data: u64,
+    tolerance: f64,
+    max_iterations: usize,
+    iterations: *mut usize,
+    residual: *mut f64,
+) -> sg_status {
+    let arrays = [coeffs, data];
+    inverse::<f32>(
+        layout,
+        arrays,
+        tolerance,
+        max_iterations,
+        iterations,
+        residual,
+    )
+}
+
+/// `sg_wavepacket_inverse_device_f32` for a double-precision layout.
+#[no_mangle]
+pub extern "C" fn sg_wavepacket_inverse_device_f64(
+    layout: *const sg_wavepacket_layout,
+    coeffs: u64,
+    data: u64,
+    tolerance: f64,
+    max_iterations: usize,
+    iterations: *mut usize,
+    residual: *mut f64,
+) -> sg_status {
+    let arrays = [coeffs, data];
+    inverse::<f64>(
+        layout,
+        arrays,
+        tolerance,
+        max_iterations,
+        iterations,
+        residual,
+    )
+}
+
+/// `sg_wavepacket_threshold_f32` on device coefficients, in place (`coeffs` a `CUdeviceptr`
+/// as in `sg_wavepacket_forward_device_f32`): `mode` `SG_WAVEPACKET_HARD` or
+/// `SG_WAVEPACKET_SOFT` at `kind` `SG_WAVEPACKET_THRESHOLD_VALUE` (`value`, finite and ≥ 0);
+/// `SG_WAVEPACKET_THRESHOLD_SIGMA` gives `SG_ERR_UNSUPPORTED` (its per-level medians are not
+/// computed on the device). Queued on the context's stream: returns without waiting.
+/// Non-finite coefficients are not looked for. Between `sg_wavepacket_forward_device_f32`
+/// and `sg_wavepacket_adjoint_device_f32` (or the inverse) it makes the threshold round
+/// trip on device data. Bit for bit the coefficients of `sg_wavepacket_threshold_f32` (the
+/// magnitudes computed as the C library's `hypotf` computes them).
+#[no_mangle]
+pub extern "C" fn sg_wavepacket_threshold_device_f32(
+    layout: *const sg_wavepacket_layout,
+    coeffs: u64,
+    mode: i32,
+    kind: i32,
+    value: f64,
+) -> sg_status {
+    threshold::<f32>(layout, coeffs, mode, kind, value)
+}
+
+/// `sg_wavepacket_threshold_device_f32` for a double-precision layout. The magnitudes are
+/// the GPU's `hypot`, which may differ from the host library's by an ulp: a coefficient
+/// within an ulp of the threshold may be kept where the host call zeroes it (or the
+/// reverse), and soft shrinking may differ in the last bits.
+#[no_mangle]
+pub extern "C" fn sg_wavepacket_threshold_device_f64(
+    layout: *const sg_wavepacket_layout,
+    coeffs: u64,
+    mode: i32,
+    kind: i32,
+    value: f64,
+) -> sg_status {
+    threshold::<f64>(layout, coeffs, mode, kind, value)
+}

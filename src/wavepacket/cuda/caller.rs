@@ -1,0 +1,110 @@
+//! The box stage's calls on device arrays the caller owns, ordered on the caller's stream:
+//! the stage's work is queued on its own stream after what the caller's stream holds, and
+//! the caller's stream then waits for it (`ordered_on`). The same on-device functions as
+//! the host-to-host calls, so the results are the same bit for bit.
+
+use super::calls::{ensure, Stager};
+use super::BoxStage;
+use crate::backend::cuda::array::{DeviceArray, DeviceArrayMut};
+use crate::backend::cuda::bind;
+use crate::backend::cuda::caller::ordered_on;
+use crate::error::Result;
+use crate::progress::Reporter;
+use crate::sample::Real;
+use cudarc::driver::CudaStream;
+
+impl<T: Real> BoxStage<T> {
+    /// C: `data` (n reals) → `coeffs` (2·m reals, interleaved complex), queued after
+    /// `caller`'s work; returns without waiting. Non-finite data is not looked for.
+    pub fn forward_ordered(
+        &self,
+        caller: &CudaStream,
+        data: &impl DeviceArray<T>,
+        coeffs: &mut impl DeviceArrayMut<T>,
+    ) -> Result<()> {
+        self.check_device(data.len(), coeffs.len())?;
+        bind(self.stream.context())?;
+        let mut bufs = self.lock();
+        let quiet = &mut Reporter::new(None);
+        ordered_on(caller, &self.stream, || {
+            self.forward_on(data, coeffs, &[], &mut bufs.scratch, quiet)
+        })
+    }
+
+    /// C*: `coeffs` → `data` (the sizes as `forward_ordered`), queued after `caller`'s
+    /// work; returns without waiting. Non-finite coefficients are not looked for.
+    pub fn adjoint_ordered(
+        &self,
+        caller: &CudaStream,
+        coeffs: &impl DeviceArray<T>,
+        data: &mut impl DeviceArrayMut<T>,
+    ) -> Result<()> {
+        self.check_device(data.len(), coeffs.len())?;
+        bind(self.stream.context())?;
+        let mut bufs = self.lock();
+        let quiet = &mut Reporter::new(None);
+        ordered_on(caller, &self.stream, || {
+            self.adjoint_on(coeffs, data, &[], &mut bufs.scratch, quiet)
+        })
+    }
+
+    /// C* of the caller's `coeffs` (after `caller`'s work) into the host array `out` (n
+    /// reals): the start of an inverse, whose iterations run on the host. Waits for it.
+    pub fn adjoint_to_host(
+        &self,
+        caller: &CudaStream,
+        coeffs: &impl DeviceArray<T>,
+        out: &mut [T],
+    ) -> Result<()> {
+        let n = self.layout.n_samples();
+        self.check_device(out.len(), coeffs.len())?;
+        let (gpu, cpu) = self.backends();
+        bind(&gpu.ctx)?;
+        let s = &self.stream;
+        let mut bufs = self.lock();
+        let bufs = &mut *bufs;
+        let data = ensure(&mut bufs.data, n, s, "allocating wave-packet data")?;
+        let quiet = &mut Reporter::new(None);
+        ordered_on(caller, s, || {
+            self.adjoint_on(coeffs, data, &[], &mut bufs.scratch, quiet)
+        })?;
+        let io = Stager {
+            gpu,
+            cpu,
+            stream: s,
+        };
+        io.down(data, &mut out[..n])
+    }
+
+    /// Copies the host array `x` into the caller's `data` after `caller`'s work, the
+    /// caller's stream then waiting for the copy; returns once `x` is on the device.
+    pub fn upload_ordered(
+        &self,
+        caller: &CudaStream,
+        x: &[T],
+        data: &mut impl DeviceArrayMut<T>,
+    ) -> Result<()> {
+        let (gpu, cpu) = self.backends();
+        bind(&gpu.ctx)?;
+        let io = Stager {
+            gpu,
+            cpu,
+            stream: &self.stream,
+        };
+        ordered_on(caller, &self.stream, || io.up(data, x))
+    }
+
+    /// Thresholds the caller's `coeffs` (2·m reals) in place at `t` (hard, or soft with
+    /// `soft`), queued after `caller`'s work; returns without waiting.
+    pub fn threshold_ordered(
+        &self,
+        caller: &CudaStream,
+        coeffs: &mut impl DeviceArrayMut<T>,
+        t: f64,
+        soft: bool,
+    ) -> Result<()> {
+        self.check_device(self.layout.n_samples(), coeffs.len())?;
+        bind(self.stream.context())?;
+        ordered_on(caller, &self.stream, || self.shrink(coeffs, t, soft))
+    }
+}

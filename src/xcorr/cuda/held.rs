@@ -1,0 +1,99 @@
+//! What a plan keeps for its device calls: its own stream, a cuBLAS handle and the cuFFT
+//! plans those calls used. Destroying a cuBLAS handle waits for the whole device and a
+//! cuFFT plan may only go once its transforms ran, so device calls keep them here instead
+//! of waiting; they go when the plan goes (after its stream has run).
+
+use crate::backend::cuda::blas::Blas;
+use crate::backend::cuda::fft::{FftKind, FftPlan};
+use crate::backend::cuda::{driver_error, CudaBackend};
+use crate::error::Result;
+use cudarc::driver::CudaStream;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// cuFFT plans kept at most; past that a call waits for the stream once and lets the idle
+/// ones go.
+const MAX_FFT_PLANS: usize = 16;
+
+/// A cuFFT plan's shape: dims, (input, output) distance, kind, batch.
+type FftKey = (Vec<usize>, (usize, usize), FftKind, usize);
+
+/// A cuBLAS handle kept by a plan.
+pub(super) struct HeldBlas(pub(super) Blas);
+
+// SAFETY: a cuBLAS handle may be used from any thread; the plan's mutex (`DeviceCalls`)
+// lets one call at a time use it.
+unsafe impl Send for HeldBlas {}
+// SAFETY: as above: shared only within the call that holds the plan's mutex.
+unsafe impl Sync for HeldBlas {}
+
+/// The state of a plan's device calls, made by the first one.
+pub struct Held {
+    pub(super) stream: Arc<CudaStream>,
+    pub(super) blas: Option<Arc<HeldBlas>>,
+    ffts: Vec<(FftKey, Arc<FftPlan>)>,
+}
+
+impl Held {
+    /// The kept plan of this shape, made on first use (bound to the plan's stream).
+    pub(super) fn fft(
+        &mut self,
+        key: FftKey,
+        make: impl FnOnce(&Arc<CudaStream>) -> Result<FftPlan>,
+    ) -> Result<Arc<FftPlan>> {
+        if let Some((_, p)) = self.ffts.iter().find(|(k, _)| *k == key) {
+            return Ok(p.clone());
+        }
+        if self.ffts.len() >= MAX_FFT_PLANS {
+            self.stream
+                .synchronize()
+                .map_err(driver_error("releasing FFT plans"))?;
+            // Plans the call in progress holds stay: it may queue more work with them.
+            self.ffts.retain(|(_, p)| Arc::strong_count(p) > 1);
+        }
+        let plan = Arc::new(make(&self.stream)?);
+        self.ffts.push((key, plan.clone()));
+        Ok(plan)
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        // The handle and plans go only once the work queued with them has run.
+        let _ = self.stream.synchronize();
+    }
+}
+
+/// A plan's device-call state; one device call of the plan at a time queues its work.
+#[derive(Default)]
+pub struct DeviceCalls {
+    held: Mutex<Option<Held>>,
+}
+
+impl DeviceCalls {
+    /// The state, made on first use on `gpu`, locked for one call.
+    pub fn lock(&self, gpu: &CudaBackend) -> Result<HeldGuard<'_>> {
+        let mut guard = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        if guard.is_none() {
+            *guard = Some(Held {
+                stream: gpu.stream()?,
+                blas: None,
+                ffts: Vec::new(),
+            });
+        }
+        Ok(HeldGuard(guard))
+    }
+}
+
+/// The locked state of a plan's device calls.
+pub struct HeldGuard<'a>(MutexGuard<'a, Option<Held>>);
+
+impl HeldGuard<'_> {
+    pub fn held(&mut self) -> &mut Held {
+        self.0.as_mut().expect("made by DeviceCalls::lock")
+    }
+
+    /// The plan's stream for device calls.
+    pub fn stream(&mut self) -> Arc<CudaStream> {
+        self.held().stream.clone()
+    }
+}

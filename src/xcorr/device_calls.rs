@@ -1,0 +1,167 @@
+//! The plan's calls on arrays already in device memory. Each is ordered on the context's
+//! caller stream (`sg_context_set_stream`) with `ordered_on`: the plan's own stream waits for
+//! what the caller queued before, the host calls' kernels are queued there in the same
+//! order, and the caller's stream waits for them. The plan keeps the cuBLAS handle and
+//! cuFFT plans of these calls (`cuda::held`), so that none waits to destroy them.
+
+use super::calls::{CorrelateCall, Correlations, DeviceOut};
+use super::correlate::check_rows;
+use super::cuda::{self, DeviceDays, Kit};
+use super::groups::{group_counts, window_counts, WindowGroups};
+use super::method::Planes;
+use super::pairs::Block;
+use super::spectra::SpectraData;
+use super::{Spectra, XcorrPlan};
+use crate::backend::cuda::array::{DeviceArray, Part, PartMut};
+use crate::backend::cuda::buffers::download;
+use crate::backend::cuda::caller::ordered_on;
+use crate::error::Result;
+use crate::layout::TraceBatch;
+use crate::progress::Reporter;
+
+/// A device call's stacks: rows `pair_stride` floats apart in `out` (device memory), and
+/// the window count of each row to `counts` (host memory), if given.
+pub struct DeviceStacks<'a> {
+    pub out: PartMut<'a, f32>,
+    pub pair_stride: usize,
+    pub counts: Option<&'a mut [u32]>,
+}
+
+impl DeviceStacks<'_> {
+    fn check(&self, rows: usize, n_lags: usize, what: &str) -> Result<()> {
+        let counts = self.counts.as_ref().map(|c| c.len());
+        check_rows(
+            (self.out.len(), counts),
+            self.pair_stride,
+            rows,
+            n_lags,
+            what,
+        )
+    }
+}
+
+impl XcorrPlan {
+    /// `preprocess` of station-days in device memory (`valid` too, if given), queued on the
+    /// caller's stream. Waits for the stream at the end: the window flags (which windows
+    /// were kept) come to the host, where the correlations are planned with them. The
+    /// spectra stay on the device. Non-finite samples are not looked for.
+    pub fn preprocess_device(
+        &self,
+        days: Part<f32>,
+        batch: TraceBatch,
+        valid: Option<Part<u8>>,
+    ) -> Result<Spectra> {
+        let gpu = self.ctx.gpu_for("a device preprocess")?;
+        let n_windows = self.geometry.n_windows(batch.n_samples)?;
+        crate::alloc::host_bytes(
+            &[batch.n_traces, n_windows, self.geometry.band_len],
+            8,
+            "the window spectra (stations × windows × band bins, complex f32)",
+        )?;
+        let span = batch.span();
+        if days.len() < span || valid.as_ref().is_some_and(|v| v.len() < span) {
+            return Err(crate::invalid!(
+                "arrays shorter than the {span} elements the station-days span"
+            ));
+        }
+        let planes = Planes {
+            n_stations: batch.n_traces,
+            n_windows,
+        };
+        let mut guard = self.device.lock(gpu)?;
+        let stream = guard.stream();
+        let kit = Kit::held(gpu, guard.held())?;
+        let input = DeviceDays {
+            days,
+            valid,
+            batch,
+            n_windows,
+        };
+        let (kept, data, source) = ordered_on(&gpu.caller_stream(), &stream, || {
+            let (kept, spectra) = cuda::preprocess_on(&kit, self, input)?;
+            let data = SpectraData::Device(spectra);
+            let (data, source) = self.divide(data, planes, true, Some(&kit))?;
+            Ok((kept, data, source))
+        })?;
+        let mut host = vec![0u8; batch.n_traces * n_windows];
+        download(&stream, &kept, &mut host, "copying the window flags")?;
+        Ok(self.spectra(planes, host, data, source))
+    }
+
+    /// `correlate` (and, with `sub`, `correlate_substacks`) into device arrays, queued on
+    /// the caller's stream without waiting (the window counts are the host's: made from the
+    /// days' window flags). Returns the block's pairs.
+    pub fn correlate_device(
+        &self,
+        days: &[&Spectra],
+        block: (usize, usize, usize, usize),
+        all: DeviceStacks,
+        sub: Option<(&WindowGroups, DeviceStacks)>,
+    ) -> Result<usize> {
+        let gpu = self.ctx.gpu_for("a device correlation")?;
+        let n_stations = self.check_days(days)?;
+        let (i0, ni, j0, nj) = block;
+        let block = Block::new(i0, ni, j0, nj, n_stations, self.options.autocorrelation)?;
+        let n_pairs = block.n_pairs();
+        if let Some((groups, _)) = &sub {
+            groups.check_days(days)?;
+        }
+        if n_pairs == 0 {
+            return Ok(0);
+        }
+        let n_lags = self.geometry.n_lags();
+        all.check(n_pairs, n_lags, "stacks")?;
+        if let Some((g, s)) = &sub {
+            s.check(g.n_groups * n_pairs, n_lags, "substacks")?;
+            if s.pair_stride != all.pair_stride {
+                return Err(crate::invalid!(
+                    "substacks: pair_stride {} differs from the stacks' {}",
+                    s.pair_stride,
+                    all.pair_stride
+                ));
+            }
+        }
+        let pair_counts = window_counts(days, &block);
+        let sub_counts = match &sub {
+            Some((g, _)) => group_counts(days, &block, g),
+            None => Vec::new(),
+        };
+        let (mut none, mut none_sub) = ([0f32; 0], [0f32; 0]);
+        let (groups, sub_out) = match sub {
+            Some((g, s)) => (Some(g), Some(s)),
+            None => (None, None),
+        };
+        let (sub_array, sub_counts_out) = match sub_out {
+            Some(s) => (Some(s.out), s.counts),
+            None => (None, None),
+        };
+        let call = CorrelateCall {
+            plan: self,
+            days,
+            block: &block,
+            counts: &pair_counts,
+            out: Correlations::new(&mut none, n_lags),
+            groups,
+            group_counts: &sub_counts,
+            sub: Correlations::new(&mut none_sub, n_lags),
+            device: Some(DeviceOut {
+                stacks: all.out,
+                substacks: sub_array,
+                stride: all.pair_stride,
+            }),
+        };
+        let mut guard = self.device.lock(gpu)?;
+        let stream = guard.stream();
+        let kit = Kit::held(gpu, guard.held())?;
+        ordered_on(&gpu.caller_stream(), &stream, || {
+            cuda::correlate_on(&kit, call, &mut Reporter::new(None))
+        })?;
+        if let Some(c) = all.counts {
+            c[..n_pairs].copy_from_slice(&pair_counts);
+        }
+        if let Some(c) = sub_counts_out {
+            c[..sub_counts.len()].copy_from_slice(&sub_counts);
+        }
+        Ok(n_pairs)
+    }
+}
