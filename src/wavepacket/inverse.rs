@@ -203,7 +203,7 @@ impl<T: Real> Frame<T> for Filtered<'_, T> {
 /// until ‖b − normal x‖/‖b‖ ≤ `stop.tolerance` or `stop.max_iterations` were made; reports
 /// stage "wave-packet inverse" with one item per iteration (a stop ends with `Cancelled`)
 /// and writes x into `data` only at the end.
-fn solve<T: Real>(
+pub(crate) fn solve<T: Real>(
     b: &[T],
     start: Vec<T>,
     normal: impl Fn(&[T]) -> Result<Vec<T>>,
