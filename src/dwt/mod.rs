@@ -133,15 +133,7 @@ impl DwtPlan {
         options.validate()?;
         let levels = self.resolve_levels(options.levels)?;
         self.check(&traces, &batch)?;
-        let wanted = batch.n_traces * levels as usize;
-        if let Some(t) = &thresholds {
-            if t.len() < wanted {
-                return Err(crate::invalid!(
-                    "thresholds has {} elements; {wanted} needed",
-                    t.len()
-                ));
-            }
-        }
+        let wanted = thresholds_wanted(&batch, levels, thresholds.as_deref())?;
         let used = self.run(Op::Denoise(options), levels, traces, batch)?;
         if let Some(t) = thresholds {
             t[..wanted].copy_from_slice(&used);
@@ -179,4 +171,19 @@ impl DwtPlan {
         reporter.finish();
         Ok(used)
     }
+}
+
+/// The thresholds a denoise of `batch` at `levels` levels writes (n_traces × levels), after
+/// refusing a caller's `thresholds` array too short for them.
+fn thresholds_wanted(batch: &TraceBatch, levels: u32, thresholds: Option<&[f64]>) -> Result<usize> {
+    let wanted = batch.n_traces * levels as usize;
+    if let Some(t) = thresholds {
+        if t.len() < wanted {
+            return Err(crate::invalid!(
+                "thresholds has {} elements; {wanted} needed",
+                t.len()
+            ));
+        }
+    }
+    Ok(wanted)
 }
