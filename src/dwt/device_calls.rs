@@ -4,7 +4,7 @@
 use super::cuda::{denoise_on, transform_on, DeviceIo};
 use super::denoise::DenoiseOptions;
 use super::traces::Direction;
-use super::DwtPlan;
+use super::{thresholds_wanted, DwtPlan};
 use crate::error::Result;
 use crate::layout::TraceBatch;
 use crate::sample::Sample;
@@ -42,15 +42,7 @@ impl DwtPlan {
         let gpu = self.ctx.gpu_for("a device DWT denoise")?;
         let levels = self.resolve_levels(options.levels)?;
         self.check_device_batch(&batch)?;
-        let wanted = batch.n_traces * levels as usize;
-        if let Some(t) = &thresholds {
-            if t.len() < wanted {
-                return Err(crate::invalid!(
-                    "thresholds has {} elements; {wanted} needed",
-                    t.len()
-                ));
-            }
-        }
+        let wanted = thresholds_wanted(&batch, levels, thresholds.as_deref())?;
         let stream = gpu.caller_stream();
         io.check_finite(gpu, &stream, &batch, "a device DWT denoise")?;
         let medians = denoise_on(gpu, &self.wavelet, options, levels, io, batch, &stream)?;

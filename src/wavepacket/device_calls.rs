@@ -4,7 +4,7 @@
 //! caller's work before and after (`cuda/caller.rs`).
 
 use super::coeffs::ThresholdMode;
-use super::inverse::{solve, CorrectionFilter, InverseReport};
+use super::inverse::{solve, CorrectionFilter, InverseReport, Stop};
 use super::{check_array_sizes, WavepacketPlan};
 use crate::backend::cuda::array::{DeviceArray, DeviceArrayMut};
 use crate::backend::cuda::checks::Rows;
@@ -72,7 +72,8 @@ impl<T: Real> WavepacketPlan<T> {
         let mut x = crate::error::try_vec(n, T::zero(), "wave-packet data")?;
         let normal = |v: &[T]| self.normal(v);
         let quiet = &mut Reporter::new(None);
-        let report = solve(&b, start, normal, tolerance, max_iterations, quiet, &mut x)?;
+        let stop = Stop::new(tolerance, max_iterations);
+        let report = solve(&b, start, normal, stop, quiet, &mut x)?;
         stage.upload_ordered(&caller, &x, data)?;
         Ok(report)
     }

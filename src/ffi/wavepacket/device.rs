@@ -4,15 +4,14 @@
 use super::super::args::optional_out;
 use super::super::device_arrays::{device_array, overlap};
 use super::layout::{sg_wavepacket_layout, transform, Transform};
-use super::options::{
-    non_negative, threshold_mode, SG_WAVEPACKET_THRESHOLD_SIGMA, SG_WAVEPACKET_THRESHOLD_VALUE,
-};
+use super::options::{non_negative, threshold_level, threshold_mode};
 use crate::backend::cuda::array::CallerArray;
 use crate::backend::cuda::CudaBackend;
 use crate::error::{Error, Result};
 use crate::ffi::guard;
 use crate::ffi::precision::Precision;
 use crate::ffi::status::sg_status;
+use crate::wavepacket::coeffs::ThresholdLevel;
 
 /// The layout's transform for the device call `verb` on `T`, with its context's GPU (a CPU
 /// context: `Unsupported` naming the call).
@@ -97,14 +96,10 @@ fn threshold<T: Precision>(
     guard(|| {
         let (t, gpu) = transform_on_gpu::<T>(layout, "threshold")?;
         let mode = threshold_mode(mode)?;
-        match kind {
-            SG_WAVEPACKET_THRESHOLD_VALUE => {}
-            SG_WAVEPACKET_THRESHOLD_SIGMA => return Err(Error::Unsupported(
+        if let ThresholdLevel::Sigma(_) = threshold_level(kind, value)? {
+            return Err(Error::Unsupported(
                 "SG_WAVEPACKET_THRESHOLD_SIGMA takes the median of each level's coefficients, which the device calls do not compute; use SG_WAVEPACKET_THRESHOLD_VALUE or sg_wavepacket_threshold on host coefficients".into(),
-            )),
-            v => return Err(crate::invalid!(
-                "kind is {v}; expected SG_WAVEPACKET_THRESHOLD_VALUE (0) or SG_WAVEPACKET_THRESHOLD_SIGMA (1)"
-            )),
+            ));
         }
         non_negative(value, "value")?;
         let m = 2 * t.plan.layout().n_coefficients;

@@ -1,17 +1,14 @@
 //! The correlation plan's calls on arrays in device memory (`sg_xcorr_*_device_f32`).
 
 use super::super::args::arg_ref;
-use super::super::arrays::{optional_mut, slice};
+use super::super::arrays::optional_mut;
 use super::super::device_arrays::{device_array, overlap};
 use super::super::guard;
 use super::super::status::sg_status;
-use super::{days_and_pairs, rows_span, sg_xcorr_plan, sg_xcorr_spectra};
+use super::substacks::SubstackRows;
+use super::{days_and_pairs, rows_span, sg_xcorr_plan, sg_xcorr_spectra, station_batch};
 use crate::backend::cuda::array::{part, part_mut};
-use crate::error::Result;
-use crate::layout::TraceBatch;
 use crate::xcorr::device_calls::DeviceStacks;
-use crate::xcorr::groups::WindowGroups;
-use crate::xcorr::Spectra;
 
 /// `sg_xcorr_preprocess_f32` on device memory: `station_days` (and `valid`, if not 0) are
 /// `CUdeviceptr` values (addresses in the context's device memory, from `cudaMalloc`,
@@ -40,12 +37,7 @@ pub extern "C" fn sg_xcorr_preprocess_device_f32(
     super::super::create(plan, "plan", out, |plan| {
         let plan = &plan.0;
         let gpu = plan.context().gpu_for("sg_xcorr_preprocess_device_f32")?;
-        let batch = TraceBatch::named(
-            n_samples,
-            n_stations,
-            station_stride,
-            ["n_stations", "station_stride"],
-        )?;
+        let batch = station_batch(n_samples, n_stations, station_stride)?;
         let span = batch.span();
         let days = device_array::<f32>(gpu, station_days, span, "station_days")?;
         let mask = match valid {
@@ -133,14 +125,13 @@ pub extern "C" fn sg_xcorr_correlate_substacks_device_f32(
         let gpu = plan.context().gpu_for(call)?;
         let block = (i0, ni, j0, nj);
         let (spectra, n_pairs) = days_and_pairs(plan, days, n_days, block)?;
-        let groups = groups(&spectra, labels, n_groups)?;
-        let n_sub = n_groups
-            .checked_mul(n_pairs)
-            .ok_or_else(|| crate::invalid!("{n_groups} groups × {n_pairs} pairs overflow"))?;
-        let (na, ns) = (
-            rows_span(n_pairs, pair_stride, plan)?,
-            rows_span(n_sub, pair_stride, plan)?,
-        );
+        let rows = SubstackRows::new(plan, &spectra, (labels, n_groups), n_pairs, pair_stride)?;
+        let SubstackRows {
+            groups,
+            n_sub,
+            na,
+            ns,
+        } = rows;
         if overlap::<f32>(stacks, na, substacks, ns) {
             return Err(crate::invalid!("stacks and substacks overlap"));
         }
@@ -159,11 +150,4 @@ pub extern "C" fn sg_xcorr_correlate_substacks_device_f32(
         plan.correlate_device(&spectra, block, all, Some((&groups, sub)))?;
         Ok(())
     })
-}
-
-/// The window groups of the days from the caller's labels (a label per window of each day).
-fn groups(spectra: &[&Spectra], labels: *const i32, n_groups: usize) -> Result<WindowGroups> {
-    let windows: Vec<usize> = spectra.iter().map(|s| s.n_windows).collect();
-    let labels = slice(labels, windows.iter().sum(), "labels")?;
-    WindowGroups::new(labels, &windows, n_groups)
 }
