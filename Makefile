@@ -3,6 +3,8 @@
 #   make lib        the library (target/release/libseisgpu.so, .so.0 link, .a)
 #   make header     regenerate include/seisgpu.h from src/ffi (cbindgen)
 #   make examples   build the C and Fortran examples against target/release
+#   make examples-cuda  build examples/cuda/pipeline.cu (a CUDA runtime program) with nvcc;
+#                   without nvcc it says so and builds nothing
 #   make test       install missing test dependencies, run the Rust tests, build and run
 #                   the examples, the Python binding's tests, the install (pkg-config,
 #                   CMake), C++ header and Qt example tests; non-zero on any failure (this
@@ -61,7 +63,7 @@ EXAMPLES := $(BUILD)/dwt_denoise_c $(BUILD)/dwt_denoise_f90 $(BUILD)/usfft_c $(B
 DEMO := $(BUILD)/demo_penobscot
 DEMO_SRC := $(addprefix examples/c/demo_,penobscot.c fxdecon.c wavepackets.c segy.c signal.c output.c)
 
-.PHONY: all lib header examples mpi-examples run-examples test demo demo-build demo-plot-deps clean FORCE install uninstall memcheck fuzz wheel
+.PHONY: all lib header examples examples-cuda mpi-examples run-examples test demo demo-build demo-plot-deps clean FORCE install uninstall memcheck fuzz wheel
 
 all: lib
 
@@ -145,6 +147,22 @@ $(BUILD)/wavepacket_f90: examples/fortran/wavepacket.f90 $(FMOD)/seisgpu.o $(LIB
 $(BUILD)/wavepacket_volume_f90: examples/fortran/wavepacket_volume.f90 $(FMOD)/seisgpu.o $(LIB)
 	@mkdir -p $(@D)
 	$(FC) $(FFLAGS) -I$(FMOD) $< $(FMOD)/seisgpu.o -o $@ $(SEISGPU_LDFLAGS)
+
+# The CUDA runtime example (device calls on the program's own stream): only where nvcc is
+# found, so that machines without the CUDA toolkit (CI) skip it with a message.
+NVCC ?= nvcc
+NVCCFLAGS ?= -std=c++17 -O2
+
+examples-cuda:
+	@if command -v $(NVCC) >/dev/null 2>&1; then \
+		$(MAKE) --no-print-directory lib $(BUILD)/pipeline_cuda; \
+	else \
+		echo "examples-cuda: no $(NVCC) here: examples/cuda/pipeline.cu not built (on the GPU machine: GPU_STEPS=example_pipeline_cuda scripts/gpu_run.sh)"; \
+	fi
+
+$(BUILD)/pipeline_cuda: examples/cuda/pipeline.cu include/seisgpu.h include/seisgpu.hpp $(LIB)
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCCFLAGS) -Iinclude $< -o $@ -L$(RELEASE) -lseisgpu -Xlinker -rpath -Xlinker $(RELEASE_ABS)
 
 # The MPI examples (examples/mpi; the system's mpicc): a network's day of ambient-noise
 # correlation over ranks (xcorr_network) and the reader of its file (xcorr_read).

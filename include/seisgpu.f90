@@ -37,6 +37,10 @@ module seisgpu
   integer(c_int32_t), parameter :: SG_BACKEND_CPU = 1
   integer(c_int32_t), parameter :: SG_BACKEND_CUDA = 2
 
+  ! Device checks of device calls' inputs (sg_context_set_device_checks).
+  integer(c_int32_t), parameter :: SG_DEVICE_CHECKS_OFF = 0
+  integer(c_int32_t), parameter :: SG_DEVICE_CHECKS_FINITE = 1
+
   ! Wavelet families (sg_dwt_plan_create), as GSL names them.
   integer(c_int32_t), parameter :: SG_WAVELET_DAUBECHIES = 1
   integer(c_int32_t), parameter :: SG_WAVELET_DAUBECHIES_CENTERED = 2
@@ -289,6 +293,14 @@ module seisgpu
       integer(c_int64_t), value, intent(in) :: stream
       integer(c_int32_t) :: status
     end function sg_context_set_stream
+
+    function sg_context_set_device_checks(ctx, checks) &
+        bind(C, name="sg_context_set_device_checks") result(status)
+      import :: c_int32_t, c_ptr
+      type(c_ptr), value :: ctx
+      integer(c_int32_t), value, intent(in) :: checks
+      integer(c_int32_t) :: status
+    end function sg_context_set_device_checks
 
     function sg_context_synchronize(ctx) &
         bind(C, name="sg_context_synchronize") result(status)

@@ -40,6 +40,17 @@
 #define SG_BACKEND_CUDA 2
 
 /*
+ Device calls look for no non-finite input (the default).
+ */
+#define SG_DEVICE_CHECKS_OFF 0
+
+/*
+ Each device call scans its sample inputs on the device (one more read of each) and a
+ non-finite value is reported by the next `sg_context_synchronize`.
+ */
+#define SG_DEVICE_CHECKS_FINITE 1
+
+/*
  GSL `gsl_wavelet_daubechies`: members 4, 6, …, 20 (GSL's member 8 is PyWavelets' `db4`).
  */
 #define SG_WAVELET_DAUBECHIES 1
@@ -855,9 +866,24 @@ sg_status sg_context_describe(const sg_context *ctx, char *buf, size_t len, size
 sg_status sg_context_set_stream(sg_context *ctx, uint64_t stream);
 
 /*
+ Sets the checks device calls made on `ctx` from now on run on their inputs:
+ `SG_DEVICE_CHECKS_OFF` (the default) or `SG_DEVICE_CHECKS_FINITE`. With the latter each
+ device call queues, before its own work and on the context's stream, a scan of the
+ samples it reads (traces, volumes, strengths or modes, coefficients, spectra, data); it
+ still returns without waiting, and the call goes on with what it was given. The first
+ call whose input held a NaN or an infinity since the last report is named by the next
+ `sg_context_synchronize`, which then returns `SG_ERR_NON_FINITE`. A scan is a kernel like
+ the call's own: it can be captured into a CUDA graph, and a replay reports as the direct
+ calls do. `SG_ERR_UNSUPPORTED` on a CPU context (host calls always check their inputs).
+ */
+sg_status sg_context_set_device_checks(sg_context *ctx, int32_t checks);
+
+/*
  Waits until the work of the device calls made on `ctx` so far has run (the stream set by
  `sg_context_set_stream`). A kernel fault in that work is reported here as
- `SG_ERR_CUDA_DRIVER`. On a CPU context there is nothing to wait for: `SG_OK`.
+ `SG_ERR_CUDA_DRIVER`; with device checks on (`sg_context_set_device_checks`), a non-finite
+ input of a device call since the last report as `SG_ERR_NON_FINITE`, the message naming
+ the call and the array. On a CPU context there is nothing to wait for: `SG_OK`.
  */
 sg_status sg_context_synchronize(const sg_context *ctx);
 
@@ -978,7 +1004,8 @@ sg_status sg_dwt_denoise_f64(const sg_dwt_plan *plan,
  long for one block's shared memory take a multi-pass path that needs separate arrays and
  trace_stride = n_samples; the status says so). Queued on the context's stream (`sg_context_set_stream`):
  returns without waiting, the results are ready when the stream has run. Non-finite
- samples are not looked for (they reach the outputs). `SG_ERR_INVALID_ARGUMENT` for an
+ samples reach the outputs, and are reported by `sg_context_synchronize` with device checks
+ on (`sg_context_set_device_checks`). `SG_ERR_INVALID_ARGUMENT` for an
  address the driver does not know as device memory of the context's device holding the
  batch; `SG_ERR_UNSUPPORTED` on a CPU context. Bit for bit the results of
  `sg_dwt_execute_f32` on the same GPU.
@@ -1348,8 +1375,8 @@ sg_status sg_fxdecon_execute_3d_f64(const sg_fxdecon_plan *plan,
  Samples between traces are not touched. Queued on the context's stream
  (`sg_context_set_stream`): returns without waiting (but for the first call on a plan,
  which makes the plan's FFT plans and buffers), the output is ready when the stream has
- run; progress callbacks are not called. Non-finite samples are not looked for (they
- reach the output). `SG_ERR_INVALID_ARGUMENT` for an address the driver does not know as
+ run; progress callbacks are not called. Non-finite samples reach the output, and are
+ reported by `sg_context_synchronize` with device checks on (`sg_context_set_device_checks`). `SG_ERR_INVALID_ARGUMENT` for an address the driver does not know as
  device memory of the context's device holding the section; `SG_ERR_UNSUPPORTED` on a
  CPU context, and where the host call would run on the CPU (an operator and windows too
  large for a block's shared memory). Equal to the results of `sg_fxdecon_execute_2d_f32`
@@ -1376,7 +1403,7 @@ sg_status sg_fxdecon_execute_2d_device_f64(const sg_fxdecon_plan *plan,
  `il * inline_stride + xl * crossline_stride` of `input` and `output` (`CUdeviceptr`
  values). Otherwise as `sg_fxdecon_execute_2d_device_f32`: in place allowed (with a device
  copy of the input), other overlaps refused; queued on the context's stream without
- waiting; non-finite samples not looked for; no progress callbacks; equal to
+ waiting; non-finite samples reported as by the 2D call; no progress callbacks; equal to
  `sg_fxdecon_execute_3d_f32` on the same GPU to rounding (overlapping windows add their
  predictions with atomic additions, in an order that follows the threads' timing).
  */
@@ -1518,13 +1545,16 @@ sg_status sg_usfft_set_points_device_f64(sg_usfft_plan *plan,
  host call's layouts (interleaved complex), device memory of the plan's context, checked
  as in `sg_dwt_execute_device_f32`; they must not overlap. Queued on the context's stream
  (`sg_context_set_stream`) after the work it holds: returns without waiting, the output is
- ready when the stream has run. Non-finite values are not looked for. Type 2 gives the
+ ready when the stream has run. Non-finite inputs reach the output, and are
+ reported by `sg_context_synchronize` with device checks on (`sg_context_set_device_checks`). Type 2 gives the
  result of `sg_usfft_execute_f32` on the same GPU bit for bit, run after run; type 1
  spreads the points with atomic additions, whose order follows the threads' timing, so
  its modes agree to rounding. Several threads may execute one plan at once (their work
  takes turns on the plan's stream).
  */
-sg_status sg_usfft_execute_device_f32(const sg_usfft_plan *plan, uint64_t c, uint64_t f);
+sg_status sg_usfft_execute_device_f32(const sg_usfft_plan *plan,
+                                      uint64_t c,
+                                      uint64_t f);
 
 /*
  `sg_usfft_execute_device_f32` for a double-precision plan.
@@ -1852,7 +1882,8 @@ sg_status sg_wavepacket_sparse_approximation_f64(const sg_wavepacket_layout *lay
  values (addresses in the context's device memory: `cudaMalloc`, `cuMemAlloc`, a pool or
  managed memory); they must not overlap. Queued on the context's stream
  (`sg_context_set_stream`): returns without waiting, the coefficients are ready when the
- stream has run. Non-finite data is not looked for (it reaches the coefficients); the
+ stream has run. Non-finite data reaches the coefficients, and is
+ reported by `sg_context_synchronize` with device checks on (`sg_context_set_device_checks`); the
  progress callback is not called. `SG_ERR_INVALID_ARGUMENT` for an address the driver does
  not know as device memory of the context's device holding the array;
  `SG_ERR_UNSUPPORTED` on a CPU context. Bit for bit the coefficients of
@@ -1872,8 +1903,8 @@ sg_status sg_wavepacket_forward_device_f64(const sg_wavepacket_layout *layout,
 /*
  `sg_wavepacket_adjoint_f32` on device memory (arrays as in
  `sg_wavepacket_forward_device_f32`, not overlapping). Queued on the context's stream:
- returns without waiting. Non-finite coefficients are not looked for (they reach the
- data); the progress callback is not called. The data equal those of
+ returns without waiting. Non-finite coefficients reach the data (reported by
+ `sg_context_synchronize` with device checks on); the progress callback is not called. The data equal those of
  `sg_wavepacket_adjoint_f32` on the same GPU to rounding: the adjoint's non-uniform FFT
  accumulates with atomic additions, whose order follows the threads' timing.
  */
@@ -1896,8 +1927,8 @@ sg_status sg_wavepacket_adjoint_device_f64(const sg_wavepacket_layout *layout,
  conjugate gradients run as in the host call (each C*C on the device), and the result is
  copied into `data` on the stream. The call **waits**: each iteration's stopping test reads
  the residual on the host, and the iterations and residual are host outputs. Non-finite
- coefficients are not looked for (an inverse that comes out non-finite gives
- `SG_ERR_NON_FINITE`, `data` unwritten); the progress callback is not called. Equal to the
+ coefficients are reported by `sg_context_synchronize` with device checks on (an inverse
+ that comes out non-finite gives `SG_ERR_NON_FINITE`, `data` unwritten); the progress callback is not called. Equal to the
  data of `sg_wavepacket_inverse_f32` on the same GPU to rounding (as the adjoint).
  */
 sg_status sg_wavepacket_inverse_device_f32(const sg_wavepacket_layout *layout,
@@ -1925,7 +1956,8 @@ sg_status sg_wavepacket_inverse_device_f64(const sg_wavepacket_layout *layout,
  `SG_WAVEPACKET_SOFT` at `kind` `SG_WAVEPACKET_THRESHOLD_VALUE` (`value`, finite and ≥ 0);
  `SG_WAVEPACKET_THRESHOLD_SIGMA` gives `SG_ERR_UNSUPPORTED` (its per-level medians are not
  computed on the device). Queued on the context's stream: returns without waiting.
- Non-finite coefficients are not looked for. Between `sg_wavepacket_forward_device_f32`
+ Non-finite coefficients are reported by `sg_context_synchronize` with device checks on.
+ Between `sg_wavepacket_forward_device_f32`
  and `sg_wavepacket_adjoint_device_f32` (or the inverse) it makes the threshold round
  trip on device data. Bit for bit the coefficients of `sg_wavepacket_threshold_f32` (the
  magnitudes computed as the C library's `hypotf` computes them).
@@ -2221,8 +2253,9 @@ sg_status sg_xcorr_correlate_f32(const sg_xcorr_plan *plan,
  `sg_xcorr_spectra_destroy`). Queued on the context's stream (`sg_context_set_stream`)
  after what the caller queued there; the call then waits for the stream, because the
  handle keeps which windows were kept on the host (the correlations are planned with
- them); the inputs may be reused once it returns. Non-finite samples are not looked for
- (they reach the spectra). Progress callbacks are not called. `SG_ERR_INVALID_ARGUMENT`
+ them); the inputs may be reused once it returns. Non-finite samples reach the spectra, and
+ are reported by `sg_context_synchronize` with device checks on
+ (`sg_context_set_device_checks`). Progress callbacks are not called. `SG_ERR_INVALID_ARGUMENT`
  for an address the driver does not know as device memory of the context's device
  holding the station-days; `SG_ERR_UNSUPPORTED` on a CPU context. The spectra equal
  those of `sg_xcorr_preprocess_f32` on the same GPU bit for bit (both cut the stations

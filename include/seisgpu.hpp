@@ -10,10 +10,14 @@
 //
 // Device memory: `device_view<T>` (a device pointer and a size) goes to the `_device`
 // methods, which queue their work on the stream set by `context::set_stream` and return
-// without waiting (see "Keeping data on the GPU" in the README).
+// without waiting (see "Keeping data on the GPU" in the README). Each `_device` method has
+// an overload whose first argument is a stream (`seisgpu::stream_t`: a cudaStream_t or
+// CUstream): it sets that stream as the context's stream, then makes the call (see
+// `stream_t` for what that means for threads).
 //
-// Adding a plan type: one `detail::owner<sg_x_plan, sg_x_plan_destroy>` base and the
-// methods that forward its C calls (see dwt_plan).
+// Adding a plan type: one `detail::owner<sg_x_plan, sg_x_plan_destroy>` base, the methods
+// that forward its C calls, and for device calls a `detail::context_ref` member that the
+// stream overloads set the stream through (see dwt_plan).
 
 #ifndef SEISGPU_HPP
 #define SEISGPU_HPP
@@ -30,7 +34,22 @@
 #include <utility>
 #include <vector>
 
+// What cudaStream_t (cuda_runtime.h) and CUstream (cuda.h) point to, declared here so that
+// this header needs no CUDA header.
+struct CUstream_st;
+
 namespace seisgpu {
+
+// A CUDA stream: a cudaStream_t or CUstream of the context's device (nullptr: the legacy
+// default stream). A context holds one stream for its device calls, shared by every plan
+// made on it and every thread that uses them. The stream overloads of the `_device`
+// methods set it (sg_context_set_stream) and then make the call; it stays set for the
+// context's later device calls: the C library has no call that reads it back, so it is
+// not restored. Like sg_context_set_stream, a stream overload must not run while another
+// device call of the same context runs on another thread; threads that queue work on
+// streams of their own each use a context of their own (contexts of one device share its
+// CUDA primary context, so arrays and streams serve them all).
+using stream_t = CUstream_st *;
 
 // A failed call: `status()` is its sg_status, `message()` the library's explanation.
 class error : public std::runtime_error {
@@ -53,14 +72,23 @@ inline void check(sg_status status) {
     }
 }
 
+template <class T> class device_view;
+
+namespace detail {
+template <class C> struct is_device_view : std::false_type {};
+template <class T> struct is_device_view<device_view<T>> : std::true_type {};
+} // namespace detail
+
 // A contiguous array the caller owns: a pointer and an element count.
 template <class T> class view {
 public:
     view(T *data, std::size_t size) noexcept : data_(data), size_(size) {}
     // Any contiguous container with data() and size() whose elements are T
-    // (std::vector, std::array, std::span, std::string for char).
-    template <class C, class = std::enable_if_t<std::is_convertible_v<
-                           decltype(std::declval<C &>().data()), T *>>>
+    // (std::vector, std::array, std::span, std::string for char); not a device_view,
+    // whose memory the host calls cannot read.
+    template <class C, class = std::enable_if_t<
+                           std::is_convertible_v<decltype(std::declval<C &>().data()), T *> &&
+                           !detail::is_device_view<std::remove_cv_t<C>>::value>>
     view(C &container) noexcept : data_(container.data()), size_(container.size()) {}
     T *data() const noexcept { return data_; }
     std::size_t size() const noexcept { return size_; }
@@ -76,8 +104,10 @@ private:
 template <class T> class device_view {
 public:
     device_view(T *data, std::size_t size) noexcept : data_(data), size_(size) {}
-    // A view of the same array for reading.
-    operator device_view<const T>() const noexcept { return {data_, size_}; }
+    // A view of the same array for reading (from a view of mutable elements only: for
+    // const T it would convert a type to itself).
+    template <class U = T, class = std::enable_if_t<!std::is_const_v<U>>>
+    operator device_view<const U>() const noexcept { return {data_, size_}; }
     T *data() const noexcept { return data_; }
     std::size_t size() const noexcept { return size_; }
     // The CUdeviceptr value the C calls take.
@@ -158,23 +188,35 @@ private:
 // The progress callback of a context: (stage, fraction) → true to cancel the call.
 using progress_fn = std::function<bool(const char *stage, double fraction)>;
 
-// The backend every plan runs on (sg_context_*).
-class context : public detail::owner<sg_context, sg_context_destroy> {
+namespace detail {
+class context_ref;
+} // namespace detail
+
+// The backend every plan runs on (sg_context_*). Move-only; the plans made on it keep the
+// C handle (sg_context_destroy runs when the context and all of them are gone), so that
+// their stream overloads can set its stream.
+class context {
 public:
     explicit context(int32_t backend = SG_BACKEND_AUTO, int32_t device_ordinal = 0) {
-        check(sg_context_create(backend, device_ordinal, out()));
+        sg_context *made = nullptr;
+        check(sg_context_create(backend, device_ordinal, &made));
+        handle_.reset(made, sg_context_destroy);
     }
+    context(const context &) = delete;
+    context &operator=(const context &) = delete;
     context(context &&) noexcept = default;
     context &operator=(context &&other) noexcept {
         if (this != &other) {
             remove_progress();
-            owner::operator=(std::move(other));
+            handle_ = std::move(other.handle_);
             progress_ = std::move(other.progress_);
         }
         return *this;
     }
     // Plans outlive their context: they must not call a callback that dies with it.
     ~context() { remove_progress(); }
+    // The C handle, for calls this header does not wrap; still owned here.
+    sg_context *get() const noexcept { return handle_.get(); }
 
     // sg_context_set_progress with a C++ callable, called on the thread that makes each
     // long call; an empty one removes it. An exception thrown by `callback` cancels the
@@ -192,8 +234,11 @@ public:
     }
     // sg_context_set_stream: the `_device` methods of this context's plans queue their work
     // on `stream` (a cudaStream_t or CUstream; nullptr for the legacy default stream) and
-    // return without waiting for it.
+    // return without waiting for it. Not while a device call of this context runs.
     void set_stream(void *stream) { check(sg_context_set_stream(get(), reinterpret_cast<uint64_t>(stream))); }
+    // sg_context_set_device_checks: SG_DEVICE_CHECKS_FINITE makes each `_device` call scan
+    // its inputs on the GPU; a non-finite one makes the next synchronize() throw.
+    void set_device_checks(int32_t checks) { check(sg_context_set_device_checks(get(), checks)); }
     // sg_context_synchronize: waits for the work the `_device` calls queued.
     void synchronize() const { check(sg_context_synchronize(get())); }
     // SG_BACKEND_CPU or SG_BACKEND_CUDA.
@@ -227,14 +272,34 @@ private:
             sg_context_set_progress(get(), nullptr, nullptr);
         }
     }
+    friend class detail::context_ref;
+    std::shared_ptr<sg_context> handle_;
     std::unique_ptr<progress_fn> progress_;
 };
+
+namespace detail {
+
+// The context a plan was made on, shared with the context object (and valid after it is
+// gone), for the stream overloads of the plan's `_device` methods.
+class context_ref {
+public:
+    explicit context_ref(const context &ctx) : handle_(ctx.handle_) {}
+    // sg_context_set_stream on the plan's context.
+    void set_stream(stream_t stream) const {
+        check(sg_context_set_stream(handle_.get(), reinterpret_cast<uint64_t>(stream)));
+    }
+
+private:
+    std::shared_ptr<sg_context> handle_;
+};
+
+} // namespace detail
 
 // sg_dwt_*: batched wavelet transforms and denoising of traces of one length.
 class dwt_plan : public detail::owner<sg_dwt_plan, sg_dwt_plan_destroy> {
 public:
     dwt_plan(const context &ctx, int32_t family, int32_t member, std::size_t n_samples)
-        : n_samples_(n_samples) {
+        : n_samples_(n_samples), ctx_(ctx) {
         check(sg_dwt_plan_create(ctx.get(), family, member, n_samples, out()));
     }
     std::size_t n_samples() const noexcept { return n_samples_; }
@@ -335,6 +400,23 @@ public:
         }
     }
 
+    // The same on `stream`, which becomes the context's stream (see stream_t).
+    template <class T>
+    void execute_device(stream_t stream, int32_t direction, uint32_t n_levels,
+                        device_view<const T> input, device_view<T> output, std::size_t n_traces,
+                        std::size_t trace_stride = 0) const {
+        ctx_.set_stream(stream);
+        execute_device<T>(direction, n_levels, input, output, n_traces, trace_stride);
+    }
+    template <class T>
+    void denoise_device(stream_t stream, const sg_dwt_denoise_options &options,
+                        device_view<const T> input, device_view<T> output, std::size_t n_traces,
+                        std::size_t trace_stride = 0,
+                        view<double> thresholds = {nullptr, 0}) const {
+        ctx_.set_stream(stream);
+        denoise_device<T>(options, input, output, n_traces, trace_stride, thresholds);
+    }
+
 private:
     // Levels of a transform of depth `n_levels` (0: all, log2 n_samples).
     std::size_t levels(uint32_t n_levels) const noexcept {
@@ -348,6 +430,7 @@ private:
         return l;
     }
     std::size_t n_samples_;
+    detail::context_ref ctx_;
 };
 
 // sg_fxdecon_*: F-X (2D) and F-XY (3D) deconvolution of one shape.
@@ -356,7 +439,7 @@ public:
     // A 2D plan for sections of n_traces traces of n_samples samples.
     static fxdecon_plan section(const context &ctx, const sg_fxdecon_options &options,
                                 std::size_t n_samples, std::size_t n_traces) {
-        fxdecon_plan p(n_samples, n_traces, 1);
+        fxdecon_plan p(ctx, n_samples, n_traces, 1);
         check(sg_fxdecon_plan_create_2d(ctx.get(), &options, n_samples, n_traces, p.out()));
         return p;
     }
@@ -364,7 +447,7 @@ public:
     static fxdecon_plan volume(const context &ctx, const sg_fxdecon_options &options,
                                std::size_t n_samples, std::size_t n_inline,
                                std::size_t n_crossline) {
-        fxdecon_plan p(n_samples, n_inline, n_crossline);
+        fxdecon_plan p(ctx, n_samples, n_inline, n_crossline);
         check(sg_fxdecon_plan_create_3d(ctx.get(), &options, n_samples, n_inline, n_crossline,
                                         p.out()));
         return p;
@@ -434,10 +517,25 @@ public:
         check(sg_fxdecon_execute_3d_device_f32(get(), input.address(), output.address(), is, xs));
     }
 
+    // The same on `stream`, which becomes the context's stream (see stream_t).
+    void execute_2d_device(stream_t stream, device_view<const float> input,
+                           device_view<float> output, std::size_t trace_stride = 0) const {
+        ctx_.set_stream(stream);
+        execute_2d_device(input, output, trace_stride);
+    }
+    void execute_3d_device(stream_t stream, device_view<const float> input,
+                           device_view<float> output, std::size_t inline_stride = 0,
+                           std::size_t crossline_stride = 0) const {
+        ctx_.set_stream(stream);
+        execute_3d_device(input, output, inline_stride, crossline_stride);
+    }
+
 private:
-    fxdecon_plan(std::size_t n_samples, std::size_t n_inline, std::size_t n_crossline)
-        : n_samples_(n_samples), n_inline_(n_inline), n_crossline_(n_crossline) {}
+    fxdecon_plan(const context &ctx, std::size_t n_samples, std::size_t n_inline,
+                 std::size_t n_crossline)
+        : n_samples_(n_samples), n_inline_(n_inline), n_crossline_(n_crossline), ctx_(ctx) {}
     std::size_t n_samples_, n_inline_, n_crossline_;
+    detail::context_ref ctx_;
 };
 
 // sg_usfft_*: type 1/2 nonuniform FFTs in 1 to 3 dimensions.
@@ -446,7 +544,7 @@ public:
     usfft_plan(const context &ctx, int32_t type, const std::vector<std::size_t> &n_modes,
                int32_t sign, double tolerance, int32_t precision, std::size_t n_vectors = 1,
                const sg_usfft_options *options = nullptr)
-        : n_vectors_(n_vectors), n_modes_total_(1) {
+        : n_vectors_(n_vectors), n_modes_total_(1), ctx_(ctx) {
         for (std::size_t n : n_modes) {
             n_modes_total_ *= n;
         }
@@ -520,8 +618,22 @@ public:
         }
     }
 
+    // The same on `stream`, which becomes the context's stream (see stream_t).
+    template <class T>
+    void set_points_device(stream_t stream, device_view<const T> x,
+                           device_view<const T> y = {nullptr, 0},
+                           device_view<const T> z = {nullptr, 0}) {
+        ctx_.set_stream(stream);
+        set_points_device<T>(x, y, z);
+    }
+    template <class T> void execute_device(stream_t stream, device_view<T> c, device_view<T> f) const {
+        ctx_.set_stream(stream);
+        execute_device<T>(c, f);
+    }
+
 private:
     std::size_t n_vectors_, n_modes_total_, n_points_ = 0;
+    detail::context_ref ctx_;
 };
 
 // What an iterative inverse did: conjugate-gradient iterations and the final residual.
@@ -538,7 +650,8 @@ public:
     // `shape`: 2 or 3 sizes, axis 1 fastest; `precision`: SG_WAVEPACKET_F32 or _F64;
     // `options` nullptr for the defaults.
     wavepacket_layout(const context &ctx, const std::vector<std::size_t> &shape,
-                      int32_t precision, const sg_wavepacket_layout_options *options = nullptr) {
+                      int32_t precision, const sg_wavepacket_layout_options *options = nullptr)
+        : ctx_(ctx) {
         check(sg_wavepacket_layout_create_with_options(ctx.get(),
                                                        static_cast<int32_t>(shape.size()),
                                                        shape.data(), precision, options, out()));
@@ -611,6 +724,17 @@ public:
         }
     }
 
+    // In place: `mode` (SG_WAVEPACKET_HARD or _SOFT) at `kind` SG_WAVEPACKET_THRESHOLD_VALUE
+    // (`value` itself) or SG_WAVEPACKET_THRESHOLD_SIGMA (`value`·σ of each level).
+    template <class T> void threshold(view<T> coeffs, int32_t mode, int32_t kind, double value) const {
+        detail::need(coeffs, 2 * n_coefficients_, "coeffs");
+        if constexpr (std::is_same_v<T, float>) {
+            check(sg_wavepacket_threshold_f32(get(), coeffs.data(), mode, kind, value));
+        } else {
+            check(sg_wavepacket_threshold_f64(get(), coeffs.data(), mode, kind, value));
+        }
+    }
+
     // `forward` / `adjoint` / `threshold` on device memory (sg_wavepacket_*_device_*),
     // queued on the context's stream; coefficients interleaved (re, im).
     template <class T> void forward_device(device_view<const T> data, device_view<T> coeffs) const {
@@ -643,6 +767,52 @@ public:
             check(sg_wavepacket_threshold_device_f64(get(), coeffs.address(), mode, kind, value));
         }
     }
+    // `inverse` on device memory (sg_wavepacket_inverse_device_*): the call waits (each
+    // iteration's stopping test reads the residual on the host); `data` is written on the
+    // context's stream.
+    template <class T>
+    inverse_report inverse_device(device_view<const T> coeffs, device_view<T> data,
+                                  double tolerance, std::size_t max_iterations) const {
+        static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+        detail::need(data, n_samples_, "data");
+        detail::need(coeffs, 2 * n_coefficients_, "coeffs");
+        inverse_report r{0, 0.0};
+        if constexpr (std::is_same_v<T, float>) {
+            check(sg_wavepacket_inverse_device_f32(get(), coeffs.address(), data.address(),
+                                                   tolerance, max_iterations, &r.iterations,
+                                                   &r.residual));
+        } else {
+            check(sg_wavepacket_inverse_device_f64(get(), coeffs.address(), data.address(),
+                                                   tolerance, max_iterations, &r.iterations,
+                                                   &r.residual));
+        }
+        return r;
+    }
+
+    // The same on `stream`, which becomes the context's stream (see stream_t).
+    template <class T>
+    void forward_device(stream_t stream, device_view<const T> data, device_view<T> coeffs) const {
+        ctx_.set_stream(stream);
+        forward_device<T>(data, coeffs);
+    }
+    template <class T>
+    void adjoint_device(stream_t stream, device_view<const T> coeffs, device_view<T> data) const {
+        ctx_.set_stream(stream);
+        adjoint_device<T>(coeffs, data);
+    }
+    template <class T>
+    void threshold_device(stream_t stream, device_view<T> coeffs, int32_t mode, int32_t kind,
+                          double value) const {
+        ctx_.set_stream(stream);
+        threshold_device<T>(coeffs, mode, kind, value);
+    }
+    template <class T>
+    inverse_report inverse_device(stream_t stream, device_view<const T> coeffs,
+                                  device_view<T> data, double tolerance,
+                                  std::size_t max_iterations) const {
+        ctx_.set_stream(stream);
+        return inverse_device<T>(coeffs, data, tolerance, max_iterations);
+    }
 
 private:
     template <class D, class C> void sizes(const view<D> &data, const view<C> &coeffs) const {
@@ -651,6 +821,7 @@ private:
 
     std::size_t n_samples_ = 0, n_coefficients_ = 0, n_boxes_ = 0, levels_ = 0,
                 n_directions_ = 0;
+    detail::context_ref ctx_;
 };
 
 // A volume larger than one layout, cut into tiles whose coefficients lie on one common grid
@@ -789,7 +960,7 @@ private:
 // sg_xcorr_*: ambient-noise preprocessing, correlation and stacking.
 class xcorr_plan : public detail::owner<sg_xcorr_plan, sg_xcorr_plan_destroy> {
 public:
-    xcorr_plan(const context &ctx, const sg_xcorr_options &options) {
+    xcorr_plan(const context &ctx, const sg_xcorr_options &options) : ctx_(ctx) {
         check(sg_xcorr_plan_create(ctx.get(), &options, out()));
     }
     struct sizes_t {
@@ -834,22 +1005,431 @@ public:
     void correlate(const std::vector<const xcorr_spectra *> &days, std::size_t i0,
                    std::size_t ni, std::size_t j0, std::size_t nj, view<float> stacks,
                    std::size_t pair_stride, view<uint32_t> n_windows = {nullptr, 0}) const {
-        std::vector<const sg_xcorr_spectra *> handles;
-        handles.reserve(days.size());
-        for (const xcorr_spectra *d : days) {
-            handles.push_back(d->get());
-        }
-        if (!days.empty()) {
-            std::size_t pairs = pair_count(days.front()->sizes().n_stations, i0, ni, j0, nj);
-            detail::need(stacks, pairs * pair_stride, "stacks");
-            if (n_windows.size() > 0) {
-                detail::need(n_windows, pairs, "n_windows");
-            }
-        }
-        check(sg_xcorr_correlate_f32(get(), handles.data(), handles.size(), i0, ni, j0, nj,
-                                     stacks.data(), pair_stride,
-                                     n_windows.size() ? n_windows.data() : nullptr));
+        std::size_t pairs = block_pairs(days, i0, ni, j0, nj);
+        detail::need(stacks, pairs * pair_stride, "stacks");
+        optional_rows(n_windows, pairs, "n_windows");
+        check(sg_xcorr_correlate_f32(get(), handles(days).data(), days.size(), i0, ni, j0, nj,
+                                     stacks.data(), pair_stride, or_null(n_windows)));
     }
+
+    // Window labels by time (sg_xcorr_substack_groups): `day_windows[d]` windows of day d,
+    // which starts at `day_start[d]` seconds; the labels of all days' windows and the
+    // number of groups.
+    std::pair<std::vector<int32_t>, std::size_t>
+    substack_groups(view<const std::size_t> day_windows, view<const double> day_start,
+                    double substack_len) const {
+        detail::need(day_start, day_windows.size(), "day_start");
+        std::size_t total = 0;
+        for (std::size_t i = 0; i < day_windows.size(); ++i) {
+            total += day_windows.data()[i];
+        }
+        std::vector<int32_t> labels(total);
+        std::size_t n_groups = 0;
+        check(sg_xcorr_substack_groups(get(), day_windows.size(), day_windows.data(),
+                                       day_start.data(), substack_len, labels.data(),
+                                       &n_groups));
+        return {std::move(labels), n_groups};
+    }
+
+    // `correlate`, and the linear stack of each group of windows: `labels` holds a label
+    // per window of day 0, then day 1, … (a group < n_groups or SG_XCORR_NO_GROUP); group
+    // g's stack of pair p at substacks[(g·pairs + p)·pair_stride], its window count at
+    // substack_windows[g·pairs + p] (empty: not wanted).
+    void correlate_substacks(const std::vector<const xcorr_spectra *> &days, std::size_t i0,
+                             std::size_t ni, std::size_t j0, std::size_t nj,
+                             view<const int32_t> labels, std::size_t n_groups,
+                             view<float> stacks, std::size_t pair_stride,
+                             view<uint32_t> n_windows, view<float> substacks,
+                             view<uint32_t> substack_windows = {nullptr, 0}) const {
+        std::size_t pairs = block_pairs(days, i0, ni, j0, nj);
+        detail::need(labels, total_windows(days), "labels");
+        detail::need(stacks, pairs * pair_stride, "stacks");
+        detail::need(substacks, n_groups * pairs * pair_stride, "substacks");
+        optional_rows(n_windows, pairs, "n_windows");
+        optional_rows(substack_windows, n_groups * pairs, "substack_windows");
+        check(sg_xcorr_correlate_substacks_f32(
+            get(), handles(days).data(), days.size(), i0, ni, j0, nj, labels.data(), n_groups,
+            stacks.data(), pair_stride, or_null(n_windows), substacks.data(),
+            or_null(substack_windows)));
+    }
+
+    // `preprocess` of station-days in device memory (sg_xcorr_preprocess_device_f32):
+    // queued on the context's stream, then the call waits for it (the spectra's kept
+    // windows are host values); the spectra stay on the device. `valid` empty: no gaps.
+    xcorr_spectra preprocess_device(device_view<const float> station_days,
+                                    std::size_t n_stations, std::size_t n_samples,
+                                    std::size_t station_stride = 0,
+                                    device_view<const uint8_t> valid = {nullptr, 0}) const {
+        std::size_t stride = station_stride ? station_stride : n_samples;
+        std::size_t span = detail::extent(n_stations, stride, n_samples);
+        detail::need(station_days, span, "station_days");
+        if (valid.size() > 0) {
+            detail::need(valid, span, "valid");
+        }
+        xcorr_spectra s;
+        check(sg_xcorr_preprocess_device_f32(get(), station_days.address(), n_stations,
+                                             n_samples, stride,
+                                             valid.size() ? valid.address() : 0, s.out()));
+        return s;
+    }
+
+    // `correlate` into device memory (sg_xcorr_correlate_device_f32): queued on the
+    // context's stream, returns without waiting; `n_windows` is host memory, written
+    // before the call returns.
+    void correlate_device(const std::vector<const xcorr_spectra *> &days, std::size_t i0,
+                          std::size_t ni, std::size_t j0, std::size_t nj,
+                          device_view<float> stacks, std::size_t pair_stride,
+                          view<uint32_t> n_windows = {nullptr, 0}) const {
+        std::size_t pairs = block_pairs(days, i0, ni, j0, nj);
+        detail::need(stacks, pairs * pair_stride, "stacks");
+        optional_rows(n_windows, pairs, "n_windows");
+        check(sg_xcorr_correlate_device_f32(get(), handles(days).data(), days.size(), i0, ni,
+                                            j0, nj, stacks.address(), pair_stride,
+                                            or_null(n_windows)));
+    }
+
+    // `correlate_substacks` into device memory (sg_xcorr_correlate_substacks_device_f32):
+    // `stacks` and `substacks` on the device (not overlapping), the labels and window
+    // counts on the host; queued on the context's stream, returns without waiting.
+    void correlate_substacks_device(const std::vector<const xcorr_spectra *> &days,
+                                    std::size_t i0, std::size_t ni, std::size_t j0,
+                                    std::size_t nj, view<const int32_t> labels,
+                                    std::size_t n_groups, device_view<float> stacks,
+                                    std::size_t pair_stride, view<uint32_t> n_windows,
+                                    device_view<float> substacks,
+                                    view<uint32_t> substack_windows = {nullptr, 0}) const {
+        std::size_t pairs = block_pairs(days, i0, ni, j0, nj);
+        detail::need(labels, total_windows(days), "labels");
+        detail::need(stacks, pairs * pair_stride, "stacks");
+        detail::need(substacks, n_groups * pairs * pair_stride, "substacks");
+        optional_rows(n_windows, pairs, "n_windows");
+        optional_rows(substack_windows, n_groups * pairs, "substack_windows");
+        check(sg_xcorr_correlate_substacks_device_f32(
+            get(), handles(days).data(), days.size(), i0, ni, j0, nj, labels.data(), n_groups,
+            stacks.address(), pair_stride, or_null(n_windows), substacks.address(),
+            or_null(substack_windows)));
+    }
+
+    // The same on `stream`, which becomes the context's stream (see stream_t).
+    xcorr_spectra preprocess_device(stream_t stream, device_view<const float> station_days,
+                                    std::size_t n_stations, std::size_t n_samples,
+                                    std::size_t station_stride = 0,
+                                    device_view<const uint8_t> valid = {nullptr, 0}) const {
+        ctx_.set_stream(stream);
+        return preprocess_device(station_days, n_stations, n_samples, station_stride, valid);
+    }
+    void correlate_device(stream_t stream, const std::vector<const xcorr_spectra *> &days,
+                          std::size_t i0, std::size_t ni, std::size_t j0, std::size_t nj,
+                          device_view<float> stacks, std::size_t pair_stride,
+                          view<uint32_t> n_windows = {nullptr, 0}) const {
+        ctx_.set_stream(stream);
+        correlate_device(days, i0, ni, j0, nj, stacks, pair_stride, n_windows);
+    }
+    void correlate_substacks_device(stream_t stream,
+                                    const std::vector<const xcorr_spectra *> &days,
+                                    std::size_t i0, std::size_t ni, std::size_t j0,
+                                    std::size_t nj, view<const int32_t> labels,
+                                    std::size_t n_groups, device_view<float> stacks,
+                                    std::size_t pair_stride, view<uint32_t> n_windows,
+                                    device_view<float> substacks,
+                                    view<uint32_t> substack_windows = {nullptr, 0}) const {
+        ctx_.set_stream(stream);
+        correlate_substacks_device(days, i0, ni, j0, nj, labels, n_groups, stacks, pair_stride,
+                                   n_windows, substacks, substack_windows);
+    }
+
+private:
+    // The C handles of `days` (a null entry stays null: the C call refuses it).
+    static std::vector<const sg_xcorr_spectra *>
+    handles(const std::vector<const xcorr_spectra *> &days) {
+        std::vector<const sg_xcorr_spectra *> h;
+        h.reserve(days.size());
+        for (const xcorr_spectra *d : days) {
+            h.push_back(d != nullptr ? d->get() : nullptr);
+        }
+        return h;
+    }
+    // The pairs of the block, for sizing the outputs; 0 where there is no first day to
+    // count stations from (the C call refuses that).
+    std::size_t block_pairs(const std::vector<const xcorr_spectra *> &days, std::size_t i0,
+                            std::size_t ni, std::size_t j0, std::size_t nj) const {
+        if (days.empty() || days.front() == nullptr) {
+            return 0;
+        }
+        return pair_count(days.front()->sizes().n_stations, i0, ni, j0, nj);
+    }
+    // The windows of all days: one label each.
+    static std::size_t total_windows(const std::vector<const xcorr_spectra *> &days) {
+        std::size_t total = 0;
+        for (const xcorr_spectra *d : days) {
+            total += d != nullptr ? d->sizes().n_windows : 0;
+        }
+        return total;
+    }
+    static void optional_rows(const view<uint32_t> &counts, std::size_t rows, const char *what) {
+        if (counts.size() > 0) {
+            detail::need(counts, rows, what);
+        }
+    }
+    static uint32_t *or_null(const view<uint32_t> &counts) {
+        return counts.size() > 0 ? counts.data() : nullptr;
+    }
+
+    detail::context_ref ctx_;
+};
+
+// The outcome of an EM-logging search (sg_emlog_result_*), made by emlog_plan::search or
+// search_device; p = the plan's searched parameters.
+class emlog_result : public detail::owner<sg_emlog_result, sg_emlog_result_destroy> {
+public:
+    struct summary_t {
+        uint64_t total, count, best_index;
+        std::vector<double> best_model; // p values
+        double best_misfit;
+        std::vector<double> value_min, value_max; // p values each; NaN where none
+        std::size_t n_models;
+        bool more_models;
+    };
+    std::size_t n_parameters() const noexcept { return axis_count_.size(); }
+    summary_t summary() const {
+        const std::size_t p = n_parameters();
+        summary_t s{0, 0, 0, std::vector<double>(p), 0.0, std::vector<double>(p),
+                    std::vector<double>(p), 0, false};
+        int32_t more = 0;
+        check(sg_emlog_result_summary(get(), &s.total, &s.count, &s.best_index,
+                                      s.best_model.data(), &s.best_misfit, s.value_min.data(),
+                                      s.value_max.data(), &s.n_models, &more));
+        s.more_models = more != 0;
+        return s;
+    }
+
+    // Equivalent models per value of axis `parameter` (one count per value of the axis).
+    void marginal(std::size_t parameter, view<uint64_t> counts) const {
+        check(sg_emlog_result_marginal(get(), parameter, counts.data(), counts.size()));
+    }
+    std::vector<uint64_t> marginal(std::size_t parameter) const {
+        std::vector<uint64_t> counts(axis(parameter));
+        marginal(parameter, counts);
+        return counts;
+    }
+    // Equivalent models per (i_a, i_b) of requested pair `pair` = (a, b), at i_a + n_a·i_b.
+    void pair(std::size_t pair, view<uint64_t> counts) const {
+        check(sg_emlog_result_pair(get(), pair, counts.data(), counts.size()));
+    }
+    std::vector<uint64_t> pair(std::size_t pair) const {
+        if (pair >= pairs_.size() / 2) {
+            throw error(SG_ERR_INVALID_ARGUMENT, "pair " + std::to_string(pair) + " of " +
+                                                     std::to_string(pairs_.size() / 2));
+        }
+        std::vector<uint64_t> counts(axis(std::size_t(pairs_[2 * pair])) *
+                                     axis(std::size_t(pairs_[2 * pair + 1])));
+        this->pair(pair, counts);
+        return counts;
+    }
+    // The listed equivalent models: `indices` (room for n models) and `values` (p per model).
+    void models(view<uint64_t> indices, view<double> values) const {
+        detail::need(values, indices.size() * n_parameters(), "values");
+        check(sg_emlog_result_models(get(), indices.data(), values.data(), indices.size()));
+    }
+
+    // Into device memory (sg_emlog_result_*_device), queued on the context's stream;
+    // return without waiting.
+    void marginal_device(std::size_t parameter, device_view<uint64_t> counts) const {
+        check(sg_emlog_result_marginal_device(get(), parameter, counts.address(), counts.size()));
+    }
+    void pair_device(std::size_t pair, device_view<uint64_t> counts) const {
+        check(sg_emlog_result_pair_device(get(), pair, counts.address(), counts.size()));
+    }
+    void models_device(device_view<uint64_t> indices, device_view<double> values) const {
+        detail::need(values, indices.size() * n_parameters(), "values");
+        check(sg_emlog_result_models_device(get(), indices.address(), values.address(),
+                                            indices.size()));
+    }
+
+    // The same on `stream`, which becomes the context's stream (see stream_t).
+    void marginal_device(stream_t stream, std::size_t parameter,
+                         device_view<uint64_t> counts) const {
+        ctx_.set_stream(stream);
+        marginal_device(parameter, counts);
+    }
+    void pair_device(stream_t stream, std::size_t pair, device_view<uint64_t> counts) const {
+        ctx_.set_stream(stream);
+        pair_device(pair, counts);
+    }
+    void models_device(stream_t stream, device_view<uint64_t> indices,
+                       device_view<double> values) const {
+        ctx_.set_stream(stream);
+        models_device(indices, values);
+    }
+
+private:
+    friend class emlog_plan;
+    emlog_result(const detail::context_ref &ctx, std::vector<std::size_t> axis_count,
+                 std::vector<int32_t> pairs)
+        : axis_count_(std::move(axis_count)), pairs_(std::move(pairs)), ctx_(ctx) {}
+    // The values of axis `parameter`.
+    std::size_t axis(std::size_t parameter) const {
+        if (parameter >= axis_count_.size()) {
+            throw error(SG_ERR_INVALID_ARGUMENT, "parameter " + std::to_string(parameter) +
+                                                     " of " + std::to_string(n_parameters()));
+        }
+        return axis_count_[parameter];
+    }
+    std::vector<std::size_t> axis_count_;
+    std::vector<int32_t> pairs_;
+    detail::context_ref ctx_;
+};
+
+// sg_emlog_*: the linearised EM-logging problem f_syn = f₀ + A(σ − σ₀) and searches of its
+// equivalent models over grids of the searched conductivities.
+class emlog_plan : public detail::owner<sg_emlog_plan, sg_emlog_plan_destroy> {
+public:
+    // A is n × m, element (i, j) at a[i·row_stride + j·col_stride]; sigma0 (m); f0, f_exp,
+    // delta (n); `searched`: the searched columns (1 to 16), in grid-axis order.
+    emlog_plan(const context &ctx, std::size_t n, std::size_t m, view<const double> a,
+               std::size_t row_stride, std::size_t col_stride, view<const double> sigma0,
+               view<const double> f0, view<const double> f_exp, view<const double> delta,
+               view<const int32_t> searched)
+        : p_(searched.size()), ctx_(ctx) {
+        problem(n, m, a, row_stride, col_stride, sigma0, f0, f_exp, delta);
+        check(sg_emlog_plan_create(ctx.get(), n, m, a.data(), row_stride, col_stride,
+                                   sigma0.data(), f0.data(), f_exp.data(), delta.data(),
+                                   searched.size(), searched.data(), out()));
+    }
+    // The same from arrays in device memory (sg_emlog_plan_create_device; `searched` stays
+    // on the host): the searched columns are gathered on the context's stream and the call
+    // waits for them.
+    static emlog_plan create_device(const context &ctx, std::size_t n, std::size_t m,
+                                    device_view<const double> a, std::size_t row_stride,
+                                    std::size_t col_stride, device_view<const double> sigma0,
+                                    device_view<const double> f0,
+                                    device_view<const double> f_exp,
+                                    device_view<const double> delta,
+                                    view<const int32_t> searched) {
+        emlog_plan p(ctx, searched.size());
+        problem(n, m, a, row_stride, col_stride, sigma0, f0, f_exp, delta);
+        check(sg_emlog_plan_create_device(ctx.get(), n, m, a.address(), row_stride, col_stride,
+                                          sigma0.address(), f0.address(), f_exp.address(),
+                                          delta.address(), searched.size(), searched.data(),
+                                          p.out()));
+        return p;
+    }
+    // The same on `stream`, which becomes the context's stream (see stream_t).
+    static emlog_plan create_device(context &ctx, stream_t stream, std::size_t n, std::size_t m,
+                                    device_view<const double> a, std::size_t row_stride,
+                                    std::size_t col_stride, device_view<const double> sigma0,
+                                    device_view<const double> f0,
+                                    device_view<const double> f_exp,
+                                    device_view<const double> delta,
+                                    view<const int32_t> searched) {
+        ctx.set_stream(stream);
+        return create_device(ctx, n, m, a, row_stride, col_stride, sigma0, f0, f_exp, delta,
+                             searched);
+    }
+
+    std::size_t n_parameters() const noexcept { return p_; }
+
+    // The closed-form answer (sg_emlog_analytic) for `criterion` (SG_EMLOG_*) at `level`.
+    struct analytic_t {
+        std::vector<double> sigma_star; // p: the least-squares model
+        double f_min;                   // its misfit
+        bool empty;                     // the criterion cannot be met
+        std::vector<double> lower, upper, singular_values; // p each
+        std::vector<double> right_vectors;                 // p × p, vector c at [k·p + c]
+    };
+    analytic_t analytic(int32_t criterion, double level) const {
+        analytic_t r{std::vector<double>(p_), 0.0, false, std::vector<double>(p_),
+                     std::vector<double>(p_), std::vector<double>(p_),
+                     std::vector<double>(p_ * p_)};
+        int32_t empty = 0;
+        check(sg_emlog_analytic(get(), criterion, level, r.sigma_star.data(), &r.f_min, &empty,
+                                r.lower.data(), r.upper.data(), r.singular_values.data(),
+                                r.right_vectors.data()));
+        r.empty = empty != 0;
+        return r;
+    }
+
+    // A grid search: axis k is `axis_kind[k]` (SG_EMLOG_AXIS_*) of `axis_count[k]` values
+    // from `axis_min[k]` to `axis_max[k]`, or the next `axis_count[k]` of `list_values`;
+    // `pairs` (2 per pair: parameter indices) asks for 2D marginals; `options` nullptr:
+    // the defaults.
+    emlog_result search(view<const int32_t> axis_kind, view<const std::size_t> axis_count,
+                        view<const double> axis_min, view<const double> axis_max,
+                        view<const double> list_values = {nullptr, 0},
+                        view<const int32_t> pairs = {nullptr, 0},
+                        const sg_emlog_options *options = nullptr) const {
+        emlog_result r = grid(axis_kind, axis_count, axis_min, axis_max, pairs);
+        check(sg_emlog_search(get(), axis_kind.data(), axis_count.data(), axis_min.data(),
+                              axis_max.data(), or_null(list_values), list_values.size(),
+                              pairs.size() / 2, or_null(pairs), options, r.out()));
+        return r;
+    }
+    // `search` after the work queued on the context's stream (sg_emlog_search_device): the
+    // call waits for the search; the result's histograms also stay in device memory, for
+    // its `_device` outputs.
+    emlog_result search_device(view<const int32_t> axis_kind, view<const std::size_t> axis_count,
+                               view<const double> axis_min, view<const double> axis_max,
+                               view<const double> list_values = {nullptr, 0},
+                               view<const int32_t> pairs = {nullptr, 0},
+                               const sg_emlog_options *options = nullptr) const {
+        emlog_result r = grid(axis_kind, axis_count, axis_min, axis_max, pairs);
+        check(sg_emlog_search_device(get(), axis_kind.data(), axis_count.data(),
+                                     axis_min.data(), axis_max.data(), or_null(list_values),
+                                     list_values.size(), pairs.size() / 2, or_null(pairs),
+                                     options, r.out()));
+        return r;
+    }
+    // The same on `stream`, which becomes the context's stream (see stream_t).
+    emlog_result search_device(stream_t stream, view<const int32_t> axis_kind,
+                               view<const std::size_t> axis_count, view<const double> axis_min,
+                               view<const double> axis_max,
+                               view<const double> list_values = {nullptr, 0},
+                               view<const int32_t> pairs = {nullptr, 0},
+                               const sg_emlog_options *options = nullptr) const {
+        ctx_.set_stream(stream);
+        return search_device(axis_kind, axis_count, axis_min, axis_max, list_values, pairs,
+                             options);
+    }
+
+private:
+    emlog_plan(const context &ctx, std::size_t p) : p_(p), ctx_(ctx) {}
+
+    // The problem's arrays hold what the C call reads (host or device views).
+    template <class V>
+    static void problem(std::size_t n, std::size_t m, const V &a, std::size_t row_stride,
+                        std::size_t col_stride, const V &sigma0, const V &f0, const V &f_exp,
+                        const V &delta) {
+        detail::need(a, n == 0 || m == 0 ? 0 : (n - 1) * row_stride + (m - 1) * col_stride + 1,
+                     "a");
+        detail::need(sigma0, m, "sigma0");
+        detail::need(f0, n, "f0");
+        detail::need(f_exp, n, "f_exp");
+        detail::need(delta, n, "delta");
+    }
+    // A result for a grid of these axes, after checking that each holds p values and that
+    // `pairs` holds whole pairs.
+    emlog_result grid(const view<const int32_t> &axis_kind,
+                      const view<const std::size_t> &axis_count,
+                      const view<const double> &axis_min, const view<const double> &axis_max,
+                      const view<const int32_t> &pairs) const {
+        detail::need(axis_kind, p_, "axis_kind");
+        detail::need(axis_count, p_, "axis_count");
+        detail::need(axis_min, p_, "axis_min");
+        detail::need(axis_max, p_, "axis_max");
+        if (pairs.size() % 2 != 0) {
+            throw error(SG_ERR_INVALID_ARGUMENT, "pairs holds " + std::to_string(pairs.size()) +
+                                                     " indices; each pair takes two");
+        }
+        return emlog_result(ctx_,
+                            std::vector<std::size_t>(axis_count.data(), axis_count.data() + p_),
+                            std::vector<int32_t>(pairs.data(), pairs.data() + pairs.size()));
+    }
+    template <class T> static T *or_null(const view<T> &v) {
+        return v.size() > 0 ? v.data() : nullptr;
+    }
+
+    std::size_t p_;
+    detail::context_ref ctx_;
 };
 
 } // namespace seisgpu

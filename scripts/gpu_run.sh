@@ -72,6 +72,16 @@ step example_wavepacket_c .gpu/bin/wavepacket_c
 step example_wavepacket_fortran .gpu/bin/wavepacket_f90
 step example_wavepacket_volume_c .gpu/bin/wavepacket_volume_c
 step example_wavepacket_volume_fortran .gpu/bin/wavepacket_volume_f90
+# The CUDA runtime example: built here with the machine's nvcc against the staged library
+# and the work tree's headers (the staging machine has no CUDA toolkit), then run.
+pipeline_cuda() {
+    local nvcc=${NVCC:-nvcc}
+    command -v "$nvcc" >/dev/null || nvcc=/usr/local/cuda/bin/nvcc
+    "$nvcc" -std=c++17 -O2 -Werror all-warnings -Iinclude examples/cuda/pipeline.cu -o "$1" -L.gpu/lib -lseisgpu &&
+        "$1"
+}
+export -f pipeline_cuda
+step example_pipeline_cuda bash -c 'pipeline_cuda "$0"' "$LOGS/pipeline_cuda"
 step demo .gpu/bin/demo_penobscot data/penobscot-xl1155/penobscot_xl1155.sgy data/f3-tiny-cube/f3.sgy "$LOGS/demo"
 # The Python package's suite on a CUDA context: the staged wheel installed (as pip would)
 # and imported from outside the source tree, or else the package's source with the staged

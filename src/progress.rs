@@ -293,41 +293,42 @@ mod tests {
         assert_eq!(done, 1, "ran {done} items after the stop");
     }
 
-    #[test]
-    fn chunks_grow_to_the_target_duration() {
+    /// The chunk sizes `for_chunks` makes of `n` items when a chunk takes `cost(range)`.
+    fn chunk_sizes(n: usize, cost: impl Fn(Range<usize>) -> Duration) -> Vec<usize> {
         let (f, _) = recorder();
         let mut r = Reporter::new(Some(f));
-        r.stage("work", 1.0, 100_000);
+        r.stage("work", 1.0, n);
         let mut sizes = Vec::new();
-        r.for_chunks(100_000, 1, |range| {
+        r.for_chunks(n, 1, |range| {
             sizes.push(range.len());
-            // 10 µs per item: a 50 ms chunk is about 5000 items.
-            std::thread::sleep(Duration::from_micros(10 * range.len() as u64));
+            std::thread::sleep(cost(range));
             Ok(())
         })
         .unwrap();
+        sizes
+    }
+
+    #[test]
+    fn chunks_grow_to_the_target_duration() {
+        // 10 µs per item: a 50 ms chunk is about 5000 items.
+        let sizes = chunk_sizes(100_000, |range| {
+            Duration::from_micros(10 * range.len() as u64)
+        });
         let biggest = *sizes.iter().max().unwrap();
         assert!((1000..=6000).contains(&biggest), "chunk sizes {sizes:?}");
     }
 
     #[test]
     fn a_first_chunk_timed_too_fast_does_not_swallow_the_call() {
-        let (f, _) = recorder();
-        let mut r = Reporter::new(Some(f));
-        r.stage("work", 1.0, 2000);
-        let mut sizes = Vec::new();
-        r.for_chunks(2000, 1, |range| {
-            // The first item is free (warm caches), the rest cost 200 µs each: 0.4 s.
+        // The first item is free (warm caches), the rest cost 200 µs each: 0.4 s.
+        let sizes = chunk_sizes(2000, |range| {
             let paid = if range.start == 0 {
                 range.len() - 1
             } else {
                 range.len()
             };
-            sizes.push(range.len());
-            std::thread::sleep(Duration::from_micros(200 * paid as u64));
-            Ok(())
-        })
-        .unwrap();
+            Duration::from_micros(200 * paid as u64)
+        });
         assert!(
             sizes.windows(2).all(|w| w[1] <= 2 * w[0]),
             "chunk sizes {sizes:?}"

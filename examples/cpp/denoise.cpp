@@ -15,7 +15,14 @@
 //      returns it (relative error < 1e-4), and per-box thresholds at 2.5 σ‖ψ_b‖ for the
 //      known σ lower the error against the clean section;
 //   8. the section as a tiled volume (two tiles along time) on one context and dealt out
-//      over two: the same coefficients, and its inverse returns the section.
+//      over two: the same coefficients, and its inverse returns the section;
+//   9. an EM-logging search of two conductivities (4 noise-free measurements, a 5 × 5
+//      grid through the truth): the best model is the truth at F ≈ 0, and the marginals
+//      and the 2D marginal each sum to the equivalent models' count;
+//  10. ambient noise at three stations, each 2 s later than the last: every pair stacks
+//      every window, pair (0, 1) peaks at lag +2 s, and the substacks of 900 s groups
+//      share out each pair's windows;
+//  11. device methods on a CPU context throw SG_ERR_UNSUPPORTED, the stream overloads too.
 //
 // Build: see tests/cpp/run.sh (any C++17 compiler; -I include -L target/release -lseisgpu).
 
@@ -61,6 +68,108 @@ double rms(const std::vector<float> &a, const std::vector<float> &b) {
         s += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
     }
     return std::sqrt(s / double(a.size()));
+}
+
+// f = A·σ, A 4 × 2 (row-major), σ = (1, 1), δ = 5 %; both columns searched on 0.8 … 1.2.
+void em_search(const seisgpu::context &ctx) {
+    const std::vector<double> a{1, 0, 0, 1, 1, 1, 1, 2}, sigma0{1, 1}, f{1, 1, 2, 3};
+    const std::vector<double> delta(4, 0.05), lo(2, 0.8), hi(2, 1.2);
+    const std::vector<int32_t> searched{0, 1}, kinds(2, SG_EMLOG_AXIS_LINEAR), pairs{0, 1};
+    const std::vector<std::size_t> counts(2, 5);
+    seisgpu::emlog_plan em(ctx, 4, 2, a, 2, 1, sigma0, f, f, delta, searched);
+    const auto exact = em.analytic(SG_EMLOG_FIT_WITHIN_ERRORS, 1.0);
+    const seisgpu::emlog_result r = em.search(kinds, counts, lo, hi, {nullptr, 0}, pairs);
+    const auto s = r.summary();
+    auto sum = [](const std::vector<uint64_t> &v) {
+        uint64_t t = 0;
+        for (uint64_t c : v) {
+            t += c;
+        }
+        return t;
+    };
+    std::printf("    EM search: %llu of %llu models equivalent, best %llu at F = %g\n",
+                (unsigned long long)s.count, (unsigned long long)s.total,
+                (unsigned long long)s.best_index, s.best_misfit);
+    expect(std::fabs(exact.sigma_star[0] - 1) < 1e-9 && std::fabs(exact.sigma_star[1] - 1) < 1e-9 &&
+               s.total == 25 && s.best_index == 12 && s.best_misfit < 1e-12 &&
+               std::fabs(s.best_model[0] - 1) < 1e-12 && std::fabs(s.best_model[1] - 1) < 1e-12,
+           "EM search: the least-squares and the grid's best model are the truth");
+    expect(s.count > 0 && sum(r.marginal(0)) == s.count && sum(r.marginal(1)) == s.count &&
+               sum(r.pair(0)) == s.count && r.pair(0).size() == 25,
+           "EM search: marginals and the 2D marginal sum to the equivalent models");
+}
+
+// One hour at 1 Hz of a shared random field, station s delayed by 2·s seconds.
+void xcorr_substacks(const seisgpu::context &ctx) {
+    const std::size_t stations = 3, n = 3600, pairs = 3;
+    std::mt19937 rng(7);
+    std::normal_distribution<float> g(0.0f, 1.0f);
+    std::vector<float> field(n + 8), days(stations * n);
+    for (float &v : field) {
+        v = g(rng);
+    }
+    for (std::size_t s = 0; s < stations; ++s) {
+        for (std::size_t t = 0; t < n; ++t) {
+            days[s * n + t] = field[t + 8 - 2 * s] + 0.3f * g(rng);
+        }
+    }
+    sg_xcorr_options o = sg_xcorr_options_default();
+    o.sampling_rate = 1.0;
+    o.cc_len = 300.0;
+    o.step = 150.0;
+    o.freqmin = 0.05;
+    o.freqmax = 0.3;
+    o.maxlag = 30.0;
+    seisgpu::xcorr_plan plan(ctx, o);
+    const auto sz = plan.sizes(n);
+    const seisgpu::xcorr_spectra day = plan.preprocess(days, stations, n);
+    const std::vector<const seisgpu::xcorr_spectra *> list{&day};
+    std::vector<float> stacks(pairs * sz.n_lags), sub;
+    std::vector<uint32_t> windows(pairs), sub_windows;
+    plan.correlate(list, 0, stations, 0, stations, stacks, sz.n_lags, windows);
+    std::size_t peak = 0;
+    for (std::size_t k = 1; k < sz.n_lags; ++k) {
+        peak = stacks[k] > stacks[peak] ? k : peak;
+    }
+    const std::vector<std::size_t> per_day{sz.n_windows};
+    const std::vector<double> start{0.0};
+    const auto [labels, groups] = plan.substack_groups(per_day, start, 900.0);
+    sub.resize(groups * pairs * sz.n_lags);
+    sub_windows.resize(groups * pairs);
+    plan.correlate_substacks(list, 0, stations, 0, stations, labels, groups, stacks, sz.n_lags,
+                             windows, sub, sub_windows);
+    bool shared = true;
+    for (std::size_t p = 0; p < pairs; ++p) {
+        uint32_t total = 0;
+        for (std::size_t gi = 0; gi < groups; ++gi) {
+            total += sub_windows[gi * pairs + p];
+        }
+        shared = shared && windows[p] == sz.n_windows && total == windows[p];
+    }
+    std::printf("    xcorr: %zu windows, %zu groups, pair (0, 1) peaks at %+ld s\n", sz.n_windows,
+                groups, long(peak) - long(sz.n_lags / 2));
+    expect(shared && long(peak) - long(sz.n_lags / 2) == 2,
+           "xcorr: pair (0, 1) peaks at +2 s; the substacks share out every window");
+}
+
+// A CPU context has no device calls: each method says so, with or without a stream.
+void device_refused(const seisgpu::context &ctx, const seisgpu::dwt_plan &dwt) {
+    std::vector<float> host(dwt.n_samples());
+    const seisgpu::device_view<float> d(host.data(), host.size());
+    const sg_dwt_denoise_options opt = sg_dwt_denoise_options_default();
+    const std::vector<double> a{1, 0, 0, 1}, ones{1, 1}, delta{0.05, 0.05};
+    const std::vector<int32_t> searched{0};
+    seisgpu::emlog_plan em(ctx, 2, 2, a, 2, 1, ones, ones, ones, delta, searched);
+    const std::vector<int32_t> kinds{SG_EMLOG_AXIS_LINEAR};
+    const std::vector<std::size_t> counts{3};
+    const std::vector<double> lo{0.5}, hi{1.5};
+    expect(throws(SG_ERR_UNSUPPORTED, [&] { dwt.denoise_device<float>(opt, d, d, 1); }) &&
+               throws(SG_ERR_UNSUPPORTED,
+                      [&] { dwt.denoise_device<float>(nullptr, opt, d, d, 1); }) &&
+               throws(SG_ERR_UNSUPPORTED, [&] { em.search_device(kinds, counts, lo, hi); }) &&
+               throws(SG_ERR_UNSUPPORTED,
+                      [&] { em.search_device(nullptr, kinds, counts, lo, hi); }),
+           "device methods on a CPU context throw SG_ERR_UNSUPPORTED, stream overloads too");
 }
 
 } // namespace
@@ -181,6 +290,10 @@ int main() {
                     vol.tiles()[0] * vol.tiles()[1],
                     double(vol.n_coefficients()) / double(vol.n_samples()), vrel);
         expect(vrel < 1e-4, "tiled volume: inverse(C f) returns the section");
+
+        em_search(ctx);
+        xcorr_substacks(ctx);
+        device_refused(ctx, db8);
 
         seisgpu::dwt_plan moved(std::move(haar));
         expect(haar.get() == nullptr && moved.get() != nullptr,

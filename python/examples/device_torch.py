@@ -42,16 +42,19 @@ with ctx:
     dwt = seisgpu.Dwt(ctx, 1024, "daubechies", 8)
     levels = seisgpu.levels_above(60.0, 0.004, 1024)
     usfft = seisgpu.Usfft(ctx, 1, section.shape, dtype=np.complex64, tolerance=1e-5)
+    fx = seisgpu.FxDecon(ctx, section.shape)
     stream = torch.cuda.Stream()
     with torch.cuda.stream(stream):  # every call below is queued on `stream`
         t_noisy = torch.from_numpy(noisy).cuda()
         t_clean = dwt.denoise(t_noisy, thresholded_levels=levels)
+        t_filtered = fx.filter(t_clean)
         usfft.set_points(*(torch.from_numpy(p).cuda() for p in points))
         rows = torch.from_numpy(keep).cuda()
         t_spectrum = usfft.execute(t_clean[rows].reshape(-1).to(torch.complex64))
     stream.synchronize()
     # The same on the host: NumPy arrays in and out.
     clean = dwt.denoise(noisy, thresholded_levels=levels)
+    filtered = fx.filter(clean)
     usfft.set_points(*points)
     spectrum = usfft.execute(clean[keep].ravel().astype(np.complex64))
 
@@ -59,11 +62,15 @@ got_clean, got_spectrum = t_clean.cpu().numpy(), t_spectrum.cpu().numpy()
 print(f"denoised on the GPU: torch.Tensor {tuple(t_clean.shape)} {t_clean.dtype} on "
       f"{t_clean.device}; SNR {snr_db(noisy, section):.1f} dB → "
       f"{snr_db(got_clean, section):.1f} dB")
+print(f"F-X filtered on the GPU: SNR {snr_db(t_filtered.cpu().numpy(), section):.1f} dB")
 print(f"spectrum of 40 irregular traces: {tuple(t_spectrum.shape)} {t_spectrum.dtype}")
-# The denoise is bit for bit; the type-1 USFFT sums its spreading atomically, in an order
-# that follows the threads' timing: equal to rounding.
+# The denoise is bit for bit; F-X (overlapping windows) and the type-1 USFFT (spreading) add
+# atomically, in an order that follows the threads' timing: equal to rounding.
 spread = np.max(np.abs(np.ascontiguousarray(got_spectrum) - spectrum)) / np.max(np.abs(spectrum))
-same = np.array_equal(got_clean.view(np.uint32), clean.view(np.uint32)) and spread < 1e-5
+fx_spread = np.max(np.abs(t_filtered.cpu().numpy() - filtered)) / np.max(np.abs(filtered))
+same = np.array_equal(got_clean.view(np.uint32), clean.view(np.uint32))
+same = same and spread < 1e-5 and fx_spread < 1e-5
 if not same:
     sys.exit("the GPU pipeline differs from the host calls")
-print(f"PyTorch pipeline: the denoise equals the host call bit for bit, the spectrum to {spread:.1e}")
+print(f"PyTorch pipeline: the denoise equals the host call bit for bit, the F-X filter to "
+      f"{fx_spread:.1e}, the spectrum to {spread:.1e}")

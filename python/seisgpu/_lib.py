@@ -172,6 +172,7 @@ _PROTOTYPES: dict[str, tuple[list, object]] = {
     "sg_context_destroy": ([p], None),
     "sg_context_set_progress": ([p, PROGRESS, p], i32),
     "sg_context_set_stream": ([p, u64], i32),
+    "sg_context_set_device_checks": ([p, i32], i32),
     "sg_context_synchronize": ([p], i32),
     "sg_dwt_denoise_options_default": ([], DwtDenoiseOptions),
     "sg_dwt_plan_create": ([p, i32, i32, sz, PP], i32),

@@ -115,11 +115,21 @@ class Context(Handle):
             check("sg_context_set_stream", _lib.lib.sg_context_set_stream(self._ptr(), s))
             self._stream = self._default_stream = s
 
+    def set_device_checks(self, on: bool) -> None:
+        """With `on`, each device call made on this context scans its inputs on the GPU (one
+        more read of each) and :meth:`synchronize` raises :class:`seisgpu.NonFiniteError`
+        naming the first call that met a NaN or an infinity since the last report. Off by
+        default. Raises :class:`seisgpu.UnsupportedError` on a CPU context (host calls always
+        check their inputs)."""
+        check("sg_context_set_device_checks",
+              _lib.lib.sg_context_set_device_checks(self._ptr(), 1 if on else 0))
+
     def synchronize(self) -> None:
         """Waits until the device calls made on this context so far have run (on the stream
         of the last one, or the one :meth:`set_stream` set; it must still exist). A kernel
-        fault in that work raises :class:`seisgpu.CudaError` here. Nothing to wait for on a
-        CPU context."""
+        fault in that work raises :class:`seisgpu.CudaError` here; with device checks on
+        (:meth:`set_device_checks`), a non-finite input of a device call raises
+        :class:`seisgpu.NonFiniteError`. Nothing to wait for on a CPU context."""
         check("sg_context_synchronize", _lib.lib.sg_context_synchronize(self._ptr()))
 
     def _is_cuda(self) -> bool:

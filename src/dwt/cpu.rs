@@ -2,9 +2,8 @@
 //! than threads (one long signal, say) is instead split within each level.
 
 use super::denoise::{self, DenoiseOptions};
-use super::traces::{Direction, Traces};
+use super::traces::{Direction, Job, Op, Traces};
 use super::transform::Filters;
-use super::wavelet::Wavelet;
 use crate::backend::cpu::CpuBackend;
 use crate::error::{try_vec, Result};
 use crate::layout::TraceBatch;
@@ -35,48 +34,62 @@ impl<T: Sample> Work<T> {
     }
 }
 
-fn forward_levels<T: Sample>(
-    f: &Filters<T>,
+/// A call's filters and depth, and whether each level is split over the pool's threads.
+struct Levels<'a, T> {
+    f: &'a Filters<T>,
     levels: u32,
-    buf: &mut [T],
-    w: &mut Work<T>,
     split: bool,
-) {
-    for l in 0..levels {
-        let m = buf.len() >> l;
-        let (x, out) = (&buf[..m], &mut w.tmp[..m]);
-        let (a, d) = out.split_at_mut(m / 2);
-        if split && m / 2 > CHUNK {
-            a.par_chunks_mut(CHUNK)
-                .zip(d.par_chunks_mut(CHUNK))
-                .enumerate()
-                .for_each(|(c, (a, d))| f.forward(x, c * CHUNK, a, d));
-        } else {
-            f.forward(x, 0, a, d);
-        }
-        buf[..m].copy_from_slice(&w.tmp[..m]);
-    }
 }
 
-fn inverse_levels<T: Sample>(
-    f: &Filters<T>,
-    levels: u32,
-    buf: &mut [T],
-    w: &mut Work<T>,
-    split: bool,
-) {
-    for l in (0..levels).rev() {
-        let m = buf.len() >> l;
-        let (a, d) = buf[..m].split_at(m / 2);
-        let out = &mut w.tmp[..m];
-        if split && m > CHUNK {
-            out.par_chunks_mut(CHUNK)
-                .enumerate()
-                .for_each(|(c, o)| f.inverse(a, d, c * CHUNK, o));
-        } else {
-            f.inverse(a, d, 0, out);
+impl<T: Sample> Levels<'_, T> {
+    fn forward(&self, buf: &mut [T], w: &mut Work<T>) {
+        let f = self.f;
+        for l in 0..self.levels {
+            let m = buf.len() >> l;
+            let (x, out) = (&buf[..m], &mut w.tmp[..m]);
+            let (a, d) = out.split_at_mut(m / 2);
+            if self.split && m / 2 > CHUNK {
+                a.par_chunks_mut(CHUNK)
+                    .zip(d.par_chunks_mut(CHUNK))
+                    .enumerate()
+                    .for_each(|(c, (a, d))| f.forward(x, c * CHUNK, a, d));
+            } else {
+                f.forward(x, 0, a, d);
+            }
+            buf[..m].copy_from_slice(&w.tmp[..m]);
         }
-        buf[..m].copy_from_slice(&w.tmp[..m]);
+    }
+
+    fn inverse(&self, buf: &mut [T], w: &mut Work<T>) {
+        let f = self.f;
+        for l in (0..self.levels).rev() {
+            let m = buf.len() >> l;
+            let (a, d) = buf[..m].split_at(m / 2);
+            let out = &mut w.tmp[..m];
+            if self.split && m > CHUNK {
+                out.par_chunks_mut(CHUNK)
+                    .enumerate()
+                    .for_each(|(c, o)| f.inverse(a, d, c * CHUNK, o));
+            } else {
+                f.inverse(a, d, 0, out);
+            }
+            buf[..m].copy_from_slice(&w.tmp[..m]);
+        }
+    }
+
+    /// Forward, shrinkage of the detail levels `options` chooses, inverse; returns the
+    /// thresholds, one per level.
+    fn denoise(&self, options: &DenoiseOptions, buf: &mut [T], w: &mut Work<T>) -> Vec<f64> {
+        let (n, levels) = (buf.len(), self.levels);
+        self.forward(buf, w);
+        let lambdas = denoise::level_thresholds(options, buf, levels, &mut w.scratch);
+        for (j, &lambda) in (1..=levels).zip(&lambdas) {
+            if options.thresholds_level(j) {
+                denoise::shrink(&mut buf[n >> j..n >> (j - 1)], lambda, options.mode);
+            }
+        }
+        self.inverse(buf, w);
+        lambdas
     }
 }
 
@@ -142,43 +155,23 @@ fn for_each_trace<T: Sample, R: Send>(
     }
 }
 
-pub fn transform<T: Sample>(
-    cpu: &CpuBackend,
-    wavelet: &Wavelet,
-    direction: Direction,
-    levels: u32,
-    traces: Traces<T>,
-    batch: TraceBatch,
-) -> Result<()> {
-    let f = Filters::<T>::new(wavelet);
-    for_each_trace(cpu, traces, batch, |buf, w, split| match direction {
-        Direction::Forward => forward_levels(&f, levels, buf, w, split),
-        Direction::Inverse => inverse_levels(&f, levels, buf, w, split),
-    })?;
-    Ok(())
-}
-
-/// Denoises every trace; returns the thresholds used, n_traces × levels.
-pub fn denoise<T: Sample>(
-    cpu: &CpuBackend,
-    wavelet: &Wavelet,
-    options: &DenoiseOptions,
-    levels: u32,
-    traces: Traces<T>,
-    batch: TraceBatch,
-) -> Result<Vec<f64>> {
-    let f = Filters::<T>::new(wavelet);
-    let n = batch.n_samples;
-    let per_trace = for_each_trace(cpu, traces, batch, |buf, w, split| {
-        forward_levels(&f, levels, buf, w, split);
-        let lambdas = denoise::level_thresholds(options, buf, levels, &mut w.scratch);
-        for (j, &lambda) in (1..=levels).zip(&lambdas) {
-            if options.thresholds_level(j) {
-                denoise::shrink(&mut buf[n >> j..n >> (j - 1)], lambda, options.mode);
-            }
+/// Runs `job` on the pool; returns the thresholds used when denoising (n_traces × levels),
+/// else nothing.
+pub fn run<T: Sample>(cpu: &CpuBackend, job: Job<T>) -> Result<Vec<f64>> {
+    let f = Filters::<T>::new(job.wavelet);
+    let levels = job.levels;
+    let per_trace = for_each_trace(cpu, job.traces, job.batch, |buf, w, split| {
+        let run = Levels {
+            f: &f,
+            levels,
+            split,
+        };
+        match job.op {
+            Op::Transform(Direction::Forward) => run.forward(buf, w),
+            Op::Transform(Direction::Inverse) => run.inverse(buf, w),
+            Op::Denoise(options) => return run.denoise(options, buf, w),
         }
-        inverse_levels(&f, levels, buf, w, split);
-        lambdas
+        Vec::new()
     })?;
     Ok(per_trace.into_iter().flatten().collect())
 }

@@ -4,14 +4,15 @@
 use super::cuda::{denoise_on, transform_on, DeviceIo};
 use super::denoise::DenoiseOptions;
 use super::traces::Direction;
-use super::DwtPlan;
+use super::{thresholds_wanted, DwtPlan};
 use crate::error::Result;
 use crate::layout::TraceBatch;
 use crate::sample::Sample;
 
 impl DwtPlan {
     /// `transform` on device arrays, queued on the caller's stream; returns without waiting.
-    /// Non-finite samples are not looked for: they reach the outputs.
+    /// Non-finite samples are looked for only with device checks on (reported when the
+    /// context synchronises); they reach the outputs.
     pub fn transform_device<T: Sample>(
         &self,
         direction: Direction,
@@ -23,6 +24,7 @@ impl DwtPlan {
         let levels = self.resolve_levels(levels)?;
         self.check_device_batch(&batch)?;
         let stream = gpu.caller_stream();
+        io.check_finite(gpu, &stream, &batch, "a device DWT")?;
         transform_on(gpu, &self.wavelet, direction, levels, io, batch, &stream)
     }
 
@@ -40,16 +42,9 @@ impl DwtPlan {
         let gpu = self.ctx.gpu_for("a device DWT denoise")?;
         let levels = self.resolve_levels(options.levels)?;
         self.check_device_batch(&batch)?;
-        let wanted = batch.n_traces * levels as usize;
-        if let Some(t) = &thresholds {
-            if t.len() < wanted {
-                return Err(crate::invalid!(
-                    "thresholds has {} elements; {wanted} needed",
-                    t.len()
-                ));
-            }
-        }
+        let wanted = thresholds_wanted(&batch, levels, thresholds.as_deref())?;
         let stream = gpu.caller_stream();
+        io.check_finite(gpu, &stream, &batch, "a device DWT denoise")?;
         let medians = denoise_on(gpu, &self.wavelet, options, levels, io, batch, &stream)?;
         if let Some(t) = thresholds {
             t[..wanted].copy_from_slice(&medians.thresholds(gpu, &stream)?);

@@ -20,7 +20,7 @@ use crate::layout::TraceBatch;
 use crate::sample::Sample;
 use denoise::DenoiseOptions;
 use std::sync::Arc;
-pub use traces::{Direction, Traces};
+pub use traces::{Direction, Job, Op, Traces};
 use wavelet::{Family, Wavelet};
 
 /// A transform of one wavelet and trace length, on one context. Immutable once made:
@@ -116,36 +116,7 @@ impl DwtPlan {
     ) -> Result<()> {
         let levels = self.resolve_levels(levels)?;
         self.check(&traces, &batch)?;
-        let mut reporter = self.ctx.reporter();
-        chunks::run_batch(
-            &mut reporter,
-            "dwt traces",
-            traces,
-            batch,
-            |traces, batch| {
-                match &self.ctx.cuda {
-                    Some(gpu) => cuda::transform(
-                        gpu,
-                        &self.ctx.cpu,
-                        &self.wavelet,
-                        direction,
-                        levels,
-                        traces,
-                        batch,
-                    ),
-                    None => cpu::transform(
-                        &self.ctx.cpu,
-                        &self.wavelet,
-                        direction,
-                        levels,
-                        traces,
-                        batch,
-                    ),
-                }
-                .map(|()| Vec::new())
-            },
-        )?;
-        reporter.finish();
+        self.run(Op::Transform(direction), levels, traces, batch)?;
         Ok(())
     }
 
@@ -162,38 +133,57 @@ impl DwtPlan {
         options.validate()?;
         let levels = self.resolve_levels(options.levels)?;
         self.check(&traces, &batch)?;
-        let wanted = batch.n_traces * levels as usize;
-        if let Some(t) = &thresholds {
-            if t.len() < wanted {
-                return Err(crate::invalid!(
-                    "thresholds has {} elements; {wanted} needed",
-                    t.len()
-                ));
-            }
-        }
-        let mut reporter = self.ctx.reporter();
-        let used = chunks::run_batch(
-            &mut reporter,
-            "dwt denoise",
-            traces,
-            batch,
-            |traces, batch| match &self.ctx.cuda {
-                Some(gpu) => cuda::denoise(
-                    gpu,
-                    &self.ctx.cpu,
-                    &self.wavelet,
-                    options,
-                    levels,
-                    traces,
-                    batch,
-                ),
-                None => cpu::denoise(&self.ctx.cpu, &self.wavelet, options, levels, traces, batch),
-            },
-        )?;
+        let wanted = thresholds_wanted(&batch, levels, thresholds.as_deref())?;
+        let used = self.run(Op::Denoise(options), levels, traces, batch)?;
         if let Some(t) = thresholds {
             t[..wanted].copy_from_slice(&used);
         }
-        reporter.finish();
         Ok(())
     }
+
+    /// Runs `op` on every trace on the context's backend, in chunks when progress is
+    /// reported; returns the thresholds used when denoising.
+    fn run<T: Sample>(
+        &self,
+        op: Op,
+        levels: u32,
+        traces: Traces<T>,
+        batch: TraceBatch,
+    ) -> Result<Vec<f64>> {
+        let stage = match op {
+            Op::Transform(_) => "dwt traces",
+            Op::Denoise(_) => "dwt denoise",
+        };
+        let mut reporter = self.ctx.reporter();
+        let used = chunks::run_batch(&mut reporter, stage, traces, batch, |traces, batch| {
+            let job = Job {
+                op,
+                wavelet: &self.wavelet,
+                levels,
+                traces,
+                batch,
+            };
+            match &self.ctx.cuda {
+                Some(gpu) => cuda::run(gpu, &self.ctx.cpu, job),
+                None => cpu::run(&self.ctx.cpu, job),
+            }
+        })?;
+        reporter.finish();
+        Ok(used)
+    }
+}
+
+/// The thresholds a denoise of `batch` at `levels` levels writes (n_traces × levels), after
+/// refusing a caller's `thresholds` array too short for them.
+fn thresholds_wanted(batch: &TraceBatch, levels: u32, thresholds: Option<&[f64]>) -> Result<usize> {
+    let wanted = batch.n_traces * levels as usize;
+    if let Some(t) = thresholds {
+        if t.len() < wanted {
+            return Err(crate::invalid!(
+                "thresholds has {} elements; {wanted} needed",
+                t.len()
+            ));
+        }
+    }
+    Ok(wanted)
 }

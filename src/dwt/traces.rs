@@ -1,4 +1,9 @@
-//! The direction of a transform and the caller's arrays, as both backends take them.
+//! The direction of a transform, the caller's arrays and the work of one batch, as both
+//! backends take them.
+
+use super::denoise::DenoiseOptions;
+use super::wavelet::Wavelet;
+use crate::layout::TraceBatch;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Direction {
@@ -19,4 +24,22 @@ impl<T> Traces<'_, T> {
             Traces::Separate { input, .. } => input,
         }
     }
+}
+
+/// What a call does to every trace.
+#[derive(Clone, Copy)]
+pub enum Op<'o> {
+    Transform(Direction),
+    /// Forward transform, thresholding, inverse transform.
+    Denoise(&'o DenoiseOptions),
+}
+
+/// One batch of a call as a backend takes it: the operation, the wavelet, the depth
+/// (resolved, ≥ 1) and the caller's traces.
+pub struct Job<'a, T> {
+    pub op: Op<'a>,
+    pub wavelet: &'a Wavelet,
+    pub levels: u32,
+    pub traces: Traces<'a, T>,
+    pub batch: TraceBatch,
 }

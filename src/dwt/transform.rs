@@ -14,6 +14,7 @@
 //! ascending, i.e. by descending k away from the periodic wrap.
 
 use super::wavelet::Wavelet;
+use crate::backend::cpu::simd::{self, Kernel};
 use crate::sample::Sample;
 
 /// Outputs computed together from one window of the input.
@@ -81,29 +82,13 @@ impl<T: Sample> Filters<T> {
     /// Forward step for output positions `i0..i0+approx.len()`: `approx[i]` and `detail[i]`
     /// from signal `x` (length n, a power of two).
     pub fn forward(&self, x: &[T], i0: usize, approx: &mut [T], detail: &mut [T]) {
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU supports AVX2.
-            return unsafe { self.forward_avx2(x, i0, approx, detail) };
-        }
-        // The sums of a group of outputs stay in registers: four 128-bit vectors each.
-        if std::mem::size_of::<T>() == 4 {
-            self.forward_groups::<16>(x, i0, approx, detail)
-        } else {
-            self.forward_groups::<8>(x, i0, approx, detail)
-        }
-    }
-
-    /// The same operations in the same order as the portable build, four 256-bit vectors
-    /// per sum.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn forward_avx2(&self, x: &[T], i0: usize, approx: &mut [T], detail: &mut [T]) {
-        if std::mem::size_of::<T>() == 4 {
-            self.forward_groups::<32>(x, i0, approx, detail)
-        } else {
-            self.forward_groups::<16>(x, i0, approx, detail)
-        }
+        let step = Step::Forward {
+            x,
+            i0,
+            approx,
+            detail,
+        };
+        simd::run(StepKernel(self, step))
     }
 
     #[inline(always)]
@@ -156,26 +141,13 @@ impl<T: Sample> Filters<T> {
     /// and `detail` (each n/2 long): x[j] = Σ h2[k]·a[i] + g2[k]·d[i] over the taps k
     /// for which (2i + k − offset) ≡ j (mod n).
     pub fn inverse(&self, approx: &[T], detail: &[T], j0: usize, out: &mut [T]) {
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU supports AVX2.
-            return unsafe { self.inverse_avx2(approx, detail, j0, out) };
-        }
-        if std::mem::size_of::<T>() == 4 {
-            self.inverse_groups::<16>(approx, detail, j0, out)
-        } else {
-            self.inverse_groups::<8>(approx, detail, j0, out)
-        }
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn inverse_avx2(&self, approx: &[T], detail: &[T], j0: usize, out: &mut [T]) {
-        if std::mem::size_of::<T>() == 4 {
-            self.inverse_groups::<32>(approx, detail, j0, out)
-        } else {
-            self.inverse_groups::<16>(approx, detail, j0, out)
-        }
+        let step = Step::Inverse {
+            approx,
+            detail,
+            j0,
+            out,
+        };
+        simd::run(StepKernel(self, step))
     }
 
     #[inline(always)]
@@ -249,5 +221,61 @@ impl<T: Sample> Filters<T> {
         terms[..count].iter().fold(T::zero(), |s, &(i, k)| {
             s + (self.h2[k] * approx[i] + self.g2[k] * detail[i])
         })
+    }
+}
+
+/// A forward or inverse step over a range of outputs (the arguments of
+/// [`Filters::forward`] and [`Filters::inverse`]).
+enum Step<'a, T> {
+    Forward {
+        x: &'a [T],
+        i0: usize,
+        approx: &'a mut [T],
+        detail: &'a mut [T],
+    },
+    Inverse {
+        approx: &'a [T],
+        detail: &'a [T],
+        j0: usize,
+        out: &'a mut [T],
+    },
+}
+
+/// A step on a wavelet's filters, as a kernel for the vector unit present.
+struct StepKernel<'a, T>(&'a Filters<T>, Step<'a, T>);
+
+impl<T: Sample> Kernel for StepKernel<'_, T> {
+    type Output = ();
+
+    /// Groups of outputs whose sums stay in registers, four vectors each: 16 f32 or 8 f64
+    /// outputs with 128-bit vectors, twice that with 256-bit ones.
+    #[inline(always)]
+    fn run(self, vector_bytes: usize) {
+        match 4 * vector_bytes / std::mem::size_of::<T>() {
+            32 => self.groups::<32>(),
+            16 => self.groups::<16>(),
+            _ => self.groups::<8>(),
+        }
+    }
+}
+
+impl<T: Sample> StepKernel<'_, T> {
+    #[inline(always)]
+    fn groups<const G: usize>(self) {
+        let StepKernel(f, step) = self;
+        match step {
+            Step::Forward {
+                x,
+                i0,
+                approx,
+                detail,
+            } => f.forward_groups::<G>(x, i0, approx, detail),
+            Step::Inverse {
+                approx,
+                detail,
+                j0,
+                out,
+            } => f.inverse_groups::<G>(approx, detail, j0, out),
+        }
     }
 }

@@ -86,7 +86,8 @@ impl Wavelet {
         } else {
             1.0
         };
-        let nc = taps.analysis.len();
+        let (h1, h2) = (taps.analysis.to_vec(), taps.synthesis());
+        let nc = h1.len();
         let high = |h: &[f64]| -> Vec<f64> {
             (0..nc)
                 .map(|k| sign * if k % 2 == 0 { 1.0 } else { -1.0 } * h[nc - 1 - k])
@@ -95,10 +96,10 @@ impl Wavelet {
         Ok(Wavelet {
             family,
             member,
-            h1: taps.analysis.to_vec(),
-            g1: high(taps.synthesis),
-            h2: taps.synthesis.to_vec(),
-            g2: high(taps.analysis),
+            g1: high(&h2),
+            g2: high(&h1),
+            h1,
+            h2,
             offset: if family.is_centered() { nc / 2 } else { 0 },
         })
     }

@@ -3,14 +3,13 @@
 //! plan's closed-form answer and the result's summary are host values); writing a
 //! result's histograms or models to device arrays does not.
 
-use super::analytic::Centred;
 use super::criterion::SearchOptions;
 use super::cuda::gather::{gather, DeviceProblem};
 use super::cuda::resident::{bins_to_caller, host_to_caller};
 use super::gathered::Gathered;
 use super::grid::Axis;
 use super::matrix::{Data, Shape};
-use super::result::{Origin, SearchResult};
+use super::result::SearchResult;
 use super::{cuda, EmlogPlan};
 use crate::backend::cuda::array::{DeviceArray, DeviceArrayMut};
 use crate::backend::cuda::CudaBackend;
@@ -61,12 +60,7 @@ impl EmlogPlan {
             searched: shape.searched,
         }
         .validate()?;
-        let centred = Centred::new(&problem)?;
-        Ok(EmlogPlan {
-            ctx,
-            problem,
-            centred,
-        })
+        Self::from_problem(ctx, problem)
     }
 
     /// `search` ordered after the caller's stream (and the caller's stream after it),
@@ -75,16 +69,10 @@ impl EmlogPlan {
     /// histograms stay on the device too, for `SearchResult::histogram_device`.
     pub fn search_device(&self, axes: &[Axis], options: &SearchOptions) -> Result<SearchResult> {
         let gpu = self.ctx.gpu_for("a device EM-logging search")?;
-        let s = self.setup(axes, options)?;
-        let mut reporter = self.ctx.reporter();
-        let (tally, bins) = cuda::search_device(gpu, &s, &mut reporter)?;
-        let origin = Origin {
-            ctx: self.ctx.clone(),
-            bins: Some(Arc::new(bins)),
-        };
-        let result = SearchResult::from_tally(tally, &s.grid, &s.bins, |q| s.misfit(q), origin);
-        reporter.finish();
-        Ok(result)
+        self.search_with(axes, options, |s, reporter| {
+            let (tally, bins) = cuda::search_device(gpu, s, reporter)?;
+            Ok((tally, Some(bins)))
+        })
     }
 }
 

@@ -21,13 +21,18 @@ pub mod tables;
 
 use crate::context::Context;
 use crate::error::Result;
+use crate::progress::Reporter;
 use analytic::{AnalyticRegion, Centred};
 use criterion::{Criterion, Norm, SearchOptions};
+use cudarc::driver::CudaSlice;
 use grid::{Axis, Grid};
 use matrix::{Problem, SensitivitySpec};
-use result::{Bins, Origin, SearchResult};
+use result::{Bins, Origin, SearchResult, Tally};
 use setup::SearchSetup;
 use std::sync::Arc;
+
+/// Histogram bins a device search leaves in device memory.
+type DeviceBins = CudaSlice<u64>;
 use tables::FastTables;
 
 /// Most bins of one 2D marginal (each search task holds its histograms).
@@ -42,7 +47,11 @@ pub struct EmlogPlan {
 
 impl EmlogPlan {
     pub fn new(ctx: Arc<Context>, spec: &SensitivitySpec) -> Result<EmlogPlan> {
-        let problem = spec.validate()?;
+        Self::from_problem(ctx, spec.validate()?)
+    }
+
+    /// The plan of a checked problem: its centred form made once.
+    fn from_problem(ctx: Arc<Context>, problem: Problem) -> Result<EmlogPlan> {
         let centred = Centred::new(&problem)?;
         Ok(EmlogPlan {
             ctx,
@@ -75,15 +84,29 @@ impl EmlogPlan {
 
     /// Searches the grid `axes` (axis 0 varies fastest).
     pub fn search(&self, axes: &[Axis], options: &SearchOptions) -> Result<SearchResult> {
+        self.search_with(axes, options, |s, reporter| {
+            let tally = match &self.ctx.cuda {
+                Some(gpu) => cuda::search(gpu, s, reporter)?,
+                None => cpu::search(&self.ctx.cpu, s, reporter)?,
+            };
+            Ok((tally, None))
+        })
+    }
+
+    /// A search of `axes`: `run` tallies the checked setup, and gives the histograms it
+    /// leaves in device memory, if any.
+    fn search_with(
+        &self,
+        axes: &[Axis],
+        options: &SearchOptions,
+        run: impl FnOnce(&SearchSetup, &mut Reporter) -> Result<(Tally, Option<DeviceBins>)>,
+    ) -> Result<SearchResult> {
         let s = self.setup(axes, options)?;
         let mut reporter = self.ctx.reporter();
-        let tally = match &self.ctx.cuda {
-            Some(gpu) => cuda::search(gpu, &s, &mut reporter)?,
-            None => cpu::search(&self.ctx.cpu, &s, &mut reporter)?,
-        };
+        let (tally, bins) = run(&s, &mut reporter)?;
         let origin = Origin {
             ctx: self.ctx.clone(),
-            bins: None,
+            bins: bins.map(Arc::new),
         };
         let result = SearchResult::from_tally(tally, &s.grid, &s.bins, |q| s.misfit(q), origin);
         reporter.finish();

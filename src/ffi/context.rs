@@ -110,23 +110,58 @@ pub extern "C" fn sg_context_set_stream(ctx: *mut sg_context, stream: u64) -> sg
     })
 }
 
+/// Device calls look for no non-finite input (the default).
+pub const SG_DEVICE_CHECKS_OFF: i32 = 0;
+/// Each device call scans its sample inputs on the device (one more read of each) and a
+/// non-finite value is reported by the next `sg_context_synchronize`.
+pub const SG_DEVICE_CHECKS_FINITE: i32 = 1;
+
+/// Sets the checks device calls made on `ctx` from now on run on their inputs:
+/// `SG_DEVICE_CHECKS_OFF` (the default) or `SG_DEVICE_CHECKS_FINITE`. With the latter each
+/// device call queues, before its own work and on the context's stream, a scan of the
+/// samples it reads (traces, volumes, strengths or modes, coefficients, spectra, data); it
+/// still returns without waiting, and the call goes on with what it was given. The first
+/// call whose input held a NaN or an infinity since the last report is named by the next
+/// `sg_context_synchronize`, which then returns `SG_ERR_NON_FINITE`. A scan is a kernel like
+/// the call's own: it can be captured into a CUDA graph, and a replay reports as the direct
+/// calls do. `SG_ERR_UNSUPPORTED` on a CPU context (host calls always check their inputs).
+#[no_mangle]
+pub extern "C" fn sg_context_set_device_checks(ctx: *mut sg_context, checks: i32) -> sg_status {
+    guard(|| {
+        let ctx = arg_ref(ctx.cast_const(), "ctx")?;
+        let on = match checks {
+            SG_DEVICE_CHECKS_OFF => false,
+            SG_DEVICE_CHECKS_FINITE => true,
+            other => {
+                return Err(crate::invalid!(
+                    "checks is {other}; expected SG_DEVICE_CHECKS_OFF (0) or SG_DEVICE_CHECKS_FINITE (1)"
+                ))
+            }
+        };
+        ctx.0
+            .gpu_for("sg_context_set_device_checks")?
+            .set_device_checks(on)
+    })
+}
+
 /// Waits until the work of the device calls made on `ctx` so far has run (the stream set by
 /// `sg_context_set_stream`). A kernel fault in that work is reported here as
-/// `SG_ERR_CUDA_DRIVER`. On a CPU context there is nothing to wait for: `SG_OK`.
+/// `SG_ERR_CUDA_DRIVER`; with device checks on (`sg_context_set_device_checks`), a non-finite
+/// input of a device call since the last report as `SG_ERR_NON_FINITE`, the message naming
+/// the call and the array. On a CPU context there is nothing to wait for: `SG_OK`.
 #[no_mangle]
 pub extern "C" fn sg_context_synchronize(ctx: *const sg_context) -> sg_status {
     guard(|| {
         let ctx = arg_ref(ctx, "ctx")?;
-        match &ctx.0.cuda {
-            Some(gpu) => {
-                gpu.caller_stream()
-                    .synchronize()
-                    .map_err(crate::backend::cuda::driver_error(
-                        "waiting for the device calls' stream",
-                    ))
-            }
-            None => Ok(()),
-        }
+        let Some(gpu) = &ctx.0.cuda else {
+            return Ok(());
+        };
+        gpu.caller_stream()
+            .synchronize()
+            .map_err(crate::backend::cuda::driver_error(
+                "waiting for the device calls' stream",
+            ))?;
+        gpu.take_device_finding()
     })
 }
 

@@ -106,7 +106,11 @@ fn pick<E>(v: i32, name: &str, zero: E, one: E) -> Result<E> {
     }
 }
 
-fn options(o: &sg_dwt_denoise_options) -> Result<DenoiseOptions> {
+/// The caller's denoising options; NULL for the defaults.
+fn options(opts: *const sg_dwt_denoise_options) -> Result<DenoiseOptions> {
+    let Some(o) = optional_ref(opts, "options")? else {
+        return Ok(DenoiseOptions::default());
+    };
     Ok(DenoiseOptions {
         rule: pick(
             o.threshold_rule,
@@ -183,6 +187,17 @@ fn traces<'a, T: Sample>(
     })
 }
 
+/// The caller's `thresholds` (NULL: none wanted): n_traces × levels doubles.
+fn thresholds_out<'a>(
+    plan: &DwtPlan,
+    options: &DenoiseOptions,
+    thresholds: *mut f64,
+    n_traces: usize,
+) -> Result<Option<&'a mut [f64]>> {
+    let levels = plan.resolve_levels(options.levels)? as usize;
+    optional_mut(thresholds, n_traces.saturating_mul(levels), "thresholds")
+}
+
 fn direction(code: i32) -> Result<Direction> {
     match code {
         SG_DWT_FORWARD => Ok(Direction::Forward),
@@ -222,14 +237,10 @@ fn denoise<T: Sample>(
 ) -> sg_status {
     guard(|| {
         let plan = &arg_ref(plan, "plan")?.0;
-        let options = match optional_ref(opts, "options")? {
-            Some(o) => self::options(o)?,
-            None => DenoiseOptions::default(),
-        };
+        let options = self::options(opts)?;
         let batch = TraceBatch::new(plan.n_samples(), n_traces, trace_stride)?;
         let traces = traces(input, output, &batch)?;
-        let levels = plan.resolve_levels(options.levels)? as usize;
-        let thresholds = optional_mut(thresholds, n_traces.saturating_mul(levels), "thresholds")?;
+        let thresholds = thresholds_out(plan, &options, thresholds, n_traces)?;
         plan.denoise(&options, traces, batch, thresholds)
     })
 }

@@ -8,13 +8,13 @@ use super::context::sg_context;
 use super::guard;
 use super::precision::{ByPrecision, Generic, Precision};
 use super::status::sg_status;
-use super::wavepacket::calls::{adjoint, forward, inverse, Stop, TransformHandle, Transforms};
+use super::wavepacket::calls::{adjoint, forward, inverse, TransformHandle, Transforms};
 use super::wavepacket::{
     layout_options, sg_wavepacket_layout_options, sg_wavepacket_layout_options_default, PRECISIONS,
 };
 use crate::error::{Error, Result};
 use crate::sample::Real;
-use crate::wavepacket::inverse::InverseReport;
+use crate::wavepacket::inverse::{InverseReport, Stop};
 use crate::wavepacket::tiles::TiledPlan;
 use crate::wavepacket::Layout;
 use num_complex::Complex;

@@ -8,8 +8,8 @@ use crate::error::Result;
 
 impl FxdeconPlan {
     /// `execute` on device arrays (f32, the GPU path's precision), queued on the caller's
-    /// stream; returns without waiting. Non-finite samples are not looked for: they reach
-    /// the output. The same kernels and slabs as `execute` on this GPU, so the same bits.
+    /// stream; returns without waiting. Non-finite samples are looked for only with device
+    /// checks on (reported when the context synchronises); they reach the output. The same kernels and slabs as `execute` on this GPU, so the same bits.
     pub fn execute_device(&self, io: DeviceIo, layout: Volume) -> Result<()> {
         let gpu = self.ctx.gpu_for("a device F-X filter")?;
         self.check_layout(&layout)?;
@@ -20,6 +20,7 @@ impl FxdeconPlan {
             ));
         }
         let stream = gpu.caller_stream();
+        io.check_finite(gpu, &stream, &layout)?;
         execute_on(gpu, &self.setup, &self.gpu_cache, io, layout, &stream)
     }
 }

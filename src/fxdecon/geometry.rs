@@ -78,26 +78,18 @@ impl AxisWindows {
     fn overlapping(n: usize, window: usize, overlap: usize, halo: usize) -> AxisWindows {
         let w = window.min(n);
         let overlap = overlap.min(w - 1);
-        let starts = starts(n, w, w - overlap);
-        let shape: Vec<f64> = (0..w)
-            .map(|i| (i + 1).min(w - i).min(overlap + 1) as f64)
-            .collect();
-        let mut sum = vec![0.0; n];
-        for &s in &starts {
-            for i in 0..w {
-                sum[s + i] += shape[i];
-            }
-        }
+        let (starts, weights) = ramped_windows(n, w, overlap);
         let windows = starts
-            .iter()
-            .map(|&s| AxisWindow {
+            .into_iter()
+            .zip(weights)
+            .map(|(s, weights)| AxisWindow {
                 gather: (0..w + 2 * halo)
                     .map(|j| (s + j).saturating_sub(halo).min(n - 1))
                     .collect(),
                 est: halo..halo + w,
                 out: halo..halo + w,
                 out_first: s,
-                weights: (0..w).map(|i| shape[i] / sum[s + i]).collect(),
+                weights,
             })
             .collect();
         AxisWindows { windows }
@@ -178,6 +170,28 @@ fn starts(n: usize, w: usize, step: usize) -> Vec<usize> {
     }
     let count = (n - w).div_ceil(step) + 1;
     (0..count).map(|k| (k * step).min(n - w)).collect()
+}
+
+/// Windows of `w` samples (≤ n) stepping by `w − overlap` over `n` samples, the last one
+/// moved back to end at the last sample: each window's start, and its weights, trapezoids
+/// with linear ramps over `overlap` + 1 samples divided by their sum, so that the weights of
+/// all windows add up to one at every sample.
+fn ramped_windows(n: usize, w: usize, overlap: usize) -> (Vec<usize>, Vec<Vec<f64>>) {
+    let starts = starts(n, w, w - overlap);
+    let shape: Vec<f64> = (0..w)
+        .map(|i| (i + 1).min(w - i).min(overlap + 1) as f64)
+        .collect();
+    let mut sum = vec![0.0; n];
+    for &s in &starts {
+        for i in 0..w {
+            sum[s + i] += shape[i];
+        }
+    }
+    let weights = starts
+        .iter()
+        .map(|&s| (0..w).map(|i| shape[i] / sum[s + i]).collect())
+        .collect();
+    (starts, weights)
 }
 
 /// The prediction operator: the offsets (dx, dy) of the traces it combines.
@@ -538,20 +552,7 @@ fn su_weights(iw: usize, ntw: usize, len: usize, nstaper: usize, dt: f32, taper:
 /// samples (more for the last one, moved back to end at the last sample); linear ramps
 /// over the overlaps, normalised so that the weights sum to one at every sample.
 fn tapered_windows(n: usize, len: usize, taper: usize) -> TimeWindows {
-    let starts = starts(n, len, len - taper);
-    let shape: Vec<f64> = (0..len)
-        .map(|i| (i + 1).min(len - i).min(taper + 1) as f64)
-        .collect();
-    let mut sum = vec![0.0; n];
-    for &s in &starts {
-        for i in 0..len {
-            sum[s + i] += shape[i];
-        }
-    }
-    let weights = starts
-        .iter()
-        .map(|&s| (0..len).map(|i| shape[i] / sum[s + i]).collect())
-        .collect();
+    let (starts, weights) = ramped_windows(n, len, taper);
     TimeWindows {
         lens: vec![len; starts.len()],
         starts,

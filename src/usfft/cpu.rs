@@ -83,40 +83,60 @@ pub fn execute<T: Real>(
         let nv = spec.n_vectors;
         let mut grid = try_vec(nv * nft, Complex::default(), "the USFFT fine grid")?;
         let taps = Taps::new(spec);
+        let gridding = Gridding {
+            spec,
+            taps: &taps,
+            pts,
+        };
         match spec.kind {
             TransformType::Type1 => {
-                spread(spec, &taps, pts, c, &mut grid, reporter, threads)?;
-                reporter.stage("usfft fft", 0.4, nv);
-                for g in grid.chunks_mut(nft) {
-                    fft_nd(g, spec, &host.ffts);
-                    reporter.advance(1)?;
-                }
+                gridding.spread(c, &mut grid, reporter, threads)?;
+                fft_grids(&mut grid, spec, &host.ffts, reporter)?;
                 copy_modes_out(spec, &grid, f);
             }
             TransformType::Type2 => {
                 copy_modes_in(spec, f, &mut grid);
-                reporter.stage("usfft fft", 0.4, nv);
-                for g in grid.chunks_mut(nft) {
-                    fft_nd(g, spec, &host.ffts);
-                    reporter.advance(1)?;
-                }
+                fft_grids(&mut grid, spec, &host.ffts, reporter)?;
                 let m = pts.m;
                 reporter.stage("usfft interpolate", 0.6, m);
                 if reporter.is_active() {
                     let mut scratch =
                         try_vec(nv * m, Complex::default(), "the USFFT point values")?;
                     reporter.for_chunks(m, 1024 * threads, |points| {
-                        interpolate(spec, &taps, pts, &grid, &mut scratch, points);
+                        gridding.interpolate(&grid, &mut scratch, points);
                         Ok(())
                     })?;
                     c[..nv * m].copy_from_slice(&scratch);
                 } else {
-                    interpolate(spec, &taps, pts, &grid, c, 0..m);
+                    gridding.interpolate(&grid, c, 0..m);
                 }
             }
         }
         Ok(())
     })
+}
+
+/// The FFT of each of the n_vectors fine grids, reported as the stage "usfft fft".
+fn fft_grids<T: Real>(
+    grid: &mut [Complex<T>],
+    spec: &UsfftSpec,
+    ffts: &[Arc<dyn Fft<T>>; 3],
+    reporter: &mut Reporter,
+) -> Result<()> {
+    reporter.stage("usfft fft", 0.4, spec.n_vectors);
+    for g in grid.chunks_mut(spec.fine_count()) {
+        fft_nd(g, spec, ffts);
+        reporter.advance(1)?;
+    }
+    Ok(())
+}
+
+/// What spreading and interpolation read: the plan, its kernel's taps and the sorted
+/// points.
+struct Gridding<'a, T> {
+    spec: &'a UsfftSpec,
+    taps: &'a Taps<T>,
+    pts: &'a SortedPoints<T>,
 }
 
 /// The kernel's tap polynomials in T (`SpreadKernel::tap_polynomials`), fitted to 1 % of
@@ -204,66 +224,68 @@ fn wrap(i: i64, n: usize) -> usize {
     }) as usize
 }
 
-/// Type 1 spreading of every vector of `c` onto `grid` (zeroed, n_vectors fine grids).
-fn spread<T: Real>(
-    spec: &UsfftSpec,
-    taps: &Taps<T>,
-    pts: &SortedPoints<T>,
-    c: &[Complex<T>],
-    grid: &mut [Complex<T>],
-    reporter: &mut Reporter,
-    threads: usize,
-) -> Result<()> {
-    let t = &pts.tiling;
-    let w = spec.kernel.width;
-    let dim = spec.dim;
-    let shift = origin_shift(w);
-    let pad: [usize; 3] = std::array::from_fn(|d| if d < dim { t.tile[d] + w - 1 } else { 1 });
-    let tile_len = pad[0] * pad[1] * pad[2];
-    let nft = spec.fine_count();
-    let cx = Spreading {
-        taps,
-        pts,
-        c,
-        out: SyncPtr(grid.as_mut_ptr()),
-        t,
-        dim,
-        shift,
-        pad,
-        tile_len,
-        nft,
-        nv: spec.n_vectors,
-        m: pts.m,
-    };
-    let avx2 = has_avx2_fma();
-    // Bins holding more than 1/64 of the points (and at least MIN_PIECE) are cut into
-    // pieces, so that clustered points still keep every thread busy. The cut depends on the
-    // points only, and a cut bin's piece tiles are summed in piece order before one add: the
-    // grid is bit for bit the same whatever the thread count or the scheduling.
-    let phases = spread_phases(pts, (pts.m / 64).max(MIN_PIECE));
-    reporter.stage("usfft spread", 0.6, phases.iter().map(Vec::len).sum());
-    let whole = |(b, points): &Piece| {
-        points.start == pts.bin_start[*b] as usize && points.end == pts.bin_start[*b + 1] as usize
-    };
-    // A phase's tiles are disjoint: whole bins add their tiles in any order and chunking.
-    for pieces in &phases {
-        let (single, cut): (Vec<Piece>, Vec<Piece>) = pieces.iter().cloned().partition(whole);
-        reporter.for_chunks(single.len(), threads, |chunk| {
-            with_width!(w, W => single[chunk].par_iter().for_each_init(
-            || (Vec::new(), Vec::new()),
-            |(buf, strengths), (b, points)| {
-                cx.fill::<W>(avx2, *b, points.clone(), buf, strengths);
-                cx.add(*b, buf);
-            }));
-            Ok(())
-        })?;
-        if cut.is_empty() {
-            continue;
+impl<T: Real> Gridding<'_, T> {
+    /// Type 1 spreading of every vector of `c` onto `grid` (zeroed, n_vectors fine grids).
+    fn spread(
+        &self,
+        c: &[Complex<T>],
+        grid: &mut [Complex<T>],
+        reporter: &mut Reporter,
+        threads: usize,
+    ) -> Result<()> {
+        let (spec, taps, pts) = (self.spec, self.taps, self.pts);
+        let t = &pts.tiling;
+        let w = spec.kernel.width;
+        let dim = spec.dim;
+        let shift = origin_shift(w);
+        let pad: [usize; 3] = std::array::from_fn(|d| if d < dim { t.tile[d] + w - 1 } else { 1 });
+        let tile_len = pad[0] * pad[1] * pad[2];
+        let nft = spec.fine_count();
+        let cx = Spreading {
+            taps,
+            pts,
+            c,
+            out: SyncPtr(grid.as_mut_ptr()),
+            t,
+            dim,
+            shift,
+            pad,
+            tile_len,
+            nft,
+            nv: spec.n_vectors,
+            m: pts.m,
+        };
+        let avx2 = has_avx2_fma();
+        // Bins holding more than 1/64 of the points (and at least MIN_PIECE) are cut into
+        // pieces, so that clustered points still keep every thread busy. The cut depends on the
+        // points only, and a cut bin's piece tiles are summed in piece order before one add: the
+        // grid is bit for bit the same whatever the thread count or the scheduling.
+        let phases = spread_phases(pts, (pts.m / 64).max(MIN_PIECE));
+        reporter.stage("usfft spread", 0.6, phases.iter().map(Vec::len).sum());
+        let whole = |(b, points): &Piece| {
+            points.start == pts.bin_start[*b] as usize
+                && points.end == pts.bin_start[*b + 1] as usize
+        };
+        // A phase's tiles are disjoint: whole bins add their tiles in any order and chunking.
+        for pieces in &phases {
+            let (single, cut): (Vec<Piece>, Vec<Piece>) = pieces.iter().cloned().partition(whole);
+            reporter.for_chunks(single.len(), threads, |chunk| {
+                with_width!(w, W => single[chunk].par_iter().for_each_init(
+                || (Vec::new(), Vec::new()),
+                |(buf, strengths), (b, points)| {
+                    cx.fill::<W>(avx2, *b, points.clone(), buf, strengths);
+                    cx.add(*b, buf);
+                }));
+                Ok(())
+            })?;
+            if cut.is_empty() {
+                continue;
+            }
+            with_width!(w, W => cx.add_cut::<W>(avx2, &cut));
+            reporter.advance(cut.len())?;
         }
-        with_width!(w, W => cx.add_cut::<W>(avx2, &cut));
-        reporter.advance(cut.len())?;
+        Ok(())
     }
-    Ok(())
 }
 
 /// The pieces of the bins that hold points, per phase: bins of one phase are of one colour
@@ -530,39 +552,35 @@ fn runs_of(idx: &[usize]) -> Vec<(usize, usize, usize)> {
 /// that clustered points still spread over every thread.
 const INTERP_CHUNK: usize = 512;
 
-/// Type 2 interpolation: c[v·M + j] = Σ grid cells × kernel weights, for each sorted point
-/// j in `points`.
-fn interpolate<T: Real>(
-    spec: &UsfftSpec,
-    taps: &Taps<T>,
-    pts: &SortedPoints<T>,
-    grid: &[Complex<T>],
-    c: &mut [Complex<T>],
-    points: Range<usize>,
-) {
-    let cx = Interpolation {
-        taps,
-        pts,
-        grid,
-        out: SyncPtr(c.as_mut_ptr()),
-        dim: spec.dim,
-        nf: spec.fine,
-        nft: spec.fine_count(),
-        nv: spec.n_vectors,
-        m: pts.m,
-    };
-    let avx2 = has_avx2_fma();
-    let chunks = points.len().div_ceil(INTERP_CHUNK);
-    with_width!(spec.kernel.width, W => (0..chunks).into_par_iter().for_each(|i| {
-        let lo = points.start + i * INTERP_CHUNK;
-        let chunk = lo..(lo + INTERP_CHUNK).min(points.end);
-        #[cfg(target_arch = "x86_64")]
-        if avx2 {
-            // SAFETY: the CPU has AVX2 and FMA.
-            return unsafe { cx.points_avx2::<W>(chunk) };
-        }
-        cx.points::<W>(chunk)
-    }));
+impl<T: Real> Gridding<'_, T> {
+    /// Type 2 interpolation: c[v·M + j] = Σ grid cells × kernel weights, for each sorted
+    /// point j in `points`.
+    fn interpolate(&self, grid: &[Complex<T>], c: &mut [Complex<T>], points: Range<usize>) {
+        let (spec, taps, pts) = (self.spec, self.taps, self.pts);
+        let cx = Interpolation {
+            taps,
+            pts,
+            grid,
+            out: SyncPtr(c.as_mut_ptr()),
+            dim: spec.dim,
+            nf: spec.fine,
+            nft: spec.fine_count(),
+            nv: spec.n_vectors,
+            m: pts.m,
+        };
+        let avx2 = has_avx2_fma();
+        let chunks = points.len().div_ceil(INTERP_CHUNK);
+        with_width!(spec.kernel.width, W => (0..chunks).into_par_iter().for_each(|i| {
+            let lo = points.start + i * INTERP_CHUNK;
+            let chunk = lo..(lo + INTERP_CHUNK).min(points.end);
+            #[cfg(target_arch = "x86_64")]
+            if avx2 {
+                // SAFETY: the CPU has AVX2 and FMA.
+                return unsafe { cx.points_avx2::<W>(chunk) };
+            }
+            cx.points::<W>(chunk)
+        }));
+    }
 }
 
 /// What interpolating one point reads.

@@ -6,6 +6,7 @@
 //! then the packet at y − δ, by the modulation rule (the values times e^{−2πi(lo+i)·δ/L}); a
 //! tiled volume uses it to put every tile's boxes on one common grid (`tiles`).
 
+use super::layout::WaveBox;
 use crate::sample::Real;
 use num_complex::Complex;
 use rustfft::{Fft, FftPlanner};
@@ -66,30 +67,19 @@ impl<T: Real> BoxFfts<T> {
         }
     }
 
-    /// Windowed lattice values → coefficients on the grid shifted by `shift` (in place).
-    pub fn to_coefficients(
-        &self,
-        u: &mut [Complex<T>],
-        shape: [usize; 3],
-        lo: [i64; 3],
-        shift: [f64; 3],
-    ) {
-        apply_shift(u, shape, lo, shift, -1.0);
-        self.transform(u, shape, true);
-        apply_phase(u, shape, lo, 1.0);
+    /// Windowed lattice values of box `bx` → its coefficients on the grid shifted by `shift`
+    /// (in place).
+    pub fn to_coefficients(&self, u: &mut [Complex<T>], bx: &WaveBox, shift: [f64; 3]) {
+        apply_shift(u, bx.shape, bx.lo, shift, -1.0);
+        self.transform(u, bx.shape, true);
+        apply_phase(u, bx.shape, bx.lo, 1.0);
     }
 
     /// The adjoint of `to_coefficients` (in place).
-    pub fn from_coefficients(
-        &self,
-        u: &mut [Complex<T>],
-        shape: [usize; 3],
-        lo: [i64; 3],
-        shift: [f64; 3],
-    ) {
-        apply_phase(u, shape, lo, -1.0);
-        self.transform(u, shape, false);
-        apply_shift(u, shape, lo, shift, 1.0);
+    pub fn from_coefficients(&self, u: &mut [Complex<T>], bx: &WaveBox, shift: [f64; 3]) {
+        apply_phase(u, bx.shape, bx.lo, -1.0);
+        self.transform(u, bx.shape, false);
+        apply_shift(u, bx.shape, bx.lo, shift, 1.0);
     }
 }
 

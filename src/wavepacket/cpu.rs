@@ -48,70 +48,76 @@ pub(super) fn box_slices<'a, T>(
     out
 }
 
-/// The grid shift of box `b`: `shifts[b]`, or none when `shifts` is empty.
-fn shift_of(shifts: &[[f64; 3]], b: usize) -> [f64; 3] {
-    shifts.get(b).copied().unwrap_or([0.0; 3])
+/// The box stage of a plan: its layout, each box's window and the box FFTs, with a grid
+/// shift per box (`shifts`: one per box of the layout, or none).
+pub struct Boxes<'a, T: Real> {
+    pub layout: &'a Layout,
+    pub windows: &'a [Vec<T>],
+    pub ffts: &'a BoxFfts<T>,
+    pub shifts: &'a [[f64; 3]],
 }
 
-/// The coefficients of `boxes` (into `coeffs`, theirs only) from the lattice values F̂(ξ).
-pub fn boxes_forward<T: Real>(
-    layout: &Layout,
-    windows: &[Vec<T>],
-    ffts: &BoxFfts<T>,
-    shifts: &[[f64; 3]],
-    values: &[Complex<T>],
-    boxes: Range<usize>,
-    coeffs: &mut [Complex<T>],
-) {
-    let first = boxes.start;
-    box_slices(layout, boxes, coeffs)
-        .into_par_iter()
-        .enumerate()
-        .for_each(|(i, out)| {
-            let b = first + i;
-            let bx = &layout.boxes[b];
-            let w = &windows[b];
-            for_each_point(layout, bx, |k, p| out[k] = values[p] * w[k]);
-            ffts.to_coefficients(out, bx.shape, bx.lo, shift_of(shifts, b));
-        });
-}
-
-/// The adjoint: the values of the points of `lattices` (into `values`, theirs only), summed
-/// over the boxes sharing a lattice, from the coefficients.
-pub fn boxes_adjoint<T: Real>(
-    layout: &Layout,
-    windows: &[Vec<T>],
-    ffts: &BoxFfts<T>,
-    shifts: &[[f64; 3]],
-    coeffs: &[Complex<T>],
-    lattices: Range<usize>,
-    values: &mut [Complex<T>],
-) {
-    let zero = Complex::new(T::zero(), T::zero());
-    let first = lattices.start;
-    let mut chunks = Vec::with_capacity(lattices.len());
-    let mut rest = values;
-    for l in &layout.lattices[lattices] {
-        let (head, tail) = rest.split_at_mut(l.n_points());
-        chunks.push(head);
-        rest = tail;
+impl<T: Real> Boxes<'_, T> {
+    /// The grid shift of box `b`: `shifts[b]`, or none when `shifts` is empty.
+    fn shift(&self, b: usize) -> [f64; 3] {
+        self.shifts.get(b).copied().unwrap_or([0.0; 3])
     }
-    chunks.into_par_iter().enumerate().for_each(|(i, vals)| {
-        let li = first + i;
-        vals.fill(zero);
-        let base = layout.lattices[li].point_offset;
-        let mut u = Vec::new();
-        for (b, bx) in layout.boxes.iter().enumerate() {
-            if bx.lattice != li {
-                continue;
-            }
-            u.clear();
-            u.extend_from_slice(&coeffs[bx.offset..bx.offset + bx.n_coefficients()]);
-            ffts.from_coefficients(&mut u, bx.shape, bx.lo, shift_of(shifts, b));
-            let w = &windows[b];
-            for_each_point(layout, bx, |k, p| {
-                vals[p - base] = vals[p - base] + u[k] * w[k]
+
+    /// The coefficients of `boxes` (in `coeffs`, all the layout's; theirs only written)
+    /// from the lattice values F̂(ξ).
+    pub fn forward(&self, values: &[Complex<T>], boxes: Range<usize>, coeffs: &mut [Complex<T>]) {
+        let layout = self.layout;
+        let lo = layout.boxes[boxes.start].offset;
+        let last = &layout.boxes[boxes.end - 1];
+        let coeffs = &mut coeffs[lo..last.offset + last.n_coefficients()];
+        let first = boxes.start;
+        box_slices(layout, boxes, coeffs)
+            .into_par_iter()
+            .enumerate()
+            .for_each(|(i, out)| {
+                let b = first + i;
+                let bx = &layout.boxes[b];
+                let w = &self.windows[b];
+                for_each_point(layout, bx, |k, p| out[k] = values[p] * w[k]);
+                self.ffts.to_coefficients(out, bx, self.shift(b));
             });
+    }
+
+    /// The adjoint: the values of the points of `lattices` (in `values`, all the layout's;
+    /// theirs only written), summed over the boxes sharing a lattice, from the coefficients.
+    pub fn adjoint(
+        &self,
+        coeffs: &[Complex<T>],
+        lattices: Range<usize>,
+        values: &mut [Complex<T>],
+    ) {
+        let layout = self.layout;
+        let zero = Complex::new(T::zero(), T::zero());
+        let first = lattices.start;
+        let mut chunks = Vec::with_capacity(lattices.len());
+        let mut rest = &mut values[layout.lattices[first].point_offset..];
+        for l in &layout.lattices[lattices] {
+            let (head, tail) = rest.split_at_mut(l.n_points());
+            chunks.push(head);
+            rest = tail;
         }
-    });
+        chunks.into_par_iter().enumerate().for_each(|(i, vals)| {
+            let li = first + i;
+            vals.fill(zero);
+            let base = layout.lattices[li].point_offset;
+            let mut u = Vec::new();
+            for (b, bx) in layout.boxes.iter().enumerate() {
+                if bx.lattice != li {
+                    continue;
+                }
+                u.clear();
+                u.extend_from_slice(&coeffs[bx.offset..bx.offset + bx.n_coefficients()]);
+                self.ffts.from_coefficients(&mut u, bx, self.shift(b));
+                let w = &self.windows[b];
+                for_each_point(layout, bx, |k, p| {
+                    vals[p - base] = vals[p - base] + u[k] * w[k]
+                });
+            }
+        });
+    }
 }

@@ -4,16 +4,18 @@
 //! caller's work before and after (`cuda/caller.rs`).
 
 use super::coeffs::ThresholdMode;
-use super::inverse::{solve, CorrectionFilter, InverseReport};
+use super::inverse::{solve, CorrectionFilter, InverseReport, Stop};
 use super::{check_array_sizes, WavepacketPlan};
 use crate::backend::cuda::array::{DeviceArray, DeviceArrayMut};
+use crate::backend::cuda::checks::Rows;
+use crate::backend::cuda::CudaBackend;
 use crate::error::Result;
 use crate::progress::Reporter;
 use crate::sample::Real;
 
 impl<T: Real> WavepacketPlan<T> {
     /// C on device arrays: `data` n reals → `coeffs` 2·m reals, queued on the caller's
-    /// stream; returns without waiting. Non-finite data is not looked for.
+    /// stream; returns without waiting. Non-finite data is looked for only with device checks on.
     pub fn forward_on_device(
         &self,
         data: &impl DeviceArray<T>,
@@ -21,12 +23,16 @@ impl<T: Real> WavepacketPlan<T> {
     ) -> Result<()> {
         let gpu = self.ctx.gpu_for("a device wave-packet forward transform")?;
         self.check_device_arrays(data.len(), coeffs.len())?;
+        let n = self.layout.n_samples();
+        gpu.check_finite(&gpu.caller_stream(), data, Rows::contiguous(n), || {
+            "a device wave-packet forward transform's data".into()
+        })?;
         self.device()?
             .forward_ordered(&gpu.caller_stream(), data, coeffs)
     }
 
     /// C* on device arrays (as `forward_on_device`), queued on the caller's stream; returns
-    /// without waiting. Non-finite coefficients are not looked for.
+    /// without waiting. Non-finite coefficients are looked for only with device checks on.
     pub fn adjoint_on_device(
         &self,
         coeffs: &impl DeviceArray<T>,
@@ -34,6 +40,7 @@ impl<T: Real> WavepacketPlan<T> {
     ) -> Result<()> {
         let gpu = self.ctx.gpu_for("a device wave-packet adjoint")?;
         self.check_device_arrays(data.len(), coeffs.len())?;
+        self.check_coefficients(gpu, coeffs, "a device wave-packet adjoint")?;
         self.device()?
             .adjoint_ordered(&gpu.caller_stream(), coeffs, data)
     }
@@ -55,6 +62,7 @@ impl<T: Real> WavepacketPlan<T> {
         let gpu = self.ctx.gpu_for("a device wave-packet inverse")?;
         check_tolerance(tolerance)?;
         self.check_device_arrays(data.len(), coeffs.len())?;
+        self.check_coefficients(gpu, coeffs, "a device wave-packet inverse")?;
         let stage = self.device()?;
         let caller = gpu.caller_stream();
         let n = self.layout.n_samples();
@@ -64,7 +72,8 @@ impl<T: Real> WavepacketPlan<T> {
         let mut x = crate::error::try_vec(n, T::zero(), "wave-packet data")?;
         let normal = |v: &[T]| self.normal(v);
         let quiet = &mut Reporter::new(None);
-        let report = solve(&b, start, normal, tolerance, max_iterations, quiet, &mut x)?;
+        let stop = Stop::new(tolerance, max_iterations);
+        let report = solve(&b, start, normal, stop, quiet, &mut x)?;
         stage.upload_ordered(&caller, &x, data)?;
         Ok(report)
     }
@@ -85,9 +94,23 @@ impl<T: Real> WavepacketPlan<T> {
             ));
         }
         self.check_device_arrays(self.layout.n_samples(), coeffs.len())?;
+        self.check_coefficients(gpu, coeffs, "a device wave-packet threshold")?;
         let soft = mode == ThresholdMode::Soft;
         self.device()?
             .threshold_ordered(&gpu.caller_stream(), coeffs, value, soft)
+    }
+
+    /// With device checks on, a scan of the 2·m coefficient reals on the caller's stream.
+    fn check_coefficients(
+        &self,
+        gpu: &CudaBackend,
+        coeffs: &impl DeviceArray<T>,
+        call: &str,
+    ) -> Result<()> {
+        let reals = Rows::contiguous(2 * self.layout.n_coefficients);
+        gpu.check_finite(&gpu.caller_stream(), coeffs, reals, || {
+            format!("{call}'s coefficients")
+        })
     }
 
     /// `InvalidArgument` unless a device call's arrays hold n data reals and 2·m

@@ -7,6 +7,7 @@
 
 use super::boxfft::BoxFfts;
 use super::{check_finite, WavepacketPlan};
+use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::progress::Reporter;
 use crate::sample::Real;
@@ -19,6 +20,60 @@ pub struct InverseReport {
     pub iterations: usize,
     /// ‖C*C f − C*c‖ / ‖C*c‖ at the end.
     pub residual: f64,
+}
+
+/// Where an inverse stops: a relative residual ≤ `tolerance`, or `max_iterations` made.
+#[derive(Clone, Copy, Debug)]
+pub struct Stop {
+    pub tolerance: f64,
+    pub max_iterations: usize,
+}
+
+impl Stop {
+    pub fn new(tolerance: f64, max_iterations: usize) -> Stop {
+        Stop {
+            tolerance,
+            max_iterations,
+        }
+    }
+}
+
+/// What the inverse needs of a frame (a layout's transform, or a tiled volume's).
+pub(crate) trait Frame<T: Real> {
+    fn context(&self) -> &Context;
+    /// `InvalidArgument` unless the arrays hold the frame's data and coefficients.
+    fn check_sizes(&self, data: usize, coeffs: usize) -> Result<()>;
+    /// C*c.
+    fn adjoint_of(&self, coeffs: &[Complex<T>]) -> Result<Vec<T>>;
+    /// The correction filter applied to C*c: where conjugate gradients start.
+    fn filtered(&self, b: &[T]) -> Vec<T>;
+    /// C*C f.
+    fn normal(&self, f: &[T]) -> Result<Vec<T>>;
+}
+
+/// The data whose coefficients are closest (least squares) to `coeffs`: the correction
+/// filter applied to C*c, then conjugate gradients on C*C until `stop`. Checks, in order: a
+/// tolerance in (0, 1), the array sizes, finite coefficients. Reports progress to the
+/// context's callback (stage "wave-packet inverse", one item per iteration); `data` is
+/// written only at the end, so a stop leaves it as it was.
+pub(crate) fn invert<T: Real>(
+    frame: &impl Frame<T>,
+    coeffs: &[Complex<T>],
+    data: &mut [T],
+    stop: Stop,
+) -> Result<InverseReport> {
+    let tolerance = stop.tolerance;
+    if !(tolerance > 0.0 && tolerance < 1.0) {
+        return Err(crate::invalid!(
+            "inverse tolerance is {tolerance}; expected a value in (0, 1)"
+        ));
+    }
+    frame.check_sizes(data.len(), coeffs.len())?;
+    check_finite(coeffs, &frame.context().cpu)?;
+    let b = frame.adjoint_of(coeffs)?;
+    let start = frame.filtered(&b);
+    let mut reporter = frame.context().reporter();
+    solve(&b, start, |v| frame.normal(v), stop, &mut reporter, data)
 }
 
 /// 1/Ĥ on the data grid (circular DFT), Ĥ the spectrum of C*C δ_centre.
@@ -113,54 +168,53 @@ impl<T: Real> WavepacketPlan<T> {
         tolerance: f64,
         max_iterations: usize,
     ) -> Result<InverseReport> {
-        let sizes = || self.check_sizes(data.len(), coeffs.len());
-        check_inverse(tolerance, sizes, coeffs, &self.context().cpu)?;
-        let mut b = vec![T::zero(); self.layout().n_samples()];
-        self.adjoint_unchecked(coeffs, &mut b)?;
-        let start = filter.apply(&b);
-        let mut reporter = self.ctx.reporter();
-        solve(
-            &b,
-            start,
-            |v| self.normal(v),
-            tolerance,
-            max_iterations,
-            &mut reporter,
-            data,
-        )
+        let frame = Filtered { plan: self, filter };
+        invert(&frame, coeffs, data, Stop::new(tolerance, max_iterations))
     }
 }
 
-/// The checks of an inverse, in order, before any transform is made: a tolerance in (0, 1)
-/// (else the error naming it), the array sizes (`sizes`), finite coefficients.
-pub(crate) fn check_inverse<T: Real>(
-    tolerance: f64,
-    sizes: impl FnOnce() -> Result<()>,
-    coeffs: &[Complex<T>],
-    cpu: &crate::backend::cpu::CpuBackend,
-) -> Result<()> {
-    if !(tolerance > 0.0 && tolerance < 1.0) {
-        return Err(crate::invalid!(
-            "inverse tolerance is {tolerance}; expected a value in (0, 1)"
-        ));
+/// A layout's transform with the correction filter its inverse starts from.
+struct Filtered<'a, T: Real> {
+    plan: &'a WavepacketPlan<T>,
+    filter: &'a CorrectionFilter<T>,
+}
+
+impl<T: Real> Frame<T> for Filtered<'_, T> {
+    fn context(&self) -> &Context {
+        self.plan.context()
     }
-    sizes()?;
-    check_finite(coeffs, cpu)
+    fn check_sizes(&self, data: usize, coeffs: usize) -> Result<()> {
+        self.plan.check_sizes(data, coeffs)
+    }
+    fn adjoint_of(&self, coeffs: &[Complex<T>]) -> Result<Vec<T>> {
+        let mut b = vec![T::zero(); self.plan.layout().n_samples()];
+        self.plan.adjoint_unchecked(coeffs, &mut b)?;
+        Ok(b)
+    }
+    fn filtered(&self, b: &[T]) -> Vec<T> {
+        self.filter.apply(b)
+    }
+    fn normal(&self, f: &[T]) -> Result<Vec<T>> {
+        self.plan.normal(f)
+    }
 }
 
 /// Conjugate gradients on `normal` x = b (normal symmetric positive definite) from `start`,
-/// until ‖b − normal x‖/‖b‖ ≤ `tolerance` or `max_iterations` were made; reports stage
-/// "wave-packet inverse" with one item per iteration (a stop ends with `Cancelled`) and
-/// writes x into `data` only at the end.
+/// until ‖b − normal x‖/‖b‖ ≤ `stop.tolerance` or `stop.max_iterations` were made; reports
+/// stage "wave-packet inverse" with one item per iteration (a stop ends with `Cancelled`)
+/// and writes x into `data` only at the end.
 pub(crate) fn solve<T: Real>(
     b: &[T],
     start: Vec<T>,
     normal: impl Fn(&[T]) -> Result<Vec<T>>,
-    tolerance: f64,
-    max_iterations: usize,
+    stop: Stop,
     reporter: &mut Reporter,
     data: &mut [T],
 ) -> Result<InverseReport> {
+    let Stop {
+        tolerance,
+        max_iterations,
+    } = stop;
     let n = b.len();
     let bb = dot(b, b);
     if bb == 0.0 {

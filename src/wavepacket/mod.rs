@@ -44,6 +44,7 @@ use boxfft::BoxFfts;
 pub(crate) use device_calls::check_tolerance;
 pub use layout::{Layout, LayoutOptions, WaveBox};
 use num_complex::Complex;
+use std::ops::Range;
 use std::sync::Arc;
 
 /// The share of a forward or adjoint call given to its USFFT in progress reports (nominal:
@@ -229,16 +230,33 @@ impl<T: Real> WavepacketPlan<T> {
         reporter.stage("wave-packet spectrum", USFFT_SHARE, 1);
         type2.execute_silent(&mut values, &mut modes)?;
         reporter.advance(1)?;
-        let boxes = &self.layout.boxes;
-        reporter.stage("wave-packet boxes", 1.0 - USFFT_SHARE, boxes.len());
-        reporter.for_chunks(boxes.len(), 1, |range| {
-            let lo = boxes[range.start].offset;
-            let last = &boxes[range.end - 1];
-            let out = &mut coeffs[lo..last.offset + last.n_coefficients()];
-            self.ctx.cpu.install(|| {
-                let (l, w, f) = (&self.layout, &self.windows, &self.ffts);
-                cpu::boxes_forward(l, w, f, shifts, &values, range, out)
-            });
+        let boxes = self.host_boxes(shifts);
+        self.in_box_chunks(reporter, self.layout.boxes.len(), |range| {
+            boxes.forward(&values, range, coeffs)
+        })
+    }
+
+    /// The box stage on the CPU, with `shifts`.
+    fn host_boxes<'a>(&'a self, shifts: &'a [[f64; 3]]) -> cpu::Boxes<'a, T> {
+        cpu::Boxes {
+            layout: &self.layout,
+            windows: &self.windows,
+            ffts: &self.ffts,
+            shifts,
+        }
+    }
+
+    /// Runs `run` over `n` boxes or lattices on the CPU threads, as the stage "wave-packet
+    /// boxes", in chunks with a report after each.
+    fn in_box_chunks(
+        &self,
+        reporter: &mut Reporter,
+        n: usize,
+        mut run: impl FnMut(Range<usize>) + Send,
+    ) -> Result<()> {
+        reporter.stage("wave-packet boxes", 1.0 - USFFT_SHARE, n);
+        reporter.for_chunks(n, 1, |range| {
+            self.ctx.cpu.install(|| run(range));
             Ok(())
         })
     }
@@ -287,17 +305,9 @@ impl<T: Real> WavepacketPlan<T> {
         let zero = Complex::new(T::zero(), T::zero());
         let mut values =
             crate::error::try_vec(self.layout.n_points, zero, "wave-packet lattice values")?;
-        let lattices = &self.layout.lattices;
-        reporter.stage("wave-packet boxes", 1.0 - USFFT_SHARE, lattices.len());
-        reporter.for_chunks(lattices.len(), 1, |range| {
-            let lo = lattices[range.start].point_offset;
-            let last = &lattices[range.end - 1];
-            let vals = &mut values[lo..last.point_offset + last.n_points()];
-            self.ctx.cpu.install(|| {
-                let (l, w, f) = (&self.layout, &self.windows, &self.ffts);
-                cpu::boxes_adjoint(l, w, f, shifts, coeffs, range, vals)
-            });
-            Ok(())
+        let boxes = self.host_boxes(shifts);
+        self.in_box_chunks(reporter, self.layout.lattices.len(), |range| {
+            boxes.adjoint(coeffs, range, &mut values)
         })?;
         let mut modes = crate::error::try_vec(self.layout.n_samples(), zero, "wave-packet data")?;
         reporter.stage("wave-packet spectrum", USFFT_SHARE, 1);

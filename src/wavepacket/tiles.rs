@@ -23,7 +23,7 @@
 //! result does not depend on how many contexts there are.
 
 use super::cpu::box_slices;
-use super::inverse::{check_inverse, solve, CorrectionFilter, InverseReport};
+use super::inverse::{invert, CorrectionFilter, Frame, InverseReport, Stop};
 use super::layout::{dot, Layout, LayoutOptions};
 use super::{check_array_sizes, check_data_finite, check_finite, WavepacketPlan};
 use crate::context::Context;
@@ -226,10 +226,20 @@ impl<T: Real> TiledPlan<T> {
     pub fn forward(&self, data: &[T], coeffs: &mut [Complex<T>]) -> Result<()> {
         self.check_sizes(data.len(), coeffs.len())?;
         check_data_finite(data, &self.context().cpu)?;
+        self.reported(coeffs, |after_tile| self.forward_with(data, after_tile))
+    }
+
+    /// Runs `call` (`forward_with` or `adjoint_with`) with a report after each tile, as the
+    /// stage "wave-packet tiles", and copies its result to `out` once it has finished.
+    fn reported<U: Copy>(
+        &self,
+        out: &mut [U],
+        call: impl FnOnce(&mut dyn FnMut() -> Result<()>) -> Result<Vec<U>>,
+    ) -> Result<()> {
         let mut reporter = self.context().reporter();
         reporter.stage("wave-packet tiles", 1.0, self.placements.len());
-        let sum = self.forward_with(data, &mut || reporter.advance(1))?;
-        coeffs.copy_from_slice(&sum);
+        let result = call(&mut || reporter.advance(1))?;
+        out.copy_from_slice(&result);
         reporter.finish();
         Ok(())
     }
@@ -310,12 +320,7 @@ impl<T: Real> TiledPlan<T> {
     pub fn adjoint(&self, coeffs: &[Complex<T>], data: &mut [T]) -> Result<()> {
         self.check_sizes(data.len(), coeffs.len())?;
         check_finite(coeffs, &self.context().cpu)?;
-        let mut reporter = self.context().reporter();
-        reporter.stage("wave-packet tiles", 1.0, self.placements.len());
-        let out = self.adjoint_with(coeffs, &mut || reporter.advance(1))?;
-        data.copy_from_slice(&out);
-        reporter.finish();
-        Ok(())
+        self.reported(data, |after_tile| self.adjoint_with(coeffs, after_tile))
     }
 
     /// C* into a new volume, calling `after_tile` after each tile.
@@ -342,12 +347,6 @@ impl<T: Real> TiledPlan<T> {
         Ok(out)
     }
 
-    /// C*C f.
-    fn normal(&self, f: &[T]) -> Result<Vec<T>> {
-        let c = self.forward_with(f, &mut || Ok(()))?;
-        self.adjoint_with(&c, &mut || Ok(()))
-    }
-
     /// The volume whose coefficients are closest (least squares) to `coeffs`: each tile's
     /// correction filter applied to C*c, then conjugate gradients on C*C until the relative
     /// residual is ≤ `tolerance` or `max_iterations` were made. Progress: stage
@@ -359,56 +358,36 @@ impl<T: Real> TiledPlan<T> {
         tolerance: f64,
         max_iterations: usize,
     ) -> Result<InverseReport> {
-        let sizes = || self.check_sizes(data.len(), coeffs.len());
-        check_inverse(tolerance, sizes, coeffs, &self.context().cpu)?;
-        let b = self.adjoint_with(coeffs, &mut || Ok(()))?;
-        let mut start = vec![T::zero(); b.len()];
-        let l = self.layout();
-        let mut tile = vec![T::zero(); l.n_samples()];
-        for p in &self.placements {
-            self.read_tile(&b, p.origin, &mut tile);
-            self.write_tile(&self.filter.apply(&tile), p.origin, &mut start);
-        }
-        let mut reporter = self.context().reporter();
-        let normal = |v: &[T]| self.normal(v);
-        solve(
-            &b,
-            start,
-            normal,
-            tolerance,
-            max_iterations,
-            &mut reporter,
-            data,
-        )
+        invert(self, coeffs, data, Stop::new(tolerance, max_iterations))
     }
 
     /// The tile at `origin` from the volume, zero past the volume's end.
     fn read_tile(&self, volume: &[T], origin: [usize; 3], tile: &mut [T]) {
-        let n = self.layout().shape;
-        let v = self.volume;
         tile.fill(T::zero());
-        let w1 = n[0].min(v[0] - origin[0]);
-        for i3 in 0..n[2].min(v[2] - origin[2]) {
-            for i2 in 0..n[1].min(v[1] - origin[1]) {
-                let src = ((origin[2] + i3) * v[1] + origin[1] + i2) * v[0] + origin[0];
-                let dst = (i3 * n[1] + i2) * n[0];
-                tile[dst..dst + w1].copy_from_slice(&volume[src..src + w1]);
-            }
+        for (v, t, len) in self.tile_rows(origin) {
+            tile[t..t + len].copy_from_slice(&volume[v..v + len]);
         }
     }
 
     /// The transpose of `read_tile`: the tile's samples inside the volume, written there.
     fn write_tile(&self, tile: &[T], origin: [usize; 3], volume: &mut [T]) {
+        for (v, t, len) in self.tile_rows(origin) {
+            volume[v..v + len].copy_from_slice(&tile[t..t + len]);
+        }
+    }
+
+    /// The rows along axis 1 of the tile at `origin` that lie inside the volume: where each
+    /// starts in the volume and in the tile, and their length.
+    fn tile_rows(&self, origin: [usize; 3]) -> impl Iterator<Item = (usize, usize, usize)> {
         let n = self.layout().shape;
         let v = self.volume;
         let w1 = n[0].min(v[0] - origin[0]);
-        for i3 in 0..n[2].min(v[2] - origin[2]) {
-            for i2 in 0..n[1].min(v[1] - origin[1]) {
-                let dst = ((origin[2] + i3) * v[1] + origin[1] + i2) * v[0] + origin[0];
-                let src = (i3 * n[1] + i2) * n[0];
-                volume[dst..dst + w1].copy_from_slice(&tile[src..src + w1]);
-            }
-        }
+        let rows = (0..n[2].min(v[2] - origin[2]))
+            .flat_map(move |i3| (0..n[1].min(v[1] - origin[1])).map(move |i2| (i2, i3)));
+        rows.map(move |(i2, i3)| {
+            let in_volume = ((origin[2] + i3) * v[1] + origin[1] + i2) * v[0] + origin[0];
+            (in_volume, (i3 * n[1] + i2) * n[0], w1)
+        })
     }
 
     /// Adds the tile's coefficients (`local`, layout order) into the common grids.
@@ -560,4 +539,30 @@ fn split_boxes<'a, T>(grids: &[BoxGrid], mut common: &'a mut [T]) -> Vec<&'a mut
         common = tail;
     }
     out
+}
+
+impl<T: Real> Frame<T> for TiledPlan<T> {
+    fn context(&self) -> &Context {
+        TiledPlan::context(self)
+    }
+    fn check_sizes(&self, data: usize, coeffs: usize) -> Result<()> {
+        TiledPlan::check_sizes(self, data, coeffs)
+    }
+    fn adjoint_of(&self, coeffs: &[Complex<T>]) -> Result<Vec<T>> {
+        self.adjoint_with(coeffs, &mut || Ok(()))
+    }
+    /// Each tile's correction filter, applied tile by tile.
+    fn filtered(&self, b: &[T]) -> Vec<T> {
+        let mut start = vec![T::zero(); b.len()];
+        let mut tile = vec![T::zero(); self.layout().n_samples()];
+        for p in &self.placements {
+            self.read_tile(b, p.origin, &mut tile);
+            self.write_tile(&self.filter.apply(&tile), p.origin, &mut start);
+        }
+        start
+    }
+    fn normal(&self, f: &[T]) -> Result<Vec<T>> {
+        let c = self.forward_with(f, &mut || Ok(()))?;
+        self.adjoint_with(&c, &mut || Ok(()))
+    }
 }

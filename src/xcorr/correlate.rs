@@ -3,32 +3,49 @@
 //! to a backend; the caller's arrays are written only on success.
 
 use super::calls::{CorrelateCall, Correlations};
-use super::groups::{group_counts, window_counts, WindowGroups};
+use super::groups::{stack_counts, WindowGroups};
 use super::pairs::Block;
 use super::{cpu, cuda, Spectra, XcorrPlan};
 use crate::error::{try_vec, Result};
 use rayon::prelude::*;
 
-/// Where stacks go: row r's lags at `out[r·pair_stride..]`, its window count at `counts[r]`.
-pub struct StackOut<'a> {
-    pub out: &'a mut [f32],
+/// Where stacks go: row r's lags at `out[r·pair_stride..]` (`out` in host memory, or in
+/// device memory for the device calls), its window count at `counts[r]` (host memory).
+pub struct Stacks<'a, O> {
+    pub out: O,
     pub pair_stride: usize,
     pub counts: Option<&'a mut [u32]>,
 }
 
-impl StackOut<'_> {
+/// Stacks into host memory.
+pub type StackOut<'a> = Stacks<'a, &'a mut [f32]>;
+
+/// An output array of floats, in host or device memory.
+pub trait Floats {
+    fn floats(&self) -> usize;
+}
+
+impl Floats for &mut [f32] {
+    fn floats(&self) -> usize {
+        self.len()
+    }
+}
+
+impl<O: Floats> Stacks<'_, O> {
     /// Refuses an output too small for `rows` rows of `n_lags` lags.
-    fn check(&self, rows: usize, n_lags: usize, what: &str) -> Result<()> {
+    pub(super) fn check(&self, rows: usize, n_lags: usize, what: &str) -> Result<()> {
         let counts = self.counts.as_ref().map(|c| c.len());
         check_rows(
-            (self.out.len(), counts),
+            (self.out.floats(), counts),
             self.pair_stride,
             rows,
             n_lags,
             what,
         )
     }
+}
 
+impl StackOut<'_> {
     /// Copies dense rows of n_lags (and their counts) into the caller's arrays.
     fn fill(self, plan: &XcorrPlan, dense: &[f32], counts: &[u32], n_lags: usize) {
         let (out, stride) = (self.out, self.pair_stride);
@@ -45,7 +62,7 @@ impl StackOut<'_> {
 
 /// Refuses an output of `out` floats (and `counts` counts, if any) too small for `rows`
 /// rows of `n_lags` lags, `stride` apart.
-pub(super) fn check_rows(
+fn check_rows(
     (out, counts): (usize, Option<usize>),
     stride: usize,
     rows: usize,
@@ -115,28 +132,17 @@ impl XcorrPlan {
         all: StackOut,
         sub: Option<(&WindowGroups, StackOut)>,
     ) -> Result<usize> {
-        let n_stations = self.check_days(days)?;
-        let (i0, ni, j0, nj) = block;
-        let block = Block::new(i0, ni, j0, nj, n_stations, self.options.autocorrelation)?;
-        let n_pairs = block.n_pairs();
-        if let Some((groups, _)) = &sub {
-            groups.check_days(days)?;
-        }
-        if n_pairs == 0 {
+        let groups = sub.as_ref().map(|(g, _)| *g);
+        let Some(block) = self.checked_block(days, block, &all, groups)? else {
             return Ok(0);
-        }
-        let n_lags = self.geometry.n_lags();
-        all.check(n_pairs, n_lags, "stacks")?;
+        };
+        let (n_pairs, n_lags) = (block.n_pairs(), self.geometry.n_lags());
         let n_sub = sub.as_ref().map_or(0, |(g, _)| g.n_groups * n_pairs);
         if let Some((_, s)) = &sub {
             crate::alloc::host_bytes(&[n_sub, n_lags], 4, "the substacks")?;
             s.check(n_sub, n_lags, "substacks")?;
         }
-        let pair_counts = window_counts(days, &block);
-        let sub_counts = match &sub {
-            Some((g, _)) => group_counts(days, &block, g),
-            None => Vec::new(),
-        };
+        let (pair_counts, sub_counts) = stack_counts(days, &block, groups);
         // Computed densely, then copied: the caller's arrays are written only on success.
         let mut dense = try_vec(n_pairs * n_lags, 0.0f32, "the correlations")?;
         let mut dense_sub = try_vec(n_sub * n_lags, 0.0f32, "the substacks")?;
@@ -147,7 +153,7 @@ impl XcorrPlan {
             block: &block,
             counts: &pair_counts,
             out: Correlations::new(&mut dense, n_lags),
-            groups: sub.as_ref().map(|(g, _)| *g),
+            groups,
             group_counts: &sub_counts,
             sub: Correlations::new(&mut dense_sub, n_lags),
             device: None,
@@ -162,5 +168,26 @@ impl XcorrPlan {
         }
         reporter.finish();
         Ok(n_pairs)
+    }
+
+    /// The block of a correlate call after the checks of every path (the days, the
+    /// block, the groups' days, the stacks' rows); `None` when it holds no pairs.
+    pub(super) fn checked_block<O: Floats>(
+        &self,
+        days: &[&Spectra],
+        (i0, ni, j0, nj): (usize, usize, usize, usize),
+        all: &Stacks<O>,
+        groups: Option<&WindowGroups>,
+    ) -> Result<Option<Block>> {
+        let n_stations = self.check_days(days)?;
+        let block = Block::new(i0, ni, j0, nj, n_stations, self.options.autocorrelation)?;
+        if let Some(g) = groups {
+            g.check_days(days)?;
+        }
+        if block.n_pairs() == 0 {
+            return Ok(None);
+        }
+        all.check(block.n_pairs(), self.geometry.n_lags(), "stacks")?;
+        Ok(Some(block))
     }
 }

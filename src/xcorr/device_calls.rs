@@ -5,38 +5,27 @@
 //! cuFFT plans of these calls (`cuda::held`), so that none waits to destroy them.
 
 use super::calls::{CorrelateCall, Correlations, DeviceOut};
-use super::correlate::check_rows;
+use super::correlate::{Floats, Stacks};
 use super::cuda::{self, DeviceDays, Kit};
-use super::groups::{group_counts, window_counts, WindowGroups};
+use super::groups::{stack_counts, WindowGroups};
 use super::method::Planes;
-use super::pairs::Block;
 use super::spectra::SpectraData;
 use super::{Spectra, XcorrPlan};
 use crate::backend::cuda::array::{DeviceArray, Part, PartMut};
 use crate::backend::cuda::buffers::download;
 use crate::backend::cuda::caller::ordered_on;
+use crate::backend::cuda::checks::Rows;
 use crate::error::Result;
 use crate::layout::TraceBatch;
 use crate::progress::Reporter;
 
 /// A device call's stacks: rows `pair_stride` floats apart in `out` (device memory), and
 /// the window count of each row to `counts` (host memory), if given.
-pub struct DeviceStacks<'a> {
-    pub out: PartMut<'a, f32>,
-    pub pair_stride: usize,
-    pub counts: Option<&'a mut [u32]>,
-}
+pub type DeviceStacks<'a> = Stacks<'a, PartMut<'a, f32>>;
 
-impl DeviceStacks<'_> {
-    fn check(&self, rows: usize, n_lags: usize, what: &str) -> Result<()> {
-        let counts = self.counts.as_ref().map(|c| c.len());
-        check_rows(
-            (self.out.len(), counts),
-            self.pair_stride,
-            rows,
-            n_lags,
-            what,
-        )
+impl Floats for PartMut<'_, f32> {
+    fn floats(&self) -> usize {
+        self.len()
     }
 }
 
@@ -44,7 +33,7 @@ impl XcorrPlan {
     /// `preprocess` of station-days in device memory (`valid` too, if given), queued on the
     /// caller's stream. Waits for the stream at the end: the window flags (which windows
     /// were kept) come to the host, where the correlations are planned with them. The
-    /// spectra stay on the device. Non-finite samples are not looked for.
+    /// spectra stay on the device. Non-finite samples are looked for only with device checks on.
     pub fn preprocess_device(
         &self,
         days: Part<f32>,
@@ -52,22 +41,15 @@ impl XcorrPlan {
         valid: Option<Part<u8>>,
     ) -> Result<Spectra> {
         let gpu = self.ctx.gpu_for("a device preprocess")?;
-        let n_windows = self.geometry.n_windows(batch.n_samples)?;
-        crate::alloc::host_bytes(
-            &[batch.n_traces, n_windows, self.geometry.band_len],
-            8,
-            "the window spectra (stations × windows × band bins, complex f32)",
-        )?;
-        let span = batch.span();
-        if days.len() < span || valid.as_ref().is_some_and(|v| v.len() < span) {
-            return Err(crate::invalid!(
-                "arrays shorter than the {span} elements the station-days span"
-            ));
-        }
+        let n_windows = self.check_station_days(batch, days.len(), valid.map(|v| v.len()))?;
         let planes = Planes {
             n_stations: batch.n_traces,
             n_windows,
         };
+        let rows = Rows::traces(batch.n_samples, batch.n_traces, batch.trace_stride);
+        gpu.check_finite(&gpu.caller_stream(), &days, rows, || {
+            "a device preprocess's station-days".into()
+        })?;
         let mut guard = self.device.lock(gpu)?;
         let stream = guard.stream();
         let kit = Kit::held(gpu, guard.held())?;
@@ -99,18 +81,11 @@ impl XcorrPlan {
         sub: Option<(&WindowGroups, DeviceStacks)>,
     ) -> Result<usize> {
         let gpu = self.ctx.gpu_for("a device correlation")?;
-        let n_stations = self.check_days(days)?;
-        let (i0, ni, j0, nj) = block;
-        let block = Block::new(i0, ni, j0, nj, n_stations, self.options.autocorrelation)?;
-        let n_pairs = block.n_pairs();
-        if let Some((groups, _)) = &sub {
-            groups.check_days(days)?;
-        }
-        if n_pairs == 0 {
+        let groups = sub.as_ref().map(|(g, _)| *g);
+        let Some(block) = self.checked_block(days, block, &all, groups)? else {
             return Ok(0);
-        }
-        let n_lags = self.geometry.n_lags();
-        all.check(n_pairs, n_lags, "stacks")?;
+        };
+        let (n_pairs, n_lags) = (block.n_pairs(), self.geometry.n_lags());
         if let Some((g, s)) = &sub {
             s.check(g.n_groups * n_pairs, n_lags, "substacks")?;
             if s.pair_stride != all.pair_stride {
@@ -121,18 +96,10 @@ impl XcorrPlan {
                 ));
             }
         }
-        let pair_counts = window_counts(days, &block);
-        let sub_counts = match &sub {
-            Some((g, _)) => group_counts(days, &block, g),
-            None => Vec::new(),
-        };
+        let (pair_counts, sub_counts) = stack_counts(days, &block, groups);
         let (mut none, mut none_sub) = ([0f32; 0], [0f32; 0]);
-        let (groups, sub_out) = match sub {
-            Some((g, s)) => (Some(g), Some(s)),
-            None => (None, None),
-        };
-        let (sub_array, sub_counts_out) = match sub_out {
-            Some(s) => (Some(s.out), s.counts),
+        let (sub_array, sub_counts_out) = match sub {
+            Some((_, s)) => (Some(s.out), s.counts),
             None => (None, None),
         };
         let call = CorrelateCall {

@@ -182,6 +182,17 @@ pub fn window_counts(days: &[&Spectra], block: &Block) -> Vec<u32> {
     counts_over(days, block, None)
 }
 
+/// The window counts of a correlate call: per pair, and per group and pair when `groups`
+/// are given (empty otherwise).
+pub fn stack_counts(
+    days: &[&Spectra],
+    block: &Block,
+    groups: Option<&WindowGroups>,
+) -> (Vec<u32>, Vec<u32>) {
+    let sub = groups.map_or_else(Vec::new, |g| group_counts(days, block, g));
+    (window_counts(days, block), sub)
+}
+
 /// Windows stacked per group and pair: element g·n_pairs + p.
 pub fn group_counts(days: &[&Spectra], block: &Block, groups: &WindowGroups) -> Vec<u32> {
     let mut out = Vec::with_capacity(groups.n_groups * block.n_pairs());

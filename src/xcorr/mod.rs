@@ -49,18 +49,7 @@ impl XcorrPlan {
         batch: TraceBatch,
         valid: Option<&[u8]>,
     ) -> Result<Spectra> {
-        let n_windows = self.geometry.n_windows(batch.n_samples)?;
-        crate::alloc::host_bytes(
-            &[batch.n_traces, n_windows, self.geometry.band_len],
-            8,
-            "the window spectra (stations × windows × band bins, complex f32)",
-        )?;
-        let span = batch.span();
-        if days.len() < span || valid.is_some_and(|v| v.len() < span) {
-            return Err(crate::invalid!(
-                "arrays shorter than the {span} elements the station-days span"
-            ));
-        }
+        let n_windows = self.check_station_days(batch, days.len(), valid.map(|v| v.len()))?;
         batch.check_finite(days, &self.ctx.cpu)?;
         let mut reporter = self.ctx.reporter();
         let call = PreprocessCall {
@@ -199,6 +188,29 @@ impl XcorrPlan {
 
     /// Checks that every day was made by this plan's context and geometry for the same
     /// stations.
+    /// The windows of a day of `batch` after the checks of every preprocess path: the
+    /// spectra fit in memory, the arrays (`days` and `valid` elements) hold the batch.
+    pub(super) fn check_station_days(
+        &self,
+        batch: TraceBatch,
+        days: usize,
+        valid: Option<usize>,
+    ) -> Result<usize> {
+        let n_windows = self.geometry.n_windows(batch.n_samples)?;
+        crate::alloc::host_bytes(
+            &[batch.n_traces, n_windows, self.geometry.band_len],
+            8,
+            "the window spectra (stations × windows × band bins, complex f32)",
+        )?;
+        let span = batch.span();
+        if days < span || valid.is_some_and(|v| v < span) {
+            return Err(crate::invalid!(
+                "arrays shorter than the {span} elements the station-days span"
+            ));
+        }
+        Ok(n_windows)
+    }
+
     pub(super) fn check_days(&self, days: &[&Spectra]) -> Result<usize> {
         let first = days
             .first()

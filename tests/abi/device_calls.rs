@@ -54,6 +54,16 @@ fn context_stream_calls_on_the_cpu() {
         SG_ERR_NULL_POINTER
     );
     assert_eq!(sg_context_synchronize(ptr::null()), SG_ERR_NULL_POINTER);
+    let checks = "sg_context_set_device_checks";
+    unsupported(
+        checks,
+        sg_context_set_device_checks(c.0, SG_DEVICE_CHECKS_FINITE),
+    );
+    let s = sg_context_set_device_checks(c.0, 7);
+    assert_eq!(s, SG_ERR_INVALID_ARGUMENT, "an unknown value");
+    assert!(message().contains("checks is 7"), "{}", message());
+    let s = sg_context_set_device_checks(ptr::null_mut(), SG_DEVICE_CHECKS_OFF);
+    assert_eq!(s, SG_ERR_NULL_POINTER);
 }
 
 #[test]

@@ -169,6 +169,8 @@ def test_context_stream_and_synchronize_on_a_cpu_context(cpu):
     for bad in (-1, "0", 1.5, True, None):
         with pytest.raises(seisgpu.ArgumentTypeError, match="stream"):
             cpu.set_stream(bad)
+    with pytest.raises(seisgpu.UnsupportedError, match="sg_context_set_device_checks"):
+        cpu.set_device_checks(True)
 
 
 def test_stream_values():

@@ -1,5 +1,7 @@
 //! The CPU backend: a rayon pool per context; the capabilities' CPU halves run inside it.
 
+pub mod simd;
+
 use crate::error::{Error, Result};
 
 pub struct CpuBackend {

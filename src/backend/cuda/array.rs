@@ -34,6 +34,29 @@ pub unsafe trait DeviceArray<T> {
 /// As `DeviceArray`, and the memory is the holder's to write.
 pub unsafe trait DeviceArrayMut<T>: DeviceArray<T> {}
 
+/// `DeviceArray` (with `mut`, `DeviceArrayMut` too) for a type `$t<'_, T>` whose `addr`
+/// and `len` fields are the array: its constructors make them the address and length of
+/// memory the value borrows (from a checked parent, or through an `unsafe` constructor).
+macro_rules! fields_array {
+    ($t:ident) => {
+        // SAFETY: the fields are the address and length of memory the value borrows.
+        unsafe impl<T> $crate::backend::cuda::array::DeviceArray<T> for $t<'_, T> {
+            fn addr(&self) -> u64 {
+                self.addr
+            }
+            fn len(&self) -> usize {
+                self.len
+            }
+        }
+    };
+    ($t:ident, mut) => {
+        $crate::backend::cuda::array::fields_array!($t);
+        // SAFETY: as `DeviceArray`, and the value borrows the memory for writing.
+        unsafe impl<T> $crate::backend::cuda::array::DeviceArrayMut<T> for $t<'_, T> {}
+    };
+}
+pub(crate) use fields_array;
+
 /// The address of a slice or view on its own stream (cudarc orders it after the array's
 /// last write there when it tracks events).
 fn addr_on_own_stream<T, S: DevicePtr<T>>(s: &S) -> u64 {
@@ -99,17 +122,7 @@ impl<T> CallerArray<'_, T> {
     }
 }
 
-// SAFETY: the address and length of memory this value owns or borrows.
-unsafe impl<T> DeviceArray<T> for CallerArray<'_, T> {
-    fn addr(&self) -> u64 {
-        self.addr
-    }
-    fn len(&self) -> usize {
-        self.len
-    }
-}
-// SAFETY: the address and length of memory this value owns or borrows.
-unsafe impl<T> DeviceArrayMut<T> for CallerArray<'_, T> {}
+fields_array!(CallerArray, mut);
 
 /// Elements `start..start + len` of an array, for chunked launches and copies: the range
 /// is checked here, so a sub-array never reaches past its parent.
@@ -158,27 +171,8 @@ pub fn part_mut<T, A: DeviceArrayMut<T> + ?Sized>(
     }
 }
 
-// SAFETY: the address and length of memory this value owns or borrows.
-unsafe impl<T> DeviceArray<T> for Part<'_, T> {
-    fn addr(&self) -> u64 {
-        self.addr
-    }
-    fn len(&self) -> usize {
-        self.len
-    }
-}
-
-// SAFETY: the address and length of memory this value owns or borrows.
-unsafe impl<T> DeviceArray<T> for PartMut<'_, T> {
-    fn addr(&self) -> u64 {
-        self.addr
-    }
-    fn len(&self) -> usize {
-        self.len
-    }
-}
-// SAFETY: the address and length of memory this value owns or borrows.
-unsafe impl<T> DeviceArrayMut<T> for PartMut<'_, T> {}
+fields_array!(Part);
+fields_array!(PartMut, mut);
 
 /// A complex array seen as its interleaved (re, im) reals, as the kernels take it.
 pub fn reals<T, A: DeviceArray<Complex<T>> + ?Sized>(a: &A) -> Part<'_, T> {

@@ -23,7 +23,8 @@ kernel_file! {
     XCORR = "xcorr.cu",
     EMLOG = "emlog.cu",
     WAVEPACKET = "wavepacket.cu",
+    CHECKS = "checks.cu",
 }
 
 /// Every embedded kernel file, so that tests can compile them all.
-pub const ALL: &[&KernelSource] = &[&DWT, &USFFT, &FXDECON, &XCORR, &EMLOG, &WAVEPACKET];
+pub const ALL: &[&KernelSource] = &[&DWT, &USFFT, &FXDECON, &XCORR, &EMLOG, &WAVEPACKET, &CHECKS];

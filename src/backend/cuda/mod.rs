@@ -5,6 +5,7 @@ pub mod array;
 pub mod blas;
 pub mod buffers;
 pub mod caller;
+pub mod checks;
 pub mod disk_cache;
 pub mod fft;
 pub mod kernels;
@@ -51,6 +52,8 @@ pub struct CudaBackend {
     pub multiprocessors: usize,
     /// The stream device calls are ordered on (`sg_context_set_stream`).
     pub caller: caller::CallerStream,
+    /// The device checks of device calls' inputs (off unless asked for).
+    pub checks: checks::DeviceChecks,
     description: String,
 }
 
@@ -114,6 +117,7 @@ impl CudaBackend {
             max_shared_bytes,
             multiprocessors,
             caller: caller::CallerStream::default(),
+            checks: checks::DeviceChecks::default(),
             description,
         })
     }

@@ -8,7 +8,7 @@
 //! the library's context does not track events (`primary_context`): a slice made there is
 //! ordered only by the stream it is used on.
 
-use super::array::{DeviceArray, DeviceArrayMut};
+use super::array::fields_array;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop};
 use std::marker::PhantomData;
 
@@ -53,24 +53,5 @@ pub fn write_on<'a, T>(slice: &'a mut CudaSlice<T>, stream: &'a CudaStream) -> W
     }
 }
 
-// SAFETY: the address and length of the borrowed slice.
-unsafe impl<T> DeviceArray<T> for ReadOn<'_, T> {
-    fn addr(&self) -> u64 {
-        self.addr
-    }
-    fn len(&self) -> usize {
-        self.len
-    }
-}
-
-// SAFETY: the address and length of the borrowed slice.
-unsafe impl<T> DeviceArray<T> for WriteOn<'_, T> {
-    fn addr(&self) -> u64 {
-        self.addr
-    }
-    fn len(&self) -> usize {
-        self.len
-    }
-}
-// SAFETY: the address and length of the borrowed slice.
-unsafe impl<T> DeviceArrayMut<T> for WriteOn<'_, T> {}
+fields_array!(ReadOn);
+fields_array!(WriteOn, mut);

@@ -12,6 +12,7 @@ use crate::backend::cuda::buffers::alloc;
 use crate::dwt::denoise::{DenoiseOptions, ThresholdMode};
 
 use crate::dwt::traces::Direction;
+pub(super) use crate::dwt::traces::Op;
 use crate::error::{Error, Result};
 use crate::sample::Sample;
 
@@ -19,12 +20,6 @@ use crate::sample::Sample;
 pub(super) struct DevBatch<'x, T> {
     pub(super) shape: Shape,
     pub(super) io: Io<'x, T>,
-}
-
-#[derive(Clone, Copy)]
-pub(super) enum Op<'o> {
-    Transform(Direction),
-    Denoise(&'o DenoiseOptions),
 }
 
 impl Op<'_> {

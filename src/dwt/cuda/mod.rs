@@ -16,7 +16,6 @@
 //! Host arrays are staged through page-locked buffers in chunks of traces on two streams, so
 //! that the copies and kernels of one chunk overlap the host-side gather/scatter of the other.
 
-use device::Op;
 use host::{run_host, Work};
 use shrink::{thresholds_from_medians, Rules};
 mod device;
@@ -39,61 +38,37 @@ pub use resident::{
 };
 pub use tuning::set_single_kernel_limit;
 
-use super::denoise::DenoiseOptions;
-use super::traces::{Direction, Traces};
-use super::wavelet::Wavelet;
+use super::traces::{Job, Op};
 use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::CudaBackend;
 use crate::error::Result;
-use crate::layout::TraceBatch;
 use crate::sample::Sample;
 
-pub fn transform<T: Sample>(
-    gpu: &CudaBackend,
-    cpu: &CpuBackend,
-    wavelet: &Wavelet,
-    direction: Direction,
-    levels: u32,
-    traces: Traces<T>,
-    batch: TraceBatch,
-) -> Result<()> {
-    let work = Work {
-        wavelet,
-        op: Op::Transform(direction),
-        levels,
-        seg_levels: 0,
+/// Runs `job` on the GPU; returns the thresholds used when denoising (n_traces × levels),
+/// else nothing.
+pub fn run<T: Sample>(gpu: &CudaBackend, cpu: &CpuBackend, job: Job<T>) -> Result<Vec<f64>> {
+    let (n, levels) = (job.batch.n_samples, job.levels);
+    let seg_levels = match job.op {
+        Op::Denoise(options) => {
+            let rules = Rules::<T>::new(options, levels, n);
+            if rules.universal() {
+                rules.seg_levels as usize
+            } else {
+                0
+            }
+        }
+        Op::Transform(_) => 0,
     };
-    run_host(gpu, cpu, &work, traces, batch)?;
-    Ok(())
-}
-
-pub fn denoise<T: Sample>(
-    gpu: &CudaBackend,
-    cpu: &CpuBackend,
-    wavelet: &Wavelet,
-    options: &DenoiseOptions,
-    levels: u32,
-    traces: Traces<T>,
-    batch: TraceBatch,
-) -> Result<Vec<f64>> {
-    let n = batch.n_samples;
-    let rules = Rules::<T>::new(options, levels, n);
     let work = Work {
-        wavelet,
-        op: Op::Denoise(options),
+        wavelet: job.wavelet,
+        op: job.op,
         levels,
-        seg_levels: if rules.universal() {
-            rules.seg_levels as usize
-        } else {
-            0
-        },
+        seg_levels,
     };
-    let medians = run_host(gpu, cpu, &work, traces, batch)?;
-    Ok(thresholds_from_medians(
-        options,
-        levels,
-        n,
-        batch.n_traces,
-        &medians,
-    ))
+    let n_traces = job.batch.n_traces;
+    let medians = run_host(gpu, cpu, &work, job.traces, job.batch)?;
+    Ok(match job.op {
+        Op::Denoise(options) => thresholds_from_medians(options, levels, n, n_traces, &medians),
+        Op::Transform(_) => Vec::new(),
+    })
 }

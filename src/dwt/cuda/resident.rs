@@ -6,7 +6,7 @@ use super::rows::{whole, whole_mut, Io, Rows, Shape};
 use super::shrink::{thresholds_from_medians, Rules};
 use crate::backend::cuda::array::{DeviceArray, DeviceArrayMut, Part, PartMut};
 use crate::backend::cuda::buffers::alloc;
-use crate::backend::cuda::{driver_error, CudaBackend};
+use crate::backend::cuda::{checks, driver_error, CudaBackend};
 use crate::dwt::denoise::{DenoiseOptions, ThresholdRule};
 use crate::dwt::traces::Direction;
 use crate::dwt::wavelet::Wavelet;
@@ -48,6 +48,25 @@ impl<'a, T> DeviceIo<'a, T> {
 
     pub fn in_place(traces: &'a mut impl DeviceArrayMut<T>) -> Self {
         DeviceIo::InPlace(whole_mut(traces))
+    }
+
+    /// With device checks on, a scan of the input's traces on `stream` (`checks.rs`).
+    pub fn check_finite(
+        &self,
+        gpu: &CudaBackend,
+        stream: &CudaStream,
+        batch: &TraceBatch,
+        call: &str,
+    ) -> Result<()>
+    where
+        T: Sample,
+    {
+        let rows = checks::Rows::traces(batch.n_samples, batch.n_traces, batch.trace_stride);
+        let name = || format!("{call}'s input traces");
+        match self {
+            DeviceIo::Apart(input, _) => gpu.check_finite(stream, input, rows, name),
+            DeviceIo::InPlace(traces) => gpu.check_finite(stream, traces, rows, name),
+        }
     }
 
     /// The shorter of the arrays' lengths.

@@ -1,13 +1,11 @@
 //! The DWT plan's calls on arrays in device memory (`sg_dwt_*_device_*`).
 
-use super::super::args::{arg_ref, optional_ref};
-use super::super::arrays::optional_mut;
+use super::super::args::arg_ref;
 use super::super::device_arrays::{device_array, overlap};
 use super::super::guard;
 use super::super::status::sg_status;
-use super::{options, sg_dwt_plan};
+use super::{options, sg_dwt_plan, thresholds_out};
 use crate::dwt::cuda::DeviceIo;
-use crate::dwt::denoise::DenoiseOptions;
 use crate::dwt::DwtPlan;
 use crate::error::Result;
 use crate::layout::TraceBatch;
@@ -67,14 +65,10 @@ fn denoise<T: Sample>(
     thresholds: *mut f64,
 ) -> sg_status {
     guard(|| {
-        let options = match optional_ref(opts, "options")? {
-            Some(o) => options(o)?,
-            None => DenoiseOptions::default(),
-        };
+        let options = options(opts)?;
         let call = "sg_dwt_denoise_device";
         with_traces::<T>(plan, call, arrays, n_traces, trace_stride, |p, io, b| {
-            let levels = p.resolve_levels(options.levels)? as usize;
-            let t = optional_mut(thresholds, n_traces.saturating_mul(levels), "thresholds")?;
+            let t = thresholds_out(p, &options, thresholds, n_traces)?;
             p.denoise_device(&options, io, b, t)
         })
     })
@@ -86,7 +80,8 @@ fn denoise<T: Sample>(
 /// long for one block's shared memory take a multi-pass path that needs separate arrays and
 /// trace_stride = n_samples; the status says so). Queued on the context's stream (`sg_context_set_stream`):
 /// returns without waiting, the results are ready when the stream has run. Non-finite
-/// samples are not looked for (they reach the outputs). `SG_ERR_INVALID_ARGUMENT` for an
+/// samples reach the outputs, and are reported by `sg_context_synchronize` with device checks
+/// on (`sg_context_set_device_checks`). `SG_ERR_INVALID_ARGUMENT` for an
 /// address the driver does not know as device memory of the context's device holding the
 /// batch; `SG_ERR_UNSUPPORTED` on a CPU context. Bit for bit the results of
 /// `sg_dwt_execute_f32` on the same GPU.

@@ -14,7 +14,7 @@ use crate::emlog::cuda::gather::DeviceProblem;
 use crate::emlog::device_calls::Histogram;
 use crate::emlog::matrix::Shape;
 use crate::emlog::EmlogPlan;
-use crate::error::{Error, Result};
+use crate::error::Error;
 
 /// `sg_emlog_plan_create` with A, `sigma0`, `f0`, `f_exp` and `delta` in device memory:
 /// `CUdeviceptr` values (addresses in the context's device memory, from `cudaMalloc`,
@@ -184,30 +184,23 @@ pub extern "C" fn sg_emlog_result_models_device(
     values: u64,
     len: usize,
 ) -> sg_status {
-    guard(|| models_device(result, indices, values, len))
-}
-
-fn models_device(
-    result: *const sg_emlog_result,
-    indices: u64,
-    values: u64,
-    len: usize,
-) -> Result<()> {
-    let r = &arg_ref(result, "result")?.0;
-    let gpu = r.origin.ctx.gpu_for("sg_emlog_result_models_device")?;
-    let (k, kp) = (r.models.len(), r.model_values.len());
-    if len < k {
-        return Err(Error::BufferTooSmall(format!(
-            "{k} models were listed; `len` is {len}"
-        )));
-    }
-    if k == 0 {
-        return Ok(());
-    }
-    if overlap::<u64>(indices, k, values, kp) {
-        return Err(crate::invalid!("`indices` and `values` overlap"));
-    }
-    let mut i = device_array::<u64>(gpu, indices, k, "indices")?;
-    let mut v = device_array::<f64>(gpu, values, kp, "values")?;
-    r.models_device(gpu, &mut i, &mut v)
+    guard(|| {
+        let r = &arg_ref(result, "result")?.0;
+        let gpu = r.origin.ctx.gpu_for("sg_emlog_result_models_device")?;
+        let (k, kp) = (r.models.len(), r.model_values.len());
+        if len < k {
+            return Err(Error::BufferTooSmall(format!(
+                "{k} models were listed; `len` is {len}"
+            )));
+        }
+        if k == 0 {
+            return Ok(());
+        }
+        if overlap::<u64>(indices, k, values, kp) {
+            return Err(crate::invalid!("`indices` and `values` overlap"));
+        }
+        let mut i = device_array::<u64>(gpu, indices, k, "indices")?;
+        let mut v = device_array::<f64>(gpu, values, kp, "values")?;
+        r.models_device(gpu, &mut i, &mut v)
+    })
 }

@@ -59,8 +59,8 @@ fn execute_f64(plan: *const sg_fxdecon_plan, dims: usize) -> sg_status {
 /// Samples between traces are not touched. Queued on the context's stream
 /// (`sg_context_set_stream`): returns without waiting (but for the first call on a plan,
 /// which makes the plan's FFT plans and buffers), the output is ready when the stream has
-/// run; progress callbacks are not called. Non-finite samples are not looked for (they
-/// reach the output). `SG_ERR_INVALID_ARGUMENT` for an address the driver does not know as
+/// run; progress callbacks are not called. Non-finite samples reach the output, and are
+/// reported by `sg_context_synchronize` with device checks on (`sg_context_set_device_checks`). `SG_ERR_INVALID_ARGUMENT` for an address the driver does not know as
 /// device memory of the context's device holding the section; `SG_ERR_UNSUPPORTED` on a
 /// CPU context, and where the host call would run on the CPU (an operator and windows too
 /// large for a block's shared memory). Equal to the results of `sg_fxdecon_execute_2d_f32`
@@ -97,7 +97,7 @@ pub extern "C" fn sg_fxdecon_execute_2d_device_f64(
 /// `il * inline_stride + xl * crossline_stride` of `input` and `output` (`CUdeviceptr`
 /// values). Otherwise as `sg_fxdecon_execute_2d_device_f32`: in place allowed (with a device
 /// copy of the input), other overlaps refused; queued on the context's stream without
-/// waiting; non-finite samples not looked for; no progress callbacks; equal to
+/// waiting; non-finite samples reported as by the 2D call; no progress callbacks; equal to
 /// `sg_fxdecon_execute_3d_f32` on the same GPU to rounding (overlapping windows add their
 /// predictions with atomic additions, in an order that follows the threads' timing).
 #[no_mangle]

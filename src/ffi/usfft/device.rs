@@ -86,7 +86,8 @@ fn execute<T: Precision>(plan: *const sg_usfft_plan, c: u64, f: u64) -> Result<(
 /// host call's layouts (interleaved complex), device memory of the plan's context, checked
 /// as in `sg_dwt_execute_device_f32`; they must not overlap. Queued on the context's stream
 /// (`sg_context_set_stream`) after the work it holds: returns without waiting, the output is
-/// ready when the stream has run. Non-finite values are not looked for. Type 2 gives the
+/// ready when the stream has run. Non-finite inputs reach the output, and are
+/// reported by `sg_context_synchronize` with device checks on (`sg_context_set_device_checks`). Type 2 gives the
 /// result of `sg_usfft_execute_f32` on the same GPU bit for bit, run after run; type 1
 /// spreads the points with atomic additions, whose order follows the threads' timing, so
 /// its modes agree to rounding. Several threads may execute one plan at once (their work

@@ -7,24 +7,8 @@ use crate::error::Result;
 use crate::ffi::args::optional_out;
 use crate::ffi::precision::Precision;
 use crate::sample::Real;
-use crate::wavepacket::inverse::InverseReport;
+use crate::wavepacket::inverse::{InverseReport, Stop};
 use num_complex::Complex;
-
-/// Where an inverse stops: a relative residual ≤ `tolerance`, or `max_iterations` made.
-#[derive(Clone, Copy)]
-pub(crate) struct Stop {
-    pub tolerance: f64,
-    pub max_iterations: usize,
-}
-
-impl Stop {
-    pub(crate) fn new(tolerance: f64, max_iterations: usize) -> Stop {
-        Stop {
-            tolerance,
-            max_iterations,
-        }
-    }
-}
 
 /// What the transform calls need of a plan: a layout's transform or a tiled volume.
 pub(crate) trait Transforms<T: Real> {

@@ -4,15 +4,14 @@
 use super::super::args::optional_out;
 use super::super::device_arrays::{device_array, overlap};
 use super::layout::{sg_wavepacket_layout, transform, Transform};
-use super::options::{
-    non_negative, threshold_mode, SG_WAVEPACKET_THRESHOLD_SIGMA, SG_WAVEPACKET_THRESHOLD_VALUE,
-};
+use super::options::{non_negative, threshold_level, threshold_mode};
 use crate::backend::cuda::array::CallerArray;
 use crate::backend::cuda::CudaBackend;
 use crate::error::{Error, Result};
 use crate::ffi::guard;
 use crate::ffi::precision::Precision;
 use crate::ffi::status::sg_status;
+use crate::wavepacket::coeffs::ThresholdLevel;
 
 /// The layout's transform for the device call `verb` on `T`, with its context's GPU (a CPU
 /// context: `Unsupported` naming the call).
@@ -97,14 +96,10 @@ fn threshold<T: Precision>(
     guard(|| {
         let (t, gpu) = transform_on_gpu::<T>(layout, "threshold")?;
         let mode = threshold_mode(mode)?;
-        match kind {
-            SG_WAVEPACKET_THRESHOLD_VALUE => {}
-            SG_WAVEPACKET_THRESHOLD_SIGMA => return Err(Error::Unsupported(
+        if let ThresholdLevel::Sigma(_) = threshold_level(kind, value)? {
+            return Err(Error::Unsupported(
                 "SG_WAVEPACKET_THRESHOLD_SIGMA takes the median of each level's coefficients, which the device calls do not compute; use SG_WAVEPACKET_THRESHOLD_VALUE or sg_wavepacket_threshold on host coefficients".into(),
-            )),
-            v => return Err(crate::invalid!(
-                "kind is {v}; expected SG_WAVEPACKET_THRESHOLD_VALUE (0) or SG_WAVEPACKET_THRESHOLD_SIGMA (1)"
-            )),
+            ));
         }
         non_negative(value, "value")?;
         let m = 2 * t.plan.layout().n_coefficients;
@@ -118,7 +113,8 @@ fn threshold<T: Precision>(
 /// values (addresses in the context's device memory: `cudaMalloc`, `cuMemAlloc`, a pool or
 /// managed memory); they must not overlap. Queued on the context's stream
 /// (`sg_context_set_stream`): returns without waiting, the coefficients are ready when the
-/// stream has run. Non-finite data is not looked for (it reaches the coefficients); the
+/// stream has run. Non-finite data reaches the coefficients, and is
+/// reported by `sg_context_synchronize` with device checks on (`sg_context_set_device_checks`); the
 /// progress callback is not called. `SG_ERR_INVALID_ARGUMENT` for an address the driver does
 /// not know as device memory of the context's device holding the array;
 /// `SG_ERR_UNSUPPORTED` on a CPU context. Bit for bit the coefficients of
@@ -144,8 +140,8 @@ pub extern "C" fn sg_wavepacket_forward_device_f64(
 
 /// `sg_wavepacket_adjoint_f32` on device memory (arrays as in
 /// `sg_wavepacket_forward_device_f32`, not overlapping). Queued on the context's stream:
-/// returns without waiting. Non-finite coefficients are not looked for (they reach the
-/// data); the progress callback is not called. The data equal those of
+/// returns without waiting. Non-finite coefficients reach the data (reported by
+/// `sg_context_synchronize` with device checks on); the progress callback is not called. The data equal those of
 /// `sg_wavepacket_adjoint_f32` on the same GPU to rounding: the adjoint's non-uniform FFT
 /// accumulates with atomic additions, whose order follows the threads' timing.
 #[no_mangle]
@@ -174,8 +170,8 @@ pub extern "C" fn sg_wavepacket_adjoint_device_f64(
 /// conjugate gradients run as in the host call (each C*C on the device), and the result is
 /// copied into `data` on the stream. The call **waits**: each iteration's stopping test reads
 /// the residual on the host, and the iterations and residual are host outputs. Non-finite
-/// coefficients are not looked for (an inverse that comes out non-finite gives
-/// `SG_ERR_NON_FINITE`, `data` unwritten); the progress callback is not called. Equal to the
+/// coefficients are reported by `sg_context_synchronize` with device checks on (an inverse
+/// that comes out non-finite gives `SG_ERR_NON_FINITE`, `data` unwritten); the progress callback is not called. Equal to the
 /// data of `sg_wavepacket_inverse_f32` on the same GPU to rounding (as the adjoint).
 #[no_mangle]
 pub extern "C" fn sg_wavepacket_inverse_device_f32(
@@ -225,7 +221,8 @@ pub extern "C" fn sg_wavepacket_inverse_device_f64(
 /// `SG_WAVEPACKET_SOFT` at `kind` `SG_WAVEPACKET_THRESHOLD_VALUE` (`value`, finite and ≥ 0);
 /// `SG_WAVEPACKET_THRESHOLD_SIGMA` gives `SG_ERR_UNSUPPORTED` (its per-level medians are not
 /// computed on the device). Queued on the context's stream: returns without waiting.
-/// Non-finite coefficients are not looked for. Between `sg_wavepacket_forward_device_f32`
+/// Non-finite coefficients are reported by `sg_context_synchronize` with device checks on.
+/// Between `sg_wavepacket_forward_device_f32`
 /// and `sg_wavepacket_adjoint_device_f32` (or the inverse) it makes the threshold round
 /// trip on device data. Bit for bit the coefficients of `sg_wavepacket_threshold_f32` (the
 /// magnitudes computed as the C library's `hypotf` computes them).

@@ -2,7 +2,7 @@
 //! finds the transform of its precision.
 
 use super::arrays::sizes;
-use super::calls::{Stop, TransformHandle, Transforms};
+use super::calls::{TransformHandle, Transforms};
 use super::options::{
     layout_options, sg_wavepacket_layout_options, sg_wavepacket_layout_options_default, PRECISIONS,
 };
@@ -15,7 +15,7 @@ use crate::ffi::guard;
 use crate::ffi::precision::{ByPrecision, Generic, Precision};
 use crate::ffi::status::sg_status;
 use crate::sample::Real;
-use crate::wavepacket::inverse::{CorrectionFilter, InverseReport};
+use crate::wavepacket::inverse::{CorrectionFilter, InverseReport, Stop};
 use crate::wavepacket::{check_finite, Layout, LayoutOptions, WavepacketPlan};
 use num_complex::Complex;
 use std::sync::{Arc, OnceLock};

@@ -4,7 +4,7 @@
 use crate::error::Result;
 use crate::ffi::args::options_or;
 use crate::ffi::precision::Codes;
-use crate::wavepacket::coeffs::{PocsOptions, Schedule, ThresholdMode};
+use crate::wavepacket::coeffs::{PocsOptions, Schedule, ThresholdLevel, ThresholdMode};
 use crate::wavepacket::sparse::SparseOptions;
 use crate::wavepacket::LayoutOptions;
 
@@ -173,6 +173,17 @@ pub(crate) fn threshold_mode(mode: i32) -> Result<ThresholdMode> {
         SG_WAVEPACKET_SOFT => Ok(ThresholdMode::Soft),
         v => Err(crate::invalid!(
             "mode is {v}; expected SG_WAVEPACKET_HARD (0) or SG_WAVEPACKET_SOFT (1)"
+        )),
+    }
+}
+
+/// The threshold of a `kind` (`SG_WAVEPACKET_THRESHOLD_*`) and `value`.
+pub(crate) fn threshold_level(kind: i32, value: f64) -> Result<ThresholdLevel> {
+    match kind {
+        SG_WAVEPACKET_THRESHOLD_VALUE => Ok(ThresholdLevel::Value(value)),
+        SG_WAVEPACKET_THRESHOLD_SIGMA => Ok(ThresholdLevel::Sigma(value)),
+        v => Err(crate::invalid!(
+            "kind is {v}; expected SG_WAVEPACKET_THRESHOLD_VALUE (0) or SG_WAVEPACKET_THRESHOLD_SIGMA (1)"
         )),
     }
 }

@@ -3,14 +3,12 @@
 
 use super::arrays::coefficients;
 use super::layout::{sg_wavepacket_layout, transform};
-use super::options::{
-    non_negative, threshold_mode, SG_WAVEPACKET_THRESHOLD_SIGMA, SG_WAVEPACKET_THRESHOLD_VALUE,
-};
+use super::options::{non_negative, threshold_level, threshold_mode};
 use crate::error::Result;
 use crate::ffi::guard;
 use crate::ffi::precision::Precision;
 use crate::ffi::status::sg_status;
-use crate::wavepacket::coeffs::{keep_largest, threshold, ThresholdLevel};
+use crate::wavepacket::coeffs::{keep_largest, threshold};
 
 fn keep<T: Precision>(layout: *const sg_wavepacket_layout, coeffs: *mut T, s: usize) -> Result<()> {
     let t = transform::<T>(layout, "sg_wavepacket_keep_largest")?;
@@ -27,13 +25,7 @@ fn shrink<T: Precision>(
 ) -> Result<()> {
     let t = transform::<T>(layout, "sg_wavepacket_threshold")?;
     let mode = threshold_mode(mode)?;
-    let level = match kind {
-        SG_WAVEPACKET_THRESHOLD_VALUE => ThresholdLevel::Value(value),
-        SG_WAVEPACKET_THRESHOLD_SIGMA => ThresholdLevel::Sigma(value),
-        v => return Err(crate::invalid!(
-            "kind is {v}; expected SG_WAVEPACKET_THRESHOLD_VALUE (0) or SG_WAVEPACKET_THRESHOLD_SIGMA (1)"
-        )),
-    };
+    let level = threshold_level(kind, value)?;
     non_negative(value, "value")?;
     threshold(t.plan.layout(), coefficients(&t.plan, coeffs)?, mode, level)
 }

@@ -1,17 +1,14 @@
 //! The correlation plan's calls on arrays in device memory (`sg_xcorr_*_device_f32`).
 
 use super::super::args::arg_ref;
-use super::super::arrays::{optional_mut, slice};
+use super::super::arrays::optional_mut;
 use super::super::device_arrays::{device_array, overlap};
 use super::super::guard;
 use super::super::status::sg_status;
-use super::{days_and_pairs, rows_span, sg_xcorr_plan, sg_xcorr_spectra};
+use super::substacks::SubstackRows;
+use super::{days_and_pairs, rows_span, sg_xcorr_plan, sg_xcorr_spectra, station_batch};
 use crate::backend::cuda::array::{part, part_mut};
-use crate::error::Result;
-use crate::layout::TraceBatch;
 use crate::xcorr::device_calls::DeviceStacks;
-use crate::xcorr::groups::WindowGroups;
-use crate::xcorr::Spectra;
 
 /// `sg_xcorr_preprocess_f32` on device memory: `station_days` (and `valid`, if not 0) are
 /// `CUdeviceptr` values (addresses in the context's device memory, from `cudaMalloc`,
@@ -20,8 +17,9 @@ use crate::xcorr::Spectra;
 /// `sg_xcorr_spectra_destroy`). Queued on the context's stream (`sg_context_set_stream`)
 /// after what the caller queued there; the call then waits for the stream, because the
 /// handle keeps which windows were kept on the host (the correlations are planned with
-/// them); the inputs may be reused once it returns. Non-finite samples are not looked for
-/// (they reach the spectra). Progress callbacks are not called. `SG_ERR_INVALID_ARGUMENT`
+/// them); the inputs may be reused once it returns. Non-finite samples reach the spectra, and
+/// are reported by `sg_context_synchronize` with device checks on
+/// (`sg_context_set_device_checks`). Progress callbacks are not called. `SG_ERR_INVALID_ARGUMENT`
 /// for an address the driver does not know as device memory of the context's device
 /// holding the station-days; `SG_ERR_UNSUPPORTED` on a CPU context. The spectra equal
 /// those of `sg_xcorr_preprocess_f32` on the same GPU bit for bit (both cut the stations
@@ -39,12 +37,7 @@ pub extern "C" fn sg_xcorr_preprocess_device_f32(
     super::super::create(plan, "plan", out, |plan| {
         let plan = &plan.0;
         let gpu = plan.context().gpu_for("sg_xcorr_preprocess_device_f32")?;
-        let batch = TraceBatch::named(
-            n_samples,
-            n_stations,
-            station_stride,
-            ["n_stations", "station_stride"],
-        )?;
+        let batch = station_batch(n_samples, n_stations, station_stride)?;
         let span = batch.span();
         let days = device_array::<f32>(gpu, station_days, span, "station_days")?;
         let mask = match valid {
@@ -132,14 +125,13 @@ pub extern "C" fn sg_xcorr_correlate_substacks_device_f32(
         let gpu = plan.context().gpu_for(call)?;
         let block = (i0, ni, j0, nj);
         let (spectra, n_pairs) = days_and_pairs(plan, days, n_days, block)?;
-        let groups = groups(&spectra, labels, n_groups)?;
-        let n_sub = n_groups
-            .checked_mul(n_pairs)
-            .ok_or_else(|| crate::invalid!("{n_groups} groups × {n_pairs} pairs overflow"))?;
-        let (na, ns) = (
-            rows_span(n_pairs, pair_stride, plan)?,
-            rows_span(n_sub, pair_stride, plan)?,
-        );
+        let rows = SubstackRows::new(plan, &spectra, (labels, n_groups), n_pairs, pair_stride)?;
+        let SubstackRows {
+            groups,
+            n_sub,
+            na,
+            ns,
+        } = rows;
         if overlap::<f32>(stacks, na, substacks, ns) {
             return Err(crate::invalid!("stacks and substacks overlap"));
         }
@@ -158,11 +150,4 @@ pub extern "C" fn sg_xcorr_correlate_substacks_device_f32(
         plan.correlate_device(&spectra, block, all, Some((&groups, sub)))?;
         Ok(())
     })
-}
-
-/// The window groups of the days from the caller's labels (a label per window of each day).
-fn groups(spectra: &[&Spectra], labels: *const i32, n_groups: usize) -> Result<WindowGroups> {
-    let windows: Vec<usize> = spectra.iter().map(|s| s.n_windows).collect();
-    let labels = slice(labels, windows.iter().sum(), "labels")?;
-    WindowGroups::new(labels, &windows, n_groups)
 }

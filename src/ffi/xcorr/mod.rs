@@ -94,12 +94,7 @@ pub extern "C" fn sg_xcorr_preprocess_f32(
     super::create(plan, "plan", out, |plan| {
         let plan = &plan.0;
         not_null(station_days, "station_days")?;
-        let batch = TraceBatch::named(
-            n_samples,
-            n_stations,
-            station_stride,
-            ["n_stations", "station_stride"],
-        )?;
+        let batch = station_batch(n_samples, n_stations, station_stride)?;
         let span = batch.span();
         let days = slice(station_days, span, "station_days")?;
         let valid = optional(valid, span, "valid")?;
@@ -289,6 +284,12 @@ pub extern "C" fn sg_xcorr_correlate_f32(
         plan.correlate(&spectra, (i0, ni, j0, nj), out, pair_stride, counts)?;
         Ok(())
     })
+}
+
+/// The station-days' layout, in the preprocess calls' words.
+fn station_batch(n_samples: usize, n_stations: usize, station_stride: usize) -> Result<TraceBatch> {
+    let names = ["n_stations", "station_stride"];
+    TraceBatch::named(n_samples, n_stations, station_stride, names)
 }
 
 /// The caller's list of days as spectra, and the pairs of the block (0 where the block is

@@ -7,8 +7,9 @@ use super::super::arrays::{optional_mut, overlap, slice, slice_mut};
 use super::super::guard;
 use super::super::status::sg_status;
 use super::{days_and_pairs, rows_span, sg_xcorr_plan, sg_xcorr_spectra};
+use crate::error::Result;
 use crate::xcorr::groups::WindowGroups;
-use crate::xcorr::StackOut;
+use crate::xcorr::{Spectra, StackOut, XcorrPlan};
 
 /// The group label of a window that belongs to no substack (it counts in the stack of
 /// all windows only).
@@ -85,16 +86,13 @@ pub extern "C" fn sg_xcorr_correlate_substacks_f32(
         let plan = &arg_ref(plan, "plan")?.0;
         let block = (i0, ni, j0, nj);
         let (spectra, n_pairs) = days_and_pairs(plan, days, n_days, block)?;
-        let windows: Vec<usize> = spectra.iter().map(|s| s.n_windows).collect();
-        let labels = slice(labels, windows.iter().sum(), "labels")?;
-        let groups = WindowGroups::new(labels, &windows, n_groups)?;
-        let n_sub = n_groups
-            .checked_mul(n_pairs)
-            .ok_or_else(|| crate::invalid!("{n_groups} groups × {n_pairs} pairs overflow"))?;
-        let (na, ns) = (
-            rows_span(n_pairs, pair_stride, plan)?,
-            rows_span(n_sub, pair_stride, plan)?,
-        );
+        let rows = SubstackRows::new(plan, &spectra, (labels, n_groups), n_pairs, pair_stride)?;
+        let SubstackRows {
+            groups,
+            n_sub,
+            na,
+            ns,
+        } = rows;
         if overlap(stacks, na, substacks, ns) {
             return Err(crate::invalid!("stacks and substacks overlap"));
         }
@@ -111,4 +109,39 @@ pub extern "C" fn sg_xcorr_correlate_substacks_f32(
         plan.correlate_substacks(&spectra, block, all, &groups, sub)?;
         Ok(())
     })
+}
+
+/// The rows of a substacks call.
+pub(super) struct SubstackRows {
+    /// The window groups of the days, from the caller's labels (one per window of each day).
+    pub groups: WindowGroups,
+    /// Substack rows: one per group and pair.
+    pub n_sub: usize,
+    /// The floats the stacks span.
+    pub na: usize,
+    /// The floats the substacks span.
+    pub ns: usize,
+}
+
+impl SubstackRows {
+    pub fn new(
+        plan: &XcorrPlan,
+        spectra: &[&Spectra],
+        (labels, n_groups): (*const i32, usize),
+        n_pairs: usize,
+        pair_stride: usize,
+    ) -> Result<Self> {
+        let windows: Vec<usize> = spectra.iter().map(|s| s.n_windows).collect();
+        let labels = slice(labels, windows.iter().sum(), "labels")?;
+        let groups = WindowGroups::new(labels, &windows, n_groups)?;
+        let n_sub = n_groups
+            .checked_mul(n_pairs)
+            .ok_or_else(|| crate::invalid!("{n_groups} groups × {n_pairs} pairs overflow"))?;
+        Ok(Self {
+            groups,
+            n_sub,
+            na: rows_span(n_pairs, pair_stride, plan)?,
+            ns: rows_span(n_sub, pair_stride, plan)?,
+        })
+    }
 }

@@ -15,7 +15,7 @@ use crate::backend::cuda::array::{part, part_mut, DeviceArray, DeviceArrayMut, P
 use crate::backend::cuda::buffers::{alloc, copy};
 use crate::backend::cuda::caller::ordered_on;
 use crate::backend::cuda::launch::Launch;
-use crate::backend::cuda::{kernels, CudaBackend};
+use crate::backend::cuda::{checks, kernels, CudaBackend};
 use crate::error::Result;
 use crate::fxdecon::geometry::Setup;
 use crate::fxdecon::options::OutOfBand;
@@ -42,6 +42,22 @@ impl<'a> DeviceIo<'a> {
     pub fn in_place(volume: &'a mut impl DeviceArrayMut<f32>) -> Self {
         let len = volume.len();
         DeviceIo::InPlace(part_mut(volume, 0, len))
+    }
+
+    /// With device checks on, a scan of the input volume's traces on `stream` (`checks.rs`).
+    pub fn check_finite(&self, gpu: &CudaBackend, stream: &CudaStream, v: &Volume) -> Result<()> {
+        let rows = checks::Rows {
+            n: v.n_samples,
+            nx: v.nx,
+            stride_x: v.stride_x,
+            ny: v.ny,
+            stride_y: v.stride_y,
+        };
+        let name = || "a device F-X filter's input volume".to_string();
+        match self {
+            DeviceIo::Apart(input, _) => gpu.check_finite(stream, input, rows, name),
+            DeviceIo::InPlace(volume) => gpu.check_finite(stream, volume, rows, name),
+        }
     }
 
     /// The shorter of the arrays' lengths.

@@ -7,6 +7,7 @@ use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::array::{complex_mut, DeviceArrayMut};
 use crate::backend::cuda::buffers::{as_reals, as_reals_mut, fill_zero};
 use crate::backend::cuda::caller::ordered_on;
+use crate::backend::cuda::checks::Rows;
 use crate::backend::cuda::fft::Direction;
 use crate::backend::cuda::launch::{for_elems, Launch};
 use crate::backend::cuda::staging::{download_staged, upload_staged};
@@ -123,8 +124,17 @@ impl<T: Real> DevicePoints<T> {
             ));
         }
         bind(&gpu.ctx)?;
+        let caller = gpu.caller_stream();
+        match self.spec.kind {
+            TransformType::Type1 => gpu.check_finite(&caller, c, Rows::contiguous(nc), || {
+                "a device USFFT's strengths".into()
+            })?,
+            TransformType::Type2 => gpu.check_finite(&caller, f, Rows::contiguous(nm), || {
+                "a device USFFT's modes".into()
+            })?,
+        }
         let mut work = self.work.lock().unwrap();
-        ordered_on(&gpu.caller_stream(), &self.stream, || {
+        ordered_on(&caller, &self.stream, || {
             self.enqueue(c, f, &mut work.grid, None)
         })
     }

@@ -25,30 +25,16 @@ impl<T: Real> DevicePoints<T> {
         grid: &mut impl DeviceArrayMut<T>,
     ) -> Result<()> {
         match self.method {
-            SpreadMethod::RegisterRows { threads } => self.spread_rows(threads, c, grid),
-            SpreadMethod::SharedTiles { shared_bytes } => self.spread_tiles(shared_bytes, c, grid),
+            SpreadMethod::RegisterRows { threads } => {
+                let cfg = self.block_per_bin(threads, 0);
+                self.spread_by_bins("usfft_spread_rows", cfg, c, grid)
+            }
+            SpreadMethod::SharedTiles { shared_bytes } => {
+                let cfg = self.block_per_bin(THREADS, shared_bytes as u32);
+                self.spread_by_bins("usfft_spread_sm", cfg, c, grid)
+            }
             SpreadMethod::GlobalAtomics => self.spread_global(c, grid),
         }
-    }
-
-    fn spread_rows(
-        &self,
-        threads: u32,
-        c: &impl DeviceArray<T>,
-        grid: &mut impl DeviceArrayMut<T>,
-    ) -> Result<()> {
-        let cfg = self.block_per_bin(threads, 0);
-        self.spread_by_bins("usfft_spread_rows", cfg, c, grid)
-    }
-
-    fn spread_tiles(
-        &self,
-        shared_bytes: usize,
-        c: &impl DeviceArray<T>,
-        grid: &mut impl DeviceArrayMut<T>,
-    ) -> Result<()> {
-        let cfg = self.block_per_bin(THREADS, shared_bytes as u32);
-        self.spread_by_bins("usfft_spread_sm", cfg, c, grid)
     }
 
     fn block_per_bin(&self, threads: u32, shared_bytes: u32) -> LaunchConfig {

@@ -3,7 +3,7 @@
 //! the caller's stream then waits for it (`ordered_on`). The same on-device functions as
 //! the host-to-host calls, so the results are the same bit for bit.
 
-use super::calls::{ensure, Stager};
+use super::calls::ensure;
 use super::BoxStage;
 use crate::backend::cuda::array::{DeviceArray, DeviceArrayMut};
 use crate::backend::cuda::bind;
@@ -22,12 +22,10 @@ impl<T: Real> BoxStage<T> {
         data: &impl DeviceArray<T>,
         coeffs: &mut impl DeviceArrayMut<T>,
     ) -> Result<()> {
-        self.check_device(data.len(), coeffs.len())?;
-        bind(self.stream.context())?;
-        let mut bufs = self.lock();
-        let quiet = &mut Reporter::new(None);
-        ordered_on(caller, &self.stream, || {
-            self.forward_on(data, coeffs, &[], &mut bufs.scratch, quiet)
+        self.device_call((data.len(), coeffs.len()), |s, scratch, quiet| {
+            ordered_on(caller, s, || {
+                self.forward_on(data, coeffs, &[], scratch, quiet)
+            })
         })
     }
 
@@ -39,12 +37,10 @@ impl<T: Real> BoxStage<T> {
         coeffs: &impl DeviceArray<T>,
         data: &mut impl DeviceArrayMut<T>,
     ) -> Result<()> {
-        self.check_device(data.len(), coeffs.len())?;
-        bind(self.stream.context())?;
-        let mut bufs = self.lock();
-        let quiet = &mut Reporter::new(None);
-        ordered_on(caller, &self.stream, || {
-            self.adjoint_on(coeffs, data, &[], &mut bufs.scratch, quiet)
+        self.device_call((data.len(), coeffs.len()), |s, scratch, quiet| {
+            ordered_on(caller, s, || {
+                self.adjoint_on(coeffs, data, &[], scratch, quiet)
+            })
         })
     }
 
@@ -58,8 +54,7 @@ impl<T: Real> BoxStage<T> {
     ) -> Result<()> {
         let n = self.layout.n_samples();
         self.check_device(out.len(), coeffs.len())?;
-        let (gpu, cpu) = self.backends();
-        bind(&gpu.ctx)?;
+        let io = self.stager()?;
         let s = &self.stream;
         let mut bufs = self.lock();
         let bufs = &mut *bufs;
@@ -68,11 +63,6 @@ impl<T: Real> BoxStage<T> {
         ordered_on(caller, s, || {
             self.adjoint_on(coeffs, data, &[], &mut bufs.scratch, quiet)
         })?;
-        let io = Stager {
-            gpu,
-            cpu,
-            stream: s,
-        };
         io.down(data, &mut out[..n])
     }
 
@@ -84,13 +74,7 @@ impl<T: Real> BoxStage<T> {
         x: &[T],
         data: &mut impl DeviceArrayMut<T>,
     ) -> Result<()> {
-        let (gpu, cpu) = self.backends();
-        bind(&gpu.ctx)?;
-        let io = Stager {
-            gpu,
-            cpu,
-            stream: &self.stream,
-        };
+        let io = self.stager()?;
         ordered_on(caller, &self.stream, || io.up(data, x))
     }
 

@@ -132,13 +132,7 @@ impl<T: Real> BoxStage<T> {
         &self,
         body: impl FnOnce(&Stager<'_>, HostCall<'_, T>) -> Result<()>,
     ) -> Result<()> {
-        let (gpu, cpu) = self.backends();
-        bind(&gpu.ctx)?;
-        let io = Stager {
-            gpu,
-            cpu,
-            stream: &self.stream,
-        };
+        let io = self.stager()?;
         let mut bufs = self.lock();
         body(&io, self.host_arrays(&mut bufs)?)
     }
@@ -146,24 +140,43 @@ impl<T: Real> BoxStage<T> {
     /// Device-resident C, queued on `stream()` without waiting: `data` holds n reals,
     /// `coeffs` 2·m (interleaved complex). Non-finite data is not checked.
     pub fn forward_device(&self, data: &CudaSlice<T>, coeffs: &mut CudaSlice<T>) -> Result<()> {
-        self.check_device(data.len(), coeffs.len())?;
-        let s = &self.stream;
-        bind(s.context())?;
-        let (data, mut coeffs) = (read_on(data, s), write_on(coeffs, s));
-        let mut bufs = self.lock();
-        let quiet = &mut Reporter::new(None);
-        self.forward_on(&data, &mut coeffs, &[], &mut bufs.scratch, quiet)
+        self.device_call((data.len(), coeffs.len()), |s, scratch, quiet| {
+            let (data, mut coeffs) = (read_on(data, s), write_on(coeffs, s));
+            self.forward_on(&data, &mut coeffs, &[], scratch, quiet)
+        })
     }
 
     /// Device-resident C*, queued on `stream()` without waiting (the sizes as `forward_device`).
     pub fn adjoint_device(&self, coeffs: &CudaSlice<T>, data: &mut CudaSlice<T>) -> Result<()> {
-        self.check_device(data.len(), coeffs.len())?;
-        let s = &self.stream;
-        bind(s.context())?;
-        let (coeffs, mut data) = (read_on(coeffs, s), write_on(data, s));
+        self.device_call((data.len(), coeffs.len()), |s, scratch, quiet| {
+            let (coeffs, mut data) = (read_on(coeffs, s), write_on(data, s));
+            self.adjoint_on(&coeffs, &mut data, &[], scratch, quiet)
+        })
+    }
+
+    /// The staging of host arrays on the stage's stream, the stage's context bound.
+    pub(super) fn stager(&self) -> Result<Stager<'_>> {
+        let (gpu, cpu) = self.backends();
+        bind(&gpu.ctx)?;
+        Ok(Stager {
+            gpu,
+            cpu,
+            stream: &self.stream,
+        })
+    }
+
+    /// Runs a call on device arrays of `sizes` (data and coefficient reals, checked):
+    /// `body` gets the stage's stream, its scratch (held) and a reporter that reports
+    /// nothing, with the stage's context bound.
+    pub(super) fn device_call(
+        &self,
+        (data, coeffs): (usize, usize),
+        body: impl FnOnce(&Arc<CudaStream>, &mut Scratch<T>, &mut Reporter) -> Result<()>,
+    ) -> Result<()> {
+        self.check_device(data, coeffs)?;
+        bind(self.stream.context())?;
         let mut bufs = self.lock();
-        let quiet = &mut Reporter::new(None);
-        self.adjoint_on(&coeffs, &mut data, &[], &mut bufs.scratch, quiet)
+        body(&self.stream, &mut bufs.scratch, &mut Reporter::new(None))
     }
 
     pub(super) fn check_device(&self, data: usize, coeffs: usize) -> Result<()> {

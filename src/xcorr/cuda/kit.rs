@@ -4,6 +4,7 @@
 use super::held::{Held, HeldBlas};
 use crate::backend::cuda::blas::Blas;
 use crate::backend::cuda::fft::{self, FftKind, FftPlan, Shape};
+use crate::backend::cuda::launch::Launch;
 use crate::backend::cuda::{driver_error, kernels, CudaBackend};
 use crate::error::{Error, Result};
 use cudarc::driver::{CudaModule, CudaStream, LaunchConfig};
@@ -46,6 +47,13 @@ impl std::ops::Deref for BlasFor {
             BlasFor::Own(b) => b,
             BlasFor::Held(b) => &b.0,
         }
+    }
+}
+
+impl Kit<'_> {
+    /// A launch of the kit's kernel `name` on the kit's stream.
+    pub(super) fn launch(&self, name: &str, cfg: LaunchConfig) -> Result<Launch<'_>> {
+        Launch::new(&self.module, &self.stream, name, cfg)
     }
 }
 

@@ -14,7 +14,7 @@ use crate::backend::cuda::array::{
 };
 use crate::backend::cuda::blas::{Blas, Op, Strided, StridedGemm};
 use crate::backend::cuda::buffers::{alloc, upload};
-use crate::backend::cuda::launch::{for_elems, Launch};
+use crate::backend::cuda::launch::for_elems;
 use crate::backend::cuda::{driver_error, CudaBackend};
 use crate::error::{Error, Result};
 use crate::progress::Reporter;
@@ -108,7 +108,7 @@ fn pair_spectra(
         grid_dim(pairs.len().div_ceil(32), "pairs")?,
     );
     let cfg = blocks(grid, (32, 8));
-    let mut l = Launch::new(&kit.module, &kit.stream, "xc_pair_spectra", cfg)?;
+    let mut l = kit.launch("xc_pair_spectra", cfg)?;
     l.input(&c)
         .scalar((t.m * t.nn) as i64)
         .scalar(t.m as i32)
@@ -479,7 +479,7 @@ fn no_substacks() -> Error {
 /// c = g (first) or c += g, over `n` floats.
 fn add(kit: &Kit, c: &mut CudaSlice<f32>, g: &CudaSlice<f32>, n: usize, first: bool) -> Result<()> {
     let (src, mut dst) = (part(g, 0, n), part_mut(c, 0, n));
-    let mut l = Launch::new(&kit.module, &kit.stream, "xc_add", for_elems(n))?;
+    let mut l = kit.launch("xc_add", for_elems(n))?;
     l.output(&mut dst)
         .input(&src)
         .scalar(n as i64)

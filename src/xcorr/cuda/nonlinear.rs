@@ -8,10 +8,9 @@ use super::days::DaySpectra;
 use super::kit::{blocks, grid_dim, Kit};
 use super::put::{put_rows, RowsAt};
 use super::rows::{RowBuffers, ROW_CHUNK};
-use super::stacks::{group_means, group_means_on, stack, stack_on, RowsOnDevice};
+use super::stacks::{group_means_on, stack_on, to_host, RowsOnDevice};
 use crate::backend::cuda::array::{complex_mut, part, part_mut, DeviceArray};
 use crate::backend::cuda::buffers::{alloc, upload};
-use crate::backend::cuda::launch::Launch;
 use crate::error::{Error, Result};
 use crate::progress::Reporter;
 use crate::xcorr::calls::CorrelateCall;
@@ -105,13 +104,18 @@ pub(super) fn run(
             continue;
         }
         let m = call.plan.geometry().n_lags();
-        let stacked = stack(kit, &call, method, &on_device)?;
+        let stacked = stack_on(kit, &call, method, &on_device)?;
+        let what = "copying stacks to the host";
+        let stacked = to_host(kit, &stacked, on_device.n_pairs * m, what)?;
         for (k, row) in range.clone().zip(stacked.chunks_exact(m)) {
             call.out.put(k, row);
         }
         if let Some(groups) = call.groups {
             let n_pairs = pairs.len();
-            let means = group_means(kit, &call, groups, &on_device, &b.labels, range.clone())?;
+            let labels = &b.labels;
+            let means = group_means_on(kit, &call, groups, &on_device, labels, range.clone())?;
+            let len = on_device.n_pairs * groups.n_groups * m;
+            let means = to_host(kit, &means, len, "copying substacks to the host")?;
             for (q, k) in range.clone().enumerate() {
                 for g in 0..groups.n_groups {
                     let row = &means[(q * groups.n_groups + g) * m..][..m];
@@ -274,7 +278,7 @@ fn window_products(
     let mut spec = complex_mut(&mut rows.spec);
     let mut spec = part_mut(&mut spec, 0, n_rows * nbins);
     let cfg = blocks((grid_dim(n_rows, "rows")?, 1), (128, 1));
-    let mut l = Launch::new(&kit.module, &kit.stream, "xc_window_products", cfg)?;
+    let mut l = kit.launch("xc_window_products", cfg)?;
     l.input(&t.x)
         .input(&t.a)
         .input(&t.plane)

@@ -9,7 +9,7 @@ use super::spectra::DeviceSpectra;
 use crate::backend::cuda::array::{complex, complex_mut, part, part_mut, Part};
 use crate::backend::cuda::buffers::{alloc, download, upload};
 use crate::backend::cuda::fft::{FftPlan, Shape};
-use crate::backend::cuda::launch::{for_elems_in_blocks_of, Launch};
+use crate::backend::cuda::launch::for_elems_in_blocks_of;
 use crate::backend::cuda::staging::PinnedBuffer;
 use crate::backend::cuda::{driver_error, CudaBackend};
 use crate::error::Result;
@@ -328,12 +328,7 @@ impl Chunks<'_, '_> {
         let mut mask = a.valid.as_mut().map(|v| part_mut(v, 0, c * n));
         let grid = ((n.div_ceil(256).min(1024)) as u32, grid_dim(c, "stations")?);
         let kit = self.kit;
-        let mut l = Launch::new(
-            &kit.module,
-            &kit.stream,
-            "xc_gather_days",
-            blocks(grid, (256, 1)),
-        )?;
+        let mut l = kit.launch("xc_gather_days", blocks(grid, (256, 1)))?;
         l.input(&days)
             .optional(valid.as_ref())
             .scalar(stride as i64)
@@ -380,7 +375,7 @@ impl Chunks<'_, '_> {
         let valid = a.valid.as_ref().map(|v| part(v, 0, c * n));
         let mut day_std = part_mut(&mut a.day_std, 0, c);
         let cfg = blocks((grid_dim(c, "stations")?, 1), (256, 1));
-        let mut l = Launch::new(&kit.module, &kit.stream, "xc_day_prepare", cfg)?;
+        let mut l = kit.launch("xc_day_prepare", cfg)?;
         l.output(&mut day)
             .optional(valid.as_ref())
             .scalar(n as i64)
@@ -393,7 +388,7 @@ impl Chunks<'_, '_> {
         unsafe { l.run() }?;
         let sections = self.plan.sections().len();
         let cfg = for_elems_in_blocks_of(c, 64);
-        let mut l = Launch::new(&kit.module, &kit.stream, "xc_day_filter", cfg)?;
+        let mut l = kit.launch("xc_day_filter", cfg)?;
         l.output(&mut day)
             .output(&mut day_std)
             .scalar(c as i32)
@@ -423,7 +418,7 @@ impl Chunks<'_, '_> {
         let mut scratch = a.scratch.as_mut().map(|s| part_mut(s, 0, rows * g.npts));
         let mut kept = part_mut(&mut a.kept, s0 * nw, rows);
         let cfg = blocks((grid_dim(nw, "windows")?, c as u32), (256, 1));
-        let mut l = Launch::new(&kit.module, &kit.stream, "xc_windows", cfg)?;
+        let mut l = kit.launch("xc_windows", cfg)?;
         l.input(&day)
             .optional(valid.as_ref())
             .input(&day_std)
@@ -466,7 +461,7 @@ impl Chunks<'_, '_> {
             grid_dim(g.band_len.div_ceil(32), "bins")?,
             grid_dim(rows.div_ceil(32), "windows")?,
         );
-        let mut l = Launch::new(&kit.module, &kit.stream, "xc_whiten", blocks(grid, (32, 8)))?;
+        let mut l = kit.launch("xc_whiten", blocks(grid, (32, 8)))?;
         l.input(&spec)
             .input(&kept)
             .input(&a.taper)

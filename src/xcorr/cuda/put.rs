@@ -4,7 +4,6 @@
 use super::kit::{blocks, grid_dim, Kit};
 use crate::backend::cuda::array::{DeviceArray, Part, PartMut};
 use crate::backend::cuda::buffers::upload;
-use crate::backend::cuda::launch::Launch;
 use crate::error::{Error, Result};
 
 /// Where rows go in an output array: row r at `dst[r]`.
@@ -40,12 +39,7 @@ pub(super) fn put_rows(
     }
     let dst = upload(&kit.stream, at.dst, "uploading output rows")?;
     let grid = (grid_dim(rows, "rows")?, m.div_ceil(128) as u32);
-    let mut l = Launch::new(
-        &kit.module,
-        &kit.stream,
-        "xc_put_rows",
-        blocks(grid, (128, 1)),
-    )?;
+    let mut l = kit.launch("xc_put_rows", blocks(grid, (128, 1)))?;
     l.optional(src)
         .input(&dst)
         .scalar(0i64)

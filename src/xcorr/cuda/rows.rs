@@ -6,7 +6,6 @@ use super::put::{put_rows, RowsAt};
 use crate::backend::cuda::array::{complex_mut, part, part_mut, Part, PartMut};
 use crate::backend::cuda::buffers::{alloc, download};
 use crate::backend::cuda::fft::{FftPlan, Shape};
-use crate::backend::cuda::launch::Launch;
 use crate::error::Result;
 use crate::xcorr::geometry::Geometry;
 use cudarc::driver::CudaSlice;
@@ -140,7 +139,7 @@ impl RowBuffers {
         let mut spec = part_mut(&mut spec, 0, rows * nbins);
         let zero_dc = zero_dc.map(|z| part(z, 0, rows));
         let cfg = blocks((rows.div_ceil(8) as u32, 1), (256, 1));
-        let mut l = Launch::new(&kit.module, &kit.stream, "xc_pair_center", cfg)?;
+        let mut l = kit.launch("xc_pair_center", cfg)?;
         l.output(&mut spec)
             .scalar(rows as i32)
             .scalar(nbins as i32)
@@ -165,7 +164,7 @@ fn trim(
     let real = part(real, 0, rows * g.nfft);
     let mut trimmed = part_mut(out, 0, rows * g.n_lags());
     let grid = (grid_dim(rows, "pairs")?, g.n_lags().div_ceil(256) as u32);
-    let mut l = Launch::new(&kit.module, &kit.stream, "xc_trim", blocks(grid, (256, 1)))?;
+    let mut l = kit.launch("xc_trim", blocks(grid, (256, 1)))?;
     l.input(&real)
         .scalar(g.nfft as i32)
         .scalar(g.maxlag as i32)

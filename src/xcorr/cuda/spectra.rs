@@ -5,7 +5,6 @@ use super::kit::{blocks, grid_dim, Kit};
 use crate::backend::cuda::array::{complex, complex_mut, Part};
 use crate::backend::cuda::buffers::{alloc, as_reals, as_reals_mut, download, upload};
 use crate::backend::cuda::driver_error;
-use crate::backend::cuda::launch::Launch;
 use crate::backend::cuda::CudaBackend;
 use crate::context::Context;
 use crate::error::{Error, Result};
@@ -133,12 +132,7 @@ fn divide_into(
         grid_dim(plane.div_ceil(256), "stations × windows")?,
         g.band_len.min(65535) as u32,
     );
-    let mut l = Launch::new(
-        &kit.module,
-        &kit.stream,
-        "xc_divide",
-        blocks(grid, (256, 1)),
-    )?;
+    let mut l = kit.launch("xc_divide", blocks(grid, (256, 1)))?;
     l.input(values)
         .output(&mut out)
         .scalar(plane as i64)

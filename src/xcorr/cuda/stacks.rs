@@ -6,7 +6,7 @@ use super::kit::{blocks, grid_dim, Kit};
 use crate::backend::cuda::array::{complex_mut, part, part_mut};
 use crate::backend::cuda::buffers::{alloc, download, upload};
 use crate::backend::cuda::fft::{self, Direction, Shape};
-use crate::backend::cuda::launch::{for_elems, Launch};
+use crate::backend::cuda::launch::for_elems;
 use crate::error::{Error, Result};
 use crate::xcorr::calls::CorrelateCall;
 use crate::xcorr::groups::WindowGroups;
@@ -25,16 +25,15 @@ pub(super) struct RowsOnDevice {
     pub(super) n_pairs: usize,
 }
 
-/// The batch's stacks (n_pairs × n_lags) on the host.
-pub(super) fn stack(
+/// `len` floats of a batch's rows on the device, copied to the host (waits for them).
+pub(super) fn to_host(
     kit: &Kit,
-    call: &CorrelateCall,
-    method: StackMethod,
-    r: &RowsOnDevice,
+    rows: &CudaSlice<f32>,
+    len: usize,
+    what: &'static str,
 ) -> Result<Vec<f32>> {
-    let out = stack_on(kit, call, method, r)?;
-    let mut host = vec![0f32; r.n_pairs * call.plan.geometry().n_lags()];
-    download(&kit.stream, &out, &mut host, "copying stacks to the host")?;
+    let mut host = vec![0f32; len];
+    download(&kit.stream, rows, &mut host, what)?;
     Ok(host)
 }
 
@@ -71,7 +70,7 @@ fn pws(kit: &Kit, call: &CorrelateCall, r: &RowsOnDevice, out: &mut CudaSlice<f3
     if r.n_rows > 0 {
         let rows = part(&r.rows, 0, r.n_rows * m);
         let mut zp = part_mut(&mut z, 0, 2 * values);
-        let mut l = Launch::new(&kit.module, &kit.stream, "xc_pws_pad", for_elems(values))?;
+        let mut l = kit.launch("xc_pws_pad", for_elems(values))?;
         l.input(&rows)
             .scalar(r.n_rows as i64)
             .scalar(m as i32)
@@ -89,12 +88,7 @@ fn pws(kit: &Kit, call: &CorrelateCall, r: &RowsOnDevice, out: &mut CudaSlice<f3
             "the analytic signals",
         )?;
         plan.exec_c2c_in_place::<f64>(&mut complex_mut(&mut zp), Direction::Forward)?;
-        let mut l = Launch::new(
-            &kit.module,
-            &kit.stream,
-            "xc_pws_analytic",
-            for_elems(values),
-        )?;
+        let mut l = kit.launch("xc_pws_analytic", for_elems(values))?;
         l.output(&mut zp).scalar(r.n_rows as i64).scalar(n as i32);
         // SAFETY: xc_pws_analytic(double* z, i64 n_rows, int n): threads i < n_rows·n touch
         // z[2i], z[2i + 1], inside z's 2·n_rows·n part.
@@ -104,12 +98,7 @@ fn pws(kit: &Kit, call: &CorrelateCall, r: &RowsOnDevice, out: &mut CudaSlice<f3
         kit.release_one_off("the analytic signals")?;
     }
     let grid = (grid_dim(r.n_pairs, "pairs")?, m.div_ceil(128) as u32);
-    let mut l = Launch::new(
-        &kit.module,
-        &kit.stream,
-        "xc_pws_stack",
-        blocks(grid, (128, 1)),
-    )?;
+    let mut l = kit.launch("xc_pws_stack", blocks(grid, (128, 1)))?;
     let rows = part(&r.rows, 0, r.n_rows * m);
     let zp = part(&z, 0, 2 * values);
     let mut o = part_mut(out, 0, r.n_pairs * m);
@@ -150,7 +139,7 @@ fn robust(
     let mut sc = part_mut(&mut scratch, 0, total.max(1));
     let mut o = part_mut(out, 0, r.n_pairs * m);
     let cfg = blocks((grid_dim(r.n_pairs, "pairs")?, 1), (256, 1));
-    let mut l = Launch::new(&kit.module, &kit.stream, "xc_robust", cfg)?;
+    let mut l = kit.launch("xc_robust", cfg)?;
     l.input(&rows)
         .input(&r.start)
         .scalar(m as i32)
@@ -168,25 +157,8 @@ fn robust(
     unsafe { l.run() }
 }
 
-/// The batch's substacks (pairs `range` × groups × n_lags) on the host: the mean of each
-/// group's rows.
-pub(super) fn group_means(
-    kit: &Kit,
-    call: &CorrelateCall,
-    groups: &WindowGroups,
-    r: &RowsOnDevice,
-    labels: &[i32],
-    range: Range<usize>,
-) -> Result<Vec<f32>> {
-    let out = group_means_on(kit, call, groups, r, labels, range)?;
-    let len = r.n_pairs * groups.n_groups * call.plan.geometry().n_lags();
-    let mut host = vec![0f32; len];
-    let what = "copying substacks to the host";
-    download(&kit.stream, &out, &mut host, what)?;
-    Ok(host)
-}
-
-/// `group_means` left on the device: pair q of the batch, group g at row q·n_groups + g.
+/// The batch's substacks (pairs `range` × groups × n_lags) on the device, the mean of each
+/// group's rows: pair q of the batch, group g at row q·n_groups + g.
 pub(super) fn group_means_on(
     kit: &Kit,
     call: &CorrelateCall,
@@ -211,12 +183,7 @@ pub(super) fn group_means_on(
     let rows = part(&r.rows, 0, r.n_rows * m);
     let (mut s, mut o) = (part_mut(&mut sums, 0, len), part_mut(&mut out, 0, len));
     let grid = (grid_dim(r.n_pairs, "pairs")?, m.div_ceil(128) as u32);
-    let mut l = Launch::new(
-        &kit.module,
-        &kit.stream,
-        "xc_group_means",
-        blocks(grid, (128, 1)),
-    )?;
+    let mut l = kit.launch("xc_group_means", blocks(grid, (128, 1)))?;
     l.input(&rows)
         .input(&r.start)
         .input(&label)

@@ -1,6 +1,6 @@
 //! The processing chain of three capabilities on one section, all device calls on the
 //! application's stream: DWT denoise of the traces → F-X decon → wave-packet forward, soft
-//! threshold and adjoint. Captured once into a CUDA graph (global mode) and replayed on ten
+//! threshold and adjoint. Captured once into a CUDA graph (thread-local mode) and replayed on ten
 //! new sections copied into the same input array, each replay equals the direct calls on
 //! that section. F-X and the wave packets' adjoint add with float atomics (their order
 //! follows the threads' timing), so the direct calls themselves agree only to rounding:
@@ -178,7 +178,7 @@ fn a_captured_three_capability_chain_replays_as_the_direct_calls() {
         direct.push(g.download(&chain.out));
     }
     g.stream
-        .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL)
+        .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
         .expect("begin capture");
     chain.queue();
     let graph = g

@@ -1,5 +1,6 @@
 //! A chain of device calls captured into a CUDA graph on the application's stream
-//! (`cuStreamBeginCapture`, global mode), replayed on new data copied into the same input
+//! (`cuStreamBeginCapture`, thread-local mode: the other tests of the process go on making
+//! CUDA calls that global mode forbids while a capture is open), replayed on new data copied into the same input
 //! array, equals the direct calls bit for bit.
 
 use super::*;
@@ -120,7 +121,7 @@ fn a_captured_chain_replays_as_the_direct_calls() {
         direct.push(bits(&g.download(&chain.strengths)));
     }
     g.stream
-        .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL)
+        .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
         .expect("begin capture");
     chain.queue();
     let graph = g

@@ -7,10 +7,12 @@
 #![allow(dead_code)] // each capability's file uses part of it
 
 mod chain;
+mod checks;
 mod dwt;
 mod emlog;
 mod fxdecon;
 mod graph;
+mod other_device;
 mod streams;
 mod usfft;
 mod wavepacket;
