@@ -275,6 +275,7 @@ const EXPORTS: &[&str] = &[
     "sg_wavepacket_volume_inverse_f32",
     "sg_wavepacket_volume_inverse_f64",
     "sg_context_set_stream",
+    "sg_context_set_device_checks",
     "sg_context_synchronize",
     "sg_dwt_execute_device_f32",
     "sg_dwt_execute_device_f64",

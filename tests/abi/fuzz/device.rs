@@ -1,11 +1,12 @@
-//! The device calls (`sg_*_device*`, with `sg_context_set_stream` and
-//! `sg_context_synchronize`): small plans of every capability made on the thread, and calls
-//! on them with random, partly wrong arguments. Device addresses come from `memory`: on a
-//! CUDA context real allocations holding exactly what the call touches, or addresses the
-//! library must refuse before it queues anything, each refusal a planted fault named by the
-//! argument; on a CPU context every call is refused for its context. A call whose arguments
-//! are all valid must succeed; after some, the context's stream is waited for and must
-//! report no fault.
+//! The device calls (`sg_*_device*`, with `sg_context_set_stream`,
+//! `sg_context_set_device_checks` and `sg_context_synchronize`): small plans of every
+//! capability made on the thread, and calls on them with random, partly wrong arguments.
+//! Device addresses come from `memory`: on a CUDA context real allocations holding exactly
+//! what the call touches, or addresses the library must refuse before it queues anything,
+//! each refusal a planted fault named by the argument; on a CPU context every call is
+//! refused for its context. A call whose arguments are all valid must succeed; after some,
+//! the context's stream is waited for and must report no fault (every input is finite, so
+//! none with the device checks on either).
 
 mod dwt;
 mod emlog;
@@ -90,18 +91,26 @@ fn synchronize(f: &mut Fuzz, ctx: *const sg_context) {
     f.check("sg_context_synchronize", s, &k, &[]);
 }
 
-/// The context's device-call settings: `sg_context_set_stream` (on a CUDA context only with
-/// a NULL context, since the stream of a context must not change while other threads' calls
-/// run on it) and `sg_context_synchronize`.
+/// The context's device-call settings: `sg_context_set_stream`, `sg_context_set_device_checks`
+/// and `sg_context_synchronize`.
 fn context(f: &mut Fuzz, mem: &mut Memory) {
-    if f.rng.chance(0.5) {
-        let ctx = if f.rng.chance(0.2) {
-            ptr::null()
-        } else {
-            f.ctx as *const _
-        };
-        return synchronize(f, ctx);
+    match f.rng.range(0, 3) {
+        0 | 1 => {
+            let ctx = if f.rng.chance(0.2) {
+                ptr::null()
+            } else {
+                f.ctx as *const _
+            };
+            synchronize(f, ctx)
+        }
+        2 => set_stream(f, mem),
+        _ => set_device_checks(f, mem),
     }
+}
+
+/// On a CUDA context only with a NULL context: the stream of a context must not change
+/// while other threads' calls run on it.
+fn set_stream(f: &mut Fuzz, mem: &mut Memory) {
     let mut k = mem.faults();
     let ctx = if !mem.cuda() && f.rng.chance(0.8) {
         f.ctx
@@ -114,6 +123,27 @@ fn context(f: &mut Fuzz, mem: &mut Memory) {
     f.announce("sg_context_set_stream", || format!("{stream:#x}"));
     let s = sg_context_set_stream(ctx, stream);
     check(f, mem, "sg_context_set_stream", s, &k, Vec::new());
+}
+
+/// Checks on or off (any thread may switch them: every device input the fuzzer makes is
+/// finite, so `sg_context_synchronize` must report nothing either way), or a bad value.
+fn set_device_checks(f: &mut Fuzz, mem: &mut Memory) {
+    let mut k = mem.faults();
+    let ctx = if f.rng.chance(0.1) {
+        k.plant("ctx");
+        ptr::null_mut()
+    } else {
+        f.ctx
+    };
+    let mut checks = f.rng.pick(&[SG_DEVICE_CHECKS_OFF, SG_DEVICE_CHECKS_FINITE]);
+    if f.rng.chance(0.2) {
+        k.plant("checks");
+        checks = f.rng.bad_enum(&[0, 1]);
+    }
+    let name = "sg_context_set_device_checks";
+    f.announce(name, || format!("{checks}"));
+    let s = sg_context_set_device_checks(ctx, checks);
+    check(f, mem, name, s, &k, Vec::new());
 }
 
 /// A plan handle, or (a planted fault `name`, with probability `p`) NULL.
