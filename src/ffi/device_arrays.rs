@@ -24,6 +24,24 @@ pub(crate) fn device_array<'a, T>(
 /// Whether two device arrays of `a_len` and `b_len` elements of `T` share bytes.
 pub(crate) fn overlap<T>(a: u64, a_len: usize, b: u64, b_len: usize) -> bool {
     let size = std::mem::size_of::<T>() as u64;
-    let (a_end, b_end) = (a + a_len as u64 * size, b + b_len as u64 * size);
+    // Saturating: an address near the top of the range (refused by the driver check that
+    // follows) must not overflow here first.
+    let end = |at: u64, len: usize| at.saturating_add((len as u64).saturating_mul(size));
+    let (a_end, b_end) = (end(a, a_len), end(b, b_len));
     a_len > 0 && b_len > 0 && a < b_end && b < a_end
+}
+
+#[cfg(test)]
+mod tests {
+    use super::overlap;
+
+    #[test]
+    fn overlap_of_byte_ranges() {
+        assert!(overlap::<f32>(0x1000, 4, 0x100c, 4), "last element shared");
+        assert!(!overlap::<f32>(0x1000, 4, 0x1010, 4), "adjacent");
+        assert!(!overlap::<f32>(0x1000, 0, 0x1000, 4), "an empty array");
+        // At the top of the address range the ends saturate instead of overflowing.
+        assert!(overlap::<f64>(u64::MAX - 3, 64, u64::MAX - 1, 2));
+        assert!(!overlap::<f64>(u64::MAX - 3, 64, 0x1000, 64));
+    }
 }
