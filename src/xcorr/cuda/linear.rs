@@ -329,7 +329,11 @@ impl TileCall<'_, '_> {
                 )?;
             }
             if runs.is_empty() {
-                // its substacks are zeros (count 0): already so on the host
+                // A labelled group's substacks are zeros (count 0): already so on the host.
+                // The unlabelled windows (grp = n_groups) have no substack row.
+                if grp == groups.n_groups {
+                    continue;
+                }
                 if let Some((out, stride)) = device_sub(call)? {
                     let dst: Vec<i64> = self
                         .slots

@@ -86,11 +86,13 @@ fn device_checks_report_non_finite_inputs_at_synchronize() {
     fx_names_itself(&g);
     // Captured: a replay reports as the direct calls do.
     let input = g.upload(&traces(None, 0.0));
-    let i = input.addr();
+    // Addresses taken before the capture (reading a cudarc slice's address waits on its
+    // last write's event, which a capturing stream may not).
+    let (i, o) = (input.addr(), output.addr());
     g.stream
         .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
         .expect("begin capture");
-    denoise(&g, plan, i, output.addr());
+    denoise(&g, plan, i, o);
     let graph = g
         .stream
         .end_capture(CUgraphInstantiate_flags(0))
