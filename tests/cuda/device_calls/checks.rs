@@ -15,12 +15,11 @@ const N: usize = 256;
 const TRACES: usize = 64;
 const STRIDE: usize = 260;
 
-fn denoise(g: &Gpu, plan: *mut sg_dwt_plan, input: u64, output: u64) {
+fn denoise(plan: *mut sg_dwt_plan, input: u64, output: u64) {
     let o = sg_dwt_denoise_options_default();
     let null = std::ptr::null_mut();
     let s = sg_dwt_denoise_device_f32(plan, &o, input, output, TRACES, STRIDE, null);
     assert_eq!(s, SG_OK, "{}", message());
-    let _ = g;
 }
 
 /// Traces with padding: a NaN in the padding is not read, so not reported.
@@ -69,19 +68,19 @@ fn device_checks_report_non_finite_inputs_at_synchronize() {
         0.0,
     ));
     // Off (the default): nothing reported.
-    denoise(&g, plan, bad.addr(), output.addr());
+    denoise(plan, bad.addr(), output.addr());
     assert_eq!(sg_context_synchronize(g.ctx), SG_OK, "checks off");
     ok(sg_context_set_device_checks(g.ctx, SG_DEVICE_CHECKS_FINITE));
-    denoise(&g, plan, good.addr(), output.addr());
+    denoise(plan, good.addr(), output.addr());
     assert_eq!(
         sg_context_synchronize(g.ctx),
         SG_OK,
         "NaN in the padding only"
     );
-    denoise(&g, plan, bad.addr(), output.addr());
-    denoise(&g, plan, good.addr(), output.addr());
+    denoise(plan, bad.addr(), output.addr());
+    denoise(plan, good.addr(), output.addr());
     expect_finding(&g, "a NaN");
-    denoise(&g, plan, inf.addr(), output.addr());
+    denoise(plan, inf.addr(), output.addr());
     expect_finding(&g, "an infinity in the last sample");
     fx_names_itself(&g);
     // Captured: a replay reports as the direct calls do.
@@ -92,7 +91,7 @@ fn device_checks_report_non_finite_inputs_at_synchronize() {
     g.stream
         .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
         .expect("begin capture");
-    denoise(&g, plan, i, o);
+    denoise(plan, i, o);
     let graph = g
         .stream
         .end_capture(CUgraphInstantiate_flags(0))
@@ -112,7 +111,7 @@ fn device_checks_report_non_finite_inputs_at_synchronize() {
     graph.launch().expect("replay");
     expect_finding(&g, "a replay on bad data");
     ok(sg_context_set_device_checks(g.ctx, SG_DEVICE_CHECKS_OFF));
-    denoise(&g, plan, bad.addr(), output.addr());
+    denoise(plan, bad.addr(), output.addr());
     assert_eq!(sg_context_synchronize(g.ctx), SG_OK, "checks off again");
     sg_dwt_plan_destroy(plan);
     cost(&g);
