@@ -8,7 +8,6 @@
 //! near the threshold from turning a rounding difference into a jump).
 
 use super::*;
-use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 use seisgpu::ffi::dwt::device::*;
 use seisgpu::ffi::dwt::*;
 use seisgpu::ffi::fxdecon::device::*;
@@ -177,15 +176,7 @@ fn a_captured_three_capability_chain_replays_as_the_direct_calls() {
         chain.queue();
         direct.push(g.download(&chain.out));
     }
-    g.stream
-        .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
-        .expect("begin capture");
-    chain.queue();
-    let graph = g
-        .stream
-        .end_capture(CUgraphInstantiate_flags(0))
-        .expect("end capture")
-        .expect("a graph");
+    let graph = g.capture(|| chain.queue());
     for (k, want) in direct.iter().enumerate() {
         copy_in(k, &mut chain);
         graph.launch().expect("graph launch");

@@ -5,7 +5,6 @@
 //! graph: each replay on bad data reports, one on good data does not.
 
 use super::*;
-use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 use seisgpu::ffi::dwt::device::*;
 use seisgpu::ffi::dwt::*;
 use seisgpu::ffi::fxdecon::device::*;
@@ -88,15 +87,7 @@ fn device_checks_report_non_finite_inputs_at_synchronize() {
     // Addresses taken before the capture (reading a cudarc slice's address waits on its
     // last write's event, which a capturing stream may not).
     let (i, o) = (input.addr(), output.addr());
-    g.stream
-        .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
-        .expect("begin capture");
-    denoise(plan, i, o);
-    let graph = g
-        .stream
-        .end_capture(CUgraphInstantiate_flags(0))
-        .expect("end capture")
-        .expect("a graph");
+    let graph = g.capture(|| denoise(plan, i, o));
     graph.launch().expect("replay");
     assert_eq!(
         sg_context_synchronize(g.ctx),

@@ -4,7 +4,6 @@
 //! array, equals the direct calls bit for bit.
 
 use super::*;
-use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 use seisgpu::ffi::dwt::device::*;
 use seisgpu::ffi::dwt::*;
 use seisgpu::ffi::usfft::device::*;
@@ -120,15 +119,7 @@ fn a_captured_chain_replays_as_the_direct_calls() {
         chain.queue();
         direct.push(bits(&g.download(&chain.strengths)));
     }
-    g.stream
-        .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
-        .expect("begin capture");
-    chain.queue();
-    let graph = g
-        .stream
-        .end_capture(CUgraphInstantiate_flags(0))
-        .expect("end capture")
-        .expect("a graph");
+    let graph = g.capture(|| chain.queue());
     for (k, want) in direct.iter().enumerate() {
         copy_in(k, &mut chain);
         graph.launch().expect("graph launch");

@@ -88,6 +88,22 @@ impl Gpu {
         v
     }
 
+    /// What `queue` puts on the application's stream, captured into a CUDA graph
+    /// (thread-local mode: the other tests of the process go on making calls that global
+    /// mode forbids). Arrays' addresses must be taken before (reading a cudarc slice's
+    /// address waits on its last write's event, which a capturing stream may not).
+    pub fn capture(&self, queue: impl FnOnce()) -> cudarc::driver::CudaGraph {
+        use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
+        self.stream
+            .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+            .expect("begin capture");
+        queue();
+        self.stream
+            .end_capture(CUgraphInstantiate_flags(0))
+            .expect("end capture")
+            .expect("a graph")
+    }
+
     /// Waits through the library (`sg_context_synchronize`): the device calls' stream.
     pub fn synchronize(&self) {
         assert_eq!(sg_context_synchronize(self.ctx), SG_OK, "{}", message());
