@@ -204,14 +204,14 @@ fn rel_diff(a: &[f32], b: &[f32]) -> f64 {
 
 fn report(steps: &[(f64, f64)], ways: [f64; 3]) {
     let sum: f64 = steps.iter().map(|s| s.0).sum();
-    println!("| device call | device ms | enqueue µs (host time inside the call) |");
+    println!("| device call | GPU ms | enqueue µs (host time inside the call) |");
     println!("|---|---:|---:|");
     for (name, (ms, us)) in STEPS.iter().zip(steps) {
         println!("| {name} | {ms:.3} | {us:.1} |");
     }
     println!("| sum of the calls | {sum:.3} | |");
     println!();
-    println!("| way | end to end ms | ÷ sum of the calls' device times |");
+    println!("| way | end to end ms | ÷ sum of the calls' GPU times |");
     println!("|---|---:|---:|");
     let names = [
         "host arrays per call",
