@@ -74,8 +74,9 @@ thread_local! {
     static FENCE: std::cell::RefCell<Vec<CudaEvent>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// Makes `waiter` wait for what `on` holds now.
-fn join(waiter: &CudaStream, on: &CudaStream, what: &'static str) -> Result<()> {
+/// Makes `waiter` wait for what `on` holds now (one reused event: no event is created or
+/// destroyed per call).
+pub fn join(waiter: &CudaStream, on: &CudaStream, what: &'static str) -> Result<()> {
     FENCE.with(|fences| {
         let mut fences = fences.borrow_mut();
         let ctx = on.context();

@@ -7,6 +7,7 @@ use super::{usfft_stream, BoxStage, Buffers, Scratch};
 use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::array::{part, DeviceArray, DeviceArrayMut};
 use crate::backend::cuda::buffers::{alloc, as_reals, as_reals_mut, upload};
+use crate::backend::cuda::caller::join;
 use crate::backend::cuda::fft::Direction;
 use crate::backend::cuda::staging::{download_staged, upload_staged};
 use crate::backend::cuda::tracked::{read_on, write_on};
@@ -247,11 +248,11 @@ impl<T: Real> BoxStage<T> {
     /// two joins with the stage's.
     fn lattice_to_modes(&self, scratch: &mut Scratch<T>) -> Result<()> {
         let (s, s1) = (&self.stream, usfft_stream(&self.type1)?);
-        let join = driver_error("ordering the wave-packet adjoint's streams");
-        s1.join(s).map_err(&join)?;
+        let what = "ordering the wave-packet adjoint's streams";
+        join(&s1, s, what)?;
         self.type1
             .execute_device(&mut scratch.values, &mut scratch.modes)?;
-        s.join(&s1).map_err(&join)
+        join(s, &s1, what)
     }
 
     /// Uploads one call's grid shifts (`shifts`: one per box, or none) into the scratch;
