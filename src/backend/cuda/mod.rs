@@ -13,6 +13,7 @@ pub mod launch;
 pub mod module_cache;
 pub mod nvrtc;
 pub mod probe;
+pub mod replay;
 pub mod staging;
 pub mod tracked;
 

@@ -1,7 +1,6 @@
 //! The box stage's calls: host-to-host C, C* and C*·P(C f) (uploads, the transform on the
 //! device, downloads), and device-resident C and C* queued on the stage's stream.
 
-use super::ffts::box_ffts;
 use super::tables::shift_factors;
 use super::{usfft_stream, BoxStage, Buffers, Scratch};
 use crate::backend::cpu::CpuBackend;
@@ -220,7 +219,7 @@ impl<T: Real> BoxStage<T> {
         let shifted = self.set_shifts(shifts, scratch)?;
         self.gather(scratch, shifted)?;
         // The coefficients' exponent is +2πi (the inverse direction).
-        box_ffts(&self.groups, &mut scratch.work, Direction::Inverse)?;
+        self.box_ffts(scratch, Direction::Inverse)?;
         self.work_to_coefficients(&scratch.work, coeffs)?;
         self.report(reporter, "wave-packet boxes", 1.0 - USFFT_SHARE)
     }
@@ -236,7 +235,7 @@ impl<T: Real> BoxStage<T> {
     ) -> Result<()> {
         let shifted = self.set_shifts(shifts, scratch)?;
         self.coefficients_to_work(coeffs, &mut scratch.work)?;
-        box_ffts(&self.groups, &mut scratch.work, Direction::Forward)?;
+        self.box_ffts(scratch, Direction::Forward)?;
         self.scatter(scratch, shifted)?;
         self.report(reporter, "wave-packet boxes", 1.0 - USFFT_SHARE)?;
         self.lattice_to_modes(scratch)?;

@@ -1,9 +1,13 @@
 //! The box FFTs: cuFFT plans batched over each run of boxes of one shape, in place over the
-//! work array.
+//! work array. The executes of each direction are captured once into a CUDA graph and
+//! replayed (`replay`): a large layout has hundreds of shapes, and one graph launch costs
+//! the host far less than as many cuFFT executes.
 
 use super::tables::ShapeRun;
-use crate::backend::cuda::array::{complex_mut, part_mut};
+use super::{BoxStage, Scratch};
+use crate::backend::cuda::array::{complex_mut, part_mut, DeviceArray};
 use crate::backend::cuda::fft::{self, Direction, FftPlan, Shape};
+use crate::backend::cuda::replay::{run_or_replay, Replay};
 use crate::error::Result;
 use crate::sample::Real;
 use cudarc::driver::{CudaSlice, CudaStream};
@@ -57,15 +61,36 @@ pub(super) fn plan_groups<T: Real>(
     Ok(groups)
 }
 
-/// The box FFTs over `work` (interleaved complex), in place.
-pub(super) fn box_ffts<T: Real>(
+/// The captured box FFTs of each direction (made on a call's first use).
+#[derive(Default)]
+pub(super) struct BoxReplays {
+    forward: Option<Replay>,
+    inverse: Option<Replay>,
+}
+
+impl<T: Real> BoxStage<T> {
+    /// The box FFTs over the scratch's work array, in place, queued on the stage's stream.
+    pub(super) fn box_ffts(&self, scratch: &mut Scratch<T>, direction: Direction) -> Result<()> {
+        let groups = &self.groups;
+        if groups.iter().all(|g| g.full.is_none()) {
+            return Ok(());
+        }
+        let slot = match direction {
+            Direction::Forward => &mut scratch.box_replays.forward,
+            Direction::Inverse => &mut scratch.box_replays.inverse,
+        };
+        let work = &mut scratch.work;
+        let key = work.addr();
+        run_or_replay(slot, &self.stream, key, || execs(groups, work, direction))
+    }
+}
+
+/// One cuFFT execute per batch of boxes of one shape over `work` (interleaved complex).
+fn execs<T: Real>(
     groups: &[FftGroup],
     work: &mut CudaSlice<T>,
     direction: Direction,
 ) -> Result<()> {
-    if groups.iter().all(|g| g.full.is_none()) {
-        return Ok(());
-    }
     // Boxes of several elements: the work array holds whole (re, im) pairs.
     let mut all = complex_mut(work);
     for g in groups {

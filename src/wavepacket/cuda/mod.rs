@@ -27,7 +27,7 @@ use crate::sample::Real;
 use crate::sample::Sample;
 use crate::usfft::UsfftPlan;
 use cudarc::driver::{CudaModule, CudaSlice, CudaStream};
-use ffts::FftGroup;
+use ffts::{BoxReplays, FftGroup};
 use std::sync::{Arc, Mutex};
 use tables::{DeviceTables, HostTables};
 
@@ -73,7 +73,7 @@ struct Buffers<T> {
 
 /// Interleaved complex as reals: `work` (the boxes in work order), `values` (lattice
 /// values), `modes` (the data as complex); a shifted call's shift tables; the first
-/// non-finite input value found (u64::MAX: none).
+/// non-finite input value found (u64::MAX: none); the captured box FFTs.
 struct Scratch<T> {
     work: CudaSlice<T>,
     values: CudaSlice<T>,
@@ -81,6 +81,7 @@ struct Scratch<T> {
     shift_at: Option<CudaSlice<i64>>,
     shift: Option<CudaSlice<T>>,
     first_bad: CudaSlice<u64>,
+    box_replays: BoxReplays,
 }
 
 /// The type-2 (forward) or type-1 (adjoint) USFFT's stream.
@@ -187,6 +188,7 @@ impl<T: Real> Scratch<T> {
             shift_at: None,
             shift: None,
             first_bad: alloc(s, 1, "allocating the wave-packet input check")?,
+            box_replays: BoxReplays::default(),
         })
     }
 }

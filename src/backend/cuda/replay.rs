@@ -1,0 +1,67 @@
+//! A fixed sequence of work on buffers a plan owns, captured once into a CUDA graph and
+//! replayed: one `cuGraphLaunch` instead of hundreds of launches (the wave packets' box
+//! FFTs are one cuFFT execute per box shape). The host time of a call falls; the device
+//! runs the same kernels on the same arrays, so the results are the same bit for bit.
+//!
+//! Work queued while the stream is itself being captured (the application building a graph
+//! of its own) is queued directly instead, so that it becomes part of that graph.
+
+use super::driver_error;
+use crate::error::Result;
+use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode, CUstreamCaptureStatus};
+use cudarc::driver::{CudaGraph, CudaStream};
+use std::sync::Arc;
+
+/// A captured sequence and the key of the arrays it was captured on (their addresses: a
+/// graph holds them, so other arrays need a new capture).
+pub struct Replay {
+    graph: CudaGraph,
+    key: u64,
+}
+
+// SAFETY: a CUDA graph may be launched and destroyed from any thread as long as its uses
+// are serialised (the driver's rule for graph objects); the holders keep a replay behind
+// the same lock as the buffers it writes, so one thread at a time touches it.
+unsafe impl Send for Replay {}
+
+/// Queues `work` on `stream`: replays the capture in `slot` when it was made for `key`,
+/// otherwise captures `work` (nothing runs during a capture), keeps it and replays it.
+/// `work` must queue only on `stream`, allocate nothing and not wait; it must queue the
+/// same work for the same `key` at every call.
+pub fn run_or_replay(
+    slot: &mut Option<Replay>,
+    stream: &Arc<CudaStream>,
+    key: u64,
+    work: impl FnOnce() -> Result<()>,
+) -> Result<()> {
+    let what = "replaying captured work";
+    let status = stream.capture_status().map_err(driver_error(what))?;
+    if status != CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE {
+        return work();
+    }
+    if !matches!(slot, Some(r) if r.key == key) {
+        *slot = None;
+        *slot = capture(stream, work)?.map(|graph| Replay { graph, key });
+        if slot.is_none() {
+            return Ok(()); // Nothing was queued: nothing to replay.
+        }
+    }
+    let replay = slot.as_ref().expect("a capture was just kept");
+    replay.graph.launch().map_err(driver_error(what))
+}
+
+/// `work` captured from `stream` (thread-local mode: other threads' CUDA calls go on);
+/// `None` when it queued nothing.
+fn capture(
+    stream: &Arc<CudaStream>,
+    work: impl FnOnce() -> Result<()>,
+) -> Result<Option<CudaGraph>> {
+    let what = "capturing work into a CUDA graph";
+    let mode = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
+    stream.begin_capture(mode).map_err(driver_error(what))?;
+    let queued = work();
+    // Ended in every case, so that the stream leaves capture mode.
+    let graph = stream.end_capture(CUgraphInstantiate_flags(0));
+    queued?;
+    graph.map_err(driver_error(what))
+}
