@@ -2,14 +2,15 @@
 //! the modes. Type 2: deconvolve the modes into the fine grids, FFT, interpolate. cuFFT runs
 //! the batch's vectors as one plan; the kernels loop over them.
 
-use super::plan::{ensure, DevicePoints, Work};
+use super::plan::{ensure, DevicePoints, FineGrid, Work};
 use crate::backend::cpu::CpuBackend;
-use crate::backend::cuda::array::{complex_mut, DeviceArrayMut};
+use crate::backend::cuda::array::{complex_mut, DeviceArray, DeviceArrayMut};
 use crate::backend::cuda::buffers::{as_reals, as_reals_mut, fill_zero};
 use crate::backend::cuda::caller::ordered_on;
 use crate::backend::cuda::checks::Rows;
 use crate::backend::cuda::fft::Direction;
 use crate::backend::cuda::launch::{for_elems, Launch};
+use crate::backend::cuda::replay::run_or_replay;
 use crate::backend::cuda::staging::{download_staged, upload_staged};
 use crate::backend::cuda::tracked::write_on;
 use crate::backend::cuda::{bind, driver_error, CudaBackend};
@@ -151,7 +152,7 @@ impl<T: Real> DevicePoints<T> {
         &self,
         c: &mut impl DeviceArrayMut<T>,
         f: &mut impl DeviceArrayMut<T>,
-        grid: &mut CudaSlice<T>,
+        grid: &mut FineGrid<T>,
         events: Option<&[CudaEvent; 4]>,
     ) -> Result<()> {
         let mark = Marks {
@@ -159,70 +160,98 @@ impl<T: Real> DevicePoints<T> {
             stream: &self.stream,
         };
         mark.at(0)?;
-        fill_zero(&self.stream, grid, "clearing the USFFT fine grid")?;
         match self.spec.kind {
             TransformType::Type1 => {
+                fill_zero(
+                    &self.stream,
+                    &mut grid.cells,
+                    "clearing the USFFT fine grid",
+                )?;
                 if self.m > 0 {
-                    self.spread(c, grid)?;
+                    self.spread(c, &mut grid.cells)?;
                 }
                 mark.at(1)?;
                 self.fft(grid)?;
                 mark.at(2)?;
-                self.deconvolve(f, grid, true)?;
+                self.deconvolve(&grid.cells, f)?;
             }
             TransformType::Type2 => {
-                self.deconvolve(f, grid, false)?;
+                self.pad(f, &mut grid.cells)?;
                 mark.at(1)?;
                 self.fft(grid)?;
                 mark.at(2)?;
                 if self.m > 0 {
-                    self.interp(grid, c)?;
+                    self.interp(&grid.cells, c)?;
                 }
             }
         }
         mark.at(3)
     }
 
-    /// Between the modes `f` and the fine grids: modes = grid / ψ̂ (`to_modes`, type 1) or
-    /// grid = modes / ψ̂ at the modes' cells (type 2, the grid zeroed before).
-    fn deconvolve(
-        &self,
-        f: &mut impl DeviceArrayMut<T>,
-        grid: &mut CudaSlice<T>,
-        to_modes: bool,
-    ) -> Result<()> {
-        let spec = &self.spec;
-        let total = spec.mode_count() * spec.n_vectors;
-        let cfg = for_elems(total);
-        let mut l = Launch::new(&self.module, &self.stream, "usfft_deconvolve", cfg)?;
-        l.output(f).output(grid);
-        for a in &self.tables.fine_index {
+    /// Type 1's modes from the fine grids: modes = grid / ψ̂ at the modes' cells.
+    fn deconvolve(&self, grid: &impl DeviceArray<T>, f: &mut impl DeviceArrayMut<T>) -> Result<()> {
+        let total = self.spec.mode_count() * self.spec.n_vectors;
+        let mut l = Launch::new(
+            &self.module,
+            &self.stream,
+            "usfft_deconvolve",
+            for_elems(total),
+        )?;
+        l.output(f).input(grid);
+        self.push_mode_tables(&mut l, &self.tables.fine_index);
+        // SAFETY: usfft_deconvolve(REAL* modes, const REAL* grid, const int* fi1..fi3, const
+        // REAL* q1..q3, int n1..n3, int nf1..nf3, int nvec): thread idx < N·nvec (the others
+        // return) writes modes[2·idx..+2] (f holds 2·nvec·N reals: checked by the callers)
+        // and reads the grid cell of its mode (fine_index < nf per dimension; grid holds
+        // 2·nvec·nf1·nf2·nf3), the tables at its mode indices (< n_d).
+        unsafe { l.run() }
+    }
+
+    /// Type 2's fine grids from the modes `f`: modes / ψ̂ at the modes' cells, zero
+    /// elsewhere, every cell written once.
+    fn pad(&self, f: &impl DeviceArray<T>, grid: &mut impl DeviceArrayMut<T>) -> Result<()> {
+        let total = self.spec.fine_count() * self.spec.n_vectors;
+        let mut l = Launch::new(&self.module, &self.stream, "usfft_pad", for_elems(total))?;
+        l.input(f).output(grid);
+        self.push_mode_tables(&mut l, &self.tables.mode_of_cell);
+        // SAFETY: usfft_pad(const REAL* modes, REAL* grid, const int* mc1..mc3, const REAL*
+        // q1..q3, int n1..n3, int nf1..nf3, int nvec): thread idx < nf1·nf2·nf3·nvec (the
+        // others return) writes grid[2·idx..+2] (grid holds that many cells) and reads
+        // mc_d at its cell's index (< nf_d; each table holds nf_d), and where all three are
+        // modes (≥ 0, < n_d) the tables q_d there and modes[2·mode..+2] (f holds 2·nvec·N
+        // reals: checked by the callers).
+        unsafe { l.run() }
+    }
+
+    /// Pushes the three index tables `index`, the deconvolution factors, `int n1..n3`,
+    /// `int nf1..nf3` and `int nvec`.
+    fn push_mode_tables(&self, l: &mut Launch<'_>, index: &[CudaSlice<i32>; 3]) {
+        for a in index {
             l.input(a);
         }
         for a in &self.tables.deconv {
             l.input(a);
         }
+        let spec = &self.spec;
         let [n1, n2, n3] = spec.modes.map(|n| n as i32);
         let [nf1, nf2, nf3] = spec.fine.map(|n| n as i32);
         l.scalar(n1).scalar(n2).scalar(n3);
         l.scalar(nf1).scalar(nf2).scalar(nf3);
-        l.scalar(spec.n_vectors as i32).scalar(to_modes as i32);
-        // SAFETY: usfft_deconvolve(REAL* modes, REAL* grid, const int* fi1..fi3, const REAL*
-        // q1..q3, int n1..n3, int nf1..nf3, int nvec, int to_modes): thread idx < N·nvec
-        // (the others return) reads or writes modes[2·idx..+2] (f holds 2·nvec·N reals:
-        // checked by the callers) and the grid cell of its mode (fine_index < nf per
-        // dimension; grid holds 2·nvec·nf1·nf2·nf3), the tables at its mode indices (< n_d).
-        unsafe { l.run() }
+        l.scalar(spec.n_vectors as i32);
     }
 
     /// The batch of fine-grid FFTs in place; cuFFT's forward direction is e^{−i…}, so the
     /// plan's sign picks the direction.
-    fn fft(&self, grid: &mut CudaSlice<T>) -> Result<()> {
+    fn fft(&self, grid: &mut FineGrid<T>) -> Result<()> {
         let direction = match self.spec.sign {
             -1 => Direction::Forward,
             _ => Direction::Inverse,
         };
-        self.fft
-            .exec_c2c_in_place::<T>(&mut complex_mut(grid), direction)
+        let FineGrid { cells, fft_replay } = grid;
+        let key = cells.addr();
+        run_or_replay(fft_replay, &self.stream, key, || {
+            self.fft
+                .exec_c2c_in_place::<T>(&mut complex_mut(cells), direction)
+        })
     }
 }

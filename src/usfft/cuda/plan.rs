@@ -6,6 +6,7 @@ use super::prelude::prelude;
 use crate::backend::cuda::buffers::{alloc, upload};
 use crate::backend::cuda::fft::{self, FftPlan, Shape};
 use crate::backend::cuda::launch::Launch;
+use crate::backend::cuda::replay::Replay;
 use crate::backend::cuda::{bind, kernels, CudaBackend};
 use crate::error::Result;
 use crate::sample::Real;
@@ -52,16 +53,25 @@ pub(super) struct SortScratch<T> {
     pub(super) bad: CudaSlice<u64>,
 }
 
-/// Per dimension: the fine-grid cell of each mode and its deconvolution factor.
+/// Per dimension: the fine-grid cell of each mode, the mode of each fine-grid cell (−1 for
+/// none) and each mode's deconvolution factor.
 pub(super) struct ModeTables<T> {
     pub(super) fine_index: [CudaSlice<i32>; 3],
+    pub(super) mode_of_cell: [CudaSlice<i32>; 3],
     pub(super) deconv: [CudaSlice<T>; 3],
 }
 
 pub(super) struct Work<T> {
-    pub(super) grid: CudaSlice<T>,
+    pub(super) grid: FineGrid<T>,
     pub(super) c: Option<CudaSlice<T>>,
     pub(super) f: Option<CudaSlice<T>>,
+}
+
+/// The fine grids (2·n_vectors·nf1·nf2·nf3 reals) and their FFT captured into a CUDA graph
+/// on first use (`replay`: one graph launch costs the host less than a cuFFT execute).
+pub(super) struct FineGrid<T> {
+    pub(super) cells: CudaSlice<T>,
+    pub(super) fft_replay: Option<Replay>,
 }
 
 /// Replaces `buf` by one of `len` elements if it is shorter.
@@ -145,7 +155,10 @@ impl<T: Real> DevicePoints<T> {
             interp: per_point(spec.kernel.width),
             tables,
             work: Mutex::new(Work {
-                grid,
+                grid: FineGrid {
+                    cells: grid,
+                    fft_replay: None,
+                },
                 c: None,
                 f: None,
             }),
@@ -211,6 +224,13 @@ impl<T: Real> ModeTables<T> {
             let fi: Vec<i32> = spec.fine_index(d).into_iter().map(|i| i as i32).collect();
             upload(stream, &fi, what)
         };
+        let modes_of_cells = |d: usize| {
+            let mut mc = vec![-1i32; spec.fine[d]];
+            for (k, i) in spec.fine_index(d).into_iter().enumerate() {
+                mc[i] = k as i32;
+            }
+            upload(stream, &mc, what)
+        };
         let factors = |d: usize| {
             let q: Vec<T> = spec.deconv[d]
                 .iter()
@@ -220,6 +240,7 @@ impl<T: Real> ModeTables<T> {
         };
         Ok(ModeTables {
             fine_index: [index(0)?, index(1)?, index(2)?],
+            mode_of_cell: [modes_of_cells(0)?, modes_of_cells(1)?, modes_of_cells(2)?],
             deconv: [factors(0)?, factors(1)?, factors(2)?],
         })
     }
