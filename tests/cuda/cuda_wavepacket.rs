@@ -7,13 +7,14 @@
 //! the CPU's result. Without a CUDA
 //! device the test reports "skipped", unless SEISGPU_REQUIRE_CUDA=1 makes that a failure.
 //! SEISGPU_SANITIZING=1 (scripts/gpu_sanitize.sh) runs one small 2D and one small 3D f32
-//! case.
+//! case. SEISGPU_SANITIZE_SMALL=1 (the sanitizer's reduced mode) also tiles a 12×10×9
+//! volume in 8³ tiles over several contexts instead of 20×18×23 in 12×10×12 tiles.
 
 use crate::wavepacket_support;
 
 use crate::cuda_common;
 
-use cuda_common::{gpu_context, sanitizing};
+use cuda_common::{gpu_context, sanitize_small, sanitizing};
 use num_complex::Complex;
 use seisgpu::context::Context;
 use seisgpu::sample::Real;
@@ -498,8 +499,13 @@ fn gpu_tiles_over_several_devices_equal_one() {
         tolerance: 1e-6,
         ..Default::default()
     };
-    let (volume, tile) = ([20, 18, 23], [12, 10, 12]);
-    let f: Vec<f32> = to_t(&f3(10, 20, 18, 23));
+    // Reduced mode: still 2×2×2 tiles, the last ones partial, at a third of the samples.
+    let (volume, tile) = if sanitize_small() {
+        ([12, 10, 9], [8, 8, 8])
+    } else {
+        ([20, 18, 23], [12, 10, 12])
+    };
+    let f: Vec<f32> = to_t(&f3(10, volume[0], volume[1], volume[2]));
     let one = TiledPlan::<f32>::new(gpu.clone(), &volume, &tile, &o).unwrap();
     let many = TiledPlan::<f32>::on_contexts(&contexts, &volume, &tile, &o).unwrap();
     let m = one.n_coefficients();
