@@ -114,6 +114,9 @@ SMALL_TOOLS=${SANITIZE_SMALL_TOOLS-racecheck}
 LIMIT=${SANITIZE_TIME_LIMIT:-540}
 PER_RUN=${SANITIZE_TIMEOUT:-$LIMIT}
 PARALLEL=${SANITIZE_PARALLEL:-${PARALLEL:-4}}
+# TESTS="cuda_dwt cuda_usfft" (a list of modules) is read too.
+MODULES=${SANITIZE_MODULES:-${TESTS:+^(${TESTS// /|})$}}
+MODULES=${MODULES:-^(cuda_|device_calls$)}
 EXES=".gpu/tests/cuda .gpu/tests/progress .gpu/tests/cuda_kernel_cache"
 export LD_LIBRARY_PATH="$PWD/.gpu/lib:${LD_LIBRARY_PATH:-}"
 export SEISGPU_REQUIRE_CUDA=1
@@ -138,7 +141,7 @@ units() {
         local mods
         mods=$(modules "$e")
         for m in ${mods:-$(basename "$e")}; do
-            [[ $m =~ ${SANITIZE_MODULES:-^(cuda_|device_calls$)} ]] || continue
+            [[ $m =~ $MODULES ]] || continue
             if [ "$m" = cuda_dwt ]; then
                 for s in A B C D E F G; do echo "$e $m section_$s"; done
             else
