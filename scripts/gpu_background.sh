@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by scripts/gpu_soak.sh and scripts/gpu_sanitize.sh: a job that outlasts one command
 # on the device machine (which stops each command after 600 s) runs detached from it, in a
 # folder under /tmp that the next command can read, and a later command collects it.
@@ -21,6 +22,7 @@ bg_start() {
     date +%s >"$dir/started"
     # The job's exit status goes to DIR/rc when it ends; setsid keeps it alive when the
     # command that started it is stopped.
+    # shellcheck disable=SC2016 # expanded by the inner shell
     setsid nohup bash -c '"$@"; echo $? >"$0/rc"' "$dir" "$@" >"$dir/log" 2>&1 </dev/null &
     echo $! >"$dir/pid"
     echo "started in $dir (process $!)"

@@ -21,7 +21,7 @@ for _ in $tools; do printf -- '---|'; done
 echo
 never=0
 for k in $kernels; do
-    printf '| `%s` |' "$k"
+    printf '| %s |' "\`$k\`"
     for t in $tools; do
         n=$(cat "$logs"/*__"$t".kernels 2>/dev/null | grep -cx "$k")
         if [ "$n" -eq 0 ]; then
@@ -46,10 +46,12 @@ for f in "$logs"/*.tsv; do
 done
 compared=0
 for small in "${!mode[@]}"; do
-    [ "${mode[$small]}" = small ] && [ -s "$logs/$small.kernels" ] || continue
+    if [ "${mode[$small]}" != small ] || [ ! -s "$logs/$small.kernels" ]; then continue; fi
     unit=${small%__*}
     for full in "${!mode[@]}"; do
-        [ "${full%__*}" = "$unit" ] && [ "${mode[$full]}" = full ] && [ -s "$logs/$full.kernels" ] || continue
+        if [ "${full%__*}" != "$unit" ] || [ "${mode[$full]}" != full ] || [ ! -s "$logs/$full.kernels" ]; then
+            continue
+        fi
         missed=$(comm -23 <(sort -u "$logs/$full.kernels") <(sort -u "$logs/$small.kernels") | tr '\n' ' ')
         echo "- \`$unit\`: ${small##*__} (reduced) against ${full##*__} (full): ${missed:-no kernel missed}"
         compared=$((compared + 1))
