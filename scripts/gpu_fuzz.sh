@@ -6,7 +6,7 @@
 #   scripts/gpu_fuzz.sh DIR     (from the repository root, after scripts/gpu_stage.sh)
 #
 #   FUZZ_CUDA_CALLS=1000000  calls in all
-#   FUZZ_PROCS=12            fuzzers at once (each runs its batches, 4 threads each, in
+#   FUZZ_PROCS=16            fuzzers at once (each runs its batches, 4 threads each, in
 #                            child processes one after another)
 #   FUZZ_SECONDS=450         no batch starts after this; a batch of FUZZ_BATCH calls takes
 #                            ~15 s on CUDA, so the run ends within FUZZ_SECONDS + ~30 s
@@ -25,7 +25,7 @@ mkdir -p "$dir"
 export LD_LIBRARY_PATH="$PWD/.gpu/lib:${LD_LIBRARY_PATH:-}"
 export SEISGPU_REQUIRE_CUDA=1
 total=${FUZZ_CUDA_CALLS:-1000000}
-procs=${FUZZ_PROCS:-12}
+procs=${FUZZ_PROCS:-16}
 share=$(((total + procs - 1) / procs))
 abi=.gpu/tests/abi
 test_name=$("$abi" --list 2>/dev/null | sed -n 's/^\(fuzz_abi::fuzz_abi_batches\): test$/\1/p')

@@ -23,6 +23,8 @@
 # device is shared, so device memory is this process's (nvidia-smi's per-process figure)
 # and the soak does not judge it itself (SEISGPU_SOAK_DEVICE_MEMORY=external); without
 # them (SOAK_FUZZ=0) the soak's device-wide samples are judged too.
+# SOAK_STRICT=0 reports the ±1 % figures without failing on them (the soak's own rule,
+# with its slack for heap fragmentation and library caches, still applies).
 # Exit status of collect: 0 when all of that holds, 1 when not, 3 while it still runs.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -69,7 +71,7 @@ job() {
 
 # The verdict on a finished job, from its files; prints it, returns 0 when it passes.
 verdict() {
-    local pass=0 soak_rc
+    local pass=0 soak_rc strict=${SOAK_STRICT:-1}
     soak_rc=$(cat "$DIR/soak.rc" 2>/dev/null || echo missing)
     echo "soak: exit status $soak_rc (its results, bad inputs and its memory rule)"
     sed -n '/^| soak/,/^| result/p' "$DIR/soak.log"
@@ -77,15 +79,16 @@ verdict() {
     # The soak's samples: "soak:   123.4 s  RSS   456.7 MiB  device used 890.1 MiB".
     sed -n 's/^soak: *\([0-9.]*\) s *RSS *\([0-9.]*\) MiB *device used \([0-9.-]*\) MiB$/\1 \2 \3/p' \
         "$DIR/soak.log" >"$DIR/soak_samples.txt"
-    flat "host RSS (MiB)" 2 "$DIR/soak_samples.txt" || pass=1
+    flat "host RSS (MiB)" 2 "$DIR/soak_samples.txt" || [ "$strict" = 0 ] || pass=1
     if [ -f "$DIR/fuzz.rc" ]; then
-        flat "device memory of the soak process (MiB, nvidia-smi)" 2 <(tail -n +2 "$DIR/device_samples.txt") || pass=1
+        flat "device memory of the soak process (MiB, nvidia-smi)" 2 <(tail -n +2 "$DIR/device_samples.txt") ||
+            [ "$strict" = 0 ] || pass=1
         echo "fuzzers beside it: exit status $(cat "$DIR/fuzz.rc")"
         head -n 2 "$DIR/fuzz/summary.txt" 2>/dev/null
         grep -E '^(CRASH|FINDING|TIME LIMIT)|: (CRASH|FINDING|TIME LIMIT)' "$DIR/fuzz/summary.txt" 2>/dev/null | head -n 20
         [ "$(cat "$DIR/fuzz.rc")" = 0 ] || pass=1
     else
-        flat "device memory in use (MiB, whole device)" 3 "$DIR/soak_samples.txt" || pass=1
+        flat "device memory in use (MiB, whole device)" 3 "$DIR/soak_samples.txt" || [ "$strict" = 0 ] || pass=1
     fi
     [ $pass = 0 ] && echo "VERDICT: pass" || echo "VERDICT: FAIL"
     return $pass
