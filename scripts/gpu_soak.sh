@@ -10,6 +10,8 @@
 #                                 processes, for SOAK_SECONDS − 60 s); and a sampler of the
 #                                 soak process's own device memory (nvidia-smi) every 10 s
 #   scripts/gpu_soak.sh status    one line: running for how long, or ended
+#   scripts/gpu_soak.sh run       start and collect in one command (SOAK_SECONDS ≤ 500:
+#                                 where a detached job does not outlive its command)
 #   scripts/gpu_soak.sh collect   waits (COLLECT_WAIT, 540 s) for the end, copies the logs,
 #                                 samples and reports to $OUT (out/gpu-soak elsewhere),
 #                                 prints the memory curves' end points and the verdict;
@@ -54,11 +56,14 @@ job() {
     # The soak process's own device memory (MiB), every 10 s; "-" where nvidia-smi does
     # not list it (e.g. a container that hides other PIDs).
     echo "seconds device_mib" >"$DIR/device_samples.txt"
+    # Every process's figure goes to device_apps.txt too: where PIDs differ from the
+    # machine's (a container), the soak's is the one of ~constant size beside the fuzzers'.
     while kill -0 "$soak" 2>/dev/null; do
-        local mib
-        mib=$(nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits 2>/dev/null |
-            awk -F', *' -v p="$soak" '$1 == p { print $2 }')
+        local apps mib
+        apps=$(nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits 2>/dev/null)
+        mib=$(awk -F', *' -v p="$soak" '$1 == p { print $2 }' <<<"$apps")
         echo "$((SECONDS - t0)) ${mib:--}" >>"$DIR/device_samples.txt"
+        echo "$((SECONDS - t0)) $(tr '\n' ' ' <<<"$apps")" >>"$DIR/device_apps.txt"
         sleep 10
     done
     wait "$soak"
@@ -119,6 +124,10 @@ case ${1:-} in
         bg_start "$DIR" bash scripts/gpu_soak.sh _job
         ;;
     _job) job ;;
+    run)
+        bg_start "$DIR" bash scripts/gpu_soak.sh _job || exit 1
+        COLLECT_WAIT=$((SOAK_SECONDS + 90)) bash scripts/gpu_soak.sh collect
+        ;;
     status) bg_status "$DIR" ;;
     collect)
         bg_wait "$DIR" "${COLLECT_WAIT:-540}"
@@ -137,7 +146,7 @@ case ${1:-} in
         exit "$rc"
         ;;
     *)
-        echo "usage: $0 start|status|collect" >&2
+        echo "usage: $0 start|status|collect|run" >&2
         exit 1
         ;;
 esac
