@@ -14,6 +14,9 @@
 #   scripts/gpu_sanitize.sh list       prints the (unit, tool) pairs a run would take
 #   scripts/gpu_sanitize.sh table F…   merges results.tsv files of several runs (anywhere)
 #                                      into one Markdown table on stdout
+#   scripts/gpu_sanitize.sh coverage D…  the coverage (coverage.md) of several runs' $OUT
+#                                      folders together (anywhere): e.g. racecheck's
+#                                      reduced runs against the full-size runs of the others
 #
 #   SANITIZE_TOOLS="memcheck racecheck"  tools (default all four; TOOLS also read)
 #   SANITIZE_UNITS=REGEX         only the units whose name matches (e.g. 'usfft|wavepacket')
@@ -76,6 +79,15 @@ case ${1:-run} in
         table "$@"
         exit
         ;;
+    coverage)
+        shift
+        all=$(mktemp -d)
+        for d in "$@"; do tar xzf "$d/sanitize_logs.tgz" -C "$all"; done
+        tools=$(cut -f3 "$all"/*.tsv | sort -u | tr '\n' ' ')
+        bash scripts/gpu_sanitize_coverage.sh "$all" "$tools"
+        rm -rf "$all"
+        exit
+        ;;
     start)
         # Detached, for longer than one command: the limit is the job's own.
         export SANITIZE_TIME_LIMIT=${SANITIZE_TIME_LIMIT:-1800}
@@ -100,7 +112,7 @@ case ${1:-run} in
         ;;
     run | list) ;;
     *)
-        echo "usage: $0 [run|start|collect|list|table FILES…]" >&2
+        echo "usage: $0 [run|start|collect|list|table FILES…|coverage DIRS…]" >&2
         exit 1
         ;;
 esac
