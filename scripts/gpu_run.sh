@@ -115,6 +115,14 @@ done
 # context, with bad inputs and memory watched: alone too, as it judges the device's free memory.
 # shellcheck disable=SC2046
 STEP_TIMEOUT=$((${SOAK_SECONDS:-600} + 120)) step soak_cuda env SEISGPU_SOAK_SECONDS=${SOAK_SECONDS:-600} .gpu/tests/abi --exact $(module_tests .gpu/tests/abi soak) --nocapture
+# The ABI fuzzer at scale (scripts/gpu_fuzz.sh): FUZZ_PROCS fuzzers on CUDA contexts at once,
+# FUZZ_CUDA_CALLS (10⁶) calls in all within FUZZ_SECONDS (450). Alone, and only when
+# GPU_STEPS asks for it by name (GPU_STEPS=fuzz_cuda_million): it fills the machine.
+if [ "$GPU_STEPS" != . ] && [[ fuzz_cuda_million =~ $GPU_STEPS ]]; then
+    STEP_TIMEOUT=$((${FUZZ_SECONDS:-450} + 120)) step fuzz_cuda_million bash scripts/gpu_fuzz.sh "$LOGS/fuzz_million"
+    wait
+    cp "$LOGS/fuzz_million/summary.txt" "$OUT/fuzz_cuda_million.txt" 2>/dev/null
+fi
 # BASE_BENCH=DIR also runs DIR's benchmark executables (an earlier build), each just before
 # the new one, as steps named base_bench_*: before and after in one run, on one card.
 bench() { # bench NAME ARGS…: the benchmark executable bench_NAME of .gpu/bin (and BASE_BENCH)

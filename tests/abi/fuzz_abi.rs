@@ -11,6 +11,8 @@
 //!   SEISGPU_FUZZ_THREADS  threads per batch (default 4)
 //!   SEISGPU_FUZZ_BACKEND  cpu (default), cuda or auto: the shared context's backend
 //!   SEISGPU_FUZZ_REPORT   file for the figures (default target/fuzz_abi.txt)
+//!   SEISGPU_FUZZ_SECONDS  no batch starts after this many seconds (default: no limit);
+//!                         the report says when it stopped the run short of its calls
 //! Replaying one batch, printing each call before it is made:
 //!   SEISGPU_FUZZ_CHILD_SEED=S SEISGPU_FUZZ_TRACE=1 cargo test --release --test abi \
 //!       -- --ignored --exact fuzz_abi::fuzz_child --nocapture
@@ -133,7 +135,9 @@ fn fuzz_abi_batches() {
     let batch: u64 = env_or("SEISGPU_FUZZ_BATCH", 6000);
     let first: u64 = env_or("SEISGPU_FUZZ_SEED", 1);
     let limit = Duration::from_secs(env_or("SEISGPU_FUZZ_BATCH_TIMEOUT_S", 300));
+    let seconds: u64 = env_or("SEISGPU_FUZZ_SECONDS", u64::MAX);
     let started = Instant::now();
+    let in_time = || started.elapsed().as_secs() < seconds;
     let mut per_func: BTreeMap<String, BTreeMap<i32, u64>> = BTreeMap::new();
     let mut findings = Vec::new();
     let mut crashes = Vec::new();
@@ -141,7 +145,7 @@ fn fuzz_abi_batches() {
     let mut batches = 0u64;
     // Crashed batches report nothing: bound the batches too.
     let max_batches = 2 * total.div_ceil(batch);
-    while calls < total && batches < max_batches {
+    while calls < total && batches < max_batches && in_time() {
         let seed = first + batches;
         batches += 1;
         let o = run_child(seed, batch, limit);
@@ -176,7 +180,7 @@ fn fuzz_abi_batches() {
             ));
         }
     }
-    let report = report(
+    let mut report = report(
         &per_func,
         calls,
         batches,
@@ -184,6 +188,11 @@ fn fuzz_abi_batches() {
         &findings,
         &crashes,
     );
+    if calls < total && !in_time() {
+        report.push_str(&format!(
+            "TIME LIMIT {seconds} s reached after {calls} of {total} calls\n"
+        ));
+    }
     let path = std::env::var("SEISGPU_FUZZ_REPORT")
         .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/target/fuzz_abi.txt").into());
     let _ = std::fs::write(&path, &report);

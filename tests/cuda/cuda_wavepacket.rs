@@ -7,13 +7,15 @@
 //! the CPU's result. Without a CUDA
 //! device the test reports "skipped", unless SEISGPU_REQUIRE_CUDA=1 makes that a failure.
 //! SEISGPU_SANITIZING=1 (scripts/gpu_sanitize.sh) runs one small 2D and one small 3D f32
-//! case.
+//! case. SEISGPU_SANITIZE_SMALL=1 (the sanitizer's reduced mode) runs 2D 16×12 in f32 and
+//! f64 and 3D 8×8×8 in f32, and tiles a 12×10×9 volume in 8³ tiles over several contexts
+//! instead of 20×18×23 in 12×10×12 tiles.
 
 use crate::wavepacket_support;
 
 use crate::cuda_common;
 
-use cuda_common::{gpu_context, sanitizing};
+use cuda_common::{gpu_context, sanitize_small, sanitizing};
 use num_complex::Complex;
 use seisgpu::context::Context;
 use seisgpu::sample::Real;
@@ -152,6 +154,10 @@ fn gpu_wavepackets_match_the_cpu() {
         tolerance: 1e-6,
         ..Default::default()
     };
+    if sanitize_small() {
+        reduced_cases(&gpu, &o2(1e-6), &o2(1e-9), &o3);
+        return;
+    }
     if sanitizing() {
         println!("thinned for the sanitizer: 2D 32×24 f32 and 3D 16×12×10 f32");
         let section = penobscot(350, 32, 200, 24);
@@ -314,6 +320,40 @@ fn tiled_case<T: Real>(
     assert!(e_fwd <= agree, "{what}: forward GPU vs CPU {e_fwd:e}");
     assert!(e_adj <= agree, "{what}: adjoint GPU vs CPU {e_adj:e}");
     assert!(e_dot <= dot, "{what}: dot-product mismatch {e_dot:e}");
+}
+
+/// The reduced mode's cases (SEISGPU_SANITIZE_SMALL=1): each dimension and precision of the
+/// full test, on the smallest sections the layouts take.
+fn reduced_cases(gpu: &Arc<Context>, o2f: &LayoutOptions, o2d: &LayoutOptions, o3: &LayoutOptions) {
+    // The inverse converges in 5–8 iterations at these sizes too (2e-6 or less in f32
+    // on the CPU); the 3D case holds a quarter of the coefficients of 16×12×10.
+    println!("reduced mode: 2D 16×12 f32 and f64, 3D 8×8×8 f32");
+    let section = penobscot(350, 16, 200, 12);
+    let (a, d, i) = (2e-5, 1e-5, 1e-5);
+    case::<f32>(
+        gpu,
+        "2D Penobscot 16×12 f32",
+        &[16, 12],
+        &section,
+        o2f,
+        a,
+        d,
+        i,
+    );
+    let (a, d, i) = (2e-8, 1e-11, 1e-8);
+    case::<f64>(
+        gpu,
+        "2D Penobscot 16×12 f64",
+        &[16, 12],
+        &section,
+        o2d,
+        a,
+        d,
+        i,
+    );
+    let cube = f3(10, 8, 8, 8);
+    let (a, d, i) = (2e-5, 1e-5, 1e-5);
+    case::<f32>(gpu, "3D F3 8×8×8 f32", &[8, 8, 8], &cube, o3, a, d, i);
 }
 
 #[test]
@@ -498,8 +538,13 @@ fn gpu_tiles_over_several_devices_equal_one() {
         tolerance: 1e-6,
         ..Default::default()
     };
-    let (volume, tile) = ([20, 18, 23], [12, 10, 12]);
-    let f: Vec<f32> = to_t(&f3(10, 20, 18, 23));
+    // Reduced mode: still 2×2×2 tiles, the last ones partial, at a third of the samples.
+    let (volume, tile) = if sanitize_small() {
+        ([12, 10, 9], [8, 8, 8])
+    } else {
+        ([20, 18, 23], [12, 10, 12])
+    };
+    let f: Vec<f32> = to_t(&f3(10, volume[0], volume[1], volume[2]));
     let one = TiledPlan::<f32>::new(gpu.clone(), &volume, &tile, &o).unwrap();
     let many = TiledPlan::<f32>::on_contexts(&contexts, &volume, &tile, &o).unwrap();
     let m = one.n_coefficients();

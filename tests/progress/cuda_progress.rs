@@ -4,11 +4,13 @@
 //! EM-logging search in groups of launches; USFFT at its one cancellation point, before
 //! the download; the wave packets' forward and adjoint at their stages, the inverse at each
 //! iteration. Small slab sizes and memory budgets make
-//! these small calls take many steps. Without a CUDA device the tests report "skipped",
+//! these small calls take many steps. SEISGPU_SANITIZE_SMALL=1 (the sanitizer's reduced
+//! mode) makes the wave-packet section 128×64. Without a CUDA device the tests report "skipped",
 //! unless SEISGPU_REQUIRE_CUDA=1 makes that a failure.
 
 use crate::progress_common;
 
+use crate::cuda_common::sanitize_small;
 use progress_common::*;
 use seisgpu::ffi::context::*;
 use seisgpu::ffi::fxdecon::*;
@@ -94,8 +96,13 @@ fn gpu_usfft_reports_and_cancels() {
 fn gpu_wavepackets_report_and_cancel() {
     use seisgpu::ffi::wavepacket::*;
     let Some(ctx) = gpu() else { return };
-    // Large enough that each stage outlasts the report interval (a stop must find its report).
-    let (nt, nx) = (512usize, 256usize);
+    // Large enough that each stage outlasts the report interval (a stop must find its report);
+    // the sanitizer's reduced mode slows every kernel enough for a sixteenth of the samples.
+    let (nt, nx) = if sanitize_small() {
+        (128usize, 64usize)
+    } else {
+        (512usize, 256usize)
+    };
     let shape = [nt, nx];
     let mut l = ptr::null_mut();
     ok(sg_wavepacket_layout_create(

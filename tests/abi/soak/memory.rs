@@ -97,8 +97,8 @@ pub(crate) fn sample_until(
 
 /// The samples taken after `warmup` seconds that drift from the first of them: RSS by
 /// more than 1 % or 16 MiB, device memory in use by more than 1 % or 64 MiB, whichever is
-/// larger.
-pub(crate) fn drift(samples: &[Sample], warmup: f64) -> Vec<String> {
+/// larger; device memory only when `judge_device` (not when other processes share the device).
+pub(crate) fn drift(samples: &[Sample], warmup: f64, judge_device: bool) -> Vec<String> {
     let judged: Vec<&Sample> = samples.iter().filter(|s| s.at >= warmup).collect();
     let Some(first) = judged.first() else {
         return vec![format!("no memory sample after the {warmup} s warm-up")];
@@ -115,7 +115,7 @@ pub(crate) fn drift(samples: &[Sample], warmup: f64) -> Vec<String> {
                 first.at
             ));
         }
-        if let (Some(d), Some(b)) = (s.device, first.device) {
+        if let (Some(d), Some(b), true) = (s.device, first.device, judge_device) {
             let (d, b) = (d as f64, b as f64);
             if (d - b).abs() > (0.01 * b).max(DEVICE_SLACK_MIB * MIB) {
                 problems.push(format!(

@@ -99,6 +99,12 @@ fn usfft_device_calls_equal_the_host_calls() {
         });
         sg_usfft_plan_destroy(p);
     }
+    // The enqueue cost on 2²⁰ points: timing only (its kernels ran above), not in the
+    // sanitizer's reduced mode.
+    if crate::cuda_common::sanitize_small() {
+        println!("usfft device calls: type 2 equals the host call bit for bit, type 1 within 1e-6");
+        return;
+    }
     let (modes, m) = ([256usize, 256], 1 << 20);
     let p = plan(&g, SG_USFFT_TYPE2, &modes, 1);
     let x: Vec<f32> = (0..m)
