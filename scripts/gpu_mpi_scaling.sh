@@ -25,6 +25,9 @@
 # and correlation; the tiles' forward), write seconds, total wall seconds, and the
 # speed-ups of the transform and of the whole run over one rank. Targets: ≥ 1.8 on 2
 # GPUs, ≥ 3.4 on 4. Every step's log is in $OUT/logs.tgz.
+#
+# SMOKE=1 runs the same steps on the CPU with tiny cases, oversubscribed ranks and the
+# library of target/release: a check of the script itself on a machine without GPUs.
 set -uo pipefail
 OUT=${OUT:-out/gpu_mpi}
 CASES=${CASES:-xcorr674,xcorr2000,wavepacket}
@@ -35,14 +38,25 @@ mkdir -p "$OUT"
 LOGS=$(mktemp -d)
 WORK=${WORK:-$(mktemp -d)}
 trap 'tar czf "$OUT/logs.tgz" -C "$LOGS" . 2>/dev/null; rm -rf "$WORK"' EXIT
-[ -d .gpu ] || tar xJf .gpu-pack/gpu.tar.xz
-export LD_LIBRARY_PATH="$PWD/.gpu/lib:${LD_LIBRARY_PATH:-}"
-export SEISGPU_REQUIRE_CUDA=1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-
 say() { echo "gpu_mpi_scaling: $*" | tee -a "$OUT/summary.txt"; }
-gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
-nvidia-smi --query-gpu=index,name,memory.total --format=csv >"$OUT/device.txt" 2>&1
+if [ "${SMOKE:-0}" = 1 ]; then
+    lib=$PWD/target/release backend=cpu gpus=4
+    xcorr_day=(--samples 21600) xcorr_size=(12 24)
+    volume=(--volume 64x64x32 --tile 32x32x32 --directions 6 --levels 1 --cutoff 0.2)
+    warm=("${volume[@]}")
+    export OMPI_MCA_btl_vader_single_copy_mechanism=none
+else
+    [ -d .gpu ] || tar xJf .gpu-pack/gpu.tar.xz
+    lib=$PWD/.gpu/lib backend=cuda
+    xcorr_day=(--samples 86400) xcorr_size=(674 2000)
+    volume=(--volume 1024x1024x512 --tile 256x256x256)
+    warm=(--volume 64x64x64 --tile 32x32x32)
+    export SEISGPU_REQUIRE_CUDA=1
+    gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+    nvidia-smi --query-gpu=index,name,memory.total --format=csv >"$OUT/device.txt" 2>&1
+fi
+export LD_LIBRARY_PATH="$lib:${LD_LIBRARY_PATH:-}"
 say "$gpus GPUs; $(mpirun --version 2>&1 | head -n 1)"
 
 # ---- build ---------------------------------------------------------------------------------
@@ -51,7 +65,7 @@ mkdir -p "$bin"
 build() { # build NAME SOURCES…
     local name=$1; shift
     ${MPICC:-mpicc} -std=c11 -O2 -Wall -Iinclude "${@/#/examples/mpi/}" -o "$bin/$name" \
-        -L.gpu/lib -lseisgpu -Wl,-rpath,"$PWD/.gpu/lib" -lm >"$LOGS/build_$name.log" 2>&1 ||
+        -L"$lib" -lseisgpu -Wl,-rpath,"$lib" -lm >"$LOGS/build_$name.log" 2>&1 ||
         { say "could not build $name:"; cat "$LOGS/build_$name.log"; exit 1; }
 }
 build xcorr_network xcorr_network.c xcorr_args.c xcorr_exchange.c xcorr_input.c \
@@ -61,7 +75,8 @@ build wavepacket_volume wavepacket_volume.c wavepacket_args.c wavepacket_write.c
 
 mpi=(mpirun)
 if mpirun --version 2>&1 | grep -q "Open MPI"; then
-    mpi+=(--bind-to none -x LD_LIBRARY_PATH -x SEISGPU_REQUIRE_CUDA)
+    mpi+=(--bind-to none -x LD_LIBRARY_PATH)
+    [ "${SMOKE:-0}" = 1 ] && mpi+=(--oversubscribe) || mpi+=(-x SEISGPU_REQUIRE_CUDA)
 fi
 
 # ---- steps ---------------------------------------------------------------------------------
@@ -117,8 +132,8 @@ ranks_here() { for n in $RANKS; do [ "$n" -le "$gpus" ] && echo "$n"; done; }
 xcorr_case() { # xcorr_case NAME STATIONS
     local c=$1 stations=$2
     for n in $(ranks_here); do
-        step "${c}_$n" "$n" "$bin/xcorr_network" --backend cuda --synthetic "$stations" \
-            --samples 86400 --exchange -o "$WORK/$c.xc"
+        step "${c}_$n" "$n" "$bin/xcorr_network" --backend "$backend" --synthetic "$stations" \
+            "${xcorr_day[@]}" --exchange -o "$WORK/$c.xc"
         rm -f "$WORK/$c.xc"
     done
     table "$c" xcorr
@@ -126,22 +141,21 @@ xcorr_case() { # xcorr_case NAME STATIONS
 
 wavepacket_case() {
     for n in $(ranks_here); do
-        step "wavepacket_$n" "$n" "$bin/wavepacket_volume" --backend cuda \
-            --volume 1024x1024x512 --tile 256x256x256 --no-output
+        step "wavepacket_$n" "$n" "$bin/wavepacket_volume" --backend "$backend" "${volume[@]}" \
+            --no-output
     done
     table wavepacket wavepacket
 }
 
 # NVRTC's kernels compiled once, into the disk cache, before anything is timed.
-step warmup_xcorr 1 "$bin/xcorr_network" --backend cuda --synthetic 8 --samples 86400 -o "$WORK/w.xc"
+step warmup_xcorr 1 "$bin/xcorr_network" --backend "$backend" --synthetic 8 "${xcorr_day[@]}" -o "$WORK/w.xc"
 case ",$CASES," in *,wavepacket,*)
-    step warmup_wavepacket 1 "$bin/wavepacket_volume" --backend cuda --volume 64x64x64 \
-        --tile 32x32x32 --no-output ;;
+    step warmup_wavepacket 1 "$bin/wavepacket_volume" --backend "$backend" "${warm[@]}" --no-output ;;
 esac
 for c in ${CASES//,/ }; do
     case $c in
-        xcorr674) xcorr_case xcorr674 674 ;;
-        xcorr2000) xcorr_case xcorr2000 2000 ;;
+        xcorr674) xcorr_case xcorr674 "${xcorr_size[0]}" ;;
+        xcorr2000) xcorr_case xcorr2000 "${xcorr_size[1]}" ;;
         wavepacket) wavepacket_case ;;
         *) say "unknown case $c (xcorr674, xcorr2000, wavepacket)" ;;
     esac
