@@ -133,13 +133,30 @@ xcorr_case() { # xcorr_case NAME STATIONS
     local c=$1 stations=$2
     for n in $(ranks_here); do
         step "${c}_$n" "$n" "$bin/xcorr_network" --backend "$backend" --synthetic "$stations" \
-            "${xcorr_day[@]}" --exchange -o "$WORK/$c.xc"
-        rm -f "$WORK/$c.xc"
+            "${xcorr_day[@]}" --exchange -o "$WORK/$c.$n.xc" || continue
+        # Each file against one GPU's (stations dealt differently, on the same model of GPU).
+        if [ "$n" != 1 ] && [ -f "$WORK/$c.1.xc" ]; then
+            if cmp -s "$WORK/$c.1.xc" "$WORK/$c.$n.xc"; then
+                say "$c: the file from $n ranks equals one rank's byte for byte"
+            else
+                say "$c: the file from $n ranks differs from one rank's"
+            fi
+            rm -f "$WORK/$c.$n.xc"
+        fi
     done
+    rm -f "$WORK/$c".*.xc
     table "$c" xcorr
 }
 
 wavepacket_case() {
+    # A small volume's tiles over the ranks against one GPU's volume calls (--check: the
+    # forward, the gathered adjoint, and the inverse's error), before the timed runs.
+    local most
+    most=$(ranks_here | tail -n 1)
+    step wavepacket_check "${most:-1}" "$bin/wavepacket_volume" --backend "$backend" \
+        "${warm[@]}" -o "$WORK/check.wp" --check &&
+        say "wavepacket_check: $(grep -h 'vs one context' "$LOGS/wavepacket_check.log" | tr '\n' ' ')"
+    rm -f "$WORK/check.wp"
     for n in $(ranks_here); do
         step "wavepacket_$n" "$n" "$bin/wavepacket_volume" --backend "$backend" "${volume[@]}" \
             --no-output
