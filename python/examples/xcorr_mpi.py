@@ -82,14 +82,14 @@ def noise(state: np.ndarray, count: int) -> np.ndarray:
     """xcorr_input.c's roughly Gaussian values (xorshift64*, four uniforms each), `count`
     of them for every state of `state` (uint64, advanced in place)."""
     out = np.empty((count, state.size))
-    scale = np.uint64(0x2545F4914F6CDD1D)
+    scale, two53 = np.uint64(0x2545F4914F6CDD1D), 9007199254740992.0
     for t in range(count):
         total = np.zeros(state.size)
         for _ in range(4):
             state ^= state >> np.uint64(12)
             state ^= state << np.uint64(25)
             state ^= state >> np.uint64(27)
-            total = total + ((state * scale) >> np.uint64(11)).astype(np.float64) / 9007199254740992.0
+            total = total + ((state * scale) >> np.uint64(11)).astype(np.float64) / two53
         out[t] = (total - 2.0) * 1.7320508075688772
     return out
 
