@@ -35,6 +35,8 @@ RANKS=${RANKS:-1 2 4}
 STEP_TIMEOUT=${STEP_TIMEOUT:-540}
 BUDGET=${BUDGET:-570}
 mkdir -p "$OUT"
+: >"$OUT/summary.txt"
+: >"$OUT/table.md"
 LOGS=$(mktemp -d)
 WORK=${WORK:-$(mktemp -d)}
 trap 'tar czf "$OUT/logs.tgz" -C "$LOGS" . 2>/dev/null; rm -rf "$WORK"' EXIT
