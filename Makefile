@@ -165,17 +165,24 @@ $(BUILD)/pipeline_cuda: examples/cuda/pipeline.cu include/seisgpu.h include/seis
 	$(NVCC) $(NVCCFLAGS) -Iinclude $< -o $@ -L$(RELEASE) -lseisgpu -Xlinker -rpath -Xlinker $(RELEASE_ABS)
 
 # The MPI examples (examples/mpi; the system's mpicc): a network's day of ambient-noise
-# correlation over ranks (xcorr_network) and the reader of its file (xcorr_read).
+# correlation over ranks (xcorr_network), the reader of its file (xcorr_read), and a
+# volume's wave packets in tiles over ranks (wavepacket_volume).
 MPICC ?= mpicc
 MPI_BUILD := target/mpi
 XCORR_NETWORK_SRC := $(addprefix examples/mpi/,xcorr_network.c xcorr_args.c xcorr_exchange.c \
 	xcorr_input.c xcorr_layout.c xcorr_output.c xcorr_stages.c xcorr_write.c mpi_common.c)
+WAVEPACKET_VOLUME_SRC := $(addprefix examples/mpi/,wavepacket_volume.c wavepacket_args.c \
+	wavepacket_write.c wavepacket_check.c mpi_common.c)
 
-mpi-examples: lib $(MPI_BUILD)/xcorr_network $(MPI_BUILD)/xcorr_read
+mpi-examples: lib $(MPI_BUILD)/xcorr_network $(MPI_BUILD)/xcorr_read $(MPI_BUILD)/wavepacket_volume
 
 $(MPI_BUILD)/xcorr_network: $(XCORR_NETWORK_SRC) $(wildcard examples/mpi/*.h) include/seisgpu.h $(LIB)
 	@mkdir -p $(@D)
 	$(MPICC) $(CFLAGS) -Iinclude $(XCORR_NETWORK_SRC) -o $@ $(SEISGPU_LDFLAGS) -lm
+
+$(MPI_BUILD)/wavepacket_volume: $(WAVEPACKET_VOLUME_SRC) $(wildcard examples/mpi/*.h) include/seisgpu.h $(LIB)
+	@mkdir -p $(@D)
+	$(MPICC) $(CFLAGS) -Iinclude $(WAVEPACKET_VOLUME_SRC) -o $@ $(SEISGPU_LDFLAGS) -lm
 
 $(MPI_BUILD)/xcorr_read: examples/mpi/xcorr_read.c examples/mpi/xcorr_file.h
 	@mkdir -p $(@D)

@@ -1661,6 +1661,98 @@ module seisgpu
       real(c_double), intent(inout) :: residual
       integer(c_int32_t) :: status
     end function sg_wavepacket_volume_inverse_f64
+
+    ! One tile at a time, for processes that share a volume's tiles (MPI ranks).
+    function sg_wavepacket_volume_tile_info(volume, tile, origin, n_tile_samples, &
+        n_tile_coefficients) bind(C, name="sg_wavepacket_volume_tile_info") result(status)
+      import :: c_int32_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: volume
+      integer(c_size_t), value, intent(in) :: tile
+      integer(c_size_t), intent(out) :: origin(3)
+      integer(c_size_t), intent(out) :: n_tile_samples
+      integer(c_size_t), intent(out) :: n_tile_coefficients
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_volume_tile_info
+
+    function sg_wavepacket_volume_tile_data_f32(volume, tile, data, tile_data) &
+        bind(C, name="sg_wavepacket_volume_tile_data_f32") result(status)
+      import :: c_int32_t, c_size_t, c_float, c_ptr
+      type(c_ptr), value, intent(in) :: volume
+      integer(c_size_t), value, intent(in) :: tile
+      real(c_float), intent(in) :: data(*)
+      real(c_float), intent(inout) :: tile_data(*)
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_volume_tile_data_f32
+
+    function sg_wavepacket_volume_forward_tile_f32(volume, tile, tile_data, tile_coeffs) &
+        bind(C, name="sg_wavepacket_volume_forward_tile_f32") result(status)
+      import :: c_int32_t, c_size_t, c_float, c_ptr
+      type(c_ptr), value, intent(in) :: volume
+      integer(c_size_t), value, intent(in) :: tile
+      real(c_float), intent(in) :: tile_data(*)
+      real(c_float), intent(inout) :: tile_coeffs(*)      ! interleaved re, im
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_volume_forward_tile_f32
+
+    function sg_wavepacket_volume_add_tile_f32(volume, tile, tile_coeffs, coeffs) &
+        bind(C, name="sg_wavepacket_volume_add_tile_f32") result(status)
+      import :: c_int32_t, c_size_t, c_float, c_ptr
+      type(c_ptr), value, intent(in) :: volume
+      integer(c_size_t), value, intent(in) :: tile
+      real(c_float), intent(in) :: tile_coeffs(*)      ! interleaved re, im
+      real(c_float), intent(inout) :: coeffs(*)      ! interleaved re, im
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_volume_add_tile_f32
+
+    function sg_wavepacket_volume_adjoint_tile_f32(volume, tile, coeffs, tile_data) &
+        bind(C, name="sg_wavepacket_volume_adjoint_tile_f32") result(status)
+      import :: c_int32_t, c_size_t, c_float, c_ptr
+      type(c_ptr), value, intent(in) :: volume
+      integer(c_size_t), value, intent(in) :: tile
+      real(c_float), intent(in) :: coeffs(*)      ! interleaved re, im
+      real(c_float), intent(inout) :: tile_data(*)
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_volume_adjoint_tile_f32
+
+    function sg_wavepacket_volume_tile_data_f64(volume, tile, data, tile_data) &
+        bind(C, name="sg_wavepacket_volume_tile_data_f64") result(status)
+      import :: c_int32_t, c_size_t, c_double, c_ptr
+      type(c_ptr), value, intent(in) :: volume
+      integer(c_size_t), value, intent(in) :: tile
+      real(c_double), intent(in) :: data(*)
+      real(c_double), intent(inout) :: tile_data(*)
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_volume_tile_data_f64
+
+    function sg_wavepacket_volume_forward_tile_f64(volume, tile, tile_data, tile_coeffs) &
+        bind(C, name="sg_wavepacket_volume_forward_tile_f64") result(status)
+      import :: c_int32_t, c_size_t, c_double, c_ptr
+      type(c_ptr), value, intent(in) :: volume
+      integer(c_size_t), value, intent(in) :: tile
+      real(c_double), intent(in) :: tile_data(*)
+      real(c_double), intent(inout) :: tile_coeffs(*)      ! interleaved re, im
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_volume_forward_tile_f64
+
+    function sg_wavepacket_volume_add_tile_f64(volume, tile, tile_coeffs, coeffs) &
+        bind(C, name="sg_wavepacket_volume_add_tile_f64") result(status)
+      import :: c_int32_t, c_size_t, c_double, c_ptr
+      type(c_ptr), value, intent(in) :: volume
+      integer(c_size_t), value, intent(in) :: tile
+      real(c_double), intent(in) :: tile_coeffs(*)      ! interleaved re, im
+      real(c_double), intent(inout) :: coeffs(*)      ! interleaved re, im
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_volume_add_tile_f64
+
+    function sg_wavepacket_volume_adjoint_tile_f64(volume, tile, coeffs, tile_data) &
+        bind(C, name="sg_wavepacket_volume_adjoint_tile_f64") result(status)
+      import :: c_int32_t, c_size_t, c_double, c_ptr
+      type(c_ptr), value, intent(in) :: volume
+      integer(c_size_t), value, intent(in) :: tile
+      real(c_double), intent(in) :: coeffs(*)      ! interleaved re, im
+      real(c_double), intent(inout) :: tile_data(*)
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_volume_adjoint_tile_f64
   end interface
 
 contains

@@ -2106,6 +2106,98 @@ sg_status sg_wavepacket_volume_inverse_f64(const sg_wavepacket_volume *volume,
                                            double *residual);
 
 /*
+ Tile `tile` (< the product of `sg_wavepacket_volume_sizes`' `tiles`; tile order: axis 1
+ fastest, then 2, then 3): `origin` (3 values; 0 for an unused axis) the sample where it
+ starts in the volume, `*n_tile_samples` the samples of one tile (the product of
+ `tile_shape`: the volume's samples from `origin` on, axis 1 fastest, 0 past the volume's
+ end) and `*n_tile_coefficients` the complex coefficients of one tile's window of the
+ common grid. No pointer may be NULL. Thread-safe.
+ */
+sg_status sg_wavepacket_volume_tile_info(const sg_wavepacket_volume *volume,
+                                         size_t tile,
+                                         size_t *origin,
+                                         size_t *n_tile_samples,
+                                         size_t *n_tile_coefficients);
+
+/*
+ Tile `tile`'s samples (`tile_data`, n_tile_samples of `sg_wavepacket_volume_tile_info`)
+ cut from the whole volume's `data` (n_samples), 0 past the volume's end. On failure
+ nothing is written.
+ */
+sg_status sg_wavepacket_volume_tile_data_f32(const sg_wavepacket_volume *volume,
+                                             size_t tile,
+                                             const float *data,
+                                             float *tile_data);
+
+/*
+ `sg_wavepacket_volume_tile_data_f32` for a double-precision volume.
+ */
+sg_status sg_wavepacket_volume_tile_data_f64(const sg_wavepacket_volume *volume,
+                                             size_t tile,
+                                             const double *data,
+                                             double *tile_data);
+
+/*
+ One tile's forward: its samples (`tile_data`, n_tile_samples) → its coefficients on its
+ window of the common grid (`tile_coeffs`, n_tile_coefficients interleaved complex
+ values), on the context that `sg_wavepacket_volume_forward_f32` would give the tile.
+ Non-finite samples give `SG_ERR_NON_FINITE`; on failure nothing is written. Thread-safe
+ for different tiles on a volume of one CPU context.
+ */
+sg_status sg_wavepacket_volume_forward_tile_f32(const sg_wavepacket_volume *volume,
+                                                size_t tile,
+                                                const float *tile_data,
+                                                float *tile_coeffs);
+
+/*
+ `sg_wavepacket_volume_forward_tile_f32` for a double-precision volume.
+ */
+sg_status sg_wavepacket_volume_forward_tile_f64(const sg_wavepacket_volume *volume,
+                                                size_t tile,
+                                                const double *tile_data,
+                                                double *tile_coeffs);
+
+/*
+ Adds tile `tile`'s coefficients (`tile_coeffs`, as the tile's forward wrote them) into
+ `coeffs` (n_coefficients interleaved complex values on the common grids). Adding tiles 0,
+ 1, … in tile order into zeros gives `sg_wavepacket_volume_forward_f32`'s coefficients bit
+ for bit (it adds them in that order). Non-finite coefficients give `SG_ERR_NON_FINITE`;
+ on failure nothing is written.
+ */
+sg_status sg_wavepacket_volume_add_tile_f32(const sg_wavepacket_volume *volume,
+                                            size_t tile,
+                                            const float *tile_coeffs,
+                                            float *coeffs);
+
+/*
+ `sg_wavepacket_volume_add_tile_f32` for a double-precision volume.
+ */
+sg_status sg_wavepacket_volume_add_tile_f64(const sg_wavepacket_volume *volume,
+                                            size_t tile,
+                                            const double *tile_coeffs,
+                                            double *coeffs);
+
+/*
+ Tile `tile`'s part of C*: from `coeffs` (n_coefficients on the common grids) its samples
+ `tile_data` (n_tile_samples; those inside the volume are
+ `sg_wavepacket_volume_adjoint_f32`'s there, the tiles do not overlap, and those past the
+ volume's end are to be dropped). Non-finite coefficients give `SG_ERR_NON_FINITE`; on
+ failure nothing is written.
+ */
+sg_status sg_wavepacket_volume_adjoint_tile_f32(const sg_wavepacket_volume *volume,
+                                                size_t tile,
+                                                const float *coeffs,
+                                                float *tile_data);
+
+/*
+ `sg_wavepacket_volume_adjoint_tile_f32` for a double-precision volume.
+ */
+sg_status sg_wavepacket_volume_adjoint_tile_f64(const sg_wavepacket_volume *volume,
+                                                size_t tile,
+                                                const double *coeffs,
+                                                double *tile_data);
+
+/*
  Creates a plan from `options` (NULL: the defaults). Refuses inconsistent options
  (a band outside 0 < freqmin < freqmax < Nyquist, windows or hops that are not whole
  samples, maxlag longer than half a window, …) with `SG_ERR_INVALID_ARGUMENT`. On

@@ -12,7 +12,10 @@
 #   * for the Python package (python3-venv from Debian when ensurepip is missing): the
 #     build venv .tools/python-build (python/tools/build_env.sh) and, in .tools/python-wheels,
 #     the wheels of the Python tests' dependencies (NumPy, pytest, PyWavelets, FINUFFT, ObsPy),
-#     from which tests/python/run.sh fills a fresh venv without the network.
+#     from which tests/python/run.sh fills a fresh venv without the network;
+#   * for the Python MPI example's test (tests/mpi/run.sh), a venv .tools/mpi4py with NumPy
+#     and mpi4py (its binary wheel runs on the system's Open MPI); where pip cannot install
+#     them, it says so and the test is skipped.
 # Idempotent: a second run installs nothing. Run from anywhere; paths are relative to
 # the repository root.
 set -euo pipefail
@@ -120,4 +123,17 @@ else
         --dest "$py_wheels" "${py_requirements[@]}"
     echo "${py_requirements[*]}" > "$py_wheels/.complete"
     say "Python test wheels: downloaded $(ls "$py_wheels"/*.whl | wc -l) wheels into ${py_wheels#"$root"/}"
+fi
+
+# ---- mpi4py (optional: the Python MPI example's test) --------------------------------------
+mpi_venv="$tools/mpi4py"
+if "$mpi_venv/bin/python" -c 'import mpi4py, numpy' >/dev/null 2>&1; then
+    say "mpi4py: present in ${mpi_venv#"$root"/}"
+elif { rm -rf "$mpi_venv" && python3 -m venv "$mpi_venv" &&
+    "$mpi_venv/bin/pip" install --quiet --disable-pip-version-check --only-binary=:all: \
+        "mpi4py>=4" "numpy>=1.22"; } >"$tools/mpi4py.log" 2>&1; then
+    say "mpi4py: installed $("$mpi_venv/bin/python" -c 'import mpi4py; print(mpi4py.__version__)') into ${mpi_venv#"$root"/}"
+else
+    rm -rf "$mpi_venv"
+    say "mpi4py: could not be installed (see ${tools#"$root"/}/mpi4py.log); the Python MPI example's test will be skipped"
 fi

@@ -41,6 +41,17 @@ double wall(void);
 void partial_name(const char *path, char *out, size_t len);
 int remove_stale_output(const char *path);
 
+/* Records a failed MPI call (`rc` other than MPI_SUCCESS) with MPI's message. Returns 1 if
+ * failed. */
+int mpi_failed(int rc, failure *f, const char *what);
+
+/* Ends an output opened as "<path>.partial": syncs it, agrees on failures, has rank 0 set
+ * the uint32 flag at `complete_offset` to 1 once every rank's part is on disk, closes it and
+ * gives it its final name; with `failed` (or a failure on any rank), closes it and removes
+ * it instead. 0 on success. Collective. */
+int finish_output(MPI_Comm comm, const char *path, MPI_File *fh, MPI_Offset complete_offset,
+                  int failed, failure *f);
+
 /* The max, over ranks, of each of `n` values (to rank 0). */
 void max_over_ranks(MPI_Comm comm, const double *v, double *out, int n);
 

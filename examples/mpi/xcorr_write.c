@@ -8,15 +8,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static int mpi_failed(int rc, failure *f, const char *what) {
-    if (rc == MPI_SUCCESS) return 0;
-    char msg[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    MPI_Error_string(rc, msg, &len);
-    fail(f, "%s: %s", what, msg);
-    return 1;
-}
-
 /* The file's size: the end of its last section. */
 static MPI_Offset file_size(const xcorr_file_header *h) {
     uint64_t end = h->stacks_offset + 4 * h->n_pairs * h->n_lags;
@@ -93,28 +84,5 @@ int write_rows(MPI_File fh, MPI_Offset offset, MPI_Datatype elem, size_t row_ele
 }
 
 int xcorr_file_finish(MPI_Comm comm, const char *path, MPI_File *fh, int failed, failure *f) {
-    char partial[4096];
-    partial_name(path, partial, sizeof partial);
-    int rank, open = *fh != MPI_FILE_NULL;
-    MPI_Comm_rank(comm, &rank);
-    failed = failed || !open;
-    if (open) MPI_File_set_view(*fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
-    if (!failed) mpi_failed(MPI_File_sync(*fh), f, "syncing the output");
-    /* Every rank's part is on disk (or some rank failed) before the flag is written. */
-    int mine = f->text[0] != 0, any = 0;
-    MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm);
-    failed = failed || any;
-    if (!failed && rank == 0) {
-        uint32_t one = 1;
-        MPI_Status st;
-        int rc = MPI_File_write_at(*fh, XCORR_COMPLETE_OFFSET, &one, 4, MPI_BYTE, &st);
-        mpi_failed(rc, f, "marking the output complete");
-    }
-    if (open) MPI_File_close(fh);
-    if (rank != 0) return f->text[0] ? -1 : 0;
-    if (failed || f->text[0])
-        unlink(partial);
-    else if (rename(partial, path) != 0)
-        fail(f, "renaming %s to %s", partial, path);
-    return f->text[0] ? -1 : 0;
+    return finish_output(comm, path, fh, XCORR_COMPLETE_OFFSET, failed, f);
 }

@@ -28,7 +28,7 @@ impl Generic for Tiled {
 }
 
 /// A tiled volume: a volume shape, a tile shape and one precision, on one context. Opaque.
-pub struct sg_wavepacket_volume(ByPrecision<Tiled>);
+pub struct sg_wavepacket_volume(pub(super) ByPrecision<Tiled>);
 
 impl TransformHandle for sg_wavepacket_volume {
     const CALLS: &'static str = "sg_wavepacket_volume";

@@ -31,6 +31,7 @@ pub mod lebedev;
 #[allow(clippy::approx_constant)]
 mod lebedev_table;
 pub mod sparse;
+pub mod tile_steps;
 pub mod tiles;
 pub mod windows;
 

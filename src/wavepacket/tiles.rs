@@ -20,7 +20,8 @@
 //! Given several contexts (one per GPU, say), a plan makes one tile transform on each and
 //! deals the tiles out in turn (tile i to context i mod K), one thread per context; the
 //! calling thread adds each tile's coefficients into the common grids in tile order, so the
-//! result does not depend on how many contexts there are.
+//! result does not depend on how many contexts there are. Processes that share the tiles
+//! (MPI ranks) take the same steps apart, one tile at a time (`tile_steps`).
 
 use super::cpu::box_slices;
 use super::inverse::{invert, CorrectionFilter, Frame, InverseReport, Stop};
@@ -58,20 +59,20 @@ impl BoxGrid {
 
 /// Where one tile sits: its origin (samples) and, per box, its grid shift and window offset.
 #[derive(Clone, Debug)]
-struct Tile {
-    origin: [usize; 3],
-    shifts: Vec<[f64; 3]>,
+pub(super) struct Tile {
+    pub(super) origin: [usize; 3],
+    pub(super) shifts: Vec<[f64; 3]>,
     offsets: Vec<[i64; 3]>,
 }
 
 /// A wave-packet transform of a volume cut into tiles of one layout.
 pub struct TiledPlan<T: Real> {
     /// One tile transform per context (the first on the plan's context); the same layout.
-    plans: Vec<WavepacketPlan<T>>,
+    pub(super) plans: Vec<WavepacketPlan<T>>,
     filter: CorrectionFilter<T>,
     volume: [usize; 3],
     tiles: [usize; 3],
-    placements: Vec<Tile>,
+    pub(super) placements: Vec<Tile>,
     grids: Vec<BoxGrid>,
     n_coefficients: usize,
 }
@@ -362,7 +363,7 @@ impl<T: Real> TiledPlan<T> {
     }
 
     /// The tile at `origin` from the volume, zero past the volume's end.
-    fn read_tile(&self, volume: &[T], origin: [usize; 3], tile: &mut [T]) {
+    pub(super) fn read_tile(&self, volume: &[T], origin: [usize; 3], tile: &mut [T]) {
         tile.fill(T::zero());
         for (v, t, len) in self.tile_rows(origin) {
             tile[t..t + len].copy_from_slice(&volume[v..v + len]);
@@ -391,7 +392,7 @@ impl<T: Real> TiledPlan<T> {
     }
 
     /// Adds the tile's coefficients (`local`, layout order) into the common grids.
-    fn scatter(&self, p: &Tile, local: &[Complex<T>], common: &mut [Complex<T>]) {
+    pub(super) fn scatter(&self, p: &Tile, local: &[Complex<T>], common: &mut [Complex<T>]) {
         let boxes = &self.layout().boxes;
         split_boxes(&self.grids, common)
             .into_par_iter()
@@ -410,7 +411,7 @@ impl<T: Real> TiledPlan<T> {
     }
 
     /// The transpose of `scatter`: the tile's window of each box, from the common grids.
-    fn gather(&self, p: &Tile, common: &[Complex<T>], local: &mut [Complex<T>]) {
+    pub(super) fn gather(&self, p: &Tile, common: &[Complex<T>], local: &mut [Complex<T>]) {
         let boxes = &self.layout().boxes;
         let all = 0..boxes.len();
         box_slices(self.layout(), all, local)

@@ -43,4 +43,5 @@ mod stress;
 mod usfft_abi;
 mod wavepacket_abi;
 mod wavepacket_volume_abi;
+mod wavepacket_volume_tiles_abi;
 mod xcorr_cases;

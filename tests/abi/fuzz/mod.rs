@@ -15,6 +15,7 @@ pub mod emlog;
 pub mod fxdecon;
 pub mod usfft;
 pub mod wavepacket;
+pub mod wavepacket_tiles;
 pub mod wavepacket_volume;
 pub mod xcorr;
 

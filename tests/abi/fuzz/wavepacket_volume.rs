@@ -1,20 +1,25 @@
 //! `sg_wavepacket_volume_*`: tiled volumes (2D, small tiles and few directions so that a call
 //! takes milliseconds; 3D made rarely and not kept), their queries, forward/adjoint/inverse in
-//! both precisions.
+//! both precisions; and one tile at a time (`wavepacket_tiles`).
 
+use super::wavepacket_tiles::{self, tile_call, TILES_F32, TILES_F64};
 use super::{handle_slot, sentinel, Faults, Fuzz, Real, Snapshot, Target};
 use seisgpu::ffi::status::*;
 use seisgpu::ffi::wavepacket::*;
 use seisgpu::ffi::wavepacket_volume::*;
+use seisgpu::ffi::wavepacket_volume_tiles::sg_wavepacket_volume_tile_info;
 use std::ptr;
 
-/// A live volume and its sizes.
-struct Volume {
-    p: *mut sg_wavepacket_volume,
-    f64: bool,
-    n: usize,
-    m: usize,
+/// A live volume and its sizes (a tile's too: `wavepacket_tiles`).
+pub struct Volume {
+    pub(super) p: *mut sg_wavepacket_volume,
+    pub(super) f64: bool,
+    pub(super) n: usize,
+    pub(super) m: usize,
     boxes: usize,
+    pub(super) n_tiles: usize,
+    pub(super) tile_samples: usize,
+    pub(super) tile_coefficients: usize,
 }
 
 struct Volumes {
@@ -50,6 +55,9 @@ impl Target for Volumes {
             match r {
                 15..=27 => sizes(f, v),
                 28..=40 => box_info(f, v),
+                41..=45 => wavepacket_tiles::tile_info(f, v),
+                46..=60 if v.f64 != f.rng.chance(0.03) => tile_call::<f64>(f, v, &TILES_F64),
+                46..=60 => tile_call::<f32>(f, v, &TILES_F32),
                 // A call of the other precision is a planted fault.
                 _ if v.f64 != f.rng.chance(0.03) => transform::<f64>(f, v, &F64),
                 _ => transform::<f32>(f, v, &F32),
@@ -188,12 +196,18 @@ fn create(f: &mut Fuzz, volumes: &mut Vec<Volume>) {
     let s = sg_wavepacket_volume_sizes(out, &mut n, &mut m, tiles.as_mut_ptr(), &mut boxes);
     assert_eq!(s, SG_OK);
     assert_eq!(n, volume[0] * volume[1]);
+    let (mut origin, mut nt, mut mt) = ([0usize; 3], 0usize, 0usize);
+    let s = sg_wavepacket_volume_tile_info(out, 0, origin.as_mut_ptr(), &mut nt, &mut mt);
+    assert_eq!(s, SG_OK);
     volumes.push(Volume {
         p: out,
         f64: precision == SG_WAVEPACKET_F64,
         n,
         m,
         boxes,
+        n_tiles: tiles.iter().product(),
+        tile_samples: nt,
+        tile_coefficients: mt,
     });
 }
 
