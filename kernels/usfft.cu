@@ -656,10 +656,10 @@ extern "C" __global__ void __launch_bounds__(256) usfft_interp_sm(
 // to_modes = 1 (type 1): modes = grid × q. to_modes = 0 (type 2): grid = modes × q (the grid
 // was zeroed before).
 extern "C" __global__ void __launch_bounds__(256) usfft_deconvolve(
-    REAL *__restrict__ modes, const REAL *__restrict__ grid,
+    REAL *__restrict__ modes, REAL *__restrict__ grid,
     const int *__restrict__ fi1, const int *__restrict__ fi2, const int *__restrict__ fi3,
     const REAL *__restrict__ q1, const REAL *__restrict__ q2, const REAL *__restrict__ q3,
-    int n1, int n2, int n3, int nf1, int nf2, int nf3, int nvec)
+    int n1, int n2, int n3, int nf1, int nf2, int nf3, int nvec, int to_modes)
 {
     const long long per = (long long)n1 * n2 * n3;
     const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -673,37 +673,13 @@ extern "C" __global__ void __launch_bounds__(256) usfft_deconvolve(
     const long long cell = (long long)v * nf1 * nf2 * nf3
         + ((long long)fi3[m3] * nf2 + fi2[m2]) * nf1 + fi1[m1];
     const REAL s = q1[m1] * q2[m2] * q3[m3];
-    modes[2 * idx] = grid[2 * cell] * s;
-    modes[2 * idx + 1] = grid[2 * cell + 1] * s;
-}
-
-// Type 2's fine grids from the modes, every cell written once: modes / psi-hat at the
-// modes' cells, zero elsewhere (one pass instead of clearing the grids and scattering the
-// modes into them). mc_d[j] is the mode index of fine cell j of dimension d, -1 if none.
-extern "C" __global__ void __launch_bounds__(256) usfft_pad(
-    const REAL *__restrict__ modes, REAL *__restrict__ grid,
-    const int *__restrict__ mc1, const int *__restrict__ mc2, const int *__restrict__ mc3,
-    const REAL *__restrict__ q1, const REAL *__restrict__ q2, const REAL *__restrict__ q3,
-    int n1, int n2, int n3, int nf1, int nf2, int nf3, int nvec)
-{
-    const long long per = (long long)nf1 * nf2 * nf3;
-    const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (idx >= per * nvec)
-        return;
-    const int v = (int)(idx / per);
-    const long long r = idx - v * per;
-    const int m1 = mc1[(int)(r % nf1)];
-    const int m2 = mc2[(int)((r / nf1) % nf2)];
-    const int m3 = mc3[(int)(r / ((long long)nf1 * nf2))];
-    REAL re = 0, im = 0;
-    if (m1 >= 0 && m2 >= 0 && m3 >= 0) {
-        const long long mode = (long long)v * n1 * n2 * n3 + ((long long)m3 * n2 + m2) * n1 + m1;
-        const REAL s = q1[m1] * q2[m2] * q3[m3];
-        re = modes[2 * mode] * s;
-        im = modes[2 * mode + 1] * s;
+    if (to_modes) {
+        modes[2 * idx] = grid[2 * cell] * s;
+        modes[2 * idx + 1] = grid[2 * cell + 1] * s;
+    } else {
+        grid[2 * cell] = modes[2 * idx] * s;
+        grid[2 * cell + 1] = modes[2 * idx + 1] * s;
     }
-    grid[2 * idx] = re;
-    grid[2 * idx + 1] = im;
 }
 
 // ---- Set-points on the device: fold, bin, counting sort (histogram, scan, scatter). ----

@@ -160,23 +160,23 @@ impl<T: Real> DevicePoints<T> {
             stream: &self.stream,
         };
         mark.at(0)?;
+        fill_zero(
+            &self.stream,
+            &mut grid.cells,
+            "clearing the USFFT fine grid",
+        )?;
         match self.spec.kind {
             TransformType::Type1 => {
-                fill_zero(
-                    &self.stream,
-                    &mut grid.cells,
-                    "clearing the USFFT fine grid",
-                )?;
                 if self.m > 0 {
                     self.spread(c, &mut grid.cells)?;
                 }
                 mark.at(1)?;
                 self.fft(grid)?;
                 mark.at(2)?;
-                self.deconvolve(&grid.cells, f)?;
+                self.deconvolve(f, &mut grid.cells, true)?;
             }
             TransformType::Type2 => {
-                self.pad(f, &mut grid.cells)?;
+                self.deconvolve(f, &mut grid.cells, false)?;
                 mark.at(1)?;
                 self.fft(grid)?;
                 mark.at(2)?;
@@ -188,56 +188,36 @@ impl<T: Real> DevicePoints<T> {
         mark.at(3)
     }
 
-    /// Type 1's modes from the fine grids: modes = grid / ψ̂ at the modes' cells.
-    fn deconvolve(&self, grid: &impl DeviceArray<T>, f: &mut impl DeviceArrayMut<T>) -> Result<()> {
-        let total = self.spec.mode_count() * self.spec.n_vectors;
-        let mut l = Launch::new(
-            &self.module,
-            &self.stream,
-            "usfft_deconvolve",
-            for_elems(total),
-        )?;
-        l.output(f).input(grid);
-        self.push_mode_tables(&mut l, &self.tables.fine_index);
-        // SAFETY: usfft_deconvolve(REAL* modes, const REAL* grid, const int* fi1..fi3, const
-        // REAL* q1..q3, int n1..n3, int nf1..nf3, int nvec): thread idx < N·nvec (the others
-        // return) writes modes[2·idx..+2] (f holds 2·nvec·N reals: checked by the callers)
-        // and reads the grid cell of its mode (fine_index < nf per dimension; grid holds
-        // 2·nvec·nf1·nf2·nf3), the tables at its mode indices (< n_d).
-        unsafe { l.run() }
-    }
-
-    /// Type 2's fine grids from the modes `f`: modes / ψ̂ at the modes' cells, zero
-    /// elsewhere, every cell written once.
-    fn pad(&self, f: &impl DeviceArray<T>, grid: &mut impl DeviceArrayMut<T>) -> Result<()> {
-        let total = self.spec.fine_count() * self.spec.n_vectors;
-        let mut l = Launch::new(&self.module, &self.stream, "usfft_pad", for_elems(total))?;
-        l.input(f).output(grid);
-        self.push_mode_tables(&mut l, &self.tables.mode_of_cell);
-        // SAFETY: usfft_pad(const REAL* modes, REAL* grid, const int* mc1..mc3, const REAL*
-        // q1..q3, int n1..n3, int nf1..nf3, int nvec): thread idx < nf1·nf2·nf3·nvec (the
-        // others return) writes grid[2·idx..+2] (grid holds that many cells) and reads
-        // mc_d at its cell's index (< nf_d; each table holds nf_d), and where all three are
-        // modes (≥ 0, < n_d) the tables q_d there and modes[2·mode..+2] (f holds 2·nvec·N
-        // reals: checked by the callers).
-        unsafe { l.run() }
-    }
-
-    /// Pushes the three index tables `index`, the deconvolution factors, `int n1..n3`,
-    /// `int nf1..nf3` and `int nvec`.
-    fn push_mode_tables(&self, l: &mut Launch<'_>, index: &[CudaSlice<i32>; 3]) {
-        for a in index {
+    /// Between the modes `f` and the fine grids: modes = grid / ψ̂ (`to_modes`, type 1) or
+    /// grid = modes / ψ̂ at the modes' cells (type 2, the grid zeroed before).
+    fn deconvolve(
+        &self,
+        f: &mut impl DeviceArrayMut<T>,
+        grid: &mut CudaSlice<T>,
+        to_modes: bool,
+    ) -> Result<()> {
+        let spec = &self.spec;
+        let total = spec.mode_count() * spec.n_vectors;
+        let cfg = for_elems(total);
+        let mut l = Launch::new(&self.module, &self.stream, "usfft_deconvolve", cfg)?;
+        l.output(f).output(grid);
+        for a in &self.tables.fine_index {
             l.input(a);
         }
         for a in &self.tables.deconv {
             l.input(a);
         }
-        let spec = &self.spec;
         let [n1, n2, n3] = spec.modes.map(|n| n as i32);
         let [nf1, nf2, nf3] = spec.fine.map(|n| n as i32);
         l.scalar(n1).scalar(n2).scalar(n3);
         l.scalar(nf1).scalar(nf2).scalar(nf3);
-        l.scalar(spec.n_vectors as i32);
+        l.scalar(spec.n_vectors as i32).scalar(to_modes as i32);
+        // SAFETY: usfft_deconvolve(REAL* modes, REAL* grid, const int* fi1..fi3, const REAL*
+        // q1..q3, int n1..n3, int nf1..nf3, int nvec, int to_modes): thread idx < N·nvec
+        // (the others return) reads or writes modes[2·idx..+2] (f holds 2·nvec·N reals:
+        // checked by the callers) and the grid cell of its mode (fine_index < nf per
+        // dimension; grid holds 2·nvec·nf1·nf2·nf3), the tables at its mode indices (< n_d).
+        unsafe { l.run() }
     }
 
     /// The batch of fine-grid FFTs in place; cuFFT's forward direction is e^{−i…}, so the

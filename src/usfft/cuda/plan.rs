@@ -53,11 +53,9 @@ pub(super) struct SortScratch<T> {
     pub(super) bad: CudaSlice<u64>,
 }
 
-/// Per dimension: the fine-grid cell of each mode, the mode of each fine-grid cell (−1 for
-/// none) and each mode's deconvolution factor.
+/// Per dimension: the fine-grid cell of each mode and its deconvolution factor.
 pub(super) struct ModeTables<T> {
     pub(super) fine_index: [CudaSlice<i32>; 3],
-    pub(super) mode_of_cell: [CudaSlice<i32>; 3],
     pub(super) deconv: [CudaSlice<T>; 3],
 }
 
@@ -224,13 +222,6 @@ impl<T: Real> ModeTables<T> {
             let fi: Vec<i32> = spec.fine_index(d).into_iter().map(|i| i as i32).collect();
             upload(stream, &fi, what)
         };
-        let modes_of_cells = |d: usize| {
-            let mut mc = vec![-1i32; spec.fine[d]];
-            for (k, i) in spec.fine_index(d).into_iter().enumerate() {
-                mc[i] = k as i32;
-            }
-            upload(stream, &mc, what)
-        };
         let factors = |d: usize| {
             let q: Vec<T> = spec.deconv[d]
                 .iter()
@@ -240,7 +231,6 @@ impl<T: Real> ModeTables<T> {
         };
         Ok(ModeTables {
             fine_index: [index(0)?, index(1)?, index(2)?],
-            mode_of_cell: [modes_of_cells(0)?, modes_of_cells(1)?, modes_of_cells(2)?],
             deconv: [factors(0)?, factors(1)?, factors(2)?],
         })
     }

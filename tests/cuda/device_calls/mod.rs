@@ -13,6 +13,7 @@ mod emlog;
 mod fxdecon;
 mod graph;
 mod other_device;
+mod own_context;
 mod streams;
 mod usfft;
 mod wavepacket;
