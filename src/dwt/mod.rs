@@ -163,7 +163,7 @@ impl DwtPlan {
                 traces,
                 batch,
             };
-            match &self.ctx.cuda {
+            match self.ctx.cuda() {
                 Some(gpu) => cuda::run(gpu, &self.ctx.cpu, job),
                 None => cpu::run(&self.ctx.cpu, job),
             }

@@ -153,7 +153,7 @@ pub extern "C" fn sg_context_set_device_checks(ctx: *mut sg_context, checks: i32
 pub extern "C" fn sg_context_synchronize(ctx: *const sg_context) -> sg_status {
     guard(|| {
         let ctx = arg_ref(ctx, "ctx")?;
-        let Some(gpu) = &ctx.0.cuda else {
+        let Some(gpu) = ctx.0.cuda() else {
             return Ok(());
         };
         gpu.caller_stream()

@@ -143,7 +143,7 @@ impl FxdeconPlan {
             return Ok(());
         }
         // f64 data, and operators too large for a block's shared memory, run on the CPU.
-        let gpu = self.ctx.cuda.as_ref().filter(|gpu| cuda::fits(gpu, s));
+        let gpu = self.ctx.cuda().filter(|gpu| cuda::fits(gpu, s));
         if let (Some(gpu), Some(input), Some(output)) =
             (gpu, T::as_f32(input), T::as_f32_mut(output))
         {

@@ -118,7 +118,7 @@ impl<T: Real> UsfftPlan<T> {
             }
         }
         let ctx = self.ctx.clone();
-        match &ctx.cuda {
+        match ctx.cuda() {
             Some(gpu) => self.set_device_points(|slot, spec| {
                 cuda::set_points(gpu, &ctx.cpu, slot, spec, coords, m)
             }),
@@ -174,7 +174,7 @@ impl<T: Real> UsfftPlan<T> {
             coords[d] = Some(c);
         }
         let after: Vec<_> = given.iter().flatten().map(|c| c.stream().clone()).collect();
-        let gpu = ctx.cuda.as_ref().expect("checked by gpu()");
+        let gpu = ctx.cuda().expect("checked by gpu()");
         self.set_device_points(|slot, spec| {
             cuda::set_points_device(gpu, slot, spec, coords, m, &after)
         })
@@ -189,7 +189,7 @@ impl<T: Real> UsfftPlan<T> {
         coords: [Option<&dyn DeviceArray<T>>; 3],
     ) -> Result<()> {
         let ctx = self.gpu()?;
-        let gpu = ctx.cuda.as_ref().expect("checked by gpu()");
+        let gpu = ctx.cuda().expect("checked by gpu()");
         let after = [gpu.caller_stream()];
         self.set_device_points(|slot, spec| {
             cuda::set_points_device(gpu, slot, spec, coords, m, &after)
@@ -198,7 +198,7 @@ impl<T: Real> UsfftPlan<T> {
 
     /// The plan's context, if it has a GPU.
     fn gpu(&self) -> Result<Arc<Context>> {
-        match self.ctx.cuda {
+        match self.ctx.cuda() {
             Some(_) => Ok(self.ctx.clone()),
             None => Err(Error::Unsupported(
                 "device coordinates need a plan on a CUDA context".into(),
@@ -280,11 +280,7 @@ impl<T: Real> UsfftPlan<T> {
             PointsState::None => unreachable!("checked above"),
             PointsState::Host(p) => cpu::execute(&self.ctx.cpu, &self.spec, p, c, f, reporter),
             PointsState::Device(p) => {
-                let gpu = self
-                    .ctx
-                    .cuda
-                    .as_ref()
-                    .expect("device points on a CUDA context");
+                let gpu = self.ctx.cuda().expect("device points on a CUDA context");
                 p.execute(gpu, &self.ctx.cpu, c, f, reporter)
             }
         }
@@ -310,7 +306,7 @@ impl<T: Real> UsfftPlan<T> {
         f: &mut cudarc::driver::CudaSlice<T>,
         events: Option<&[cudarc::driver::CudaEvent; 4]>,
     ) -> Result<()> {
-        match (&self.points, &self.ctx.cuda) {
+        match (&self.points, self.ctx.cuda()) {
             (PointsState::Device(p), Some(gpu)) => p.execute_device(gpu, c, f, events),
             (PointsState::None, _) => Err(crate::invalid!(
                 "no points set: call set_points before execute"

@@ -129,7 +129,7 @@ impl<T: Real> WavepacketPlan<T> {
         };
         let type2 = make(TransformType::Type2, -1)?;
         let type1 = make(TransformType::Type1, 1)?;
-        let engine = match &ctx.cuda {
+        let engine = match ctx.cuda() {
             Some(_) => Engine::Device(Box::new(cuda::BoxStage::new(
                 layout.clone(),
                 &windows,

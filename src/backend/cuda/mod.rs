@@ -10,6 +10,7 @@ pub mod disk_cache;
 pub mod fft;
 pub mod kernels;
 pub mod launch;
+pub mod memory;
 pub mod module_cache;
 pub mod nvrtc;
 pub mod probe;
@@ -54,6 +55,8 @@ pub struct CudaBackend {
     pub caller: caller::CallerStream,
     /// The device checks of device calls' inputs (off unless asked for).
     pub checks: checks::DeviceChecks,
+    /// Where the context's device memory comes from, and how much it holds.
+    pub memory: Arc<memory::DeviceMemory>,
     description: String,
 }
 
@@ -118,6 +121,7 @@ impl CudaBackend {
             multiprocessors,
             caller: caller::CallerStream::default(),
             checks: checks::DeviceChecks::default(),
+            memory: Arc::default(),
             description,
         })
     }

@@ -7,11 +7,12 @@ use super::launches::SlabBuffers;
 use super::tables::{SharedTables, SlabTables};
 use crate::backend::cuda::buffers::alloc;
 use crate::backend::cuda::fft::{self, FftPlan, Shape};
+use crate::backend::cuda::memory::DeviceBuf;
 use crate::backend::cuda::staging::PinnedBuffer;
 use crate::backend::cuda::{driver_error, CudaBackend};
 use crate::error::Result;
 use crate::fxdecon::geometry::{Setup, Slab};
-use cudarc::driver::{CudaSlice, CudaStream};
+use cudarc::driver::CudaStream;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -91,8 +92,8 @@ pub(super) struct Slot {
 pub(super) struct Staging {
     pub(super) pinned_in: PinnedBuffer,
     pub(super) pinned_out: PinnedBuffer,
-    pub(super) traces: CudaSlice<f32>,
-    pub(super) out: CudaSlice<f32>,
+    pub(super) traces: DeviceBuf<f32>,
+    pub(super) out: DeviceBuf<f32>,
 }
 
 impl Slot {

@@ -10,6 +10,7 @@ use crate::backend::cuda::caller::ordered_on;
 use crate::backend::cuda::checks::Rows;
 use crate::backend::cuda::fft::Direction;
 use crate::backend::cuda::launch::{for_elems, Launch};
+use crate::backend::cuda::memory::DeviceBuf;
 use crate::backend::cuda::staging::{download_staged, upload_staged};
 use crate::backend::cuda::tracked::write_on;
 use crate::backend::cuda::{bind, driver_error, CudaBackend};
@@ -58,7 +59,7 @@ impl<T: Real> DevicePoints<T> {
         let mut work = self.work.lock().unwrap();
         let Work { grid, c: cd, f: fd } = &mut *work;
         let (cd, fd) = (ensure(cd, nc, s)?, ensure(fd, nm, s)?);
-        let stage = |dst: &mut CudaSlice<T>, src: &[T]| {
+        let stage = |dst: &mut DeviceBuf<T>, src: &[T]| {
             upload_staged(&gpu.ctx, &gpu.staging, cpu, s, dst, src)
         };
         match self.spec.kind {
@@ -151,7 +152,7 @@ impl<T: Real> DevicePoints<T> {
         &self,
         c: &mut impl DeviceArrayMut<T>,
         f: &mut impl DeviceArrayMut<T>,
-        grid: &mut CudaSlice<T>,
+        grid: &mut DeviceBuf<T>,
         events: Option<&[CudaEvent; 4]>,
     ) -> Result<()> {
         let mark = Marks {
@@ -188,7 +189,7 @@ impl<T: Real> DevicePoints<T> {
     fn deconvolve(
         &self,
         f: &mut impl DeviceArrayMut<T>,
-        grid: &mut CudaSlice<T>,
+        grid: &mut DeviceBuf<T>,
         to_modes: bool,
     ) -> Result<()> {
         let spec = &self.spec;
@@ -217,7 +218,7 @@ impl<T: Real> DevicePoints<T> {
 
     /// The batch of fine-grid FFTs in place; cuFFT's forward direction is e^{−i…}, so the
     /// plan's sign picks the direction.
-    fn fft(&self, grid: &mut CudaSlice<T>) -> Result<()> {
+    fn fft(&self, grid: &mut DeviceBuf<T>) -> Result<()> {
         let direction = match self.spec.sign {
             -1 => Direction::Forward,
             _ => Direction::Inverse,

@@ -9,6 +9,7 @@ use crate::backend::cuda::array::{part, DeviceArray, DeviceArrayMut};
 use crate::backend::cuda::buffers::{alloc, as_reals, as_reals_mut, upload};
 use crate::backend::cuda::caller::join;
 use crate::backend::cuda::fft::Direction;
+use crate::backend::cuda::memory::DeviceBuf;
 use crate::backend::cuda::staging::{download_staged, upload_staged};
 use crate::backend::cuda::tracked::{read_on, write_on};
 use crate::backend::cuda::{bind, driver_error, CudaBackend};
@@ -23,8 +24,8 @@ use std::sync::Arc;
 /// A host-to-host call's device arrays: the data (n reals), the coefficients (2·m reals)
 /// and the scratch.
 struct HostCall<'a, T> {
-    data: &'a mut CudaSlice<T>,
-    coeffs: &'a mut CudaSlice<T>,
+    data: &'a mut DeviceBuf<T>,
+    coeffs: &'a mut DeviceBuf<T>,
     scratch: &'a mut Scratch<T>,
 }
 
@@ -52,11 +53,11 @@ impl Stager<'_> {
 
 /// `slot`, made with `len` elements if absent.
 pub(super) fn ensure<'a, T: Real>(
-    slot: &'a mut Option<CudaSlice<T>>,
+    slot: &'a mut Option<DeviceBuf<T>>,
     len: usize,
     stream: &Arc<CudaStream>,
     what: &'static str,
-) -> Result<&'a mut CudaSlice<T>> {
+) -> Result<&'a mut DeviceBuf<T>> {
     if slot.is_none() {
         *slot = Some(alloc(stream, len, what)?);
     }

@@ -4,9 +4,10 @@
 use super::tables::ShapeRun;
 use crate::backend::cuda::array::{complex_mut, part_mut};
 use crate::backend::cuda::fft::{self, Direction, FftPlan, Shape};
+use crate::backend::cuda::memory::DeviceBuf;
 use crate::error::Result;
 use crate::sample::Real;
-use cudarc::driver::{CudaSlice, CudaStream};
+use cudarc::driver::CudaStream;
 use std::sync::Arc;
 
 /// Most elements one cuFFT execute covers: bounds each plan's own work area.
@@ -60,7 +61,7 @@ pub(super) fn plan_groups<T: Real>(
 /// The box FFTs over `work` (interleaved complex), in place.
 pub(super) fn box_ffts<T: Real>(
     groups: &[FftGroup],
-    work: &mut CudaSlice<T>,
+    work: &mut DeviceBuf<T>,
     direction: Direction,
 ) -> Result<()> {
     if groups.iter().all(|g| g.full.is_none()) {
