@@ -46,6 +46,12 @@ pub struct EmlogPlan {
 }
 
 impl EmlogPlan {
+    /// Device bytes the plan holds: none. A search's tables and histograms are sized by
+    /// its grid and options, made when it starts; its histograms stay with the result.
+    pub fn device_bytes(&self) -> usize {
+        0
+    }
+
     pub fn new(ctx: Arc<Context>, spec: &SensitivitySpec) -> Result<EmlogPlan> {
         Self::from_problem(ctx, spec.validate()?)
     }

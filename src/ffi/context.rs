@@ -1,5 +1,7 @@
 //! `sg_context`: the backend that plans run on.
 
+pub mod memory;
+
 use super::args::{arg_ref, out_ptr};
 use super::status::sg_status;
 use super::{copy_string_out, guard};

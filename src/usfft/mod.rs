@@ -25,6 +25,7 @@ pub mod points;
 pub mod spec;
 
 use crate::backend::cuda::array::{DeviceArray, DeviceArrayMut};
+use crate::backend::cuda::memory::Tally;
 use crate::backend::cuda::tracked::read_on;
 use crate::context::Context;
 use crate::error::{Error, Result};
@@ -48,7 +49,11 @@ pub struct UsfftPlan<T: Real> {
     ctx: Arc<Context>,
     spec: UsfftSpec,
     points: PointsState<T>,
+    /// The device state made at creation, until the first points are set.
+    prepared: Option<Box<cuda::DevicePoints<T>>>,
     m: usize,
+    /// Device bytes the plan holds.
+    held: Arc<Tally>,
 }
 
 impl<T: Real> UsfftPlan<T> {
@@ -65,11 +70,20 @@ impl<T: Real> UsfftPlan<T> {
     ) -> Result<UsfftPlan<T>> {
         let eps = T::epsilon().to_f64().unwrap();
         let spec = UsfftSpec::new(kind, dim, modes, sign, tolerance, n_vectors, options, eps)?;
+        let held = Arc::<Tally>::default();
+        let prepared = match ctx.cuda() {
+            Some(gpu) => {
+                Some(held.scope("creating the USFFT plan", || cuda::prepare::<T>(gpu, &spec))?)
+            }
+            None => None,
+        };
         Ok(UsfftPlan {
             ctx,
             spec,
             points: PointsState::None,
+            prepared,
             m: 0,
+            held,
         })
     }
 
@@ -79,6 +93,13 @@ impl<T: Real> UsfftPlan<T> {
 
     pub fn context(&self) -> &Arc<Context> {
         &self.ctx
+    }
+
+    /// Device bytes the plan holds (0 on a CPU context): the state made at creation, the
+    /// point buffers sized by the largest `set_points`, the staging buffers of host
+    /// executes.
+    pub fn device_bytes(&self) -> usize {
+        self.held.bytes()
     }
 
     /// Points set by the last `set_points` (0 before).
@@ -212,18 +233,22 @@ impl<T: Real> UsfftPlan<T> {
         &mut self,
         set: impl FnOnce(&mut Option<Box<cuda::DevicePoints<T>>>, &UsfftSpec) -> Result<()>,
     ) -> Result<()> {
-        let mut slot = match std::mem::replace(&mut self.points, PointsState::None) {
-            PointsState::Device(p) => Some(p),
+        let (mut slot, had) = match std::mem::replace(&mut self.points, PointsState::None) {
+            PointsState::Device(p) => (Some(p), true),
             other => {
                 self.points = other;
-                None
+                (self.prepared.take(), false)
             }
         };
-        let had = slot.is_some();
-        let r = set(&mut slot, &self.spec);
-        if let (true, Some(p)) = (had || r.is_ok(), slot) {
-            self.m = p.m;
-            self.points = PointsState::Device(p);
+        let held = self.held.clone();
+        let r = held.scope("setting the USFFT points", || set(&mut slot, &self.spec));
+        match (had || r.is_ok(), slot) {
+            (true, Some(p)) => {
+                self.m = p.m;
+                self.points = PointsState::Device(p);
+            }
+            (false, p) => self.prepared = p,
+            (true, None) => {}
         }
         r
     }
@@ -281,7 +306,10 @@ impl<T: Real> UsfftPlan<T> {
             PointsState::Host(p) => cpu::execute(&self.ctx.cpu, &self.spec, p, c, f, reporter),
             PointsState::Device(p) => {
                 let gpu = self.ctx.cuda().expect("device points on a CUDA context");
-                p.execute(gpu, &self.ctx.cpu, c, f, reporter)
+                // Its staging buffers are made on the first execute and kept.
+                self.held.scope("executing the USFFT plan", || {
+                    p.execute(gpu, &self.ctx.cpu, c, f, reporter)
+                })
             }
         }
     }

@@ -29,6 +29,9 @@ pub type AllocFn =
 /// needs it.
 pub type FreeFn = unsafe extern "C" fn(user: *mut c_void, ptr: u64, bytes: usize, stream: u64);
 
+/// The alignment the kernels may assume of a buffer (what `cuMemAlloc` gives).
+pub const ALIGNMENT: u64 = 256;
+
 /// An application's allocator.
 pub struct Hooks {
     pub alloc: AllocFn,
@@ -176,6 +179,14 @@ pub fn alloc_buf<T: DeviceRepr>(
                 unsafe { (hooks.alloc)(hooks.user, bytes, stream.cu_stream() as u64, &mut ptr) };
             if status != 0 || ptr == 0 {
                 return Err(out_of_memory(bytes, "the application's allocator", what));
+            }
+            if ptr % ALIGNMENT != 0 {
+                // SAFETY: given back as it came, never used.
+                unsafe { (hooks.free)(hooks.user, ptr, bytes, stream.cu_stream() as u64) };
+                return Err(crate::invalid!(
+                    "the application's allocator gave {ptr:#x} while {what}; device memory \
+                     must be aligned to {ALIGNMENT} bytes"
+                ));
             }
             // SAFETY: the hook gave `bytes` bytes of device memory of this context, which
             // the slice owns until `leak` hands them back to `free` (Drop below).

@@ -206,6 +206,20 @@ impl Cache {
         })
     }
 
+    /// Makes a set of resources and the FFT plans of every slab's batch, so that the calls
+    /// that follow find them made (at the plan's creation).
+    pub fn prepare(&self, gpu: &CudaBackend, s: &Setup) -> Result<()> {
+        let mut r = self.take_or_make(gpu, s)?;
+        for slot in &mut r.slots {
+            for slab in &r.slabs {
+                let batch = slab.read.len() * s.nx * s.time.count();
+                slot.ffts.for_batch(&slot.stream, s, batch)?;
+            }
+        }
+        self.put(r);
+        Ok(())
+    }
+
     pub(super) fn put(&self, r: Resources) {
         let mut v = self.0.lock().unwrap();
         if v.len() < CACHE_KEEP {

@@ -91,7 +91,14 @@ pub(super) fn ensure<'a, T: Real>(
     Ok(slot.as_mut().unwrap())
 }
 
-/// The plan's device state, made on first use.
+/// The device state of a plan for `spec` (module, fine grid, its cuFFT plan and work area,
+/// mode tables, point buffers of minimal size), made when the plan is created.
+pub fn prepare<T: Real>(gpu: &CudaBackend, spec: &UsfftSpec) -> Result<Box<DevicePoints<T>>> {
+    bind(&gpu.ctx)?;
+    Ok(Box::new(DevicePoints::new(gpu, spec)?))
+}
+
+/// The plan's device state, made on first use if creation did not make it.
 pub(super) fn points_slot<'a, T: Real>(
     gpu: &CudaBackend,
     slot: &'a mut Option<Box<DevicePoints<T>>>,

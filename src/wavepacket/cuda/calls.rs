@@ -136,7 +136,9 @@ impl<T: Real> BoxStage<T> {
     ) -> Result<()> {
         let io = self.stager()?;
         let mut bufs = self.lock();
-        body(&io, self.host_arrays(&mut bufs)?)
+        self.held.scope("a wave-packet call", || {
+            body(&io, self.host_arrays(&mut bufs)?)
+        })
     }
 
     /// Device-resident C, queued on `stream()` without waiting: `data` holds n reals,
@@ -178,7 +180,9 @@ impl<T: Real> BoxStage<T> {
         self.check_device(data, coeffs)?;
         bind(self.stream.context())?;
         let mut bufs = self.lock();
-        body(&self.stream, &mut bufs.scratch, &mut Reporter::new(None))
+        self.held.scope("a wave-packet device call", || {
+            body(&self.stream, &mut bufs.scratch, &mut Reporter::new(None))
+        })
     }
 
     pub(super) fn check_device(&self, data: usize, coeffs: usize) -> Result<()> {

@@ -20,7 +20,7 @@ mod tables;
 use super::layout::Layout;
 use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::buffers::alloc;
-use crate::backend::cuda::memory::DeviceBuf;
+use crate::backend::cuda::memory::{DeviceBuf, Tally};
 use crate::backend::cuda::{bind, driver_error, kernels, CudaBackend};
 use crate::error::{Error, Result};
 use crate::progress::Reporter;
@@ -61,6 +61,8 @@ pub struct BoxStage<T: Real> {
     /// Elements of the work array (the boxes in work order).
     n_work: usize,
     buffers: Mutex<Buffers<T>>,
+    /// The plan's device bytes: the buffers calls make count towards it.
+    held: Arc<Tally>,
 }
 
 /// One call's device arrays, one call at a time.
@@ -100,6 +102,7 @@ impl<T: Real> BoxStage<T> {
         windows: &[Vec<T>],
         type2: UsfftPlan<T>,
         type1: UsfftPlan<T>,
+        held: Arc<Tally>,
     ) -> Result<BoxStage<T>> {
         let ctx = type2.context().clone();
         let gpu = ctx.cuda().ok_or_else(|| {
@@ -130,6 +133,7 @@ impl<T: Real> BoxStage<T> {
                 coeffs: None,
             }),
             layout,
+            held,
         };
         // `flat` and the tables are host memory the copies read from.
         stream
