@@ -88,16 +88,12 @@ impl Tally {
     }
 
     /// Runs `body` with the buffers it makes counted towards this tally (and those of any
-    /// enclosing scope); an out-of-memory error is prefixed with `plan` and the bytes the
-    /// plan held when it failed.
+    /// enclosing scope); an out-of-memory error is prefixed with `plan`.
     pub fn scope<R>(self: &Arc<Self>, plan: &str, body: impl FnOnce() -> Result<R>) -> Result<R> {
         TALLIES.with(|t| t.borrow_mut().push(self.clone()));
         let _pop = PopOnDrop;
         body().map_err(|e| match e {
-            Error::DeviceOutOfMemory(m) => Error::DeviceOutOfMemory(format!(
-                "{plan} (holding {} bytes of device memory): {m}",
-                self.bytes()
-            )),
+            Error::DeviceOutOfMemory(m) => Error::DeviceOutOfMemory(format!("{plan}: {m}")),
             e => e,
         })
     }
@@ -154,10 +150,16 @@ pub fn free_bytes() -> usize {
     result::mem_get_info().map_or(0, |(free, _)| free)
 }
 
+/// The refusal of `bytes`, with what the plan being made or used held when it asked (the
+/// innermost tally) and what the device had free.
 fn out_of_memory(bytes: usize, refused_by: &str, what: &str) -> Error {
+    let held = TALLIES.with(|t| t.borrow().last().map(|t| t.bytes()));
+    let held = held.map_or(String::new(), |h| {
+        format!(", the plan holding {h} bytes then")
+    });
     Error::DeviceOutOfMemory(format!(
-        "out of device memory while {what}: {bytes} bytes asked for, refused by {refused_by} \
-         ({} bytes free on the device)",
+        "out of device memory while {what}: {bytes} bytes asked for{held}, refused by \
+         {refused_by} ({} bytes free on the device)",
         free_bytes()
     ))
 }
@@ -230,6 +232,9 @@ impl<T> Drop for DeviceBuf<T> {
         match &self.source {
             Source::Driver => drop(slice),
             Source::Hooks(hooks) => {
+                // The buffer may be dropped on another thread than the one that made it; the
+                // hook may call the driver.
+                let _ = bind(slice.stream().context());
                 let stream = slice.stream().cu_stream() as u64;
                 let ptr = slice.leak();
                 // SAFETY: `ptr` came from this allocator's `alloc` with these bytes and

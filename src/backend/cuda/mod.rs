@@ -130,8 +130,10 @@ impl CudaBackend {
         &self.description
     }
 
-    /// Makes the context current on this thread (every driver call below needs it).
+    /// Makes the context current on this thread (every driver call below needs it), and its
+    /// device memory the source of the buffers the thread makes (`memory.rs`).
     pub fn bind(&self) -> Result<()> {
+        memory::make_current(&self.memory);
         bind(&self.ctx)
     }
 

@@ -209,6 +209,7 @@ impl Cache {
     /// Makes a set of resources and the FFT plans of every slab's batch, so that the calls
     /// that follow find them made (at the plan's creation).
     pub fn prepare(&self, gpu: &CudaBackend, s: &Setup) -> Result<()> {
+        gpu.bind()?;
         let mut r = self.take_or_make(gpu, s)?;
         for slot in &mut r.slots {
             for slab in &r.slabs {
