@@ -302,6 +302,28 @@ module seisgpu
       integer(c_int32_t) :: status
     end function sg_context_set_device_checks
 
+    ! alloc: int (*)(void *user, size_t bytes, uint64_t stream, uint64_t *ptr), a bind(C)
+    ! function returning 0 with ptr set; free: void (*)(void *user, uint64_t ptr,
+    ! size_t bytes, uint64_t stream). Both c_null_funptr restore the default allocator.
+    function sg_context_set_device_allocator(ctx, alloc, free, user) &
+        bind(C, name="sg_context_set_device_allocator") result(status)
+      import :: c_int32_t, c_ptr, c_funptr
+      type(c_ptr), value :: ctx
+      type(c_funptr), value :: alloc
+      type(c_funptr), value :: free
+      type(c_ptr), value :: user
+      integer(c_int32_t) :: status
+    end function sg_context_set_device_allocator
+
+    function sg_context_device_memory(ctx, in_use, peak) &
+        bind(C, name="sg_context_device_memory") result(status)
+      import :: c_int32_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: ctx
+      integer(c_size_t), intent(out) :: in_use
+      integer(c_size_t), intent(out) :: peak
+      integer(c_int32_t) :: status
+    end function sg_context_device_memory
+
     function sg_context_synchronize(ctx) &
         bind(C, name="sg_context_synchronize") result(status)
       import :: c_int32_t, c_ptr
@@ -332,6 +354,14 @@ module seisgpu
       import :: c_ptr
       type(c_ptr), value, intent(in) :: plan
     end subroutine sg_dwt_plan_destroy
+
+    function sg_dwt_plan_workspace_bytes(plan, bytes) &
+        bind(C, name="sg_dwt_plan_workspace_bytes") result(status)
+      import :: c_int32_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      integer(c_size_t), intent(out) :: bytes
+      integer(c_int32_t) :: status
+    end function sg_dwt_plan_workspace_bytes
 
     ! n_levels is C's uint32_t; 0 for all levels.
     function sg_dwt_execute_f32(plan, direction, n_levels, input, output, n_traces, &
@@ -477,6 +507,14 @@ module seisgpu
       type(c_ptr), value, intent(in) :: plan
     end subroutine sg_usfft_plan_destroy
 
+    function sg_usfft_plan_workspace_bytes(plan, bytes) &
+        bind(C, name="sg_usfft_plan_workspace_bytes") result(status)
+      import :: c_int32_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      integer(c_size_t), intent(out) :: bytes
+      integer(c_int32_t) :: status
+    end function sg_usfft_plan_workspace_bytes
+
     ! x, y, z: m coordinates each, radians; a plan of lower dimension ignores y and z
     ! (pass x again).
     function sg_usfft_set_points_f32(plan, m, x, y, z) &
@@ -606,6 +644,14 @@ module seisgpu
       type(c_ptr), value, intent(in) :: plan
     end subroutine sg_fxdecon_plan_destroy
 
+    function sg_fxdecon_plan_workspace_bytes(plan, bytes) &
+        bind(C, name="sg_fxdecon_plan_workspace_bytes") result(status)
+      import :: c_int32_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      integer(c_size_t), intent(out) :: bytes
+      integer(c_int32_t) :: status
+    end function sg_fxdecon_plan_workspace_bytes
+
     ! A 2-D array x(n_samples, n_traces) has trace_stride = n_samples.
     function sg_fxdecon_execute_2d_f32(plan, input, output, trace_stride) &
         bind(C, name="sg_fxdecon_execute_2d_f32") result(status)
@@ -719,6 +765,14 @@ module seisgpu
       import :: c_ptr
       type(c_ptr), value, intent(in) :: plan
     end subroutine sg_xcorr_plan_destroy
+
+    function sg_xcorr_plan_workspace_bytes(plan, bytes) &
+        bind(C, name="sg_xcorr_plan_workspace_bytes") result(status)
+      import :: c_int32_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      integer(c_size_t), intent(out) :: bytes
+      integer(c_int32_t) :: status
+    end function sg_xcorr_plan_workspace_bytes
 
     function sg_xcorr_plan_sizes(plan, n_samples, n_windows, n_lags) &
         bind(C, name="sg_xcorr_plan_sizes") result(status)
@@ -998,6 +1052,14 @@ module seisgpu
       type(c_ptr), value, intent(in) :: plan
     end subroutine sg_emlog_plan_destroy
 
+    function sg_emlog_plan_workspace_bytes(plan, bytes) &
+        bind(C, name="sg_emlog_plan_workspace_bytes") result(status)
+      import :: c_int32_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      integer(c_size_t), intent(out) :: bytes
+      integer(c_int32_t) :: status
+    end function sg_emlog_plan_workspace_bytes
+
     ! right_vectors(p, p): vector c (0-based) is right_vectors(:, c + 1) transposed, i.e.
     ! element k of vector c at right_vectors(c + 1, k + 1) in Fortran order.
     function sg_emlog_analytic(plan, criterion_kind, level, sigma_star, f_min, empty, &
@@ -1216,6 +1278,14 @@ module seisgpu
       import :: c_ptr
       type(c_ptr), value, intent(in) :: layout
     end subroutine sg_wavepacket_layout_destroy
+
+    function sg_wavepacket_layout_workspace_bytes(layout, bytes) &
+        bind(C, name="sg_wavepacket_layout_workspace_bytes") result(status)
+      import :: c_int32_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: layout
+      integer(c_size_t), intent(out) :: bytes
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_layout_workspace_bytes
 
     function sg_wavepacket_layout_sizes(layout, n_samples, n_coefficients, n_boxes, levels, &
         n_directions) bind(C, name="sg_wavepacket_layout_sizes") result(status)
@@ -1574,6 +1644,14 @@ module seisgpu
       import :: c_ptr
       type(c_ptr), value, intent(in) :: volume
     end subroutine sg_wavepacket_volume_destroy
+
+    function sg_wavepacket_volume_workspace_bytes(volume, bytes) &
+        bind(C, name="sg_wavepacket_volume_workspace_bytes") result(status)
+      import :: c_int32_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: volume
+      integer(c_size_t), intent(out) :: bytes
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_volume_workspace_bytes
 
     function sg_wavepacket_volume_sizes(volume, n_samples, n_coefficients, tiles, n_boxes) &
         bind(C, name="sg_wavepacket_volume_sizes") result(status)

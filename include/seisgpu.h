@@ -13,6 +13,11 @@
 #include <stdint.h>
 
 /*
+ The alignment the kernels may assume of a buffer (what `cuMemAlloc` gives).
+ */
+#define ALIGNMENT 256
+
+/*
  Most values on one axis (their values and histograms are held in memory).
  */
 #define MAX_AXIS_VALUES (1 << 24)
@@ -432,6 +437,26 @@ typedef int32_t sg_status;
  share of the call done, in [0, 1]. Return 0 to go on, non-zero to stop the call.
  */
 typedef int (*sg_progress_fn)(void *user, const char *stage, double fraction);
+
+/*
+ An application's device allocation for `sg_context_set_device_allocator`: writes into
+ `*ptr` the address (a `CUdeviceptr`) of at least `bytes` bytes of device memory of the
+ context's device, aligned to 256 bytes, and returns 0; any other return (or a zero
+ address) refuses, and the library call that asked fails with
+ `SG_ERR_DEVICE_OUT_OF_MEMORY`. `stream` is the `CUstream` (0: the legacy default stream)
+ the library will use the memory on first: memory from a stream-ordered pool may be
+ handed out for that stream. `user` is the pointer given with the hooks.
+ */
+typedef int (*sg_device_alloc_fn)(void *user, size_t bytes, uint64_t stream, uint64_t *ptr);
+
+/*
+ Gives back memory that `sg_device_alloc_fn` gave: `ptr` and `bytes` as allocated, `stream`
+ the `CUstream` the library last used it on. Work the library queued on `stream` may still
+ read or write the memory when this is called (frees are stream-ordered, as
+ `cuMemFreeAsync`'s): the allocator may reuse it for work queued on `stream` after this
+ call at once, and for other streams once `stream` has reached this point.
+ */
+typedef void (*sg_device_free_fn)(void *user, uint64_t ptr, size_t bytes, uint64_t stream);
 
 /*
  Options of `sg_dwt_denoise_*`. Start from `sg_dwt_denoise_options_default()`.
@@ -918,6 +943,31 @@ void sg_context_destroy(sg_context *ctx);
 sg_status sg_context_set_progress(sg_context *ctx, sg_progress_fn callback, void *user);
 
 /*
+ Makes `alloc` and `free` the source of the device memory the library allocates on `ctx`
+ from now on: plans' workspaces and tables, cuFFT's work areas, and any buffer a call
+ makes. Buffers made before keep the allocator that made them and go back to it (the hooks
+ and `user` must stay valid until every plan made while they were set is destroyed).
+ Both NULL restore the default (`cuMemAllocAsync` on the buffer's stream); one NULL is
+ `SG_ERR_INVALID_ARGUMENT`. The hooks are called from whichever thread makes or destroys a
+ plan or makes a call, possibly several at once: they must be thread-safe, and must not
+ call seisgpu. cuFFT's and cuBLAS's own set-up data (the tables they upload when a plan or
+ handle is made) and the kernels' modules stay outside the hooks. `SG_ERR_UNSUPPORTED` on a
+ CPU context, which holds no device memory. Thread-safe; best set before plans are made.
+ */
+sg_status sg_context_set_device_allocator(sg_context *ctx,
+                                          sg_device_alloc_fn alloc,
+                                          sg_device_free_fn free,
+                                          void *user);
+
+/*
+ Device memory the library holds for `ctx` and its plans, in bytes: `*in_use` now,
+ `*peak` the most at once since the context was made (buffers, workspaces, tables, cuFFT
+ work areas; not cuFFT's or cuBLAS's own set-up data, nor the kernels' modules). Both 0
+ on a CPU context. `ctx`, `in_use` and `peak` must not be NULL. Thread-safe.
+ */
+sg_status sg_context_device_memory(const sg_context *ctx, size_t *in_use, size_t *peak);
+
+/*
  The default denoising options: universal threshold, soft, σ from the finest level,
  all levels transformed and thresholded. Thread-safe.
  */
@@ -940,6 +990,14 @@ sg_status sg_dwt_plan_create(const sg_context *ctx,
  Releases a plan. NULL is a no-op. Must not race with other calls on the same plan.
  */
 void sg_dwt_plan_destroy(sg_dwt_plan *plan);
+
+/*
+ Device bytes `plan` holds, into `*bytes`: 0, on any context. A DWT call's work buffers are
+ sized by its batch, made from the context's allocator when the call starts (chunks of at
+ most a few hundred MB) and given back when it returns.
+ `plan` and `bytes` must not be NULL. Thread-safe.
+ */
+sg_status sg_dwt_plan_workspace_bytes(const sg_dwt_plan *plan, size_t *bytes);
 
 /*
  Transforms `n_traces` traces of `plan`'s length, trace t starting at element
@@ -1090,6 +1148,14 @@ sg_status sg_emlog_plan_create(const sg_context *ctx,
  Releases a plan. NULL is a no-op.
  */
 void sg_emlog_plan_destroy(sg_emlog_plan *plan);
+
+/*
+ Device bytes `plan` holds, into `*bytes`: 0, on any context. A search's tables and
+ histograms are sized by its grid and options and made when it starts; its histograms stay
+ with its result.
+ `plan` and `bytes` must not be NULL. Thread-safe.
+ */
+sg_status sg_emlog_plan_workspace_bytes(const sg_emlog_plan *plan, size_t *bytes);
 
 /*
  The closed-form answer (least squares, p = the plan's searched parameters):
@@ -1323,6 +1389,16 @@ sg_status sg_fxdecon_plan_create_3d(const sg_context *ctx,
 void sg_fxdecon_plan_destroy(sg_fxdecon_plan *plan);
 
 /*
+ Device bytes `plan` holds, into `*bytes` (0 on a CPU context, and for a plan the GPU does
+ not run): on a CUDA context the slab buffers, tables, streams' work and FFT plans made at
+ creation (slabs sized to a quarter of the device's free memory then), so that a device call
+ allocates nothing, except a copy of the input for an in-place call; a host call adds its
+ staging buffers on first use, and calls running at once on the plan a set each, kept.
+ `plan` and `bytes` must not be NULL. Thread-safe.
+ */
+sg_status sg_fxdecon_plan_workspace_bytes(const sg_fxdecon_plan *plan, size_t *bytes);
+
+/*
  Filters a 2D section: `n_traces` traces (the plan's), trace t starting at element
  `t * trace_stride` (≥ n_samples) of `input`, into the same positions of `output`
  (`input == output` filters in place, at the cost of a copy; other overlaps are refused).
@@ -1373,8 +1449,8 @@ sg_status sg_fxdecon_execute_3d_f64(const sg_fxdecon_plan *plan,
  `t * trace_stride`); `input == output` filters in place (the call then takes a device
  copy of the input, as the host call takes a host copy); other overlaps are refused.
  Samples between traces are not touched. Queued on the context's stream
- (`sg_context_set_stream`): returns without waiting (but for the first call on a plan,
- which makes the plan's FFT plans and buffers), the output is ready when the stream has
+ (`sg_context_set_stream`): returns without waiting (the plan's FFT plans and buffers are
+ made when it is created; an in-place call allocates a copy of its input), the output is ready when the stream has
  run; progress callbacks are not called. Non-finite samples reach the output, and are
  reported by `sg_context_synchronize` with device checks on (`sg_context_set_device_checks`). `SG_ERR_INVALID_ARGUMENT` for an address the driver does not know as
  device memory of the context's device holding the section; `SG_ERR_UNSUPPORTED` on a
@@ -1476,6 +1552,15 @@ sg_status sg_usfft_plan_create(const sg_context *ctx,
  Releases a plan. NULL is a no-op. Must not race with other calls on the same plan.
  */
 void sg_usfft_plan_destroy(sg_usfft_plan *plan);
+
+/*
+ Device bytes `plan` holds, into `*bytes` (0 on a CPU context): on a CUDA context the fine
+ grids, the cuFFT plan's work area and the mode tables made at creation, the point buffers
+ sized by the largest `sg_usfft_set_points_*` so far (made there), and the staging buffers
+ a host execute makes on its first use; a device execute allocates nothing.
+ `plan` and `bytes` must not be NULL. Thread-safe.
+ */
+sg_status sg_usfft_plan_workspace_bytes(const sg_usfft_plan *plan, size_t *bytes);
 
 /*
  Sets the plan's `m` points (replacing earlier ones): coordinates `x` (and `y` for 2D and
@@ -1628,6 +1713,15 @@ sg_status sg_wavepacket_layout_create(const sg_context *ctx,
  Releases a layout. NULL is a no-op. Must not race with other calls on the same layout.
  */
 void sg_wavepacket_layout_destroy(sg_wavepacket_layout *layout);
+
+/*
+ Device bytes the layout's transform holds, into `*bytes` (0 on a CPU context): on a CUDA
+ context its tables, box work arrays and two USFFT plans (points set), made at creation; the
+ data and coefficient arrays of host calls and the grid-shift tables of shifted calls, made
+ on their first use and kept.
+ `layout` and `bytes` must not be NULL. Thread-safe.
+ */
+sg_status sg_wavepacket_layout_workspace_bytes(const sg_wavepacket_layout *layout, size_t *bytes);
 
 /*
  The layout's sizes: `*n_samples` = n1·n2[·n3] (data values), `*n_coefficients` complex
@@ -2020,6 +2114,14 @@ sg_status sg_wavepacket_volume_create_on_contexts(const sg_context *const *conte
 void sg_wavepacket_volume_destroy(sg_wavepacket_volume *volume);
 
 /*
+ Device bytes the volume's tile transforms hold on all their contexts, into `*bytes` (0 on
+ CPU contexts): per context, what `sg_wavepacket_layout_workspace_bytes` counts for one
+ layout of the tile shape.
+ `volume` and `bytes` must not be NULL. Thread-safe.
+ */
+sg_status sg_wavepacket_volume_workspace_bytes(const sg_wavepacket_volume *volume, size_t *bytes);
+
+/*
  The volume's sizes: `*n_samples` data values (the product of `volume_shape`),
  `*n_coefficients` complex coefficients on the common grids, `tiles` (3 values: tiles along
  axes 1, 2, 3; 1 for an unused axis) and `*n_boxes` boxes (as in one tile's layout: box 0
@@ -2212,6 +2314,14 @@ sg_status sg_xcorr_plan_create(const sg_context *ctx,
  Releases a plan. NULL is a no-op. Spectra made by it stay valid.
  */
 void sg_xcorr_plan_destroy(sg_xcorr_plan *plan);
+
+/*
+ Device bytes `plan` holds, into `*bytes`: 0, on any context. A call's work buffers are sized
+ by its stations, days and pairs, made from the context's allocator when it starts and given
+ back when it returns; spectra on a CUDA context hold theirs until destroyed.
+ `plan` and `bytes` must not be NULL. Thread-safe.
+ */
+sg_status sg_xcorr_plan_workspace_bytes(const sg_xcorr_plan *plan, size_t *bytes);
 
 /*
  Sizes for a day of `n_samples` samples: `*n_windows` windows (NoisePy's

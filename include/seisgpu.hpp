@@ -239,6 +239,18 @@ public:
     // sg_context_set_device_checks: SG_DEVICE_CHECKS_FINITE makes each `_device` call scan
     // its inputs on the GPU; a non-finite one makes the next synchronize() throw.
     void set_device_checks(int32_t checks) { check(sg_context_set_device_checks(get(), checks)); }
+    // sg_context_set_device_allocator: the device memory of plans made from now on comes
+    // from `alloc` and goes back to `free` (both nullptr: cuMemAllocAsync again). The hooks
+    // are plain C functions, called from any thread; `user` is passed back to them.
+    void set_device_allocator(sg_device_alloc_fn alloc, sg_device_free_fn free, void *user) {
+        check(sg_context_set_device_allocator(get(), alloc, free, user));
+    }
+    // sg_context_device_memory: device bytes the library holds now, and the most at once.
+    std::pair<std::size_t, std::size_t> device_memory() const {
+        std::size_t in_use = 0, peak = 0;
+        check(sg_context_device_memory(get(), &in_use, &peak));
+        return {in_use, peak};
+    }
     // sg_context_synchronize: waits for the work the `_device` calls queued.
     void synchronize() const { check(sg_context_synchronize(get())); }
     // SG_BACKEND_CPU or SG_BACKEND_CUDA.
@@ -298,6 +310,12 @@ private:
 // sg_dwt_*: batched wavelet transforms and denoising of traces of one length.
 class dwt_plan : public detail::owner<sg_dwt_plan, sg_dwt_plan_destroy> {
 public:
+    // sg_dwt_plan_workspace_bytes: device bytes the plan holds (0 on a CPU context).
+    std::size_t workspace_bytes() const {
+        std::size_t bytes = 0;
+        check(sg_dwt_plan_workspace_bytes(get(), &bytes));
+        return bytes;
+    }
     dwt_plan(const context &ctx, int32_t family, int32_t member, std::size_t n_samples)
         : n_samples_(n_samples), ctx_(ctx) {
         check(sg_dwt_plan_create(ctx.get(), family, member, n_samples, out()));
@@ -436,6 +454,12 @@ private:
 // sg_fxdecon_*: F-X (2D) and F-XY (3D) deconvolution of one shape.
 class fxdecon_plan : public detail::owner<sg_fxdecon_plan, sg_fxdecon_plan_destroy> {
 public:
+    // sg_fxdecon_plan_workspace_bytes: device bytes the plan holds (0 on a CPU context).
+    std::size_t workspace_bytes() const {
+        std::size_t bytes = 0;
+        check(sg_fxdecon_plan_workspace_bytes(get(), &bytes));
+        return bytes;
+    }
     // A 2D plan for sections of n_traces traces of n_samples samples.
     static fxdecon_plan section(const context &ctx, const sg_fxdecon_options &options,
                                 std::size_t n_samples, std::size_t n_traces) {
@@ -541,6 +565,12 @@ private:
 // sg_usfft_*: type 1/2 nonuniform FFTs in 1 to 3 dimensions.
 class usfft_plan : public detail::owner<sg_usfft_plan, sg_usfft_plan_destroy> {
 public:
+    // sg_usfft_plan_workspace_bytes: device bytes the plan holds (0 on a CPU context).
+    std::size_t workspace_bytes() const {
+        std::size_t bytes = 0;
+        check(sg_usfft_plan_workspace_bytes(get(), &bytes));
+        return bytes;
+    }
     usfft_plan(const context &ctx, int32_t type, const std::vector<std::size_t> &n_modes,
                int32_t sign, double tolerance, int32_t precision, std::size_t n_vectors = 1,
                const sg_usfft_options *options = nullptr)
@@ -647,6 +677,12 @@ struct inverse_report {
 class wavepacket_layout
     : public detail::owner<sg_wavepacket_layout, sg_wavepacket_layout_destroy> {
 public:
+    // sg_wavepacket_layout_workspace_bytes: device bytes the plan holds (0 on a CPU context).
+    std::size_t workspace_bytes() const {
+        std::size_t bytes = 0;
+        check(sg_wavepacket_layout_workspace_bytes(get(), &bytes));
+        return bytes;
+    }
     // `shape`: 2 or 3 sizes, axis 1 fastest; `precision`: SG_WAVEPACKET_F32 or _F64;
     // `options` nullptr for the defaults.
     wavepacket_layout(const context &ctx, const std::vector<std::size_t> &shape,
@@ -829,6 +865,12 @@ private:
 class wavepacket_volume
     : public detail::owner<sg_wavepacket_volume, sg_wavepacket_volume_destroy> {
 public:
+    // sg_wavepacket_volume_workspace_bytes: device bytes the plan holds (0 on a CPU context).
+    std::size_t workspace_bytes() const {
+        std::size_t bytes = 0;
+        check(sg_wavepacket_volume_workspace_bytes(get(), &bytes));
+        return bytes;
+    }
     // `volume_shape` and `tile_shape`: 2 or 3 sizes each, axis 1 fastest; the rest as
     // wavepacket_layout's.
     wavepacket_volume(const context &ctx, const std::vector<std::size_t> &volume_shape,
@@ -960,6 +1002,12 @@ private:
 // sg_xcorr_*: ambient-noise preprocessing, correlation and stacking.
 class xcorr_plan : public detail::owner<sg_xcorr_plan, sg_xcorr_plan_destroy> {
 public:
+    // sg_xcorr_plan_workspace_bytes: device bytes the plan holds (0 on a CPU context).
+    std::size_t workspace_bytes() const {
+        std::size_t bytes = 0;
+        check(sg_xcorr_plan_workspace_bytes(get(), &bytes));
+        return bytes;
+    }
     xcorr_plan(const context &ctx, const sg_xcorr_options &options) : ctx_(ctx) {
         check(sg_xcorr_plan_create(ctx.get(), &options, out()));
     }
@@ -1284,6 +1332,12 @@ private:
 // equivalent models over grids of the searched conductivities.
 class emlog_plan : public detail::owner<sg_emlog_plan, sg_emlog_plan_destroy> {
 public:
+    // sg_emlog_plan_workspace_bytes: device bytes the plan holds (0 on a CPU context).
+    std::size_t workspace_bytes() const {
+        std::size_t bytes = 0;
+        check(sg_emlog_plan_workspace_bytes(get(), &bytes));
+        return bytes;
+    }
     // A is n × m, element (i, j) at a[i·row_stride + j·col_stride]; sigma0 (m); f0, f_exp,
     // delta (n); `searched`: the searched columns (1 to 16), in grid-axis order.
     emlog_plan(const context &ctx, std::size_t n, std::size_t m, view<const double> a,

@@ -11,7 +11,8 @@ pub struct Context {
     /// Always present: the CPU backend runs CPU contexts and the host-side
     /// staging work of CUDA contexts.
     pub(crate) cpu: CpuBackend,
-    pub(crate) cuda: Option<CudaBackend>,
+    /// Reached through `cuda()` / `gpu_for()` only, which make its device memory current.
+    cuda: Option<CudaBackend>,
     description: String,
     /// The caller's progress callback, shared by every plan of this context.
     progress: RwLock<Option<ProgressFn>>,
@@ -75,11 +76,20 @@ impl Context {
     /// The GPU of a CUDA context, for a call (named `call`) that takes device arrays;
     /// `Unsupported` on a CPU context.
     pub fn gpu_for(&self, call: &str) -> Result<&CudaBackend> {
-        self.cuda.as_ref().ok_or_else(|| {
+        self.cuda().ok_or_else(|| {
             Error::Unsupported(format!(
                 "{call} takes device memory and needs a CUDA context; this context runs on the CPU"
             ))
         })
+    }
+
+    /// The CUDA backend of a CUDA context. Reaching it makes the context's device memory
+    /// (its allocator and counts) the calling thread's, as binding makes its CUDA context
+    /// current: every buffer the thread makes from here on comes from this context.
+    pub fn cuda(&self) -> Option<&CudaBackend> {
+        let gpu = self.cuda.as_ref()?;
+        crate::backend::cuda::memory::make_current(&gpu.memory);
+        Some(gpu)
     }
 
     /// Several lines: backend, device, libraries found, or why the CPU was chosen.

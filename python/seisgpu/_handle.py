@@ -79,3 +79,19 @@ class Handle:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class Plan(Handle):
+    """A plan of the C library: a handle that may hold device memory on a CUDA context."""
+
+    _workspace: str = ""  # the C function that reports it
+
+    @property
+    def workspace_bytes(self) -> int:
+        """Device bytes the plan holds (``sg_<object>_workspace_bytes``; 0 on a CPU context):
+        what it made at creation and the buffers its calls keep. See ``docs/device.md``."""
+        bytes_ = ctypes.c_size_t()
+        status = getattr(_lib.lib, self._workspace)(self._ptr(), ctypes.byref(bytes_))
+        from ._errors import check
+        check(self._workspace, status)
+        return bytes_.value

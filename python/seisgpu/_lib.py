@@ -105,6 +105,8 @@ p, sz, i32, u32, u64, f64 = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int32,
 P = ctypes.POINTER
 PP = P(p)
 PROGRESS = ctypes.CFUNCTYPE(ctypes.c_int, p, ctypes.c_char_p, f64)
+DEVICE_ALLOC = ctypes.CFUNCTYPE(ctypes.c_int, p, sz, u64, P(u64))
+DEVICE_FREE = ctypes.CFUNCTYPE(None, p, u64, sz, u64)
 
 
 class DwtDenoiseOptions(ctypes.Structure):
@@ -174,12 +176,16 @@ _PROTOTYPES: dict[str, tuple[list, object]] = {
     "sg_context_set_stream": ([p, u64], i32),
     "sg_context_set_device_checks": ([p, i32], i32),
     "sg_context_synchronize": ([p], i32),
+    "sg_context_set_device_allocator": ([p, DEVICE_ALLOC, DEVICE_FREE, p], i32),
+    "sg_context_device_memory": ([p, P(sz), P(sz)], i32),
     "sg_dwt_denoise_options_default": ([], DwtDenoiseOptions),
     "sg_dwt_plan_create": ([p, i32, i32, sz, PP], i32),
     "sg_dwt_plan_destroy": ([p], None),
+    "sg_dwt_plan_workspace_bytes": ([p, P(sz)], i32),
     "sg_emlog_options_default": ([], EmlogOptions),
     "sg_emlog_plan_create": ([p, sz, sz, p, sz, sz, p, p, p, p, sz, p, PP], i32),
     "sg_emlog_plan_destroy": ([p], None),
+    "sg_emlog_plan_workspace_bytes": ([p, P(sz)], i32),
     "sg_emlog_analytic": ([p, i32, f64, p, P(f64), P(i32), p, p, p, p], i32),
     "sg_emlog_search": ([p, p, p, p, p, p, sz, sz, p, P(EmlogOptions), PP], i32),
     "sg_emlog_result_destroy": ([p], None),
@@ -199,9 +205,11 @@ _PROTOTYPES: dict[str, tuple[list, object]] = {
     "sg_fxdecon_plan_create_2d": ([p, P(FxdeconOptions), sz, sz, PP], i32),
     "sg_fxdecon_plan_create_3d": ([p, P(FxdeconOptions), sz, sz, sz, PP], i32),
     "sg_fxdecon_plan_destroy": ([p], None),
+    "sg_fxdecon_plan_workspace_bytes": ([p, P(sz)], i32),
     "sg_usfft_options_default": ([], UsfftOptions),
     "sg_usfft_plan_create": ([p, i32, i32, P(sz), i32, f64, i32, sz, P(UsfftOptions), PP], i32),
     "sg_usfft_plan_destroy": ([p], None),
+    "sg_usfft_plan_workspace_bytes": ([p, P(sz)], i32),
     "sg_wavepacket_layout_options_default": ([], LayoutOptions),
     "sg_wavepacket_pocs_options_default": ([], PocsOptions),
     "sg_wavepacket_sparse_options_default": ([], SparseOptions),
@@ -209,6 +217,7 @@ _PROTOTYPES: dict[str, tuple[list, object]] = {
                                                  i32),
     "sg_wavepacket_layout_sizes": ([p, P(sz), P(sz), P(sz), P(sz), P(sz)], i32),
     "sg_wavepacket_layout_destroy": ([p], None),
+    "sg_wavepacket_layout_workspace_bytes": ([p, P(sz)], i32),
     "sg_wavepacket_box_info": ([p, sz, P(i32), P(i32), p, p, P(sz)], i32),
     "sg_wavepacket_packet_norms": ([p, p, sz], i32),
     "sg_wavepacket_volume_create": ([p, i32, P(sz), P(sz), i32, P(LayoutOptions), PP], i32),
@@ -217,9 +226,11 @@ _PROTOTYPES: dict[str, tuple[list, object]] = {
     "sg_wavepacket_volume_sizes": ([p, P(sz), P(sz), p, P(sz)], i32),
     "sg_wavepacket_volume_box_info": ([p, sz, P(i32), P(i32), P(sz), P(sz)], i32),
     "sg_wavepacket_volume_destroy": ([p], None),
+    "sg_wavepacket_volume_workspace_bytes": ([p, P(sz)], i32),
     "sg_xcorr_options_default": ([], XcorrOptions),
     "sg_xcorr_plan_create": ([p, P(XcorrOptions), PP], i32),
     "sg_xcorr_plan_destroy": ([p], None),
+    "sg_xcorr_plan_workspace_bytes": ([p, P(sz)], i32),
     "sg_xcorr_plan_sizes": ([p, sz, P(sz), P(sz)], i32),
     "sg_xcorr_preprocess_f32": ([p, p, sz, sz, sz, p, PP], i32),
     "sg_xcorr_spectra_destroy": ([p], None),

@@ -124,6 +124,52 @@ class Context(Handle):
         check("sg_context_set_device_checks",
               _lib.lib.sg_context_set_device_checks(self._ptr(), 1 if on else 0))
 
+    def set_device_allocator(self, alloc: Optional[Callable[[int, int], int]],
+                             free: Optional[Callable[[int, int, int], None]]) -> None:
+        """Makes ``alloc(nbytes, stream) -> address`` and ``free(address, nbytes, stream)``
+        the source of the device memory this context's plans and calls allocate from now on
+        (a memory pool's, e.g. ``cupy.cuda.alloc``'s or PyTorch's caching allocator's):
+        `stream` is the ``CUstream`` the memory is first (and last) used on, the address a
+        ``CUdeviceptr`` aligned to 256 bytes; an exception in `alloc` (or an address of 0)
+        refuses, and the call that asked raises :class:`seisgpu.OutOfMemoryError`. Both
+        None restore the default allocator. The hooks run on the library's calling threads
+        (the GIL is taken for them) and must stay valid until every plan made while they
+        were set is closed: this context keeps them. Raises
+        :class:`seisgpu.UnsupportedError` on a CPU context."""
+        if (alloc is None) != (free is None):
+            from ._errors import InvalidArgumentError
+            raise InvalidArgumentError("give both alloc and free, or neither")
+        if alloc is None:
+            hooks: Any = (ctypes.cast(None, _lib.DEVICE_ALLOC),
+                          ctypes.cast(None, _lib.DEVICE_FREE))
+        else:
+            def c_alloc(_user: Any, nbytes: int, stream: int, out: Any) -> int:
+                try:
+                    out[0] = int(alloc(int(nbytes), int(stream)))
+                    return 0
+                except Exception:  # noqa: BLE001 - any failure is a refusal
+                    return 1
+
+            def c_free(_user: Any, ptr: int, nbytes: int, stream: int) -> None:
+                try:
+                    free(int(ptr), int(nbytes), int(stream))
+                except Exception:  # noqa: BLE001 - nothing to report to
+                    pass
+
+            hooks = (_lib.DEVICE_ALLOC(c_alloc), _lib.DEVICE_FREE(c_free))
+        check("sg_context_set_device_allocator",
+              _lib.lib.sg_context_set_device_allocator(self._ptr(), hooks[0], hooks[1], None))
+        # Buffers made with earlier hooks give their memory back through them: keep them all.
+        self._allocators = getattr(self, "_allocators", []) + [hooks]
+
+    def device_memory(self) -> tuple[int, int]:
+        """(bytes held now, most held at once): device memory the library holds for this
+        context and its plans; (0, 0) on a CPU context."""
+        in_use, peak = ctypes.c_size_t(), ctypes.c_size_t()
+        check("sg_context_device_memory", _lib.lib.sg_context_device_memory(
+            self._ptr(), ctypes.byref(in_use), ctypes.byref(peak)))
+        return in_use.value, peak.value
+
     def synchronize(self) -> None:
         """Waits until the device calls made on this context so far have run (on the stream
         of the last one, or the one :meth:`set_stream` set; it must still exist). A kernel

@@ -17,7 +17,7 @@ import numpy as np
 
 from . import _arrays, _device, _lib
 from ._errors import InvalidArgumentError, check
-from ._handle import Handle
+from ._handle import Plan
 from ._options import choice
 from .context import Context, require
 
@@ -75,7 +75,7 @@ def _device_traces(call: _device.DeviceCall, name: str, n_samples: int
     return a, obj, o, (a.size // n_samples if n_samples else 0)
 
 
-class Dwt(Handle):
+class Dwt(Plan):
     """A DWT plan: one wavelet, one trace length, on one context.
 
     Parameters
@@ -96,6 +96,7 @@ class Dwt(Handle):
     """
 
     _destroy = "sg_dwt_plan_destroy"
+    _workspace = "sg_dwt_plan_workspace_bytes"
 
     def __init__(self, ctx: Context, n_samples: int, wavelet: str = "daubechies",
                  member: int = 8) -> None:

@@ -17,7 +17,7 @@ import numpy as np
 
 from . import _arrays, _device, _lib
 from ._errors import ArgumentTypeError, InvalidArgumentError, check
-from ._handle import Handle
+from ._handle import Handle, Plan
 from ._options import choice
 from .context import Context, require
 
@@ -92,7 +92,7 @@ def _vector(x: Any, name: str, n: int) -> np.ndarray:
     return a
 
 
-class EmSearch(Handle):
+class EmSearch(Plan):
     """A sensitivity-matrix plan: the linearised problem and the searched columns.
 
     Parameters
@@ -124,6 +124,7 @@ class EmSearch(Handle):
     """
 
     _destroy = "sg_emlog_plan_destroy"
+    _workspace = "sg_emlog_plan_workspace_bytes"
 
     def __init__(self, ctx: Context, a: Any, sigma0: Any, f0: Any, f_exp: Any, delta: Any,
                  searched: Sequence[int]) -> None:

@@ -10,7 +10,7 @@ import numpy as np
 
 from . import _arrays, _device, _lib
 from ._errors import InvalidArgumentError, check
-from ._handle import Handle
+from ._handle import Plan
 from ._options import as_dict, choice, fill
 from .context import Context, require
 from .dwt import run_traces
@@ -23,7 +23,7 @@ _PRESETS = {"default": "sg_fxdecon_options_default",
             "seismic_unix": "sg_fxdecon_options_seismic_unix"}
 
 
-class FxDecon(Handle):
+class FxDecon(Plan):
     """An F-X / F-XY decon plan for one data shape and one set of options.
 
     Parameters
@@ -59,6 +59,7 @@ class FxDecon(Handle):
     """
 
     _destroy = "sg_fxdecon_plan_destroy"
+    _workspace = "sg_fxdecon_plan_workspace_bytes"
 
     def __init__(self, ctx: Context, shape: Any, *, preset: str = "default",
                  **options: Any) -> None:

@@ -21,7 +21,7 @@ import numpy as np
 
 from . import _arrays, _device, _lib
 from ._errors import ArgumentTypeError, InvalidArgumentError, check
-from ._handle import Handle
+from ._handle import Plan
 from ._options import fill
 from .context import Context, require
 
@@ -45,7 +45,7 @@ def _precision(dtype: Any) -> np.dtype:
         "complex128/float64 (double)")
 
 
-class Usfft(Handle):
+class Usfft(Plan):
     """A USFFT plan: type, dimension, mode counts, sign, tolerance, precision, batch.
 
     Parameters
@@ -75,6 +75,7 @@ class Usfft(Handle):
     """
 
     _destroy = "sg_usfft_plan_destroy"
+    _workspace = "sg_usfft_plan_workspace_bytes"
 
     def __init__(self, ctx: Context, type: int, n_modes: Any, *, dtype: Any = np.complex128,
                  sign: int = -1, tolerance: float = 1e-9, n_vectors: int = 1,

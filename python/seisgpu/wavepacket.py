@@ -19,7 +19,7 @@ import numpy as np
 from . import _arrays, _device, _lib
 from . import _wavepacket_device as _on_gpu
 from ._errors import ArgumentTypeError, InvalidArgumentError, check
-from ._handle import Handle
+from ._handle import Plan
 from ._options import choice, fill
 from .context import Context, require
 
@@ -84,7 +84,7 @@ def _layout_options(options: dict[str, Any]) -> ctypes.Structure:
     return fill(_lib.lib.sg_wavepacket_layout_options_default(), options, "layout options")
 
 
-class _Frame(Handle):
+class _Frame(Plan):
     """What layouts and volumes share: C, C* and the inverse."""
 
     _kind = ""
@@ -193,6 +193,7 @@ class WavepacketLayout(_Frame):
     """
 
     _destroy = "sg_wavepacket_layout_destroy"
+    _workspace = "sg_wavepacket_layout_workspace_bytes"
     _kind = "sg_wavepacket"
     _device_calls = True
 

@@ -44,6 +44,7 @@ class WavepacketVolume(_Frame):
     """
 
     _destroy = "sg_wavepacket_volume_destroy"
+    _workspace = "sg_wavepacket_volume_workspace_bytes"
     _kind = "sg_wavepacket_volume"
 
     def __init__(self, ctx: Context | Sequence[Context], shape: Any, tile: Any,

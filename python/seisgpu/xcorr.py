@@ -17,7 +17,7 @@ import numpy as np
 
 from . import _arrays, _device, _lib
 from ._errors import ArgumentTypeError, InvalidArgumentError, check
-from ._handle import Handle
+from ._handle import Handle, Plan
 from ._options import as_dict, fill
 from .context import Context, require
 
@@ -87,7 +87,7 @@ class Spectra(Handle):
         return k.astype(bool)
 
 
-class Xcorr(Handle):
+class Xcorr(Plan):
     """A correlation plan: options and sizes, on one context.
 
     Parameters
@@ -113,6 +113,7 @@ class Xcorr(Handle):
     """
 
     _destroy = "sg_xcorr_plan_destroy"
+    _workspace = "sg_xcorr_plan_workspace_bytes"
 
     def __init__(self, ctx: Context, *, sampling_rate: float, freqmin: float, freqmax: float,
                  **options: Any) -> None:

@@ -32,6 +32,12 @@ pub struct DwtPlan {
 }
 
 impl DwtPlan {
+    /// Device bytes the plan holds: none. A call's work buffers are sized by its batch (a
+    /// chunk of its traces), made when it starts and freed when it returns.
+    pub fn device_bytes(&self) -> usize {
+        0
+    }
+
     pub fn new(
         ctx: Arc<Context>,
         family: Family,
@@ -163,7 +169,7 @@ impl DwtPlan {
                 traces,
                 batch,
             };
-            match &self.ctx.cuda {
+            match self.ctx.cuda() {
                 Some(gpu) => cuda::run(gpu, &self.ctx.cpu, job),
                 None => cpu::run(&self.ctx.cpu, job),
             }

@@ -19,12 +19,12 @@ pub mod setup;
 pub mod synthetic;
 pub mod tables;
 
+use crate::backend::cuda::memory::DeviceBuf;
 use crate::context::Context;
 use crate::error::Result;
 use crate::progress::Reporter;
 use analytic::{AnalyticRegion, Centred};
 use criterion::{Criterion, Norm, SearchOptions};
-use cudarc::driver::CudaSlice;
 use grid::{Axis, Grid};
 use matrix::{Problem, SensitivitySpec};
 use result::{Bins, Origin, SearchResult, Tally};
@@ -32,7 +32,7 @@ use setup::SearchSetup;
 use std::sync::Arc;
 
 /// Histogram bins a device search leaves in device memory.
-type DeviceBins = CudaSlice<u64>;
+type DeviceBins = DeviceBuf<u64>;
 use tables::FastTables;
 
 /// Most bins of one 2D marginal (each search task holds its histograms).
@@ -46,6 +46,12 @@ pub struct EmlogPlan {
 }
 
 impl EmlogPlan {
+    /// Device bytes the plan holds: none. A search's tables and histograms are sized by
+    /// its grid and options, made when it starts; its histograms stay with the result.
+    pub fn device_bytes(&self) -> usize {
+        0
+    }
+
     pub fn new(ctx: Arc<Context>, spec: &SensitivitySpec) -> Result<EmlogPlan> {
         Self::from_problem(ctx, spec.validate()?)
     }
@@ -85,7 +91,7 @@ impl EmlogPlan {
     /// Searches the grid `axes` (axis 0 varies fastest).
     pub fn search(&self, axes: &[Axis], options: &SearchOptions) -> Result<SearchResult> {
         self.search_with(axes, options, |s, reporter| {
-            let tally = match &self.ctx.cuda {
+            let tally = match self.ctx.cuda() {
                 Some(gpu) => cuda::search(gpu, s, reporter)?,
                 None => cpu::search(&self.ctx.cpu, s, reporter)?,
             };

@@ -2,8 +2,8 @@
 //! running tally it is reduced from.
 
 use super::grid::Grid;
+use crate::backend::cuda::memory::DeviceBuf;
 use crate::context::Context;
-use cudarc::driver::CudaSlice;
 use std::sync::Arc;
 
 /// Where each histogram lives in one flat array of counts: the 1D marginals of every
@@ -118,7 +118,7 @@ pub struct SearchResult {
 #[derive(Clone)]
 pub struct Origin {
     pub ctx: Arc<Context>,
-    pub bins: Option<Arc<CudaSlice<u64>>>,
+    pub bins: Option<Arc<DeviceBuf<u64>>>,
 }
 
 impl std::fmt::Debug for Origin {

@@ -1,5 +1,7 @@
 //! `sg_context`: the backend that plans run on.
 
+pub mod memory;
+
 use super::args::{arg_ref, out_ptr};
 use super::status::sg_status;
 use super::{copy_string_out, guard};
@@ -153,7 +155,7 @@ pub extern "C" fn sg_context_set_device_checks(ctx: *mut sg_context, checks: i32
 pub extern "C" fn sg_context_synchronize(ctx: *const sg_context) -> sg_status {
     guard(|| {
         let ctx = arg_ref(ctx, "ctx")?;
-        let Some(gpu) = &ctx.0.cuda else {
+        let Some(gpu) = ctx.0.cuda() else {
             return Ok(());
         };
         gpu.caller_stream()

@@ -163,6 +163,18 @@ pub extern "C" fn sg_dwt_plan_destroy(plan: *mut sg_dwt_plan) {
     super::destroy(plan);
 }
 
+/// Device bytes `plan` holds, into `*bytes`: 0, on any context. A DWT call's work buffers are
+/// sized by its batch, made from the context's allocator when the call starts (chunks of at
+/// most a few hundred MB) and given back when it returns.
+/// `plan` and `bytes` must not be NULL. Thread-safe.
+#[no_mangle]
+pub extern "C" fn sg_dwt_plan_workspace_bytes(
+    plan: *const sg_dwt_plan,
+    bytes: *mut usize,
+) -> sg_status {
+    super::workspace_bytes(plan, "plan", bytes, |p| p.0.device_bytes())
+}
+
 /// The caller's arrays as slices: the same pointer means in place; any other overlap
 /// is refused (the result would depend on the order of work).
 fn traces<'a, T: Sample>(

@@ -154,6 +154,18 @@ pub extern "C" fn sg_emlog_plan_destroy(plan: *mut sg_emlog_plan) {
     super::destroy(plan);
 }
 
+/// Device bytes `plan` holds, into `*bytes`: 0, on any context. A search's tables and
+/// histograms are sized by its grid and options and made when it starts; its histograms stay
+/// with its result.
+/// `plan` and `bytes` must not be NULL. Thread-safe.
+#[no_mangle]
+pub extern "C" fn sg_emlog_plan_workspace_bytes(
+    plan: *const sg_emlog_plan,
+    bytes: *mut usize,
+) -> sg_status {
+    super::workspace_bytes(plan, "plan", bytes, |p| p.0.device_bytes())
+}
+
 /// The closed-form answer (least squares, p = the plan's searched parameters):
 /// `sigma_star` (p) the least-squares model, `*f_min` its misfit, `*empty` 1 when the
 /// criterion (`criterion`, `level` as in `sg_emlog_options`) cannot be met, `lower` and

@@ -226,6 +226,20 @@ pub extern "C" fn sg_fxdecon_plan_destroy(plan: *mut sg_fxdecon_plan) {
     super::destroy(plan);
 }
 
+/// Device bytes `plan` holds, into `*bytes` (0 on a CPU context, and for a plan the GPU does
+/// not run): on a CUDA context the slab buffers, tables, streams' work and FFT plans made at
+/// creation (slabs sized to a quarter of the device's free memory then), so that a device call
+/// allocates nothing, except a copy of the input for an in-place call; a host call adds its
+/// staging buffers on first use, and calls running at once on the plan a set each, kept.
+/// `plan` and `bytes` must not be NULL. Thread-safe.
+#[no_mangle]
+pub extern "C" fn sg_fxdecon_plan_workspace_bytes(
+    plan: *const sg_fxdecon_plan,
+    bytes: *mut usize,
+) -> sg_status {
+    super::workspace_bytes(plan, "plan", bytes, |p| p.0.device_bytes())
+}
+
 /// Filters a 2D section: `n_traces` traces (the plan's), trace t starting at element
 /// `t * trace_stride` (≥ n_samples) of `input`, into the same positions of `output`
 /// (`input == output` filters in place, at the cost of a copy; other overlaps are refused).

@@ -53,6 +53,21 @@ pub(crate) fn guard(body: impl FnOnce() -> Result<()>) -> sg_status {
     }
 }
 
+/// Runs the body of a `sg_<object>_workspace_bytes` call: `*bytes` receives what `held`
+/// says of the object (argument `name`), which must not be NULL, nor `bytes`.
+pub(crate) fn workspace_bytes<H>(
+    handle: *const H,
+    name: &str,
+    bytes: *mut usize,
+    held: impl FnOnce(&H) -> usize,
+) -> sg_status {
+    guard(|| {
+        let handle = args::arg_ref(handle, name)?;
+        args::out_ptr(bytes, "bytes")?.set(held(handle));
+        Ok(())
+    })
+}
+
 /// Drops a boxed handle made by a `*_create` call; NULL is a no-op and a panic in a
 /// destructor is contained.
 pub(crate) fn destroy<T>(handle: *mut T) {

@@ -152,6 +152,22 @@ pub extern "C" fn sg_usfft_plan_destroy(plan: *mut sg_usfft_plan) {
     super::destroy(plan);
 }
 
+/// Device bytes `plan` holds, into `*bytes` (0 on a CPU context): on a CUDA context the fine
+/// grids, the cuFFT plan's work area and the mode tables made at creation, the point buffers
+/// sized by the largest `sg_usfft_set_points_*` so far (made there), and the staging buffers
+/// a host execute makes on its first use; a device execute allocates nothing.
+/// `plan` and `bytes` must not be NULL. Thread-safe.
+#[no_mangle]
+pub extern "C" fn sg_usfft_plan_workspace_bytes(
+    plan: *const sg_usfft_plan,
+    bytes: *mut usize,
+) -> sg_status {
+    super::workspace_bytes(plan, "plan", bytes, |p| match &p.0 {
+        ByPrecision::F32(p) => p.device_bytes(),
+        ByPrecision::F64(p) => p.device_bytes(),
+    })
+}
+
 fn set_points<T: Precision>(
     plan: *mut sg_usfft_plan,
     m: usize,

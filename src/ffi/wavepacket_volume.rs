@@ -181,6 +181,21 @@ pub extern "C" fn sg_wavepacket_volume_destroy(volume: *mut sg_wavepacket_volume
     super::destroy(volume);
 }
 
+/// Device bytes the volume's tile transforms hold on all their contexts, into `*bytes` (0 on
+/// CPU contexts): per context, what `sg_wavepacket_layout_workspace_bytes` counts for one
+/// layout of the tile shape.
+/// `volume` and `bytes` must not be NULL. Thread-safe.
+#[no_mangle]
+pub extern "C" fn sg_wavepacket_volume_workspace_bytes(
+    volume: *const sg_wavepacket_volume,
+    bytes: *mut usize,
+) -> sg_status {
+    super::workspace_bytes(volume, "volume", bytes, |v| match &v.0 {
+        ByPrecision::F32(p) => p.device_bytes(),
+        ByPrecision::F64(p) => p.device_bytes(),
+    })
+}
+
 /// The volume's sizes: `*n_samples` data values (the product of `volume_shape`),
 /// `*n_coefficients` complex coefficients on the common grids, `tiles` (3 values: tiles along
 /// axes 1, 2, 3; 1 for an unused axis) and `*n_boxes` boxes (as in one tile's layout: box 0

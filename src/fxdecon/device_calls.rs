@@ -21,6 +21,8 @@ impl FxdeconPlan {
         }
         let stream = gpu.caller_stream();
         io.check_finite(gpu, &stream, &layout)?;
-        execute_on(gpu, &self.setup, &self.gpu_cache, io, layout, &stream)
+        self.held.scope("a device F-X call", || {
+            execute_on(gpu, &self.setup, &self.gpu_cache, io, layout, &stream)
+        })
     }
 }

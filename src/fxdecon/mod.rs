@@ -16,6 +16,7 @@ pub mod options;
 pub mod solve;
 pub mod volume;
 
+use crate::backend::cuda::memory::Tally;
 use crate::context::Context;
 use crate::error::Result;
 use crate::progress::Reporter;
@@ -33,6 +34,8 @@ pub struct FxdeconPlan {
     setup: Setup,
     /// GPU buffers and FFT plans kept between calls.
     gpu_cache: cuda::Cache,
+    /// Device bytes the plan holds.
+    held: Arc<Tally>,
 }
 
 impl FxdeconPlan {
@@ -44,12 +47,14 @@ impl FxdeconPlan {
         n_traces: usize,
     ) -> Result<FxdeconPlan> {
         let setup = Setup::new(options, n_samples, 1, n_traces, 2)?;
-        Ok(FxdeconPlan {
+        FxdeconPlan {
             ctx,
             dims: 2,
             setup,
             gpu_cache: Default::default(),
-        })
+            held: Default::default(),
+        }
+        .prepared()
     }
 
     /// A plan for volumes of `n_inline × n_crossline` traces.
@@ -61,12 +66,34 @@ impl FxdeconPlan {
         n_crossline: usize,
     ) -> Result<FxdeconPlan> {
         let setup = Setup::new(options, n_samples, n_inline, n_crossline, 3)?;
-        Ok(FxdeconPlan {
+        FxdeconPlan {
             ctx,
             dims: 3,
             setup,
             gpu_cache: Default::default(),
-        })
+            held: Default::default(),
+        }
+        .prepared()
+    }
+
+    /// The plan with its device resources made (on a CUDA context whose GPU runs it), so
+    /// that its calls find them: slab buffers, tables, streams and FFT plans.
+    fn prepared(self) -> Result<FxdeconPlan> {
+        let s = &self.setup;
+        if let Some(gpu) = self.ctx.cuda().filter(|gpu| cuda::fits(gpu, s)) {
+            if !s.pass_through && !s.band.is_empty() {
+                self.held
+                    .scope("creating the F-X plan", || self.gpu_cache.prepare(gpu, s))?;
+            }
+        }
+        Ok(self)
+    }
+
+    /// Device bytes the plan holds (0 on a CPU context): the slab buffers, tables and FFT
+    /// plans made at creation, and the staging buffers of host calls and further sets for
+    /// calls running at once, made on first use and kept.
+    pub fn device_bytes(&self) -> usize {
+        self.held.bytes()
     }
 
     pub fn dims(&self) -> usize {
@@ -143,7 +170,7 @@ impl FxdeconPlan {
             return Ok(());
         }
         // f64 data, and operators too large for a block's shared memory, run on the CPU.
-        let gpu = self.ctx.cuda.as_ref().filter(|gpu| cuda::fits(gpu, s));
+        let gpu = self.ctx.cuda().filter(|gpu| cuda::fits(gpu, s));
         if let (Some(gpu), Some(input), Some(output)) =
             (gpu, T::as_f32(input), T::as_f32_mut(output))
         {
@@ -152,7 +179,9 @@ impl FxdeconPlan {
                 output,
                 layout,
             };
-            return cuda::execute(gpu, &self.ctx.cpu, s, &self.gpu_cache, volumes, reporter);
+            return self.held.scope("an F-X call", || {
+                cuda::execute(gpu, &self.ctx.cpu, s, &self.gpu_cache, volumes, reporter)
+            });
         }
         cpu::execute(&self.ctx.cpu, s, input, output, layout, reporter)
     }

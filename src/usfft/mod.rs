@@ -25,6 +25,7 @@ pub mod points;
 pub mod spec;
 
 use crate::backend::cuda::array::{DeviceArray, DeviceArrayMut};
+use crate::backend::cuda::memory::Tally;
 use crate::backend::cuda::tracked::read_on;
 use crate::context::Context;
 use crate::error::{Error, Result};
@@ -48,7 +49,11 @@ pub struct UsfftPlan<T: Real> {
     ctx: Arc<Context>,
     spec: UsfftSpec,
     points: PointsState<T>,
+    /// The device state made at creation, until the first points are set.
+    prepared: Option<Box<cuda::DevicePoints<T>>>,
     m: usize,
+    /// Device bytes the plan holds.
+    held: Arc<Tally>,
 }
 
 impl<T: Real> UsfftPlan<T> {
@@ -65,11 +70,20 @@ impl<T: Real> UsfftPlan<T> {
     ) -> Result<UsfftPlan<T>> {
         let eps = T::epsilon().to_f64().unwrap();
         let spec = UsfftSpec::new(kind, dim, modes, sign, tolerance, n_vectors, options, eps)?;
+        let held = Arc::<Tally>::default();
+        let prepared = match ctx.cuda() {
+            Some(gpu) => {
+                Some(held.scope("creating the USFFT plan", || cuda::prepare::<T>(gpu, &spec))?)
+            }
+            None => None,
+        };
         Ok(UsfftPlan {
             ctx,
             spec,
             points: PointsState::None,
+            prepared,
             m: 0,
+            held,
         })
     }
 
@@ -79,6 +93,13 @@ impl<T: Real> UsfftPlan<T> {
 
     pub fn context(&self) -> &Arc<Context> {
         &self.ctx
+    }
+
+    /// Device bytes the plan holds (0 on a CPU context): the state made at creation, the
+    /// point buffers sized by the largest `set_points`, the staging buffers of host
+    /// executes.
+    pub fn device_bytes(&self) -> usize {
+        self.held.bytes()
     }
 
     /// Points set by the last `set_points` (0 before).
@@ -118,7 +139,7 @@ impl<T: Real> UsfftPlan<T> {
             }
         }
         let ctx = self.ctx.clone();
-        match &ctx.cuda {
+        match ctx.cuda() {
             Some(gpu) => self.set_device_points(|slot, spec| {
                 cuda::set_points(gpu, &ctx.cpu, slot, spec, coords, m)
             }),
@@ -174,7 +195,7 @@ impl<T: Real> UsfftPlan<T> {
             coords[d] = Some(c);
         }
         let after: Vec<_> = given.iter().flatten().map(|c| c.stream().clone()).collect();
-        let gpu = ctx.cuda.as_ref().expect("checked by gpu()");
+        let gpu = ctx.cuda().expect("checked by gpu()");
         self.set_device_points(|slot, spec| {
             cuda::set_points_device(gpu, slot, spec, coords, m, &after)
         })
@@ -189,7 +210,7 @@ impl<T: Real> UsfftPlan<T> {
         coords: [Option<&dyn DeviceArray<T>>; 3],
     ) -> Result<()> {
         let ctx = self.gpu()?;
-        let gpu = ctx.cuda.as_ref().expect("checked by gpu()");
+        let gpu = ctx.cuda().expect("checked by gpu()");
         let after = [gpu.caller_stream()];
         self.set_device_points(|slot, spec| {
             cuda::set_points_device(gpu, slot, spec, coords, m, &after)
@@ -198,7 +219,7 @@ impl<T: Real> UsfftPlan<T> {
 
     /// The plan's context, if it has a GPU.
     fn gpu(&self) -> Result<Arc<Context>> {
-        match self.ctx.cuda {
+        match self.ctx.cuda() {
             Some(_) => Ok(self.ctx.clone()),
             None => Err(Error::Unsupported(
                 "device coordinates need a plan on a CUDA context".into(),
@@ -212,18 +233,22 @@ impl<T: Real> UsfftPlan<T> {
         &mut self,
         set: impl FnOnce(&mut Option<Box<cuda::DevicePoints<T>>>, &UsfftSpec) -> Result<()>,
     ) -> Result<()> {
-        let mut slot = match std::mem::replace(&mut self.points, PointsState::None) {
-            PointsState::Device(p) => Some(p),
+        let (mut slot, had) = match std::mem::replace(&mut self.points, PointsState::None) {
+            PointsState::Device(p) => (Some(p), true),
             other => {
                 self.points = other;
-                None
+                (self.prepared.take(), false)
             }
         };
-        let had = slot.is_some();
-        let r = set(&mut slot, &self.spec);
-        if let (true, Some(p)) = (had || r.is_ok(), slot) {
-            self.m = p.m;
-            self.points = PointsState::Device(p);
+        let held = self.held.clone();
+        let r = held.scope("setting the USFFT points", || set(&mut slot, &self.spec));
+        match (had || r.is_ok(), slot) {
+            (true, Some(p)) => {
+                self.m = p.m;
+                self.points = PointsState::Device(p);
+            }
+            (false, p) => self.prepared = p,
+            (true, None) => {}
         }
         r
     }
@@ -280,12 +305,11 @@ impl<T: Real> UsfftPlan<T> {
             PointsState::None => unreachable!("checked above"),
             PointsState::Host(p) => cpu::execute(&self.ctx.cpu, &self.spec, p, c, f, reporter),
             PointsState::Device(p) => {
-                let gpu = self
-                    .ctx
-                    .cuda
-                    .as_ref()
-                    .expect("device points on a CUDA context");
-                p.execute(gpu, &self.ctx.cpu, c, f, reporter)
+                let gpu = self.ctx.cuda().expect("device points on a CUDA context");
+                // Its staging buffers are made on the first execute and kept.
+                self.held.scope("executing the USFFT plan", || {
+                    p.execute(gpu, &self.ctx.cpu, c, f, reporter)
+                })
             }
         }
     }
@@ -310,7 +334,7 @@ impl<T: Real> UsfftPlan<T> {
         f: &mut cudarc::driver::CudaSlice<T>,
         events: Option<&[cudarc::driver::CudaEvent; 4]>,
     ) -> Result<()> {
-        match (&self.points, &self.ctx.cuda) {
+        match (&self.points, self.ctx.cuda()) {
             (PointsState::Device(p), Some(gpu)) => p.execute_device(gpu, c, f, events),
             (PointsState::None, _) => Err(crate::invalid!(
                 "no points set: call set_points before execute"

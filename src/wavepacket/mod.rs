@@ -36,6 +36,7 @@ pub mod tiles;
 pub mod windows;
 
 use crate::backend::cpu::CpuBackend;
+use crate::backend::cuda::memory::Tally;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::progress::Reporter;
@@ -59,6 +60,8 @@ pub struct WavepacketPlan<T: Real> {
     windows: Vec<Vec<T>>,
     ffts: BoxFfts<T>,
     engine: Engine<T>,
+    /// Device bytes the plan holds (its USFFT plans' included).
+    held: Arc<Tally>,
 }
 
 /// Where the boxes and the USFFTs run.
@@ -76,6 +79,18 @@ enum Engine<T: Real> {
 impl<T: Real> WavepacketPlan<T> {
     /// Builds the layout, its windows and the USFFT plans for data of `shape` (dim = its length).
     pub fn new(ctx: Arc<Context>, shape: &[usize], opts: &LayoutOptions) -> Result<Self> {
+        let held = Arc::<Tally>::default();
+        held.scope("creating the wave-packet plan", || {
+            Self::build(ctx, shape, opts, held.clone())
+        })
+    }
+
+    fn build(
+        ctx: Arc<Context>,
+        shape: &[usize],
+        opts: &LayoutOptions,
+        held: Arc<Tally>,
+    ) -> Result<Self> {
         let layout = Arc::new(Layout::new(shape.len(), shape, opts)?);
         let dim = layout.dim;
         // What the plan keeps (windows, lattice coordinates) and each call needs (the lattice
@@ -130,12 +145,13 @@ impl<T: Real> WavepacketPlan<T> {
         };
         let type2 = make(TransformType::Type2, -1)?;
         let type1 = make(TransformType::Type1, 1)?;
-        let engine = match &ctx.cuda {
+        let engine = match ctx.cuda() {
             Some(_) => Engine::Device(Box::new(cuda::BoxStage::new(
                 layout.clone(),
                 &windows,
                 type2,
                 type1,
+                held.clone(),
             )?)),
             None => Engine::Host {
                 type2: Box::new(type2),
@@ -148,7 +164,15 @@ impl<T: Real> WavepacketPlan<T> {
             windows,
             ffts,
             engine,
+            held,
         })
+    }
+
+    /// Device bytes the plan holds (0 on a CPU context): its tables, work arrays and USFFT
+    /// plans made at creation, and the arrays of host-to-host calls and grid shifts, made
+    /// on their first use and kept.
+    pub fn device_bytes(&self) -> usize {
+        self.held.bytes()
     }
 
     pub fn layout(&self) -> &Layout {

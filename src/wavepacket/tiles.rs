@@ -87,6 +87,11 @@ fn centred(y: usize, l: usize) -> i64 {
 }
 
 impl<T: Real> TiledPlan<T> {
+    /// Device bytes the plan's tile transforms hold (on all their contexts).
+    pub fn device_bytes(&self) -> usize {
+        self.plans.iter().map(|p| p.device_bytes()).sum()
+    }
+
     /// A plan for a volume of shape `volume` in tiles of shape `tile` (each tile a layout made
     /// with `opts`); both have the same dimension, 2 or 3.
     pub fn new(

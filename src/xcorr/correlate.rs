@@ -158,7 +158,7 @@ impl XcorrPlan {
             sub: Correlations::new(&mut dense_sub, n_lags),
             device: None,
         };
-        match &self.ctx.cuda {
+        match self.ctx.cuda() {
             Some(gpu) => cuda::correlate(gpu, call, &mut reporter)?,
             None => cpu::correlate(&self.ctx.cpu, call, &mut reporter)?,
         }

@@ -59,7 +59,7 @@ impl XcorrPlan {
             valid,
             n_windows,
         };
-        let (kept, data) = match &self.ctx.cuda {
+        let (kept, data) = match self.ctx.cuda() {
             Some(gpu) => cuda::preprocess(gpu, call, &mut reporter)?,
             None => cpu::preprocess(&self.ctx.cpu, call, &mut reporter)?,
         };
@@ -110,7 +110,7 @@ impl XcorrPlan {
                     SpectraData::Host(self.ctx.cpu.install(|| method::divided(v, p, g, n, power)))
                 }
                 SpectraData::Device(v) => {
-                    let gpu = self.ctx.cuda.as_ref().ok_or_else(|| {
+                    let gpu = self.ctx.cuda().ok_or_else(|| {
                         crate::error::Error::Internal("device spectra on a CPU context".into())
                     })?;
                     SpectraData::Device(match kit {
@@ -178,7 +178,7 @@ impl XcorrPlan {
             n_stations,
             n_windows,
         };
-        let data = match &self.ctx.cuda {
+        let data = match self.ctx.cuda() {
             Some(gpu) => SpectraData::Device(cuda::spectra::DeviceSpectra::upload(gpu, values)?),
             None => SpectraData::Host(values.to_vec()),
         };

@@ -23,6 +23,12 @@ pub struct XcorrPlan {
 }
 
 impl XcorrPlan {
+    /// Device bytes the plan holds: none. A call's work buffers are sized by its stations,
+    /// days and pairs, made when it starts and freed when it returns; spectra keep theirs.
+    pub fn device_bytes(&self) -> usize {
+        0
+    }
+
     pub fn new(ctx: Arc<Context>, options: Options) -> Result<XcorrPlan> {
         let geometry = Geometry::new(&options)?;
         let sections = preprocess::day_filter(&options);

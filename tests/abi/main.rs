@@ -31,6 +31,7 @@ mod denoise_reference;
 mod device_calls;
 mod device_emlog;
 mod device_fxdecon;
+mod device_memory;
 mod device_wavepacket;
 mod device_xcorr;
 mod fuzz_abi;

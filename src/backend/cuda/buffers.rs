@@ -3,8 +3,9 @@
 
 use super::array::{DeviceArray, DeviceArrayMut};
 use super::driver_error;
+use super::memory::{alloc_buf, DeviceBuf};
 use crate::error::{Error, Result};
-use cudarc::driver::{result, CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBits};
+use cudarc::driver::{result, CudaStream, DeviceRepr, ValidAsZeroBits};
 use num_complex::Complex;
 use std::sync::Arc;
 
@@ -13,21 +14,24 @@ pub fn upload<U: DeviceRepr>(
     stream: &Arc<CudaStream>,
     host: &[U],
     what: &'static str,
-) -> Result<CudaSlice<U>> {
-    if host.is_empty() {
-        return alloc(stream, 1, what);
+) -> Result<DeviceBuf<U>> {
+    let mut buf = alloc(stream, host.len(), what)?;
+    if !host.is_empty() {
+        stream
+            .memcpy_htod(host, &mut *buf)
+            .map_err(driver_error(what))?;
     }
-    stream.clone_htod(host).map_err(driver_error(what))
+    Ok(buf)
 }
 
-/// An uninitialised device buffer of `len` (at least 1) elements.
+/// An uninitialised device buffer of `len` (at least 1) elements, from the context's
+/// allocator (`memory.rs`).
 pub fn alloc<U: DeviceRepr>(
     stream: &Arc<CudaStream>,
     len: usize,
     what: &'static str,
-) -> Result<CudaSlice<U>> {
-    // SAFETY: every user writes before it reads.
-    unsafe { stream.alloc::<U>(len.max(1)) }.map_err(driver_error(what))
+) -> Result<DeviceBuf<U>> {
+    alloc_buf(stream, len.max(1), what)
 }
 
 /// A zero-filled device buffer of `len` (at least 1) elements.
@@ -35,10 +39,10 @@ pub fn zeros<U: DeviceRepr + ValidAsZeroBits>(
     stream: &Arc<CudaStream>,
     len: usize,
     what: &'static str,
-) -> Result<CudaSlice<U>> {
-    stream
-        .alloc_zeros::<U>(len.max(1))
-        .map_err(driver_error(what))
+) -> Result<DeviceBuf<U>> {
+    let mut buf = alloc(stream, len, what)?;
+    fill_zero(stream, &mut buf, what)?;
+    Ok(buf)
 }
 
 /// Zeroes `a` on `stream` (asynchronously).

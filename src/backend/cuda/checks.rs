@@ -8,10 +8,11 @@
 use super::array::DeviceArray;
 use super::buffers::{download, fill_zero};
 use super::launch::{Launch, THREADS};
+use super::memory::DeviceBuf;
 use super::{driver_error, kernels, CudaBackend};
 use crate::error::{Error, Result};
 use crate::sample::Sample;
-use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig};
+use cudarc::driver::{CudaStream, LaunchConfig};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
@@ -47,7 +48,7 @@ impl Rows {
 /// The flag (0: nothing found; k: the k-th name below met a non-finite value) and the
 /// names of what was scanned, each once.
 struct Flag {
-    on_device: CudaSlice<u32>,
+    on_device: DeviceBuf<u32>,
     names: Vec<String>,
 }
 
@@ -71,7 +72,8 @@ impl CudaBackend {
             // On the legacy default stream, which outlives any the application sets.
             let stream = self.ctx.default_stream();
             let what = "allocating the device checks' flag";
-            let on_device = stream.alloc_zeros::<u32>(1).map_err(driver_error(what))?;
+            super::memory::make_current(&self.memory);
+            let on_device = super::buffers::zeros::<u32>(&stream, 1, what)?;
             stream.synchronize().map_err(driver_error(what))?;
             *flag = Some(Flag {
                 on_device,

@@ -4,6 +4,8 @@
 //! lengths are checked against the plan's extent, so the calls are safe.
 
 use super::array::{DeviceArray, DeviceArrayMut};
+use super::buffers::alloc;
+use super::memory::DeviceBuf;
 use super::{bind, wait_for_library_setup};
 use crate::error::{Error, Result};
 use crate::sample::Sample;
@@ -61,6 +63,9 @@ pub fn kind<T: Sample>(shape: Shape) -> FftKind {
 
 pub struct FftPlan {
     handle: sys::cufftHandle,
+    /// The plan's work area, from the context's allocator (cuFFT allocates none itself);
+    /// dropped after the handle is destroyed.
+    _work: Option<DeviceBuf<u8>>,
     stream: Arc<CudaStream>,
     kind: FftKind,
     /// Elements (of the input's and the output's type) the batch spans.
@@ -101,24 +106,25 @@ impl FftPlan {
             )));
         };
         bind(stream.context())?;
-        // SAFETY: plain plan creation; the handle is owned by the returned value.
-        let handle = unsafe {
-            result::plan_many(
-                n.len() as i32,
-                n.as_mut_ptr(),
-                std::ptr::null_mut(),
-                1,
-                idist,
-                std::ptr::null_mut(),
-                1,
-                odist,
-                kind,
-                batch,
-            )
-        }
-        .map_err(error_with("planning", what))?;
+        let mut handle: sys::cufftHandle = 0;
+        // SAFETY: plain handle creation; the handle is destroyed below on failure, or owned
+        // by the returned value.
+        unsafe { sys::cufftCreate(&mut handle) }
+            .result()
+            .map_err(error_with("planning", what))?;
+        let planned = make_plan(handle, &mut n, (idist, odist), kind, batch, what)
+            .and_then(|bytes| work_area(handle, bytes, stream, what));
+        let work = match planned {
+            Ok(work) => work,
+            Err(e) => {
+                // SAFETY: made above, destroyed once.
+                let _ = unsafe { result::destroy(handle) };
+                return Err(e);
+            }
+        };
         let plan = FftPlan {
             handle,
+            _work: work,
             stream: stream.clone(),
             kind,
             extent: extent(dims, dist, kind, batch as usize),
@@ -226,6 +232,61 @@ impl FftPlan {
     }
 }
 
+/// Plans `handle` without letting cuFFT allocate its work area; returns the area's bytes.
+fn make_plan(
+    handle: sys::cufftHandle,
+    n: &mut [i32],
+    (idist, odist): (i32, i32),
+    kind: FftKind,
+    batch: i32,
+    what: &'static str,
+) -> Result<usize> {
+    // SAFETY: `handle` is a fresh handle, not yet planned.
+    unsafe { sys::cufftSetAutoAllocation(handle, 0) }
+        .result()
+        .map_err(error_with("planning", what))?;
+    let mut bytes = 0usize;
+    // SAFETY: `n` holds the rank's dimensions; null embeds mean contiguous vectors.
+    unsafe {
+        sys::cufftMakePlanMany(
+            handle,
+            n.len() as i32,
+            n.as_mut_ptr(),
+            std::ptr::null_mut(),
+            1,
+            idist,
+            std::ptr::null_mut(),
+            1,
+            odist,
+            kind,
+            batch,
+            &mut bytes,
+        )
+    }
+    .result()
+    .map_err(error_with("planning", what))?;
+    Ok(bytes)
+}
+
+/// The work area of a plan, `bytes` long, from the context's allocator, given to cuFFT.
+fn work_area(
+    handle: sys::cufftHandle,
+    bytes: usize,
+    stream: &Arc<CudaStream>,
+    what: &'static str,
+) -> Result<Option<DeviceBuf<u8>>> {
+    if bytes == 0 {
+        return Ok(None);
+    }
+    let work = alloc::<u8>(stream, bytes, what)?;
+    // SAFETY: the area spans `bytes`, what the plan asked for, and the plan's owner keeps
+    // it until the handle is destroyed.
+    unsafe { sys::cufftSetWorkArea(handle, work.addr() as *mut std::ffi::c_void) }
+        .result()
+        .map_err(error_with("giving a work area to", what))?;
+    Ok(Some(work))
+}
+
 /// Elements of the input's and output's types a batch spans: (batch − 1) vectors apart
 /// plus one vector (a half spectrum on the complex side of a real transform).
 fn extent(dims: &[usize], dist: (usize, usize), kind: FftKind, batch: usize) -> (usize, usize) {
@@ -245,7 +306,7 @@ impl Drop for FftPlan {
     fn drop(&mut self) {
         // The plan may be dropped on another thread than the one that made it.
         let _ = self.stream.context().bind_to_thread();
-        // SAFETY: made by cufftPlanMany, destroyed once.
+        // SAFETY: made by cufftCreate, destroyed once.
         let _ = unsafe { result::destroy(self.handle) };
     }
 }

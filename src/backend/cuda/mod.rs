@@ -10,6 +10,7 @@ pub mod disk_cache;
 pub mod fft;
 pub mod kernels;
 pub mod launch;
+pub mod memory;
 pub mod module_cache;
 pub mod nvrtc;
 pub mod probe;
@@ -55,6 +56,8 @@ pub struct CudaBackend {
     pub caller: caller::CallerStream,
     /// The device checks of device calls' inputs (off unless asked for).
     pub checks: checks::DeviceChecks,
+    /// Where the context's device memory comes from, and how much it holds.
+    pub memory: Arc<memory::DeviceMemory>,
     description: String,
 }
 
@@ -119,6 +122,7 @@ impl CudaBackend {
             multiprocessors,
             caller: caller::CallerStream::default(),
             checks: checks::DeviceChecks::default(),
+            memory: Arc::default(),
             description,
         })
     }
@@ -127,8 +131,10 @@ impl CudaBackend {
         &self.description
     }
 
-    /// Makes the context current on this thread (every driver call below needs it).
+    /// Makes the context current on this thread (every driver call below needs it), and its
+    /// device memory the source of the buffers the thread makes (`memory.rs`).
     pub fn bind(&self) -> Result<()> {
+        memory::make_current(&self.memory);
         bind(&self.ctx)
     }
 

@@ -10,12 +10,13 @@ use crate::backend::cuda::buffers::alloc;
 use crate::backend::cuda::staging::PinnedBuffer;
 use crate::backend::cuda::{driver_error, CudaBackend};
 
+use crate::backend::cuda::memory::DeviceBuf;
 use crate::dwt::traces::Traces;
 use crate::dwt::wavelet::Wavelet;
 use crate::error::Result;
 use crate::layout::TraceBatch;
 use crate::sample::Sample;
-use cudarc::driver::{CudaSlice, CudaStream};
+use cudarc::driver::CudaStream;
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -44,9 +45,9 @@ pub(super) struct Slot<T: Sample> {
     pub(super) stream: Arc<CudaStream>,
     pub(super) pinned: Option<PinnedBuffer>,
     pub(super) pinned_medians: Option<PinnedBuffer>,
-    pub(super) input: CudaSlice<T>,
-    pub(super) output: Option<CudaSlice<T>>,
-    pub(super) medians: Option<CudaSlice<T>>,
+    pub(super) input: DeviceBuf<T>,
+    pub(super) output: Option<DeviceBuf<T>>,
+    pub(super) medians: Option<DeviceBuf<T>>,
     /// (first trace, trace count) of the chunk in flight.
     pub(super) pending: Option<(usize, usize)>,
 }
@@ -135,7 +136,7 @@ fn staged<T: Copy>(buffer: &mut Option<PinnedBuffer>, len: usize) -> Result<&mut
 /// Queues the download of the first `len` elements of `src` into a slot's staging buffer.
 fn download_chunk<T: Copy>(
     stream: &CudaStream,
-    src: &CudaSlice<T>,
+    src: &DeviceBuf<T>,
     buffer: &mut Option<PinnedBuffer>,
     len: usize,
     what: &'static str,

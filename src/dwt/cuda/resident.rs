@@ -6,6 +6,7 @@ use super::rows::{whole, whole_mut, Io, Rows, Shape};
 use super::shrink::{thresholds_from_medians, Rules};
 use crate::backend::cuda::array::{DeviceArray, DeviceArrayMut, Part, PartMut};
 use crate::backend::cuda::buffers::alloc;
+use crate::backend::cuda::memory::DeviceBuf;
 use crate::backend::cuda::{checks, driver_error, CudaBackend};
 use crate::dwt::denoise::{DenoiseOptions, ThresholdRule};
 use crate::dwt::traces::Direction;
@@ -215,7 +216,7 @@ pub fn denoise_device<T: Sample>(
 
 /// The medians a queued denoise leaves on the device, until `thresholds` reads them.
 pub struct DeviceMedians<T> {
-    medians: CudaSlice<T>,
+    medians: DeviceBuf<T>,
     options: DenoiseOptions,
     levels: u32,
     n: usize,

@@ -8,9 +8,10 @@ use super::tuning::{SELECT_BINS, SELECT_CHUNK, SELECT_DIGIT_BITS};
 use crate::backend::cuda::array::{Part, PartMut};
 use crate::backend::cuda::buffers::{alloc, zeros};
 use crate::backend::cuda::launch::{for_elems_in_blocks_of, Launch};
+use crate::backend::cuda::memory::DeviceBuf;
 use crate::error::{Error, Result};
 use crate::sample::Sample;
-use cudarc::driver::{CudaSlice, LaunchConfig};
+use cudarc::driver::LaunchConfig;
 
 /// Threads per block of the per-segment and per-trace kernels.
 const FLAT_THREADS: u32 = 128;
@@ -25,11 +26,11 @@ struct Select<'k, 'a, T> {
     rules: &'k Rules<T>,
     shape: Shape,
     segs: usize,
-    prefix: CudaSlice<u64>,
-    pmask: CudaSlice<u64>,
-    below: CudaSlice<u64>,
-    rank: CudaSlice<i32>,
-    hist: CudaSlice<i32>,
+    prefix: DeviceBuf<u64>,
+    pmask: DeviceBuf<u64>,
+    below: DeviceBuf<u64>,
+    rank: DeviceBuf<i32>,
+    hist: DeviceBuf<i32>,
 }
 
 /// One digit of the keys: `width` bits from bit `lo`; `last` when it holds bit 0.
@@ -51,7 +52,7 @@ impl<T: Sample> Kit<'_, T> {
         levels: u32,
         coef: Part<T>,
         medians: Option<PartMut<T>>,
-        lam: &mut CudaSlice<T>,
+        lam: &mut DeviceBuf<T>,
     ) -> Result<()> {
         let mut select = Select::new(self, rules, shape)?;
         if rules.universal() && rules.seg_mask != 0 {
@@ -184,7 +185,7 @@ impl<'k, 'a, T: Sample> Select<'k, 'a, T> {
         &self,
         levels: u32,
         mut medians: Option<PartMut<T>>,
-        lam: &mut CudaSlice<T>,
+        lam: &mut DeviceBuf<T>,
     ) -> Result<()> {
         let (shape, rules) = (self.shape, self.rules);
         let (per_trace, lv) = (rules.seg_levels as usize, levels as usize);

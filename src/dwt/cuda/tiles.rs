@@ -7,9 +7,9 @@ use super::rows::{check_rows, whole, whole_mut, Io, Rows, Shape};
 use crate::backend::cuda::array::{Part, PartMut};
 use crate::backend::cuda::buffers::alloc;
 use crate::backend::cuda::launch::Launch;
+use crate::backend::cuda::memory::DeviceBuf;
 use crate::error::Result;
 use crate::sample::Sample;
-use cudarc::driver::CudaSlice;
 
 /// What every launch of a group's passes shares: the kit, the plan and the trace count.
 struct Tiles<'k, 'a, T> {
@@ -22,11 +22,11 @@ struct Tiles<'k, 'a, T> {
 /// alternate between (pass p writes scratch p % 2).
 pub(super) struct LongGroup<'k, 'a, T> {
     tiles: Tiles<'k, 'a, T>,
-    scratch: [CudaSlice<T>; 2],
+    scratch: [DeviceBuf<T>; 2],
 }
 
 /// The scratch approximation `write` and the other one, to read.
-fn split<T>(scratch: &mut [CudaSlice<T>; 2], write: usize) -> (&CudaSlice<T>, &mut CudaSlice<T>) {
+fn split<T>(scratch: &mut [DeviceBuf<T>; 2], write: usize) -> (&DeviceBuf<T>, &mut DeviceBuf<T>) {
     let [even, odd] = scratch;
     if write % 2 == 0 {
         (odd, even)

@@ -22,10 +22,11 @@ use super::criterion::Mode;
 use super::result::Tally;
 use super::setup::SearchSetup;
 use crate::backend::cuda::caller::ordered_on;
+use crate::backend::cuda::memory::DeviceBuf;
 use crate::backend::cuda::{driver_error, CudaBackend};
 use crate::error::{Error, Result};
 use crate::progress::Reporter;
-use cudarc::driver::{CudaSlice, CudaStream};
+use cudarc::driver::CudaStream;
 use search::DeviceSearch;
 use std::sync::Arc;
 
@@ -71,7 +72,7 @@ pub fn search_device(
     gpu: &CudaBackend,
     s: &SearchSetup,
     reporter: &mut Reporter,
-) -> Result<(Tally, CudaSlice<u64>)> {
+) -> Result<(Tally, DeviceBuf<u64>)> {
     gpu.bind()?;
     let stream = gpu.stream()?;
     let caller = gpu.caller_stream();
@@ -84,7 +85,7 @@ fn run(
     s: &SearchSetup,
     reporter: &mut Reporter,
     stream: Arc<CudaStream>,
-) -> Result<(Tally, CudaSlice<u64>)> {
+) -> Result<(Tally, DeviceBuf<u64>)> {
     let mut dev = DeviceSearch::new(gpu, s, stream)?;
     let rows = s.grid.rows();
     let rows_per_launch = match s.mode {

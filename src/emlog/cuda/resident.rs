@@ -6,16 +6,17 @@
 use crate::backend::cuda::array::{part, DeviceArrayMut};
 use crate::backend::cuda::buffers::{copy, upload};
 use crate::backend::cuda::caller::ordered_on;
+use crate::backend::cuda::memory::DeviceBuf;
 use crate::backend::cuda::CudaBackend;
 use crate::error::Result;
-use cudarc::driver::{CudaSlice, DeviceRepr};
+use cudarc::driver::DeviceRepr;
 
 /// Elements `start..start + dst.len()` of a device search's histograms into `dst`. The
 /// copy runs on the histograms' own stream between the caller's earlier and later work,
 /// so that freeing them (a result destroyed) waits for it.
 pub fn bins_to_caller(
     gpu: &CudaBackend,
-    bins: &CudaSlice<u64>,
+    bins: &DeviceBuf<u64>,
     start: usize,
     dst: &mut impl DeviceArrayMut<u64>,
     what: &'static str,

@@ -8,9 +8,10 @@ use super::{i32s, prelude};
 use crate::backend::cuda::array::part;
 use crate::backend::cuda::buffers::{download, upload, zeros};
 use crate::backend::cuda::launch::Launch;
+use crate::backend::cuda::memory::DeviceBuf;
 use crate::backend::cuda::{kernels, CudaBackend};
 use crate::error::Result;
-use cudarc::driver::{CudaModule, CudaSlice, CudaStream, DeviceRepr, LaunchConfig};
+use cudarc::driver::{CudaModule, CudaStream, DeviceRepr, LaunchConfig};
 use std::sync::Arc;
 
 const THREADS: u32 = 256;
@@ -31,20 +32,20 @@ pub struct DeviceSearch<'s> {
     /// Models along axis 0.
     pub n0: u64,
     /// Per axis: its length; its first histogram bin.
-    lens: CudaSlice<i32>,
-    axis_offset: CudaSlice<i32>,
+    lens: DeviceBuf<i32>,
+    axis_offset: DeviceBuf<i32>,
     /// Per requested pair: its two axes and its first histogram bin.
-    pair_a: CudaSlice<i32>,
-    pair_b: CudaSlice<i32>,
-    pair_offset: CudaSlice<i32>,
+    pair_a: DeviceBuf<i32>,
+    pair_b: DeviceBuf<i32>,
+    pair_offset: DeviceBuf<i32>,
     n_pairs: i32,
     n_bins: i32,
     use_shared: i32,
     /// The histograms, the count, each block's best decision value and its model.
-    bins: CudaSlice<u64>,
-    total: CudaSlice<u64>,
-    block_q: CudaSlice<f64>,
-    block_index: CudaSlice<u64>,
+    bins: DeviceBuf<u64>,
+    total: DeviceBuf<u64>,
+    block_q: DeviceBuf<f64>,
+    block_index: DeviceBuf<u64>,
     mode: ModeTables,
 }
 
@@ -52,17 +53,17 @@ pub struct DeviceSearch<'s> {
 enum ModeTables {
     /// emlog_fast: w (axis 0), the other axes' columns and where each axis's start.
     Fast {
-        w: CudaSlice<f64>,
-        table: CudaSlice<f64>,
-        table_offset: CudaSlice<i32>,
+        w: DeviceBuf<f64>,
+        table: DeviceBuf<f64>,
+        table_offset: DeviceBuf<i32>,
     },
     /// emlog_direct: Ã (column-major, n × p) followed by d (n), in one array; every axis's
     /// values and where each axis's start.
     Direct {
-        a_d: CudaSlice<f64>,
+        a_d: DeviceBuf<f64>,
         a_len: usize,
-        values: CudaSlice<f64>,
-        value_offset: CudaSlice<i32>,
+        values: DeviceBuf<f64>,
+        value_offset: DeviceBuf<i32>,
     },
 }
 
@@ -181,7 +182,7 @@ impl<'s> DeviceSearch<'s> {
 
     /// The reductions, once the queued launches are done, with the models `listed`; and
     /// the histograms on the device.
-    pub fn tally(self, listed: Tally) -> Result<(Tally, CudaSlice<u64>)> {
+    pub fn tally(self, listed: Tally) -> Result<(Tally, DeviceBuf<u64>)> {
         let blocks = self.block_q.len();
         let bins = read(
             &self.stream,
@@ -251,7 +252,7 @@ fn norm_code(norm: Norm) -> i32 {
 /// The first `len` elements of `src`, once the stream's queued work is done.
 fn read<U: DeviceRepr + Default + Clone>(
     stream: &CudaStream,
-    src: &CudaSlice<U>,
+    src: &DeviceBuf<U>,
     len: usize,
     what: &'static str,
 ) -> Result<Vec<U>> {

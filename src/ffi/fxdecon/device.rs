@@ -57,8 +57,8 @@ fn execute_f64(plan: *const sg_fxdecon_plan, dims: usize) -> sg_status {
 /// `t * trace_stride`); `input == output` filters in place (the call then takes a device
 /// copy of the input, as the host call takes a host copy); other overlaps are refused.
 /// Samples between traces are not touched. Queued on the context's stream
-/// (`sg_context_set_stream`): returns without waiting (but for the first call on a plan,
-/// which makes the plan's FFT plans and buffers), the output is ready when the stream has
+/// (`sg_context_set_stream`): returns without waiting (the plan's FFT plans and buffers are
+/// made when it is created; an in-place call allocates a copy of its input), the output is ready when the stream has
 /// run; progress callbacks are not called. Non-finite samples reach the output, and are
 /// reported by `sg_context_synchronize` with device checks on (`sg_context_set_device_checks`). `SG_ERR_INVALID_ARGUMENT` for an address the driver does not know as
 /// device memory of the context's device holding the section; `SG_ERR_UNSUPPORTED` on a

@@ -202,6 +202,22 @@ pub extern "C" fn sg_wavepacket_layout_destroy(layout: *mut sg_wavepacket_layout
     crate::ffi::destroy(layout);
 }
 
+/// Device bytes the layout's transform holds, into `*bytes` (0 on a CPU context): on a CUDA
+/// context its tables, box work arrays and two USFFT plans (points set), made at creation; the
+/// data and coefficient arrays of host calls and the grid-shift tables of shifted calls, made
+/// on their first use and kept.
+/// `layout` and `bytes` must not be NULL. Thread-safe.
+#[no_mangle]
+pub extern "C" fn sg_wavepacket_layout_workspace_bytes(
+    layout: *const sg_wavepacket_layout,
+    bytes: *mut usize,
+) -> sg_status {
+    crate::ffi::workspace_bytes(layout, "layout", bytes, |l| match &l.0 {
+        ByPrecision::F32(t) => t.plan.device_bytes(),
+        ByPrecision::F64(t) => t.plan.device_bytes(),
+    })
+}
+
 /// The layout's sizes: `*n_samples` = n1·n2[·n3] (data values), `*n_coefficients` complex
 /// coefficients (the redundancy is n_coefficients / n_samples), `*n_boxes` boxes (box 0 the
 /// low-pass box, then per stored direction its `*levels` boxes, coarse to fine),

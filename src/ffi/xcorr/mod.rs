@@ -47,6 +47,18 @@ pub extern "C" fn sg_xcorr_plan_destroy(plan: *mut sg_xcorr_plan) {
     super::destroy(plan);
 }
 
+/// Device bytes `plan` holds, into `*bytes`: 0, on any context. A call's work buffers are sized
+/// by its stations, days and pairs, made from the context's allocator when it starts and given
+/// back when it returns; spectra on a CUDA context hold theirs until destroyed.
+/// `plan` and `bytes` must not be NULL. Thread-safe.
+#[no_mangle]
+pub extern "C" fn sg_xcorr_plan_workspace_bytes(
+    plan: *const sg_xcorr_plan,
+    bytes: *mut usize,
+) -> sg_status {
+    crate::ffi::workspace_bytes(plan, "plan", bytes, |p| p.0.device_bytes())
+}
+
 /// Sizes for a day of `n_samples` samples: `*n_windows` windows (NoisePy's
 /// ⌊(n_samples − cc_len·fs)/(step·fs)⌋, at least 1) and `*n_lags` = 2·maxlag·fs + 1
 /// samples per correlation. Either output may be NULL. `SG_ERR_INVALID_ARGUMENT` when

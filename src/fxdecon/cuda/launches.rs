@@ -13,12 +13,13 @@ use crate::backend::cuda::array::{
 use crate::backend::cuda::buffers::alloc;
 use crate::backend::cuda::fft::FftPlan;
 use crate::backend::cuda::launch::{for_elems_in_blocks_of, Launch};
+use crate::backend::cuda::memory::DeviceBuf;
 use crate::backend::cuda::CudaBackend;
 use crate::error::{Error, Result};
 use crate::fxdecon::geometry::Setup;
 use crate::fxdecon::options::OutOfBand;
 use crate::fxdecon::volume::Volume;
-use cudarc::driver::{CudaModule, CudaSlice, CudaStream, LaunchConfig};
+use cudarc::driver::{CudaModule, CudaStream, LaunchConfig};
 use std::sync::Arc;
 
 /// Threads per block of `fx_window_solve` (`FX_THREADS`).
@@ -102,10 +103,10 @@ impl<A> Lines<A> {
 
 /// A slot's work buffers, sized for `read` traces read.
 pub(super) struct SlabBuffers {
-    windows: CudaSlice<f32>,
+    windows: DeviceBuf<f32>,
     /// Interleaved complex, as the FFTs and kernels see them.
-    spec_in: CudaSlice<f32>,
-    spec_out: CudaSlice<f32>,
+    spec_in: DeviceBuf<f32>,
+    spec_out: DeviceBuf<f32>,
 }
 
 impl SlabBuffers {

@@ -7,11 +7,12 @@ use super::launches::SlabBuffers;
 use super::tables::{SharedTables, SlabTables};
 use crate::backend::cuda::buffers::alloc;
 use crate::backend::cuda::fft::{self, FftPlan, Shape};
+use crate::backend::cuda::memory::DeviceBuf;
 use crate::backend::cuda::staging::PinnedBuffer;
 use crate::backend::cuda::{driver_error, CudaBackend};
 use crate::error::Result;
 use crate::fxdecon::geometry::{Setup, Slab};
-use cudarc::driver::{CudaSlice, CudaStream};
+use cudarc::driver::CudaStream;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -91,8 +92,8 @@ pub(super) struct Slot {
 pub(super) struct Staging {
     pub(super) pinned_in: PinnedBuffer,
     pub(super) pinned_out: PinnedBuffer,
-    pub(super) traces: CudaSlice<f32>,
-    pub(super) out: CudaSlice<f32>,
+    pub(super) traces: DeviceBuf<f32>,
+    pub(super) out: DeviceBuf<f32>,
 }
 
 impl Slot {
@@ -203,6 +204,21 @@ impl Cache {
             slab_tables,
             slots,
         })
+    }
+
+    /// Makes a set of resources and the FFT plans of every slab's batch, so that the calls
+    /// that follow find them made (at the plan's creation).
+    pub fn prepare(&self, gpu: &CudaBackend, s: &Setup) -> Result<()> {
+        gpu.bind()?;
+        let mut r = self.take_or_make(gpu, s)?;
+        for slot in &mut r.slots {
+            for slab in &r.slabs {
+                let batch = slab.read.len() * s.nx * s.time.count();
+                slot.ffts.for_batch(&slot.stream, s, batch)?;
+            }
+        }
+        self.put(r);
+        Ok(())
     }
 
     pub(super) fn put(&self, r: Resources) {

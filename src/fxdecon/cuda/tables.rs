@@ -3,9 +3,10 @@
 //! (`SlabTables`).
 
 use crate::backend::cuda::buffers::upload;
+use crate::backend::cuda::memory::DeviceBuf;
 use crate::error::{Error, Result};
 use crate::fxdecon::geometry::{AxisWindow, Setup, Slab};
-use cudarc::driver::{CudaSlice, CudaStream};
+use cudarc::driver::CudaStream;
 use std::sync::Arc;
 
 const COPYING: &str = "copying tables to the device";
@@ -57,9 +58,9 @@ impl AxisTables {
 /// `AxisTables` on the device: `max` gathered traces and weights per window (the axis's
 /// local length), 6 params per window.
 pub(super) struct AxisOnDevice {
-    pub(super) gather: CudaSlice<i32>,
-    pub(super) params: CudaSlice<i32>,
-    pub(super) weight: CudaSlice<f32>,
+    pub(super) gather: DeviceBuf<i32>,
+    pub(super) params: DeviceBuf<i32>,
+    pub(super) weight: DeviceBuf<f32>,
 }
 
 impl AxisOnDevice {
@@ -75,13 +76,13 @@ impl AxisOnDevice {
 /// The tables every slab reads: time windows (`tw_weight` is ntw rows of `tw_max`), the
 /// band's bins and an in-band flag per bin, the operator's (dx, dy) offsets, the x-windows.
 pub(super) struct SharedTables {
-    pub(super) tw_start: CudaSlice<i32>,
-    pub(super) tw_len: CudaSlice<i32>,
-    pub(super) tw_weight: CudaSlice<f32>,
+    pub(super) tw_start: DeviceBuf<i32>,
+    pub(super) tw_len: DeviceBuf<i32>,
+    pub(super) tw_weight: DeviceBuf<f32>,
     pub(super) tw_max: usize,
-    pub(super) band: CudaSlice<i32>,
-    pub(super) in_band: CudaSlice<i32>,
-    pub(super) offsets: CudaSlice<i32>,
+    pub(super) band: DeviceBuf<i32>,
+    pub(super) in_band: DeviceBuf<i32>,
+    pub(super) offsets: DeviceBuf<i32>,
     pub(super) x: AxisOnDevice,
 }
 
@@ -130,7 +131,7 @@ impl SharedTables {
 /// windows hold (what the slab passes through of the out-of-band spectrum).
 pub(super) struct SlabTables {
     pub(super) y: AxisOnDevice,
-    pub(super) share: CudaSlice<f32>,
+    pub(super) share: DeviceBuf<f32>,
 }
 
 impl SlabTables {

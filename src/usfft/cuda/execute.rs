@@ -10,6 +10,7 @@ use crate::backend::cuda::caller::ordered_on;
 use crate::backend::cuda::checks::Rows;
 use crate::backend::cuda::fft::Direction;
 use crate::backend::cuda::launch::{for_elems, Launch};
+use crate::backend::cuda::memory::DeviceBuf;
 use crate::backend::cuda::replay::run_or_replay;
 use crate::backend::cuda::staging::{download_staged, upload_staged};
 use crate::backend::cuda::tracked::write_on;
@@ -59,7 +60,7 @@ impl<T: Real> DevicePoints<T> {
         let mut work = self.work.lock().unwrap();
         let Work { grid, c: cd, f: fd } = &mut *work;
         let (cd, fd) = (ensure(cd, nc, s)?, ensure(fd, nm, s)?);
-        let stage = |dst: &mut CudaSlice<T>, src: &[T]| {
+        let stage = |dst: &mut DeviceBuf<T>, src: &[T]| {
             upload_staged(&gpu.ctx, &gpu.staging, cpu, s, dst, src)
         };
         match self.spec.kind {
@@ -193,7 +194,7 @@ impl<T: Real> DevicePoints<T> {
     fn deconvolve(
         &self,
         f: &mut impl DeviceArrayMut<T>,
-        grid: &mut CudaSlice<T>,
+        grid: &mut DeviceBuf<T>,
         to_modes: bool,
     ) -> Result<()> {
         let spec = &self.spec;

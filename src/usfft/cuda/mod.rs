@@ -19,6 +19,6 @@ mod prelude;
 mod spread;
 
 pub use heuristics::{choose_tiling, set_interp_tile_bytes, SpreadMethod};
-pub use plan::DevicePoints;
+pub use plan::{prepare, DevicePoints};
 pub use points::{set_points, set_points_device, DeviceCoords};
 pub use prelude::{prelude, usfft_kernel_preludes};

@@ -6,13 +6,14 @@ use super::prelude::prelude;
 use crate::backend::cuda::buffers::{alloc, upload};
 use crate::backend::cuda::fft::{self, FftPlan, Shape};
 use crate::backend::cuda::launch::Launch;
+use crate::backend::cuda::memory::DeviceBuf;
 use crate::backend::cuda::replay::Replay;
 use crate::backend::cuda::{bind, kernels, CudaBackend};
 use crate::error::Result;
 use crate::sample::Real;
 use crate::usfft::grid::Tiling;
 use crate::usfft::spec::UsfftSpec;
-use cudarc::driver::{CudaModule, CudaSlice, CudaStream, DeviceRepr};
+use cudarc::driver::{CudaModule, CudaStream, DeviceRepr};
 use std::sync::{Arc, Mutex};
 
 /// A plan's points on the device, its fine grid, its cuFFT plan and its stream.
@@ -36,45 +37,45 @@ pub struct DevicePoints<T: Real> {
 /// Sorted points (capacity ≥ m): caller index, and per dimension i0 and d; the sorted
 /// positions of bin b are bin_start[b]..bin_start[b + 1].
 pub(super) struct Sorted<T> {
-    pub(super) perm: CudaSlice<i32>,
-    pub(super) first: [CudaSlice<i32>; 3],
-    pub(super) offset: [CudaSlice<T>; 3],
-    pub(super) bin_start: CudaSlice<u32>,
+    pub(super) perm: DeviceBuf<i32>,
+    pub(super) first: [DeviceBuf<i32>; 3],
+    pub(super) offset: [DeviceBuf<T>; 3],
+    pub(super) bin_start: DeviceBuf<u32>,
 }
 
 /// The counting sort's working arrays: each point's bin and rank within it, its coordinates
 /// packed (four values per point), the bins' counts, and the first non-finite coordinate
 /// found (3·j + axis).
 pub(super) struct SortScratch<T> {
-    pub(super) key: CudaSlice<u32>,
-    pub(super) rank: CudaSlice<u32>,
-    pub(super) packed: CudaSlice<T>,
-    pub(super) count: CudaSlice<u32>,
-    pub(super) bad: CudaSlice<u64>,
+    pub(super) key: DeviceBuf<u32>,
+    pub(super) rank: DeviceBuf<u32>,
+    pub(super) packed: DeviceBuf<T>,
+    pub(super) count: DeviceBuf<u32>,
+    pub(super) bad: DeviceBuf<u64>,
 }
 
 /// Per dimension: the fine-grid cell of each mode and its deconvolution factor.
 pub(super) struct ModeTables<T> {
-    pub(super) fine_index: [CudaSlice<i32>; 3],
-    pub(super) deconv: [CudaSlice<T>; 3],
+    pub(super) fine_index: [DeviceBuf<i32>; 3],
+    pub(super) deconv: [DeviceBuf<T>; 3],
 }
 
 pub(super) struct Work<T> {
     pub(super) grid: FineGrid<T>,
-    pub(super) c: Option<CudaSlice<T>>,
-    pub(super) f: Option<CudaSlice<T>>,
+    pub(super) c: Option<DeviceBuf<T>>,
+    pub(super) f: Option<DeviceBuf<T>>,
 }
 
 /// The fine grids (2·n_vectors·nf1·nf2·nf3 reals) and their FFT captured into a CUDA graph
 /// on first use (`replay`: one graph launch costs the host less than a cuFFT execute).
 pub(super) struct FineGrid<T> {
-    pub(super) cells: CudaSlice<T>,
+    pub(super) cells: DeviceBuf<T>,
     pub(super) fft_replay: Option<Replay>,
 }
 
 /// Replaces `buf` by one of `len` elements if it is shorter.
 pub(super) fn grow<U: DeviceRepr>(
-    buf: &mut CudaSlice<U>,
+    buf: &mut DeviceBuf<U>,
     len: usize,
     stream: &Arc<CudaStream>,
     what: &'static str,
@@ -87,10 +88,10 @@ pub(super) fn grow<U: DeviceRepr>(
 
 /// A device buffer of at least `len` elements, kept in `slot` between calls.
 pub(super) fn ensure<'a, T: Real>(
-    slot: &'a mut Option<CudaSlice<T>>,
+    slot: &'a mut Option<DeviceBuf<T>>,
     len: usize,
     s: &Arc<CudaStream>,
-) -> Result<&'a mut CudaSlice<T>> {
+) -> Result<&'a mut DeviceBuf<T>> {
     if slot.as_ref().is_none_or(|b| b.len() < len) {
         *slot = None;
         *slot = Some(alloc(s, len, "allocating USFFT buffers")?);
@@ -98,7 +99,14 @@ pub(super) fn ensure<'a, T: Real>(
     Ok(slot.as_mut().unwrap())
 }
 
-/// The plan's device state, made on first use.
+/// The device state of a plan for `spec` (module, fine grid, its cuFFT plan and work area,
+/// mode tables, point buffers of minimal size), made when the plan is created.
+pub fn prepare<T: Real>(gpu: &CudaBackend, spec: &UsfftSpec) -> Result<Box<DevicePoints<T>>> {
+    bind(&gpu.ctx)?;
+    Ok(Box::new(DevicePoints::new(gpu, spec)?))
+}
+
+/// The plan's device state, made on first use if creation did not make it.
 pub(super) fn points_slot<'a, T: Real>(
     gpu: &CudaBackend,
     slot: &'a mut Option<Box<DevicePoints<T>>>,

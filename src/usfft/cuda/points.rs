@@ -10,6 +10,7 @@ use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::array::{part, part_mut, DeviceArray, Part};
 use crate::backend::cuda::buffers::{alloc, download, fill_bytes, fill_zero};
 use crate::backend::cuda::launch::{for_elems, Launch};
+use crate::backend::cuda::memory::DeviceBuf;
 use crate::backend::cuda::staging::upload_staged;
 use crate::backend::cuda::{driver_error, CudaBackend};
 use crate::error::{Error, Result};
@@ -17,7 +18,7 @@ use crate::sample::Real;
 use crate::usfft::grid::Tiling;
 use crate::usfft::points::MAX_POINTS;
 use crate::usfft::spec::UsfftSpec;
-use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig};
+use cudarc::driver::{CudaStream, LaunchConfig};
 use std::sync::Arc;
 
 /// The device coordinates x, y, z of a set-points call, each of at least `m` elements:
@@ -40,7 +41,7 @@ pub fn set_points<T: Real>(
     check_count(m)?;
     let pts = points_slot(gpu, slot, spec)?;
     let s = pts.stream.clone();
-    let dev: Vec<CudaSlice<T>> = (0..spec.dim)
+    let dev: Vec<DeviceBuf<T>> = (0..spec.dim)
         .map(|d| {
             let mut buf = alloc(&s, m, "allocating USFFT point coordinates")?;
             upload_staged(&gpu.ctx, &gpu.staging, cpu, &s, &mut buf, &coords[d][..m])?;

@@ -8,6 +8,7 @@ use crate::backend::cuda::array::{part, DeviceArray, DeviceArrayMut};
 use crate::backend::cuda::buffers::{alloc, as_reals, as_reals_mut, upload};
 use crate::backend::cuda::caller::join;
 use crate::backend::cuda::fft::Direction;
+use crate::backend::cuda::memory::DeviceBuf;
 use crate::backend::cuda::staging::{download_staged, upload_staged};
 use crate::backend::cuda::tracked::{read_on, write_on};
 use crate::backend::cuda::{bind, driver_error, CudaBackend};
@@ -22,8 +23,8 @@ use std::sync::Arc;
 /// A host-to-host call's device arrays: the data (n reals), the coefficients (2·m reals)
 /// and the scratch.
 struct HostCall<'a, T> {
-    data: &'a mut CudaSlice<T>,
-    coeffs: &'a mut CudaSlice<T>,
+    data: &'a mut DeviceBuf<T>,
+    coeffs: &'a mut DeviceBuf<T>,
     scratch: &'a mut Scratch<T>,
 }
 
@@ -51,11 +52,11 @@ impl Stager<'_> {
 
 /// `slot`, made with `len` elements if absent.
 pub(super) fn ensure<'a, T: Real>(
-    slot: &'a mut Option<CudaSlice<T>>,
+    slot: &'a mut Option<DeviceBuf<T>>,
     len: usize,
     stream: &Arc<CudaStream>,
     what: &'static str,
-) -> Result<&'a mut CudaSlice<T>> {
+) -> Result<&'a mut DeviceBuf<T>> {
     if slot.is_none() {
         *slot = Some(alloc(stream, len, what)?);
     }
@@ -134,7 +135,9 @@ impl<T: Real> BoxStage<T> {
     ) -> Result<()> {
         let io = self.stager()?;
         let mut bufs = self.lock();
-        body(&io, self.host_arrays(&mut bufs)?)
+        self.held.scope("a wave-packet call", || {
+            body(&io, self.host_arrays(&mut bufs)?)
+        })
     }
 
     /// Device-resident C, queued on `stream()` without waiting: `data` holds n reals,
@@ -176,7 +179,9 @@ impl<T: Real> BoxStage<T> {
         self.check_device(data, coeffs)?;
         bind(self.stream.context())?;
         let mut bufs = self.lock();
-        body(&self.stream, &mut bufs.scratch, &mut Reporter::new(None))
+        self.held.scope("a wave-packet device call", || {
+            body(&self.stream, &mut bufs.scratch, &mut Reporter::new(None))
+        })
     }
 
     pub(super) fn check_device(&self, data: usize, coeffs: usize) -> Result<()> {

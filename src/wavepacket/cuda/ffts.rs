@@ -7,10 +7,11 @@ use super::tables::ShapeRun;
 use super::{BoxStage, Scratch};
 use crate::backend::cuda::array::{complex_mut, part_mut, DeviceArray};
 use crate::backend::cuda::fft::{self, Direction, FftPlan, Shape};
+use crate::backend::cuda::memory::DeviceBuf;
 use crate::backend::cuda::replay::{run_or_replay, Replay};
 use crate::error::Result;
 use crate::sample::Real;
-use cudarc::driver::{CudaSlice, CudaStream};
+use cudarc::driver::CudaStream;
 use std::sync::Arc;
 
 /// Most elements one cuFFT execute covers: bounds each plan's own work area.
@@ -88,7 +89,7 @@ impl<T: Real> BoxStage<T> {
 /// One cuFFT execute per batch of boxes of one shape over `work` (interleaved complex).
 fn execs<T: Real>(
     groups: &[FftGroup],
-    work: &mut CudaSlice<T>,
+    work: &mut DeviceBuf<T>,
     direction: Direction,
 ) -> Result<()> {
     // Boxes of several elements: the work array holds whole (re, im) pairs.

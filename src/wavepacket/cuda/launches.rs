@@ -6,9 +6,10 @@ use super::{BoxStage, Scratch};
 use crate::backend::cuda::array::{DeviceArray, DeviceArrayMut};
 use crate::backend::cuda::buffers::{download, fill_bytes, upload};
 use crate::backend::cuda::launch::{for_elems, Launch, THREADS};
+use crate::backend::cuda::memory::DeviceBuf;
 use crate::error::Result;
 use crate::sample::Real;
-use cudarc::driver::{CudaSlice, LaunchConfig};
+use cudarc::driver::LaunchConfig;
 
 /// A thread per element of `n`, at most 2^20 blocks (the kernels stride over the rest).
 fn grid_stride(n: usize) -> LaunchConfig {
@@ -26,7 +27,7 @@ impl<T: Real> BoxStage<T> {
     pub(super) fn complex_from_real(
         &self,
         data: &impl DeviceArray<T>,
-        modes: &mut CudaSlice<T>,
+        modes: &mut DeviceBuf<T>,
     ) -> Result<()> {
         let n = self.layout.n_samples();
         let mut l = self.launch("wp_complex_from_real", grid_stride(n))?;
@@ -61,7 +62,7 @@ impl<T: Real> BoxStage<T> {
     /// Forward, second half (after the box FFTs): coefficients = work · the box's phase.
     pub(super) fn work_to_coefficients(
         &self,
-        work: &CudaSlice<T>,
+        work: &DeviceBuf<T>,
         coeffs: &mut impl DeviceArrayMut<T>,
     ) -> Result<()> {
         let t = &self.tables;
@@ -81,7 +82,7 @@ impl<T: Real> BoxStage<T> {
     pub(super) fn coefficients_to_work(
         &self,
         coeffs: &impl DeviceArray<T>,
-        work: &mut CudaSlice<T>,
+        work: &mut DeviceBuf<T>,
     ) -> Result<()> {
         let t = &self.tables;
         let mut l = self.launch("wp_from_coefficients", grid_stride(self.n_work))?;
@@ -123,7 +124,7 @@ impl<T: Real> BoxStage<T> {
     /// The real part of the type-1 USFFT's modes: the adjoint's data.
     pub(super) fn real_part(
         &self,
-        modes: &CudaSlice<T>,
+        modes: &DeviceBuf<T>,
         data: &mut impl DeviceArrayMut<T>,
     ) -> Result<()> {
         let n = self.layout.n_samples();
@@ -139,7 +140,7 @@ impl<T: Real> BoxStage<T> {
     pub(super) fn find_non_finite(
         &self,
         x: &impl DeviceArray<T>,
-        first: &mut CudaSlice<u64>,
+        first: &mut DeviceBuf<u64>,
     ) -> Result<Option<usize>> {
         let what = "checking the wave-packet input";
         fill_bytes(&self.stream, first, 0xff, what)?;
@@ -161,7 +162,7 @@ impl<T: Real> BoxStage<T> {
         &self,
         coeffs: &mut impl DeviceArrayMut<T>,
         thresholds: &[f64],
-    ) -> Result<CudaSlice<f64>> {
+    ) -> Result<DeviceBuf<f64>> {
         let by_work: Vec<f64> = self.order.iter().map(|&b| thresholds[b]).collect();
         let t = upload(
             &self.stream,

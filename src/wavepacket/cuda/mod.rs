@@ -20,13 +20,14 @@ mod tables;
 use super::layout::Layout;
 use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::buffers::alloc;
+use crate::backend::cuda::memory::{DeviceBuf, Tally};
 use crate::backend::cuda::{bind, driver_error, kernels, CudaBackend};
 use crate::error::{Error, Result};
 use crate::progress::Reporter;
 use crate::sample::Real;
 use crate::sample::Sample;
 use crate::usfft::UsfftPlan;
-use cudarc::driver::{CudaModule, CudaSlice, CudaStream};
+use cudarc::driver::{CudaModule, CudaStream};
 use ffts::{BoxReplays, FftGroup};
 use std::sync::{Arc, Mutex};
 use tables::{DeviceTables, HostTables};
@@ -60,6 +61,8 @@ pub struct BoxStage<T: Real> {
     /// Elements of the work array (the boxes in work order).
     n_work: usize,
     buffers: Mutex<Buffers<T>>,
+    /// The plan's device bytes: the buffers calls make count towards it.
+    held: Arc<Tally>,
 }
 
 /// One call's device arrays, one call at a time.
@@ -67,20 +70,20 @@ struct Buffers<T> {
     scratch: Scratch<T>,
     /// The data (n reals) and coefficients (2·m reals) of host-to-host calls, made on their
     /// first use.
-    data: Option<CudaSlice<T>>,
-    coeffs: Option<CudaSlice<T>>,
+    data: Option<DeviceBuf<T>>,
+    coeffs: Option<DeviceBuf<T>>,
 }
 
 /// Interleaved complex as reals: `work` (the boxes in work order), `values` (lattice
 /// values), `modes` (the data as complex); a shifted call's shift tables; the first
 /// non-finite input value found (u64::MAX: none); the captured box FFTs.
 struct Scratch<T> {
-    work: CudaSlice<T>,
-    values: CudaSlice<T>,
-    modes: CudaSlice<T>,
-    shift_at: Option<CudaSlice<i64>>,
-    shift: Option<CudaSlice<T>>,
-    first_bad: CudaSlice<u64>,
+    work: DeviceBuf<T>,
+    values: DeviceBuf<T>,
+    modes: DeviceBuf<T>,
+    shift_at: Option<DeviceBuf<i64>>,
+    shift: Option<DeviceBuf<T>>,
+    first_bad: DeviceBuf<u64>,
     box_replays: BoxReplays,
 }
 
@@ -100,9 +103,10 @@ impl<T: Real> BoxStage<T> {
         windows: &[Vec<T>],
         type2: UsfftPlan<T>,
         type1: UsfftPlan<T>,
+        held: Arc<Tally>,
     ) -> Result<BoxStage<T>> {
         let ctx = type2.context().clone();
-        let gpu = ctx.cuda.as_ref().ok_or_else(|| {
+        let gpu = ctx.cuda().ok_or_else(|| {
             Error::Unsupported("the wave-packet box stage needs a CUDA context".into())
         })?;
         bind(&gpu.ctx)?;
@@ -130,6 +134,7 @@ impl<T: Real> BoxStage<T> {
                 coeffs: None,
             }),
             layout,
+            held,
         };
         // `flat` and the tables are host memory the copies read from.
         stream
@@ -147,10 +152,7 @@ impl<T: Real> BoxStage<T> {
     /// The context's GPU and CPU pool (a CUDA context: checked at creation).
     fn backends(&self) -> (&CudaBackend, &CpuBackend) {
         let ctx = self.type2.context();
-        let gpu = ctx
-            .cuda
-            .as_ref()
-            .expect("the box stage's context has a GPU");
+        let gpu = ctx.cuda().expect("the box stage's context has a GPU");
         (gpu, &ctx.cpu)
     }
 

@@ -4,10 +4,11 @@
 //! lattice's boxes and the windows; and a call's grid-shift factors.
 
 use crate::backend::cuda::buffers::upload;
+use crate::backend::cuda::memory::DeviceBuf;
 use crate::error::Result;
 use crate::sample::Real;
 use crate::wavepacket::layout::Layout;
-use cudarc::driver::{CudaSlice, CudaStream};
+use cudarc::driver::CudaStream;
 use num_complex::Complex;
 use std::sync::Arc;
 
@@ -49,14 +50,14 @@ struct LatticeBoxes {
 
 /// The tables on the device.
 pub(super) struct DeviceTables<T> {
-    pub(super) windows: CudaSlice<T>,
-    pub(super) table: CudaSlice<i64>,
-    pub(super) work_start: CudaSlice<i64>,
-    pub(super) phase: CudaSlice<T>,
-    pub(super) lat_start: CudaSlice<i64>,
-    pub(super) lat_len: CudaSlice<i64>,
-    pub(super) lat_first: CudaSlice<i32>,
-    pub(super) lat_boxes: CudaSlice<i32>,
+    pub(super) windows: DeviceBuf<T>,
+    pub(super) table: DeviceBuf<i64>,
+    pub(super) work_start: DeviceBuf<i64>,
+    pub(super) phase: DeviceBuf<T>,
+    pub(super) lat_start: DeviceBuf<i64>,
+    pub(super) lat_len: DeviceBuf<i64>,
+    pub(super) lat_first: DeviceBuf<i32>,
+    pub(super) lat_boxes: DeviceBuf<i32>,
 }
 
 /// Appends one box's per-axis factors, axis 1 then 2 then 3 (n1 + n2 + n3), interleaved.

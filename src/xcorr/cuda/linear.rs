@@ -15,6 +15,7 @@ use crate::backend::cuda::array::{
 use crate::backend::cuda::blas::{Blas, Op, Strided, StridedGemm};
 use crate::backend::cuda::buffers::{alloc, upload};
 use crate::backend::cuda::launch::for_elems;
+use crate::backend::cuda::memory::DeviceBuf;
 use crate::backend::cuda::{driver_error, CudaBackend};
 use crate::error::{Error, Result};
 use crate::progress::Reporter;
@@ -26,7 +27,6 @@ use crate::xcorr::pairs::Block;
 use crate::xcorr::plan::XcorrPlan;
 use crate::xcorr::spectra::Spectra;
 use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::CudaSlice;
 use num_complex::Complex32;
 use std::ops::Range;
 
@@ -84,11 +84,11 @@ fn gemm(
 fn pair_spectra(
     kit: &Kit,
     g: &Geometry,
-    c: &CudaSlice<f32>,
+    c: &DeviceBuf<f32>,
     t: &Tile,
     pairs: &[(i32, i32, usize)],
     scale: &[f32],
-    spec: &mut CudaSlice<f32>,
+    spec: &mut DeviceBuf<f32>,
 ) -> Result<()> {
     let nbins = g.nfft / 2 + 1;
     let slot_a: Vec<i32> = pairs.iter().map(|s| s.0).collect();
@@ -135,14 +135,13 @@ fn pair_spectra(
 pub fn gemm_seconds(plan: &XcorrPlan, day: &Spectra, reps: usize) -> Result<f64> {
     let gpu: &CudaBackend = plan
         .context()
-        .cuda
-        .as_ref()
+        .cuda()
         .ok_or_else(|| Error::Unsupported("the GEMM timing needs a CUDA context".into()))?;
     let kit = Kit::new(gpu)?;
     let blas = kit.blas(NEEDS_CUBLAS)?;
     let n = day.n_stations;
     let band_len = plan.geometry().band_len;
-    let mut c: CudaSlice<f32> = alloc(
+    let mut c: DeviceBuf<f32> = alloc(
         &kit.stream,
         2 * band_len * n * n,
         "allocating cross-spectra",
@@ -208,8 +207,8 @@ fn tiles(block: &Block, ti_max: usize, tj_max: usize) -> Vec<Tile> {
 /// A tile's cross-spectra on their way to rows: the stack of all windows in `c`; with
 /// substacks, each group's in `cg` first.
 struct TileSums {
-    c: CudaSlice<f32>,
-    cg: Option<CudaSlice<f32>>,
+    c: DeviceBuf<f32>,
+    cg: Option<DeviceBuf<f32>>,
 }
 
 pub(super) fn run(
@@ -404,7 +403,7 @@ impl TileCall<'_, '_> {
     /// in the block), in chunks of rows, each sent to `dest`.
     fn emit(
         &self,
-        c: &CudaSlice<f32>,
+        c: &DeviceBuf<f32>,
         rows: &mut RowBuffers,
         count: impl Fn(usize) -> u32,
         zero_dc: Option<&dyn Fn(i32, i32) -> bool>,
@@ -481,7 +480,7 @@ fn no_substacks() -> Error {
 }
 
 /// c = g (first) or c += g, over `n` floats.
-fn add(kit: &Kit, c: &mut CudaSlice<f32>, g: &CudaSlice<f32>, n: usize, first: bool) -> Result<()> {
+fn add(kit: &Kit, c: &mut DeviceBuf<f32>, g: &DeviceBuf<f32>, n: usize, first: bool) -> Result<()> {
     let (src, mut dst) = (part(g, 0, n), part_mut(c, 0, n));
     let mut l = kit.launch("xc_add", for_elems(n))?;
     l.output(&mut dst)

@@ -11,6 +11,7 @@ use super::rows::{RowBuffers, ROW_CHUNK};
 use super::stacks::{group_means_on, stack_on, to_host, RowsOnDevice};
 use crate::backend::cuda::array::{complex_mut, part, part_mut, DeviceArray};
 use crate::backend::cuda::buffers::{alloc, upload};
+use crate::backend::cuda::memory::DeviceBuf;
 use crate::error::{Error, Result};
 use crate::progress::Reporter;
 use crate::xcorr::calls::CorrelateCall;
@@ -18,17 +19,16 @@ use crate::xcorr::method::Method;
 use crate::xcorr::options::StackMethod;
 use crate::xcorr::spectra::Spectra;
 use crate::xcorr::stack::pws_length;
-use cudarc::driver::CudaSlice;
 
 /// The days as `xc_window_products` reads them: per day the addresses of its receiver
 /// and source spectra, its plane (stations × windows) and its windows per station.
 struct DayTables<'a> {
     /// The spectra the addresses point to, borrowed while the tables live.
     _days: Vec<DaySpectra<'a>>,
-    x: CudaSlice<u64>,
-    a: CudaSlice<u64>,
-    plane: CudaSlice<i64>,
-    nw: CudaSlice<i32>,
+    x: DeviceBuf<u64>,
+    a: DeviceBuf<u64>,
+    plane: DeviceBuf<i64>,
+    nw: DeviceBuf<i32>,
 }
 
 impl<'a> DayTables<'a> {
@@ -231,7 +231,7 @@ impl Batch {
         let g = call.plan.geometry();
         let m = g.n_lags();
         let method = Method::of(call.plan.options());
-        let mut all: CudaSlice<f32> = alloc(
+        let mut all: DeviceBuf<f32> = alloc(
             &kit.stream,
             self.rows.len().max(1) * m,
             "allocating correlations",

@@ -10,6 +10,7 @@ use crate::backend::cuda::array::{complex, complex_mut, part, part_mut, Part};
 use crate::backend::cuda::buffers::{alloc, download, upload};
 use crate::backend::cuda::fft::{FftPlan, Shape};
 use crate::backend::cuda::launch::for_elems_in_blocks_of;
+use crate::backend::cuda::memory::DeviceBuf;
 use crate::backend::cuda::staging::PinnedBuffer;
 use crate::backend::cuda::{driver_error, CudaBackend};
 use crate::error::Result;
@@ -20,7 +21,7 @@ use crate::xcorr::options::{FreqNorm, Options, TimeNorm};
 use crate::xcorr::plan::XcorrPlan;
 use crate::xcorr::preprocess as pre;
 use crate::xcorr::spectra::SpectraData;
-use cudarc::driver::{CudaEvent, CudaSlice};
+use cudarc::driver::CudaEvent;
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -83,16 +84,16 @@ impl Sizes {
 /// (nfft/2 + 1 bins a row); the Butterworth sections (5 values each) and the whitening
 /// taper (band_len values).
 struct Arrays {
-    out: CudaSlice<f32>,
-    kept: CudaSlice<u8>,
-    day: CudaSlice<f32>,
-    valid: Option<CudaSlice<u8>>,
-    day_std: CudaSlice<f64>,
-    win: CudaSlice<f32>,
-    scratch: Option<CudaSlice<f32>>,
-    spec: CudaSlice<f32>,
-    sos: CudaSlice<f64>,
-    taper: CudaSlice<f32>,
+    out: DeviceBuf<f32>,
+    kept: DeviceBuf<u8>,
+    day: DeviceBuf<f32>,
+    valid: Option<DeviceBuf<u8>>,
+    day_std: DeviceBuf<f64>,
+    win: DeviceBuf<f32>,
+    scratch: Option<DeviceBuf<f32>>,
+    spec: DeviceBuf<f32>,
+    sos: DeviceBuf<f64>,
+    taper: DeviceBuf<f32>,
 }
 
 impl Arrays {
@@ -219,7 +220,7 @@ pub fn preprocess_on(
     kit: &Kit,
     plan: &XcorrPlan,
     input: DeviceDays,
-) -> Result<(CudaSlice<u8>, DeviceSpectra)> {
+) -> Result<(DeviceBuf<u8>, DeviceSpectra)> {
     let sz = Sizes::new(
         kit,
         plan,

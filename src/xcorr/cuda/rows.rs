@@ -6,9 +6,9 @@ use super::put::{put_rows, RowsAt};
 use crate::backend::cuda::array::{complex_mut, part, part_mut, Part, PartMut};
 use crate::backend::cuda::buffers::{alloc, download};
 use crate::backend::cuda::fft::{FftPlan, Shape};
+use crate::backend::cuda::memory::DeviceBuf;
 use crate::error::Result;
 use crate::xcorr::geometry::Geometry;
-use cudarc::driver::CudaSlice;
 use std::sync::Arc;
 
 /// Rows per C2R batch: bounds the gather, FFT and trim buffers.
@@ -18,9 +18,9 @@ pub(super) const ROW_CHUNK: usize = 32768;
 /// the stages fill), the inverse FFTs' nfft reals, the trimmed lags; and the C2R plan of a
 /// full chunk, made on first use.
 pub(super) struct RowBuffers {
-    pub(super) spec: CudaSlice<f32>,
-    real: CudaSlice<f32>,
-    trimmed: CudaSlice<f32>,
+    pub(super) spec: DeviceBuf<f32>,
+    real: DeviceBuf<f32>,
+    trimmed: DeviceBuf<f32>,
     fft_full: Option<Arc<FftPlan>>,
 }
 
@@ -46,7 +46,7 @@ impl RowBuffers {
         kit: &Kit,
         g: &Geometry,
         rows: usize,
-        zero_dc: Option<&CudaSlice<u8>>,
+        zero_dc: Option<&DeviceBuf<u8>>,
     ) -> Result<Vec<f32>> {
         self.transform(kit, g, (rows, zero_dc), None)?;
         let mut host = vec![0f32; rows * g.n_lags()];
@@ -65,7 +65,7 @@ impl RowBuffers {
         &mut self,
         kit: &Kit,
         g: &Geometry,
-        zero_dc: Option<&CudaSlice<u8>>,
+        zero_dc: Option<&DeviceBuf<u8>>,
         at: RowsAt,
         out: &mut PartMut<f32>,
     ) -> Result<()> {
@@ -80,7 +80,7 @@ impl RowBuffers {
         &mut self,
         kit: &Kit,
         g: &Geometry,
-        (rows, zero_dc): (usize, Option<&CudaSlice<u8>>),
+        (rows, zero_dc): (usize, Option<&DeviceBuf<u8>>),
         out: &mut PartMut<f32>,
     ) -> Result<()> {
         self.transform(kit, g, (rows, zero_dc), Some(out))
@@ -92,7 +92,7 @@ impl RowBuffers {
         &mut self,
         kit: &Kit,
         g: &Geometry,
-        (rows, zero_dc): (usize, Option<&CudaSlice<u8>>),
+        (rows, zero_dc): (usize, Option<&DeviceBuf<u8>>),
         out: Option<&mut PartMut<f32>>,
     ) -> Result<()> {
         let nbins = g.nfft / 2 + 1;
@@ -132,7 +132,7 @@ impl RowBuffers {
         kit: &Kit,
         g: &Geometry,
         rows: usize,
-        zero_dc: Option<&CudaSlice<u8>>,
+        zero_dc: Option<&DeviceBuf<u8>>,
     ) -> Result<()> {
         let nbins = g.nfft / 2 + 1;
         let mut spec = complex_mut(&mut self.spec);

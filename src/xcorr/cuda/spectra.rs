@@ -5,12 +5,13 @@ use super::kit::{blocks, grid_dim, Kit};
 use crate::backend::cuda::array::{complex, complex_mut, Part};
 use crate::backend::cuda::buffers::{alloc, as_reals, as_reals_mut, download, upload};
 use crate::backend::cuda::driver_error;
+use crate::backend::cuda::memory::DeviceBuf;
 use crate::backend::cuda::CudaBackend;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::xcorr::geometry::Geometry;
 use crate::xcorr::method::Planes;
-use cudarc::driver::{CudaEvent, CudaSlice, CudaStream};
+use cudarc::driver::{CudaEvent, CudaStream};
 use num_complex::Complex32;
 use std::sync::Mutex;
 
@@ -19,13 +20,13 @@ use std::sync::Mutex;
 /// it wait for their stream); `reads` are the events recorded after the correlations queued
 /// on other streams, which the buffer's stream waits for before it frees the buffer.
 pub struct DeviceSpectra {
-    pub(super) buf: CudaSlice<f32>,
+    pub(super) buf: DeviceBuf<f32>,
     pub(super) len: usize,
     pub(super) reads: Mutex<Vec<CudaEvent>>,
 }
 
 impl DeviceSpectra {
-    pub(super) fn new(buf: CudaSlice<f32>, len: usize) -> DeviceSpectra {
+    pub(super) fn new(buf: DeviceBuf<f32>, len: usize) -> DeviceSpectra {
         DeviceSpectra {
             buf,
             len,
@@ -59,8 +60,7 @@ impl Drop for DeviceSpectra {
 impl DeviceSpectra {
     pub fn to_host(&self, ctx: &Context) -> Result<Vec<Complex32>> {
         let gpu = ctx
-            .cuda
-            .as_ref()
+            .cuda()
             .ok_or_else(|| Error::Internal("device spectra on a CPU context".into()))?;
         let stream = gpu.stream()?;
         let mut host =
@@ -113,7 +113,7 @@ pub fn divided_on(
     g: &Geometry,
     (n, power): (usize, i32),
 ) -> Result<DeviceSpectra> {
-    let mut buf: CudaSlice<f32> = alloc(&kit.stream, 2 * x.len, "allocating divided spectra")?;
+    let mut buf: DeviceBuf<f32> = alloc(&kit.stream, 2 * x.len, "allocating divided spectra")?;
     let values = x.values();
     divide_into(kit, (&values, &mut buf), p, g, (n, power))?;
     Ok(DeviceSpectra::new(buf, x.len))
@@ -121,7 +121,7 @@ pub fn divided_on(
 
 fn divide_into(
     kit: &Kit,
-    (values, buf): (&Part<Complex32>, &mut CudaSlice<f32>),
+    (values, buf): (&Part<Complex32>, &mut DeviceBuf<f32>),
     p: Planes,
     g: &Geometry,
     (n, power): (usize, i32),

@@ -7,19 +7,19 @@ use crate::backend::cuda::array::{complex_mut, part, part_mut};
 use crate::backend::cuda::buffers::{alloc, download, upload};
 use crate::backend::cuda::fft::{self, Direction, Shape};
 use crate::backend::cuda::launch::for_elems;
+use crate::backend::cuda::memory::DeviceBuf;
 use crate::error::{Error, Result};
 use crate::xcorr::calls::CorrelateCall;
 use crate::xcorr::groups::WindowGroups;
 use crate::xcorr::options::StackMethod;
 use crate::xcorr::stack::pws_length;
-use cudarc::driver::CudaSlice;
 use std::ops::Range;
 
 /// A batch's per-window correlations on the device: pair p's rows are start[p] ..
 /// start[p + 1] of `rows` (n_lags floats each); `start_host` the same offsets on the host.
 pub(super) struct RowsOnDevice {
-    pub(super) rows: CudaSlice<f32>,
-    pub(super) start: CudaSlice<i32>,
+    pub(super) rows: DeviceBuf<f32>,
+    pub(super) start: DeviceBuf<i32>,
     pub(super) start_host: Vec<i32>,
     pub(super) n_rows: usize,
     pub(super) n_pairs: usize,
@@ -28,7 +28,7 @@ pub(super) struct RowsOnDevice {
 /// `len` floats of a batch's rows on the device, copied to the host (waits for them).
 pub(super) fn to_host(
     kit: &Kit,
-    rows: &CudaSlice<f32>,
+    rows: &DeviceBuf<f32>,
     len: usize,
     what: &'static str,
 ) -> Result<Vec<f32>> {
@@ -43,9 +43,9 @@ pub(super) fn stack_on(
     call: &CorrelateCall,
     method: StackMethod,
     r: &RowsOnDevice,
-) -> Result<CudaSlice<f32>> {
+) -> Result<DeviceBuf<f32>> {
     let m = call.plan.geometry().n_lags();
-    let mut out: CudaSlice<f32> = alloc(&kit.stream, r.n_pairs * m, "allocating stacks")?;
+    let mut out: DeviceBuf<f32> = alloc(&kit.stream, r.n_pairs * m, "allocating stacks")?;
     match method {
         StackMethod::PhaseWeighted => pws(kit, call, r, &mut out)?,
         StackMethod::Robust => robust(kit, call, r, &mut out)?,
@@ -58,11 +58,11 @@ pub(super) fn stack_on(
     Ok(out)
 }
 
-fn pws(kit: &Kit, call: &CorrelateCall, r: &RowsOnDevice, out: &mut CudaSlice<f32>) -> Result<()> {
+fn pws(kit: &Kit, call: &CorrelateCall, r: &RowsOnDevice, out: &mut DeviceBuf<f32>) -> Result<()> {
     let m = call.plan.geometry().n_lags();
     let n = pws_length(m);
     let values = r.n_rows * n;
-    let mut z: CudaSlice<f64> = alloc(
+    let mut z: DeviceBuf<f64> = alloc(
         &kit.stream,
         2 * values.max(1),
         "allocating analytic signals",
@@ -121,7 +121,7 @@ fn robust(
     kit: &Kit,
     call: &CorrelateCall,
     r: &RowsOnDevice,
-    out: &mut CudaSlice<f32>,
+    out: &mut DeviceBuf<f32>,
 ) -> Result<()> {
     let m = call.plan.geometry().n_lags();
     // Scratch per pair: s and next (m each), ‖d_r‖ and w (a value per row each).
@@ -133,7 +133,7 @@ fn robust(
         total += 2 * m + 2 * (start[p + 1] - start[p]) as usize;
     }
     let at = upload(&kit.stream, &at, "uploading scratch offsets")?;
-    let mut scratch: CudaSlice<f64> =
+    let mut scratch: DeviceBuf<f64> =
         alloc(&kit.stream, total.max(1), "allocating robust-stack scratch")?;
     let rows = part(&r.rows, 0, r.n_rows * m);
     let mut sc = part_mut(&mut scratch, 0, total.max(1));
@@ -166,7 +166,7 @@ pub(super) fn group_means_on(
     r: &RowsOnDevice,
     labels: &[i32],
     range: Range<usize>,
-) -> Result<CudaSlice<f32>> {
+) -> Result<DeviceBuf<f32>> {
     let m = call.plan.geometry().n_lags();
     let ng = groups.n_groups;
     let n_pairs = call.block.n_pairs();
@@ -178,8 +178,8 @@ pub(super) fn group_means_on(
     let counts = upload(&kit.stream, &counts, what)?;
     let label = upload(&kit.stream, labels, what)?;
     let len = r.n_pairs * ng * m;
-    let mut sums: CudaSlice<f64> = alloc(&kit.stream, len.max(1), "allocating substacks")?;
-    let mut out: CudaSlice<f32> = alloc(&kit.stream, len.max(1), "allocating substacks")?;
+    let mut sums: DeviceBuf<f64> = alloc(&kit.stream, len.max(1), "allocating substacks")?;
+    let mut out: DeviceBuf<f32> = alloc(&kit.stream, len.max(1), "allocating substacks")?;
     let rows = part(&r.rows, 0, r.n_rows * m);
     let (mut s, mut o) = (part_mut(&mut sums, 0, len), part_mut(&mut out, 0, len));
     let grid = (grid_dim(r.n_pairs, "pairs")?, m.div_ceil(128) as u32);

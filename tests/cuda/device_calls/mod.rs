@@ -12,6 +12,7 @@ mod dwt;
 mod emlog;
 mod fxdecon;
 mod graph;
+mod memory;
 mod other_device;
 mod own_context;
 mod streams;
