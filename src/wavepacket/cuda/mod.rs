@@ -15,6 +15,7 @@ mod caller;
 mod calls;
 mod ffts;
 mod launches;
+mod select;
 mod tables;
 
 use super::layout::Layout;
@@ -69,6 +70,10 @@ struct Buffers<T> {
     /// first use.
     data: Option<CudaSlice<T>>,
     coeffs: Option<CudaSlice<T>>,
+    /// The state of a selection on the device (`select`), made on first use.
+    select: Option<CudaSlice<u64>>,
+    /// The noise estimate's samples (`select`), made on its first call.
+    noise: Option<select::NoiseSamples>,
 }
 
 /// Interleaved complex as reals: `work` (the boxes in work order), `values` (lattice
@@ -91,12 +96,13 @@ fn usfft_stream<T: Real>(plan: &UsfftPlan<T>) -> Result<Arc<CudaStream>> {
 }
 
 impl<T: Real> BoxStage<T> {
-    /// The device tables of `layout` with its `windows` (by box), on the stream of `type2`
-    /// (data → lattice values; `type1` its adjoint, both with their points set on a CUDA
-    /// context).
+    /// The device tables of `layout` with its `windows` and packet `norms` (by box), on the
+    /// stream of `type2` (data → lattice values; `type1` its adjoint, both with their points
+    /// set on a CUDA context).
     pub fn new(
         layout: Arc<Layout>,
         windows: &[Vec<T>],
+        norms: &[f64],
         type2: UsfftPlan<T>,
         type1: UsfftPlan<T>,
     ) -> Result<BoxStage<T>> {
@@ -112,7 +118,7 @@ impl<T: Real> BoxStage<T> {
         let host = HostTables::<T>::new(&layout);
         let groups = ffts::plan_groups::<T>(&host.runs, &stream)?;
         let flat = windows.concat();
-        let tables = DeviceTables::upload(&host, &flat, &stream)?;
+        let tables = DeviceTables::upload(&host, &flat, norms, &stream)?;
         let scratch = Scratch::new(&layout, host.n_work, &stream)?;
         let stage = BoxStage {
             type2,
@@ -127,6 +133,8 @@ impl<T: Real> BoxStage<T> {
                 scratch,
                 data: None,
                 coeffs: None,
+                select: None,
+                noise: None,
             }),
             layout,
         };

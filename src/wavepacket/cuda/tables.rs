@@ -57,6 +57,8 @@ pub(super) struct DeviceTables<T> {
     pub(super) lat_len: CudaSlice<i64>,
     pub(super) lat_first: CudaSlice<i32>,
     pub(super) lat_boxes: CudaSlice<i32>,
+    /// The packet norms ‖ψ_b‖ by box in work order.
+    pub(super) norms: CudaSlice<f64>,
 }
 
 /// Appends one box's per-axis factors, axis 1 then 2 then 3 (n1 + n2 + n3), interleaved.
@@ -171,15 +173,18 @@ impl LatticeBoxes {
 }
 
 impl<T: Real> DeviceTables<T> {
-    /// Queues the copies of `host` and the boxes' `windows` (box after box); the host
-    /// arrays must outlive them (the caller waits for the stream).
+    /// Queues the copies of `host`, the boxes' `windows` (box after box) and their packet
+    /// `norms` (by box index) in work order; the host arrays must outlive them (the caller
+    /// waits for the stream).
     pub(super) fn upload(
         host: &HostTables<T>,
         windows: &[T],
+        norms: &[f64],
         s: &Arc<CudaStream>,
     ) -> Result<DeviceTables<T>> {
         let what = "uploading the wave-packet tables";
         let lat = &host.lattices;
+        let by_work: Vec<f64> = host.order.iter().map(|&b| norms[b]).collect();
         Ok(DeviceTables {
             windows: upload(s, windows, "uploading the wave-packet windows")?,
             table: upload(s, &host.table, what)?,
@@ -189,6 +194,7 @@ impl<T: Real> DeviceTables<T> {
             lat_len: upload(s, &lat.len, what)?,
             lat_first: upload(s, &lat.first, what)?,
             lat_boxes: upload(s, &lat.boxes, what)?,
+            norms: upload(s, &by_work, what)?,
         })
     }
 }
