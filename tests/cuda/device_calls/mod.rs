@@ -16,6 +16,7 @@ mod other_device;
 mod streams;
 mod usfft;
 mod wavepacket;
+mod wavepacket_more;
 mod xcorr;
 
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DeviceRepr, ValidAsZeroBits};
