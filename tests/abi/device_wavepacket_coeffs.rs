@@ -41,7 +41,7 @@ fn refused_on_the_cpu<T: Copy + PartialEq + std::fmt::Debug>(
     fill: T,
     calls: [DeviceCall; 3],
 ) {
-    let coeffs = vec![fill; 4096];
+    let coeffs = [fill; 4096];
     let c = coeffs.as_ptr() as u64;
     let mut sigma = -1.0f64;
     let names = ["keep_largest", "threshold_noise", "estimate_noise"];

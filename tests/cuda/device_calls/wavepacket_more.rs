@@ -234,7 +234,7 @@ where
         noise_thresholds_agree(&g.download(&d), &host, &t, exact);
     }
     chain(g, c, l, &f, &coeffs, exact);
-    refusals(g, c, l, &dev, &coeffs);
+    refusals(c, l, &dev, &coeffs);
     sg_wavepacket_layout_destroy(l);
 }
 
@@ -280,7 +280,6 @@ where
 
 /// Host pointers and short ranges refused before anything is queued; σ untouched.
 fn refusals<T: DeviceRepr + ValidAsZeroBits>(
-    g: &Gpu,
     c: &Calls<T>,
     l: *mut L,
     coeffs: &Dev<T>,
@@ -301,7 +300,6 @@ fn refusals<T: DeviceRepr + ValidAsZeroBits>(
     assert_eq!(s, SG_ERR_INVALID_ARGUMENT, "k < 0: {}", message());
     let s = (c.estimate_device)(l, coeffs.addr(), std::ptr::null_mut());
     assert_eq!(s, SG_ERR_NULL_POINTER, "NULL σ: {}", message());
-    let _ = g;
 }
 
 #[test]
