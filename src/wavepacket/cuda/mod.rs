@@ -118,7 +118,8 @@ impl<T: Real> BoxStage<T> {
         let host = HostTables::<T>::new(&layout);
         let groups = ffts::plan_groups::<T>(&host.runs, &stream)?;
         let flat = windows.concat();
-        let tables = DeviceTables::upload(&host, &flat, norms, &stream)?;
+        let by_work: Vec<f64> = host.order.iter().map(|&b| norms[b]).collect();
+        let tables = DeviceTables::upload(&host, &flat, &by_work, &stream)?;
         let scratch = Scratch::new(&layout, host.n_work, &stream)?;
         let stage = BoxStage {
             type2,
@@ -138,11 +139,11 @@ impl<T: Real> BoxStage<T> {
             }),
             layout,
         };
-        // `flat` and the tables are host memory the copies read from.
+        // `flat`, `by_work` and the tables are host memory the copies read from.
         stream
             .synchronize()
             .map_err(driver_error("uploading the wave-packet tables"))?;
-        drop(flat);
+        drop((flat, by_work));
         Ok(stage)
     }
 

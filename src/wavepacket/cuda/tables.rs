@@ -174,17 +174,16 @@ impl LatticeBoxes {
 
 impl<T: Real> DeviceTables<T> {
     /// Queues the copies of `host`, the boxes' `windows` (box after box) and their packet
-    /// `norms` (by box index) in work order; the host arrays must outlive them (the caller
-    /// waits for the stream).
+    /// norms in work order (`by_work`); the host arrays must outlive them (the caller waits
+    /// for the stream).
     pub(super) fn upload(
         host: &HostTables<T>,
         windows: &[T],
-        norms: &[f64],
+        by_work: &[f64],
         s: &Arc<CudaStream>,
     ) -> Result<DeviceTables<T>> {
         let what = "uploading the wave-packet tables";
         let lat = &host.lattices;
-        let by_work: Vec<f64> = host.order.iter().map(|&b| norms[b]).collect();
         Ok(DeviceTables {
             windows: upload(s, windows, "uploading the wave-packet windows")?,
             table: upload(s, &host.table, what)?,
@@ -194,7 +193,7 @@ impl<T: Real> DeviceTables<T> {
             lat_len: upload(s, &lat.len, what)?,
             lat_first: upload(s, &lat.first, what)?,
             lat_boxes: upload(s, &lat.boxes, what)?,
-            norms: upload(s, &by_work, what)?,
+            norms: upload(s, by_work, what)?,
         })
     }
 }
