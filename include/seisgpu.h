@@ -1989,8 +1989,11 @@ sg_status sg_wavepacket_threshold_device_f64(const sg_wavepacket_layout *layout,
  radix select over |c|², a few dozen small kernels): queued on the context's stream
  (`sg_context_set_stream`), returns without waiting. Non-finite coefficients are reported
  by `sg_context_synchronize` with device checks on (`sg_context_set_device_checks`), else
- not looked for; the progress callback is not called. Bit for bit the coefficients of
- `sg_wavepacket_keep_largest_f32` (|c|² is computed as the host computes it, unfused).
+ not looked for; the progress callback is not called. `SG_ERR_INVALID_ARGUMENT` for an
+ address the driver does not know as device memory of the context's device holding the
+ array; `SG_ERR_UNSUPPORTED` on a CPU context (nothing written). Bit for bit the
+ coefficients of `sg_wavepacket_keep_largest_f32` (|c|² is computed as the host computes
+ it, unfused).
  */
 sg_status sg_wavepacket_keep_largest_device_f32(const sg_wavepacket_layout *layout,
                                                 uint64_t coeffs,
