@@ -1609,6 +1609,70 @@ module seisgpu
       integer(c_int32_t) :: status
     end function sg_wavepacket_threshold_device_f64
 
+    ! Keep the s largest of device coefficients (CUdeviceptr), in place.
+    function sg_wavepacket_keep_largest_device_f32(layout, coeffs, s) &
+        bind(C, name="sg_wavepacket_keep_largest_device_f32") result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: layout
+      integer(c_int64_t), value, intent(in) :: coeffs
+      integer(c_size_t), value, intent(in) :: s
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_keep_largest_device_f32
+
+    ! Keep the s largest of device coefficients (CUdeviceptr), in place.
+    function sg_wavepacket_keep_largest_device_f64(layout, coeffs, s) &
+        bind(C, name="sg_wavepacket_keep_largest_device_f64") result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: layout
+      integer(c_int64_t), value, intent(in) :: coeffs
+      integer(c_size_t), value, intent(in) :: s
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_keep_largest_device_f64
+
+    ! The white-noise threshold k*sigma*norm_b on device coefficients, in place.
+    function sg_wavepacket_threshold_noise_device_f32(layout, coeffs, mode, k, sigma) &
+        bind(C, name="sg_wavepacket_threshold_noise_device_f32") result(status)
+      import :: c_int32_t, c_int64_t, c_double, c_ptr
+      type(c_ptr), value, intent(in) :: layout
+      integer(c_int64_t), value, intent(in) :: coeffs
+      integer(c_int32_t), value, intent(in) :: mode
+      real(c_double), value, intent(in) :: k
+      real(c_double), value, intent(in) :: sigma
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_threshold_noise_device_f32
+
+    ! The white-noise threshold k*sigma*norm_b on device coefficients, in place.
+    function sg_wavepacket_threshold_noise_device_f64(layout, coeffs, mode, k, sigma) &
+        bind(C, name="sg_wavepacket_threshold_noise_device_f64") result(status)
+      import :: c_int32_t, c_int64_t, c_double, c_ptr
+      type(c_ptr), value, intent(in) :: layout
+      integer(c_int64_t), value, intent(in) :: coeffs
+      integer(c_int32_t), value, intent(in) :: mode
+      real(c_double), value, intent(in) :: k
+      real(c_double), value, intent(in) :: sigma
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_threshold_noise_device_f64
+
+    ! The noise estimate of device coefficients (waits for sigma, a host value).
+    function sg_wavepacket_estimate_noise_device_f32(layout, coeffs, sigma) &
+        bind(C, name="sg_wavepacket_estimate_noise_device_f32") result(status)
+      import :: c_int32_t, c_int64_t, c_double, c_ptr
+      type(c_ptr), value, intent(in) :: layout
+      integer(c_int64_t), value, intent(in) :: coeffs
+      real(c_double), intent(out) :: sigma
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_estimate_noise_device_f32
+
+    ! The noise estimate of device coefficients (waits for sigma, a host value).
+    function sg_wavepacket_estimate_noise_device_f64(layout, coeffs, sigma) &
+        bind(C, name="sg_wavepacket_estimate_noise_device_f64") result(status)
+      import :: c_int32_t, c_int64_t, c_double, c_ptr
+      type(c_ptr), value, intent(in) :: layout
+      integer(c_int64_t), value, intent(in) :: coeffs
+      real(c_double), intent(out) :: sigma
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_estimate_noise_device_f64
+
     ! A volume larger than one layout, in tiles whose box grids share one common grid.
     function sg_wavepacket_volume_create(ctx, dim, volume_shape, tile_shape, precision, &
         options, out) bind(C, name="sg_wavepacket_volume_create") result(status)

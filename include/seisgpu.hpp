@@ -803,6 +803,38 @@ public:
             check(sg_wavepacket_threshold_device_f64(get(), coeffs.address(), mode, kind, value));
         }
     }
+    // `keep_largest` / `threshold_noise` on device coefficients, in place, queued on the
+    // context's stream; `estimate_noise_device` waits for σ (a host value).
+    template <class T> void keep_largest_device(device_view<T> coeffs, std::size_t s) const {
+        static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+        detail::need(coeffs, 2 * n_coefficients_, "coeffs");
+        if constexpr (std::is_same_v<T, float>) {
+            check(sg_wavepacket_keep_largest_device_f32(get(), coeffs.address(), s));
+        } else {
+            check(sg_wavepacket_keep_largest_device_f64(get(), coeffs.address(), s));
+        }
+    }
+    template <class T>
+    void threshold_noise_device(device_view<T> coeffs, int32_t mode, double k, double sigma) const {
+        static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+        detail::need(coeffs, 2 * n_coefficients_, "coeffs");
+        if constexpr (std::is_same_v<T, float>) {
+            check(sg_wavepacket_threshold_noise_device_f32(get(), coeffs.address(), mode, k, sigma));
+        } else {
+            check(sg_wavepacket_threshold_noise_device_f64(get(), coeffs.address(), mode, k, sigma));
+        }
+    }
+    template <class T> double estimate_noise_device(device_view<const T> coeffs) const {
+        static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+        detail::need(coeffs, 2 * n_coefficients_, "coeffs");
+        double sigma = 0.0;
+        if constexpr (std::is_same_v<T, float>) {
+            check(sg_wavepacket_estimate_noise_device_f32(get(), coeffs.address(), &sigma));
+        } else {
+            check(sg_wavepacket_estimate_noise_device_f64(get(), coeffs.address(), &sigma));
+        }
+        return sigma;
+    }
     // `inverse` on device memory (sg_wavepacket_inverse_device_*): the call waits (each
     // iteration's stopping test reads the residual on the host); `data` is written on the
     // context's stream.
@@ -848,6 +880,21 @@ public:
                                   std::size_t max_iterations) const {
         ctx_.set_stream(stream);
         return inverse_device<T>(coeffs, data, tolerance, max_iterations);
+    }
+    template <class T>
+    void keep_largest_device(stream_t stream, device_view<T> coeffs, std::size_t s) const {
+        ctx_.set_stream(stream);
+        keep_largest_device<T>(coeffs, s);
+    }
+    template <class T>
+    void threshold_noise_device(stream_t stream, device_view<T> coeffs, int32_t mode, double k,
+                                double sigma) const {
+        ctx_.set_stream(stream);
+        threshold_noise_device<T>(coeffs, mode, k, sigma);
+    }
+    template <class T> double estimate_noise_device(stream_t stream, device_view<const T> coeffs) const {
+        ctx_.set_stream(stream);
+        return estimate_noise_device<T>(coeffs);
     }
 
 private:

@@ -226,22 +226,209 @@ __device__ __forceinline__ double magnitude(double re, double im)
     return hypot(re, im);
 }
 
-// Thresholding in place at one value t (n coefficients): |c| ≤ t zeroed; above, kept (hard)
-// or shrunk to c·(1 − t/|c|) (soft, the factor rounded to REAL as the host rounds it).
+// One coefficient thresholded at t: |c| ≤ t zeroed; above, kept (hard) or shrunk to
+// c·(1 − t/|c|) (soft, the factor rounded to REAL as the host rounds it).
+__device__ __forceinline__ cpx shrink_one(cpx z, double t, int soft)
+{
+    const double m = magnitude(z.re, z.im);
+    if (m <= t) {
+        z.re = 0;
+        z.im = 0;
+    } else if (soft) {
+        const REAL s = (REAL)(1.0 - t / m);
+        z.re = z.re * s;
+        z.im = z.im * s;
+    }
+    return z;
+}
+
+// Thresholding in place at one value t (n coefficients), as shrink_one.
 extern "C" __global__ void wp_shrink(cpx *__restrict__ coeffs, long long n, double t, int soft)
 {
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
-         i += (long long)gridDim.x * blockDim.x) {
-        cpx z = coeffs[i];
-        const double m = magnitude(z.re, z.im);
-        if (m <= t) {
-            z.re = 0;
-            z.im = 0;
-        } else if (soft) {
-            const REAL s = (REAL)(1.0 - t / m);
-            z.re = z.re * s;
-            z.im = z.im * s;
-        }
-        coeffs[i] = z;
+         i += (long long)gridDim.x * blockDim.x)
+        coeffs[i] = shrink_one(coeffs[i], t, soft);
+}
+
+// Thresholding in place box by box (box j in work order at scale·norms[j], the product
+// rounded as the host rounds k·σ·‖ψ_b‖), as shrink_one. Blocks stride over the boxes,
+// threads over a box's coefficients.
+extern "C" __global__ void wp_shrink_boxes(cpx *__restrict__ coeffs, const long long *__restrict__ table,
+                                           const double *__restrict__ norms, long long n_boxes,
+                                           double scale, int soft)
+{
+    for (long long j = blockIdx.x; j < n_boxes; j += gridDim.x) {
+        const long long *b = table + j * BOX_FIELDS;
+        const long long first = b[F_COEFF], n = b[F_N1] * b[F_N2] * b[F_N3];
+        const double tj = __dmul_rn(scale, norms[j]);
+        for (long long k = threadIdx.x; k < n; k += blockDim.x)
+            coeffs[first + k] = shrink_one(coeffs[first + k], tj, soft);
     }
+}
+
+// ---- The k-th smallest of a set of keys, found on the device (radix select) ----
+//
+// A key is a pair (v, ix) of unsigned words of vbits and ibits bits (multiples of 8; ibits
+// may be 0), ordered by v, then ix. Pass p (8 bits each, v's from the top, then ix's)
+// counts the next digit of the keys whose bits fixed so far match (a select_count kernel
+// adds into SEL_HIST), then wp_select_choose fixes the digit whose bin holds the sought rank
+// and leaves the rank within it. After vbits/8 + ibits/8 passes SEL_V and SEL_I hold the
+// key. Every step reads and writes only device memory: nothing waits on the host.
+#define SEL_V 0     // v's bits fixed so far
+#define SEL_VMASK 1 // which bits of v they are
+#define SEL_I 2     // ix's bits fixed so far
+#define SEL_IMASK 3
+#define SEL_RANK 4 // the rank sought among the keys that match (0: the smallest)
+#define SEL_HIST 5 // 256 counts
+#define SEL_WORDS (SEL_HIST + 256)
+
+typedef unsigned long long u64;
+
+// The state for the rank-th smallest key: nothing fixed, the counts zero.
+extern "C" __global__ void wp_select_init(u64 *st, u64 rank)
+{
+    for (int i = threadIdx.x; i < SEL_WORDS; i += blockDim.x)
+        st[i] = i == SEL_RANK ? rank : 0;
+}
+
+// The bits a key must share with the selection so far.
+struct SelPrefix {
+    u64 v, vmask, ix, imask;
+};
+
+__device__ __forceinline__ SelPrefix sel_prefix(const u64 *st)
+{
+    SelPrefix p = {st[SEL_V], st[SEL_VMASK], st[SEL_I], st[SEL_IMASK]};
+    return p;
+}
+
+// Pass `pass`'s digit of the key (v, ix) into *d, or false where the key no longer matches.
+__device__ __forceinline__ bool sel_digit(SelPrefix p, u64 v, u64 ix, int pass, int vbits, int ibits,
+                                          unsigned *d)
+{
+    if ((v & p.vmask) != p.v || (ix & p.imask) != p.ix)
+        return false;
+    const int vd = vbits >> 3;
+    *d = pass < vd ? (unsigned)(v >> (vbits - 8 * (pass + 1))) & 255u
+                   : (unsigned)(ix >> (ibits - 8 * (pass - vd + 1))) & 255u;
+    return true;
+}
+
+// A block's counts (shared) added into the state's.
+__device__ __forceinline__ void sel_flush(unsigned *h, u64 *st)
+{
+    __syncthreads();
+    for (int b = threadIdx.x; b < 256; b += blockDim.x)
+        if (h[b])
+            atomicAdd(st + SEL_HIST + b, (u64)h[b]);
+}
+
+__device__ __forceinline__ void sel_clear(unsigned *h)
+{
+    for (int b = threadIdx.x; b < 256; b += blockDim.x)
+        h[b] = 0;
+    __syncthreads();
+}
+
+// Fixes pass `pass`'s digit: the bin where the sought rank falls; the rank becomes the rank
+// within it and the counts are cleared for the next pass. One thread.
+extern "C" __global__ void wp_select_choose(u64 *st, int pass, int vbits, int ibits)
+{
+    if (blockIdx.x != 0 || threadIdx.x != 0)
+        return;
+    u64 rank = st[SEL_RANK], below = 0;
+    int b = 0;
+    for (;; ++b) {
+        const u64 c = st[SEL_HIST + b];
+        if (b == 255 || rank < below + c)
+            break;
+        below += c;
+    }
+    for (int i = 0; i < 256; ++i)
+        st[SEL_HIST + i] = 0;
+    st[SEL_RANK] = rank - below;
+    const int vd = vbits >> 3;
+    if (pass < vd) {
+        const int sh = vbits - 8 * (pass + 1);
+        st[SEL_V] |= (u64)b << sh;
+        st[SEL_VMASK] |= 255ull << sh;
+    } else {
+        const int sh = ibits - 8 * (pass - vd + 1);
+        st[SEL_I] |= (u64)b << sh;
+        st[SEL_IMASK] |= 255ull << sh;
+    }
+}
+
+// |c|² in REAL as the host computes it (two products and a sum, each rounded, never fused),
+// as its bits: non-negative values order as their bits do.
+__device__ __forceinline__ u64 norm_sqr_bits(float re, float im)
+{
+    return __float_as_uint(__fadd_rn(__fmul_rn(re, re), __fmul_rn(im, im)));
+}
+
+__device__ __forceinline__ u64 norm_sqr_bits(double re, double im)
+{
+    return (u64)__double_as_longlong(__dadd_rn(__dmul_rn(re, re), __dmul_rn(im, im)));
+}
+
+// Keep-largest, one pass's counts: coefficient i's key is (|c_i|², n − 1 − i), so that of
+// equal magnitudes the first in the array ranks highest (the host keeps ties in order).
+extern "C" __global__ void wp_keep_count(const cpx *__restrict__ coeffs, long long n, u64 *st, int pass,
+                                         int vbits, int ibits)
+{
+    __shared__ unsigned h[256];
+    sel_clear(h);
+    const SelPrefix p = sel_prefix(st);
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        const cpx z = coeffs[i];
+        unsigned d;
+        if (sel_digit(p, norm_sqr_bits(z.re, z.im), (u64)(n - 1 - i), pass, vbits, ibits, &d))
+            atomicAdd(&h[d], 1u);
+    }
+    sel_flush(h, st);
+}
+
+// Keep-largest, the end: every coefficient whose key lies below the selected one is zeroed
+// (the selected key is the (n − s)-th smallest: the s largest stay).
+extern "C" __global__ void wp_keep_apply(cpx *__restrict__ coeffs, long long n, const u64 *st)
+{
+    const u64 kv = st[SEL_V], ki = st[SEL_I];
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        const cpx z = coeffs[i];
+        const u64 v = norm_sqr_bits(z.re, z.im), ix = (u64)(n - 1 - i);
+        if (v < kv || (v == kv && ix < ki)) {
+            const cpx zero = {0, 0};
+            coeffs[i] = zero;
+        }
+    }
+}
+
+// The noise estimate, one pass's counts: over the coefficients marked in `inside` (a bit per
+// coefficient: the finest level's, packet norm > 0, the packet inside the data), the key
+// |c|/‖ψ_b‖ as a double (magnitude as the host's, the quotient correctly rounded). Threads
+// stride over the work elements (e of box j in work order is coefficient F_COEFF + k).
+extern "C" __global__ void wp_noise_count(const cpx *__restrict__ coeffs, const unsigned *__restrict__ inside,
+                                          const long long *__restrict__ table,
+                                          const long long *__restrict__ work_start,
+                                          const double *__restrict__ norms, int n_boxes,
+                                          long long total, u64 *st, int pass)
+{
+    __shared__ unsigned h[256];
+    sel_clear(h);
+    const SelPrefix p = sel_prefix(st);
+    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total;
+         e += (long long)gridDim.x * blockDim.x) {
+        const int j = find_row(work_start, n_boxes, e);
+        const long long i = table[j * BOX_FIELDS + F_COEFF] + (e - work_start[j]);
+        if (!((inside[i >> 5] >> (i & 31)) & 1u))
+            continue;
+        const cpx z = coeffs[i];
+        const double r = __ddiv_rn(magnitude(z.re, z.im), norms[j]);
+        unsigned d;
+        if (sel_digit(p, (u64)__double_as_longlong(r), 0, pass, 64, 0, &d))
+            atomicAdd(&h[d], 1u);
+    }
+    sel_flush(h, st);
 }

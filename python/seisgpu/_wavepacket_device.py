@@ -10,7 +10,7 @@ from typing import Any
 from . import _arrays, _device
 from ._errors import InvalidArgumentError
 
-_NOT_COPIED = "pass out=coeffs to threshold the coefficients in place"
+_NOT_COPIED = "pass out=coeffs to {} the coefficients in place"
 
 
 def _fn(layout: Any, verb: str) -> str:
@@ -67,20 +67,50 @@ def threshold(layout: Any, arrays: _device.Gathered, mode: int, kind: int, value
     """Thresholding on the GPU, in place when `out` is `coeffs`; otherwise on a copy made by
     the coefficients' library (then copied into `out`, so that `out` is written only once
     the call succeeded). Queued on the arrays' stream, returns without waiting."""
+    return in_place(layout, arrays, "threshold", "threshold", mode, kind, value)
+
+
+def keep_largest(layout: Any, arrays: _device.Gathered, s: int) -> Any:
+    """Keep-largest on the GPU (its rank found there), in place or on a copy as
+    `threshold`. Queued on the arrays' stream, returns without waiting."""
+    return in_place(layout, arrays, "keep_largest", "compress", s)
+
+
+def threshold_noise(layout: Any, arrays: _device.Gathered, mode: int, k: float, sigma: float
+                    ) -> Any:
+    """The white-noise threshold on the GPU, in place or on a copy as `threshold`. Queued
+    on the arrays' stream, returns without waiting."""
+    return in_place(layout, arrays, "threshold_noise", "threshold", mode, k, sigma)
+
+
+def estimate_noise(layout: Any, arrays: _device.Gathered) -> float:
+    """σ from GPU coefficients (the median selected on the GPU); the call waits for it."""
+    with _device.DeviceCall(layout.ctx, arrays) as call:
+        c = _coeffs(layout, call, "coeffs")
+        sigma = ctypes.c_double()
+        call.run(_fn(layout, "estimate_noise"), layout._ptr(), c.ptr, ctypes.byref(sigma))
+    return sigma.value
+
+
+def in_place(layout: Any, arrays: _device.Gathered, verb: str, doing: str, *args: Any) -> Any:
+    """The device call `verb` on the coefficients in place when `out` is `coeffs`;
+    otherwise on a copy made by the coefficients' library (then copied into `out`, so that
+    `out` is written only once the call succeeded). `doing` words the refusal of a copy
+    seisgpu cannot make."""
     with _device.DeviceCall(layout.ctx, arrays) as call:
         c = _coeffs(layout, call, "coeffs")
         target = call.arrays.get("out")
         if target is not None:
             result, o = call.output(c, c.shape, c.dtype)
             if o.ptr == c.ptr:
-                call.run(_fn(layout, "threshold"), layout._ptr(), o.ptr, mode, kind, value)
+                call.run(_fn(layout, verb), layout._ptr(), o.ptr, *args)
                 return result
             if o.library != c.library:
-                        raise InvalidArgumentError(
+                raise InvalidArgumentError(
                     f"out: a {type(o.obj).__name__}, coeffs a {type(c.obj).__name__}: pass "
                     "out= of the coefficients' library, or out=coeffs (in place)")
-        work = _device.duplicate(c, _NOT_COPIED)
-        call.run(_fn(layout, "threshold"), layout._ptr(), work.ptr, mode, kind, value)
+        work = _device.duplicate(c, _NOT_COPIED.format(doing))
+        call.run(_fn(layout, verb), layout._ptr(), work.ptr, *args)
         if target is None:
             return work.obj
         _device.copy_into(target.obj, work.obj, c.library)

@@ -267,8 +267,16 @@ class WavepacketLayout(_Frame):
 
     def keep_largest(self, coeffs: Any, s: int, *, out: Any = None) -> np.ndarray:
         """Compression: the `s` coefficients of largest magnitude kept, the others 0 (a new
-        array, or `out`; ``out=coeffs`` works in place)."""
-        return self._in_place(coeffs, out, "keep_largest", _arrays.count(s, "s"))
+        array, or `out`; ``out=coeffs`` works in place).
+
+        GPU coefficients: the rank is found on the GPU; ``out=coeffs`` works in place,
+        otherwise the coefficients' library (CuPy, PyTorch) copies them first. Returns
+        without waiting, bit for bit the host call's."""
+        n = _arrays.count(s, "s")
+        on_gpu = self._gpu_arrays(coeffs=coeffs, out=out)
+        if on_gpu is not None:
+            return _on_gpu.keep_largest(self, on_gpu, n)
+        return self._in_place(coeffs, out, "keep_largest", n)
 
     def threshold(self, coeffs: Any, value: float, *, mode: str = "hard",
                   kind: str = "value", out: Any = None) -> np.ndarray:
@@ -292,13 +300,26 @@ class WavepacketLayout(_Frame):
                         out: Any = None) -> np.ndarray:
         """Denoising of white noise of standard deviation `sigma` (in the data's units):
         each box thresholded at k·σ·‖ψ_b‖ (k ≈ 2.5, hard, removes all but 0.2 % of the
-        noise's coefficients)."""
-        return self._in_place(coeffs, out, "threshold_noise", choice(mode, "mode", _MODES),
-                              _arrays.number(k, "k"), _arrays.number(sigma, "sigma"))
+        noise's coefficients).
+
+        GPU coefficients: as :meth:`threshold` (in place with ``out=coeffs``, else on a copy
+        by their library); returns without waiting."""
+        args = (choice(mode, "mode", _MODES), _arrays.number(k, "k"),
+                _arrays.number(sigma, "sigma"))
+        on_gpu = self._gpu_arrays(coeffs=coeffs, out=out)
+        if on_gpu is not None:
+            return _on_gpu.threshold_noise(self, on_gpu, *args)
+        return self._in_place(coeffs, out, "threshold_noise", *args)
 
     def estimate_noise(self, coeffs: Any) -> float:
         """σ of white noise in the data whose coefficients these are (from the finest
-        level's coefficients inside the data); 0 when there are none."""
+        level's coefficients inside the data); 0 when there are none.
+
+        GPU coefficients: the median is selected on the GPU, after the work queued on their
+        stream; the call waits for σ (float32 bit for bit the host call's)."""
+        on_gpu = self._gpu_arrays(coeffs=coeffs)
+        if on_gpu is not None:
+            return _on_gpu.estimate_noise(self, on_gpu)
         c = self._coeffs(coeffs)
         sigma = ctypes.c_double()
         self._call("estimate_noise", c.ctypes.data, ctypes.byref(sigma))

@@ -151,8 +151,39 @@ pub fn threshold_noise<T: Real>(
 /// level's coefficients that lie inside the data (a Rayleigh median, σ·√ln 2; the finest
 /// level holds the least signal).
 pub fn estimate_noise<T: Real>(layout: &Layout, norms: &[f64], coeffs: &[Complex<T>]) -> f64 {
-    let half: Vec<f64> = layout.shape.iter().map(|&n| n as f64 / 2.0).collect();
     let mut m = Vec::new();
+    noise_samples(layout, norms, |b, k| {
+        m.push(coeffs[k].norm().to_f64().unwrap() / norms[b])
+    });
+    if m.is_empty() {
+        return 0.0;
+    }
+    let mid = m.len() / 2;
+    let (_, med, _) = m.select_nth_unstable_by(mid, f64::total_cmp);
+    noise_sigma(*med)
+}
+
+/// σ from the median of |c|/‖ψ_b‖ over the noise estimate's samples.
+pub(crate) fn noise_sigma(median: f64) -> f64 {
+    median / std::f64::consts::LN_2.sqrt()
+}
+
+/// The noise estimate's samples as a bit per coefficient (bit k of word k/32), and their
+/// count: what the device estimate reads.
+pub(crate) fn noise_sample_bits(layout: &Layout, norms: &[f64]) -> (Vec<u32>, usize) {
+    let mut bits = vec![0u32; layout.n_coefficients.div_ceil(32)];
+    let mut count = 0;
+    noise_samples(layout, norms, |_, k| {
+        bits[k / 32] |= 1 << (k % 32);
+        count += 1;
+    });
+    (bits, count)
+}
+
+/// Calls `visit(b, k)` for each coefficient k (of box b) the noise estimate reads: the finest
+/// level's, packet norm > 0, the packet's centre inside the data; box after box, in order.
+fn noise_samples(layout: &Layout, norms: &[f64], mut visit: impl FnMut(usize, usize)) {
+    let half: Vec<f64> = layout.shape.iter().map(|&n| n as f64 / 2.0).collect();
     for (b, bx) in layout.boxes.iter().enumerate() {
         if bx.level != layout.levels || norms[b] <= 0.0 {
             continue;
@@ -164,19 +195,13 @@ pub fn estimate_noise<T: Real>(layout: &Layout, norms: &[f64], coeffs: &[Complex
                 for y1 in 0..n1 {
                     let x = layout.position(b, [y1, y2, y3]);
                     if (0..layout.dim).all(|d| x[d].abs() < half[d]) {
-                        m.push(coeffs[k].norm().to_f64().unwrap() / norms[b]);
+                        visit(b, k);
                     }
                     k += 1;
                 }
             }
         }
     }
-    if m.is_empty() {
-        return 0.0;
-    }
-    let mid = m.len() / 2;
-    let (_, med, _) = m.select_nth_unstable_by(mid, f64::total_cmp);
-    *med / std::f64::consts::LN_2.sqrt()
 }
 
 impl<T: Real> WavepacketPlan<T> {

@@ -101,7 +101,7 @@ impl<T: Real> WavepacketPlan<T> {
     }
 
     /// With device checks on, a scan of the 2·m coefficient reals on the caller's stream.
-    fn check_coefficients(
+    pub(super) fn check_coefficients(
         &self,
         gpu: &CudaBackend,
         coeffs: &impl DeviceArray<T>,
@@ -115,7 +115,7 @@ impl<T: Real> WavepacketPlan<T> {
 
     /// `InvalidArgument` unless a device call's arrays hold n data reals and 2·m
     /// coefficient reals.
-    fn check_device_arrays(&self, data: usize, coeff_reals: usize) -> Result<()> {
+    pub(super) fn check_device_arrays(&self, data: usize, coeff_reals: usize) -> Result<()> {
         let l = &self.layout;
         if coeff_reals % 2 != 0 {
             return Err(crate::invalid!(

@@ -22,6 +22,7 @@ pub mod coeffs;
 pub mod cpu;
 pub mod cuda;
 mod device_calls;
+mod device_coeffs;
 pub mod gaps;
 pub mod inverse;
 pub mod layout;
@@ -149,6 +150,7 @@ impl<T: Real> WavepacketPlan<T> {
             Some(_) => Engine::Device(Box::new(cuda::BoxStage::new(
                 layout.clone(),
                 &windows,
+                &sparse::packet_norms(&layout, &windows),
                 type2,
                 type1,
                 held.clone(),

@@ -9,6 +9,7 @@
 //! correlation is a local maximum on their box's grid (neighbours overlap and would be
 //! picked together for one feature); exchange rounds at the end replace the weakest members.
 
+use super::layout::Layout;
 use super::WavepacketPlan;
 use crate::error::Result;
 use crate::sample::Real;
@@ -38,6 +39,25 @@ impl Default for SparseOptions {
     }
 }
 
+/// ‖ψ_b‖ for every box of `layout` with its `windows` (by box): the ℓ2 norm of one of its
+/// complex packets, Σ|ŵ|²·P₁P₂[P₃]/L over the box's window (what the packet carries when it
+/// lies inside the data; less near the edges). A coefficient of white noise of variance σ²
+/// has E|c|² = σ²‖ψ_b‖².
+pub(crate) fn packet_norms<T: Real>(layout: &Layout, windows: &[Vec<T>]) -> Vec<f64> {
+    layout
+        .boxes
+        .iter()
+        .zip(windows)
+        .map(|(bx, w)| {
+            let cell: f64 = layout.lattices[bx.lattice].period[..layout.dim]
+                .iter()
+                .product();
+            let e: f64 = w.iter().map(|w| w.to_f64().unwrap().powi(2)).sum();
+            (e * cell / bx.n_coefficients() as f64).sqrt()
+        })
+        .collect()
+}
+
 /// How a sparse approximation went.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SparseReport {
@@ -63,24 +83,9 @@ fn rdot<T: Real>(a: &[T], b: &[T]) -> f64 {
 }
 
 impl<T: Real> WavepacketPlan<T> {
-    /// ‖ψ_b‖ for every box: the ℓ2 norm of one of its complex packets, Σ|ŵ|²·P₁P₂[P₃]/L over
-    /// the box's window (what the packet carries when it lies inside the data; less near
-    /// the edges). A coefficient of white noise of variance σ² has E|c|² = σ²‖ψ_b‖².
+    /// ‖ψ_b‖ for every box: the ℓ2 norm of one of its complex packets (`packet_norms`).
     pub fn packet_norms(&self) -> Vec<f64> {
-        let l = self.layout();
-        l.boxes
-            .iter()
-            .enumerate()
-            .map(|(b, bx)| {
-                let cell: f64 = l.lattices[bx.lattice].period[..l.dim].iter().product();
-                let e: f64 = self
-                    .window(b)
-                    .iter()
-                    .map(|w| w.to_f64().unwrap().powi(2))
-                    .sum();
-                (e * cell / bx.n_coefficients() as f64).sqrt()
-            })
-            .collect()
+        packet_norms(self.layout(), &self.windows)
     }
 
     /// Coefficients with at most `s` (≤ the coefficient count) non-zero values whose synthesis

@@ -33,6 +33,7 @@ mod device_emlog;
 mod device_fxdecon;
 mod device_memory;
 mod device_wavepacket;
+mod device_wavepacket_coeffs;
 mod device_xcorr;
 mod fuzz_abi;
 mod fxdecon_edge_cases;

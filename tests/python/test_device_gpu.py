@@ -1,13 +1,13 @@
 """CuPy arrays and PyTorch CUDA tensors through the device calls, on a CUDA context: the DWT
 (forward, inverse, denoise), the USFFT (points, types 1 and 2), F-X decon, wave packets
-(C, C*, the inverse, thresholds), cross-correlation (preprocessing, stacks) and the EM
-search (plan, search, marginals) equal the host calls on the same GPU: bit for bit where
-the C header says so, else to rounding (F-X decon, the wave-packet adjoint and inverse,
-the type-1 USFFT: atomic sums); the results are arrays of the input's library on its
-device, and the work is ordered on the library's current stream. PyTorch tensors seen
-through DLPack only (no __cuda_array_interface__) go the same way. Skipped where CuPy or
-PyTorch is missing or no CUDA context can be made (CI); test_device.py,
-test_device_twins.py and test_dlpack.py cover the rest on the CPU.
+(C, C*, the inverse, thresholds, keep-largest, the noise estimate), cross-correlation
+(preprocessing, stacks) and the EM search (plan, search, marginals) equal the host calls on
+the same GPU: bit for bit where the C header says so, else to rounding (F-X decon, the
+wave-packet adjoint and inverse, the type-1 USFFT: atomic sums); the results are arrays of
+the input's library on its device, and the work is ordered on the library's current
+stream. PyTorch tensors seen through DLPack only (no __cuda_array_interface__) go the same
+way. Skipped where CuPy or PyTorch is missing or no CUDA context can be made (CI);
+test_device.py, test_device_twins.py and test_dlpack.py cover the rest on the CPU.
 """
 
 from __future__ import annotations
@@ -280,18 +280,20 @@ def section(dtype: Any) -> np.ndarray:
     return (np.exp(-a * a) * (1 - 2 * a * a) + 0.05 * np.sin(0.7 * t + 1.3 * x)).astype(dtype)
 
 
-def thresholds_agree(got: np.ndarray, want: np.ndarray, t: float, exact: bool) -> None:
+def thresholds_agree(got: np.ndarray, want: np.ndarray, t: Any, exact: bool) -> None:
     """Bit for bit (float32); float64 magnitudes are the GPU's hypot: each coefficient
     within 1e-14 of the host's, and one zeroed by one side only where |c| is within
-    1e-14 of the threshold."""
+    1e-14 of the threshold (`t`: one value, or one per coefficient)."""
     if exact:
         assert np.array_equal(bits(got), bits(want))
         return
     m_got, m_want = np.abs(got), np.abs(want)
+    t = np.broadcast_to(np.asarray(t, np.float64), got.shape)
     one_sided = (m_got == 0) != (m_want == 0)
-    assert np.all(np.abs(np.maximum(m_got, m_want)[one_sided] - t) <= 1e-14 * t)
+    assert np.all(np.abs(np.maximum(m_got, m_want)[one_sided] - t[one_sided])
+                  <= 1e-14 * t[one_sided])
     both = ~one_sided
-    assert np.all(np.abs(got[both] - want[both]) <= 1e-14 * np.maximum(m_want[both], t))
+    assert np.all(np.abs(got[both] - want[both]) <= 1e-14 * np.maximum(m_want[both], t[both]))
 
 
 WAVEPACKET_CASES = [  # (dtype, the layout's USFFT tolerance, rounding of atomic sums)
@@ -326,6 +328,23 @@ def test_wavepackets_on_gpu_arrays_equal_the_host_calls(xp, gpu, dtype, toleranc
     close(got_inv.data, want_inv.data, xp, 100 * rounding)
     assert got_inv.iterations == want_inv.iterations
     assert abs(got_inv.residual - want_inv.residual) <= 1e-3 * abs(want_inv.residual)
+    # Keep-largest and the noise estimate bit for bit; the noise threshold as the threshold.
+    g = xp.gpu(c)
+    assert wp.keep_largest(g, 200, out=g) is g
+    same_bits(g, wp.keep_largest(c, 200), xp)
+    sigma = wp.estimate_noise(c)
+    got_sigma = wp.estimate_noise(xp.gpu(c))
+    if dtype == np.float32:
+        assert got_sigma == sigma
+    else:
+        assert abs(got_sigma - sigma) <= 1e-14 * sigma
+    per_box = np.concatenate([np.full(b.size, 2.5 * sigma * nb)
+                              for b, nb in zip(wp.boxes, wp.packet_norms())])
+    for mode in ("hard", "soft"):
+        want = wp.threshold_noise(c, 2.5, sigma, mode=mode)
+        got = wp.threshold_noise(xp.gpu(c), 2.5, sigma, mode=mode)
+        assert xp.native(got)
+        thresholds_agree(xp.host(got), want, per_box, dtype == np.float32)
     g = xp.gpu(c)
     with pytest.raises(seisgpu.UnsupportedError, match="sg_wavepacket_threshold_device"):
         wp.threshold(g, 1.0, kind="sigma", out=g)

@@ -144,6 +144,49 @@ def test_wavepacket_threshold_on_gpu_arrays(cpu, twin, monkeypatch):
     assert len(twin.calls) == n and np.array_equal(c, c0)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_wavepacket_coefficient_operations_on_gpu_arrays(cpu, twin, monkeypatch, dtype):
+    wp = seisgpu.WavepacketLayout(cpu, (16, 32), dtype)
+    t = "f32" if dtype == np.float32 else "f64"
+    c0 = wp.forward(np.random.default_rng(4).standard_normal((16, 32)).astype(dtype))
+    # Keep-largest in place: the coefficients' own address and s.
+    want = wp.keep_largest(c0, 40)
+    c = c0.copy()
+    g = FakeGpuArray(c)
+    assert wp.keep_largest(g, 40, out=g) is g
+    assert same_bits(c, want) and np.count_nonzero(c) == 40
+    assert twin.only(f"sg_wavepacket_keep_largest_device_{t}")[1][1:] == (c.ctypes.data, 40)
+    # The noise threshold on a copy made by the coefficients' library.
+    sigma = wp.estimate_noise(c0)
+    want = wp.threshold_noise(c0, 2.5, sigma, mode="soft")
+    made = fake_cupy(monkeypatch)
+    c = c0.copy()
+    got = wp.threshold_noise(CupyArray(c), 2.5, sigma, mode="soft")
+    assert len(made) == 1 and got is made[0] and same_bits(got.host, want)
+    assert np.array_equal(c, c0)
+    _, args = twin.only(f"sg_wavepacket_threshold_noise_device_{t}")
+    assert args[1:] == (got.host.ctypes.data, 1, 2.5, sigma)
+    # The estimate: σ (a host value) of the coefficients where they are.
+    assert wp.estimate_noise(FakeGpuArray(c)) == sigma > 0
+    _, args = twin.only(f"sg_wavepacket_estimate_noise_device_{t}")
+    assert args[1] == c.ctypes.data
+    # Refused before any call: another library's out=, a copy seisgpu cannot make, a
+    # negative s, the wrong dtype.
+    n = len(twin.calls)
+    with pytest.raises(seisgpu.InvalidArgumentError, match="out=coeffs"):
+        wp.keep_largest(CupyArray(c), 3, out=FakeGpuArray(c.copy()))
+    with pytest.raises(seisgpu.ArgumentTypeError, match="pass out=coeffs to compress"):
+        wp.keep_largest(FakeGpuArray(c), 3)
+    with pytest.raises(seisgpu.ArgumentTypeError, match="pass out=coeffs to threshold"):
+        wp.threshold_noise(FakeGpuArray(c), 2.5, sigma)
+    with pytest.raises(seisgpu.InvalidArgumentError):
+        wp.keep_largest(FakeGpuArray(c), -1, out=FakeGpuArray(c))
+    other = np.complex128 if dtype == np.float32 else np.complex64
+    with pytest.raises(seisgpu.ArgumentTypeError, match="coeffs: dtype"):
+        wp.estimate_noise(FakeGpuArray(c.astype(other)))
+    assert len(twin.calls) == n and np.array_equal(c, c0)
+
+
 def test_wavepacket_refusals_reach_no_device_call(cpu, twin):
     wp = seisgpu.WavepacketLayout(cpu, (16, 32))
     x = np.zeros((16, 32), np.float32)

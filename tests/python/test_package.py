@@ -218,14 +218,16 @@ class FakeDeviceArray:
 
 
 def test_gpu_arrays_are_copied_through_host_memory(ctx):
-    # Calls without device entry points in the C ABI (a wave-packet layout's keep_largest
-    # here) copy GPU arrays through host memory; the others run on them (test_device.py).
+    # Calls without device entry points in the C ABI (a wave-packet layout's
+    # sparse_approximation here) copy GPU arrays through host memory; the others run on
+    # them (test_device.py).
     wp = seisgpu.WavepacketLayout(ctx, (16, 32))
-    c = wp.forward(np.random.default_rng(2).standard_normal((16, 32)).astype(np.float32))
-    got = wp.keep_largest(FakeCupy(c), 10)
-    assert isinstance(got, np.ndarray)
-    np.testing.assert_array_equal(got, wp.keep_largest(c, 10))
-    assert np.count_nonzero(got) == 10
+    x = np.random.default_rng(2).standard_normal((16, 32)).astype(np.float32)
+    got = wp.sparse_approximation(FakeCupy(x), 10, stages=2, refit_iterations=3)
+    assert isinstance(got.coeffs, np.ndarray)
+    want = wp.sparse_approximation(x, 10, stages=2, refit_iterations=3)
+    np.testing.assert_array_equal(got.coeffs, want.coeffs)
+    assert np.count_nonzero(got.coeffs) == got.kept == 10
     with pytest.raises(seisgpu.ArgumentTypeError, match="host arrays"):
-        wp.keep_largest(FakeDeviceArray(), 10)
+        wp.sparse_approximation(FakeDeviceArray(), 10)
 

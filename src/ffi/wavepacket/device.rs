@@ -15,7 +15,7 @@ use crate::wavepacket::coeffs::ThresholdLevel;
 
 /// The layout's transform for the device call `verb` on `T`, with its context's GPU (a CPU
 /// context: `Unsupported` naming the call).
-fn transform_on_gpu<'a, T: Precision>(
+pub(super) fn transform_on_gpu<'a, T: Precision>(
     layout: *const sg_wavepacket_layout,
     verb: &str,
 ) -> Result<(&'a Transform<T>, &'a CudaBackend)> {

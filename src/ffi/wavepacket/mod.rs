@@ -7,7 +7,8 @@
 //! One file per job: `options` (the codes, option structs and their defaults), `layout`
 //! (the object: create, sizes, boxes), `transform` (C, C*, the inverse), `threshold`
 //! (compression and thresholding), `pocs`, `noise` (white noise: per-box thresholds, the
-//! estimate, packet norms), `sparse` and `device` (C, C*, the inverse and the threshold on
+//! estimate, packet norms), `sparse`, `device` (C, C*, the inverse and the threshold on
+//! device memory) and `device_coeffs` (keep the largest, the noise threshold and estimate on
 //! device memory); `calls` holds the transform calls layouts share
 //! with tiled volumes, `arrays` the checks of the calls' data and coefficients.
 
@@ -28,6 +29,8 @@ mod noise;
 mod sparse;
 
 pub mod device;
+
+pub mod device_coeffs;
 
 mod arrays;
 

@@ -12,14 +12,14 @@ use crate::sample::Real;
 use cudarc::driver::LaunchConfig;
 
 /// A thread per element of `n`, at most 2^20 blocks (the kernels stride over the rest).
-fn grid_stride(n: usize) -> LaunchConfig {
+pub(super) fn grid_stride(n: usize) -> LaunchConfig {
     let mut cfg = for_elems(n);
     cfg.grid_dim.0 = cfg.grid_dim.0.min(1 << 20);
     cfg
 }
 
 impl<T: Real> BoxStage<T> {
-    fn launch(&self, kernel: &str, cfg: LaunchConfig) -> Result<Launch<'_>> {
+    pub(super) fn launch(&self, kernel: &str, cfg: LaunchConfig) -> Result<Launch<'_>> {
         Launch::new(&self.module, &self.stream, kernel, cfg)
     }
 

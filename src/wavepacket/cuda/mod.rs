@@ -15,6 +15,7 @@ mod caller;
 mod calls;
 mod ffts;
 mod launches;
+mod select;
 mod tables;
 
 use super::layout::Layout;
@@ -72,6 +73,10 @@ struct Buffers<T> {
     /// first use.
     data: Option<DeviceBuf<T>>,
     coeffs: Option<DeviceBuf<T>>,
+    /// The state of a selection on the device (`select`), made on first use.
+    select: Option<DeviceBuf<u64>>,
+    /// The noise estimate's samples (`select`), made on its first call.
+    noise: Option<select::NoiseSamples>,
 }
 
 /// Interleaved complex as reals: `work` (the boxes in work order), `values` (lattice
@@ -95,12 +100,13 @@ fn usfft_stream<T: Real>(plan: &UsfftPlan<T>) -> Result<Arc<CudaStream>> {
 }
 
 impl<T: Real> BoxStage<T> {
-    /// The device tables of `layout` with its `windows` (by box), on the stream of `type2`
-    /// (data → lattice values; `type1` its adjoint, both with their points set on a CUDA
-    /// context).
+    /// The device tables of `layout` with its `windows` and packet `norms` (by box), on the
+    /// stream of `type2` (data → lattice values; `type1` its adjoint, both with their points
+    /// set on a CUDA context).
     pub fn new(
         layout: Arc<Layout>,
         windows: &[Vec<T>],
+        norms: &[f64],
         type2: UsfftPlan<T>,
         type1: UsfftPlan<T>,
         held: Arc<Tally>,
@@ -117,7 +123,8 @@ impl<T: Real> BoxStage<T> {
         let host = HostTables::<T>::new(&layout);
         let groups = ffts::plan_groups::<T>(&host.runs, &stream)?;
         let flat = windows.concat();
-        let tables = DeviceTables::upload(&host, &flat, &stream)?;
+        let by_work: Vec<f64> = host.order.iter().map(|&b| norms[b]).collect();
+        let tables = DeviceTables::upload(&host, &flat, &by_work, &stream)?;
         let scratch = Scratch::new(&layout, host.n_work, &stream)?;
         let stage = BoxStage {
             type2,
@@ -132,15 +139,17 @@ impl<T: Real> BoxStage<T> {
                 scratch,
                 data: None,
                 coeffs: None,
+                select: None,
+                noise: None,
             }),
             layout,
             held,
         };
-        // `flat` and the tables are host memory the copies read from.
+        // `flat`, `by_work` and the tables are host memory the copies read from.
         stream
             .synchronize()
             .map_err(driver_error("uploading the wave-packet tables"))?;
-        drop(flat);
+        drop((flat, by_work));
         Ok(stage)
     }
 

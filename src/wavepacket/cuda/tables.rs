@@ -58,6 +58,8 @@ pub(super) struct DeviceTables<T> {
     pub(super) lat_len: DeviceBuf<i64>,
     pub(super) lat_first: DeviceBuf<i32>,
     pub(super) lat_boxes: DeviceBuf<i32>,
+    /// The packet norms ‖ψ_b‖ by box in work order.
+    pub(super) norms: DeviceBuf<f64>,
 }
 
 /// Appends one box's per-axis factors, axis 1 then 2 then 3 (n1 + n2 + n3), interleaved.
@@ -172,11 +174,13 @@ impl LatticeBoxes {
 }
 
 impl<T: Real> DeviceTables<T> {
-    /// Queues the copies of `host` and the boxes' `windows` (box after box); the host
-    /// arrays must outlive them (the caller waits for the stream).
+    /// Queues the copies of `host`, the boxes' `windows` (box after box) and their packet
+    /// norms in work order (`by_work`); the host arrays must outlive them (the caller waits
+    /// for the stream).
     pub(super) fn upload(
         host: &HostTables<T>,
         windows: &[T],
+        by_work: &[f64],
         s: &Arc<CudaStream>,
     ) -> Result<DeviceTables<T>> {
         let what = "uploading the wave-packet tables";
@@ -190,6 +194,7 @@ impl<T: Real> DeviceTables<T> {
             lat_len: upload(s, &lat.len, what)?,
             lat_first: upload(s, &lat.first, what)?,
             lat_boxes: upload(s, &lat.boxes, what)?,
+            norms: upload(s, by_work, what)?,
         })
     }
 }

@@ -14,6 +14,7 @@ mod fxdecon;
 mod memory;
 mod usfft;
 mod wavepacket;
+mod wavepacket_coeffs;
 mod xcorr;
 
 use super::{Faults, Fuzz, Snapshot, Target};

@@ -18,6 +18,7 @@ mod own_context;
 mod streams;
 mod usfft;
 mod wavepacket;
+mod wavepacket_more;
 mod xcorr;
 
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DeviceRepr, ValidAsZeroBits};

@@ -1,4 +1,5 @@
-//! `sg_wavepacket_{forward,adjoint,inverse,threshold}_device_{f32,f64}` on small 2D layouts.
+//! `sg_wavepacket_{forward,adjoint,inverse,threshold}_device_{f32,f64}` on small 2D layouts
+//! (the coefficient operations that rank or scale by box in `wavepacket_coeffs`).
 
 use super::super::{Faults, Fuzz, Snapshot};
 use super::memory::{Elem, Memory};
@@ -8,11 +9,11 @@ use seisgpu::ffi::wavepacket::*;
 use std::ptr;
 
 /// A live layout: its precision, samples and coefficients.
-struct Layout {
+pub(super) struct Layout {
     p: *mut sg_wavepacket_layout,
-    f64: bool,
+    pub(super) f64: bool,
     n: usize,
-    m: usize,
+    pub(super) m: usize,
 }
 
 #[derive(Default)]
@@ -77,6 +78,9 @@ impl Wavepacket {
             return self.create(f);
         }
         let l = &self.layouts[f.rng.range(0, self.layouts.len() - 1)];
+        if f.rng.chance(0.4) {
+            return super::wavepacket_coeffs::step(f, mem, l.p, l);
+        }
         // A call of the other precision is a planted fault.
         match l.f64 != f.rng.chance(0.04) {
             true => calls::<f64>(f, mem, l, &F64),
