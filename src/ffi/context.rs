@@ -100,15 +100,18 @@ pub extern "C" fn sg_context_describe(
 /// kernel, copy or event on `stream`, `cudaStreamSynchronize`, or `sg_context_synchronize`).
 /// The stream must stay alive while calls use it; set another, or 0, before destroying it.
 /// Calls with host arrays are unaffected (they return with their results written).
-/// `SG_ERR_UNSUPPORTED` on a CPU context. Change it only while no device call runs on `ctx`.
+/// `SG_ERR_UNSUPPORTED` on a CPU context; `SG_ERR_INVALID_ARGUMENT` for a stream of another
+/// CUDA context than the device's primary one (a `cuCtxCreate` context: the library's
+/// kernels cannot run there, though device arrays allocated in such a context may be passed
+/// to device calls on a primary-context stream). Change it only while no device call runs
+/// on `ctx`.
 #[no_mangle]
 pub extern "C" fn sg_context_set_stream(ctx: *mut sg_context, stream: u64) -> sg_status {
     guard(|| {
         let ctx = arg_ref(ctx.cast_const(), "ctx")?;
         let gpu = ctx.0.gpu_for("sg_context_set_stream")?;
         // SAFETY: the C contract above: a live stream of the context, or 0.
-        unsafe { gpu.caller.set(&gpu.ctx, stream) };
-        Ok(())
+        unsafe { gpu.caller.set(&gpu.ctx, stream) }
     })
 }
 

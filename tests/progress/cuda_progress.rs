@@ -50,6 +50,8 @@ fn gpu_fx_decon_slabs_report_and_cancel() {
     let data: Vec<f32> = (0..n * ntr)
         .map(|i| ((i * 7919) % 1000) as f32 / 1000.0 - 0.5)
         .collect();
+    // 2 kB per trace: slabs of about 20 traces (a plan sizes its slabs when it is made).
+    seisgpu::fxdecon::cuda::set_slab_bytes(Some(40_000));
     let mut plan = ptr::null_mut();
     ok(sg_fxdecon_plan_create_2d(
         ctx.0,
@@ -58,8 +60,6 @@ fn gpu_fx_decon_slabs_report_and_cancel() {
         ntr,
         &mut plan,
     ));
-    // 2 kB per trace: slabs of about 20 traces.
-    seisgpu::fxdecon::cuda::set_slab_bytes(Some(40_000));
     let sentinel = vec![1234.5f32; n * ntr];
     let untouched = exercise_slabs(&ctx, "GPU F-X slabs", 8, &sentinel, true, 3, || {
         let mut out = sentinel.clone();

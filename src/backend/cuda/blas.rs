@@ -150,8 +150,14 @@ impl Blas {
             )));
         }
         bind(stream.context())?;
-        let handle = result::create_handle()
-            .map_err(|e| Error::CudaDriver(format!("cuBLAS could not start: {e:?}")))?;
+        let handle = result::create_handle().map_err(|e| match e.0 {
+            // Its set-up allocates device memory: a full device is that, not a broken driver.
+            cublasStatus_t::CUBLAS_STATUS_ALLOC_FAILED => Error::DeviceOutOfMemory(format!(
+                "cuBLAS could not start for {needed_by}: out of device memory ({} bytes free)",
+                super::memory::free_bytes()
+            )),
+            _ => Error::CudaDriver(format!("cuBLAS could not start: {e:?}")),
+        })?;
         let blas = Blas {
             handle,
             stream: stream.clone(),

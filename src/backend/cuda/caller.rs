@@ -27,13 +27,22 @@ impl CallerStream {
     ///
     /// # Safety
     /// `stream` is 0 or a live stream of `ctx`'s context that stays alive while calls use it.
-    pub unsafe fn set(&self, ctx: &Arc<CudaContext>, stream: u64) {
+    ///
+    /// A stream of another CUDA context (one made with `cuCtxCreate`) is refused: the
+    /// library's kernels are loaded in the device's primary context and cannot be queued
+    /// there.
+    pub unsafe fn set(&self, ctx: &Arc<CudaContext>, stream: u64) -> Result<()> {
         let wrapped = match stream {
             0 => None,
-            // SAFETY: the caller's promise above; the wrapper never destroys the stream.
-            s => Some(unsafe { ctx.wrap_borrowed_stream(s as sys::CUstream) }),
+            s => {
+                // SAFETY: the caller's promise above: a live stream.
+                unsafe { check_stream_context(ctx, s)? };
+                // SAFETY: as above; the wrapper never destroys the stream.
+                Some(unsafe { ctx.wrap_borrowed_stream(s as sys::CUstream) })
+            }
         };
         *self.set.lock().unwrap_or_else(|e| e.into_inner()) = wrapped;
+        Ok(())
     }
 
     /// The stream a device call starting now is ordered on.
@@ -41,6 +50,26 @@ impl CallerStream {
         let set = self.set.lock().unwrap_or_else(|e| e.into_inner());
         set.clone().unwrap_or_else(|| ctx.default_stream())
     }
+}
+
+/// `InvalidArgument` unless `stream` belongs to `ctx`'s CUDA context.
+///
+/// # Safety
+/// `stream` is a live stream.
+unsafe fn check_stream_context(ctx: &CudaContext, stream: u64) -> Result<()> {
+    super::bind(ctx)?;
+    let mut owner: sys::CUcontext = std::ptr::null_mut();
+    // SAFETY: a live stream (the caller's promise); `owner` receives one handle.
+    unsafe { sys::cuStreamGetCtx(stream as sys::CUstream, &mut owner) }
+        .result()
+        .map_err(driver_error("asking the driver about a stream"))?;
+    if owner == ctx.cu_ctx() {
+        return Ok(());
+    }
+    Err(crate::invalid!(
+        "stream 0x{stream:x} belongs to CUDA context {owner:?}, not to the device's primary context {:?}, where the library's kernels run (the CUDA runtime's context); queue device calls on a stream of the primary context (its memory may come from any context of the device)",
+        ctx.cu_ctx()
+    ))
 }
 
 /// Queues `enqueue`'s work on `work` after what `caller` holds, and makes `caller` wait

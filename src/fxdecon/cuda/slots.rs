@@ -23,8 +23,8 @@ const SLAB_BYTES: usize = 64 << 20;
 /// 0: slabs of `SLAB_BYTES`.
 pub(super) static SLAB_LIMIT: AtomicUsize = AtomicUsize::new(0);
 
-/// Caps the input bytes of a slab (None: the default), so that tests can run many slabs on
-/// small volumes. Process-wide.
+/// Caps the input bytes of a slab (None: the default) for plans made after the call, so that
+/// tests can run many slabs on small volumes. Process-wide.
 pub fn set_slab_bytes(bytes: Option<usize>) {
     SLAB_LIMIT.store(bytes.unwrap_or(0), Ordering::Relaxed);
 }

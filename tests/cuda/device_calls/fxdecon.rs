@@ -68,10 +68,13 @@ fn case(
     let (n, nx, ny) = shape;
     let dims = if nx == 1 { 2 } else { 3 };
     let mut plan = std::ptr::null_mut();
+    // A plan sizes its slabs when it is made.
+    set_slab_bytes(slab_bytes);
     let s = match dims {
         2 => sg_fxdecon_plan_create_2d(g.ctx, o, n, ny, &mut plan),
         _ => sg_fxdecon_plan_create_3d(g.ctx, o, n, nx, ny, &mut plan),
     };
+    set_slab_bytes(None);
     assert_eq!(s, SG_OK, "{}", message());
     let input = volume(shape, strides);
     let mut c = Case {
@@ -81,10 +84,8 @@ fn case(
         host: vec![SENTINEL; input.len()],
         input,
     };
-    set_slab_bytes(slab_bytes);
     let mut host = std::mem::take(&mut c.host);
     let s = execute_host(&c, &c.input, &mut host);
-    set_slab_bytes(None);
     assert_eq!(s, SG_OK, "{}", message());
     c.host = host;
     c
