@@ -137,12 +137,15 @@ export SEISGPU_SANITIZING=1
 modules() { # the modules of test executable $1 (none when it is one test file itself)
     "$1" --list 2>/dev/null | sed -n 's/^\([A-Za-z0-9_]*\)::.*: test$/\1/p' | sort -u
 }
-module_tests() { # the full names of the tests of module $2 of executable $1 (all: no modules)
+module_tests() { # the full names of the tests of module $2 of executable $1 (all: no modules),
+    # less the ignored ones (run alone by hand: e.g. one that takes the device's memory)
+    local ignored
+    ignored=$("$1" --list --ignored 2>/dev/null | sed -n 's/: test$//p')
     if [ "$(basename "$1")" = "$2" ]; then
         "$1" --list 2>/dev/null | sed -n 's/: test$//p'
     else
         "$1" --list 2>/dev/null | sed -n "s/^\($2::.*\): test\$/\1/p"
-    fi
+    fi | grep -vxF -e "${ignored:-/}"
 }
 # "executable module unit" for each unit of each selected module: a test function, or for
 # cuda_dwt a section ("section_A"; H, the device-memory fill, is an API error by design).

@@ -232,15 +232,18 @@ impl<T> Drop for DeviceBuf<T> {
         match &self.source {
             Source::Driver => drop(slice),
             Source::Hooks(hooks) => {
+                // Held until the hook has freed on it: `leak` drops the slice's handle, which
+                // may be the stream's last (a plan's last buffer), and a stream-ordered free
+                // on a destroyed stream crashes in the driver.
+                let stream = slice.stream().clone();
                 // The buffer may be dropped on another thread than the one that made it; the
                 // hook may call the driver.
-                let _ = bind(slice.stream().context());
-                let stream = slice.stream().cu_stream() as u64;
+                let _ = bind(stream.context());
                 let ptr = slice.leak();
                 // SAFETY: `ptr` came from this allocator's `alloc` with these bytes and
                 // stream; work queued on the stream before this point is ordered before
-                // any reuse the allocator makes on that stream.
-                unsafe { (hooks.free)(hooks.user, ptr, self.bytes, stream) };
+                // any reuse the allocator makes on that stream, which is alive here.
+                unsafe { (hooks.free)(hooks.user, ptr, self.bytes, stream.cu_stream() as u64) };
             }
         }
         self.memory.in_use.fetch_sub(self.bytes, Ordering::Relaxed);

@@ -303,8 +303,9 @@ fn fxdecon_memory_comes_from_the_hooks_and_device_calls_allocate_nothing() {
     assert!(diff <= 1e-5 * scale, "{diff} of {scale}");
 }
 
-/// A wave-packet forward and adjoint on device arrays on `g`; the coefficients and data.
-fn wavepacket_run(g: &Gpu, c: Option<&Counter>) -> Vec<u64> {
+/// A wave-packet forward and adjoint on device arrays on `g`: the coefficients' bits and
+/// the adjoint's data.
+fn wavepacket_run(g: &Gpu, c: Option<&Counter>) -> (Vec<u64>, Vec<f32>) {
     let shape = [32usize, 24];
     let (l, held) = match c {
         Some(c) => made(c, || layout(g, shape)),
@@ -349,8 +350,7 @@ fn wavepacket_run(g: &Gpu, c: Option<&Counter>) -> Vec<u64> {
             "a device wave-packet call allocated or freed"
         );
     }
-    let mut out = bits(&g.download(&cd));
-    out.extend(bits(&g.download(&back)));
+    let out = (bits(&g.download(&cd)), g.download(&back));
     sg_wavepacket_layout_destroy(l);
     out
 }
@@ -366,9 +366,18 @@ fn wavepacket_memory_comes_from_the_hooks_and_device_calls_allocate_nothing() {
     assert_eq!((allocs, live), (frees, 0), "every byte given back");
     assert_eq!(in_use(&g), 0);
     let plain = gpu().unwrap();
+    // The forward is a gather: bit for bit. The adjoint's type-1 USFFT adds into its fine
+    // grid with atomics, whose order differs between two plans: within f32 rounding.
+    let (coeffs, data) = wavepacket_run(&plain, None);
+    assert!(coeffs == with_hooks.0, "the hooks' coefficients differ");
+    let scale = data.iter().fold(0f32, |m, x| m.max(x.abs()));
+    let diff = data
+        .iter()
+        .zip(&with_hooks.1)
+        .fold(0f32, |m, (x, y)| m.max((x - y).abs()));
     assert!(
-        wavepacket_run(&plain, None) == with_hooks,
-        "the hooks' results differ"
+        diff <= 1e-5 * scale,
+        "the hooks' adjoint differs: {diff} of {scale}"
     );
 }
 
