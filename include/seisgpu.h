@@ -886,7 +886,11 @@ sg_status sg_context_describe(const sg_context *ctx, char *buf, size_t len, size
  kernel, copy or event on `stream`, `cudaStreamSynchronize`, or `sg_context_synchronize`).
  The stream must stay alive while calls use it; set another, or 0, before destroying it.
  Calls with host arrays are unaffected (they return with their results written).
- `SG_ERR_UNSUPPORTED` on a CPU context. Change it only while no device call runs on `ctx`.
+ `SG_ERR_UNSUPPORTED` on a CPU context; `SG_ERR_INVALID_ARGUMENT` for a stream of another
+ CUDA context than the device's primary one (a `cuCtxCreate` context: the library's
+ kernels cannot run there, though device arrays allocated in such a context may be passed
+ to device calls on a primary-context stream). Change it only while no device call runs
+ on `ctx`.
  */
 sg_status sg_context_set_stream(sg_context *ctx, uint64_t stream);
 

@@ -100,6 +100,8 @@ impl Shape<'_> {
                     .and_then(|c| r.checked_add(c))
             })
             .and_then(|s| s.checked_add(1))
+            // The span's bytes too: A's elements are f64.
+            .filter(|s| s.checked_mul(std::mem::size_of::<f64>()).is_some())
             .ok_or_else(|| crate::invalid!("the strides of A overflow the address space"))?;
         let distinct = (n == 1 || self.row_stride > 0) && (m == 1 || self.col_stride > 0);
         let disjoint = n == 1
@@ -307,5 +309,29 @@ impl Problem {
     /// Column j of Ã.
     pub fn column(&self, j: usize) -> &[f64] {
         &self.a_w[j * self.n..(j + 1) * self.n]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Shape;
+
+    #[test]
+    fn strides_whose_bytes_overflow_are_named_as_strides() {
+        let searched = [0];
+        let shape = |row_stride| Shape {
+            n: 2,
+            m: 1,
+            row_stride,
+            col_stride: 1,
+            searched: &searched,
+        };
+        // The span (stride + 1 elements) fits a usize, its bytes do not.
+        let e = shape(usize::MAX / 4)
+            .check_strides()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("strides of A overflow"), "{e}");
+        assert_eq!(shape(3).check_strides().unwrap(), 4);
     }
 }
