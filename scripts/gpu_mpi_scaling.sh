@@ -9,10 +9,13 @@
 #
 # Cases (CASES, comma-separated; default all three):
 #   xcorr674    a day of 674 synthetic stations at 1 Hz (86,400 samples, NoisePy's
-#               settings: the xcorr benchmark's day), xcorr_network --exchange
+#               settings: the xcorr benchmark's day), xcorr_network with each rank making
+#               the spectra its blocks need (EXCHANGE=1: --exchange, each group made once
+#               and its spectra sent through the host to the ranks that need them)
 #   xcorr2000   the same for 2,000 stations
 #   wavepacket  a 1024 × 1024 × 512 volume in 256³ tiles (32 tiles), f32, the layout's
 #               defaults (350 directions, 5 levels), wavepacket_volume --no-output
+#               (VOLUME and TILE change the sizes, e.g. VOLUME=512x512x256 TILE=128x128x128)
 # Ranks (RANKS, default "1 2 4", those above the GPU count dropped): one rank per GPU,
 # device = the rank's index on the node. Each step has a time limit (STEP_TIMEOUT, 540 s),
 # cut to what is left of BUDGET (570 s from the start; a step with under 30 s left is
@@ -32,6 +35,8 @@ set -uo pipefail
 OUT=${OUT:-out/gpu_mpi}
 CASES=${CASES:-xcorr674,xcorr2000,wavepacket}
 RANKS=${RANKS:-1 2 4}
+exchange=()
+[ "${EXCHANGE:-0}" = 1 ] && exchange=(--exchange)
 STEP_TIMEOUT=${STEP_TIMEOUT:-540}
 BUDGET=${BUDGET:-570}
 mkdir -p "$OUT"
@@ -52,7 +57,7 @@ else
     [ -d .gpu ] || tar xJf .gpu-pack/gpu.tar.xz
     lib=$PWD/.gpu/lib backend=cuda
     xcorr_day=(--samples 86400) xcorr_size=(674 2000)
-    volume=(--volume 1024x1024x512 --tile 256x256x256)
+    volume=(--volume "${VOLUME:-1024x1024x512}" --tile "${TILE:-256x256x256}")
     warm=(--volume 64x64x64 --tile 32x32x32)
     export SEISGPU_REQUIRE_CUDA=1
     gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
@@ -135,7 +140,7 @@ xcorr_case() { # xcorr_case NAME STATIONS
     local c=$1 stations=$2
     for n in $(ranks_here); do
         step "${c}_$n" "$n" "$bin/xcorr_network" --backend "$backend" --synthetic "$stations" \
-            "${xcorr_day[@]}" --exchange -o "$WORK/$c.$n.xc" || continue
+            "${xcorr_day[@]}" "${exchange[@]}" -o "$WORK/$c.$n.xc" || continue
         # Each file against one GPU's (stations dealt differently, on the same model of GPU).
         if [ "$n" != 1 ] && [ -f "$WORK/$c.1.xc" ]; then
             if cmp -s "$WORK/$c.1.xc" "$WORK/$c.$n.xc"; then
