@@ -27,6 +27,8 @@
 #                                is stopped at it (TIMEOUT); pairs left are listed "not run"
 #   SANITIZE_TIMEOUT=SECONDS     seconds per run at most (default: the time limit)
 #   SANITIZE_PARALLEL=4          runs at once (PARALLEL also read); they share the GPU
+#   SANITIZE_GPUS="2 3"          the GPUs the runs are dealt over in turn (each run sees one,
+#                                CUDA_VISIBLE_DEVICES); default: every run sees all of them
 #   SANITIZE_SMALL_TOOLS=racecheck  tools whose runs set SEISGPU_SANITIZE_SMALL=1, the
 #                                tests' reduced mode (smaller sizes, no timing loops, every
 #                                kernel still launched); "" for none
@@ -215,7 +217,7 @@ run_name() { # MODULE UNIT TOOL: the file name of a run's logs
 # One sanitizer run of one unit under one tool, stopped at the time limit; its line goes to
 # summary.txt and results.tsv.
 run_one() {
-    local e=$1 m=$2 u=$3 tool=$4 timeout=$5 args=() envs=(SEISGPU_SANITIZE_SMALL=0) mode=full
+    local e=$1 m=$2 u=$3 tool=$4 timeout=$5 gpu=$6 args=() envs=(SEISGPU_SANITIZE_SMALL=0) mode=full
     case $u in
         section_*)
             envs+=(SEISGPU_DWT_SECTIONS="${u#section_}")
@@ -228,6 +230,7 @@ run_one() {
         envs=(SEISGPU_SANITIZE_SMALL=1 "${envs[@]:1}")
         mode=small
     fi
+    [ "$gpu" = all ] || envs+=(CUDA_VISIBLE_DEVICES="$gpu")
     local name
     name=$(run_name "$m" "$u" "$tool")
     local log="$LOGS/$name.log" t0=$SECONDS
@@ -261,6 +264,8 @@ run_one() {
 start=$SECONDS
 running=0
 not_run=()
+read -ra GPUS <<<"${SANITIZE_GPUS:-all}"
+k=0
 for p in "${PAIRS[@]}"; do
     if [ "$running" -ge "$PARALLEL" ]; then
         wait -n
@@ -273,8 +278,9 @@ for p in "${PAIRS[@]}"; do
         continue
     fi
     # shellcheck disable=SC2086 # the pair is four words
-    run_one $p $((left < PER_RUN ? left : PER_RUN)) &
+    run_one $p $((left < PER_RUN ? left : PER_RUN)) "${GPUS[k % ${#GPUS[@]}]}" &
     running=$((running + 1))
+    k=$((k + 1))
 done
 wait
 for p in "${not_run[@]}"; do

@@ -1,17 +1,30 @@
 //! The soak's memory samples: host RSS and device memory in use, taken by a sampler
 //! thread, and the drift rule they are judged by (see soak.rs).
 
+use super::pause::Pause;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::RwLock;
 use std::time::{Duration, Instant};
 
 const MIB: f64 = (1u64 << 20) as f64;
-/// What RSS may move by at least, MiB: the heap's fragmentation moves it by a few MiB
-/// between calls even after `malloc_trim` (up to 6.4 MiB of 34 MiB seen on the CPU); a
-/// leak of 1 KiB a call passes 16 MiB within a minute on the CPU.
-const RSS_SLACK_MIB: f64 = 16.0;
-/// What device memory in use may move by at least, MiB: cuFFT and cuBLAS caches.
-const DEVICE_SLACK_MIB: f64 = 64.0;
+/// How far a judged sample may move from the first judged one: 1 %, or at least the
+/// floor of its measure (MiB) where 1 % of a small figure would be less than its noise.
+const FLAT: f64 = 0.01;
+/// RSS: the heap's fragmentation and thread stacks move it by a few MiB between quiet
+/// moments, though the heap's live bytes stay put (up to 6 MiB of 29 MiB seen on the CPU).
+const RSS_FLOOR_MIB: f64 = 16.0;
+/// The heap's live bytes: a leak of 1 KiB a call passes 1 MiB within seconds.
+const HEAP_FLOOR_MIB: f64 = 1.0;
+/// Device memory: cuFFT and cuBLAS keep caches of their own.
+const DEVICE_FLOOR_MIB: f64 = 64.0;
+
+/// Which device memory a sample records.
+#[derive(Clone, Copy)]
+pub(crate) enum DeviceMemory {
+    /// The whole device's in use (total − free): the soak is alone on it.
+    Device,
+    /// This process's own, as nvidia-smi lists it: other processes share the device.
+    Process,
+}
 
 /// Memory at one moment of the run.
 #[derive(Clone, Copy)]
@@ -20,13 +33,46 @@ pub(crate) struct Sample {
     pub(crate) at: f64,
     /// Resident host memory, bytes.
     pub(crate) rss: u64,
-    /// Device memory in use (total − free), bytes; None on the CPU.
+    /// Bytes the heap has handed out and not had back (glibc's `mallinfo2`): what lives,
+    /// without the allocator's fragmentation; printed to tell a leak from fragmentation.
+    pub(crate) heap: Option<u64>,
+    /// Device memory in use, bytes (see [`DeviceMemory`]); None on the CPU.
     pub(crate) device: Option<u64>,
 }
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 extern "C" {
     fn malloc_trim(pad: usize) -> i32;
+    fn mallinfo2() -> MallInfo2;
+}
+
+/// glibc's `struct mallinfo2` (every field a size_t; two of them are read).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[allow(dead_code)]
+#[repr(C)]
+struct MallInfo2 {
+    arena: usize,
+    ordblks: usize,
+    smblks: usize,
+    hblks: usize,
+    hblkhd: usize,
+    usmblks: usize,
+    fsmblks: usize,
+    uordblks: usize,
+    fordblks: usize,
+    keepcost: usize,
+}
+
+/// The heap's live bytes: allocated chunks of every arena plus mmapped blocks.
+fn heap_bytes() -> Option<u64> {
+    // SAFETY: mallinfo2 (glibc ≥ 2.33) takes no argument and returns a plain struct.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        let m = unsafe { mallinfo2() };
+        Some((m.uordblks + m.hblkhd) as u64)
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    None
 }
 
 /// Resident set size of this process, from /proc/self/status (VmRSS, in kB), after glibc
@@ -48,42 +94,70 @@ fn rss_bytes() -> u64 {
 }
 
 /// Device memory in use on device 0, bytes.
-fn device_used(cu: &std::sync::Arc<cudarc::driver::CudaContext>) -> u64 {
-    let (free, total) = cu.mem_get_info().expect("cuMemGetInfo");
-    (total - free) as u64
+fn device_used(cu: &std::sync::Arc<cudarc::driver::CudaContext>, which: DeviceMemory) -> u64 {
+    match which {
+        DeviceMemory::Device => {
+            let (free, total) = cu.mem_get_info().expect("cuMemGetInfo");
+            (total - free) as u64
+        }
+        DeviceMemory::Process => process_used(),
+    }
+}
+
+/// This process's device memory, from nvidia-smi's list of compute processes (MiB there).
+fn process_used() -> u64 {
+    let out = std::process::Command::new("nvidia-smi")
+        .args([
+            "--query-compute-apps=pid,used_memory",
+            "--format=csv,noheader,nounits",
+        ])
+        .output()
+        .expect("nvidia-smi (SEISGPU_SOAK_DEVICE_MEMORY=process)");
+    let me = std::process::id().to_string();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_once(','))
+        .find(|(pid, _)| pid.trim() == me)
+        .and_then(|(_, mib)| mib.trim().parse::<u64>().ok())
+        .map(|mib| mib << 20)
+        .expect("this process in nvidia-smi's compute processes")
 }
 
 /// Samples every `every` until `stop` or `until` (when the soak threads stop and drop their
-/// plans), the first at once; prints each as it is taken.
-/// Each is taken holding `gate` for writing, which the soak threads hold for reading over
-/// each call: between calls, so that it measures the memory that stays, not the buffers
-/// of the calls in flight (which make RSS swing by 10 % from one moment to the next).
+/// plans), the first at once; prints each as it is taken. Each is taken at a quiet moment
+/// of `pause`: it measures the memory that stays, not the buffers of calls in flight or
+/// the plans a thread happens to own (which make RSS swing by 10 % between moments).
+/// `device`: which device memory to record (None on the CPU).
 pub(crate) fn sample_until(
-    gate: &RwLock<()>,
+    pause: &Pause,
     stop: &AtomicBool,
     start: Instant,
     until: Duration,
     every: Duration,
-    cuda: bool,
+    device: Option<DeviceMemory>,
 ) -> Vec<Sample> {
-    let cu =
-        cuda.then(|| cudarc::driver::CudaContext::new(0).expect("CUDA context for mem_get_info"));
+    let cu = device.map(|which| {
+        let cu = cudarc::driver::CudaContext::new(0).expect("CUDA context for mem_get_info");
+        (cu, which)
+    });
     let mut samples = Vec::new();
     let mut next = Duration::ZERO;
     while !stop.load(Ordering::Relaxed) && start.elapsed() < until {
         if start.elapsed() >= next {
-            let between_calls = gate.write().unwrap();
-            let s = Sample {
+            let s = pause.quietly(|| Sample {
                 at: start.elapsed().as_secs_f64(),
                 rss: rss_bytes(),
-                device: cu.as_ref().map(device_used),
-            };
-            drop(between_calls);
+                heap: heap_bytes(),
+                device: cu.as_ref().map(|(cu, which)| device_used(cu, *which)),
+            });
             let device = s
                 .device
                 .map_or("-".into(), |d| format!("{:.1}", d as f64 / MIB));
+            let heap = s
+                .heap
+                .map_or("-".into(), |h| format!("{:.1}", h as f64 / MIB));
             eprintln!(
-                "soak: {:7.1} s  RSS {:8.1} MiB  device used {device} MiB",
+                "soak: {:7.1} s  RSS {:8.1} MiB  device used {device} MiB  heap {heap} MiB",
                 s.at,
                 s.rss as f64 / MIB
             );
@@ -95,32 +169,33 @@ pub(crate) fn sample_until(
     samples
 }
 
-/// The samples taken after `warmup` seconds that drift from the first of them: RSS by
-/// more than 1 % or 16 MiB, device memory in use by more than 1 % or 64 MiB, whichever is
-/// larger; device memory only when `judge_device` (not when other processes share the device).
-pub(crate) fn drift(samples: &[Sample], warmup: f64, judge_device: bool) -> Vec<String> {
+/// The samples taken after `warmup` seconds that drift from the first of them by more than
+/// 1 % (or their measure's floor): RSS, the heap's live bytes, device memory in use.
+/// (scripts/gpu_soak.sh also prints each curve against a strict ±1 %.)
+pub(crate) fn drift(samples: &[Sample], warmup: f64) -> Vec<String> {
     let judged: Vec<&Sample> = samples.iter().filter(|s| s.at >= warmup).collect();
     let Some(first) = judged.first() else {
         return vec![format!("no memory sample after the {warmup} s warm-up")];
     };
+    let measures: [(&str, f64, fn(&Sample) -> Option<u64>); 3] = [
+        ("RSS", RSS_FLOOR_MIB, |s| Some(s.rss)),
+        ("heap in use", HEAP_FLOOR_MIB, |s| s.heap),
+        ("device used", DEVICE_FLOOR_MIB, |s| s.device),
+    ];
     let mut problems = Vec::new();
     for s in &judged {
-        let (rss, base) = (s.rss as f64, first.rss as f64);
-        if (rss - base).abs() > (0.01 * base).max(RSS_SLACK_MIB * MIB) {
-            problems.push(format!(
-                "RSS {:.1} MiB at {:.0} s, {:.1} MiB at {:.0} s: more than max(1 %, 16 MiB)",
-                rss / MIB,
-                s.at,
-                base / MIB,
-                first.at
-            ));
-        }
-        if let (Some(d), Some(b), true) = (s.device, first.device, judge_device) {
-            let (d, b) = (d as f64, b as f64);
-            if (d - b).abs() > (0.01 * b).max(DEVICE_SLACK_MIB * MIB) {
+        for (what, floor, of) in &measures {
+            let (Some(v), Some(base)) = (of(s), of(first)) else {
+                continue;
+            };
+            let (v, base) = (v as f64, base as f64);
+            if (v - base).abs() > (FLAT * base).max(floor * MIB) {
                 problems.push(format!(
-                    "device used {:.1} MiB at {:.0} s, {:.1} MiB at {:.0} s: more than max(1 %, 64 MiB)",
-                    d / MIB, s.at, b / MIB, first.at
+                    "{what} {:.1} MiB at {:.0} s, {:.1} MiB at {:.0} s: more than max(1 %, {floor} MiB)",
+                    v / MIB,
+                    s.at,
+                    base / MIB,
+                    first.at
                 ));
             }
         }
