@@ -200,6 +200,7 @@ fn records(rows: &[Row]) -> Vec<Record> {
                     match r.kind {
                         TransformType::Type1 => 1usize,
                         TransformType::Type2 => 2,
+                        TransformType::Type3 => 3,
                     }
                     .into(),
                 ),
