@@ -1662,6 +1662,8 @@ sg_status sg_usfft_execute_f64(const sg_usfft_plan *plan, double *c, double *f);
  copy, after the work queued on the context's stream (`sg_context_set_stream`); the call
  waits for the sort's finiteness check (8 bytes read back). `SG_ERR_UNSUPPORTED` on a CPU
  context; non-finite coordinates give `SG_ERR_NON_FINITE` and keep the previous points.
+ A type-3 plan gives `SG_ERR_INVALID_ARGUMENT` (its points and frequencies come from host
+ arrays, `sg_usfft_set_points3_f32`).
  */
 sg_status sg_usfft_set_points_device_f32(sg_usfft_plan *plan,
                                          size_t m,
@@ -1688,7 +1690,8 @@ sg_status sg_usfft_set_points_device_f64(sg_usfft_plan *plan,
  result of `sg_usfft_execute_f32` on the same GPU bit for bit, run after run; type 1
  spreads the points with atomic additions, whose order follows the threads' timing, so
  its modes agree to rounding. Several threads may execute one plan at once (their work
- takes turns on the plan's stream).
+ takes turns on the plan's stream). A type-3 plan gives `SG_ERR_UNSUPPORTED`: it executes
+ from host arrays.
  */
 sg_status sg_usfft_execute_device_f32(const sg_usfft_plan *plan,
                                       uint64_t c,
