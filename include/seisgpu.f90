@@ -64,6 +64,7 @@ module seisgpu
   ! USFFT (non-uniform FFT) plans: type, precision, kernel, mode order.
   integer(c_int32_t), parameter :: SG_USFFT_TYPE1 = 1
   integer(c_int32_t), parameter :: SG_USFFT_TYPE2 = 2
+  integer(c_int32_t), parameter :: SG_USFFT_TYPE3 = 3
   integer(c_int32_t), parameter :: SG_USFFT_F32 = 1
   integer(c_int32_t), parameter :: SG_USFFT_F64 = 2
   integer(c_int32_t), parameter :: SG_USFFT_KERNEL_ES = 0
@@ -538,6 +539,38 @@ module seisgpu
       real(c_double), intent(in) :: z(*)
       integer(c_int32_t) :: status
     end function sg_usfft_set_points_f64
+
+    ! Type 3: m points x, y, z and n frequencies s, t, u; a plan of lower dimension
+    ! ignores the unused ones (pass x resp. s again).
+    function sg_usfft_set_points3_f32(plan, m, x, y, z, n, s, t, u) &
+        bind(C, name="sg_usfft_set_points3_f32") result(status)
+      import :: c_int32_t, c_size_t, c_float, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      integer(c_size_t), value, intent(in) :: m
+      real(c_float), intent(in) :: x(*)
+      real(c_float), intent(in) :: y(*)
+      real(c_float), intent(in) :: z(*)
+      integer(c_size_t), value, intent(in) :: n
+      real(c_float), intent(in) :: s(*)
+      real(c_float), intent(in) :: t(*)
+      real(c_float), intent(in) :: u(*)
+      integer(c_int32_t) :: status
+    end function sg_usfft_set_points3_f32
+
+    function sg_usfft_set_points3_f64(plan, m, x, y, z, n, s, t, u) &
+        bind(C, name="sg_usfft_set_points3_f64") result(status)
+      import :: c_int32_t, c_size_t, c_double, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      integer(c_size_t), value, intent(in) :: m
+      real(c_double), intent(in) :: x(*)
+      real(c_double), intent(in) :: y(*)
+      real(c_double), intent(in) :: z(*)
+      integer(c_size_t), value, intent(in) :: n
+      real(c_double), intent(in) :: s(*)
+      real(c_double), intent(in) :: t(*)
+      real(c_double), intent(in) :: u(*)
+      integer(c_int32_t) :: status
+    end function sg_usfft_set_points3_f64
 
     ! x, y, z: CUdeviceptr values (device addresses) of m coordinates each.
     function sg_usfft_set_points_device_f32(plan, m, x, y, z) &

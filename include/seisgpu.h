@@ -214,6 +214,11 @@
 #define SG_USFFT_TYPE2 2
 
 /*
+ Type 3: irregular points → irregular frequencies, f_k = Σ_j c_j e^{i·sign·s_k·x_j}.
+ */
+#define SG_USFFT_TYPE3 3
+
+/*
  Single precision: float coordinates and interleaved float complex arrays.
  */
 #define SG_USFFT_F32 1
@@ -1532,8 +1537,10 @@ const char *sg_status_string(sg_status status);
 sg_usfft_options sg_usfft_options_default(void);
 
 /*
- Creates a plan. `type`: `SG_USFFT_TYPE1` or `SG_USFFT_TYPE2`; `dim`: 1, 2 or 3;
- `n_modes`: `dim` mode counts N1, N2, N3 (dimension 1 fastest in the mode array), each ≥ 1;
+ Creates a plan. `type`: `SG_USFFT_TYPE1`, `SG_USFFT_TYPE2` or `SG_USFFT_TYPE3`; `dim`: 1,
+ 2 or 3; `n_modes`: `dim` mode counts N1, N2, N3 (dimension 1 fastest in the mode array),
+ each ≥ 1 — type 3 has no modes and ignores it (NULL allowed): its points and frequencies
+ come with `sg_usfft_set_points3_*`, which sizes the plan's grid from their spans;
  `sign`: +1 or −1, the exponent's sign; `tolerance`: the relative ℓ2 accuracy wanted, from
  just below 1 down to 1e-6 (f32) or 1e-14 (f64) — smaller values give
  `SG_ERR_INVALID_ARGUMENT` (rounding leaves errors of order N·ε_mach); `precision`:
@@ -1572,7 +1579,9 @@ sg_status sg_usfft_plan_workspace_bytes(const sg_usfft_plan *plan, size_t *bytes
  are expected in [−π, π) and any finite value is folded back into it. For the seed's
  convention (x ∈ [−½, ½), e^{−2πixn}) pass 2π·x and sign −1. Non-finite coordinates give
  `SG_ERR_NON_FINITE` and keep the previous points. The points are sorted once here for
- every later execute. Must not race with other calls on the same plan.
+ every later execute. A type-3 plan refuses it (`SG_ERR_INVALID_ARGUMENT`: it needs its
+ frequencies too, `sg_usfft_set_points3_f32`). Must not race with other calls on the same
+ plan.
  */
 sg_status sg_usfft_set_points_f32(sg_usfft_plan *plan,
                                   size_t m,
@@ -1590,11 +1599,51 @@ sg_status sg_usfft_set_points_f64(sg_usfft_plan *plan,
                                   const double *z);
 
 /*
+ Sets a type-3 plan's `m` points and `n` target frequencies (replacing earlier ones), both
+ any finite reals: points `x` (and `y` for 2D and up, `z` for 3D) and frequencies `s` (and
+ `t`, `u` likewise); the arrays of unused dimensions are ignored and may be NULL, and an
+ empty set (m or n = 0) may be NULL. The transform is then f_k = Σ_j c_j
+ e^{i·sign·(s_k x_j + t_k y_j + u_k z_j)}. Both sets come in one call because the plan's
+ grid is sized from both spans: per dimension about 4·X·S/π cells plus the kernel's width
+ (X, S the half-widths of the points and of the frequencies), so the cost grows with X·S.
+ Non-finite values give `SG_ERR_NON_FINITE`; spans whose grid would exceed 2^30 cells along
+ a dimension give `SG_ERR_UNSUPPORTED`, and those the host (or device) could not hold
+ `SG_ERR_OUT_OF_MEMORY`, naming the sizes, before anything is allocated; a type-1 or type-2
+ plan gives `SG_ERR_INVALID_ARGUMENT`. On any error the previous points stay. The points
+ and frequencies are sorted once here for every later execute. Must not race with other
+ calls on the same plan.
+ */
+sg_status sg_usfft_set_points3_f32(sg_usfft_plan *plan,
+                                   size_t m,
+                                   const float *x,
+                                   const float *y,
+                                   const float *z,
+                                   size_t n,
+                                   const float *s,
+                                   const float *t,
+                                   const float *u);
+
+/*
+ `sg_usfft_set_points3_f32` for a double-precision plan.
+ */
+sg_status sg_usfft_set_points3_f64(sg_usfft_plan *plan,
+                                   size_t m,
+                                   const double *x,
+                                   const double *y,
+                                   const double *z,
+                                   size_t n,
+                                   const double *s,
+                                   const double *t,
+                                   const double *u);
+
+/*
  Runs the transform on every vector of the batch. `c`: n_vectors × M complex strengths,
  `f`: n_vectors × N1·N2·N3 complex modes (dimension 1 fastest, in the plan's mode order),
  both interleaved (re, im) floats, vector v starting at complex element v·M resp. v·N1N2N3.
- Type 1 reads `c` and writes `f`; type 2 reads `f` and writes `c`. The arrays must not
- overlap; an empty one (M = 0) may be NULL. Non-finite strengths or modes are not checked:
+ Type 1 reads `c` and writes `f`; type 2 reads `f` and writes `c`; type 3 reads `c` and
+ writes `f`: n_vectors × N complex values, one per frequency in the order given to
+ `sg_usfft_set_points3_f32`. The arrays must not overlap; an empty one (M = 0, or type 3's
+ N = 0) may be NULL. Non-finite strengths or modes are not checked:
  they propagate to the output. Several threads may execute one plan at once (on the GPU
  they take turns).
  */
@@ -1613,6 +1662,8 @@ sg_status sg_usfft_execute_f64(const sg_usfft_plan *plan, double *c, double *f);
  copy, after the work queued on the context's stream (`sg_context_set_stream`); the call
  waits for the sort's finiteness check (8 bytes read back). `SG_ERR_UNSUPPORTED` on a CPU
  context; non-finite coordinates give `SG_ERR_NON_FINITE` and keep the previous points.
+ A type-3 plan gives `SG_ERR_INVALID_ARGUMENT` (its points and frequencies come from host
+ arrays, `sg_usfft_set_points3_f32`).
  */
 sg_status sg_usfft_set_points_device_f32(sg_usfft_plan *plan,
                                          size_t m,
@@ -1639,7 +1690,8 @@ sg_status sg_usfft_set_points_device_f64(sg_usfft_plan *plan,
  result of `sg_usfft_execute_f32` on the same GPU bit for bit, run after run; type 1
  spreads the points with atomic additions, whose order follows the threads' timing, so
  its modes agree to rounding. Several threads may execute one plan at once (their work
- takes turns on the plan's stream).
+ takes turns on the plan's stream). A type-3 plan gives `SG_ERR_UNSUPPORTED`: it executes
+ from host arrays.
  */
 sg_status sg_usfft_execute_device_f32(const sg_usfft_plan *plan,
                                       uint64_t c,

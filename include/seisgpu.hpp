@@ -562,7 +562,7 @@ private:
     detail::context_ref ctx_;
 };
 
-// sg_usfft_*: type 1/2 nonuniform FFTs in 1 to 3 dimensions.
+// sg_usfft_*: type 1/2/3 nonuniform FFTs in 1 to 3 dimensions.
 class usfft_plan : public detail::owner<sg_usfft_plan, sg_usfft_plan_destroy> {
 public:
     // sg_usfft_plan_workspace_bytes: device bytes the plan holds (0 on a CPU context).
@@ -581,6 +581,44 @@ public:
         check(sg_usfft_plan_create(ctx.get(), type, static_cast<int32_t>(n_modes.size()),
                                    n_modes.data(), sign, tolerance, precision, n_vectors,
                                    options, out()));
+    }
+
+    // A type-3 plan of `dim` dimensions (no mode counts: set_points3 sizes its grid).
+    static usfft_plan type3(const context &ctx, int32_t dim, int32_t sign, double tolerance,
+                            int32_t precision, std::size_t n_vectors = 1,
+                            const sg_usfft_options *options = nullptr) {
+        return usfft_plan(ctx, dim, sign, tolerance, precision, n_vectors, options);
+    }
+
+    // Type 3: the m points x (y, z) and the n frequencies s (t, u); arrays of unused
+    // dimensions empty. execute then reads n_vectors × m strengths and writes n_vectors × n
+    // values.
+    template <class T>
+    void set_points3(view<const T> x, view<const T> y, view<const T> z, view<const T> s,
+                     view<const T> t, view<const T> u) {
+        static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+        std::size_t m = x.size(), n = s.size();
+        if (y.size() > 0) {
+            detail::need(y, m, "y");
+        }
+        if (z.size() > 0) {
+            detail::need(z, m, "z");
+        }
+        if (t.size() > 0) {
+            detail::need(t, n, "t");
+        }
+        if (u.size() > 0) {
+            detail::need(u, n, "u");
+        }
+        if constexpr (std::is_same_v<T, float>) {
+            check(sg_usfft_set_points3_f32(get(), m, x.data(), y.data(), z.data(), n, s.data(),
+                                           t.data(), u.data()));
+        } else {
+            check(sg_usfft_set_points3_f64(get(), m, x.data(), y.data(), z.data(), n, s.data(),
+                                           t.data(), u.data()));
+        }
+        n_points_ = m;
+        n_modes_total_ = n;
     }
 
     // The points' coordinates in radians; y, z empty below 2 resp. 3 dimensions.
@@ -603,8 +641,8 @@ public:
         n_points_ = m;
     }
 
-    // `c`: n_vectors × M complex strengths, `f`: n_vectors × modes complex modes, both
-    // interleaved (re, im).
+    // `c`: n_vectors × M complex strengths, `f`: n_vectors × modes complex modes (type 3:
+    // n_vectors × N values at the frequencies), both interleaved (re, im).
     template <class T> void execute(view<T> c, view<T> f) const {
         static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
         detail::need(c, 2 * n_vectors_ * n_points_, "c");
@@ -662,6 +700,12 @@ public:
     }
 
 private:
+    usfft_plan(const context &ctx, int32_t dim, int32_t sign, double tolerance,
+               int32_t precision, std::size_t n_vectors, const sg_usfft_options *options)
+        : n_vectors_(n_vectors), n_modes_total_(0), ctx_(ctx) {
+        check(sg_usfft_plan_create(ctx.get(), SG_USFFT_TYPE3, dim, nullptr, sign, tolerance,
+                                   precision, n_vectors, options, out()));
+    }
     std::size_t n_vectors_, n_modes_total_, n_points_ = 0;
     detail::context_ref ctx_;
 };

@@ -855,3 +855,20 @@ extern "C" __global__ void __launch_bounds__(256) usfft_sorted_coords(
     d3[p] = (REAL)d;
 #endif
 }
+
+// ---- Type 3: the phase factors around its spread and type 2. ----
+
+// a[v·n + j] *= factor[j] for the nvec vectors (complex, interleaved): the pre-phase of the
+// strengths (n = M) and the post-factor of the values (n = N, e^{i·sign·s·C}/ψ̂).
+extern "C" __global__ void __launch_bounds__(256) usfft_phase(
+    REAL *__restrict__ a, const REAL *__restrict__ factor, long long n, int nvec)
+{
+    const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= n * nvec)
+        return;
+    const long long j = idx % n;
+    const REAL re = a[2 * idx], im = a[2 * idx + 1];
+    const REAL fr = factor[2 * j], fi = factor[2 * j + 1];
+    a[2 * idx] = re * fr - im * fi;
+    a[2 * idx + 1] = re * fi + im * fr;
+}

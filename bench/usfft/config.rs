@@ -16,7 +16,9 @@ usage: cargo bench --bench usfft -- [options]
   --frac LIST         M as fractions of N^dim (0.25,0.5,1)
   --prec LIST         f32,f64 (f32); f32 uses --tol32 (1e-6), f64 --tol64 (1e-9)
   --kernel LIST       es,gauss (es)
-  --type LIST         1,2 (both)
+  --type LIST         1,2,3 (1,2); type 3 rows: 3D, M = N = --type3-m points and
+                      frequencies (10^6), the precisions of --prec, CPU and GPU host→host
+  --type3-m N         points (= frequencies) of the type-3 rows (1000000)
   --modes LIST        cpu,gpu,device,finufft (cpu,gpu,device: all that are available;
                       finufft needs the Python package, else its rows are left out)
   --reps N            timed executes per row (5); one untimed call before
@@ -63,6 +65,7 @@ pub struct Config {
     pub quick: bool,
     pub vs_finufft: bool,
     pub clustered: bool,
+    pub type3_m: usize,
 }
 
 impl Config {
@@ -103,6 +106,7 @@ pub fn parse(cli: &mut Cli) -> Result<Config, String> {
         quick: false,
         vs_finufft: false,
         clustered: false,
+        type3_m: 1_000_000,
     };
     let (mut modes_given, mut dims_given, mut fracs_given) = (false, false, false);
     let num = |s: &str| s.parse::<f64>().map_err(|_| format!("bad number {s:?}"));
@@ -144,6 +148,7 @@ pub fn parse(cli: &mut Cli) -> Result<Config, String> {
                 c.types = list(cli, &flag, |s| match s {
                     "1" => Ok(TransformType::Type1),
                     "2" => Ok(TransformType::Type2),
+                    "3" => Ok(TransformType::Type3),
                     _ => Err(format!("bad type {s:?}")),
                 })?
             }
@@ -162,6 +167,7 @@ pub fn parse(cli: &mut Cli) -> Result<Config, String> {
             "--tol32" => c.tol32 = cli.number(&flag)?,
             "--tol64" => c.tol64 = cli.number(&flag)?,
             "--max-cpu-points" => c.max_cpu_points = cli.count(&flag)?,
+            "--type3-m" => c.type3_m = cli.count(&flag)?,
             other => return Err(cli.unknown(other)),
         }
     }

@@ -85,6 +85,7 @@ pub fn sampled_error<T: Real>(
                     .sum();
                 (output[j], want)
             }
+            TransformType::Type3 => unreachable!("type 3 is sampled by `type3_error`"),
         };
         let got = Complex::new(got.re.to_f64().unwrap(), got.im.to_f64().unwrap());
         num += (got - want).norm_sqr();

@@ -14,6 +14,7 @@ mod config;
 mod direct;
 mod finufft;
 mod rows;
+mod type3;
 
 /// The library's paths below its public plan API, in one place (issue 9 moves them).
 mod internal {
@@ -83,6 +84,19 @@ fn main() {
                         }
                     }
                 }
+            }
+        }
+    }
+    if cfg.types.contains(&TransformType::Type3) {
+        let on = rows::On {
+            cpu: &cpu,
+            gpu: gpu.as_ref(),
+            fin: None,
+        };
+        for prec in &cfg.precs {
+            match prec.as_str() {
+                "f32" => type3::run_type3::<f32>(&cfg, on, cfg.type3_m, cfg.tol32, &mut rows),
+                _ => type3::run_type3::<f64>(&cfg, on, cfg.type3_m, cfg.tol64, &mut rows),
             }
         }
     }
@@ -200,6 +214,7 @@ fn records(rows: &[Row]) -> Vec<Record> {
                     match r.kind {
                         TransformType::Type1 => 1usize,
                         TransformType::Type2 => 2,
+                        TransformType::Type3 => 3,
                     }
                     .into(),
                 ),

@@ -21,6 +21,9 @@ use seisgpu::usfft::{KernelShape, ModeOrder, TransformType, UsfftOptions, UsfftP
 use std::sync::Arc;
 use std::time::Instant;
 
+/// Type 3 has rows of its own (`type3`).
+const TYPE3: &str = "type 3 rows run through bench/usfft/type3.rs";
+
 pub struct Row {
     pub case: String,
     pub mode: String,
@@ -88,6 +91,9 @@ pub struct On<'a> {
 /// A case's points and inputs, and its rows for every type and mode.
 pub fn run_case<T: Real>(cfg: &Config, on: On, case: Case, tol: f64, rows: &mut Vec<Row>) {
     let Case { dim, n, m, kernel } = case;
+    if cfg.types.iter().all(|&k| k == TransformType::Type3) {
+        return; // type 3 has rows of its own
+    }
     let prec = std::any::type_name::<T>();
     // Uniform in [−π, π), or in a sub-interval/square/cube of 1 % of that around π.
     let side = if cfg.clustered {
@@ -116,7 +122,7 @@ pub fn run_case<T: Real>(cfg: &Config, on: On, case: Case, tol: f64, rows: &mut 
         "Gauss"
     };
     let nm = n.pow(dim as u32);
-    for &kind in &cfg.types {
+    for &kind in cfg.types.iter().filter(|&&k| k != TransformType::Type3) {
         let n_in = if kind == TransformType::Type1 { m } else { nm };
         let input: Vec<Complex<T>> = (0..n_in)
             .into_par_iter()
@@ -220,6 +226,7 @@ fn time_mode<T: Real>(
     let mut out = match kind {
         TransformType::Type1 => vec![zero; nm],
         TransformType::Type2 => vec![zero; m],
+        TransformType::Type3 => return Err(TYPE3.into()),
     };
     let mut inp = input.to_vec();
     let w = plan.spec().kernel.width;
@@ -231,7 +238,7 @@ fn time_mode<T: Real>(
                 let t = Instant::now();
                 match kind {
                     TransformType::Type1 => plan.execute(&mut inp, &mut out),
-                    TransformType::Type2 => plan.execute(&mut out, &mut inp),
+                    TransformType::Type2 | TransformType::Type3 => plan.execute(&mut out, &mut inp),
                 }
                 .map_err(err)?;
                 Ok((Sample::since(t), None))
@@ -273,6 +280,7 @@ fn time_mode<T: Real>(
                     s.alloc_zeros(2 * m).map_err(&drv)?,
                     s.clone_htod(&reals).map_err(&drv)?,
                 ),
+                TransformType::Type3 => return Err(TYPE3.into()),
             };
             let ev = Events::new(s.context(), 4)?;
             // Parts: spreading or the copy in, FFT, deconvolution or interpolation.
@@ -293,7 +301,7 @@ fn time_mode<T: Real>(
             let phase = &timed.parts_median;
             let host = match kind {
                 TransformType::Type1 => s.clone_dtoh(&f),
-                TransformType::Type2 => s.clone_dtoh(&c),
+                TransformType::Type2 | TransformType::Type3 => s.clone_dtoh(&c),
             }
             .map_err(&drv)?;
             out = host.chunks(2).map(|z| Complex::new(z[0], z[1])).collect();
@@ -305,7 +313,7 @@ fn time_mode<T: Real>(
             let per_point = dim as f64 * (4.0 + size) + 4.0 + 2.0 * size;
             let (spread_ms, name, grid_passes) = match kind {
                 TransformType::Type1 => (phase[0], "spread", 2.0),
-                TransformType::Type2 => (phase[2], "interp", 1.0),
+                TransformType::Type2 | TransformType::Type3 => (phase[2], "interp", 1.0),
             };
             let gbs = (m as f64 * per_point + grid_passes * fine) / (spread_ms * 1e-3) / 1e9;
             let pts = plan.device_points().ok_or("no device points")?;
@@ -326,7 +334,7 @@ fn time_mode<T: Real>(
             };
             let (deconv, deconv_ms) = match kind {
                 TransformType::Type1 => ("deconv", phase[2]),
-                TransformType::Type2 => ("deconv+copy", phase[0]),
+                TransformType::Type2 | TransformType::Type3 => ("deconv+copy", phase[0]),
             };
             row.notes = format!(
                 "w={w}, {method}; set points from host {cold_set:.0} ms (cold); {name} {spread_ms:.2} ms ({:.0}% of {:.0} GB/s HBM), FFT {:.2} ms, {deconv} {deconv_ms:.2} ms",

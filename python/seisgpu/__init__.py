@@ -29,6 +29,7 @@ from .dwt import Dwt, levels_above
 from .emlog import Axis, EmSearch, Ellipsoid, SearchResult
 from .fxdecon import FxDecon
 from .usfft import Usfft
+from .usfft3 import Usfft3
 from .wavepacket import Box, InverseResult, SparseResult, WavepacketLayout
 from .wavepacket_volume import VolumeBox, WavepacketVolume
 from .xcorr import Correlations, Spectra, Xcorr, from_obspy
@@ -39,7 +40,8 @@ __all__ = [
     "Correlations", "CudaError", "Dwt", "Ellipsoid", "EmSearch", "Error", "FxDecon",
     "InternalError", "InvalidArgumentError", "InverseResult", "NonFiniteError",
     "OutOfMemoryError", "SearchResult", "Spectra", "SparseResult", "UnsupportedError",
-    "Usfft", "VolumeBox", "WavepacketLayout", "WavepacketVolume", "Xcorr", "XcorrFile",
+    "Usfft", "Usfft3", "VolumeBox", "WavepacketLayout", "WavepacketVolume", "Xcorr",
+    "XcorrFile",
     "__version__", "describe", "from_obspy", "levels_above", "library_path", "read_xcorr_file",
     "version",
 ]

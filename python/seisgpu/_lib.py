@@ -263,6 +263,7 @@ for _t in ("f32", "f64"):
         f"sg_fxdecon_execute_2d_{_t}": ([p, p, p, sz], i32),
         f"sg_fxdecon_execute_3d_{_t}": ([p, p, p, sz, sz], i32),
         f"sg_usfft_set_points_{_t}": ([p, sz, p, p, p], i32),
+        f"sg_usfft_set_points3_{_t}": ([p, sz, p, p, p, sz, p, p, p], i32),
         f"sg_usfft_execute_{_t}": ([p, p, p], i32),
         f"sg_wavepacket_keep_largest_{_t}": ([p, p, sz], i32),
         f"sg_wavepacket_threshold_{_t}": ([p, p, i32, i32, f64], i32),

@@ -1,4 +1,5 @@
-"""The unequally spaced FFT (non-uniform FFT), types 1 and 2, in 1, 2 or 3 dimensions.
+"""The unequally spaced FFT (non-uniform FFT), types 1 and 2, in 1, 2 or 3 dimensions
+(type 3, points to frequencies: :mod:`seisgpu.usfft3`).
 
 Type 1 (irregular points → regular modes): f[k] = Σ_j c_j exp(i·sign·k·x_j).
 Type 2 (regular modes → irregular points): c_j = Σ_k f[k] exp(i·sign·k·x_j).

@@ -1,4 +1,5 @@
-//! `sg_usfft_plan`: non-uniform FFTs (types 1 and 2) in 1D, 2D and 3D, in the FINUFFT spirit.
+//! `sg_usfft_plan`: non-uniform FFTs (types 1, 2 and 3) in 1D, 2D and 3D, in the FINUFFT
+//! spirit.
 
 pub mod device;
 
@@ -17,6 +18,8 @@ use num_complex::Complex;
 pub const SG_USFFT_TYPE1: i32 = 1;
 /// Type 2 ("e2u"): regular modes → irregular points, c_j = Σ_k f_k e^{i·sign·k·x_j}.
 pub const SG_USFFT_TYPE2: i32 = 2;
+/// Type 3: irregular points → irregular frequencies, f_k = Σ_j c_j e^{i·sign·s_k·x_j}.
+pub const SG_USFFT_TYPE3: i32 = 3;
 /// Single precision: float coordinates and interleaved float complex arrays.
 pub const SG_USFFT_F32: i32 = 1;
 /// Double precision.
@@ -95,8 +98,10 @@ fn options(o: &sg_usfft_options) -> Result<UsfftOptions> {
     })
 }
 
-/// Creates a plan. `type`: `SG_USFFT_TYPE1` or `SG_USFFT_TYPE2`; `dim`: 1, 2 or 3;
-/// `n_modes`: `dim` mode counts N1, N2, N3 (dimension 1 fastest in the mode array), each ≥ 1;
+/// Creates a plan. `type`: `SG_USFFT_TYPE1`, `SG_USFFT_TYPE2` or `SG_USFFT_TYPE3`; `dim`: 1,
+/// 2 or 3; `n_modes`: `dim` mode counts N1, N2, N3 (dimension 1 fastest in the mode array),
+/// each ≥ 1 — type 3 has no modes and ignores it (NULL allowed): its points and frequencies
+/// come with `sg_usfft_set_points3_*`, which sizes the plan's grid from their spans;
 /// `sign`: +1 or −1, the exponent's sign; `tolerance`: the relative ℓ2 accuracy wanted, from
 /// just below 1 down to 1e-6 (f32) or 1e-14 (f64) — smaller values give
 /// `SG_ERR_INVALID_ARGUMENT` (rounding leaves errors of order N·ε_mach); `precision`:
@@ -120,9 +125,10 @@ pub extern "C" fn sg_usfft_plan_create(
         let kind = match r#type {
             SG_USFFT_TYPE1 => TransformType::Type1,
             SG_USFFT_TYPE2 => TransformType::Type2,
+            SG_USFFT_TYPE3 => TransformType::Type3,
             t => {
                 return Err(crate::invalid!(
-                    "type is {t}; expected SG_USFFT_TYPE1 (1) or SG_USFFT_TYPE2 (2)"
+                    "type is {t}; expected SG_USFFT_TYPE1 (1), SG_USFFT_TYPE2 (2) or SG_USFFT_TYPE3 (3)"
                 ))
             }
         };
@@ -130,7 +136,9 @@ pub extern "C" fn sg_usfft_plan_create(
             return Err(crate::invalid!("dim is {dim}; expected 1, 2 or 3"));
         }
         let mut modes = [1usize; 3];
-        modes[..dim as usize].copy_from_slice(slice(n_modes, dim as usize, "n_modes")?);
+        if kind != TransformType::Type3 {
+            modes[..dim as usize].copy_from_slice(slice(n_modes, dim as usize, "n_modes")?);
+        }
         let opts = match optional_ref(options, "options")? {
             None => UsfftOptions::default(),
             Some(o) => self::options(o)?,
@@ -189,7 +197,9 @@ fn set_points<T: Precision>(
 /// are expected in [−π, π) and any finite value is folded back into it. For the seed's
 /// convention (x ∈ [−½, ½), e^{−2πixn}) pass 2π·x and sign −1. Non-finite coordinates give
 /// `SG_ERR_NON_FINITE` and keep the previous points. The points are sorted once here for
-/// every later execute. Must not race with other calls on the same plan.
+/// every later execute. A type-3 plan refuses it (`SG_ERR_INVALID_ARGUMENT`: it needs its
+/// frequencies too, `sg_usfft_set_points3_f32`). Must not race with other calls on the same
+/// plan.
 #[no_mangle]
 pub extern "C" fn sg_usfft_set_points_f32(
     plan: *mut sg_usfft_plan,
@@ -213,13 +223,83 @@ pub extern "C" fn sg_usfft_set_points_f64(
     guard(|| set_points(plan, m, x, y, z))
 }
 
+#[allow(clippy::too_many_arguments)]
+fn set_points3<T: Precision>(
+    plan: *mut sg_usfft_plan,
+    m: usize,
+    x: [*const T; 3],
+    n: usize,
+    s: [*const T; 3],
+) -> Result<()> {
+    let plan = arg_mut(plan, "plan")?;
+    let plan = plan.0.get_mut::<T>("plan", "sg_usfft_set_points3")?;
+    let dim = plan.spec().dim;
+    let used = |p: [*const T; 3], count: usize, names: [&str; 3]| -> Result<[Option<&[T]>; 3]> {
+        let mut out = [None; 3];
+        for d in 0..dim {
+            out[d] = Some(slice_or_empty(p[d], count, names[d])?);
+        }
+        Ok(out)
+    };
+    let xs = used(x, m, ["x", "y", "z"])?;
+    let ss = used(s, n, ["s", "t", "u"])?;
+    plan.set_points3(m, xs, n, ss)
+}
+
+/// Sets a type-3 plan's `m` points and `n` target frequencies (replacing earlier ones), both
+/// any finite reals: points `x` (and `y` for 2D and up, `z` for 3D) and frequencies `s` (and
+/// `t`, `u` likewise); the arrays of unused dimensions are ignored and may be NULL, and an
+/// empty set (m or n = 0) may be NULL. The transform is then f_k = Σ_j c_j
+/// e^{i·sign·(s_k x_j + t_k y_j + u_k z_j)}. Both sets come in one call because the plan's
+/// grid is sized from both spans: per dimension about 4·X·S/π cells plus the kernel's width
+/// (X, S the half-widths of the points and of the frequencies), so the cost grows with X·S.
+/// Non-finite values give `SG_ERR_NON_FINITE`; spans whose grid would exceed 2^30 cells along
+/// a dimension give `SG_ERR_UNSUPPORTED`, and those the host (or device) could not hold
+/// `SG_ERR_OUT_OF_MEMORY`, naming the sizes, before anything is allocated; a type-1 or type-2
+/// plan gives `SG_ERR_INVALID_ARGUMENT`. On any error the previous points stay. The points
+/// and frequencies are sorted once here for every later execute. Must not race with other
+/// calls on the same plan.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn sg_usfft_set_points3_f32(
+    plan: *mut sg_usfft_plan,
+    m: usize,
+    x: *const f32,
+    y: *const f32,
+    z: *const f32,
+    n: usize,
+    s: *const f32,
+    t: *const f32,
+    u: *const f32,
+) -> sg_status {
+    guard(|| set_points3(plan, m, [x, y, z], n, [s, t, u]))
+}
+
+/// `sg_usfft_set_points3_f32` for a double-precision plan.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub extern "C" fn sg_usfft_set_points3_f64(
+    plan: *mut sg_usfft_plan,
+    m: usize,
+    x: *const f64,
+    y: *const f64,
+    z: *const f64,
+    n: usize,
+    s: *const f64,
+    t: *const f64,
+    u: *const f64,
+) -> sg_status {
+    guard(|| set_points3(plan, m, [x, y, z], n, [s, t, u]))
+}
+
 fn execute<T: Precision>(plan: *const sg_usfft_plan, c: *mut T, f: *mut T) -> Result<()> {
     let plan = arg_ref(plan, "plan")?
         .0
         .get::<T>("plan", "sg_usfft_execute")?;
     let nv = plan.spec().n_vectors;
-    let (nc, nf) = (nv * plan.n_points(), nv * plan.spec().mode_count());
-    // Interleaved (re, im) values: n_vectors·M and n_vectors·N1N2N3 complex values.
+    let (nc, nf) = (nv * plan.n_points(), nv * plan.n_modes_or_targets());
+    // Interleaved (re, im) values: n_vectors·M and n_vectors·N1N2N3 (type 3: n_vectors·N)
+    // complex values.
     let (c, f) = (c.cast::<Complex<T>>(), f.cast::<Complex<T>>());
     if overlap(c, nc, f, nf) {
         return Err(crate::invalid!("`c` and `f` overlap"));
@@ -232,8 +312,10 @@ fn execute<T: Precision>(plan: *const sg_usfft_plan, c: *mut T, f: *mut T) -> Re
 /// Runs the transform on every vector of the batch. `c`: n_vectors × M complex strengths,
 /// `f`: n_vectors × N1·N2·N3 complex modes (dimension 1 fastest, in the plan's mode order),
 /// both interleaved (re, im) floats, vector v starting at complex element v·M resp. v·N1N2N3.
-/// Type 1 reads `c` and writes `f`; type 2 reads `f` and writes `c`. The arrays must not
-/// overlap; an empty one (M = 0) may be NULL. Non-finite strengths or modes are not checked:
+/// Type 1 reads `c` and writes `f`; type 2 reads `f` and writes `c`; type 3 reads `c` and
+/// writes `f`: n_vectors × N complex values, one per frequency in the order given to
+/// `sg_usfft_set_points3_f32`. The arrays must not overlap; an empty one (M = 0, or type 3's
+/// N = 0) may be NULL. Non-finite strengths or modes are not checked:
 /// they propagate to the output. Several threads may execute one plan at once (on the GPU
 /// they take turns).
 #[no_mangle]

@@ -14,9 +14,9 @@ use super::grid::{dividing_tile, Tiling};
 use super::points::{origin_shift, sort_points, SortedPoints, SyncPtr};
 use super::spec::{TransformType, UsfftSpec};
 use crate::backend::cpu::CpuBackend;
-use crate::error::{try_vec, Result};
+use crate::error::{try_vec, Error, Result};
 use crate::progress::Reporter;
-use crate::sample::Real;
+use crate::sample::{Real, Sample};
 use num_complex::Complex;
 use rayon::prelude::*;
 use rustfft::{Fft, FftDirection, FftPlanner};
@@ -47,10 +47,10 @@ pub struct HostPoints<T: Real> {
     ffts: [Arc<dyn Fft<T>>; 3],
 }
 
-pub fn set_points<T: Real>(
+pub fn set_points<C: Sample, T: Real>(
     cpu: &CpuBackend,
     spec: &UsfftSpec,
-    coords: [&[T]; 3],
+    coords: [&[C]; 3],
     m: usize,
 ) -> Result<HostPoints<T>> {
     let sorted =
@@ -76,6 +76,11 @@ pub fn execute<T: Real>(
     f: &mut [Complex<T>],
     reporter: &mut Reporter,
 ) -> Result<()> {
+    if spec.kind == TransformType::Type3 {
+        return Err(Error::Internal(
+            "a type-3 plan executes through usfft::type3".into(),
+        ));
+    }
     let pts = &host.sorted;
     let threads = cpu.threads();
     cpu.install(|| {
@@ -94,6 +99,7 @@ pub fn execute<T: Real>(
                 fft_grids(&mut grid, spec, &host.ffts, reporter)?;
                 copy_modes_out(spec, &grid, f);
             }
+            TransformType::Type3 => unreachable!("refused above"),
             TransformType::Type2 => {
                 copy_modes_in(spec, f, &mut grid);
                 fft_grids(&mut grid, spec, &host.ffts, reporter)?;
@@ -113,6 +119,28 @@ pub fn execute<T: Real>(
             }
         }
         Ok(())
+    })
+}
+
+/// Type 3's spreading: every vector of `c` (n_vectors × M, already pre-phased) onto `grid`
+/// (n_vectors zeroed grids of `spec.fine`), reported as the stage "usfft spread".
+pub fn spread_onto<T: Real>(
+    cpu: &CpuBackend,
+    spec: &UsfftSpec,
+    host: &HostPoints<T>,
+    c: &[Complex<T>],
+    grid: &mut [Complex<T>],
+    reporter: &mut Reporter,
+) -> Result<()> {
+    let threads = cpu.threads();
+    cpu.install(|| {
+        let taps = Taps::new(spec);
+        let gridding = Gridding {
+            spec,
+            taps: &taps,
+            pts: &host.sorted,
+        };
+        gridding.spread(c, grid, reporter, threads)
     })
 }
 

@@ -116,10 +116,17 @@ impl SpreadKernel {
     /// fine grid of `nf` cells: ∫ ψ(t) cos(2π k t / nf) dt, by Gauss–Legendre quadrature
     /// over z ∈ [0, 1] (ψ is even). One value per k in `ks`.
     pub fn fourier(&self, nf: usize, ks: impl Iterator<Item = i64>) -> Vec<f64> {
+        let q = self.transform();
+        ks.map(|k| q.at(2.0 * std::f64::consts::PI * k as f64 / nf as f64))
+            .collect()
+    }
+
+    /// The quadrature of ψ̂ at any real frequency (type 3's targets fall between modes).
+    pub fn transform(&self) -> KernelTransform {
         let half = self.width as f64 / 2.0;
         let (nodes, weights) = gauss_legendre(2 * self.width + 24);
         // On [0, 1]: z = (x + 1)/2, dz = dx/2.
-        let samples: Vec<(f64, f64)> = nodes
+        let samples = nodes
             .iter()
             .zip(&weights)
             .map(|(&x, &w)| {
@@ -127,15 +134,28 @@ impl SpreadKernel {
                 (z, 0.5 * w * self.eval(z))
             })
             .collect();
-        ks.map(|k| {
-            let omega = 2.0 * std::f64::consts::PI * k as f64 / nf as f64 * half;
-            2.0 * half
-                * samples
-                    .iter()
-                    .map(|&(z, wphi)| wphi * (omega * z).cos())
-                    .sum::<f64>()
-        })
-        .collect()
+        KernelTransform { half, samples }
+    }
+}
+
+/// ψ̂(κ) = ∫ ψ(t) cos(κ t) dt of the stretched kernel ψ(t) = φ(2t/width), t in fine-grid
+/// cells and κ in radians per cell, by a fixed Gauss–Legendre rule over z = 2t/width ∈ [0, 1].
+#[derive(Clone, Debug)]
+pub struct KernelTransform {
+    half: f64,
+    /// (z, weight·φ(z)) per node.
+    samples: Vec<(f64, f64)>,
+}
+
+impl KernelTransform {
+    pub fn at(&self, kappa: f64) -> f64 {
+        let omega = kappa * self.half;
+        2.0 * self.half
+            * self
+                .samples
+                .iter()
+                .map(|&(z, wphi)| wphi * (omega * z).cos())
+                .sum::<f64>()
     }
 }
 

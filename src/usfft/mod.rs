@@ -3,6 +3,8 @@
 //!
 //! - Type 1 ("u2e", irregular → regular): f_k = Σ_j c_j e^{i·sign·k·x_j} for every mode k.
 //! - Type 2 ("e2u", regular → irregular): c_j = Σ_k f_k e^{i·sign·k·x_j} for every point j.
+//! - Type 3 (irregular → irregular): f_k = Σ_j c_j e^{i·sign·s_k·x_j} for M points x_j and N
+//!   frequencies s_k, both any finite reals (`set_points3`; see `type3`).
 //!
 //! k·x is k1·x_j + k2·y_j + k3·z_j. Coordinates are radians, periodic with period 2π
 //! (points are expected in [−π, π) but any finite value works); the seed's x ∈ [−½, ½) with
@@ -23,6 +25,7 @@ pub mod kernel;
 mod kernel_scan;
 pub mod points;
 pub mod spec;
+pub mod type3;
 
 use crate::backend::cuda::array::{DeviceArray, DeviceArrayMut};
 use crate::backend::cuda::memory::Tally;
@@ -41,6 +44,9 @@ enum PointsState<T: Real> {
     None,
     Host(Box<cpu::HostPoints<T>>),
     Device(Box<cuda::DevicePoints<T>>),
+    /// A type-3 plan's points and frequencies.
+    Type3Host(Box<type3::cpu::HostType3<T>>),
+    Type3Device(Box<cuda::DeviceType3<T>>),
 }
 
 /// A non-uniform FFT of one type, size and precision on one context. `set_points` (which
@@ -71,7 +77,9 @@ impl<T: Real> UsfftPlan<T> {
         let eps = T::epsilon().to_f64().unwrap();
         let spec = UsfftSpec::new(kind, dim, modes, sign, tolerance, n_vectors, options, eps)?;
         let held = Arc::<Tally>::default();
+        // A type-3 plan's device state depends on its points: made at set_points3.
         let prepared = match ctx.cuda() {
+            Some(_) if kind == TransformType::Type3 => None,
             Some(gpu) => {
                 Some(held.scope("creating the USFFT plan", || cuda::prepare::<T>(gpu, &spec))?)
             }
@@ -107,6 +115,61 @@ impl<T: Real> UsfftPlan<T> {
         self.m
     }
 
+    /// Complex values of one output vector of type 3 (its frequencies N, 0 before
+    /// `set_points3`), or of one mode vector (N1·N2·N3) of types 1 and 2.
+    pub fn n_modes_or_targets(&self) -> usize {
+        match &self.points {
+            PointsState::Type3Host(p) => p.n(),
+            PointsState::Type3Device(p) => p.n(),
+            _ if self.spec.kind == TransformType::Type3 => 0,
+            _ => self.spec.mode_count(),
+        }
+    }
+
+    /// Type 3: sets `m` points (x, and y for 2D, z for 3D, each at least `m` long) and `n`
+    /// frequencies (s, and t, u likewise, at least `n` long), any finite reals, replacing
+    /// earlier ones. The grid is sized from their spans here; spans whose grid could not be
+    /// held, non-finite values and missing arrays are refused and leave the previous points.
+    pub fn set_points3(
+        &mut self,
+        m: usize,
+        x: [Option<&[T]>; 3],
+        n: usize,
+        s: [Option<&[T]>; 3],
+    ) -> Result<()> {
+        if self.spec.kind != TransformType::Type3 {
+            return Err(crate::invalid!(
+                "set_points3 is for type-3 plans; a {:?} plan takes set_points",
+                self.spec.kind
+            ));
+        }
+        let dim = self.spec.dim;
+        let p = type3::Type3Points {
+            m,
+            x: coords_of(dim, m, x, ["x", "y", "z"], "point")?,
+            n,
+            s: coords_of(dim, n, s, ["s", "t", "u"], "frequency")?,
+        };
+        check_count(m)?;
+        check_count(n)?;
+        let ctx = self.ctx.clone();
+        let points = match ctx.cuda() {
+            Some(gpu) => {
+                let held = self.held.clone();
+                let made = held.scope("setting the USFFT points", || {
+                    cuda::set_points3(gpu, &ctx.cpu, &self.spec, &p)
+                })?;
+                PointsState::Type3Device(Box::new(made))
+            }
+            None => {
+                PointsState::Type3Host(Box::new(type3::cpu::set_points(&ctx.cpu, &self.spec, &p)?))
+            }
+        };
+        self.points = points;
+        self.m = m;
+        Ok(())
+    }
+
     /// Sets `m` points: x (and y for 2D, z for 3D), each at least `m` long. Non-finite
     /// coordinates are refused and leave the previous points in place.
     pub fn set_points(
@@ -116,28 +179,8 @@ impl<T: Real> UsfftPlan<T> {
         y: Option<&[T]>,
         z: Option<&[T]>,
     ) -> Result<()> {
-        let dim = self.spec.dim;
-        let given = [Some(x), y, z];
-        let mut coords: [&[T]; 3] = [&[], &[], &[]];
-        for d in 0..3 {
-            match (d < dim, given[d]) {
-                (true, Some(c)) if c.len() >= m => coords[d] = c,
-                (true, Some(c)) => {
-                    return Err(crate::invalid!(
-                        "coordinate array {} has {} elements; {m} points need {m}",
-                        ["x", "y", "z"][d],
-                        c.len()
-                    ))
-                }
-                (true, None) => {
-                    return Err(Error::NullPointer(format!(
-                        "coordinate array {} is missing (NULL) but the plan is {dim}D",
-                        ["x", "y", "z"][d]
-                    )))
-                }
-                (false, _) => {}
-            }
-        }
+        self.not_type3()?;
+        let coords = coords_of(self.spec.dim, m, [Some(x), y, z], ["x", "y", "z"], "point")?;
         let ctx = self.ctx.clone();
         match ctx.cuda() {
             Some(gpu) => self.set_device_points(|slot, spec| {
@@ -168,6 +211,7 @@ impl<T: Real> UsfftPlan<T> {
         y: Option<&cudarc::driver::CudaSlice<T>>,
         z: Option<&cudarc::driver::CudaSlice<T>>,
     ) -> Result<()> {
+        self.not_type3()?;
         let ctx = self.gpu()?;
         let given = [Some(x), y, z];
         // Read on their own streams; kept (with cudarc's records of the use) until the sort
@@ -209,12 +253,24 @@ impl<T: Real> UsfftPlan<T> {
         m: usize,
         coords: [Option<&dyn DeviceArray<T>>; 3],
     ) -> Result<()> {
+        self.not_type3()?;
         let ctx = self.gpu()?;
         let gpu = ctx.cuda().expect("checked by gpu()");
         let after = [gpu.caller_stream()];
         self.set_device_points(|slot, spec| {
             cuda::set_points_device(gpu, slot, spec, coords, m, &after)
         })
+    }
+
+    /// Types 1 and 2 only: a type-3 plan needs its frequencies too.
+    fn not_type3(&self) -> Result<()> {
+        if self.spec.kind == TransformType::Type3 {
+            return Err(crate::invalid!(
+                "a type-3 plan needs its target frequencies: call set_points3 (points and \
+                 frequencies, from host arrays)"
+            ));
+        }
+        Ok(())
     }
 
     /// The plan's context, if it has a GPU.
@@ -268,10 +324,15 @@ impl<T: Real> UsfftPlan<T> {
                 nv * self.m
             ));
         }
-        let nm = self.spec.mode_count();
+        let nm = self.n_modes_or_targets();
         if f < nv * nm {
+            let what = match self.spec.kind {
+                TransformType::Type3 => "target frequencies",
+                _ => "modes",
+            };
             return Err(crate::invalid!(
-                "mode array has {f} complex values; {nv} vectors × {nm} modes need {}",
+                "{} array has {f} complex values; {nv} vectors × {nm} {what} need {}",
+                if what == "modes" { "mode" } else { "output" },
                 nv * nm
             ));
         }
@@ -280,6 +341,7 @@ impl<T: Real> UsfftPlan<T> {
 
     /// Type 1: reads `c` (n_vectors × M strengths, vector v at v·M) and writes `f`
     /// (n_vectors × N1N2N3 modes, vector v at v·N1N2N3). Type 2: reads `f`, writes `c`.
+    /// Type 3: reads `c` and writes `f` (n_vectors × N values at the frequencies).
     /// Non-finite strengths or modes are not checked: they propagate into the output.
     pub fn execute(&self, c: &mut [Complex<T>], f: &mut [Complex<T>]) -> Result<()> {
         let mut reporter = self.ctx.reporter();
@@ -304,6 +366,13 @@ impl<T: Real> UsfftPlan<T> {
         match &self.points {
             PointsState::None => unreachable!("checked above"),
             PointsState::Host(p) => cpu::execute(&self.ctx.cpu, &self.spec, p, c, f, reporter),
+            PointsState::Type3Host(p) => type3::cpu::execute(&self.ctx.cpu, p, c, f, reporter),
+            PointsState::Type3Device(p) => {
+                let gpu = self.ctx.cuda().expect("device points on a CUDA context");
+                self.held.scope("executing the USFFT plan", || {
+                    p.execute(gpu, &self.ctx.cpu, c, f, reporter)
+                })
+            }
             PointsState::Device(p) => {
                 let gpu = self.ctx.cuda().expect("device points on a CUDA context");
                 // Its staging buffers are made on the first execute and kept.
@@ -339,6 +408,7 @@ impl<T: Real> UsfftPlan<T> {
             (PointsState::None, _) => Err(crate::invalid!(
                 "no points set: call set_points before execute"
             )),
+            (PointsState::Type3Device(_), _) => Err(type3_device_execute()),
             _ => Err(Error::Unsupported(
                 "device-resident execute needs a plan on a CUDA context".into(),
             )),
@@ -356,6 +426,7 @@ impl<T: Real> UsfftPlan<T> {
         let gpu = self.ctx.gpu_for("a device USFFT execute")?;
         match &self.points {
             PointsState::Device(p) => p.execute_arrays(gpu, c, f),
+            PointsState::Type3Device(_) => Err(type3_device_execute()),
             _ => Err(crate::invalid!(
                 "no points set: call set_points before execute"
             )),
@@ -369,4 +440,54 @@ impl<T: Real> UsfftPlan<T> {
             _ => None,
         }
     }
+}
+
+/// Type 3 executes from host arrays only.
+fn type3_device_execute() -> Error {
+    Error::Unsupported(
+        "a type-3 plan executes from host arrays (execute); device-array execute is for \
+         types 1 and 2"
+            .into(),
+    )
+}
+
+fn check_count(m: usize) -> Result<()> {
+    if m > points::MAX_POINTS {
+        return Err(Error::Unsupported(format!(
+            "{m} points; at most {} per plan",
+            points::MAX_POINTS
+        )));
+    }
+    Ok(())
+}
+
+/// The first `dim` of `given` (the others empty), each checked to hold `m` values: `names`
+/// the arrays, `what` their elements.
+fn coords_of<'a, T>(
+    dim: usize,
+    m: usize,
+    given: [Option<&'a [T]>; 3],
+    names: [&str; 3],
+    what: &str,
+) -> Result<[&'a [T]; 3]> {
+    let mut coords: [&[T]; 3] = [&[], &[], &[]];
+    for d in 0..dim {
+        match given[d] {
+            Some(c) if c.len() >= m => coords[d] = c,
+            Some(c) => {
+                return Err(crate::invalid!(
+                    "coordinate array {} has {} elements; {m} {what}s need {m}",
+                    names[d],
+                    c.len()
+                ))
+            }
+            None => {
+                return Err(Error::NullPointer(format!(
+                    "coordinate array {} is missing (NULL) but the plan is {dim}D",
+                    names[d]
+                )))
+            }
+        }
+    }
+    Ok(coords)
 }

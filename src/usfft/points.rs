@@ -52,9 +52,11 @@ fn place(x: f64, nf: usize, width: usize) -> (i64, f64) {
     (i0, d)
 }
 
-/// Checks the coordinates (finite) and sorts them into the bins of `tiling`.
-pub fn sort_points<T: Sample>(
-    coords: [&[T]; 3],
+/// Checks the coordinates (finite) and sorts them into the bins of `tiling`. The coordinates
+/// may be of another precision than the sorted offsets (type 3 places its rescaled points
+/// from f64 in every plan).
+pub fn sort_points<C: Sample, T: Sample>(
+    coords: [&[C]; 3],
     dim: usize,
     m: usize,
     width: usize,

@@ -15,6 +15,9 @@ pub enum TransformType {
     Type1,
     /// Regular modes → irregular points ("e2u").
     Type2,
+    /// Irregular points → irregular frequencies: f_k = Σ_j c_j e^{i·sign·s_k·x_j}. No mode
+    /// counts: the grid is sized from the points' and frequencies' spans at set-points.
+    Type3,
 }
 
 /// How the modes of one dimension are stored.
@@ -49,7 +52,7 @@ impl Default for UsfftOptions {
 pub struct UsfftSpec {
     pub kind: TransformType,
     pub dim: usize,
-    /// Mode counts N1, N2, N3 (1 for unused dimensions).
+    /// Mode counts N1, N2, N3 (1 for unused dimensions; all 1 for type 3, which has none).
     pub modes: [usize; 3],
     /// +1 or −1: the sign of the exponent.
     pub sign: i32,
@@ -57,7 +60,8 @@ pub struct UsfftSpec {
     pub n_vectors: usize,
     pub options: UsfftOptions,
     pub kernel: SpreadKernel,
-    /// Fine-grid sizes (1 for unused dimensions).
+    /// Fine-grid sizes (1 for unused dimensions; for type 3 the grid its points were spread
+    /// onto, all 1 until they are set).
     pub fine: [usize; 3],
     /// Per dimension and mode index m (in the plan's mode order): the frequency k.
     pub freq: [Vec<i64>; 3],
@@ -77,6 +81,12 @@ impl UsfftSpec {
         options: UsfftOptions,
         epsilon: f64,
     ) -> Result<UsfftSpec> {
+        // Type 3 has no modes: its grid comes from the points (`type3_grid`).
+        let modes = if kind == TransformType::Type3 {
+            [1; 3]
+        } else {
+            modes
+        };
         let modes3 = check_shape(dim, modes, sign, n_vectors)?;
         check_tolerance(tolerance, epsilon)?;
         if options.upsampling != 2.0 {
@@ -93,9 +103,17 @@ impl UsfftSpec {
                 )));
             }
         }
-        let (fine, _, _) = tables(dim, modes3, options, kernel, false);
-        check_fine_grid(&fine[..dim], n_vectors)?;
-        let (fine, freq, deconv) = tables(dim, modes3, options, kernel, true);
+        let (fine, freq, deconv) = if kind == TransformType::Type3 {
+            (
+                [1; 3],
+                [vec![0], vec![0], vec![0]],
+                [vec![1.0], vec![1.0], vec![1.0]],
+            )
+        } else {
+            let (fine, _, _) = tables(dim, modes3, options, kernel, false);
+            check_fine_grid(&fine[..dim], n_vectors)?;
+            tables(dim, modes3, options, kernel, true)
+        };
         Ok(UsfftSpec {
             kind,
             dim,
@@ -122,6 +140,36 @@ impl UsfftSpec {
             deconv,
             ..self.clone()
         }
+    }
+
+    /// A type-3 plan's spreading grid: this spec with the fine grid `fine` (sized from the
+    /// points at set-points; unused dimensions 1) and no modes. Only spreading reads it.
+    pub fn type3_grid(&self, fine: [usize; 3]) -> Result<UsfftSpec> {
+        check_fine_grid(&fine[..self.dim], self.n_vectors)?;
+        Ok(UsfftSpec {
+            fine,
+            ..self.clone()
+        })
+    }
+
+    /// The type-2 transform inside a type-3 plan: from the spreading grid of `fine` cells
+    /// (its modes, in FFT order) to the rescaled frequencies, with this plan's kernel shape,
+    /// sign, tolerance and batch.
+    pub fn type3_inner(&self, fine: [usize; 3], epsilon: f64) -> Result<UsfftSpec> {
+        let options = UsfftOptions {
+            mode_order: ModeOrder::Fft,
+            ..self.options
+        };
+        UsfftSpec::new(
+            TransformType::Type2,
+            self.dim,
+            fine,
+            self.sign,
+            self.tolerance,
+            self.n_vectors,
+            options,
+            epsilon,
+        )
     }
 
     /// N1·N2·N3: elements of one mode vector.

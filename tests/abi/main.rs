@@ -42,6 +42,7 @@ mod gsl_reference;
 mod limits;
 mod soak;
 mod stress;
+mod usfft3_abi;
 mod usfft_abi;
 mod wavepacket_abi;
 mod wavepacket_volume_abi;

@@ -10,6 +10,8 @@
 mod emlog_support;
 #[path = "../support/fxdecon_data/mod.rs"]
 mod fxdecon_data;
+#[path = "../support/usfft3_support/mod.rs"]
+mod usfft3_support;
 #[path = "../support/usfft_support/mod.rs"]
 mod usfft_support;
 #[path = "../support/wavepacket_support/mod.rs"]
@@ -20,6 +22,7 @@ mod xcorr_common;
 mod emlog_search;
 mod fxdecon_synthetic;
 mod usfft_direct;
+mod usfft_type3;
 mod wavepacket_compression_3d;
 mod wavepacket_processing;
 mod wavepacket_tiles;

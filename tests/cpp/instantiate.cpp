@@ -25,6 +25,8 @@ namespace seisgpu {
         const;                                                                              \
     template void usfft_plan::set_points<T>(view<const T>, view<const T>, view<const T>);   \
     template void usfft_plan::execute<T>(view<T>, view<T>) const;                          \
+    template void usfft_plan::set_points3<T>(view<const T>, view<const T>, view<const T>,  \
+                                             view<const T>, view<const T>, view<const T>); \
     template void usfft_plan::set_points_device<T>(device_view<const T>, device_view<const T>, \
                                                    device_view<const T>);                  \
     template void usfft_plan::execute_device<T>(device_view<T>, device_view<T>) const;     \

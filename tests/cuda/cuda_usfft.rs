@@ -252,12 +252,13 @@ fn device_resident<T: Real>(
             s.alloc_zeros(2 * nc).unwrap(),
             s.clone_htod(&reals).unwrap(),
         ),
+        TransformType::Type3 => return Err("type 3 runs through usfft3_support".into()),
     };
     plan.execute_device(&mut c, &mut f)
         .map_err(|e| e.to_string())?;
     let out = match case.kind {
         TransformType::Type1 => s.clone_dtoh(&f),
-        TransformType::Type2 => s.clone_dtoh(&c),
+        TransformType::Type2 | TransformType::Type3 => s.clone_dtoh(&c),
     }
     .map_err(|e| format!("{e:?}"))?;
     s.synchronize().map_err(|e| format!("{e:?}"))?;

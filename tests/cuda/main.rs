@@ -13,6 +13,8 @@ mod cuda_common;
 mod emlog_support;
 #[path = "../support/fxdecon_data/mod.rs"]
 mod fxdecon_data;
+#[path = "../support/usfft3_support/mod.rs"]
+mod usfft3_support;
 #[path = "../support/usfft_support/mod.rs"]
 mod usfft_support;
 #[path = "../support/wavepacket_support/mod.rs"]
@@ -24,6 +26,7 @@ mod cuda_dwt;
 mod cuda_emlog;
 mod cuda_fxdecon;
 mod cuda_usfft;
+mod cuda_usfft3;
 mod cuda_wavepacket;
 mod cuda_xcorr;
 mod device_calls;

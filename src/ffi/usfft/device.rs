@@ -8,6 +8,7 @@ use super::super::status::sg_status;
 use super::sg_usfft_plan;
 use crate::backend::cuda::array::DeviceArray;
 use crate::error::{Error, Result};
+use crate::usfft::TransformType;
 
 /// Sets the plan's `m` points from coordinates already in device memory: `x` (and `y`, `z`
 /// as for `sg_usfft_set_points_f32`; unused ones may be 0) are `CUdeviceptr` values of at
@@ -16,6 +17,8 @@ use crate::error::{Error, Result};
 /// copy, after the work queued on the context's stream (`sg_context_set_stream`); the call
 /// waits for the sort's finiteness check (8 bytes read back). `SG_ERR_UNSUPPORTED` on a CPU
 /// context; non-finite coordinates give `SG_ERR_NON_FINITE` and keep the previous points.
+/// A type-3 plan gives `SG_ERR_INVALID_ARGUMENT` (its points and frequencies come from host
+/// arrays, `sg_usfft_set_points3_f32`).
 #[no_mangle]
 pub extern "C" fn sg_usfft_set_points_device_f32(
     plan: *mut sg_usfft_plan,
@@ -70,6 +73,11 @@ fn set_points_device<T: Precision>(
 fn execute<T: Precision>(plan: *const sg_usfft_plan, c: u64, f: u64) -> Result<()> {
     let call = "sg_usfft_execute_device";
     let plan = arg_ref(plan, "plan")?.0.get::<T>("plan", call)?;
+    if plan.spec().kind == TransformType::Type3 {
+        return Err(Error::Unsupported(
+            "a type-3 plan executes from host arrays (sg_usfft_execute_f32/_f64)".into(),
+        ));
+    }
     let gpu = plan.context().gpu_for(call)?;
     let nv = plan.spec().n_vectors;
     // Interleaved (re, im) reals.
@@ -91,7 +99,8 @@ fn execute<T: Precision>(plan: *const sg_usfft_plan, c: u64, f: u64) -> Result<(
 /// result of `sg_usfft_execute_f32` on the same GPU bit for bit, run after run; type 1
 /// spreads the points with atomic additions, whose order follows the threads' timing, so
 /// its modes agree to rounding. Several threads may execute one plan at once (their work
-/// takes turns on the plan's stream).
+/// takes turns on the plan's stream). A type-3 plan gives `SG_ERR_UNSUPPORTED`: it executes
+/// from host arrays.
 #[no_mangle]
 pub extern "C" fn sg_usfft_execute_device_f32(
     plan: *const sg_usfft_plan,

@@ -39,6 +39,11 @@ impl Marks<'_> {
     }
 }
 
+/// A type-3 plan's spreading stage is driven by `usfft::cuda::type3`, never executed alone.
+fn type3_elsewhere() -> crate::error::Error {
+    crate::error::Error::Internal("a type-3 plan executes through its own stages".into())
+}
+
 impl<T: Real> DevicePoints<T> {
     /// Host-to-host execute: uploads the input, runs, downloads the output, waits. The
     /// caller's arrays move through page-locked pieces filled and emptied by the context's
@@ -66,6 +71,7 @@ impl<T: Real> DevicePoints<T> {
         match self.spec.kind {
             TransformType::Type1 => stage(cd, &as_reals(c)[..nc])?,
             TransformType::Type2 => stage(fd, &as_reals(f)[..nm])?,
+            TransformType::Type3 => return Err(type3_elsewhere()),
         }
         self.enqueue(cd, fd, grid, None)?;
         if reporter.is_active() {
@@ -74,7 +80,7 @@ impl<T: Real> DevicePoints<T> {
             reporter.advance(1)?;
         }
         let (output, output_dev) = match self.spec.kind {
-            TransformType::Type1 => (&mut as_reals_mut(f)[..nm], fd),
+            TransformType::Type1 | TransformType::Type3 => (&mut as_reals_mut(f)[..nm], fd),
             TransformType::Type2 => (&mut as_reals_mut(c)[..nc], cd),
         };
         download_staged(&gpu.ctx, &gpu.staging, cpu, s, output_dev, output)
@@ -134,6 +140,7 @@ impl<T: Real> DevicePoints<T> {
             TransformType::Type2 => gpu.check_finite(&caller, f, Rows::contiguous(nm), || {
                 "a device USFFT's modes".into()
             })?,
+            TransformType::Type3 => return Err(type3_elsewhere()),
         }
         let mut work = self.work.lock().unwrap();
         ordered_on(&caller, &self.stream, || {
@@ -149,7 +156,7 @@ impl<T: Real> DevicePoints<T> {
 
     /// Queues one execute: `c` (2·n_vectors·M reals) and `f` (2·n_vectors·N1N2N3 reals);
     /// `grid` the fine grids.
-    fn enqueue(
+    pub(super) fn enqueue(
         &self,
         c: &mut impl DeviceArrayMut<T>,
         f: &mut impl DeviceArrayMut<T>,
@@ -176,6 +183,7 @@ impl<T: Real> DevicePoints<T> {
                 mark.at(2)?;
                 self.deconvolve(f, &mut grid.cells, true)?;
             }
+            TransformType::Type3 => return Err(type3_elsewhere()),
             TransformType::Type2 => {
                 self.deconvolve(f, &mut grid.cells, false)?;
                 mark.at(1)?;
@@ -230,9 +238,9 @@ impl<T: Real> DevicePoints<T> {
         };
         let FineGrid { cells, fft_replay } = grid;
         let key = cells.addr();
+        let plan = self.fft.as_ref().ok_or_else(type3_elsewhere)?;
         run_or_replay(fft_replay, &self.stream, key, || {
-            self.fft
-                .exec_c2c_in_place::<T>(&mut complex_mut(cells), direction)
+            plan.exec_c2c_in_place::<T>(&mut complex_mut(cells), direction)
         })
     }
 }

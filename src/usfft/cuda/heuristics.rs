@@ -145,7 +145,10 @@ fn row_tiling(spec: &UsfftSpec, real_bytes: usize) -> Option<(Tiling, SpreadMeth
         })
     };
     match spec.kind {
-        TransformType::Type1 => within(ROW_THREADS_TWO_BLOCKS).or_else(|| within(ROW_THREADS_MAX)),
+        // Type 3 spreads as type 1 does (its inner type 2 has a spec of its own).
+        TransformType::Type1 | TransformType::Type3 => {
+            within(ROW_THREADS_TWO_BLOCKS).or_else(|| within(ROW_THREADS_MAX))
+        }
         TransformType::Type2 => within(ROW_THREADS_MAX),
     }
 }

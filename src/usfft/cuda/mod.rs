@@ -8,7 +8,8 @@
 //!   sorted points);
 //! - `points`: set-points: fold, bin and sort on the device;
 //! - `spread` (type 1) and `interp` (type 2): one function per method;
-//! - `execute`: one transform from host or device arrays.
+//! - `execute`: one transform from host or device arrays;
+//! - `type3`: type 3 from a spreading stage, a type-2 stage and the phase factors.
 
 mod execute;
 mod heuristics;
@@ -17,8 +18,10 @@ mod plan;
 mod points;
 mod prelude;
 mod spread;
+mod type3;
 
 pub use heuristics::{choose_tiling, set_interp_tile_bytes, SpreadMethod};
 pub use plan::{prepare, DevicePoints};
 pub use points::{set_points, set_points_device, DeviceCoords};
 pub use prelude::{prelude, usfft_kernel_preludes};
+pub use type3::{set_points3, DeviceType3};

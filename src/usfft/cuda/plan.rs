@@ -12,14 +12,15 @@ use crate::backend::cuda::{bind, kernels, CudaBackend};
 use crate::error::Result;
 use crate::sample::Real;
 use crate::usfft::grid::Tiling;
-use crate::usfft::spec::UsfftSpec;
+use crate::usfft::spec::{TransformType, UsfftSpec};
 use cudarc::driver::{CudaModule, CudaStream, DeviceRepr};
 use std::sync::{Arc, Mutex};
 
 /// A plan's points on the device, its fine grid, its cuFFT plan and its stream.
 pub struct DevicePoints<T: Real> {
-    /// First, so that it is destroyed before the buffers and the stream.
-    pub(super) fft: FftPlan,
+    /// First, so that it is destroyed before the buffers and the stream. None for a type-3
+    /// plan's spreading stage, which has no FFT of its own.
+    pub(super) fft: Option<FftPlan>,
     pub(super) stream: Arc<CudaStream>,
     pub(super) module: Arc<CudaModule>,
     pub m: usize,
@@ -121,7 +122,16 @@ pub(super) fn points_slot<'a, T: Real>(
 
 impl<T: Real> DevicePoints<T> {
     fn new(gpu: &CudaBackend, spec: &UsfftSpec) -> Result<DevicePoints<T>> {
-        let stream = gpu.stream()?;
+        DevicePoints::new_on(gpu, spec, gpu.stream()?)
+    }
+
+    /// The device state of `spec` with its work queued on `stream` (a type-3 plan's two
+    /// stages share one).
+    pub(super) fn new_on(
+        gpu: &CudaBackend,
+        spec: &UsfftSpec,
+        stream: Arc<CudaStream>,
+    ) -> Result<DevicePoints<T>> {
         let module = gpu.modules.get(
             &gpu.ctx,
             &gpu.arch,
@@ -135,7 +145,10 @@ impl<T: Real> DevicePoints<T> {
             2 * nft * spec.n_vectors,
             "allocating the USFFT fine grid",
         )?;
-        let fft = fine_grid_fft::<T>(spec, &stream)?;
+        let fft = match spec.kind {
+            TransformType::Type3 => None,
+            _ => Some(fine_grid_fft::<T>(spec, &stream)?),
+        };
         let what = "allocating USFFT points";
         let (tiling, method) =
             choose_tiling(spec, 0, std::mem::size_of::<T>(), gpu.max_shared_bytes);

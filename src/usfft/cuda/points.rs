@@ -8,7 +8,7 @@ use super::heuristics::{choose_interp, choose_tiling};
 use super::plan::{grow, points_slot, push_bins, push_fine, DevicePoints};
 use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::array::{part, part_mut, DeviceArray, Part};
-use crate::backend::cuda::buffers::{alloc, download, fill_bytes, fill_zero};
+use crate::backend::cuda::buffers::{alloc, download, fill_bytes, fill_zero, upload};
 use crate::backend::cuda::launch::{for_elems, Launch};
 use crate::backend::cuda::memory::DeviceBuf;
 use crate::backend::cuda::staging::upload_staged;
@@ -16,7 +16,7 @@ use crate::backend::cuda::{driver_error, CudaBackend};
 use crate::error::{Error, Result};
 use crate::sample::Real;
 use crate::usfft::grid::Tiling;
-use crate::usfft::points::MAX_POINTS;
+use crate::usfft::points::{sort_points, SortedPoints, MAX_POINTS};
 use crate::usfft::spec::UsfftSpec;
 use cudarc::driver::{CudaStream, LaunchConfig};
 use std::sync::Arc;
@@ -251,5 +251,40 @@ impl<T: Real> DevicePoints<T> {
         // and packed[4·perm[p]..+4] (4m), writes i_d[p] and d_d[p] of the used dimensions
         // (m each; the others are not touched).
         unsafe { l.run() }
+    }
+}
+
+impl<T: Real> DevicePoints<T> {
+    /// Sets `m` points sorted on the host from f64 coordinates (radians, period 2π) into the
+    /// bins this GPU would choose: type 3 places its rescaled points and frequencies exactly,
+    /// whatever T is. The bin formula and the (i0, d) placement are those of the kernels.
+    pub(super) fn set_sorted_from_host(
+        &mut self,
+        gpu: &CudaBackend,
+        cpu: &CpuBackend,
+        coords: [&[f64]; 3],
+        m: usize,
+    ) -> Result<()> {
+        check_count(m)?;
+        let real_bytes = std::mem::size_of::<T>();
+        let (tiling, method) = choose_tiling(&self.spec, m, real_bytes, gpu.max_shared_bytes);
+        let w = self.spec.kernel.width;
+        let host: SortedPoints<T> =
+            cpu.install(|| sort_points(coords, self.spec.dim, m, w, tiling))?;
+        let s = self.stream.clone();
+        let what = "uploading USFFT points";
+        // Sorted positions index points below MAX_POINTS = i32::MAX.
+        let perm: Vec<i32> = host.perm.iter().map(|&j| j as i32).collect();
+        self.sorted.perm = upload(&s, &perm, what)?;
+        self.sorted.bin_start = upload(&s, &host.bin_start, what)?;
+        for d in 0..self.spec.dim {
+            self.sorted.first[d] = upload(&s, &host.first[d], what)?;
+            self.sorted.offset[d] = upload(&s, &host.offset[d], what)?;
+        }
+        self.m = m;
+        self.tiling = tiling;
+        self.method = method;
+        self.interp = choose_interp(&self.spec, &tiling, real_bytes, gpu.max_shared_bytes);
+        Ok(())
     }
 }

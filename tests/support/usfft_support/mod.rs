@@ -11,6 +11,9 @@ use seisgpu::Error;
 use std::f64::consts::PI;
 use std::sync::Arc;
 
+/// Type 3 has its runner and direct sum in usfft3_support.
+const TYPE3: &str = "type 3 cases run through usfft3_support";
+
 /// `e ≤ limit`, false for NaN.
 pub fn within(e: f64, limit: f64) -> bool {
     e <= limit
@@ -66,6 +69,7 @@ pub fn problem(case: &Case, rng: &mut Rng) -> Problem {
     let n_in = match case.kind {
         TransformType::Type1 => case.m,
         TransformType::Type2 => case.modes[..case.dim].iter().product(),
+        TransformType::Type3 => panic!("{TYPE3}"),
     } * case.nvec;
     Problem {
         coords,
@@ -99,6 +103,7 @@ pub fn direct(case: &Case, coords: &[Vec<f64>; 3], input: &[Complex<f64>]) -> Ve
                     out.push(s);
                 }
             }
+            TransformType::Type3 => panic!("{TYPE3}"),
             TransformType::Type2 => {
                 for j in 0..m {
                     let s: Complex<f64> = (0..nm)
@@ -154,11 +159,13 @@ pub fn run<T: Real>(ctx: &Arc<Context>, case: &Case, p: &Problem) -> Result<Outp
     let (mut c, mut f) = match case.kind {
         TransformType::Type1 => (to_t(&p.input), vec![nan; nm * case.nvec]),
         TransformType::Type2 => (vec![nan; case.m * case.nvec], to_t(&p.input)),
+        TransformType::Type3 => panic!("{TYPE3}"),
     };
     plan.execute(&mut c, &mut f)?;
     let out = match case.kind {
         TransformType::Type1 => f,
         TransformType::Type2 => c,
+        TransformType::Type3 => panic!("{TYPE3}"),
     };
     let seen = std::array::from_fn(|d| xs[d].iter().map(|x| x.to_f64().unwrap()).collect());
     Ok((
