@@ -215,7 +215,7 @@ impl<T: Real> TiledPlan<T> {
         self.volume.iter().product()
     }
 
-    fn check_sizes(&self, data: usize, coeffs: usize) -> Result<()> {
+    pub(super) fn check_sizes(&self, data: usize, coeffs: usize) -> Result<()> {
         let shape = &self.volume[..self.layout().dim];
         let want = [self.n_samples(), self.n_coefficients];
         check_array_sizes(
@@ -251,7 +251,7 @@ impl<T: Real> TiledPlan<T> {
     }
 
     /// C into new coefficients, calling `after_tile` after each tile.
-    fn forward_with(
+    pub(super) fn forward_with(
         &self,
         data: &[T],
         after_tile: &mut dyn FnMut() -> Result<()>,
@@ -330,7 +330,7 @@ impl<T: Real> TiledPlan<T> {
     }
 
     /// C* into a new volume, calling `after_tile` after each tile.
-    fn adjoint_with(
+    pub(super) fn adjoint_with(
         &self,
         coeffs: &[Complex<T>],
         after_tile: &mut dyn FnMut() -> Result<()>,
@@ -364,7 +364,8 @@ impl<T: Real> TiledPlan<T> {
         tolerance: f64,
         max_iterations: usize,
     ) -> Result<InverseReport> {
-        invert(self, coeffs, data, Stop::new(tolerance, max_iterations))
+        let stop = Stop::new(tolerance, max_iterations);
+        invert(self, coeffs, data, stop, &mut self.context().reporter())
     }
 
     /// The tile at `origin` from the volume, zero past the volume's end.
