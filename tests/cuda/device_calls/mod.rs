@@ -18,7 +18,10 @@ mod own_context;
 mod streams;
 mod usfft;
 mod wavepacket;
+mod wavepacket_iterations;
 mod wavepacket_more;
+mod wavepacket_setup;
+mod wavepacket_volume;
 mod xcorr;
 
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DeviceRepr, ValidAsZeroBits};
