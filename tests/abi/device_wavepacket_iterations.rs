@@ -62,8 +62,8 @@ fn refused_on_the_cpu<H, T: Copy + PartialEq + std::fmt::Debug>(
     fill: T,
     calls: &[(&str, DeviceCall<H>)],
 ) {
-    let a = vec![fill; 1 << 16];
-    let b = vec![fill; 1 << 16];
+    let a = [fill; 4096];
+    let b = [fill; 4096];
     let (pa, pb) = (a.as_ptr() as u64, b.as_ptr() as u64);
     let (mut count, mut residual) = (7usize, -1.0f64);
     for (name, call) in calls {

@@ -137,8 +137,7 @@ where
         refit_iterations: 4,
     };
     let s = m2 / 2 / 50;
-    let zero = (c.from)(0.0);
-    let mut host = vec![zero; m2];
+    let mut host = vec![(c.from)(0.0); m2];
     let (mut kept, mut residual) = (0usize, 0f64);
     let sp = c.sparse;
     ok(sp(
@@ -168,7 +167,9 @@ where
         first[0]
     );
     for run in &runs {
-        let nonzero = run.chunks(2).filter(|z| z[0] != zero || z[1] != zero);
+        let nonzero = run
+            .chunks(2)
+            .filter(|z| z[0].into() != 0.0 || z[1].into() != 0.0);
         assert_eq!(nonzero.count(), kept, "non-zero device coefficients");
         if c.coefficients_close {
             assert_close("device sparse coefficients", run, &host, 1e-9);
