@@ -2271,7 +2271,9 @@ void sg_wavepacket_volume_destroy(sg_wavepacket_volume *volume);
 /*
  Device bytes the volume's tile transforms hold on all their contexts, into `*bytes` (0 on
  CPU contexts): per context, what `sg_wavepacket_layout_workspace_bytes` counts for one
- layout of the tile shape.
+ layout of the tile shape; on a volume of one CUDA context also the device calls' tables
+ (the common grids' rows and each tile's grid shifts) and one tile's data and
+ coefficients, made at creation.
  `volume` and `bytes` must not be NULL. Thread-safe.
  */
 sg_status sg_wavepacket_volume_workspace_bytes(const sg_wavepacket_volume *volume, size_t *bytes);
@@ -2367,16 +2369,19 @@ sg_status sg_wavepacket_volume_inverse_f64(const sg_wavepacket_volume *volume,
  fastest) and `coeffs` (2·n_coefficients floats, interleaved re, im, on the common grids
  as the host call writes them) are `CUdeviceptr` values (device memory of the volume's
  context's device, the first context's for a volume of several: `cudaMalloc`,
- `cuMemAlloc`, a pool or managed memory); they must not overlap. The call **waits**: the
- tiles are cut from the volume and their coefficients added into the common grids in tile
- order on the host (each tile's transform runs on its context's device, as in the host
- call), so the data are read once after the work queued on the context's stream
- (`sg_context_set_stream`) and the coefficients copied into `coeffs` ordered on it; the
- call cannot be captured into a CUDA graph. Non-finite data give `SG_ERR_NON_FINITE`
- (they are read on the host); the progress callback is not called. On failure `coeffs`
- is not written. `SG_ERR_INVALID_ARGUMENT` for an address the driver does not know as
- device memory of that device holding the array; `SG_ERR_UNSUPPORTED` on a CPU context.
- Bit for bit the coefficients of `sg_wavepacket_volume_forward_f32` on the same GPUs.
+ `cuMemAlloc`, a pool or managed memory); they must not overlap. On a volume of one
+ context the call is queued on the context's stream (`sg_context_set_stream`) and returns
+ without waiting: each tile is cut from `data`, transformed and added into `coeffs` in tile
+ order on the device, with buffers made at the volume's creation (nothing allocated, no
+ host copy), so the call can be captured into a CUDA graph; non-finite data are not looked
+ for (only with `sg_context_set_device_checks` on). A volume over several contexts adds the
+ tiles' coefficients on the host, as the host call: there the call **waits** (the data are
+ read once after the work queued on the stream and the coefficients copied into `coeffs`
+ ordered on it), cannot be captured, and non-finite data give `SG_ERR_NON_FINITE`. The
+ progress callback is not called. `SG_ERR_INVALID_ARGUMENT` for an address the driver does
+ not know as device memory of that device holding the array; `SG_ERR_UNSUPPORTED` on a
+ CPU context. Bit for bit the coefficients of `sg_wavepacket_volume_forward_f32` on the
+ same GPUs.
  */
 sg_status sg_wavepacket_volume_forward_device_f32(const sg_wavepacket_volume *volume,
                                                   uint64_t data,
@@ -2391,14 +2396,14 @@ sg_status sg_wavepacket_volume_forward_device_f64(const sg_wavepacket_volume *vo
 
 /*
  `sg_wavepacket_volume_adjoint_f32` on device memory (arrays as in
- `sg_wavepacket_volume_forward_device_f32`, not overlapping). The call **waits**, as the
- forward: the coefficients are read once after the work queued on the context's stream,
- each tile's window gathered on the host, and the volume copied into `data` ordered on
- the stream. Non-finite coefficients give `SG_ERR_NON_FINITE`; the progress callback is
- not called; on failure `data` is not written. The data equal those of
- `sg_wavepacket_volume_adjoint_f32` on the same GPUs to rounding: each tile's adjoint
- accumulates with atomic additions, whose order follows the threads' timing (as
- `sg_wavepacket_adjoint_device_f32`).
+ `sg_wavepacket_volume_forward_device_f32`, not overlapping). Queued without waiting and
+ capturable on a volume of one context (each tile's window taken from `coeffs`, its
+ adjoint, its samples written into `data`, on the device; non-finite coefficients looked
+ for only with device checks on); over several contexts it **waits** as the forward does
+ and non-finite coefficients give `SG_ERR_NON_FINITE`. The progress callback is not
+ called. The data equal those of `sg_wavepacket_volume_adjoint_f32` on the same GPUs to
+ rounding: each tile's adjoint accumulates with atomic additions, whose order follows the
+ threads' timing (as `sg_wavepacket_adjoint_device_f32`).
  */
 sg_status sg_wavepacket_volume_adjoint_device_f32(const sg_wavepacket_volume *volume,
                                                   uint64_t coeffs,
@@ -2414,12 +2419,13 @@ sg_status sg_wavepacket_volume_adjoint_device_f64(const sg_wavepacket_volume *vo
 /*
  `sg_wavepacket_volume_inverse_f32` on device memory (arrays as in
  `sg_wavepacket_volume_forward_device_f32`, not overlapping; `iterations` and `residual`
- host memory, each may be NULL). The call **waits**: the coefficients are read once after
- the work queued on the context's stream, the inverse runs as in the host call (each
- iteration's stopping test reads the residual on the host), and the volume is copied into
- `data` ordered on the stream. Non-finite coefficients give `SG_ERR_NON_FINITE`; the
- progress callback is not called; on failure nothing is written. Equal to the data of
- `sg_wavepacket_volume_inverse_f32` on the same GPUs to rounding (as the adjoint).
+ host memory, each may be NULL). The call **waits**, on any volume: the coefficients are
+ read once after the work queued on the context's stream, the inverse runs as in the host
+ call (each conjugate-gradient iteration's step and stopping test need scalars on the
+ host), and the volume is copied into `data` ordered on the stream; it cannot be captured.
+ Non-finite coefficients give `SG_ERR_NON_FINITE`; the progress callback is not called; on
+ failure nothing is written. Equal to the data of `sg_wavepacket_volume_inverse_f32` on
+ the same GPUs to rounding (as the adjoint).
  */
 sg_status sg_wavepacket_volume_inverse_device_f32(const sg_wavepacket_volume *volume,
                                                   uint64_t coeffs,

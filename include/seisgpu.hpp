@@ -1051,9 +1051,10 @@ public:
         return r;
     }
 
-    // C, C* and the inverse on device memory (sg_wavepacket_volume_*_device_*): the calls
-    // wait (the tiles are cut and added on the host); the results are written on the
-    // context's stream.
+    // C, C* and the inverse on device memory (sg_wavepacket_volume_*_device_*), ordered on
+    // the context's stream. C and C* of a volume on one context run on the device and
+    // return without waiting; over several contexts they wait (the tiles' coefficients are
+    // added on the host), as the inverse always does.
     template <class T> void forward_device(device_view<const T> data, device_view<T> coeffs) const {
         static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
         detail::need(data, n_samples_, "data");

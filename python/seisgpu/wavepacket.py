@@ -125,8 +125,9 @@ class _Frame(Plan):
         """C: the coefficients of `data` (an array of the layout's shape and dtype).
         Non-finite data raises :class:`seisgpu.NonFiniteError` (GPU arrays of a layout:
         not looked for; the call returns without waiting, bit for bit the host call's
-        coefficients on the same GPU; of a volume: the call waits, the tiles being cut and
-        added on the host, bit for bit the host call's coefficients)."""
+        coefficients on the same GPU; of a volume on one context likewise, the tiles cut
+        and added on the device; of a volume over several contexts: the call waits, the
+        tiles being added on the host, bit for bit the host call's coefficients)."""
         on_gpu = self._gpu_arrays(data=data, out=out)
         if on_gpu is not None:
             return _on_gpu.forward(self, on_gpu)
@@ -137,9 +138,10 @@ class _Frame(Plan):
 
     def adjoint(self, coeffs: Any, *, out: Any = None) -> np.ndarray:
         """C*: the real data synthesised from `coeffs` (the real part of the exact adjoint,
-        ⟨C f, c⟩ = ⟨f, C* c⟩ for real f). GPU arrays of a layout: the call returns
-        without waiting (of a volume: it waits); equal to the host call on the same GPU to
-        rounding (its non-uniform FFT adds with atomic additions)."""
+        ⟨C f, c⟩ = ⟨f, C* c⟩ for real f). GPU arrays of a layout or a volume: the call
+        returns without waiting (of a volume over several contexts: it waits); equal to the
+        host call on the same GPU to rounding (its non-uniform FFT adds with atomic
+        additions)."""
         on_gpu = self._gpu_arrays(coeffs=coeffs, out=out)
         if on_gpu is not None:
             return _on_gpu.adjoint(self, on_gpu)

@@ -24,6 +24,7 @@
 //! (MPI ranks) take the same steps apart, one tile at a time (`tile_steps`).
 
 use super::cpu::box_slices;
+use super::cuda::{TileGeometry, TileTables};
 use super::inverse::{invert, CorrectionFilter, Frame, InverseReport, Stop};
 use super::layout::{dot, Layout, LayoutOptions};
 use super::{check_array_sizes, check_data_finite, check_finite, WavepacketPlan};
@@ -40,11 +41,11 @@ use std::sync::Arc;
 /// (Y₂ − row_lo[0]) + (Y₃ − row_lo[1])·rows[0]; row r holds Y₁ = start[r], start[r] + 1, …
 /// (as many as the tile windows that meet the row span) from `offset[r]` of the array.
 #[derive(Clone, Debug)]
-struct BoxGrid {
-    row_lo: [i64; 2],
-    rows: [usize; 2],
-    start: Vec<i64>,
-    offset: Vec<usize>,
+pub(super) struct BoxGrid {
+    pub(super) row_lo: [i64; 2],
+    pub(super) rows: [usize; 2],
+    pub(super) start: Vec<i64>,
+    pub(super) offset: Vec<usize>,
     /// The box's coefficients in the common array.
     range: Range<usize>,
 }
@@ -62,7 +63,7 @@ impl BoxGrid {
 pub(super) struct Tile {
     pub(super) origin: [usize; 3],
     pub(super) shifts: Vec<[f64; 3]>,
-    offsets: Vec<[i64; 3]>,
+    pub(super) offsets: Vec<[i64; 3]>,
 }
 
 /// A wave-packet transform of a volume cut into tiles of one layout.
@@ -75,6 +76,8 @@ pub struct TiledPlan<T: Real> {
     pub(super) placements: Vec<Tile>,
     grids: Vec<BoxGrid>,
     n_coefficients: usize,
+    /// The device calls' tables, for a volume on one CUDA context (`tiles_device`).
+    pub(super) queued: Option<TileTables<T>>,
 }
 
 /// The centred local index of grid index y on an axis of length l: y, or y − l past the middle.
@@ -87,7 +90,8 @@ fn centred(y: usize, l: usize) -> i64 {
 }
 
 impl<T: Real> TiledPlan<T> {
-    /// Device bytes the plan's tile transforms hold (on all their contexts).
+    /// Device bytes the plan's tile transforms hold (on all their contexts), with the device
+    /// calls' tables on one context.
     pub fn device_bytes(&self) -> usize {
         self.plans.iter().map(|p| p.device_bytes()).sum()
     }
@@ -166,6 +170,7 @@ impl<T: Real> TiledPlan<T> {
             "tiled coefficients",
         )?;
         let filter = CorrectionFilter::new(plan)?;
+        let queued = queued_tables(&plans, vol, &placements, &grids)?;
         Ok(TiledPlan {
             plans,
             filter,
@@ -174,6 +179,7 @@ impl<T: Real> TiledPlan<T> {
             placements,
             grids,
             n_coefficients,
+            queued,
         })
     }
 
@@ -535,6 +541,41 @@ fn common_grids(layout: &Layout, placements: &[Tile]) -> Result<(Vec<BoxGrid>, u
         });
     }
     Ok((grids, total))
+}
+
+/// The device calls' tables of a volume on one CUDA context (None on a CPU context or over
+/// several contexts, whose device calls pass through the host).
+fn queued_tables<T: Real>(
+    plans: &[WavepacketPlan<T>],
+    volume: [usize; 3],
+    placements: &[Tile],
+    grids: &[BoxGrid],
+) -> Result<Option<TileTables<T>>> {
+    let [plan] = plans else { return Ok(None) };
+    let Some(stage) = plan.device_stage() else {
+        return Ok(None);
+    };
+    let (mut grid, mut rows) = (Vec::new(), Vec::new());
+    for (g, bx) in grids.iter().zip(&plan.layout().boxes) {
+        let first_row = (rows.len() / 2) as i64;
+        grid.extend(bx.shape.map(|n| n as i64));
+        grid.extend([g.row_lo[0], g.row_lo[1], g.rows[0] as i64, first_row]);
+        for (start, offset) in g.start.iter().zip(&g.offset) {
+            rows.extend([*start, *offset as i64]);
+        }
+    }
+    let geometry = TileGeometry {
+        volume,
+        origins: placements.iter().map(|p| p.origin).collect(),
+        shifts: placements.iter().map(|p| p.shifts.as_slice()).collect(),
+        offsets: placements
+            .iter()
+            .flat_map(|p| p.offsets.iter().flatten().copied())
+            .collect(),
+        grid,
+        rows,
+    };
+    stage.tile_tables(&geometry).map(Some)
 }
 
 /// `common` cut into one mutable slice per box.

@@ -13,6 +13,7 @@ mod emlog;
 mod fxdecon;
 mod graph;
 mod memory;
+mod memory_volume;
 mod other_device;
 mod own_context;
 mod streams;
