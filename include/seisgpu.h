@@ -2164,11 +2164,14 @@ sg_status sg_wavepacket_estimate_noise_device_f64(const sg_wavepacket_layout *la
  `sg_wavepacket_pocs_f32` on device memory, in place: `data` a `CUdeviceptr` (n_samples
  floats in the host call's layout, device memory of the context's device: `cudaMalloc`,
  `cuMemAlloc`, a pool or managed memory); `live` (n_traces values) and `options` (NULL:
- the defaults) stay host memory. The call **waits**: each iteration applies the
- correction filter and updates the missing traces on the host between its transforms
- (which run on the device, as in the host call), so the data are read once after the
- work queued on the context's stream (`sg_context_set_stream`), interpolated, and copied
- back ordered on that stream; the call cannot be captured into a CUDA graph. Non-finite
+ the defaults) stay host memory. The call **waits**: the host call's first estimate
+ (the dead traces filled linearly) and, in each iteration, the correction filter (FFTs on
+ the CPU threads) and the update of the dead traces run on the host between its
+ transforms (which run on the device), and a device copy of those steps, the filter's
+ FFTs by cuFFT, would round differently from the host call; so the data are read once
+ after the work queued on the context's stream (`sg_context_set_stream`), interpolated
+ as by the host call, and copied back ordered on that stream; the call cannot be
+ captured into a CUDA graph, although its iteration count is fixed by `options`. Non-finite
  samples of recorded traces give `SG_ERR_NON_FINITE` (they are read on the host); the
  progress callback is not called. On failure `data` is not written.
  `SG_ERR_INVALID_ARGUMENT` for an address the driver does not know as device memory of

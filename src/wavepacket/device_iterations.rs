@@ -1,8 +1,10 @@
 //! POCS interpolation and the sparse approximation on device arrays. Both iterate with
-//! steps that run on the host between transforms (POCS: the correction filter's FFTs and
-//! the update of the missing traces; the sparse approximation: choosing the support and the
-//! refit's scalars), and each transform of theirs already runs on the device, so the device
-//! calls run the host algorithms themselves: the data come down once after the caller's
+//! steps that run on the host between transforms (POCS: the first estimate's linear gap
+//! filling, each iteration's correction filter, whose FFTs are rustfft's, and the update of
+//! the missing traces; the sparse approximation: choosing the support and the refit's
+//! scalars), and each transform of theirs already runs on the device. POCS's iteration
+//! count is fixed by its options, but its filter on the device would be cuFFT's, which
+//! rounds differently, so the device calls run the host algorithms themselves: the data come down once after the caller's
 //! stream's work, the result goes back once, ordered on that stream. The calls wait, and
 //! their results are those of the host calls on the same GPU.
 

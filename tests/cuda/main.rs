@@ -25,5 +25,6 @@ mod cuda_emlog;
 mod cuda_fxdecon;
 mod cuda_usfft;
 mod cuda_wavepacket;
+mod cuda_wavepacket_volume;
 mod cuda_xcorr;
 mod device_calls;
