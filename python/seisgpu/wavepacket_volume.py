@@ -36,8 +36,9 @@ class WavepacketVolume(_Frame):
     ctx:
         A context, or a list of contexts (e.g. one per GPU): the tiles are dealt out over
         them, one thread each, all at once; results equal those of one context. GPU arrays
-        (CuPy, PyTorch) are read and written where they are, on the first context's GPU;
-        those calls wait (the tiles are cut and added on the host).
+        (CuPy, PyTorch) are read and written where they are, on the first context's GPU:
+        with one context, forward and adjoint run on the device and return without
+        waiting; over several, and for the inverse, the calls wait.
     shape, tile:
         The volume's and a tile's shapes, NumPy order (2 or 3 axes; tile axes 8 … 2^20;
         the last tile along an axis is zero-padded).

@@ -382,8 +382,8 @@ def test_wavepacket_pocs_and_sparse_on_gpu_arrays_equal_the_host_calls(xp, gpu, 
 @pytest.mark.parametrize("dtype,tolerance,rounding", WAVEPACKET_CASES)
 def test_wavepacket_volumes_on_gpu_arrays_equal_the_host_calls(xp, gpu, dtype, tolerance,
                                                                rounding):
-    """C bit for bit, C* and the inverse to rounding; the calls wait (the tiles are cut and
-    added on the host)."""
+    """C bit for bit, C* and the inverse to rounding (on one context C and C* run on the
+    device without waiting; the inverse waits)."""
     v = seisgpu.WavepacketVolume(gpu, (70, 100), (48, 64), dtype, directions=12,
                                  tolerance=tolerance)
     x, t = np.meshgrid(np.arange(70.0), np.arange(100.0), indexing="ij")
