@@ -68,6 +68,9 @@ pub(super) struct Tile {
 
 /// A wave-packet transform of a volume cut into tiles of one layout.
 pub struct TiledPlan<T: Real> {
+    /// The device calls' tables, for a volume on one CUDA context (`tiles_device`); first,
+    /// so that they go before the plan whose stream they were made on.
+    pub(super) queued: Option<TileTables<T>>,
     /// One tile transform per context (the first on the plan's context); the same layout.
     pub(super) plans: Vec<WavepacketPlan<T>>,
     filter: CorrectionFilter<T>,
@@ -76,8 +79,6 @@ pub struct TiledPlan<T: Real> {
     pub(super) placements: Vec<Tile>,
     grids: Vec<BoxGrid>,
     n_coefficients: usize,
-    /// The device calls' tables, for a volume on one CUDA context (`tiles_device`).
-    pub(super) queued: Option<TileTables<T>>,
 }
 
 /// The centred local index of grid index y on an axis of length l: y, or y − l past the middle.
