@@ -1706,6 +1706,64 @@ module seisgpu
       integer(c_int32_t) :: status
     end function sg_wavepacket_estimate_noise_device_f64
 
+    ! POCS on device data in place (data: a device address; live, options host memory);
+    ! waits.
+    function sg_wavepacket_pocs_device_f32(layout, data, live, n_traces, options) &
+        bind(C, name="sg_wavepacket_pocs_device_f32") result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_ptr, sg_wavepacket_pocs_options
+      type(c_ptr), value, intent(in) :: layout
+      integer(c_int64_t), value, intent(in) :: data
+      integer(c_int32_t), intent(in) :: live(*)
+      integer(c_size_t), value, intent(in) :: n_traces
+      type(sg_wavepacket_pocs_options), intent(in) :: options
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_pocs_device_f32
+
+    ! POCS on device data in place (data: a device address; live, options host memory);
+    ! waits.
+    function sg_wavepacket_pocs_device_f64(layout, data, live, n_traces, options) &
+        bind(C, name="sg_wavepacket_pocs_device_f64") result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_ptr, sg_wavepacket_pocs_options
+      type(c_ptr), value, intent(in) :: layout
+      integer(c_int64_t), value, intent(in) :: data
+      integer(c_int32_t), intent(in) :: live(*)
+      integer(c_size_t), value, intent(in) :: n_traces
+      type(sg_wavepacket_pocs_options), intent(in) :: options
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_pocs_device_f64
+
+    ! The sparse approximation of device data into device coefficients (device addresses,
+    ! coeffs interleaved re, im); waits.
+    function sg_wavepacket_sparse_approximation_device_f32(layout, data, coeffs, s, options, &
+        kept, residual) bind(C, name="sg_wavepacket_sparse_approximation_device_f32") &
+        result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_double, c_ptr, sg_wavepacket_sparse_options
+      type(c_ptr), value, intent(in) :: layout
+      integer(c_int64_t), value, intent(in) :: data
+      integer(c_int64_t), value, intent(in) :: coeffs
+      integer(c_size_t), value, intent(in) :: s
+      type(sg_wavepacket_sparse_options), intent(in) :: options
+      integer(c_size_t), intent(inout) :: kept
+      real(c_double), intent(inout) :: residual
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_sparse_approximation_device_f32
+
+    ! The sparse approximation of device data into device coefficients (device addresses,
+    ! coeffs interleaved re, im); waits.
+    function sg_wavepacket_sparse_approximation_device_f64(layout, data, coeffs, s, options, &
+        kept, residual) bind(C, name="sg_wavepacket_sparse_approximation_device_f64") &
+        result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_double, c_ptr, sg_wavepacket_sparse_options
+      type(c_ptr), value, intent(in) :: layout
+      integer(c_int64_t), value, intent(in) :: data
+      integer(c_int64_t), value, intent(in) :: coeffs
+      integer(c_size_t), value, intent(in) :: s
+      type(sg_wavepacket_sparse_options), intent(in) :: options
+      integer(c_size_t), intent(inout) :: kept
+      real(c_double), intent(inout) :: residual
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_sparse_approximation_device_f64
+
     ! A volume larger than one layout, in tiles whose box grids share one common grid.
     function sg_wavepacket_volume_create(ctx, dim, volume_shape, tile_shape, precision, &
         options, out) bind(C, name="sg_wavepacket_volume_create") result(status)
@@ -1928,6 +1986,76 @@ module seisgpu
       real(c_double), intent(inout) :: tile_data(*)
       integer(c_int32_t) :: status
     end function sg_wavepacket_volume_adjoint_tile_f64
+
+    ! data, coeffs: device addresses (as sg_wavepacket_forward_device_f32); waits.
+    function sg_wavepacket_volume_forward_device_f32(volume, data, coeffs) &
+        bind(C, name="sg_wavepacket_volume_forward_device_f32") result(status)
+      import :: c_int32_t, c_int64_t, c_ptr
+      type(c_ptr), value, intent(in) :: volume
+      integer(c_int64_t), value, intent(in) :: data
+      integer(c_int64_t), value, intent(in) :: coeffs
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_volume_forward_device_f32
+
+    ! coeffs, data: device addresses (as sg_wavepacket_forward_device_f32); waits.
+    function sg_wavepacket_volume_adjoint_device_f32(volume, coeffs, data) &
+        bind(C, name="sg_wavepacket_volume_adjoint_device_f32") result(status)
+      import :: c_int32_t, c_int64_t, c_ptr
+      type(c_ptr), value, intent(in) :: volume
+      integer(c_int64_t), value, intent(in) :: coeffs
+      integer(c_int64_t), value, intent(in) :: data
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_volume_adjoint_device_f32
+
+    ! coeffs, data: device addresses (as sg_wavepacket_forward_device_f32); waits.
+    function sg_wavepacket_volume_inverse_device_f32(volume, coeffs, data, tolerance, &
+        max_iterations, iterations, residual) &
+        bind(C, name="sg_wavepacket_volume_inverse_device_f32") result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_double, c_ptr
+      type(c_ptr), value, intent(in) :: volume
+      integer(c_int64_t), value, intent(in) :: coeffs
+      integer(c_int64_t), value, intent(in) :: data
+      real(c_double), value, intent(in) :: tolerance
+      integer(c_size_t), value, intent(in) :: max_iterations
+      integer(c_size_t), intent(inout) :: iterations
+      real(c_double), intent(inout) :: residual
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_volume_inverse_device_f32
+
+    ! data, coeffs: device addresses (as sg_wavepacket_forward_device_f32); waits.
+    function sg_wavepacket_volume_forward_device_f64(volume, data, coeffs) &
+        bind(C, name="sg_wavepacket_volume_forward_device_f64") result(status)
+      import :: c_int32_t, c_int64_t, c_ptr
+      type(c_ptr), value, intent(in) :: volume
+      integer(c_int64_t), value, intent(in) :: data
+      integer(c_int64_t), value, intent(in) :: coeffs
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_volume_forward_device_f64
+
+    ! coeffs, data: device addresses (as sg_wavepacket_forward_device_f32); waits.
+    function sg_wavepacket_volume_adjoint_device_f64(volume, coeffs, data) &
+        bind(C, name="sg_wavepacket_volume_adjoint_device_f64") result(status)
+      import :: c_int32_t, c_int64_t, c_ptr
+      type(c_ptr), value, intent(in) :: volume
+      integer(c_int64_t), value, intent(in) :: coeffs
+      integer(c_int64_t), value, intent(in) :: data
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_volume_adjoint_device_f64
+
+    ! coeffs, data: device addresses (as sg_wavepacket_forward_device_f32); waits.
+    function sg_wavepacket_volume_inverse_device_f64(volume, coeffs, data, tolerance, &
+        max_iterations, iterations, residual) &
+        bind(C, name="sg_wavepacket_volume_inverse_device_f64") result(status)
+      import :: c_int32_t, c_int64_t, c_size_t, c_double, c_ptr
+      type(c_ptr), value, intent(in) :: volume
+      integer(c_int64_t), value, intent(in) :: coeffs
+      integer(c_int64_t), value, intent(in) :: data
+      real(c_double), value, intent(in) :: tolerance
+      integer(c_size_t), value, intent(in) :: max_iterations
+      integer(c_size_t), intent(inout) :: iterations
+      real(c_double), intent(inout) :: residual
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_volume_inverse_device_f64
   end interface
 
 contains

@@ -2213,6 +2213,78 @@ sg_status sg_wavepacket_estimate_noise_device_f64(const sg_wavepacket_layout *la
                                                   double *sigma);
 
 /*
+ `sg_wavepacket_pocs_f32` on device memory, in place: `data` a `CUdeviceptr` (n_samples
+ floats in the host call's layout, device memory of the context's device: `cudaMalloc`,
+ `cuMemAlloc`, a pool or managed memory); `live` (n_traces values) and `options` (NULL:
+ the defaults) stay host memory. The call **waits**: the host call's first estimate
+ (the dead traces filled linearly) and, in each iteration, the correction filter (FFTs on
+ the CPU threads) and the update of the dead traces run on the host between its
+ transforms (which run on the device), and a device copy of those steps, the filter's
+ FFTs by cuFFT, would round differently from the host call; so the data are read once
+ after the work queued on the context's stream (`sg_context_set_stream`), interpolated
+ as by the host call, and copied back ordered on that stream; the call cannot be
+ captured into a CUDA graph, although its iteration count is fixed by `options`. Non-finite
+ samples of recorded traces give `SG_ERR_NON_FINITE` (they are read on the host); the
+ progress callback is not called. On failure `data` is not written.
+ `SG_ERR_INVALID_ARGUMENT` for an address the driver does not know as device memory of
+ the context's device holding the array; `SG_ERR_UNSUPPORTED` on a CPU context. The
+ data equal those of `sg_wavepacket_pocs_f32` on the same GPU to rounding: each
+ iteration's adjoint accumulates with atomic additions, whose order follows the threads'
+ timing (as `sg_wavepacket_adjoint_device_f32`).
+ */
+sg_status sg_wavepacket_pocs_device_f32(const sg_wavepacket_layout *layout,
+                                        uint64_t data,
+                                        const int32_t *live,
+                                        size_t n_traces,
+                                        const sg_wavepacket_pocs_options *options);
+
+/*
+ `sg_wavepacket_pocs_device_f32` for a double-precision layout.
+ */
+sg_status sg_wavepacket_pocs_device_f64(const sg_wavepacket_layout *layout,
+                                        uint64_t data,
+                                        const int32_t *live,
+                                        size_t n_traces,
+                                        const sg_wavepacket_pocs_options *options);
+
+/*
+ `sg_wavepacket_sparse_approximation_f32` on device memory: `data` (n_samples floats)
+ and `coeffs` (2·n_coefficients floats, interleaved re, im) are `CUdeviceptr` values in
+ the host call's layouts (device memory of the context's device); they must not overlap.
+ `options` (NULL: the defaults), `kept` and `residual` (each may be NULL) are host
+ memory. The call **waits**: the support is chosen and the refit's step lengths computed
+ on the host between the transforms (which run on the device, as in the host call), and
+ `*kept` and `*residual` are host outputs; the data are read once after the work queued
+ on the context's stream and the coefficients copied into `coeffs` ordered on it, so the
+ call cannot be captured into a CUDA graph. Non-finite data give `SG_ERR_NON_FINITE`
+ (they are read on the host); the progress callback is not called. On failure nothing is
+ written. `SG_ERR_INVALID_ARGUMENT` for an address the driver does not know as device
+ memory of the context's device holding the array; `SG_ERR_UNSUPPORTED` on a CPU
+ context. The results equal those of `sg_wavepacket_sparse_approximation_f32` on the
+ same GPU to rounding (the adjoint's atomic additions, as
+ `sg_wavepacket_adjoint_device_f32`); a support member whose score ties with another's
+ to rounding may be exchanged for it.
+ */
+sg_status sg_wavepacket_sparse_approximation_device_f32(const sg_wavepacket_layout *layout,
+                                                        uint64_t data,
+                                                        uint64_t coeffs,
+                                                        size_t s,
+                                                        const sg_wavepacket_sparse_options *options,
+                                                        size_t *kept,
+                                                        double *residual);
+
+/*
+ `sg_wavepacket_sparse_approximation_device_f32` for a double-precision layout.
+ */
+sg_status sg_wavepacket_sparse_approximation_device_f64(const sg_wavepacket_layout *layout,
+                                                        uint64_t data,
+                                                        uint64_t coeffs,
+                                                        size_t s,
+                                                        const sg_wavepacket_sparse_options *options,
+                                                        size_t *kept,
+                                                        double *residual);
+
+/*
  Creates a tiled volume of `dim` (2 or 3) axes: `volume_shape` samples per axis (axis 1
  fastest, any sizes ≥ 1), cut into tiles of `tile_shape` (each 8 … 2^20; the last tile along
  an axis is zero-padded past the volume's end), each tile a layout of `options` (NULL: the
@@ -2254,7 +2326,9 @@ void sg_wavepacket_volume_destroy(sg_wavepacket_volume *volume);
 /*
  Device bytes the volume's tile transforms hold on all their contexts, into `*bytes` (0 on
  CPU contexts): per context, what `sg_wavepacket_layout_workspace_bytes` counts for one
- layout of the tile shape.
+ layout of the tile shape; on a volume of one CUDA context also the device calls' tables
+ (the common grids' rows and each tile's grid shifts) and one tile's data and
+ coefficients, made at creation.
  `volume` and `bytes` must not be NULL. Thread-safe.
  */
 sg_status sg_wavepacket_volume_workspace_bytes(const sg_wavepacket_volume *volume, size_t *bytes);
@@ -2344,6 +2418,88 @@ sg_status sg_wavepacket_volume_inverse_f64(const sg_wavepacket_volume *volume,
                                            size_t max_iterations,
                                            size_t *iterations,
                                            double *residual);
+
+/*
+ `sg_wavepacket_volume_forward_f32` on device memory: `data` (n_samples floats, axis 1
+ fastest) and `coeffs` (2·n_coefficients floats, interleaved re, im, on the common grids
+ as the host call writes them) are `CUdeviceptr` values (device memory of the volume's
+ context's device, the first context's for a volume of several: `cudaMalloc`,
+ `cuMemAlloc`, a pool or managed memory); they must not overlap. On a volume of one
+ context the call is queued on the context's stream (`sg_context_set_stream`) and returns
+ without waiting: each tile is cut from `data`, transformed and added into `coeffs` in tile
+ order on the device, with buffers made at the volume's creation (nothing allocated, no
+ host copy), so the call can be captured into a CUDA graph; non-finite data are not looked
+ for (only with `sg_context_set_device_checks` on). A volume over several contexts adds the
+ tiles' coefficients on the host, as the host call: there the call **waits** (the data are
+ read once after the work queued on the stream and the coefficients copied into `coeffs`
+ ordered on it), cannot be captured, and non-finite data give `SG_ERR_NON_FINITE`. The
+ progress callback is not called. `SG_ERR_INVALID_ARGUMENT` for an address the driver does
+ not know as device memory of that device holding the array; `SG_ERR_UNSUPPORTED` on a
+ CPU context. Bit for bit the coefficients of `sg_wavepacket_volume_forward_f32` on the
+ same GPUs.
+ */
+sg_status sg_wavepacket_volume_forward_device_f32(const sg_wavepacket_volume *volume,
+                                                  uint64_t data,
+                                                  uint64_t coeffs);
+
+/*
+ `sg_wavepacket_volume_forward_device_f32` for a double-precision volume.
+ */
+sg_status sg_wavepacket_volume_forward_device_f64(const sg_wavepacket_volume *volume,
+                                                  uint64_t data,
+                                                  uint64_t coeffs);
+
+/*
+ `sg_wavepacket_volume_adjoint_f32` on device memory (arrays as in
+ `sg_wavepacket_volume_forward_device_f32`, not overlapping). Queued without waiting and
+ capturable on a volume of one context (each tile's window taken from `coeffs`, its
+ adjoint, its samples written into `data`, on the device; non-finite coefficients looked
+ for only with device checks on); over several contexts it **waits** as the forward does
+ and non-finite coefficients give `SG_ERR_NON_FINITE`. The progress callback is not
+ called. The data equal those of `sg_wavepacket_volume_adjoint_f32` on the same GPUs to
+ rounding: each tile's adjoint accumulates with atomic additions, whose order follows the
+ threads' timing (as `sg_wavepacket_adjoint_device_f32`).
+ */
+sg_status sg_wavepacket_volume_adjoint_device_f32(const sg_wavepacket_volume *volume,
+                                                  uint64_t coeffs,
+                                                  uint64_t data);
+
+/*
+ `sg_wavepacket_volume_adjoint_device_f32` for a double-precision volume.
+ */
+sg_status sg_wavepacket_volume_adjoint_device_f64(const sg_wavepacket_volume *volume,
+                                                  uint64_t coeffs,
+                                                  uint64_t data);
+
+/*
+ `sg_wavepacket_volume_inverse_f32` on device memory (arrays as in
+ `sg_wavepacket_volume_forward_device_f32`, not overlapping; `iterations` and `residual`
+ host memory, each may be NULL). The call **waits**, on any volume: the coefficients are
+ read once after the work queued on the context's stream, the inverse runs as in the host
+ call (each conjugate-gradient iteration's step and stopping test need scalars on the
+ host), and the volume is copied into `data` ordered on the stream; it cannot be captured.
+ Non-finite coefficients give `SG_ERR_NON_FINITE`; the progress callback is not called; on
+ failure nothing is written. Equal to the data of `sg_wavepacket_volume_inverse_f32` on
+ the same GPUs to rounding (as the adjoint).
+ */
+sg_status sg_wavepacket_volume_inverse_device_f32(const sg_wavepacket_volume *volume,
+                                                  uint64_t coeffs,
+                                                  uint64_t data,
+                                                  double tolerance,
+                                                  size_t max_iterations,
+                                                  size_t *iterations,
+                                                  double *residual);
+
+/*
+ `sg_wavepacket_volume_inverse_device_f32` for a double-precision volume.
+ */
+sg_status sg_wavepacket_volume_inverse_device_f64(const sg_wavepacket_volume *volume,
+                                                  uint64_t coeffs,
+                                                  uint64_t data,
+                                                  double tolerance,
+                                                  size_t max_iterations,
+                                                  size_t *iterations,
+                                                  double *residual);
 
 /*
  Tile `tile` (< the product of `sg_wavepacket_volume_sizes`' `tiles`; tile order: axis 1

@@ -296,6 +296,8 @@ namespace detail {
 class context_ref {
 public:
     explicit context_ref(const context &ctx) : handle_(ctx.handle_) {}
+    // No context (a plan whose creation is about to be refused); set_stream then fails.
+    context_ref() = default;
     // sg_context_set_stream on the plan's context.
     void set_stream(stream_t stream) const {
         check(sg_context_set_stream(handle_.get(), reinterpret_cast<uint64_t>(stream)));
@@ -716,6 +718,12 @@ struct inverse_report {
     double residual;
 };
 
+// How a sparse approximation went: the non-zero coefficients and ‖f − C*c‖/‖f‖.
+struct sparse_report {
+    std::size_t kept;
+    double residual;
+};
+
 // A wave-packet box layout of one data shape and its transforms in one precision
 // (sg_wavepacket_*). Coefficients are interleaved (re, im), box after box.
 class wavepacket_layout
@@ -900,6 +908,43 @@ public:
         }
         return r;
     }
+    // POCS on device `data`, in place (sg_wavepacket_pocs_device_*): `live` one 0 or 1 per
+    // trace, `options` nullptr for the defaults. The call waits (each iteration's
+    // correction filter runs on the host); `data` is written on the context's stream.
+    template <class T>
+    void pocs_device(device_view<T> data, view<const int32_t> live,
+                     const sg_wavepacket_pocs_options *options = nullptr) const {
+        static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+        detail::need(data, n_samples_, "data");
+        if constexpr (std::is_same_v<T, float>) {
+            check(sg_wavepacket_pocs_device_f32(get(), data.address(), live.data(), live.size(),
+                                                options));
+        } else {
+            check(sg_wavepacket_pocs_device_f64(get(), data.address(), live.data(), live.size(),
+                                                options));
+        }
+    }
+    // The sparse approximation of device `data` into device `coeffs`
+    // (sg_wavepacket_sparse_approximation_device_*): at most `s` non-zero coefficients;
+    // `options` nullptr for the defaults. The call waits (the support is chosen on the
+    // host); `coeffs` is written on the context's stream.
+    template <class T>
+    sparse_report sparse_approximation_device(
+        device_view<const T> data, device_view<T> coeffs, std::size_t s,
+        const sg_wavepacket_sparse_options *options = nullptr) const {
+        static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+        detail::need(data, n_samples_, "data");
+        detail::need(coeffs, 2 * n_coefficients_, "coeffs");
+        sparse_report r{0, 0.0};
+        if constexpr (std::is_same_v<T, float>) {
+            check(sg_wavepacket_sparse_approximation_device_f32(
+                get(), data.address(), coeffs.address(), s, options, &r.kept, &r.residual));
+        } else {
+            check(sg_wavepacket_sparse_approximation_device_f64(
+                get(), data.address(), coeffs.address(), s, options, &r.kept, &r.residual));
+        }
+        return r;
+    }
 
     // The same on `stream`, which becomes the context's stream (see stream_t).
     template <class T>
@@ -940,6 +985,19 @@ public:
         ctx_.set_stream(stream);
         return estimate_noise_device<T>(coeffs);
     }
+    template <class T>
+    void pocs_device(stream_t stream, device_view<T> data, view<const int32_t> live,
+                     const sg_wavepacket_pocs_options *options = nullptr) const {
+        ctx_.set_stream(stream);
+        pocs_device<T>(data, live, options);
+    }
+    template <class T>
+    sparse_report sparse_approximation_device(
+        stream_t stream, device_view<const T> data, device_view<T> coeffs, std::size_t s,
+        const sg_wavepacket_sparse_options *options = nullptr) const {
+        ctx_.set_stream(stream);
+        return sparse_approximation_device<T>(data, coeffs, s, options);
+    }
 
 private:
     template <class D, class C> void sizes(const view<D> &data, const view<C> &coeffs) const {
@@ -966,7 +1024,8 @@ public:
     // wavepacket_layout's.
     wavepacket_volume(const context &ctx, const std::vector<std::size_t> &volume_shape,
                       const std::vector<std::size_t> &tile_shape, int32_t precision,
-                      const sg_wavepacket_layout_options *options = nullptr) {
+                      const sg_wavepacket_layout_options *options = nullptr)
+        : ctx_(ctx) {
         dims(volume_shape, tile_shape);
         check(sg_wavepacket_volume_create(ctx.get(), static_cast<int32_t>(volume_shape.size()),
                                           volume_shape.data(), tile_shape.data(), precision,
@@ -975,11 +1034,13 @@ public:
     }
 
     // The tiles dealt out over `contexts` (e.g. one per GPU; tile i on context i mod K, one
-    // thread each). The contexts must outlive the volume.
+    // thread each). The contexts must outlive the volume; the device calls take arrays on
+    // the first one's device and order them on its stream.
     wavepacket_volume(const std::vector<const context *> &contexts,
                       const std::vector<std::size_t> &volume_shape,
                       const std::vector<std::size_t> &tile_shape, int32_t precision,
-                      const sg_wavepacket_layout_options *options = nullptr) {
+                      const sg_wavepacket_layout_options *options = nullptr)
+        : ctx_(first(contexts)) {
         dims(volume_shape, tile_shape);
         std::vector<const sg_context *> handles;
         for (const context *c : contexts) {
@@ -1034,7 +1095,78 @@ public:
         return r;
     }
 
+    // C, C* and the inverse on device memory (sg_wavepacket_volume_*_device_*), ordered on
+    // the context's stream. C and C* of a volume on one context run on the device and
+    // return without waiting; over several contexts they wait (the tiles' coefficients are
+    // added on the host), as the inverse always does.
+    template <class T> void forward_device(device_view<const T> data, device_view<T> coeffs) const {
+        static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+        detail::need(data, n_samples_, "data");
+        detail::need(coeffs, 2 * n_coefficients_, "coeffs");
+        if constexpr (std::is_same_v<T, float>) {
+            check(sg_wavepacket_volume_forward_device_f32(get(), data.address(), coeffs.address()));
+        } else {
+            check(sg_wavepacket_volume_forward_device_f64(get(), data.address(), coeffs.address()));
+        }
+    }
+    template <class T> void adjoint_device(device_view<const T> coeffs, device_view<T> data) const {
+        static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+        detail::need(data, n_samples_, "data");
+        detail::need(coeffs, 2 * n_coefficients_, "coeffs");
+        if constexpr (std::is_same_v<T, float>) {
+            check(sg_wavepacket_volume_adjoint_device_f32(get(), coeffs.address(), data.address()));
+        } else {
+            check(sg_wavepacket_volume_adjoint_device_f64(get(), coeffs.address(), data.address()));
+        }
+    }
+    template <class T>
+    inverse_report inverse_device(device_view<const T> coeffs, device_view<T> data,
+                                  double tolerance, std::size_t max_iterations) const {
+        static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+        detail::need(data, n_samples_, "data");
+        detail::need(coeffs, 2 * n_coefficients_, "coeffs");
+        inverse_report r{0, 0.0};
+        if constexpr (std::is_same_v<T, float>) {
+            check(sg_wavepacket_volume_inverse_device_f32(get(), coeffs.address(), data.address(),
+                                                          tolerance, max_iterations,
+                                                          &r.iterations, &r.residual));
+        } else {
+            check(sg_wavepacket_volume_inverse_device_f64(get(), coeffs.address(), data.address(),
+                                                          tolerance, max_iterations,
+                                                          &r.iterations, &r.residual));
+        }
+        return r;
+    }
+
+    // The same on `stream`, which becomes the (first) context's stream (see stream_t).
+    template <class T>
+    void forward_device(stream_t stream, device_view<const T> data, device_view<T> coeffs) const {
+        ctx_.set_stream(stream);
+        forward_device<T>(data, coeffs);
+    }
+    template <class T>
+    void adjoint_device(stream_t stream, device_view<const T> coeffs, device_view<T> data) const {
+        ctx_.set_stream(stream);
+        adjoint_device<T>(coeffs, data);
+    }
+    template <class T>
+    inverse_report inverse_device(stream_t stream, device_view<const T> coeffs,
+                                  device_view<T> data, double tolerance,
+                                  std::size_t max_iterations) const {
+        ctx_.set_stream(stream);
+        return inverse_device<T>(coeffs, data, tolerance, max_iterations);
+    }
+
 private:
+    // The first of `contexts` (none for an empty list or a null entry, which the C call
+    // refuses).
+    static detail::context_ref first(const std::vector<const context *> &contexts) {
+        if (contexts.empty() || contexts.front() == nullptr) {
+            return detail::context_ref();
+        }
+        return detail::context_ref(*contexts.front());
+    }
+
     // The C call reads `dim` sizes from each: both must hold that many.
     static void dims(const std::vector<std::size_t> &volume_shape,
                      const std::vector<std::size_t> &tile_shape) {
@@ -1057,6 +1189,7 @@ private:
 
     std::size_t n_samples_ = 0, n_coefficients_ = 0, n_boxes_ = 0;
     std::size_t tiles_[3] = {1, 1, 1};
+    detail::context_ref ctx_;
 };
 
 // One day of window spectra (sg_xcorr_spectra_*), made by xcorr_plan::preprocess.

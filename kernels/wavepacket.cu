@@ -432,3 +432,112 @@ extern "C" __global__ void wp_noise_count(const cpx *__restrict__ coeffs, const 
     }
     sel_flush(h, st);
 }
+
+// Tiled volumes (src/wavepacket/cuda/tiled.rs). A tile of n1 × n2 × n3 samples (n in all)
+// whose sample (0, 0, 0) is volume sample `at`, in a volume whose axis 2 and 3 strides are
+// v1 and v12: tile sample (i1, i2, i3) is the volume's at + i1 + i2·v1 + i3·v12 while
+// i1 < w1, i2 < w2 and i3 < w3 (the part inside the volume), 0 past the volume's end.
+__device__ __forceinline__ bool tile_sample(long long i, long long at, long long v1, long long v12,
+                                            long long w1, long long w2, long long w3, long long n1,
+                                            long long n2, long long *v)
+{
+    long long i1 = i % n1, i2 = (i / n1) % n2, i3 = i / (n1 * n2);
+    *v = at + i1 + i2 * v1 + i3 * v12;
+    return i1 < w1 && i2 < w2 && i3 < w3;
+}
+
+// The tile from the volume (`read_tile`): a copy, 0 past the volume's end.
+extern "C" __global__ void wp_tile_cut(const REAL *__restrict__ volume, REAL *__restrict__ tile,
+                                       long long at, long long v1, long long v12, long long w1,
+                                       long long w2, long long w3, long long n1, long long n2,
+                                       long long n)
+{
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        long long v;
+        tile[i] = tile_sample(i, at, v1, v12, w1, w2, w3, n1, n2, &v) ? volume[v] : (REAL)0;
+    }
+}
+
+// The transpose (`write_tile`): the tile's samples inside the volume, copied there (the
+// tiles do not overlap).
+extern "C" __global__ void wp_tile_put(const REAL *__restrict__ tile, REAL *__restrict__ volume,
+                                       long long at, long long v1, long long v12, long long w1,
+                                       long long w2, long long w3, long long n1, long long n2,
+                                       long long n)
+{
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        long long v;
+        if (tile_sample(i, at, v1, v12, w1, w2, w3, n1, n2, &v))
+            volume[v] = tile[i];
+    }
+}
+
+// A tiled volume's common grids (src/wavepacket/tiles.rs): per box (layout order) GRID_FIELDS
+// long longs, below; per row of a box's grid (along axis 1) two: its first index Y1 and where
+// it starts in the coefficient array. A tile's window: three offsets per box.
+#define G_N1 0   // the box's shape
+#define G_N2 1
+#define G_N3 2
+#define G_LO2 3  // the grid's first row index along axes 2 and 3
+#define G_LO3 4
+#define G_ROWS2 5 // rows along axis 2
+#define G_ROW 6  // the box's first row in the row table
+#define GRID_FIELDS 7
+
+// The centred local index of y on an axis of length l: y, or y − l past the middle.
+__device__ __forceinline__ long long centred_index(long long y, long long l)
+{
+    return y < l - l / 2 ? y : y - l;
+}
+
+// Where a tile's coefficient e (layout order; `first`: each box's first, n_boxes of them)
+// lies on the common grids, its window at `offsets`.
+__device__ __forceinline__ long long common_index(const long long *__restrict__ first,
+                                                  const long long *__restrict__ grid,
+                                                  const long long *__restrict__ rows,
+                                                  const long long *__restrict__ offsets, int n_boxes,
+                                                  long long e)
+{
+    int b = find_row(first, n_boxes, e);
+    const long long *g = grid + (long long)b * GRID_FIELDS;
+    const long long *o = offsets + 3LL * b;
+    long long n1 = g[G_N1], n2 = g[G_N2], k = e - first[b];
+    long long y1 = o[0] + centred_index(k % n1, n1);
+    long long y2 = o[1] + centred_index((k / n1) % n2, n2);
+    long long y3 = o[2] + centred_index(k / (n1 * n2), g[G_N3]);
+    long long r = g[G_ROW] + (y2 - g[G_LO2]) + (y3 - g[G_LO3]) * g[G_ROWS2];
+    return rows[2 * r + 1] + (y1 - rows[2 * r]);
+}
+
+// Adds a tile's coefficients (m, layout order) into the common grids (`scatter`): within one
+// tile every coefficient has its own place, so no two threads meet.
+extern "C" __global__ void wp_tile_add(const cpx *__restrict__ local, cpx *__restrict__ common,
+                                       const long long *__restrict__ first,
+                                       const long long *__restrict__ grid,
+                                       const long long *__restrict__ rows,
+                                       const long long *__restrict__ offsets, int n_boxes, long long m)
+{
+    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < m;
+         e += (long long)gridDim.x * blockDim.x) {
+        long long i = common_index(first, grid, rows, offsets, n_boxes, e);
+        cpx c = common[i], l = local[e];
+        c.re = c.re + l.re;
+        c.im = c.im + l.im;
+        common[i] = c;
+    }
+}
+
+// The transpose (`gather`): a tile's window of the common grids, copied into its
+// coefficients.
+extern "C" __global__ void wp_tile_take(const cpx *__restrict__ common, cpx *__restrict__ local,
+                                        const long long *__restrict__ first,
+                                        const long long *__restrict__ grid,
+                                        const long long *__restrict__ rows,
+                                        const long long *__restrict__ offsets, int n_boxes, long long m)
+{
+    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < m;
+         e += (long long)gridDim.x * blockDim.x)
+        local[e] = common[common_index(first, grid, rows, offsets, n_boxes, e)];
+}

@@ -13,9 +13,8 @@ was loaded and which backend runs.
 GPU arrays (CuPy, PyTorch, anything with ``__cuda_array_interface__``, DLPack producers on a
 CUDA device) go to every capability's device calls where they are, with no copy, on their
 stream; the results are arrays of the same library, or ``out=`` (docs/python.md, "Arrays on
-the GPU"). The calls without device entry points in the C library (a few wave-packet
-operations, tiled volumes) copy CuPy arrays and PyTorch tensors through host memory and
-return NumPy arrays.
+the GPU"). Calls without device entry points in the C library copy CuPy arrays and
+PyTorch tensors through host memory and return NumPy arrays.
 """
 
 from __future__ import annotations

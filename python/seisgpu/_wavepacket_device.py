@@ -1,6 +1,7 @@
-"""A wave-packet layout's calls on arrays in GPU memory (``sg_wavepacket_*_device_*``): the
-data C-ordered in the layout's shape, the coefficients a 1-D complex array, both read and
-written where they are. Tiled volumes have no device calls."""
+"""A wave-packet layout's or tiled volume's calls on arrays in GPU memory
+(``sg_wavepacket_*_device_*``, ``sg_wavepacket_volume_*_device_*``): the data C-ordered in
+the object's shape, the coefficients a 1-D complex array, both read and written where they
+are."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ _NOT_COPIED = "pass out=coeffs to {} the coefficients in place"
 
 
 def _fn(layout: Any, verb: str) -> str:
-    return f"sg_wavepacket_{verb}_device_{_arrays.SUFFIX[layout.real_dtype]}"
+    return f"{layout._kind}_{verb}_device_{_arrays.SUFFIX[layout.real_dtype]}"
 
 
 def _data(layout: Any, call: _device.DeviceCall, name: str) -> _device.DeviceArray:
@@ -60,6 +61,45 @@ def inverse(layout: Any, arrays: _device.Gathered, tolerance: float, max_iterati
         call.run(_fn(layout, "inverse"), layout._ptr(), c.ptr, d.ptr, tolerance,
                  max_iterations, ctypes.byref(it), ctypes.byref(res))
     return result, it.value, res.value
+
+
+def pocs(layout: Any, arrays: _device.Gathered, flags: Any, n_traces: int, options: Any
+         ) -> Any:
+    """POCS on the GPU (`flags` and `options` host values), in place when `out` is `data`;
+    otherwise on a copy made by the data's library (then copied into `out`). The call
+    waits (each iteration's correction filter runs on the host)."""
+    with _device.DeviceCall(layout.ctx, arrays) as call:
+        d = _data(layout, call, "data")
+        args = (flags.ctypes.data, n_traces, ctypes.byref(options))
+        target = call.arrays.get("out")
+        if target is not None:
+            result, o = call.output(d, d.shape, d.dtype)
+            if o.ptr == d.ptr:
+                call.run(_fn(layout, "pocs"), layout._ptr(), o.ptr, *args)
+                return result
+            if o.library != d.library:
+                raise InvalidArgumentError(
+                    f"out: a {type(o.obj).__name__}, data a {type(d.obj).__name__}: pass "
+                    "out= of the data's library, or out=data (in place)")
+        work = _device.duplicate(d, "pass out=data to interpolate the data in place")
+        call.run(_fn(layout, "pocs"), layout._ptr(), work.ptr, *args)
+        if target is None:
+            return work.obj
+        _device.copy_into(target.obj, work.obj, d.library)
+        return target.obj
+
+
+def sparse_approximation(layout: Any, arrays: _device.Gathered, s: int, options: Any
+                         ) -> tuple[Any, int, float]:
+    """The sparse approximation on the GPU (`options` a host value); the call waits (the
+    support is chosen on the host)."""
+    with _device.DeviceCall(layout.ctx, arrays) as call:
+        d = _data(layout, call, "data")
+        result, c = call.output(d, (layout.n_coefficients,), layout.dtype)
+        kept, res = ctypes.c_size_t(), ctypes.c_double()
+        call.run(_fn(layout, "sparse_approximation"), layout._ptr(), d.ptr, c.ptr, s,
+                 ctypes.byref(options), ctypes.byref(kept), ctypes.byref(res))
+    return result, kept.value, res.value
 
 
 def threshold(layout: Any, arrays: _device.Gathered, mode: int, kind: int, value: float

@@ -118,15 +118,16 @@ class _Frame(Plan):
 
     def _gpu_arrays(self, **arrays: Any) -> _device.Gathered | None:
         """The call's arrays when they are in GPU memory and this object has device calls
-        (a layout); None for host arrays, and for a volume (which copies GPU arrays through
-        host memory)."""
+        (layouts and volumes); None for host arrays."""
         return _device.gather(**arrays) if self._device_calls else None
 
     def forward(self, data: Any, *, out: Any = None) -> np.ndarray:
         """C: the coefficients of `data` (an array of the layout's shape and dtype).
         Non-finite data raises :class:`seisgpu.NonFiniteError` (GPU arrays of a layout:
         not looked for; the call returns without waiting, bit for bit the host call's
-        coefficients on the same GPU)."""
+        coefficients on the same GPU; of a volume on one context likewise, the tiles cut
+        and added on the device; of a volume over several contexts: the call waits, the
+        tiles being added on the host, bit for bit the host call's coefficients)."""
         on_gpu = self._gpu_arrays(data=data, out=out)
         if on_gpu is not None:
             return _on_gpu.forward(self, on_gpu)
@@ -137,9 +138,10 @@ class _Frame(Plan):
 
     def adjoint(self, coeffs: Any, *, out: Any = None) -> np.ndarray:
         """C*: the real data synthesised from `coeffs` (the real part of the exact adjoint,
-        ⟨C f, c⟩ = ⟨f, C* c⟩ for real f). GPU arrays of a layout: the call returns
-        without waiting; equal to the host call on the same GPU to rounding (its
-        non-uniform FFT adds with atomic additions)."""
+        ⟨C f, c⟩ = ⟨f, C* c⟩ for real f). GPU arrays of a layout or a volume: the call
+        returns without waiting (of a volume over several contexts: it waits); equal to the
+        host call on the same GPU to rounding (its non-uniform FFT adds with atomic
+        additions)."""
         on_gpu = self._gpu_arrays(coeffs=coeffs, out=out)
         if on_gpu is not None:
             return _on_gpu.adjoint(self, on_gpu)
@@ -153,10 +155,9 @@ class _Frame(Plan):
         """The data whose coefficients are closest to `coeffs` (least squares): C* and the
         correction filter, refined by conjugate gradients on C*C until the relative
         residual is ≤ `tolerance` or `max_iterations` were made (0: the filter alone).
-        Returns ``(data, iterations, residual)``. GPU arrays of a layout: the
-        coefficients stay on the GPU and the data are written there, but the call
-        **waits** (each iteration's stopping test reads the residual on the host); equal to
-        the host call on the same GPU to rounding."""
+        Returns ``(data, iterations, residual)``. GPU arrays: the data are written on
+        the GPU, but the call **waits** (each iteration's stopping test reads the residual
+        on the host); equal to the host call on the same GPU to rounding."""
         max_it = _arrays.count(max_iterations, "max_iterations")
         on_gpu = self._gpu_arrays(coeffs=coeffs, out=out)
         if on_gpu is not None:
@@ -331,11 +332,18 @@ class WavepacketLayout(_Frame):
         """At most `s` non-zero coefficients whose synthesis C*c approximates `data`
         (support grown in `stages` stages with least-squares refits of `refit_iterations`
         CGLS iterations, then two exchange rounds). Returns ``(coeffs, kept, residual)``,
-        residual = ‖f − C*c‖/‖f‖."""
-        d = self._data(data)
+        residual = ‖f − C*c‖/‖f‖. GPU arrays: the coefficients are written on the GPU,
+        but the call **waits** (the support is chosen on the host); equal to the host call
+        on the same GPU to rounding."""
+        on_gpu = self._gpu_arrays(data=data, out=out)
+        d = self._data(data) if on_gpu is None else None
         o = fill(_lib.lib.sg_wavepacket_sparse_options_default(),
                  {"stages": stages, "refit_iterations": refit_iterations},
                  "sparse_approximation")
+        if on_gpu is not None:
+            return SparseResult(*_on_gpu.sparse_approximation(
+                self, on_gpu, _arrays.count(s, "s"), o))
+        assert d is not None
         c, _ = _arrays.output(out, (self.n_coefficients,), self.dtype)
         kept, res = ctypes.c_size_t(), ctypes.c_double()
         self._call("sparse_approximation", d.ctypes.data, c.ctypes.data,
@@ -352,8 +360,11 @@ class WavepacketLayout(_Frame):
         (``"exponential"`` or ``"linear"``), ``first``, ``last`` (thresholds as fractions
         of the largest |c|/‖ψ_b‖, 0 < last ≤ first ≤ 1; 0.003). Returns the interpolated
         data (a new array, or `out`; ``out=data`` works in place); recorded traces come
-        out unchanged."""
-        d = self._data(data)
+        out unchanged. GPU data (`live` may be a host or GPU array): the result is written
+        on the GPU, but the call **waits** (each iteration's correction filter runs on the
+        host); equal to the host call on the same GPU to rounding."""
+        on_gpu = self._gpu_arrays(data=data, out=out)
+        d = self._data(data) if on_gpu is None else None
         mask = _arrays.host(live, "live")
         if mask.shape != self.shape[:-1]:
             raise InvalidArgumentError(
@@ -363,6 +374,9 @@ class WavepacketLayout(_Frame):
                  {"iterations": iterations, "schedule": schedule, "first": first,
                   "last": last}, "pocs", {"schedule": _SCHEDULES})
         n_traces = int(np.prod(self.shape[:-1]))
+        if on_gpu is not None:
+            return _on_gpu.pocs(self, on_gpu, flags, n_traces, o)
+        assert d is not None
         args = (flags.ctypes.data, n_traces, ctypes.byref(o))
         if out is not None:
             target = _arrays.check_out(out, self.shape, self.real_dtype)

@@ -35,7 +35,10 @@ class WavepacketVolume(_Frame):
     ----------
     ctx:
         A context, or a list of contexts (e.g. one per GPU): the tiles are dealt out over
-        them, one thread each, all at once; results equal those of one context.
+        them, one thread each, all at once; results equal those of one context. GPU arrays
+        (CuPy, PyTorch) are read and written where they are, on the first context's GPU:
+        with one context, forward and adjoint run on the device and return without
+        waiting; over several, and for the inverse, the calls wait.
     shape, tile:
         The volume's and a tile's shapes, NumPy order (2 or 3 axes; tile axes 8 … 2^20;
         the last tile along an axis is zero-padded).
@@ -46,6 +49,7 @@ class WavepacketVolume(_Frame):
     _destroy = "sg_wavepacket_volume_destroy"
     _workspace = "sg_wavepacket_volume_workspace_bytes"
     _kind = "sg_wavepacket_volume"
+    _device_calls = True
 
     def __init__(self, ctx: Context | Sequence[Context], shape: Any, tile: Any,
                  dtype: Any = np.float32, **options: Any) -> None:
@@ -75,6 +79,8 @@ class WavepacketVolume(_Frame):
                 contexts[0]._ptr(), len(self.shape), dims, tiles, p, ctypes.byref(o),
                 ctypes.byref(self._h)))
         self.contexts = contexts
+        # The device calls take arrays on the first context's GPU, ordered on its stream.
+        self.ctx = contexts[0]
         n, m, counts, boxes = (ctypes.c_size_t(), ctypes.c_size_t(), (ctypes.c_size_t * 3)(),
                                ctypes.c_size_t())
         check("sg_wavepacket_volume_sizes", _lib.lib.sg_wavepacket_volume_sizes(

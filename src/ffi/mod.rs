@@ -23,6 +23,7 @@ pub mod usfft;
 pub mod version;
 pub mod wavepacket;
 pub mod wavepacket_volume;
+pub mod wavepacket_volume_device;
 pub mod wavepacket_volume_tiles;
 pub mod xcorr;
 

@@ -183,7 +183,9 @@ pub extern "C" fn sg_wavepacket_volume_destroy(volume: *mut sg_wavepacket_volume
 
 /// Device bytes the volume's tile transforms hold on all their contexts, into `*bytes` (0 on
 /// CPU contexts): per context, what `sg_wavepacket_layout_workspace_bytes` counts for one
-/// layout of the tile shape.
+/// layout of the tile shape; on a volume of one CUDA context also the device calls' tables
+/// (the common grids' rows and each tile's grid shifts) and one tile's data and
+/// coefficients, made at creation.
 /// `volume` and `bytes` must not be NULL. Thread-safe.
 #[no_mangle]
 pub extern "C" fn sg_wavepacket_volume_workspace_bytes(

@@ -6,6 +6,7 @@ use super::inverse::CorrectionFilter;
 use super::layout::Layout;
 use super::WavepacketPlan;
 use crate::error::Result;
+use crate::progress::Reporter;
 use crate::sample::Real;
 use num_complex::Complex;
 
@@ -310,6 +311,19 @@ impl<T: Real> WavepacketPlan<T> {
         live: &[bool],
         opts: &PocsOptions,
     ) -> Result<()> {
+        let mut reporter = self.context().reporter();
+        self.pocs_reported(filter, data, live, opts, &mut reporter)
+    }
+
+    /// `pocs_interpolate` reporting to `reporter`.
+    pub(super) fn pocs_reported(
+        &self,
+        filter: &CorrectionFilter<T>,
+        data: &mut [T],
+        live: &[bool],
+        opts: &PocsOptions,
+        reporter: &mut Reporter,
+    ) -> Result<()> {
         self.check_pocs(data, live, opts)?;
         let l = self.layout();
         let n1 = l.shape[0];
@@ -321,7 +335,6 @@ impl<T: Real> WavepacketPlan<T> {
         self.forward_unchecked(&x, &mut c)?;
         let smax = largest_correlation(l, &c, &norms);
         drop(c);
-        let mut reporter = self.context().reporter();
         reporter.stage("wave-packet POCS", 1.0, opts.iterations);
         for i in 0..opts.iterations {
             // What lies at or below the threshold (|c|/‖ψ_b‖ ≤ t): the part to remove.

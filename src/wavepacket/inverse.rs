@@ -53,14 +53,15 @@ pub(crate) trait Frame<T: Real> {
 
 /// The data whose coefficients are closest (least squares) to `coeffs`: the correction
 /// filter applied to C*c, then conjugate gradients on C*C until `stop`. Checks, in order: a
-/// tolerance in (0, 1), the array sizes, finite coefficients. Reports progress to the
-/// context's callback (stage "wave-packet inverse", one item per iteration); `data` is
-/// written only at the end, so a stop leaves it as it was.
+/// tolerance in (0, 1), the array sizes, finite coefficients. Reports progress to
+/// `reporter` (stage "wave-packet inverse", one item per iteration); `data` is written only
+/// at the end, so a stop leaves it as it was.
 pub(crate) fn invert<T: Real>(
     frame: &impl Frame<T>,
     coeffs: &[Complex<T>],
     data: &mut [T],
     stop: Stop,
+    reporter: &mut Reporter,
 ) -> Result<InverseReport> {
     let tolerance = stop.tolerance;
     if !(tolerance > 0.0 && tolerance < 1.0) {
@@ -72,8 +73,7 @@ pub(crate) fn invert<T: Real>(
     check_finite(coeffs, &frame.context().cpu)?;
     let b = frame.adjoint_of(coeffs)?;
     let start = frame.filtered(&b);
-    let mut reporter = frame.context().reporter();
-    solve(&b, start, |v| frame.normal(v), stop, &mut reporter, data)
+    solve(&b, start, |v| frame.normal(v), stop, reporter, data)
 }
 
 /// 1/Ĥ on the data grid (circular DFT), Ĥ the spectrum of C*C δ_centre.
@@ -169,7 +169,8 @@ impl<T: Real> WavepacketPlan<T> {
         max_iterations: usize,
     ) -> Result<InverseReport> {
         let frame = Filtered { plan: self, filter };
-        invert(&frame, coeffs, data, Stop::new(tolerance, max_iterations))
+        let stop = Stop::new(tolerance, max_iterations);
+        invert(&frame, coeffs, data, stop, &mut self.context().reporter())
     }
 }
 

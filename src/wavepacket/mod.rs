@@ -23,6 +23,7 @@ pub mod cpu;
 pub mod cuda;
 mod device_calls;
 mod device_coeffs;
+mod device_iterations;
 pub mod gaps;
 pub mod inverse;
 pub mod layout;
@@ -34,6 +35,7 @@ mod lebedev_table;
 pub mod sparse;
 pub mod tile_steps;
 pub mod tiles;
+mod tiles_device;
 pub mod windows;
 
 use crate::backend::cpu::CpuBackend;

@@ -12,6 +12,7 @@
 use super::layout::Layout;
 use super::WavepacketPlan;
 use crate::error::Result;
+use crate::progress::Reporter;
 use crate::sample::Real;
 use num_complex::Complex;
 
@@ -97,6 +98,17 @@ impl<T: Real> WavepacketPlan<T> {
         s: usize,
         opts: &SparseOptions,
     ) -> Result<(Vec<Complex<T>>, SparseReport)> {
+        self.sparse_reported(data, s, opts, &mut self.context().reporter())
+    }
+
+    /// `sparse_approximation` reporting to `reporter`.
+    pub(super) fn sparse_reported(
+        &self,
+        data: &[T],
+        s: usize,
+        opts: &SparseOptions,
+        reporter: &mut Reporter,
+    ) -> Result<(Vec<Complex<T>>, SparseReport)> {
         let l = self.layout();
         let m = l.n_coefficients;
         self.check_sizes(data.len(), m)?;
@@ -131,7 +143,6 @@ impl<T: Real> WavepacketPlan<T> {
         let mut support = vec![false; m];
         let mut g = vec![zero; m];
         let mut r = data.to_vec();
-        let mut reporter = self.context().reporter();
         reporter.stage(
             "wave-packet sparse approximation",
             1.0,

@@ -24,6 +24,7 @@
 //! (MPI ranks) take the same steps apart, one tile at a time (`tile_steps`).
 
 use super::cpu::box_slices;
+use super::cuda::{TileGeometry, TileTables};
 use super::inverse::{invert, CorrectionFilter, Frame, InverseReport, Stop};
 use super::layout::{dot, Layout, LayoutOptions};
 use super::{check_array_sizes, check_data_finite, check_finite, WavepacketPlan};
@@ -40,11 +41,11 @@ use std::sync::Arc;
 /// (Y₂ − row_lo[0]) + (Y₃ − row_lo[1])·rows[0]; row r holds Y₁ = start[r], start[r] + 1, …
 /// (as many as the tile windows that meet the row span) from `offset[r]` of the array.
 #[derive(Clone, Debug)]
-struct BoxGrid {
-    row_lo: [i64; 2],
-    rows: [usize; 2],
-    start: Vec<i64>,
-    offset: Vec<usize>,
+pub(super) struct BoxGrid {
+    pub(super) row_lo: [i64; 2],
+    pub(super) rows: [usize; 2],
+    pub(super) start: Vec<i64>,
+    pub(super) offset: Vec<usize>,
     /// The box's coefficients in the common array.
     range: Range<usize>,
 }
@@ -62,11 +63,14 @@ impl BoxGrid {
 pub(super) struct Tile {
     pub(super) origin: [usize; 3],
     pub(super) shifts: Vec<[f64; 3]>,
-    offsets: Vec<[i64; 3]>,
+    pub(super) offsets: Vec<[i64; 3]>,
 }
 
 /// A wave-packet transform of a volume cut into tiles of one layout.
 pub struct TiledPlan<T: Real> {
+    /// The device calls' tables, for a volume on one CUDA context (`tiles_device`); first,
+    /// so that they go before the plan whose stream they were made on.
+    pub(super) queued: Option<TileTables<T>>,
     /// One tile transform per context (the first on the plan's context); the same layout.
     pub(super) plans: Vec<WavepacketPlan<T>>,
     filter: CorrectionFilter<T>,
@@ -87,7 +91,8 @@ fn centred(y: usize, l: usize) -> i64 {
 }
 
 impl<T: Real> TiledPlan<T> {
-    /// Device bytes the plan's tile transforms hold (on all their contexts).
+    /// Device bytes the plan's tile transforms hold (on all their contexts), with the device
+    /// calls' tables on one context.
     pub fn device_bytes(&self) -> usize {
         self.plans.iter().map(|p| p.device_bytes()).sum()
     }
@@ -166,6 +171,7 @@ impl<T: Real> TiledPlan<T> {
             "tiled coefficients",
         )?;
         let filter = CorrectionFilter::new(plan)?;
+        let queued = queued_tables(&plans, vol, &placements, &grids)?;
         Ok(TiledPlan {
             plans,
             filter,
@@ -174,6 +180,7 @@ impl<T: Real> TiledPlan<T> {
             placements,
             grids,
             n_coefficients,
+            queued,
         })
     }
 
@@ -215,7 +222,7 @@ impl<T: Real> TiledPlan<T> {
         self.volume.iter().product()
     }
 
-    fn check_sizes(&self, data: usize, coeffs: usize) -> Result<()> {
+    pub(super) fn check_sizes(&self, data: usize, coeffs: usize) -> Result<()> {
         let shape = &self.volume[..self.layout().dim];
         let want = [self.n_samples(), self.n_coefficients];
         check_array_sizes(
@@ -251,7 +258,7 @@ impl<T: Real> TiledPlan<T> {
     }
 
     /// C into new coefficients, calling `after_tile` after each tile.
-    fn forward_with(
+    pub(super) fn forward_with(
         &self,
         data: &[T],
         after_tile: &mut dyn FnMut() -> Result<()>,
@@ -330,7 +337,7 @@ impl<T: Real> TiledPlan<T> {
     }
 
     /// C* into a new volume, calling `after_tile` after each tile.
-    fn adjoint_with(
+    pub(super) fn adjoint_with(
         &self,
         coeffs: &[Complex<T>],
         after_tile: &mut dyn FnMut() -> Result<()>,
@@ -364,7 +371,8 @@ impl<T: Real> TiledPlan<T> {
         tolerance: f64,
         max_iterations: usize,
     ) -> Result<InverseReport> {
-        invert(self, coeffs, data, Stop::new(tolerance, max_iterations))
+        let stop = Stop::new(tolerance, max_iterations);
+        invert(self, coeffs, data, stop, &mut self.context().reporter())
     }
 
     /// The tile at `origin` from the volume, zero past the volume's end.
@@ -534,6 +542,41 @@ fn common_grids(layout: &Layout, placements: &[Tile]) -> Result<(Vec<BoxGrid>, u
         });
     }
     Ok((grids, total))
+}
+
+/// The device calls' tables of a volume on one CUDA context (None on a CPU context or over
+/// several contexts, whose device calls pass through the host).
+fn queued_tables<T: Real>(
+    plans: &[WavepacketPlan<T>],
+    volume: [usize; 3],
+    placements: &[Tile],
+    grids: &[BoxGrid],
+) -> Result<Option<TileTables<T>>> {
+    let [plan] = plans else { return Ok(None) };
+    let Some(stage) = plan.device_stage() else {
+        return Ok(None);
+    };
+    let (mut grid, mut rows) = (Vec::new(), Vec::new());
+    for (g, bx) in grids.iter().zip(&plan.layout().boxes) {
+        let first_row = (rows.len() / 2) as i64;
+        grid.extend(bx.shape.map(|n| n as i64));
+        grid.extend([g.row_lo[0], g.row_lo[1], g.rows[0] as i64, first_row]);
+        for (start, offset) in g.start.iter().zip(&g.offset) {
+            rows.extend([*start, *offset as i64]);
+        }
+    }
+    let geometry = TileGeometry {
+        volume,
+        origins: placements.iter().map(|p| p.origin).collect(),
+        shifts: placements.iter().map(|p| p.shifts.as_slice()).collect(),
+        offsets: placements
+            .iter()
+            .flat_map(|p| p.offsets.iter().flatten().copied())
+            .collect(),
+        grid,
+        rows,
+    };
+    stage.tile_tables(&geometry).map(Some)
 }
 
 /// `common` cut into one mutable slice per box.

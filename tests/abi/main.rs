@@ -34,6 +34,7 @@ mod device_fxdecon;
 mod device_memory;
 mod device_wavepacket;
 mod device_wavepacket_coeffs;
+mod device_wavepacket_iterations;
 mod device_xcorr;
 mod fuzz_abi;
 mod fxdecon_edge_cases;

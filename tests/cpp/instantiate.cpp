@@ -76,7 +76,31 @@ namespace seisgpu {
     template void wavepacket_volume::forward<T>(view<const T>, view<T>) const;             \
     template void wavepacket_volume::adjoint<T>(view<const T>, view<T>) const;             \
     template inverse_report wavepacket_volume::inverse<T>(view<const T>, view<T>, double,  \
-                                                          std::size_t) const;
+                                                          std::size_t) const;              \
+    template void wavepacket_layout::pocs_device<T>(device_view<T>, view<const int32_t>,   \
+                                                    const sg_wavepacket_pocs_options *)    \
+        const;                                                                             \
+    template void wavepacket_layout::pocs_device<T>(                                       \
+        stream_t, device_view<T>, view<const int32_t>, const sg_wavepacket_pocs_options *)  \
+        const;                                                                             \
+    template sparse_report wavepacket_layout::sparse_approximation_device<T>(              \
+        device_view<const T>, device_view<T>, std::size_t,                                 \
+        const sg_wavepacket_sparse_options *) const;                                       \
+    template sparse_report wavepacket_layout::sparse_approximation_device<T>(              \
+        stream_t, device_view<const T>, device_view<T>, std::size_t,                       \
+        const sg_wavepacket_sparse_options *) const;                                       \
+    template void wavepacket_volume::forward_device<T>(device_view<const T>, device_view<T>) \
+        const;                                                                             \
+    template void wavepacket_volume::adjoint_device<T>(device_view<const T>, device_view<T>) \
+        const;                                                                             \
+    template inverse_report wavepacket_volume::inverse_device<T>(                          \
+        device_view<const T>, device_view<T>, double, std::size_t) const;                  \
+    template void wavepacket_volume::forward_device<T>(stream_t, device_view<const T>,     \
+                                                       device_view<T>) const;              \
+    template void wavepacket_volume::adjoint_device<T>(stream_t, device_view<const T>,     \
+                                                       device_view<T>) const;              \
+    template inverse_report wavepacket_volume::inverse_device<T>(                          \
+        stream_t, device_view<const T>, device_view<T>, double, std::size_t) const;
 SEISGPU_INSTANTIATE(float)
 SEISGPU_INSTANTIATE(double)
 #undef SEISGPU_INSTANTIATE

@@ -28,5 +28,6 @@ mod cuda_fxdecon;
 mod cuda_usfft;
 mod cuda_usfft3;
 mod cuda_wavepacket;
+mod cuda_wavepacket_volume;
 mod cuda_xcorr;
 mod device_calls;

@@ -351,6 +351,53 @@ def test_wavepackets_on_gpu_arrays_equal_the_host_calls(xp, gpu, dtype, toleranc
     same_bits(g, c, xp)  # nothing written
 
 
+POCS_ROUNDING = {np.float32: 1e-3, np.float64: 1e-9}  # relative to the largest sample
+
+
+@pytest.mark.parametrize("dtype,tolerance,rounding", WAVEPACKET_CASES)
+def test_wavepacket_pocs_and_sparse_on_gpu_arrays_equal_the_host_calls(xp, gpu, dtype,
+                                                                        tolerance, rounding):
+    """They run the host algorithms between one read and one write of the GPU arrays (the
+    calls wait): equal to the host calls to rounding."""
+    wp = seisgpu.WavepacketLayout(gpu, (48, 64), dtype, directions=12, tolerance=tolerance)
+    x = section(dtype)
+    live = np.arange(48) % 4 != 2
+    x[~live] = np.nan  # not read
+    want = wp.pocs(x, live, iterations=5)
+    got = wp.pocs(xp.gpu(x), live, iterations=5)
+    close(got, want, xp, POCS_ROUNDING[dtype])
+    assert np.array_equal(bits(xp.host(got)[live]), bits(x[live]))  # recorded traces kept
+    g = xp.gpu(x)
+    assert wp.pocs(g, xp.gpu(live), iterations=5, out=g) is g  # in place, a GPU mask
+    close(g, want, xp, POCS_ROUNDING[dtype])
+    s = wp.n_coefficients // 50
+    want_s = wp.sparse_approximation(section(dtype), s, stages=3, refit_iterations=4)
+    got_s = wp.sparse_approximation(xp.gpu(section(dtype)), s, stages=3, refit_iterations=4)
+    assert xp.native(got_s.coeffs)
+    assert got_s.kept == want_s.kept == s
+    assert abs(got_s.residual - want_s.residual) <= 1e-2 * want_s.residual
+    assert np.count_nonzero(xp.host(got_s.coeffs)) == s
+
+
+@pytest.mark.parametrize("dtype,tolerance,rounding", WAVEPACKET_CASES)
+def test_wavepacket_volumes_on_gpu_arrays_equal_the_host_calls(xp, gpu, dtype, tolerance,
+                                                               rounding):
+    """C bit for bit, C* and the inverse to rounding (on one context C and C* run on the
+    device without waiting; the inverse waits)."""
+    v = seisgpu.WavepacketVolume(gpu, (70, 100), (48, 64), dtype, directions=12,
+                                 tolerance=tolerance)
+    x, t = np.meshgrid(np.arange(70.0), np.arange(100.0), indexing="ij")
+    a = 0.3 * (t - 20.0 - 0.4 * x)
+    data = (np.exp(-a * a) * (1 - 2 * a * a) + 0.05 * np.sin(0.7 * t + 1.3 * x)).astype(dtype)
+    c = v.forward(data)
+    same_bits(v.forward(xp.gpu(data)), c, xp)
+    close(v.adjoint(xp.gpu(c)), v.adjoint(c), xp, rounding)
+    want = v.inverse(c, tolerance=1e-4, max_iterations=4)
+    got = v.inverse(xp.gpu(c), tolerance=1e-4, max_iterations=4)
+    close(got.data, want.data, xp, 100 * rounding)
+    assert got.iterations == want.iterations
+
+
 # ---- cross-correlation ----------------------------------------------------------------------
 
 def station_days(seed: int) -> tuple[np.ndarray, np.ndarray]:

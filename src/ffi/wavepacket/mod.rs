@@ -8,8 +8,9 @@
 //! (the object: create, sizes, boxes), `transform` (C, C*, the inverse), `threshold`
 //! (compression and thresholding), `pocs`, `noise` (white noise: per-box thresholds, the
 //! estimate, packet norms), `sparse`, `device` (C, C*, the inverse and the threshold on
-//! device memory) and `device_coeffs` (keep the largest, the noise threshold and estimate on
-//! device memory); `calls` holds the transform calls layouts share
+//! device memory), `device_coeffs` (keep the largest, the noise threshold and estimate on
+//! device memory) and `device_iterations` (POCS and the sparse approximation on device
+//! memory); `calls` holds the transform calls layouts share
 //! with tiled volumes, `arrays` the checks of the calls' data and coefficients.
 
 // cbindgen writes the header's functions file by file in the order of these declarations
@@ -31,6 +32,8 @@ mod sparse;
 pub mod device;
 
 pub mod device_coeffs;
+
+pub mod device_iterations;
 
 mod arrays;
 

@@ -7,6 +7,7 @@ use crate::ffi::arrays::{slice, slice_mut};
 use crate::ffi::guard;
 use crate::ffi::precision::Precision;
 use crate::ffi::status::sg_status;
+use crate::wavepacket::Layout;
 
 fn pocs<T: Precision>(
     layout: *const sg_wavepacket_layout,
@@ -17,13 +18,21 @@ fn pocs<T: Precision>(
 ) -> Result<()> {
     let t = transform::<T>(layout, "sg_wavepacket_pocs")?;
     let l = t.plan.layout();
+    let mask = live_mask(l, live, n_traces)?;
+    let opts = pocs_options(options)?;
+    let d = slice_mut(data, l.n_samples(), "data")?;
+    t.plan.pocs_interpolate(t.filter()?, d, &mask, &opts)
+}
+
+/// The trace mask `live` (`n_traces` values 0 or 1, the layout's trace count) as booleans.
+pub(super) fn live_mask(l: &Layout, live: *const i32, n_traces: usize) -> Result<Vec<bool>> {
     let traces = l.n_samples() / l.shape[0];
     if n_traces != traces {
         return Err(crate::invalid!(
             "n_traces is {n_traces}; the layout's data has {traces} traces"
         ));
     }
-    let mask = slice(live, n_traces, "live")?
+    slice(live, n_traces, "live")?
         .iter()
         .enumerate()
         .map(|(i, &v)| match v {
@@ -31,10 +40,7 @@ fn pocs<T: Precision>(
             1 => Ok(true),
             v => Err(crate::invalid!("live[{i}] is {v}; expected 0 or 1")),
         })
-        .collect::<Result<Vec<bool>>>()?;
-    let opts = pocs_options(options)?;
-    let d = slice_mut(data, l.n_samples(), "data")?;
-    t.plan.pocs_interpolate(t.filter()?, d, &mask, &opts)
+        .collect()
 }
 
 /// Interpolation of missing traces by POCS, in place: `data` (n_samples values) holds

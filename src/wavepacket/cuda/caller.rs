@@ -66,13 +66,25 @@ impl<T: Real> BoxStage<T> {
         io.down(data, &mut out[..n])
     }
 
-    /// Copies the host array `x` into the caller's `data` after `caller`'s work, the
-    /// caller's stream then waiting for the copy; returns once `x` is on the device.
-    pub fn upload_ordered(
+    /// Copies the caller's `src` into the host array `out` after `caller`'s work; returns
+    /// once it is there (the device calls whose iterations run on the host start so).
+    pub fn download_ordered<U: Copy>(
         &self,
         caller: &CudaStream,
-        x: &[T],
-        data: &mut impl DeviceArrayMut<T>,
+        src: &impl DeviceArray<U>,
+        out: &mut [U],
+    ) -> Result<()> {
+        let io = self.stager()?;
+        ordered_on(caller, &self.stream, || io.down(src, out))
+    }
+
+    /// Copies the host array `x` into the caller's `data` after `caller`'s work, the
+    /// caller's stream then waiting for the copy; returns once `x` is on the device.
+    pub fn upload_ordered<U: Copy>(
+        &self,
+        caller: &CudaStream,
+        x: &[U],
+        data: &mut impl DeviceArrayMut<U>,
     ) -> Result<()> {
         let io = self.stager()?;
         ordered_on(caller, &self.stream, || io.up(data, x))

@@ -2,7 +2,7 @@
 //! device, downloads), and device-resident C and C* queued on the stage's stream.
 
 use super::tables::shift_factors;
-use super::{usfft_stream, BoxStage, Buffers, Scratch};
+use super::{stored_shifts, usfft_stream, BoxStage, Buffers, Scratch, Shifts};
 use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::array::{part, DeviceArray, DeviceArrayMut};
 use crate::backend::cuda::buffers::{alloc, as_reals, as_reals_mut, upload};
@@ -217,12 +217,47 @@ impl<T: Real> BoxStage<T> {
         scratch: &mut Scratch<T>,
         reporter: &mut Reporter,
     ) -> Result<()> {
+        self.lattice_values(data, scratch, reporter)?;
+        let shifted = self.set_shifts(shifts, scratch)?;
+        let tables = stored_shifts(&scratch.shift_at, &scratch.shift, shifted);
+        self.gather(&scratch.values, &mut scratch.work, tables.as_ref())?;
+        self.box_coefficients(coeffs, scratch, reporter)
+    }
+
+    /// `forward_on` with shift tables already on the device (`tiled`): nothing uploaded.
+    pub(super) fn forward_shifted_on(
+        &self,
+        data: &impl DeviceArray<T>,
+        coeffs: &mut impl DeviceArrayMut<T>,
+        shifts: Option<&Shifts<'_, T>>,
+        scratch: &mut Scratch<T>,
+        reporter: &mut Reporter,
+    ) -> Result<()> {
+        self.lattice_values(data, scratch, reporter)?;
+        self.gather(&scratch.values, &mut scratch.work, shifts)?;
+        self.box_coefficients(coeffs, scratch, reporter)
+    }
+
+    /// The forward's first step: the data's spectrum at the lattice points (type-2 USFFT).
+    fn lattice_values(
+        &self,
+        data: &impl DeviceArray<T>,
+        scratch: &mut Scratch<T>,
+        reporter: &mut Reporter,
+    ) -> Result<()> {
         self.complex_from_real(data, &mut scratch.modes)?;
         self.type2
             .execute_device(&mut scratch.values, &mut scratch.modes)?;
-        self.report(reporter, "wave-packet spectrum", USFFT_SHARE)?;
-        let shifted = self.set_shifts(shifts, scratch)?;
-        self.gather(scratch, shifted)?;
+        self.report(reporter, "wave-packet spectrum", USFFT_SHARE)
+    }
+
+    /// The forward's last step: the gathered boxes' FFTs, phased into `coeffs`.
+    fn box_coefficients(
+        &self,
+        coeffs: &mut impl DeviceArrayMut<T>,
+        scratch: &mut Scratch<T>,
+        reporter: &mut Reporter,
+    ) -> Result<()> {
         // The coefficients' exponent is +2πi (the inverse direction).
         self.box_ffts(scratch, Direction::Inverse)?;
         self.work_to_coefficients(&scratch.work, coeffs)?;
@@ -239,9 +274,39 @@ impl<T: Real> BoxStage<T> {
         reporter: &mut Reporter,
     ) -> Result<()> {
         let shifted = self.set_shifts(shifts, scratch)?;
+        self.box_values(coeffs, scratch)?;
+        let tables = stored_shifts(&scratch.shift_at, &scratch.shift, shifted);
+        self.scatter(&scratch.work, &mut scratch.values, tables.as_ref())?;
+        self.data_from_lattice(data, scratch, reporter)
+    }
+
+    /// `adjoint_on` with shift tables already on the device (`tiled`): nothing uploaded.
+    pub(super) fn adjoint_shifted_on(
+        &self,
+        coeffs: &impl DeviceArray<T>,
+        data: &mut impl DeviceArrayMut<T>,
+        shifts: Option<&Shifts<'_, T>>,
+        scratch: &mut Scratch<T>,
+        reporter: &mut Reporter,
+    ) -> Result<()> {
+        self.box_values(coeffs, scratch)?;
+        self.scatter(&scratch.work, &mut scratch.values, shifts)?;
+        self.data_from_lattice(data, scratch, reporter)
+    }
+
+    /// The adjoint's first step: the coefficients unphased and through the boxes' FFTs.
+    fn box_values(&self, coeffs: &impl DeviceArray<T>, scratch: &mut Scratch<T>) -> Result<()> {
         self.coefficients_to_work(coeffs, &mut scratch.work)?;
-        self.box_ffts(scratch, Direction::Forward)?;
-        self.scatter(scratch, shifted)?;
+        self.box_ffts(scratch, Direction::Forward)
+    }
+
+    /// The adjoint's last step: the lattice values to the data (type-1 USFFT, real part).
+    fn data_from_lattice(
+        &self,
+        data: &mut impl DeviceArrayMut<T>,
+        scratch: &mut Scratch<T>,
+        reporter: &mut Reporter,
+    ) -> Result<()> {
         self.report(reporter, "wave-packet boxes", 1.0 - USFFT_SHARE)?;
         self.lattice_to_modes(scratch)?;
         self.real_part(&scratch.modes, data)?;

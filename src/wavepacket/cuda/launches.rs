@@ -2,7 +2,7 @@
 //! are interleaved reals; the element-wise kernels stride over their elements from at most
 //! 2^20 blocks.
 
-use super::{BoxStage, Scratch};
+use super::{BoxStage, Shifts};
 use crate::backend::cuda::array::{DeviceArray, DeviceArrayMut};
 use crate::backend::cuda::buffers::{download, fill_bytes, upload};
 use crate::backend::cuda::launch::{for_elems, Launch, THREADS};
@@ -39,23 +39,28 @@ impl<T: Real> BoxStage<T> {
     }
 
     /// Forward, first half: work = window · lattice value (· the box's grid shift).
-    pub(super) fn gather(&self, scratch: &mut Scratch<T>, shifted: bool) -> Result<()> {
+    pub(super) fn gather(
+        &self,
+        values: &DeviceBuf<T>,
+        work: &mut DeviceBuf<T>,
+        shifts: Option<&Shifts<'_, T>>,
+    ) -> Result<()> {
         let t = &self.tables;
         let mut l = self.launch("wp_gather", grid_stride(self.n_work))?;
-        l.input(&scratch.values).input(&t.windows);
+        l.input(values).input(&t.windows);
         l.input(&t.table).input(&t.work_start);
         l.scalar(self.order.len() as i32).scalar(self.n_work as i64);
-        let at = scratch.shift_at.as_ref().filter(|_| shifted);
-        l.optional(at)
-            .optional(scratch.shift.as_ref().filter(|_| shifted));
-        l.output(&mut scratch.work);
+        l.optional(shifts.map(|s| &s.at))
+            .optional(shifts.map(|s| &s.factors));
+        l.output(work);
         // SAFETY: wp_gather(const cpx* values, const REAL* windows, const long long* table,
         // const long long* work_start, int n_boxes, long long total, const long long*
         // shift_at, const cpx* shift, cpx* work): element e < n_work finds its box j <
         // n_boxes in the table (BOX_FIELDS per box) built with the layout, reads one lattice
         // value inside its lattice (values holds 2·n_points reals), one window value (the
-        // box's coefficients), its shift factors where shift_at[j] ≥ 0 (the shift tables of
-        // this call, or NULL), and writes work[e] (work holds 2·n_work reals).
+        // box's coefficients), its shift factors where shift_at[j] ≥ 0 (shift tables made
+        // for this layout by `shift_factors`: one entry per box in work order, each box's
+        // n1 + n2 + n3 factors; or NULL), and writes work[e] (work holds 2·n_work reals).
         unsafe { l.run() }
     }
 
@@ -98,19 +103,23 @@ impl<T: Real> BoxStage<T> {
 
     /// Adjoint, second half: each lattice value summed over its boxes, window · work (· the
     /// conjugate grid shift), by one thread (no atomics, a fixed order).
-    pub(super) fn scatter(&self, scratch: &mut Scratch<T>, shifted: bool) -> Result<()> {
+    pub(super) fn scatter(
+        &self,
+        work: &DeviceBuf<T>,
+        values: &mut DeviceBuf<T>,
+        shifts: Option<&Shifts<'_, T>>,
+    ) -> Result<()> {
         let t = &self.tables;
         let n_points = self.layout.n_points;
         let mut l = self.launch("wp_scatter", grid_stride(n_points))?;
-        l.input(&scratch.work).input(&t.windows).input(&t.table);
+        l.input(work).input(&t.windows).input(&t.table);
         l.input(&t.lat_start).input(&t.lat_len);
         l.input(&t.lat_first).input(&t.lat_boxes);
         l.scalar(self.layout.lattices.len() as i32)
             .scalar(n_points as i64);
-        let at = scratch.shift_at.as_ref().filter(|_| shifted);
-        l.optional(at)
-            .optional(scratch.shift.as_ref().filter(|_| shifted));
-        l.output(&mut scratch.values);
+        l.optional(shifts.map(|s| &s.at))
+            .optional(shifts.map(|s| &s.factors));
+        l.output(values);
         // SAFETY: wp_scatter(const cpx* work, const REAL* windows, const long long* table,
         // const long long* lat_start, const long long* lat_len, const int* lat_first, const
         // int* lat_boxes, int n_lattices, long long n_points, const long long* shift_at,

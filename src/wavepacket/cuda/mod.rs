@@ -17,9 +17,12 @@ mod ffts;
 mod launches;
 mod select;
 mod tables;
+mod tiled;
 
 use super::layout::Layout;
 use crate::backend::cpu::CpuBackend;
+use crate::backend::cuda::array::part;
+use crate::backend::cuda::array::Part;
 use crate::backend::cuda::buffers::alloc;
 use crate::backend::cuda::memory::{DeviceBuf, Tally};
 use crate::backend::cuda::{bind, driver_error, kernels, CudaBackend};
@@ -32,6 +35,7 @@ use cudarc::driver::{CudaModule, CudaStream};
 use ffts::{BoxReplays, FftGroup};
 use std::sync::{Arc, Mutex};
 use tables::{DeviceTables, HostTables};
+pub use tiled::{TileGeometry, TileTables};
 
 /// The NVRTC prelude for one precision.
 pub fn prelude<T: Sample>() -> String {
@@ -90,6 +94,27 @@ struct Scratch<T> {
     shift: Option<DeviceBuf<T>>,
     first_bad: DeviceBuf<u64>,
     box_replays: BoxReplays,
+}
+
+/// One call's grid-shift tables on the device (`tables::shift_factors`): where each box's
+/// factors start (work order; −1: none) and the factors (interleaved complex).
+pub(super) struct Shifts<'a, T> {
+    at: Part<'a, i64>,
+    factors: Part<'a, T>,
+}
+
+/// The shift tables a host-shifted call uploaded into the scratch (`shift_at`, `shift`),
+/// None when it had none.
+fn stored_shifts<'a, T>(
+    at: &'a Option<DeviceBuf<i64>>,
+    factors: &'a Option<DeviceBuf<T>>,
+    shifted: bool,
+) -> Option<Shifts<'a, T>> {
+    let (at, factors) = (at.as_ref()?, factors.as_ref()?);
+    shifted.then(|| Shifts {
+        at: part(at, 0, at.len()),
+        factors: part(factors, 0, factors.len()),
+    })
 }
 
 /// The type-2 (forward) or type-1 (adjoint) USFFT's stream.

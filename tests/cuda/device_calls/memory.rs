@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 
 /// What the hooks gave and took back, and how much they may give at once.
 #[derive(Default)]
-struct Counter {
+pub(super) struct Counter {
     allocs: AtomicUsize,
     frees: AtomicUsize,
     live: AtomicUsize,
@@ -32,13 +32,13 @@ struct Counter {
 }
 
 impl Counter {
-    fn with_budget(bytes: usize) -> Box<Counter> {
+    pub(super) fn with_budget(bytes: usize) -> Box<Counter> {
         let c = Box::<Counter>::default();
         c.budget.store(bytes, SeqCst);
         c
     }
     /// (allocations, frees, live bytes).
-    fn seen(&self) -> (usize, usize, usize) {
+    pub(super) fn seen(&self) -> (usize, usize, usize) {
         (
             self.allocs.load(SeqCst),
             self.frees.load(SeqCst),
@@ -82,7 +82,7 @@ unsafe extern "C" fn counted_free(user: *mut c_void, ptr: u64, bytes: usize, str
 }
 
 /// A CUDA context whose device memory comes from `counter`'s hooks.
-fn hooked(counter: &Counter) -> Option<Gpu> {
+pub(super) fn hooked(counter: &Counter) -> Option<Gpu> {
     let g = gpu()?;
     let user = counter as *const Counter as *mut c_void;
     let s = sg_context_set_device_allocator(g.ctx, Some(counted_alloc), Some(counted_free), user);
@@ -148,7 +148,7 @@ fn layout(g: &Gpu, shape: [usize; 2]) -> Result<*mut sg_wavepacket_layout, sg_st
 }
 
 /// What the hooks gave while `make` ran and still hold, and the plan it made.
-fn made<P>(c: &Counter, make: impl FnOnce() -> Result<P, sg_status>) -> (P, usize) {
+pub(super) fn made<P>(c: &Counter, make: impl FnOnce() -> Result<P, sg_status>) -> (P, usize) {
     let before = c.live.load(SeqCst);
     let p = make().unwrap_or_else(|s| panic!("status {s}: {}", message()));
     (p, c.live.load(SeqCst) - before)

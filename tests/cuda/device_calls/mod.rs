@@ -13,12 +13,16 @@ mod emlog;
 mod fxdecon;
 mod graph;
 mod memory;
+mod memory_volume;
 mod other_device;
 mod own_context;
 mod streams;
 mod usfft;
 mod wavepacket;
+mod wavepacket_iterations;
 mod wavepacket_more;
+mod wavepacket_setup;
+mod wavepacket_volume;
 mod xcorr;
 
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DeviceRepr, ValidAsZeroBits};

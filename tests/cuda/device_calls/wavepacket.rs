@@ -4,12 +4,11 @@
 //! f64 threshold within an ulp of the magnitude: see its doc comment), five runs alike, and
 //! refusals of host pointers, short ranges, overlaps and the σ-per-level threshold.
 
+use super::wavepacket_setup::*;
 use super::*;
 use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 use seisgpu::ffi::wavepacket::device::*;
 use seisgpu::ffi::wavepacket::*;
-
-type L = sg_wavepacket_layout;
 
 /// One precision's host and device calls.
 struct Calls<T> {
@@ -60,48 +59,6 @@ const F64: Calls<f64> = Calls {
     threshold_device: sg_wavepacket_threshold_device_f64,
 };
 
-const SHAPE: [usize; 2] = [64, 48];
-
-fn ok(s: sg_status) {
-    assert_eq!(s, SG_OK, "{}", message());
-}
-
-fn layout<T>(g: &Gpu, c: &Calls<T>) -> *mut L {
-    let mut l = std::ptr::null_mut();
-    ok(sg_wavepacket_layout_create(
-        g.ctx,
-        2,
-        SHAPE.as_ptr(),
-        12,
-        0,
-        0.0,
-        0.0,
-        c.tolerance,
-        c.precision,
-        &mut l,
-    ));
-    l
-}
-
-/// Dipping events and a little texture, n1 × n2 (axis 1 fastest).
-fn section<T>(from: fn(f64) -> T) -> Vec<T> {
-    let [n1, n2] = SHAPE;
-    (0..n1 * n2)
-        .map(|i| {
-            let (t, x) = ((i % n1) as f64, (i / n1) as f64);
-            let a = 0.3 * (t - 20.0 - 0.4 * x);
-            from((-a * a).exp() * (1.0 - 2.0 * a * a) + 0.05 * (0.7 * t + 1.3 * x).sin())
-        })
-        .collect()
-}
-
-/// The largest magnitude of interleaved complex `c`.
-fn largest<T: Copy + Into<f64>>(c: &[T]) -> f64 {
-    c.chunks(2)
-        .map(|z| z[0].into().hypot(z[1].into()))
-        .fold(0.0, f64::max)
-}
-
 /// Device thresholds against the host's: bit for bit, or (`exact` false: f64, whose
 /// magnitudes are the GPU's hypot) each magnitude within a few ulps of |c| or t, and a value zeroed
 /// by one side only where its magnitude lies within 1e-14 of `t`.
@@ -128,27 +85,12 @@ fn thresholds_agree<T: Copy + Into<f64>>(dev: &[T], host: &[T], t: f64, exact: b
     }
 }
 
-/// Largest |a − b| ≤ `tol` · largest |b|.
-fn assert_close<T: Copy + Into<f64>>(what: &str, a: &[T], b: &[T], tol: f64) {
-    let d = a
-        .iter()
-        .zip(b)
-        .map(|(&x, &y)| (x.into() - y.into()).abs())
-        .fold(0.0, f64::max);
-    let scale = b.iter().map(|&y| y.into().abs()).fold(0.0, f64::max);
-    assert!(
-        d <= tol * scale,
-        "{what} differs from the host call by {:e}",
-        d / scale
-    );
-}
-
 fn device_calls_equal_the_host_calls<T>(g: &Gpu, c: &Calls<T>, exact_threshold: bool)
 where
     T: DeviceRepr + ValidAsZeroBits + Default + Copy + Into<f64> + PartialEq + std::fmt::Debug,
 {
-    let l = layout(g, c);
-    let f = section(c.from);
+    let l = layout(g, c.precision, c.tolerance);
+    let f = section(SHAPE, c.from, smooth);
     let (n, m2) = (f.len(), {
         let (mut a, mut m, mut b, mut d, mut e) = (0, 0, 0, 0, 0);
         ok(sg_wavepacket_layout_sizes(

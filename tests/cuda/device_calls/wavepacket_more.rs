@@ -5,13 +5,12 @@
 //! an ulp of a magnitude), the chain C → estimate → noise threshold → keep-largest queued
 //! back to back, five runs alike, and refusals of host pointers and short ranges.
 
+use super::wavepacket_setup::*;
 use super::*;
 use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 use seisgpu::ffi::wavepacket::device::*;
 use seisgpu::ffi::wavepacket::device_coeffs::*;
 use seisgpu::ffi::wavepacket::*;
-
-type L = sg_wavepacket_layout;
 
 /// One precision's host and device calls.
 struct Calls<T> {
@@ -55,46 +54,6 @@ const F64: Calls<f64> = Calls {
     noise_device: sg_wavepacket_threshold_noise_device_f64,
     estimate_device: sg_wavepacket_estimate_noise_device_f64,
 };
-
-const SHAPE: [usize; 2] = [64, 48];
-
-fn ok(s: sg_status) {
-    assert_eq!(s, SG_OK, "{}", message());
-}
-
-fn layout<T>(g: &Gpu, c: &Calls<T>) -> *mut L {
-    let mut l = std::ptr::null_mut();
-    ok(sg_wavepacket_layout_create(
-        g.ctx,
-        2,
-        SHAPE.as_ptr(),
-        12,
-        0,
-        0.0,
-        0.0,
-        c.tolerance,
-        c.precision,
-        &mut l,
-    ));
-    l
-}
-
-/// Dipping events and a noise-like texture, n1 × n2 (axis 1 fastest).
-fn section<T>(from: fn(f64) -> T) -> Vec<T> {
-    let [n1, n2] = SHAPE;
-    let mut state = 11u64;
-    (0..n1 * n2)
-        .map(|i| {
-            let (t, x) = ((i % n1) as f64, (i / n1) as f64);
-            let a = 0.3 * (t - 20.0 - 0.4 * x);
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            let noise = (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
-            from((-a * a).exp() * (1.0 - 2.0 * a * a) + 0.2 * noise)
-        })
-        .collect()
-}
 
 /// The layout's packet norms and each box's coefficient range.
 fn boxes(l: *mut L) -> Vec<(f64, std::ops::Range<usize>)> {
@@ -171,8 +130,8 @@ fn device_calls_equal_the_host_calls<T>(g: &Gpu, c: &Calls<T>, exact: bool)
 where
     T: DeviceRepr + ValidAsZeroBits + Default + Copy + Into<f64> + PartialEq + std::fmt::Debug,
 {
-    let l = layout(g, c);
-    let f = section(c.from);
+    let l = layout(g, c.precision, c.tolerance);
+    let f = section(SHAPE, c.from, noise());
     let per_box = boxes(l);
     let m2 = 2 * per_box.last().unwrap().1.end;
     let zero = (c.from)(0.0);

@@ -1,0 +1,289 @@
+//! A tiled volume's C and C* on one context's device arrays, queued on the caller's stream
+//! without waiting. Forward: for each tile in tile order, the tile cut from the caller's
+//! volume into the stage's data array (`wp_tile_cut`: copy, 0 past the volume's end), its
+//! forward with the tile's grid shifts, and its coefficients added into the caller's common
+//! grids (`wp_tile_add`), which start at zero. Adjoint: each tile's window copied from the
+//! common grids (`wp_tile_take`), its adjoint, and its samples inside the volume copied there
+//! (`wp_tile_put`; the tiles do not overlap). These are the host calls' steps with the same
+//! arithmetic in the same order; the shift tables are those the host calls upload per tile,
+//! made once at the volume's creation with the stage's data and coefficient arrays, so a
+//! call allocates nothing, copies nothing to or from the host and never waits.
+
+use super::calls::ensure;
+use super::launches::grid_stride;
+use super::tables::shift_factors;
+use super::{BoxStage, Shifts};
+use crate::backend::cuda::array::{part, DeviceArray, DeviceArrayMut};
+use crate::backend::cuda::buffers::{fill_zero, upload};
+use crate::backend::cuda::caller::ordered_on;
+use crate::backend::cuda::launch::Launch;
+use crate::backend::cuda::memory::DeviceBuf;
+use crate::backend::cuda::{bind, driver_error};
+use crate::error::{Error, Result};
+use crate::progress::Reporter;
+use crate::sample::Real;
+use cudarc::driver::CudaStream;
+use std::ops::Range;
+
+/// A tiled volume's geometry, as `tiles.rs` holds it, flattened for the device.
+pub struct TileGeometry<'a> {
+    /// The volume's shape (1 for an unused axis).
+    pub volume: [usize; 3],
+    /// Per tile (tile order): its origin (samples) and grid shifts (one per box).
+    pub origins: Vec<[usize; 3]>,
+    pub shifts: Vec<&'a [[f64; 3]]>,
+    /// Per tile and box: its window's offsets on the common grid (3 values).
+    pub offsets: Vec<i64>,
+    /// Per box (layout order) `GRID_FIELDS` values (`kernels/wavepacket.cu`).
+    pub grid: Vec<i64>,
+    /// Per row of the common grids: its first index along axis 1 and its offset.
+    pub rows: Vec<i64>,
+}
+
+/// `TileGeometry` on the device, and each tile's shift tables.
+pub struct TileTables<T> {
+    /// Each box's first coefficient in a tile's coefficients (layout order).
+    first: DeviceBuf<i64>,
+    grid: DeviceBuf<i64>,
+    rows: DeviceBuf<i64>,
+    offsets: DeviceBuf<i64>,
+    /// The shifted tiles' shift tables, one after the other.
+    shift_at: DeviceBuf<i64>,
+    shift: DeviceBuf<T>,
+    tiles: Vec<TileEntry>,
+    volume: [usize; 3],
+}
+
+/// One tile: its origin and where its shift tables lie (None: no box is shifted).
+struct TileEntry {
+    origin: [usize; 3],
+    shifts: Option<(usize, Range<usize>)>,
+}
+
+/// `x` on the device (one zero for an empty `x`, so that every table is an allocation).
+fn upload_table<U: cudarc::driver::DeviceRepr + Copy + Default>(
+    s: &std::sync::Arc<CudaStream>,
+    x: &[U],
+) -> Result<DeviceBuf<U>> {
+    let one = [U::default()];
+    let x = if x.is_empty() { &one[..] } else { x };
+    upload(s, x, "uploading the wave-packet volume's tables")
+}
+
+impl<T: Real> BoxStage<T> {
+    /// The device tables of a tiled volume of this stage's layout, and the stage's data and
+    /// coefficient arrays (which hold one tile at a time), counted towards the stage's plan.
+    pub fn tile_tables(&self, g: &TileGeometry<'_>) -> Result<TileTables<T>> {
+        bind(self.stream.context())?;
+        self.held.scope("creating the wave-packet volume", || {
+            let s = &self.stream;
+            let (n, m) = (self.layout.n_samples(), 2 * self.layout.n_coefficients);
+            {
+                let mut bufs = self.lock();
+                ensure(&mut bufs.data, n, s, "allocating wave-packet data")?;
+                let what = "allocating wave-packet coefficients";
+                ensure(&mut bufs.coeffs, m, s, what)?;
+            }
+            let (mut at, mut factors) = (Vec::new(), Vec::new());
+            let mut tiles = Vec::with_capacity(g.origins.len());
+            for (origin, shifts) in g.origins.iter().zip(&g.shifts) {
+                let made = shift_factors::<T>(&self.layout, &self.order, shifts);
+                let shifts = made.map(|(a, f)| {
+                    let place = (at.len(), factors.len()..factors.len() + f.len());
+                    at.extend(a);
+                    factors.extend(f);
+                    place
+                });
+                let origin = *origin;
+                tiles.push(TileEntry { origin, shifts });
+            }
+            let first: Vec<i64> = self.layout.boxes.iter().map(|b| b.offset as i64).collect();
+            let tables = TileTables {
+                first: upload_table(s, &first)?,
+                grid: upload_table(s, &g.grid)?,
+                rows: upload_table(s, &g.rows)?,
+                offsets: upload_table(s, &g.offsets)?,
+                shift_at: upload_table(s, &at)?,
+                shift: upload_table(s, &factors)?,
+                tiles,
+                volume: g.volume,
+            };
+            // The host tables must outlive the copies.
+            let what = "uploading the wave-packet volume's tables";
+            s.synchronize().map_err(driver_error(what))?;
+            Ok(tables)
+        })
+    }
+
+    /// C of the caller's `volume` (n reals) into the caller's `coeffs` (the common grids,
+    /// 2·m reals), queued after `caller`'s work; returns without waiting.
+    pub fn tiled_forward_ordered(
+        &self,
+        caller: &CudaStream,
+        t: &TileTables<T>,
+        volume: &impl DeviceArray<T>,
+        coeffs: &mut impl DeviceArrayMut<T>,
+    ) -> Result<()> {
+        bind(self.stream.context())?;
+        let mut bufs = self.lock();
+        let b = &mut *bufs;
+        let (Some(tile), Some(local)) = (b.data.as_mut(), b.coeffs.as_mut()) else {
+            return Err(Error::Internal("a volume's tile arrays are missing".into()));
+        };
+        let quiet = &mut Reporter::new(None);
+        ordered_on(caller, &self.stream, || {
+            let what = "clearing the wave-packet volume's coefficients";
+            fill_zero(&self.stream, coeffs, what)?;
+            for (i, p) in t.tiles.iter().enumerate() {
+                self.cut_tile(t, p.origin, volume, tile)?;
+                let shifts = self.tile_shifts(t, p);
+                self.forward_shifted_on(&*tile, local, shifts.as_ref(), &mut b.scratch, quiet)?;
+                self.add_tile(t, i, local, coeffs)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// C* of the caller's `coeffs` into the caller's `volume` (the sizes as
+    /// `tiled_forward_ordered`), queued after `caller`'s work; returns without waiting.
+    pub fn tiled_adjoint_ordered(
+        &self,
+        caller: &CudaStream,
+        t: &TileTables<T>,
+        coeffs: &impl DeviceArray<T>,
+        volume: &mut impl DeviceArrayMut<T>,
+    ) -> Result<()> {
+        bind(self.stream.context())?;
+        let mut bufs = self.lock();
+        let b = &mut *bufs;
+        let (Some(tile), Some(local)) = (b.data.as_mut(), b.coeffs.as_mut()) else {
+            return Err(Error::Internal("a volume's tile arrays are missing".into()));
+        };
+        let quiet = &mut Reporter::new(None);
+        ordered_on(caller, &self.stream, || {
+            for (i, p) in t.tiles.iter().enumerate() {
+                self.take_tile(t, i, coeffs, local)?;
+                let shifts = self.tile_shifts(t, p);
+                self.adjoint_shifted_on(&*local, tile, shifts.as_ref(), &mut b.scratch, quiet)?;
+                self.put_tile(t, p.origin, tile, volume)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Tile `p`'s shift tables (None for a tile without shifts, as the host calls pass).
+    fn tile_shifts<'a>(&self, t: &'a TileTables<T>, p: &TileEntry) -> Option<Shifts<'a, T>> {
+        let (at, factors) = p.shifts.clone()?;
+        Some(Shifts {
+            at: part(&t.shift_at, at, self.order.len()),
+            factors: part(&t.shift, factors.start, factors.len()),
+        })
+    }
+}
+
+/// The scalars `wp_tile_cut` and `wp_tile_put` take after their arrays, for the tile at
+/// `origin` of a volume of `v` samples in tiles of `n`: where the tile starts in the volume,
+/// the volume's axis 2 and 3 strides, the tile's extent inside the volume, its axis 1 and 2
+/// lengths and its sample count.
+fn tile_scalars(l: &mut Launch<'_>, v: [usize; 3], n: [usize; 3], origin: [usize; 3]) {
+    let at = (origin[2] * v[1] + origin[1]) * v[0] + origin[0];
+    l.scalar(at as i64)
+        .scalar(v[0] as i64)
+        .scalar((v[0] * v[1]) as i64);
+    for a in 0..3 {
+        l.scalar(n[a].min(v[a] - origin[a]) as i64);
+    }
+    l.scalar(n[0] as i64).scalar(n[1] as i64);
+    l.scalar((n[0] * n[1] * n[2]) as i64);
+}
+
+impl<T: Real> BoxStage<T> {
+    /// The tile at `origin` from `volume` into `tile` (the layout's n reals).
+    fn cut_tile(
+        &self,
+        t: &TileTables<T>,
+        origin: [usize; 3],
+        volume: &impl DeviceArray<T>,
+        tile: &mut DeviceBuf<T>,
+    ) -> Result<()> {
+        let n = self.layout.n_samples();
+        let mut l = self.launch("wp_tile_cut", grid_stride(n))?;
+        l.input(volume).output(tile);
+        tile_scalars(&mut l, t.volume, self.layout.shape, origin);
+        // SAFETY: wp_tile_cut(const REAL* volume, REAL* tile, long long at, long long v1,
+        // long long v12, long long w1, long long w2, long long w3, long long n1, long long
+        // n2, long long n): sample i < n (the layout's, which `tile` holds) reads the volume
+        // only inside it (w_a = min(n_a, v_a − origin_a), so index < v1·v2·v3, which the
+        // caller's volume holds: checked by the callers) and writes tile[i].
+        unsafe { l.run() }
+    }
+
+    /// The transpose of `cut_tile`: `tile`'s samples inside `volume` written there.
+    fn put_tile(
+        &self,
+        t: &TileTables<T>,
+        origin: [usize; 3],
+        tile: &DeviceBuf<T>,
+        volume: &mut impl DeviceArrayMut<T>,
+    ) -> Result<()> {
+        let n = self.layout.n_samples();
+        let mut l = self.launch("wp_tile_put", grid_stride(n))?;
+        l.input(tile).output(volume);
+        tile_scalars(&mut l, t.volume, self.layout.shape, origin);
+        // SAFETY: wp_tile_put(const REAL* tile, REAL* volume, … as wp_tile_cut): the same
+        // indices, tile read and volume written.
+        unsafe { l.run() }
+    }
+
+    /// Adds tile `i`'s coefficients `local` (2·m reals) into the common grids `coeffs`.
+    fn add_tile(
+        &self,
+        t: &TileTables<T>,
+        i: usize,
+        local: &DeviceBuf<T>,
+        coeffs: &mut impl DeviceArrayMut<T>,
+    ) -> Result<()> {
+        let m = self.layout.n_coefficients;
+        let mut l = self.launch("wp_tile_add", grid_stride(m))?;
+        l.input(local).output(coeffs);
+        self.grid_arguments(&mut l, t, i);
+        // SAFETY: wp_tile_add(const cpx* local, cpx* common, const long long* first, const
+        // long long* grid, const long long* rows, const long long* offsets, int n_boxes, long
+        // long m): coefficient e < m (local holds 2m reals) finds its box among n_boxes
+        // (first, grid: one entry each), its row of the common grid (rows, built with the
+        // grids from every tile's window, `offsets` this tile's) and reads and writes one
+        // coefficient of the common grids there (coeffs holds all of them: checked by the
+        // callers).
+        unsafe { l.run() }
+    }
+
+    /// The transpose of `add_tile`: tile `i`'s window of `coeffs` copied into `local`.
+    fn take_tile(
+        &self,
+        t: &TileTables<T>,
+        i: usize,
+        coeffs: &impl DeviceArray<T>,
+        local: &mut DeviceBuf<T>,
+    ) -> Result<()> {
+        let m = self.layout.n_coefficients;
+        let mut l = self.launch("wp_tile_take", grid_stride(m))?;
+        l.input(coeffs).output(local);
+        self.grid_arguments(&mut l, t, i);
+        // SAFETY: wp_tile_take(const cpx* common, cpx* local, … as wp_tile_add): the same
+        // indices, the common grids read and local written.
+        unsafe { l.run() }
+    }
+
+    /// The common grids' tables and tile `i`'s window offsets, then the box and
+    /// coefficient counts.
+    fn grid_arguments(&self, l: &mut Launch<'_>, t: &TileTables<T>, i: usize) {
+        let boxes = self.layout.boxes.len();
+        let offsets = part(&t.offsets, 3 * boxes * i, 3 * boxes);
+        l.input(&t.first)
+            .input(&t.grid)
+            .input(&t.rows)
+            .input(&offsets);
+        l.scalar(boxes as i32)
+            .scalar(self.layout.n_coefficients as i64);
+    }
+}

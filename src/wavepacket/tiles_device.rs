@@ -1,0 +1,127 @@
+//! A tiled volume's C, C* and inverse on device arrays (the volume n reals, the common
+//! grids' coefficients 2·m reals, interleaved complex).
+//!
+//! On one context, C and C* run on the device, queued on the caller's stream without
+//! waiting (`cuda/tiled.rs`: each tile cut, transformed and added into the common grids in
+//! tile order, the host calls' steps and arithmetic). Over several contexts the tiles are
+//! dealt out as in the host calls and their coefficients added on the host in tile order
+//! (which is what makes the sum independent of the number of contexts): the input comes
+//! down once after the caller's stream's work and the result goes back once, ordered on
+//! that stream, on the first context's device, and the calls wait. The inverse always runs
+//! the host call's conjugate gradients between one read and one write (each iteration's
+//! stopping test reads the residual on the host), and waits. Results are those of the host
+//! calls.
+
+use super::cuda::BoxStage;
+use super::inverse::{invert, InverseReport, Stop};
+use super::tiles::TiledPlan;
+use super::{check_data_finite, check_finite};
+use crate::backend::cuda::array::{DeviceArray, DeviceArrayMut};
+use crate::backend::cuda::buffers::{as_reals, as_reals_mut};
+use crate::backend::cuda::checks::Rows;
+use crate::backend::cuda::CudaBackend;
+use crate::error::{try_vec, Result};
+use crate::progress::Reporter;
+use crate::sample::Real;
+use cudarc::driver::CudaStream;
+use num_complex::Complex;
+use std::sync::Arc;
+
+impl<T: Real> TiledPlan<T> {
+    /// C of the device volume `data` into the device coefficients `coeffs`, as `forward`,
+    /// without progress reports. On one context queued on the caller's stream without
+    /// waiting (non-finite data looked for only with device checks on); over several it
+    /// waits and refuses non-finite data.
+    pub fn forward_on_device(
+        &self,
+        data: &impl DeviceArray<T>,
+        coeffs: &mut impl DeviceArrayMut<T>,
+    ) -> Result<()> {
+        let call = "a device wave-packet volume forward transform";
+        let (gpu, stage, caller) = self.device_io(call, data.len(), coeffs.len())?;
+        if let Some(tables) = &self.queued {
+            let rows = Rows::contiguous(data.len());
+            gpu.check_finite(&caller, data, rows, || format!("{call}'s data"))?;
+            return stage.tiled_forward_ordered(&caller, tables, data, coeffs);
+        }
+        let mut f = try_vec(data.len(), T::zero(), "tiled volume")?;
+        stage.download_ordered(&caller, data, &mut f)?;
+        check_data_finite(&f, &self.context().cpu)?;
+        let c = self.forward_with(&f, &mut || Ok(()))?;
+        stage.upload_ordered(&caller, as_reals(&c), coeffs)
+    }
+
+    /// C* of the device coefficients `coeffs` into the device volume `data`, as `adjoint`,
+    /// without progress reports; queued or waiting as `forward_on_device` (non-finite
+    /// coefficients likewise).
+    pub fn adjoint_on_device(
+        &self,
+        coeffs: &impl DeviceArray<T>,
+        data: &mut impl DeviceArrayMut<T>,
+    ) -> Result<()> {
+        let call = "a device wave-packet volume adjoint";
+        let (gpu, stage, caller) = self.device_io(call, data.len(), coeffs.len())?;
+        if let Some(tables) = &self.queued {
+            let rows = Rows::contiguous(coeffs.len());
+            gpu.check_finite(&caller, coeffs, rows, || format!("{call}'s coefficients"))?;
+            return stage.tiled_adjoint_ordered(&caller, tables, coeffs, data);
+        }
+        let c = self.download_coefficients(stage, &caller, coeffs)?;
+        check_finite(&c, &self.context().cpu)?;
+        let f = self.adjoint_with(&c, &mut || Ok(()))?;
+        stage.upload_ordered(&caller, &f, data)
+    }
+
+    /// The inverse of the device coefficients `coeffs` into the device volume `data`, as
+    /// `inverse`, without progress reports. Waits.
+    pub fn inverse_on_device(
+        &self,
+        coeffs: &impl DeviceArray<T>,
+        data: &mut impl DeviceArrayMut<T>,
+        tolerance: f64,
+        max_iterations: usize,
+    ) -> Result<InverseReport> {
+        let call = "a device wave-packet volume inverse";
+        let (_, stage, caller) = self.device_io(call, data.len(), coeffs.len())?;
+        super::check_tolerance(tolerance)?;
+        let c = self.download_coefficients(stage, &caller, coeffs)?;
+        let mut f = try_vec(data.len(), T::zero(), "tiled volume")?;
+        let stop = Stop::new(tolerance, max_iterations);
+        let report = invert(self, &c, &mut f, stop, &mut Reporter::new(None))?;
+        stage.upload_ordered(&caller, &f, data)?;
+        Ok(report)
+    }
+
+    /// The first context's GPU, box stage and caller stream for the device call `call`
+    /// (`Unsupported` on a CPU context), the arrays' sizes (data and coefficient reals)
+    /// checked.
+    fn device_io(
+        &self,
+        call: &str,
+        data: usize,
+        coeff_reals: usize,
+    ) -> Result<(&CudaBackend, &BoxStage<T>, Arc<CudaStream>)> {
+        let first = &self.plans[0];
+        let gpu = first.ctx.gpu_for(call)?;
+        if coeff_reals % 2 != 0 {
+            return Err(crate::invalid!(
+                "coefficient array has {coeff_reals} reals; interleaved complex values need an even count"
+            ));
+        }
+        self.check_sizes(data, coeff_reals / 2)?;
+        Ok((gpu, first.device()?, gpu.caller_stream()))
+    }
+
+    /// The device coefficients, copied to the host after the caller's stream's work.
+    fn download_coefficients(
+        &self,
+        stage: &BoxStage<T>,
+        caller: &CudaStream,
+        coeffs: &impl DeviceArray<T>,
+    ) -> Result<Vec<Complex<T>>> {
+        let zero = Complex::new(T::zero(), T::zero());
+        let mut c = try_vec(self.n_coefficients(), zero, "tiled coefficients")?;
+        stage.download_ordered(caller, coeffs, as_reals_mut(&mut c))?;
+        Ok(c)
+    }
+}
