@@ -75,6 +75,7 @@ impl<T: Real> BoxStage<T> {
         out: &mut [U],
     ) -> Result<()> {
         let io = self.stager()?;
+        let _queue = self.lock();
         ordered_on(caller, &self.stream, || io.down(src, out))
     }
 
@@ -87,6 +88,7 @@ impl<T: Real> BoxStage<T> {
         data: &mut impl DeviceArrayMut<U>,
     ) -> Result<()> {
         let io = self.stager()?;
+        let _queue = self.lock();
         ordered_on(caller, &self.stream, || io.up(data, x))
     }
 
@@ -101,6 +103,7 @@ impl<T: Real> BoxStage<T> {
     ) -> Result<()> {
         self.check_device(self.layout.n_samples(), coeffs.len())?;
         bind(self.stream.context())?;
+        let _queue = self.lock();
         ordered_on(caller, &self.stream, || self.shrink(coeffs, t, soft))
     }
 }

@@ -190,6 +190,9 @@ impl<T: Real> BoxStage<T> {
         (gpu, &ctx.cpu)
     }
 
+    /// The stage's buffers, and the right to queue work on its stream: every call that
+    /// queues on the stream holds this, so that a capture of the box FFTs (`replay.rs`)
+    /// never takes another thread's work into its graph (which fails the capture).
     fn lock(&self) -> std::sync::MutexGuard<'_, Buffers<T>> {
         self.buffers.lock().unwrap_or_else(|e| e.into_inner())
     }

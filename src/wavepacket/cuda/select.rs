@@ -94,6 +94,7 @@ impl<T: Real> BoxStage<T> {
     ) -> Result<()> {
         self.check_device(self.layout.n_samples(), coeffs.len())?;
         bind(self.stream.context())?;
+        let _queue = self.lock();
         ordered_on(caller, &self.stream, || {
             self.shrink_boxes(coeffs, scale, soft)
         })
