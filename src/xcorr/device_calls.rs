@@ -15,7 +15,8 @@ use crate::backend::cuda::array::{DeviceArray, Part, PartMut};
 use crate::backend::cuda::buffers::download;
 use crate::backend::cuda::caller::ordered_on;
 use crate::backend::cuda::checks::Rows;
-use crate::error::Result;
+use crate::backend::cuda::workspace::Workspace;
+use crate::error::{Error, Result};
 use crate::layout::TraceBatch;
 use crate::progress::Reporter;
 
@@ -50,8 +51,13 @@ impl XcorrPlan {
         gpu.check_finite(&gpu.caller_stream(), &days, rows, || {
             "a device preprocess's station-days".into()
         })?;
+        let tables = self
+            .device
+            .tables()
+            .ok_or_else(|| Error::Internal("an xcorr plan without its device tables".into()))?;
         let mut guard = self.device.lock(gpu)?;
         let stream = guard.stream();
+        let mut work = self.device.work();
         let kit = Kit::held(gpu, guard.held())?;
         let input = DeviceDays {
             days,
@@ -59,14 +65,21 @@ impl XcorrPlan {
             batch,
             n_windows,
         };
-        let (kept, data, source) = ordered_on(&gpu.caller_stream(), &stream, || {
-            let (kept, spectra) = cuda::preprocess_on(&kit, self, input)?;
-            let data = SpectraData::Device(spectra);
-            let (data, source) = self.divide(data, planes, true, Some(&kit))?;
-            Ok((kept, data, source))
+        // The cuFFT plans and work arrays this call makes are the plan's, kept; the spectra
+        // are the result's.
+        let (host, data, source) = self.held.scope("a device preprocess", || {
+            let (kit, ws): (&Kit, &mut Workspace) = (&kit, &mut work);
+            let (kept, data, source) = ordered_on(&gpu.caller_stream(), &stream, move || {
+                let (kept, spectra) = cuda::preprocess_on(kit, self, input, ws, tables)?;
+                let data = SpectraData::Device(spectra);
+                let (data, source) = self.divide(data, planes, true, Some(kit))?;
+                Ok((kept, data, source))
+            })?;
+            let mut host = vec![0u8; batch.n_traces * n_windows];
+            download(&stream, &kept, &mut host, "copying the window flags")?;
+            work.finish(&stream)?;
+            Ok((host, data, source))
         })?;
-        let mut host = vec![0u8; batch.n_traces * n_windows];
-        download(&stream, &kept, &mut host, "copying the window flags")?;
         Ok(self.spectra(planes, host, data, source))
     }
 
@@ -120,8 +133,12 @@ impl XcorrPlan {
         let mut guard = self.device.lock(gpu)?;
         let stream = guard.stream();
         let kit = Kit::held(gpu, guard.held())?;
-        ordered_on(&gpu.caller_stream(), &stream, || {
-            cuda::correlate_on(&kit, call, &mut Reporter::new(None))
+        // The cuFFT plans this call makes are the plan's, kept; its work arrays go when it
+        // returns.
+        self.held.scope("a device correlation", || {
+            ordered_on(&gpu.caller_stream(), &stream, || {
+                cuda::correlate_on(&kit, call, &mut Reporter::new(None))
+            })
         })?;
         if let Some(c) = all.counts {
             c[..n_pairs].copy_from_slice(&pair_counts);

@@ -25,7 +25,7 @@ mod stacks;
 
 pub use kit::{set_memory_budget, Kit};
 pub use linear::gemm_seconds;
-pub use preprocess::{preprocess, preprocess_on, DeviceDays};
+pub use preprocess::{plan_tables, preprocess, preprocess_on, DeviceDays};
 pub use spectra::{divided, divided_on};
 
 use super::calls::CorrelateCall;

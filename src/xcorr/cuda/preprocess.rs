@@ -4,14 +4,19 @@
 //! kernels, one batched cuFFT R2C, and whitening written straight into the frequency-major
 //! spectra `[bin][station][window]`, which stay on the device.
 
+use super::held::PlanTables;
 use super::kit::{blocks, grid_dim, Kit};
 use super::spectra::DeviceSpectra;
-use crate::backend::cuda::array::{complex, complex_mut, part, part_mut, Part};
+use crate::backend::cuda::array::{
+    complex, complex_mut, part, part_mut, piece_bytes, DeviceArray, Part, PartMut, Pieces,
+};
 use crate::backend::cuda::buffers::{alloc, download, upload};
 use crate::backend::cuda::fft::{FftPlan, Shape};
 use crate::backend::cuda::launch::for_elems_in_blocks_of;
+use crate::backend::cuda::memory::untallied;
 use crate::backend::cuda::memory::DeviceBuf;
 use crate::backend::cuda::staging::PinnedBuffer;
+use crate::backend::cuda::workspace::Workspace;
 use crate::backend::cuda::{driver_error, CudaBackend};
 use crate::error::Result;
 use crate::layout::TraceBatch;
@@ -79,55 +84,81 @@ impl Sizes {
 }
 
 /// The device arrays of a call: the spectra (`2·band_len·plane` floats, interleaved
-/// complex) and window flags it makes; one chunk's station-days, mask, day statistics,
-/// windows (nfft reals a row), running-mean scratch (npts a row) and window spectra
-/// (nfft/2 + 1 bins a row); the Butterworth sections (5 values each) and the whitening
-/// taper (band_len values).
-struct Arrays {
+/// complex, which go to the call's result) and window flags it makes; one chunk's
+/// station-days, mask, day statistics, windows (nfft reals a row), running-mean scratch
+/// (npts a row) and window spectra (nfft/2 + 1 bins a row), cut from the call's work memory
+/// (`work_bytes`); the plan's Butterworth sections (5 values each) and whitening taper
+/// (band_len values).
+struct Arrays<'w> {
     out: DeviceBuf<f32>,
-    kept: DeviceBuf<u8>,
-    day: DeviceBuf<f32>,
-    valid: Option<DeviceBuf<u8>>,
-    day_std: DeviceBuf<f64>,
-    win: DeviceBuf<f32>,
-    scratch: Option<DeviceBuf<f32>>,
-    spec: DeviceBuf<f32>,
-    sos: DeviceBuf<f64>,
-    taper: DeviceBuf<f32>,
+    kept: PartMut<'w, u8>,
+    day: PartMut<'w, f32>,
+    valid: Option<PartMut<'w, u8>>,
+    day_std: PartMut<'w, f64>,
+    win: PartMut<'w, f32>,
+    scratch: Option<PartMut<'w, f32>>,
+    spec: PartMut<'w, f32>,
+    sos: Part<'w, f64>,
+    taper: Part<'w, f32>,
 }
 
-impl Arrays {
-    fn new(kit: &Kit, plan: &XcorrPlan, sz: Sizes) -> Result<Arrays> {
+/// The Butterworth sections (5 values each: b0, b1, b2, a1, a2; one 0 without any) and
+/// the whitening taper of `plan`, as the kernels read them.
+pub fn plan_tables(plan: &XcorrPlan) -> (Vec<f64>, Vec<f32>) {
+    let sos: Vec<f64> = plan
+        .sections()
+        .iter()
+        .flat_map(|s| [s.b[0], s.b[1], s.b[2], s.a[0], s.a[1]])
+        .collect();
+    let sos = if sos.is_empty() { vec![0.0] } else { sos };
+    (sos, whitening_taper(plan))
+}
+
+/// The whole of `a`.
+fn all<T>(a: &impl DeviceArray<T>) -> Part<'_, T> {
+    part(a, 0, a.len())
+}
+
+/// Bytes of a call's work memory (`Pieces`): window flags, and one chunk's arrays.
+fn work_bytes(plan: &XcorrPlan, sz: Sizes) -> usize {
+    let g = plan.geometry();
+    let (rows, cn) = (sz.chunk * sz.nw, sz.chunk * sz.n);
+    piece_bytes::<u8>(sz.plane())
+        + piece_bytes::<f32>(cn)
+        + if sz.masked { piece_bytes::<u8>(cn) } else { 0 }
+        + piece_bytes::<f64>(sz.chunk)
+        + piece_bytes::<f32>(rows * g.nfft)
+        + if sz.rma {
+            piece_bytes::<f32>(rows * g.npts)
+        } else {
+            0
+        }
+        + piece_bytes::<f32>(2 * rows * (g.nfft / 2 + 1))
+}
+
+impl<'w> Arrays<'w> {
+    fn new(
+        kit: &Kit,
+        plan: &XcorrPlan,
+        sz: Sizes,
+        work: &mut Pieces<'w>,
+        (sos, taper): (Part<'w, f64>, Part<'w, f32>),
+    ) -> Result<Arrays<'w>> {
         let g = plan.geometry();
-        let (s, n, nw, chunk) = (&kit.stream, sz.n, sz.nw, sz.chunk);
+        let (n, nw, chunk) = (sz.n, sz.nw, sz.chunk);
         let nbins = g.nfft / 2 + 1;
-        let sos: Vec<f64> = plan
-            .sections()
-            .iter()
-            .flat_map(|s| [s.b[0], s.b[1], s.b[2], s.a[0], s.a[1]])
-            .collect();
-        let sos = if sos.is_empty() { vec![0.0] } else { sos };
+        let out_len = 2 * g.band_len * sz.plane();
         Ok(Arrays {
-            out: alloc(
-                s,
-                2 * g.band_len * sz.plane(),
-                "allocating the window spectra",
-            )?,
-            kept: alloc(s, sz.plane(), "allocating the window flags")?,
-            day: alloc(s, chunk * n, "allocating station-days")?,
-            valid: match sz.masked {
-                true => Some(alloc(s, chunk * n, "allocating the validity mask")?),
-                false => None,
-            },
-            day_std: alloc(s, chunk, "allocating day statistics")?,
-            win: alloc(s, chunk * nw * g.nfft, "allocating windows")?,
-            scratch: match sz.rma {
-                true => Some(alloc(s, chunk * nw * g.npts, "allocating windows")?),
-                false => None,
-            },
-            spec: alloc(s, 2 * chunk * nw * nbins, "allocating window spectra")?,
-            sos: upload(s, &sos, "uploading the filter")?,
-            taper: upload(s, &whitening_taper(plan), "uploading the whitening taper")?,
+            out: untallied(|| alloc(&kit.stream, out_len, "allocating the window spectra"))?,
+            kept: work.take(sz.plane()),
+            day: work.take(chunk * n),
+            valid: sz.masked.then(|| work.take(chunk * n)),
+            day_std: work.take(chunk),
+            win: work.take(chunk * nw * g.nfft),
+            scratch: sz.rma.then(|| work.take(chunk * nw * g.npts)),
+            spec: work.take(2 * chunk * nw * nbins),
+            sos,
+            taper,
         })
     }
 }
@@ -174,11 +205,17 @@ pub fn preprocess(
     let plan = call.plan;
     let kit = Kit::new(gpu)?;
     let sz = Sizes::new(&kit, plan, call.batch, call.valid.is_some(), call.n_windows);
+    let (sos, taper) = plan_tables(plan);
+    let s = &kit.stream;
+    let sos = upload(s, &sos, "uploading the filter")?;
+    let taper = upload(s, &taper, "uploading the whitening taper")?;
+    let mut work = alloc::<u64>(s, work_bytes(plan, sz) / 8, "allocating preprocessing work")?;
+    let mut pieces = Pieces::of(&mut work);
     let mut chunks = Chunks {
         kit: &kit,
         plan,
         sz,
-        a: Arrays::new(&kit, plan, sz)?,
+        a: Arrays::new(&kit, plan, sz, &mut pieces, (all(&*sos), all(&*taper)))?,
         fft_full: None,
     };
     let mut stagers = (0..2)
@@ -215,12 +252,15 @@ pub struct DeviceDays<'a> {
 
 /// `preprocess` of station-days on the device, queued on the kit's stream without
 /// waiting: the same chunks and kernels, each chunk gathered on the device instead of
-/// staged from the host. Returns the window flags (on the device) and the spectra.
-pub fn preprocess_on(
+/// staged from the host, their arrays cut from `work` (the plan's, grown to the call if
+/// short) and the plan's `tables`. Returns the window flags (in `work`) and the spectra.
+pub fn preprocess_on<'w>(
     kit: &Kit,
     plan: &XcorrPlan,
     input: DeviceDays,
-) -> Result<(DeviceBuf<u8>, DeviceSpectra)> {
+    work: &'w mut Workspace,
+    tables: &'w PlanTables,
+) -> Result<(PartMut<'w, u8>, DeviceSpectra)> {
     let sz = Sizes::new(
         kit,
         plan,
@@ -228,11 +268,14 @@ pub fn preprocess_on(
         input.valid.is_some(),
         input.n_windows,
     );
+    let what = "making room for a device preprocess";
+    let mut pieces = work.for_call(&kit.stream, work_bytes(plan, sz), what)?;
+    let tables = (all(&*tables.sos), all(&*tables.taper));
     let mut chunks = Chunks {
         kit,
         plan,
         sz,
-        a: Arrays::new(kit, plan, sz)?,
+        a: Arrays::new(kit, plan, sz, &mut pieces, tables)?,
         fft_full: None,
     };
     for s0 in (0..sz.n_sta).step_by(sz.chunk) {
@@ -246,16 +289,16 @@ pub fn preprocess_on(
 }
 
 /// A call's chunks of stations on their way to the spectra.
-struct Chunks<'a, 'k> {
+struct Chunks<'a, 'k, 'w> {
     kit: &'a Kit<'k>,
     plan: &'a XcorrPlan,
     sz: Sizes,
-    a: Arrays,
+    a: Arrays<'w>,
     /// The R2C plan of a full chunk, made on first use.
     fft_full: Option<Arc<FftPlan>>,
 }
 
-impl Chunks<'_, '_> {
+impl Chunks<'_, '_, '_> {
     fn run(
         &mut self,
         input: &PreprocessCall,
