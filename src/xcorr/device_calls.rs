@@ -58,7 +58,6 @@ impl XcorrPlan {
         let mut guard = self.device.lock(gpu)?;
         let stream = guard.stream();
         let mut work = self.device.work();
-        let kit = Kit::held(gpu, guard.held())?;
         let input = DeviceDays {
             days,
             valid,
@@ -68,16 +67,19 @@ impl XcorrPlan {
         // The cuFFT plans and work arrays this call makes are the plan's, kept; the spectra
         // are the result's.
         let (host, data, source) = self.held.scope("a device preprocess", || {
-            let (kit, ws): (&Kit, &mut Workspace) = (&kit, &mut work);
-            let (kept, data, source) = ordered_on(&gpu.caller_stream(), &stream, move || {
-                let (kept, spectra) = cuda::preprocess_on(kit, self, input, ws, tables)?;
+            let kit = Kit::held(gpu, guard.held(), &mut work)?;
+            let (kept, data, source) = ordered_on(&gpu.caller_stream(), &stream, || {
+                let (kept, spectra) = cuda::preprocess_on(&kit, self, input, tables)?;
                 let data = SpectraData::Device(spectra);
-                let (data, source) = self.divide(data, planes, true, Some(kit))?;
+                let (data, source) = self.divide(data, planes, true, Some(&kit))?;
                 Ok((kept, data, source))
             })?;
             let mut host = vec![0u8; batch.n_traces * n_windows];
             download(&stream, &kept, &mut host, "copying the window flags")?;
-            work.finish(&stream)?;
+            drop(kept);
+            let asked = kit.asked();
+            drop(kit);
+            keep(&mut work, &stream, asked)?;
             Ok((host, data, source))
         })?;
         Ok(self.spectra(planes, host, data, source))
@@ -132,13 +134,16 @@ impl XcorrPlan {
         };
         let mut guard = self.device.lock(gpu)?;
         let stream = guard.stream();
-        let kit = Kit::held(gpu, guard.held())?;
-        // The cuFFT plans this call makes are the plan's, kept; its work arrays go when it
-        // returns.
+        let mut work = self.device.work();
+        // The cuFFT plans and work arrays this call makes are the plan's, kept.
         self.held.scope("a device correlation", || {
+            let kit = Kit::held(gpu, guard.held(), &mut work)?;
             ordered_on(&gpu.caller_stream(), &stream, || {
                 cuda::correlate_on(&kit, call, &mut Reporter::new(None))
-            })
+            })?;
+            let asked = kit.asked();
+            drop(kit);
+            keep(&mut work, &stream, asked)
         })?;
         if let Some(c) = all.counts {
             c[..n_pairs].copy_from_slice(&pair_counts);
@@ -148,4 +153,18 @@ impl XcorrPlan {
         }
         Ok(n_pairs)
     }
+}
+
+/// After a device call queued on `stream` that asked for `asked` bytes of work arrays: the
+/// plan's workspace holds that much for the next call (not while the stream is captured,
+/// where the call fitted in it: nothing may be allocated there).
+fn keep(
+    work: &mut Workspace,
+    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    asked: usize,
+) -> Result<()> {
+    if !crate::backend::cuda::workspace::capturing(stream)? {
+        work.reserve(stream, asked, "keeping a device xcorr call's work arrays")?;
+    }
+    work.finish(stream)
 }

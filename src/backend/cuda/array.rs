@@ -239,6 +239,31 @@ impl<'a> Pieces<'a> {
         }
     }
 
+    /// Bytes the buffer holds.
+    pub fn capacity(&self) -> usize {
+        self.bytes
+    }
+
+    /// `len` elements of `T` (at least one) from byte `offset` (a multiple of 256), not
+    /// moving the cut; panics outside the buffer.
+    ///
+    /// # Safety
+    /// No other array from these pieces that is still in use overlaps the range: the caller
+    /// keeps the arrays it hands out disjoint (a stack of pieces, `workspace::Arena`).
+    pub unsafe fn at<T>(&self, offset: usize, len: usize) -> PartMut<'a, T> {
+        let need = piece_bytes::<T>(len);
+        assert!(
+            offset % 256 == 0 && self.addr % 256 == 0 && offset + need <= self.bytes,
+            "a workspace of {} bytes asked for {need} at {offset}",
+            self.bytes
+        );
+        PartMut {
+            addr: self.addr + offset as u64,
+            len: len.max(1),
+            _borrow: PhantomData,
+        }
+    }
+
     /// The next `len` elements of `T` (at least one).
     pub fn take<T>(&mut self, len: usize) -> PartMut<'a, T> {
         let need = piece_bytes::<T>(len);

@@ -14,13 +14,14 @@
 //! followed by an event on its stream, and a use on another stream first waits for it, so
 //! that two calls never share the memory at once (the plan's lock orders the host side).
 
-use super::array::Pieces;
-use super::buffers::alloc;
+use super::array::{piece_bytes, DeviceArray, DeviceArrayMut, PartMut, Pieces};
+use super::buffers::{alloc, write};
 use super::driver_error;
 use super::memory::DeviceBuf;
 use crate::error::Result;
 use cudarc::driver::sys::CUstreamCaptureStatus;
-use cudarc::driver::{CudaEvent, CudaStream};
+use cudarc::driver::{CudaEvent, CudaStream, DeviceRepr};
+use std::cell::RefCell;
 use std::sync::Arc;
 
 /// Bytes kept for a plan's calls, and the ordering of their uses across streams.
@@ -83,6 +84,15 @@ impl Workspace {
         Ok(Pieces::of(&mut **buf))
     }
 
+    /// What the workspace holds now (None: nothing), for a call queued on `stream` after any
+    /// use on another stream; `finish` must follow once the call's work is queued.
+    pub fn pieces(&mut self, stream: &Arc<CudaStream>) -> Result<Option<Pieces<'_>>> {
+        if !capturing(stream)? {
+            self.order_after_last(stream)?;
+        }
+        Ok(self.buf.as_mut().map(|b| Pieces::of(&mut **b)))
+    }
+
     /// Marks the end of a call's use on `stream` (nothing while `stream` is captured: the
     /// graph orders its own work).
     pub fn finish(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
@@ -125,3 +135,131 @@ pub fn capturing(stream: &CudaStream) -> Result<bool> {
         .map_err(driver_error("asking whether a stream is captured"))?;
     Ok(status != CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE)
 }
+
+/// The work arrays of one call whose sizes come out as it runs (many stages, each sizing
+/// its own, arrays made and dropped in loops): a stack of arrays, each placed after those
+/// still in use, in a plan's kept workspace where it has room and otherwise made for the
+/// call (given back when dropped). The most bytes the stack held at once is what the plan
+/// keeps for its next call (`Workspace::reserve` once the call is queued), so that a call
+/// like an earlier one allocates nothing. Without a workspace (host calls) every array is
+/// made for the call, as its own buffer.
+pub struct Arena<'w> {
+    stream: Arc<CudaStream>,
+    kept: Option<Pieces<'w>>,
+    stack: RefCell<Stack>,
+    capturing: bool,
+}
+
+/// Arrays in use, bottom to top: (first byte, end, dropped); and the highest end so far.
+#[derive(Default)]
+struct Stack {
+    entries: Vec<(usize, usize, bool)>,
+    peak: usize,
+}
+
+/// One work array: in the plan's workspace, or made for the call; either way its place on
+/// the arena's stack, freed when it drops.
+pub struct Work<'s, T> {
+    memory: Memory<'s, T>,
+    _slot: Slot<'s>,
+}
+
+enum Memory<'s, T> {
+    Kept(PartMut<'s, T>),
+    Own(DeviceBuf<T>),
+}
+
+struct Slot<'s> {
+    stack: &'s RefCell<Stack>,
+    index: usize,
+}
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        let mut s = self.stack.borrow_mut();
+        s.entries[self.index].2 = true;
+        while s.entries.last().is_some_and(|e| e.2) {
+            s.entries.pop();
+        }
+    }
+}
+
+impl<'w> Arena<'w> {
+    /// Work arrays on `stream`, in `workspace` where it has room.
+    pub fn new(stream: &Arc<CudaStream>, workspace: Option<&'w mut Workspace>) -> Result<Self> {
+        let kept = match workspace {
+            Some(w) => w.pieces(stream)?,
+            None => None,
+        };
+        Ok(Arena {
+            stream: stream.clone(),
+            kept,
+            stack: RefCell::default(),
+            capturing: capturing(stream)?,
+        })
+    }
+
+    /// An uninitialised array of `len` (at least 1) elements. While the stream is being
+    /// captured, one the workspace has no room for is refused (nothing may be allocated).
+    pub fn take<T: DeviceRepr>(&self, len: usize, what: &'static str) -> Result<Work<'_, T>> {
+        let (start, end) = {
+            let s = self.stack.borrow();
+            let start = s.entries.last().map_or(0, |e| e.1);
+            (start, start + piece_bytes::<T>(len))
+        };
+        let memory = match &self.kept {
+            // SAFETY: [start, end) lies above every array of the stack still in use (which
+            // are the only ones cut from these pieces), so it overlaps none of them.
+            Some(k) if end <= k.capacity() => Memory::Kept(unsafe { k.at(start, len) }),
+            _ if self.capturing => {
+                return Err(crate::invalid!(
+                    "{what}: the plan's workspace has no room for this call's work arrays, and \
+                     the stream is being captured into a graph, where nothing may be allocated; \
+                     make the same call once before the capture (the plan keeps what it used)"
+                ))
+            }
+            _ => Memory::Own(alloc(&self.stream, len, what)?),
+        };
+        let mut s = self.stack.borrow_mut();
+        s.entries.push((start, end, false));
+        s.peak = s.peak.max(end);
+        let index = s.entries.len() - 1;
+        Ok(Work {
+            memory,
+            _slot: Slot {
+                stack: &self.stack,
+                index,
+            },
+        })
+    }
+
+    /// A device copy of `host` (at least one element), on the arena's stream.
+    pub fn upload<T: DeviceRepr>(&self, host: &[T], what: &'static str) -> Result<Work<'_, T>> {
+        let mut a = self.take::<T>(host.len(), what)?;
+        write(&self.stream, host, &mut a, what)?;
+        Ok(a)
+    }
+
+    /// The most bytes the call's arrays took at once (each rounded as `Pieces` cuts it).
+    pub fn asked(&self) -> usize {
+        self.stack.borrow().peak
+    }
+}
+
+// SAFETY: the address and length of memory the value owns or borrows for writing.
+unsafe impl<T> DeviceArray<T> for Work<'_, T> {
+    fn addr(&self) -> u64 {
+        match &self.memory {
+            Memory::Kept(p) => p.addr(),
+            Memory::Own(b) => b.addr(),
+        }
+    }
+    fn len(&self) -> usize {
+        match &self.memory {
+            Memory::Kept(p) => p.len(),
+            Memory::Own(b) => DeviceArray::len(b),
+        }
+    }
+}
+// SAFETY: as above; the memory is the holder's to write.
+unsafe impl<T> DeviceArrayMut<T> for Work<'_, T> {}

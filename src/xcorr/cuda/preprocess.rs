@@ -7,16 +7,14 @@
 use super::held::PlanTables;
 use super::kit::{blocks, grid_dim, Kit};
 use super::spectra::DeviceSpectra;
-use crate::backend::cuda::array::{
-    complex, complex_mut, part, part_mut, piece_bytes, DeviceArray, Part, PartMut, Pieces,
-};
+use crate::backend::cuda::array::{complex, complex_mut, part, part_mut, DeviceArray, Part};
 use crate::backend::cuda::buffers::{alloc, download, upload};
 use crate::backend::cuda::fft::{FftPlan, Shape};
 use crate::backend::cuda::launch::for_elems_in_blocks_of;
 use crate::backend::cuda::memory::untallied;
 use crate::backend::cuda::memory::DeviceBuf;
 use crate::backend::cuda::staging::PinnedBuffer;
-use crate::backend::cuda::workspace::Workspace;
+use crate::backend::cuda::workspace::Work;
 use crate::backend::cuda::{driver_error, CudaBackend};
 use crate::error::Result;
 use crate::layout::TraceBatch;
@@ -86,20 +84,19 @@ impl Sizes {
 /// The device arrays of a call: the spectra (`2·band_len·plane` floats, interleaved
 /// complex, which go to the call's result) and window flags it makes; one chunk's
 /// station-days, mask, day statistics, windows (nfft reals a row), running-mean scratch
-/// (npts a row) and window spectra (nfft/2 + 1 bins a row), cut from the call's work memory
-/// (`work_bytes`); the plan's Butterworth sections (5 values each) and whitening taper
-/// (band_len values).
-struct Arrays<'w> {
+/// (npts a row) and window spectra (nfft/2 + 1 bins a row), work arrays of the kit's; the
+/// plan's Butterworth sections (5 values each) and whitening taper (band_len values).
+struct Arrays<'w, 't> {
     out: DeviceBuf<f32>,
-    kept: PartMut<'w, u8>,
-    day: PartMut<'w, f32>,
-    valid: Option<PartMut<'w, u8>>,
-    day_std: PartMut<'w, f64>,
-    win: PartMut<'w, f32>,
-    scratch: Option<PartMut<'w, f32>>,
-    spec: PartMut<'w, f32>,
-    sos: Part<'w, f64>,
-    taper: Part<'w, f32>,
+    kept: Work<'w, u8>,
+    day: Work<'w, f32>,
+    valid: Option<Work<'w, u8>>,
+    day_std: Work<'w, f64>,
+    win: Work<'w, f32>,
+    scratch: Option<Work<'w, f32>>,
+    spec: Work<'w, f32>,
+    sos: Part<'t, f64>,
+    taper: Part<'t, f32>,
 }
 
 /// The Butterworth sections (5 values each: b0, b1, b2, a1, a2; one 0 without any) and
@@ -119,44 +116,32 @@ fn all<T>(a: &impl DeviceArray<T>) -> Part<'_, T> {
     part(a, 0, a.len())
 }
 
-/// Bytes of a call's work memory (`Pieces`): window flags, and one chunk's arrays.
-fn work_bytes(plan: &XcorrPlan, sz: Sizes) -> usize {
-    let g = plan.geometry();
-    let (rows, cn) = (sz.chunk * sz.nw, sz.chunk * sz.n);
-    piece_bytes::<u8>(sz.plane())
-        + piece_bytes::<f32>(cn)
-        + if sz.masked { piece_bytes::<u8>(cn) } else { 0 }
-        + piece_bytes::<f64>(sz.chunk)
-        + piece_bytes::<f32>(rows * g.nfft)
-        + if sz.rma {
-            piece_bytes::<f32>(rows * g.npts)
-        } else {
-            0
-        }
-        + piece_bytes::<f32>(2 * rows * (g.nfft / 2 + 1))
-}
-
-impl<'w> Arrays<'w> {
+impl<'w, 't> Arrays<'w, 't> {
     fn new(
-        kit: &Kit,
+        kit: &'w Kit,
         plan: &XcorrPlan,
         sz: Sizes,
-        work: &mut Pieces<'w>,
-        (sos, taper): (Part<'w, f64>, Part<'w, f32>),
-    ) -> Result<Arrays<'w>> {
+        (sos, taper): (Part<'t, f64>, Part<'t, f32>),
+    ) -> Result<Arrays<'w, 't>> {
         let g = plan.geometry();
         let (n, nw, chunk) = (sz.n, sz.nw, sz.chunk);
         let nbins = g.nfft / 2 + 1;
         let out_len = 2 * g.band_len * sz.plane();
+        let masked = |what| sz.masked.then(|| kit.take(chunk * n, what)).transpose();
+        let rma = |what| {
+            sz.rma
+                .then(|| kit.take(chunk * nw * g.npts, what))
+                .transpose()
+        };
         Ok(Arrays {
             out: untallied(|| alloc(&kit.stream, out_len, "allocating the window spectra"))?,
-            kept: work.take(sz.plane()),
-            day: work.take(chunk * n),
-            valid: sz.masked.then(|| work.take(chunk * n)),
-            day_std: work.take(chunk),
-            win: work.take(chunk * nw * g.nfft),
-            scratch: sz.rma.then(|| work.take(chunk * nw * g.npts)),
-            spec: work.take(2 * chunk * nw * nbins),
+            kept: kit.take(sz.plane(), "allocating the window flags")?,
+            day: kit.take(chunk * n, "allocating station-days")?,
+            valid: masked("allocating the validity mask")?,
+            day_std: kit.take(chunk, "allocating day statistics")?,
+            win: kit.take(chunk * nw * g.nfft, "allocating windows")?,
+            scratch: rma("allocating windows")?,
+            spec: kit.take(2 * chunk * nw * nbins, "allocating window spectra")?,
             sos,
             taper,
         })
@@ -209,13 +194,11 @@ pub fn preprocess(
     let s = &kit.stream;
     let sos = upload(s, &sos, "uploading the filter")?;
     let taper = upload(s, &taper, "uploading the whitening taper")?;
-    let mut work = alloc::<u64>(s, work_bytes(plan, sz) / 8, "allocating preprocessing work")?;
-    let mut pieces = Pieces::of(&mut work);
     let mut chunks = Chunks {
         kit: &kit,
         plan,
         sz,
-        a: Arrays::new(&kit, plan, sz, &mut pieces, (all(&*sos), all(&*taper)))?,
+        a: Arrays::new(&kit, plan, sz, (all(&*sos), all(&*taper)))?,
         fft_full: None,
     };
     let mut stagers = (0..2)
@@ -252,15 +235,14 @@ pub struct DeviceDays<'a> {
 
 /// `preprocess` of station-days on the device, queued on the kit's stream without
 /// waiting: the same chunks and kernels, each chunk gathered on the device instead of
-/// staged from the host, their arrays cut from `work` (the plan's, grown to the call if
-/// short) and the plan's `tables`. Returns the window flags (in `work`) and the spectra.
+/// staged from the host, with the kit's work arrays and the plan's `tables`. Returns the
+/// window flags (a work array) and the spectra.
 pub fn preprocess_on<'w>(
-    kit: &Kit,
-    plan: &XcorrPlan,
+    kit: &'w Kit,
+    plan: &'w XcorrPlan,
     input: DeviceDays,
-    work: &'w mut Workspace,
-    tables: &'w PlanTables,
-) -> Result<(PartMut<'w, u8>, DeviceSpectra)> {
+    tables: &PlanTables,
+) -> Result<(Work<'w, u8>, DeviceSpectra)> {
     let sz = Sizes::new(
         kit,
         plan,
@@ -268,14 +250,12 @@ pub fn preprocess_on<'w>(
         input.valid.is_some(),
         input.n_windows,
     );
-    let what = "making room for a device preprocess";
-    let mut pieces = work.for_call(&kit.stream, work_bytes(plan, sz), what)?;
     let tables = (all(&*tables.sos), all(&*tables.taper));
     let mut chunks = Chunks {
         kit,
         plan,
         sz,
-        a: Arrays::new(kit, plan, sz, &mut pieces, tables)?,
+        a: Arrays::new(kit, plan, sz, tables)?,
         fft_full: None,
     };
     for s0 in (0..sz.n_sta).step_by(sz.chunk) {
@@ -289,11 +269,11 @@ pub fn preprocess_on<'w>(
 }
 
 /// A call's chunks of stations on their way to the spectra.
-struct Chunks<'a, 'k, 'w> {
+struct Chunks<'a, 'k, 't> {
     kit: &'a Kit<'k>,
     plan: &'a XcorrPlan,
     sz: Sizes,
-    a: Arrays<'w>,
+    a: Arrays<'a, 't>,
     /// The R2C plan of a full chunk, made on first use.
     fft_full: Option<Arc<FftPlan>>,
 }
