@@ -1,20 +1,26 @@
 //! Plans whose device workspace follows their calls' sizes (the DWT's batches, EM
-//! logging's grids), with the counting hooks of `memory.rs`: what a plan holds
-//! (`workspace_bytes`) is what the hooks gave it at creation and reserve; device calls then
-//! allocate nothing (an EM search: its result's histograms alone); every byte goes back at
-//! destroy; results equal the default allocator's bit for bit; under a 4 MiB budget a
-//! workspace that cannot fit is refused with SG_ERR_DEVICE_OUT_OF_MEMORY and the sizes, and
-//! the context and the plan stay usable. A DWT call captured into a graph needs its
-//! workspace reserved first: without it the call is refused, nothing allocated.
+//! logging's grids, xcorr's station-days and pairs), with the counting hooks of
+//! `memory.rs`: what a plan holds (`workspace_bytes`) is what the hooks gave it at creation
+//! and reserve; device calls then allocate nothing but what their results keep (an EM
+//! search's histograms, a preprocess's spectra), xcorr's once a first call has sized the
+//! plan's workspace; every byte goes back at destroy; results equal the default
+//! allocator's bit for bit; under a 4 MiB budget a workspace that cannot fit is refused
+//! with SG_ERR_DEVICE_OUT_OF_MEMORY and the sizes, and the context and the plan stay
+//! usable. A DWT call captured into a graph needs its workspace reserved first: without it
+//! the call is refused, nothing allocated.
 
 use super::emlog::{host_outputs, Search};
 use super::memory::*;
+use super::xcorr::{n_lags, spectra_bits};
 use super::*;
 use crate::emlog_support::{vikiz, Owned};
+use crate::xcorr_common::{small_options, synthetic};
 use seisgpu::ffi::dwt::device::*;
 use seisgpu::ffi::dwt::*;
 use seisgpu::ffi::emlog::device::*;
 use seisgpu::ffi::emlog::*;
+use seisgpu::ffi::xcorr::device::*;
+use seisgpu::ffi::xcorr::*;
 
 /// A Daubechies-4 DWT plan of `n` samples.
 fn dwt_plan(g: &Gpu, n: usize) -> *mut sg_dwt_plan {
@@ -285,9 +291,125 @@ fn emlog_plans_hold_their_matrix_and_searches_allocate_their_histograms_alone() 
     );
 }
 
-/// Under a 4 MiB budget: a DWT reserve and a device call whose workspace cannot fit, and an
-/// EM-logging plan whose matrix cannot, are refused with the sizes; the plans and the
-/// context stay usable, and smaller ones work.
+fn xcorr_plan(g: &Gpu, stack_method: i32) -> Result<*mut sg_xcorr_plan, sg_status> {
+    let o = sg_xcorr_options {
+        stack_method,
+        ..small_options()
+    };
+    let mut p = std::ptr::null_mut();
+    match sg_xcorr_plan_create(g.ctx, &o, &mut p) {
+        SG_OK => Ok(p),
+        s => Err(s),
+    }
+}
+
+fn xcorr_workspace(p: *const sg_xcorr_plan) -> usize {
+    let mut bytes = usize::MAX;
+    assert_eq!(sg_xcorr_plan_workspace_bytes(p, &mut bytes), SG_OK);
+    bytes
+}
+
+/// Six dense station-days of 1,000 samples, preprocessed on the device.
+fn xcorr_preprocess(p: *mut sg_xcorr_plan, days: &Dev<f32>) -> *mut sg_xcorr_spectra {
+    let mut s = std::ptr::null_mut();
+    let st = sg_xcorr_preprocess_device_f32(p, days.addr(), 6, 1000, 1000, 0, &mut s);
+    assert_eq!(st, SG_OK, "{}", message());
+    s
+}
+
+/// A plan of `stack_method`: its bytes at creation are the hooks' (cuBLAS's workspace for
+/// linear stacks, the filter tables); a first preprocess and correlation size its
+/// workspace; then five of each allocate nothing but each preprocess's spectra (given back
+/// with them) and leave the workspace as it was. The last spectra and stacks, as bits.
+fn xcorr_run(g: &Gpu, c: Option<&Counter>, stack_method: i32) -> Vec<u64> {
+    let (p, held) = match c {
+        Some(c) => made(c, || xcorr_plan(g, stack_method)),
+        None => (xcorr_plan(g, stack_method).unwrap(), 0),
+    };
+    if c.is_some() {
+        assert!(held > 0, "the plan's tables made at creation");
+        assert_eq!(
+            xcorr_workspace(p),
+            held,
+            "workspace_bytes against the hooks"
+        );
+    }
+    let days = g.upload(&synthetic(6, 1000, 5));
+    let (m, pairs) = (n_lags(p), 15);
+    let out = g.zeros::<f32>(pairs * m);
+    let correlate = |s: *const sg_xcorr_spectra| {
+        let days = [s];
+        let st = sg_xcorr_correlate_device_f32(
+            p,
+            days.as_ptr(),
+            1,
+            0,
+            6,
+            0,
+            6,
+            out.addr(),
+            m,
+            std::ptr::null_mut(),
+        );
+        assert_eq!(st, SG_OK, "{}", message());
+    };
+    let first = xcorr_preprocess(p, &days);
+    correlate(first);
+    sg_xcorr_spectra_destroy(first);
+    g.synchronize();
+    let kept = xcorr_workspace(p);
+    let mut got = Vec::new();
+    for _ in 0..5 {
+        let before = c.map(Counter::seen);
+        let s = xcorr_preprocess(p, &days);
+        if let (Some(c), Some(before)) = (c, before) {
+            let after = c.seen();
+            assert_eq!(
+                after.0 - before.0,
+                1,
+                "a preprocess allocated more than its spectra"
+            );
+            assert_eq!(after.1, before.1, "a preprocess freed");
+        }
+        let seen = c.map(Counter::seen);
+        correlate(s);
+        g.synchronize();
+        assert_eq!(
+            c.map(Counter::seen),
+            seen,
+            "a device correlation allocated or freed"
+        );
+        got = spectra_bits(s).0;
+        sg_xcorr_spectra_destroy(s);
+        assert_eq!(xcorr_workspace(p), kept, "the workspace changed");
+    }
+    got.extend(bits(&g.download(&out)));
+    sg_xcorr_plan_destroy(p);
+    got
+}
+
+#[test]
+fn xcorr_device_calls_like_an_earlier_one_allocate_nothing() {
+    for method in [
+        SG_XCORR_STACK_LINEAR,
+        SG_XCORR_STACK_PWS,
+        SG_XCORR_STACK_ROBUST,
+    ] {
+        let c = Counter::with_budget(usize::MAX);
+        let Some(g) = hooked(&c) else { return };
+        let with_hooks = xcorr_run(&g, Some(&c), method);
+        assert_all_given_back(&c, &g);
+        let plain = gpu().unwrap();
+        assert!(
+            xcorr_run(&plain, None, method) == with_hooks,
+            "stack method {method}: the hooks' results differ"
+        );
+    }
+}
+
+/// Under a 4 MiB budget: a DWT reserve and a device call whose workspace cannot fit, an
+/// EM-logging plan whose matrix cannot and a linear-stack xcorr plan (cuBLAS's workspace)
+/// are refused with the sizes; the plans and the context stay usable, and smaller ones work.
 #[test]
 fn a_budget_too_small_refuses_the_workspace_and_the_plan_stays_usable() {
     let c = Counter::with_budget(4 << 20);
@@ -319,6 +441,14 @@ fn a_budget_too_small_refuses_the_workspace_and_the_plan_stays_usable() {
     let p = em_plan(&g, &em_problem(1000)).unwrap_or_else(|s| panic!("{s}: {}", message()));
     sg_emlog_plan_destroy(p);
 
-    assert!(c.refused.load(std::sync::atomic::Ordering::SeqCst) >= 3);
+    // Linear stacks: cuBLAS's workspace (4 MiB, 32 MiB from Hopper on) and the tables.
+    let s = xcorr_plan(&g, SG_XCORR_STACK_LINEAR).unwrap_err();
+    refused_for_memory(s, "creating the xcorr plan");
+    let p = xcorr_plan(&g, SG_XCORR_STACK_PWS).unwrap_or_else(|s| panic!("{s}: {}", message()));
+    let days = g.upload(&synthetic(6, 1000, 5));
+    sg_xcorr_spectra_destroy(xcorr_preprocess(p, &days));
+    sg_xcorr_plan_destroy(p);
+
+    assert!(c.refused.load(std::sync::atomic::Ordering::SeqCst) >= 4);
     assert_all_given_back(&c, &g);
 }
