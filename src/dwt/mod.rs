@@ -114,11 +114,17 @@ impl DwtPlan {
         // plan for it is made.
         crate::alloc::host_bytes(&[n_samples], 4, "one trace of n_samples f32 samples")?;
         let wavelet = Wavelet::new(family, member)?;
+        // The workspace is allocated and freed on a stream of the plan's own (calls use it
+        // on the caller's, which the application may destroy before the plan).
+        let work = match ctx.cuda() {
+            Some(gpu) => Workspace::on(gpu.stream()?),
+            None => Workspace::default(),
+        };
         Ok(DwtPlan {
             ctx,
             wavelet,
             n_samples,
-            work: Mutex::default(),
+            work: Mutex::new(work),
             held: Arc::default(),
         })
     }

@@ -27,13 +27,26 @@ use std::sync::Arc;
 /// Bytes kept for a plan's calls, and the ordering of their uses across streams.
 #[derive(Default)]
 pub struct Workspace {
+    /// The stream the buffer is allocated and freed on: the plan's own (None: the first
+    /// call's), never a caller's stream, which the application may destroy first.
+    home: Option<Arc<CudaStream>>,
     buf: Option<DeviceBuf<u64>>,
     /// Recorded after the last use, on `last`'s stream (`cu_stream` value, only compared).
     fence: Option<CudaEvent>,
     last: Option<u64>,
+    /// A call has used the workspace since the last `finish`.
+    in_use: bool,
 }
 
 impl Workspace {
+    /// An empty workspace whose memory will be allocated and freed on `home` (a stream the
+    /// plan owns), while calls use it on theirs.
+    pub fn on(home: Arc<CudaStream>) -> Workspace {
+        let mut w = Workspace::default();
+        w.home = Some(home);
+        w
+    }
+
     /// Bytes held.
     pub fn bytes(&self) -> usize {
         self.buf.as_ref().map_or(0, |b| b.held_bytes())
@@ -60,11 +73,15 @@ impl Workspace {
                 self.bytes()
             ));
         }
-        self.order_after_last(stream)?;
-        // The old buffer goes first, so that the new one may reuse its bytes.
+        let home = self.home.get_or_insert_with(|| stream.clone()).clone();
+        // The old buffer goes first (freed on `home` after its last use), so that the new
+        // one may reuse its bytes.
+        self.order_after_last(&home)?;
         self.buf = None;
-        self.buf = Some(alloc(stream, bytes.div_ceil(8), what)?);
-        Ok(())
+        self.buf = Some(alloc(&home, bytes.div_ceil(8), what)?);
+        // Calls on other streams wait for the allocation.
+        self.in_use = true;
+        self.finish(&home)
     }
 
     /// The workspace, at least `bytes` of it, for a call queued on `stream` after any use on
@@ -80,6 +97,7 @@ impl Workspace {
             // A captured stream may not wait for an event recorded outside the capture.
             self.order_after_last(stream)?;
         }
+        self.in_use = true;
         let buf = self.buf.as_mut().expect("reserved above");
         Ok(Pieces::of(&mut **buf))
     }
@@ -90,13 +108,14 @@ impl Workspace {
         if !capturing(stream)? {
             self.order_after_last(stream)?;
         }
+        self.in_use = true;
         Ok(self.buf.as_mut().map(|b| Pieces::of(&mut **b)))
     }
 
-    /// Marks the end of a call's use on `stream` (nothing while `stream` is captured: the
-    /// graph orders its own work).
+    /// Marks the end of a call's use on `stream` (nothing when the call did not use the
+    /// workspace, or while `stream` is captured: the graph orders its own work).
     pub fn finish(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
-        if capturing(stream)? {
+        if !std::mem::take(&mut self.in_use) || capturing(stream)? {
             return Ok(());
         }
         let what = "ordering a plan's workspace";
@@ -114,6 +133,12 @@ impl Workspace {
         Ok(())
     }
 
+    /// The use of the workspace last queued, on whatever stream (for `Drop`).
+    fn last_use_elsewhere(&self) -> Option<(&Arc<CudaStream>, &CudaEvent)> {
+        let (home, fence, last) = (self.home.as_ref()?, self.fence.as_ref()?, self.last?);
+        (last != home.cu_stream() as u64).then_some((home, fence))
+    }
+
     /// `stream` waits for the last use when it was on another stream.
     fn order_after_last(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
         let (Some(last), Some(fence)) = (self.last, &self.fence) else {
@@ -125,6 +150,16 @@ impl Workspace {
             self.last = Some(stream.cu_stream() as u64);
         }
         Ok(())
+    }
+}
+
+impl Drop for Workspace {
+    fn drop(&mut self) {
+        // The buffer is freed on `home`, after the last call's use on its own stream.
+        if let (Some((home, fence)), Some(_)) = (self.last_use_elsewhere(), &self.buf) {
+            let _ = super::bind(home.context());
+            let _ = home.wait(fence);
+        }
     }
 }
 
