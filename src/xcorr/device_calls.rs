@@ -79,7 +79,7 @@ impl XcorrPlan {
             drop(kept);
             let asked = kit.asked();
             drop(kit);
-            keep(&mut work, &stream, asked)?;
+            keep(&mut work, &stream, &gpu.caller_stream(), asked)?;
             Ok((host, data, source))
         })?;
         Ok(self.spectra(planes, host, data, source))
@@ -143,7 +143,7 @@ impl XcorrPlan {
             })?;
             let asked = kit.asked();
             drop(kit);
-            keep(&mut work, &stream, asked)
+            keep(&mut work, &stream, &gpu.caller_stream(), asked)
         })?;
         if let Some(c) = all.counts {
             c[..n_pairs].copy_from_slice(&pair_counts);
@@ -155,16 +155,19 @@ impl XcorrPlan {
     }
 }
 
-/// After a device call queued on `stream` that asked for `asked` bytes of work arrays: the
-/// plan's workspace holds that much for the next call (not while the stream is captured,
-/// where the call fitted in it: nothing may be allocated there).
+/// After a device call queued on the plan's `stream` that asked for `asked` bytes of work
+/// arrays: the plan's workspace holds that much for the next call. Not while the caller's
+/// stream is captured (the plan's stream is then part of the capture, and the call fitted in
+/// the workspace: nothing may be allocated there).
 fn keep(
     work: &mut Workspace,
     stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    caller: &cudarc::driver::CudaStream,
     asked: usize,
 ) -> Result<()> {
-    if !crate::backend::cuda::workspace::capturing(stream)? {
-        work.reserve(stream, asked, "keeping a device xcorr call's work arrays")?;
+    if crate::backend::cuda::workspace::capturing(caller)? {
+        return Ok(());
     }
+    work.reserve(stream, asked, "keeping a device xcorr call's work arrays")?;
     work.finish(stream)
 }

@@ -182,7 +182,6 @@ pub struct Arena<'w> {
     stream: Arc<CudaStream>,
     kept: Option<Pieces<'w>>,
     stack: RefCell<Stack>,
-    capturing: bool,
 }
 
 /// Arrays in use, bottom to top: (first byte, end, dropped); and the highest end so far.
@@ -230,7 +229,6 @@ impl<'w> Arena<'w> {
             stream: stream.clone(),
             kept,
             stack: RefCell::default(),
-            capturing: capturing(stream)?,
         })
     }
 
@@ -246,7 +244,8 @@ impl<'w> Arena<'w> {
             // SAFETY: [start, end) lies above every array of the stack still in use (which
             // are the only ones cut from these pieces), so it overlaps none of them.
             Some(k) if end <= k.capacity() => Memory::Kept(unsafe { k.at(start, len) }),
-            _ if self.capturing => {
+            // Asked when it matters: a plan's stream joins a capture within the call.
+            _ if capturing(&self.stream)? => {
                 return Err(crate::invalid!(
                     "{what}: the plan's workspace has no room for this call's work arrays, and \
                      the stream is being captured into a graph, where nothing may be allocated; \

@@ -49,6 +49,14 @@ impl Held {
         if let Some((_, p)) = self.ffts.iter().find(|(k, _)| *k == key) {
             return Ok(p.clone());
         }
+        if crate::backend::cuda::workspace::capturing(&self.stream)? {
+            // A new plan allocates its work area: not while the stream is captured.
+            return Err(crate::invalid!(
+                "a device xcorr call needs an FFT plan of a new shape, and the stream is being \
+                 captured into a graph, where nothing may be allocated; make the same call once \
+                 before the capture (the plan keeps what it used)"
+            ));
+        }
         if self.ffts.len() >= MAX_FFT_PLANS {
             self.stream
                 .synchronize()
