@@ -48,7 +48,8 @@ impl XcorrPlan {
         };
         if let Some(gpu) = plan.ctx.cuda() {
             let linear = plan.options.stack_method == super::options::StackMethod::Linear;
-            let (sos, taper) = super::cuda::plan_tables(&plan);
+            let (g, o) = (&plan.geometry, &plan.options);
+            let (sos, taper) = super::cuda::tables::plan_tables(&plan.sections, g, o);
             plan.held.scope("creating the xcorr plan", || {
                 plan.device.prepare(gpu, linear, &sos, &taper)
             })?;

@@ -22,10 +22,11 @@ mod put;
 mod rows;
 pub mod spectra;
 mod stacks;
+pub mod tables;
 
 pub use kit::{set_memory_budget, Kit};
 pub use linear::gemm_seconds;
-pub use preprocess::{plan_tables, preprocess, preprocess_on, DeviceDays};
+pub use preprocess::{preprocess, preprocess_on, DeviceDays};
 pub use spectra::{divided, divided_on};
 
 use super::calls::CorrelateCall;

@@ -7,6 +7,7 @@
 use super::held::PlanTables;
 use super::kit::{blocks, grid_dim, Kit};
 use super::spectra::DeviceSpectra;
+use super::tables::plan_tables;
 use crate::backend::cuda::array::{complex, complex_mut, part, part_mut, DeviceArray, Part};
 use crate::backend::cuda::buffers::{alloc, download, upload};
 use crate::backend::cuda::fft::{FftPlan, Shape};
@@ -99,18 +100,6 @@ struct Arrays<'w, 't> {
     taper: Part<'t, f32>,
 }
 
-/// The Butterworth sections (5 values each: b0, b1, b2, a1, a2; one 0 without any) and
-/// the whitening taper of `plan`, as the kernels read them.
-pub fn plan_tables(plan: &XcorrPlan) -> (Vec<f64>, Vec<f32>) {
-    let sos: Vec<f64> = plan
-        .sections()
-        .iter()
-        .flat_map(|s| [s.b[0], s.b[1], s.b[2], s.a[0], s.a[1]])
-        .collect();
-    let sos = if sos.is_empty() { vec![0.0] } else { sos };
-    (sos, whitening_taper(plan))
-}
-
 /// The whole of `a`.
 fn all<T>(a: &impl DeviceArray<T>) -> Part<'_, T> {
     part(a, 0, a.len())
@@ -148,21 +137,6 @@ impl<'w, 't> Arrays<'w, 't> {
     }
 }
 
-/// The whitening's cos² factors on the stored band (which starts at ix00); ones without
-/// whitening.
-fn whitening_taper(plan: &XcorrPlan) -> Vec<f32> {
-    let (g, o) = (plan.geometry(), plan.options());
-    let mut taper = vec![1.0f32; g.band_len];
-    if o.freq_norm != FreqNorm::None {
-        let mut full = vec![1.0f64; g.ix11 - g.ix00];
-        pre::cos2_tapers(&mut full, g, |v, f| *v *= f);
-        for (k, t) in taper.iter_mut().enumerate() {
-            *t = full[k] as f32;
-        }
-    }
-    taper
-}
-
 /// The kernels' codes of the time and frequency normalisations (`time_norm` and
 /// `freq_norm` in kernels/xcorr.cu).
 fn codes(o: &Options) -> (i32, i32) {
@@ -190,7 +164,7 @@ pub fn preprocess(
     let plan = call.plan;
     let kit = Kit::new(gpu)?;
     let sz = Sizes::new(&kit, plan, call.batch, call.valid.is_some(), call.n_windows);
-    let (sos, taper) = plan_tables(plan);
+    let (sos, taper) = plan_tables(plan.sections(), plan.geometry(), plan.options());
     let s = &kit.stream;
     let sos = upload(s, &sos, "uploading the filter")?;
     let taper = upload(s, &taper, "uploading the whitening taper")?;
