@@ -162,6 +162,12 @@ fn workspace_bytes(stream: &CudaStream) -> usize {
 }
 
 impl Blas {
+    /// Whether the dynamic loader finds cuBLAS (`new` says so as an error).
+    pub fn available() -> bool {
+        // SAFETY: probing only dlopens.
+        unsafe { sys::is_culib_present() }
+    }
+
     /// A handle on `stream`; `needed_by` names what needs cuBLAS ("the GPU correlation")
     /// where the library is missing.
     pub fn new(stream: &Arc<CudaStream>, needed_by: &'static str) -> Result<Blas> {

@@ -95,8 +95,8 @@ pub struct PlanTables {
 }
 
 impl DeviceCalls {
-    /// Makes the state with the plan on `gpu`: the stream, cuBLAS (with `linear` stacks)
-    /// and the tables; waits for their copies.
+    /// Makes the state with the plan on `gpu`: the stream, cuBLAS (with `linear` stacks,
+    /// where the loader finds it) and the tables; waits for their copies.
     pub fn prepare(
         &self,
         gpu: &CudaBackend,
@@ -106,7 +106,8 @@ impl DeviceCalls {
     ) -> Result<()> {
         gpu.bind()?;
         let stream = gpu.stream()?;
-        let blas = match linear {
+        // Without cuBLAS the plan still preprocesses; its first correlation says what is missing.
+        let blas = match linear && Blas::available() {
             true => Some(Arc::new(HeldBlas(Blas::new(
                 &stream,
                 "the GPU correlation",
