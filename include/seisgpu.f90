@@ -364,6 +364,14 @@ module seisgpu
       integer(c_int32_t) :: status
     end function sg_dwt_plan_workspace_bytes
 
+    function sg_dwt_plan_reserve(plan, n_traces) &
+        bind(C, name="sg_dwt_plan_reserve") result(status)
+      import :: c_int32_t, c_size_t, c_ptr
+      type(c_ptr), value, intent(in) :: plan
+      integer(c_size_t), value, intent(in) :: n_traces
+      integer(c_int32_t) :: status
+    end function sg_dwt_plan_reserve
+
     ! n_levels is C's uint32_t; 0 for all levels.
     function sg_dwt_execute_f32(plan, direction, n_levels, input, output, n_traces, &
         trace_stride) bind(C, name="sg_dwt_execute_f32") result(status)

@@ -1001,12 +1001,32 @@ sg_status sg_dwt_plan_create(const sg_context *ctx,
 void sg_dwt_plan_destroy(sg_dwt_plan *plan);
 
 /*
- Device bytes `plan` holds, into `*bytes`: 0, on any context. A DWT call's work buffers are
- sized by its batch, made from the context's allocator when the call starts (chunks of at
- most a few hundred MB) and given back when it returns.
+ Device bytes `plan` holds, into `*bytes` (0 on a CPU context): the workspace of its
+ device calls (`sg_dwt_*_device_*`), which holds a denoise's medians and the work arrays
+ of traces too long for one block's shared memory. It is made by `sg_dwt_plan_reserve`,
+ or by the first device call that needs more than it holds, from the context's
+ allocator, and kept until the plan is destroyed. Host calls (`sg_dwt_execute_f32`, …)
+ take their chunk buffers from the allocator per call (chunks of at most a few hundred
+ MB) and give them back when they return.
  `plan` and `bytes` must not be NULL. Thread-safe.
  */
 sg_status sg_dwt_plan_workspace_bytes(const sg_dwt_plan *plan, size_t *bytes);
+
+/*
+ Makes `plan`'s workspace (`sg_dwt_plan_workspace_bytes`) hold what any device call of
+ up to `n_traces` traces needs (any depth, rule and precision), from the context's
+ allocator, so that such calls allocate nothing. An application that captures device
+ calls into a CUDA graph calls it first: a call that would need more than the workspace
+ holds while its stream is captured is refused with `SG_ERR_INVALID_ARGUMENT`, as
+ nothing may be allocated during a capture; and a graph holds the workspace's address,
+ so it must not be replayed after a larger call or reserve has replaced the workspace.
+ Uses the context's stream (`sg_context_set_stream`) for the allocation, without
+ waiting. `SG_ERR_DEVICE_OUT_OF_MEMORY` (the message gives the sizes) when the memory is
+ not there; the plan then holds no workspace (the smaller one it held went first, so
+ that its bytes could be reused) and stays usable. On a CPU context it does nothing and
+ returns `SG_OK`. `plan` must not be NULL. Thread-safe.
+ */
+sg_status sg_dwt_plan_reserve(const sg_dwt_plan *plan, size_t n_traces);
 
 /*
  Transforms `n_traces` traces of `plan`'s length, trace t starting at element
@@ -1075,7 +1095,10 @@ sg_status sg_dwt_denoise_f64(const sg_dwt_plan *plan,
  on (`sg_context_set_device_checks`). `SG_ERR_INVALID_ARGUMENT` for an
  address the driver does not know as device memory of the context's device holding the
  batch; `SG_ERR_UNSUPPORTED` on a CPU context. Bit for bit the results of
- `sg_dwt_execute_f32` on the same GPU.
+ `sg_dwt_execute_f32` on the same GPU. Work arrays (the multi-pass path's) come from the
+ plan's workspace (`sg_dwt_plan_reserve`), grown by a call that needs more; a call queued
+ while its stream is captured into a graph must find the room there (else
+ `SG_ERR_INVALID_ARGUMENT`, nothing allocated).
  */
 sg_status sg_dwt_execute_device_f32(const sg_dwt_plan *plan,
                                     int32_t direction,
@@ -1099,7 +1122,9 @@ sg_status sg_dwt_execute_device_f64(const sg_dwt_plan *plan,
 /*
  `sg_dwt_denoise_f32` on device memory (arrays as in `sg_dwt_execute_device_f32`).
  `thresholds`, if not NULL, is *host* memory for n_traces × levels doubles: the call then
- waits for the stream to fill it; with NULL it returns without waiting.
+ waits for the stream to fill it; with NULL it returns without waiting. Its medians
+ (n_traces × levels at most) are work arrays of the plan's workspace, as the multi-pass
+ path's: reserve it (`sg_dwt_plan_reserve`) before capturing the call into a graph.
  */
 sg_status sg_dwt_denoise_device_f32(const sg_dwt_plan *plan,
                                     const sg_dwt_denoise_options *options,
@@ -1159,9 +1184,13 @@ sg_status sg_emlog_plan_create(const sg_context *ctx,
 void sg_emlog_plan_destroy(sg_emlog_plan *plan);
 
 /*
- Device bytes `plan` holds, into `*bytes`: 0, on any context. A search's tables and
- histograms are sized by its grid and options and made when it starts; its histograms stay
- with its result.
+ Device bytes `plan` holds, into `*bytes` (0 on a CPU context): on a CUDA context the
+ weighted matrix Ã and data (n·(p + 1) doubles) and the searches' reductions, made from
+ the context's allocator when the plan is created, and the search tables (the grid's
+ values, the fast mode's tables), which follow a search's grid: made by the first search
+ that needs more than the plan holds and kept, so that later searches of grids no larger
+ allocate nothing for them. A search's histograms are its result's: made by the search
+ and given back with the result (`sg_emlog_result_destroy`).
  `plan` and `bytes` must not be NULL. Thread-safe.
  */
 sg_status sg_emlog_plan_workspace_bytes(const sg_emlog_plan *plan, size_t *bytes);
@@ -2610,9 +2639,17 @@ sg_status sg_xcorr_plan_create(const sg_context *ctx,
 void sg_xcorr_plan_destroy(sg_xcorr_plan *plan);
 
 /*
- Device bytes `plan` holds, into `*bytes`: 0, on any context. A call's work buffers are sized
- by its stations, days and pairs, made from the context's allocator when it starts and given
- back when it returns; spectra on a CUDA context hold theirs until destroyed.
+ Device bytes `plan` holds, into `*bytes` (0 on a CPU context). Made from the context's
+ allocator with the plan on a CUDA context: its device calls' stream state, cuBLAS and its
+ workspace (linear stacks: 4 MiB, 32 MiB from Hopper on) and the filter and whitening
+ tables. Then the device calls' (`sg_xcorr_*_device_f32`) cuFFT plans, one per shape, and
+ their work arrays, sized by their stations, days and pairs: a call made without room
+ allocates them and the plan keeps, after it, as much as that call used at once, so that
+ later calls no larger allocate nothing (a preprocess: its spectra alone). A device call
+ captured into a CUDA graph must find that room (make it once before the capture): one
+ that would allocate is refused with `SG_ERR_INVALID_ARGUMENT`. Host calls
+ (`sg_xcorr_preprocess_f32`, …) make their buffers per call and give them back when they
+ return; spectra on a CUDA context hold theirs until destroyed.
  `plan` and `bytes` must not be NULL. Thread-safe.
  */
 sg_status sg_xcorr_plan_workspace_bytes(const sg_xcorr_plan *plan, size_t *bytes);
@@ -2776,7 +2813,8 @@ sg_status sg_xcorr_preprocess_device_f32(const sg_xcorr_plan *plan,
  after the work). Progress callbacks are not called. `SG_ERR_INVALID_ARGUMENT` for an
  address the driver does not know as device memory of the context's device holding the
  stacks; `SG_ERR_UNSUPPORTED` on a CPU context. Bit for bit the stacks of
- `sg_xcorr_correlate_f32` on the same GPU.
+ `sg_xcorr_correlate_f32` on the same GPU. Work arrays: the plan's workspace
+ (`sg_xcorr_plan_workspace_bytes`).
  */
 sg_status sg_xcorr_correlate_device_f32(const sg_xcorr_plan *plan,
                                         const sg_xcorr_spectra *const *days,

@@ -318,6 +318,8 @@ public:
         check(sg_dwt_plan_workspace_bytes(get(), &bytes));
         return bytes;
     }
+    // sg_dwt_plan_reserve: room for device calls of up to n_traces traces (before a capture).
+    void reserve(std::size_t n_traces) { check(sg_dwt_plan_reserve(get(), n_traces)); }
     dwt_plan(const context &ctx, int32_t family, int32_t member, std::size_t n_samples)
         : n_samples_(n_samples), ctx_(ctx) {
         check(sg_dwt_plan_create(ctx.get(), family, member, n_samples, out()));

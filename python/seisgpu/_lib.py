@@ -182,6 +182,7 @@ _PROTOTYPES: dict[str, tuple[list, object]] = {
     "sg_dwt_plan_create": ([p, i32, i32, sz, PP], i32),
     "sg_dwt_plan_destroy": ([p], None),
     "sg_dwt_plan_workspace_bytes": ([p, P(sz)], i32),
+    "sg_dwt_plan_reserve": ([p, sz], i32),
     "sg_emlog_options_default": ([], EmlogOptions),
     "sg_emlog_plan_create": ([p, sz, sz, p, sz, sz, p, p, p, p, sz, p, PP], i32),
     "sg_emlog_plan_destroy": ([p], None),

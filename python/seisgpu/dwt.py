@@ -109,6 +109,13 @@ class Dwt(Plan):
             ctx._ptr(), family, self.member, self.n_samples, ctypes.byref(self._h)))
         self.ctx = ctx
 
+    def reserve(self, n_traces: int) -> None:
+        """Makes room on the device for calls of up to ``n_traces`` traces on GPU arrays
+        (``sg_dwt_plan_reserve``), so that they allocate nothing: call it before capturing
+        them into a CUDA graph. Does nothing on a CPU context."""
+        n = _arrays.count(n_traces, "n_traces")
+        check("sg_dwt_plan_reserve", _lib.lib.sg_dwt_plan_reserve(self._ptr(), n))
+
     @property
     def max_levels(self) -> int:
         """log2(n_samples): the depth of a full transform."""

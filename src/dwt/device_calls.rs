@@ -25,7 +25,12 @@ impl DwtPlan {
         self.check_device_batch(&batch)?;
         let stream = gpu.caller_stream();
         io.check_finite(gpu, &stream, &batch, "a device DWT")?;
-        transform_on(gpu, &self.wavelet, direction, levels, io, batch, &stream)
+        let mut work = self.workspace();
+        self.held.scope("a device DWT", || {
+            let w = &self.wavelet;
+            let queued = transform_on(gpu, w, direction, levels, io, batch, &stream, &mut work);
+            finished(queued, work.finish(&stream))
+        })
     }
 
     /// `denoise` on device arrays, queued on the caller's stream. With `thresholds` (host
@@ -45,9 +50,20 @@ impl DwtPlan {
         let wanted = thresholds_wanted(&batch, levels, thresholds.as_deref())?;
         let stream = gpu.caller_stream();
         io.check_finite(gpu, &stream, &batch, "a device DWT denoise")?;
-        let medians = denoise_on(gpu, &self.wavelet, options, levels, io, batch, &stream)?;
-        if let Some(t) = thresholds {
-            t[..wanted].copy_from_slice(&medians.thresholds(gpu, &stream)?);
+        let mut work = self.workspace();
+        let used = self.held.scope("a device DWT denoise", || {
+            let w = &self.wavelet;
+            let used = denoise_on(gpu, w, options, levels, io, batch, &stream, &mut work).and_then(
+                |medians| match thresholds.is_some() {
+                    true => medians.thresholds(gpu, &stream).map(Some),
+                    false => Ok(None),
+                },
+            );
+            // After the medians are read: the next call may reuse them.
+            finished(used, work.finish(&stream))
+        })?;
+        if let (Some(t), Some(used)) = (thresholds, used) {
+            t[..wanted].copy_from_slice(&used);
         }
         Ok(())
     }
@@ -62,4 +78,10 @@ impl DwtPlan {
         }
         Ok(())
     }
+}
+
+/// A call's outcome, unless marking the end of its use of the workspace failed.
+fn finished<R>(queued: Result<R>, finish: Result<()>) -> Result<R> {
+    let r = queued?;
+    finish.map(|()| r)
 }

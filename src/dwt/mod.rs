@@ -14,28 +14,89 @@ pub mod traces;
 pub mod transform;
 pub mod wavelet;
 
+use crate::backend::cuda::memory::Tally;
+use crate::backend::cuda::workspace::Workspace;
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::layout::TraceBatch;
 use crate::sample::Sample;
 use denoise::DenoiseOptions;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 pub use traces::{Direction, Job, Op, Traces};
 use wavelet::{Family, Wavelet};
 
-/// A transform of one wavelet and trace length, on one context. Immutable once made:
-/// any number of threads may execute one plan at once.
+/// A transform of one wavelet and trace length, on one context. Any number of threads
+/// may execute one plan at once (device calls take turns with its workspace).
 pub struct DwtPlan {
     ctx: Arc<Context>,
     wavelet: Wavelet,
     n_samples: usize,
+    /// The device calls' work memory (a denoise's medians, the long path's arrays), sized
+    /// by their batches: kept, grown to the largest batch seen or reserved (`reserve`).
+    work: Mutex<Workspace>,
+    /// Device bytes the plan holds.
+    held: Arc<Tally>,
 }
 
 impl DwtPlan {
-    /// Device bytes the plan holds: none. A call's work buffers are sized by its batch (a
-    /// chunk of its traces), made when it starts and freed when it returns.
+    /// Device bytes the plan holds (0 on a CPU context): the device calls' workspace, as
+    /// reserved or grown to their largest batch. Host calls take their chunk buffers from
+    /// the context's allocator per call and give them back when they return.
     pub fn device_bytes(&self) -> usize {
-        0
+        self.held.bytes()
+    }
+
+    /// Makes room for device calls of up to `n_traces` traces, any depth, rule and sample
+    /// type, so that they allocate nothing (and may be captured into a CUDA graph). Nothing
+    /// on a CPU context.
+    pub fn reserve(&self, n_traces: usize) -> Result<()> {
+        let Some(gpu) = self.ctx.cuda() else {
+            return Ok(());
+        };
+        let bytes = (1..=self.max_levels())
+            .map(|levels| self.reserve_bytes(gpu, levels, n_traces))
+            .max()
+            .unwrap_or(0);
+        let stream = gpu.caller_stream();
+        self.held.scope("reserving the DWT plan's workspace", || {
+            let mut work = self.workspace();
+            work.reserve(&stream, bytes, "reserving the DWT plan's workspace")?;
+            work.finish(&stream)
+        })
+    }
+
+    /// The most any device call of `levels` levels over `n_traces` traces uses.
+    fn reserve_bytes(
+        &self,
+        gpu: &crate::backend::cuda::CudaBackend,
+        levels: u32,
+        n: usize,
+    ) -> usize {
+        use denoise::{NoiseEstimate, ThresholdRule};
+        let per_level = DenoiseOptions {
+            rule: ThresholdRule::Universal,
+            noise: NoiseEstimate::PerLevel,
+            ..Default::default()
+        };
+        let ops = [
+            Op::Transform(Direction::Forward),
+            Op::Transform(Direction::Inverse),
+            Op::Denoise(&per_level),
+        ];
+        let (w, len) = (&self.wavelet, self.n_samples);
+        ops.into_iter()
+            .flat_map(|op| {
+                [
+                    cuda::work_bytes::<f32>(gpu, w, op, levels, len, n),
+                    cuda::work_bytes::<f64>(gpu, w, op, levels, len, n),
+                ]
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    fn workspace(&self) -> MutexGuard<'_, Workspace> {
+        self.work.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     pub fn new(
@@ -53,10 +114,18 @@ impl DwtPlan {
         // plan for it is made.
         crate::alloc::host_bytes(&[n_samples], 4, "one trace of n_samples f32 samples")?;
         let wavelet = Wavelet::new(family, member)?;
+        // The workspace is allocated and freed on a stream of the plan's own (calls use it
+        // on the caller's, which the application may destroy before the plan).
+        let work = match ctx.cuda() {
+            Some(gpu) => Workspace::on(gpu.stream()?),
+            None => Workspace::default(),
+        };
         Ok(DwtPlan {
             ctx,
             wavelet,
             n_samples,
+            work: Mutex::new(work),
+            held: Arc::default(),
         })
     }
 

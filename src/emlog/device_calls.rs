@@ -70,7 +70,7 @@ impl EmlogPlan {
     pub fn search_device(&self, axes: &[Axis], options: &SearchOptions) -> Result<SearchResult> {
         let gpu = self.ctx.gpu_for("a device EM-logging search")?;
         self.search_with(axes, options, |s, reporter| {
-            let (tally, bins) = cuda::search_device(gpu, s, reporter)?;
+            let (tally, bins) = cuda::search_device(gpu, s, reporter, self.device_state()?)?;
             Ok((tally, Some(bins)))
         })
     }

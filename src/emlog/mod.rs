@@ -19,7 +19,7 @@ pub mod setup;
 pub mod synthetic;
 pub mod tables;
 
-use crate::backend::cuda::memory::DeviceBuf;
+use crate::backend::cuda::memory::{DeviceBuf, Tally as MemoryTally};
 use crate::context::Context;
 use crate::error::Result;
 use crate::progress::Reporter;
@@ -38,18 +38,24 @@ use tables::FastTables;
 /// Most bins of one 2D marginal (each search task holds its histograms).
 const MAX_PAIR_BINS: usize = 1 << 22;
 
-/// A sensitivity-matrix plan: immutable, any number of threads may search it at once.
+/// A sensitivity-matrix plan: any number of threads may search it at once (on a CUDA
+/// context their searches take turns with the plan's device state).
 pub struct EmlogPlan {
     ctx: Arc<Context>,
     problem: Problem,
     centred: Centred,
+    /// The searches' device state (CUDA contexts), made with the plan.
+    device: Option<cuda::state::PlanState>,
+    /// Device bytes the plan holds.
+    held: Arc<MemoryTally>,
 }
 
 impl EmlogPlan {
-    /// Device bytes the plan holds: none. A search's tables and histograms are sized by
-    /// its grid and options, made when it starts; its histograms stay with the result.
+    /// Device bytes the plan holds (0 on a CPU context): the weighted matrix and the
+    /// searches' reductions, made with the plan, and the search tables' workspace, grown to
+    /// the largest search seen and kept. A search's histograms are its result's.
     pub fn device_bytes(&self) -> usize {
-        0
+        self.held.bytes()
     }
 
     pub fn new(ctx: Arc<Context>, spec: &SensitivitySpec) -> Result<EmlogPlan> {
@@ -59,10 +65,19 @@ impl EmlogPlan {
     /// The plan of a checked problem: its centred form made once.
     fn from_problem(ctx: Arc<Context>, problem: Problem) -> Result<EmlogPlan> {
         let centred = Centred::new(&problem)?;
+        let held = Arc::<MemoryTally>::default();
+        let device = match ctx.cuda() {
+            Some(gpu) => Some(held.scope("creating the EM-logging plan", || {
+                cuda::state::PlanState::new(gpu, &problem, &held)
+            })?),
+            None => None,
+        };
         Ok(EmlogPlan {
             ctx,
             problem,
             centred,
+            device,
+            held,
         })
     }
 
@@ -92,10 +107,17 @@ impl EmlogPlan {
     pub fn search(&self, axes: &[Axis], options: &SearchOptions) -> Result<SearchResult> {
         self.search_with(axes, options, |s, reporter| {
             let tally = match self.ctx.cuda() {
-                Some(gpu) => cuda::search(gpu, s, reporter)?,
+                Some(gpu) => cuda::search(gpu, s, reporter, self.device_state()?)?,
                 None => cpu::search(&self.ctx.cpu, s, reporter)?,
             };
             Ok((tally, None))
+        })
+    }
+
+    /// The searches' device state (made with the plan on a CUDA context).
+    fn device_state(&self) -> Result<&cuda::state::PlanState> {
+        self.device.as_ref().ok_or_else(|| {
+            crate::error::Error::Internal("an EM-logging plan without its device state".into())
         })
     }
 

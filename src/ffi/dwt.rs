@@ -163,9 +163,13 @@ pub extern "C" fn sg_dwt_plan_destroy(plan: *mut sg_dwt_plan) {
     super::destroy(plan);
 }
 
-/// Device bytes `plan` holds, into `*bytes`: 0, on any context. A DWT call's work buffers are
-/// sized by its batch, made from the context's allocator when the call starts (chunks of at
-/// most a few hundred MB) and given back when it returns.
+/// Device bytes `plan` holds, into `*bytes` (0 on a CPU context): the workspace of its
+/// device calls (`sg_dwt_*_device_*`), which holds a denoise's medians and the work arrays
+/// of traces too long for one block's shared memory. It is made by `sg_dwt_plan_reserve`,
+/// or by the first device call that needs more than it holds, from the context's
+/// allocator, and kept until the plan is destroyed. Host calls (`sg_dwt_execute_f32`, …)
+/// take their chunk buffers from the allocator per call (chunks of at most a few hundred
+/// MB) and give them back when they return.
 /// `plan` and `bytes` must not be NULL. Thread-safe.
 #[no_mangle]
 pub extern "C" fn sg_dwt_plan_workspace_bytes(
@@ -173,6 +177,23 @@ pub extern "C" fn sg_dwt_plan_workspace_bytes(
     bytes: *mut usize,
 ) -> sg_status {
     super::workspace_bytes(plan, "plan", bytes, |p| p.0.device_bytes())
+}
+
+/// Makes `plan`'s workspace (`sg_dwt_plan_workspace_bytes`) hold what any device call of
+/// up to `n_traces` traces needs (any depth, rule and precision), from the context's
+/// allocator, so that such calls allocate nothing. An application that captures device
+/// calls into a CUDA graph calls it first: a call that would need more than the workspace
+/// holds while its stream is captured is refused with `SG_ERR_INVALID_ARGUMENT`, as
+/// nothing may be allocated during a capture; and a graph holds the workspace's address,
+/// so it must not be replayed after a larger call or reserve has replaced the workspace.
+/// Uses the context's stream (`sg_context_set_stream`) for the allocation, without
+/// waiting. `SG_ERR_DEVICE_OUT_OF_MEMORY` (the message gives the sizes) when the memory is
+/// not there; the plan then holds no workspace (the smaller one it held went first, so
+/// that its bytes could be reused) and stays usable. On a CPU context it does nothing and
+/// returns `SG_OK`. `plan` must not be NULL. Thread-safe.
+#[no_mangle]
+pub extern "C" fn sg_dwt_plan_reserve(plan: *const sg_dwt_plan, n_traces: usize) -> sg_status {
+    guard(|| arg_ref(plan, "plan")?.0.reserve(n_traces))
 }
 
 /// The caller's arrays as slices: the same pointer means in place; any other overlap

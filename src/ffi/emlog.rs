@@ -154,9 +154,13 @@ pub extern "C" fn sg_emlog_plan_destroy(plan: *mut sg_emlog_plan) {
     super::destroy(plan);
 }
 
-/// Device bytes `plan` holds, into `*bytes`: 0, on any context. A search's tables and
-/// histograms are sized by its grid and options and made when it starts; its histograms stay
-/// with its result.
+/// Device bytes `plan` holds, into `*bytes` (0 on a CPU context): on a CUDA context the
+/// weighted matrix Ã and data (n·(p + 1) doubles) and the searches' reductions, made from
+/// the context's allocator when the plan is created, and the search tables (the grid's
+/// values, the fast mode's tables), which follow a search's grid: made by the first search
+/// that needs more than the plan holds and kept, so that later searches of grids no larger
+/// allocate nothing for them. A search's histograms are its result's: made by the search
+/// and given back with the result (`sg_emlog_result_destroy`).
 /// `plan` and `bytes` must not be NULL. Thread-safe.
 #[no_mangle]
 pub extern "C" fn sg_emlog_plan_workspace_bytes(

@@ -15,7 +15,8 @@ use crate::backend::cuda::array::{DeviceArray, Part, PartMut};
 use crate::backend::cuda::buffers::download;
 use crate::backend::cuda::caller::ordered_on;
 use crate::backend::cuda::checks::Rows;
-use crate::error::Result;
+use crate::backend::cuda::workspace::Workspace;
+use crate::error::{Error, Result};
 use crate::layout::TraceBatch;
 use crate::progress::Reporter;
 
@@ -50,23 +51,37 @@ impl XcorrPlan {
         gpu.check_finite(&gpu.caller_stream(), &days, rows, || {
             "a device preprocess's station-days".into()
         })?;
+        let tables = self
+            .device
+            .tables()
+            .ok_or_else(|| Error::Internal("an xcorr plan without its device tables".into()))?;
         let mut guard = self.device.lock(gpu)?;
         let stream = guard.stream();
-        let kit = Kit::held(gpu, guard.held())?;
+        let mut work = self.device.work();
         let input = DeviceDays {
             days,
             valid,
             batch,
             n_windows,
         };
-        let (kept, data, source) = ordered_on(&gpu.caller_stream(), &stream, || {
-            let (kept, spectra) = cuda::preprocess_on(&kit, self, input)?;
-            let data = SpectraData::Device(spectra);
-            let (data, source) = self.divide(data, planes, true, Some(&kit))?;
-            Ok((kept, data, source))
+        // The cuFFT plans and work arrays this call makes are the plan's, kept; the spectra
+        // are the result's.
+        let (host, data, source) = self.held.scope("a device preprocess", || {
+            let kit = Kit::held(gpu, guard.held(), &mut work)?;
+            let (kept, data, source) = ordered_on(&gpu.caller_stream(), &stream, || {
+                let (kept, spectra) = cuda::preprocess_on(&kit, self, input, tables)?;
+                let data = SpectraData::Device(spectra);
+                let (data, source) = self.divide(data, planes, true, Some(&kit))?;
+                Ok((kept, data, source))
+            })?;
+            let mut host = vec![0u8; batch.n_traces * n_windows];
+            download(&stream, &kept, &mut host, "copying the window flags")?;
+            drop(kept);
+            let asked = kit.asked();
+            drop(kit);
+            keep(&mut work, &stream, &gpu.caller_stream(), asked)?;
+            Ok((host, data, source))
         })?;
-        let mut host = vec![0u8; batch.n_traces * n_windows];
-        download(&stream, &kept, &mut host, "copying the window flags")?;
         Ok(self.spectra(planes, host, data, source))
     }
 
@@ -119,9 +134,16 @@ impl XcorrPlan {
         };
         let mut guard = self.device.lock(gpu)?;
         let stream = guard.stream();
-        let kit = Kit::held(gpu, guard.held())?;
-        ordered_on(&gpu.caller_stream(), &stream, || {
-            cuda::correlate_on(&kit, call, &mut Reporter::new(None))
+        let mut work = self.device.work();
+        // The cuFFT plans and work arrays this call makes are the plan's, kept.
+        self.held.scope("a device correlation", || {
+            let kit = Kit::held(gpu, guard.held(), &mut work)?;
+            ordered_on(&gpu.caller_stream(), &stream, || {
+                cuda::correlate_on(&kit, call, &mut Reporter::new(None))
+            })?;
+            let asked = kit.asked();
+            drop(kit);
+            keep(&mut work, &stream, &gpu.caller_stream(), asked)
         })?;
         if let Some(c) = all.counts {
             c[..n_pairs].copy_from_slice(&pair_counts);
@@ -131,4 +153,21 @@ impl XcorrPlan {
         }
         Ok(n_pairs)
     }
+}
+
+/// After a device call queued on the plan's `stream` that asked for `asked` bytes of work
+/// arrays: the plan's workspace holds that much for the next call. Not while the caller's
+/// stream is captured (the plan's stream is then part of the capture, and the call fitted in
+/// the workspace: nothing may be allocated there).
+fn keep(
+    work: &mut Workspace,
+    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    caller: &cudarc::driver::CudaStream,
+    asked: usize,
+) -> Result<()> {
+    if crate::backend::cuda::workspace::capturing(caller)? {
+        return Ok(());
+    }
+    work.reserve(stream, asked, "keeping a device xcorr call's work arrays")?;
+    work.finish(stream)
 }

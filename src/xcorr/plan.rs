@@ -7,6 +7,7 @@ use super::cuda::held::DeviceCalls;
 use super::geometry::Geometry;
 use super::options::Options;
 use super::preprocess;
+use crate::backend::cuda::memory::Tally;
 use crate::context::Context;
 use crate::error::Result;
 use std::sync::Arc;
@@ -20,25 +21,40 @@ pub struct XcorrPlan {
     pub(super) sections: Vec<Section>,
     /// What the plan's device calls keep between calls (CUDA contexts).
     pub(super) device: DeviceCalls,
+    /// Device bytes the plan holds.
+    pub(super) held: Arc<Tally>,
 }
 
 impl XcorrPlan {
-    /// Device bytes the plan holds: none. A call's work buffers are sized by its stations,
-    /// days and pairs, made when it starts and freed when it returns; spectra keep theirs.
+    /// Device bytes the plan holds (0 on a CPU context): made at creation, its device
+    /// calls' stream state (cuBLAS and its workspace for linear stacks, the filter and
+    /// taper tables); then the cuFFT plans its device calls use (one per shape, kept) and
+    /// their work arrays (kept, grown to the largest call). Host calls' buffers are made
+    /// per call; spectra and stacks hold their own.
     pub fn device_bytes(&self) -> usize {
-        0
+        self.held.bytes()
     }
 
     pub fn new(ctx: Arc<Context>, options: Options) -> Result<XcorrPlan> {
         let geometry = Geometry::new(&options)?;
         let sections = preprocess::day_filter(&options);
-        Ok(XcorrPlan {
+        let plan = XcorrPlan {
             ctx,
             options,
             geometry,
             sections,
             device: DeviceCalls::default(),
-        })
+            held: Arc::default(),
+        };
+        if let Some(gpu) = plan.ctx.cuda() {
+            let linear = plan.options.stack_method == super::options::StackMethod::Linear;
+            let (g, o) = (&plan.geometry, &plan.options);
+            let (sos, taper) = super::cuda::tables::plan_tables(&plan.sections, g, o);
+            plan.held.scope("creating the xcorr plan", || {
+                plan.device.prepare(gpu, linear, &sos, &taper)
+            })?;
+        }
+        Ok(plan)
     }
 
     pub fn options(&self) -> &Options {

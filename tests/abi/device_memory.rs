@@ -1,6 +1,7 @@
 //! Device memory on a CPU context: the allocator hooks are refused (a CPU context holds no
 //! device memory) with a message naming the call, one NULL hook is refused as an invalid
-//! argument, the context's device bytes are 0 and every plan's workspace is 0 bytes; NULL
+//! argument, the context's device bytes are 0 and every plan's workspace is 0 bytes (a
+//! DWT plan's reserve does nothing); NULL
 //! handles and outputs are refused with the outputs untouched.
 
 use crate::common;
@@ -98,6 +99,11 @@ fn every_plan_holds_no_device_memory_on_a_cpu_context() {
     let mut dwt = ptr::null_mut();
     ok(sg_dwt_plan_create(ctx.0, SG_WAVELET_HAAR, 2, 64, &mut dwt));
     workspace_is_zero(dwt, sg_dwt_plan_workspace_bytes);
+    // Reserving device room on a CPU context does nothing (host calls need none).
+    ok(sg_dwt_plan_reserve(dwt, 1 << 20));
+    workspace_is_zero(dwt, sg_dwt_plan_workspace_bytes);
+    assert_eq!(sg_dwt_plan_reserve(ptr::null(), 8), SG_ERR_NULL_POINTER);
+    assert!(last_error().contains("plan"), "{}", last_error());
     sg_dwt_plan_destroy(dwt);
 
     let mut usfft = ptr::null_mut();

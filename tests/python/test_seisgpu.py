@@ -39,6 +39,19 @@ def test_haar_of_a_constant_and_round_trips(ctx):
         assert back.dtype == dtype and back.shape == x.shape
 
 
+def test_dwt_reserve_makes_room_on_a_gpu_and_nothing_on_the_cpu(ctx):
+    dwt = seisgpu.Dwt(ctx, 256)
+    assert dwt.workspace_bytes == 0
+    dwt.reserve(64)
+    if BACKEND == "cpu":
+        assert dwt.workspace_bytes == 0
+    else:
+        # The medians of 64 traces of 8 levels, in float64.
+        assert dwt.workspace_bytes >= 64 * 8 * 8
+    x = np.ones((64, 256), np.float32)
+    assert rel_l2(dwt.inverse(dwt.forward(x)), x) < 1e-5
+
+
 def test_denoising_brings_a_noisy_trace_closer(ctx):
     rng = np.random.default_rng(7)
     n = 1024

@@ -212,6 +212,77 @@ pub fn complex_mut<T, A: DeviceArrayMut<T> + ?Sized>(a: &mut A) -> PartMut<'_, C
     }
 }
 
+/// Bytes a piece of `len` elements of `T` takes in [`Pieces`] (at least one element,
+/// rounded up to 256 bytes, the alignment the kernels may assume of an array).
+pub fn piece_bytes<T>(len: usize) -> usize {
+    (len.max(1) * std::mem::size_of::<T>()).next_multiple_of(256)
+}
+
+/// Disjoint typed arrays cut one after another from a buffer of bytes (a plan's
+/// workspace): each starts 256-aligned and takes [`piece_bytes`]; asking for more than the
+/// buffer holds panics (the call sized it: an internal bug).
+pub struct Pieces<'a> {
+    addr: u64,
+    bytes: usize,
+    used: usize,
+    _borrow: PhantomData<&'a mut [u8]>,
+}
+
+impl<'a> Pieces<'a> {
+    /// The pieces of `a`, borrowed for writing while they live.
+    pub fn of<U, A: DeviceArrayMut<U> + ?Sized>(a: &'a mut A) -> Pieces<'a> {
+        Pieces {
+            addr: a.addr(),
+            bytes: a.bytes(),
+            used: 0,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Bytes the buffer holds.
+    pub fn capacity(&self) -> usize {
+        self.bytes
+    }
+
+    /// `len` elements of `T` (at least one) from byte `offset` (a multiple of 256), not
+    /// moving the cut; panics outside the buffer.
+    ///
+    /// # Safety
+    /// No other array from these pieces that is still in use overlaps the range: the caller
+    /// keeps the arrays it hands out disjoint (a stack of pieces, `workspace::Arena`).
+    pub unsafe fn at<T>(&self, offset: usize, len: usize) -> PartMut<'a, T> {
+        let need = piece_bytes::<T>(len);
+        assert!(
+            offset % 256 == 0 && self.addr % 256 == 0 && offset + need <= self.bytes,
+            "a workspace of {} bytes asked for {need} at {offset}",
+            self.bytes
+        );
+        PartMut {
+            addr: self.addr + offset as u64,
+            len: len.max(1),
+            _borrow: PhantomData,
+        }
+    }
+
+    /// The next `len` elements of `T` (at least one).
+    pub fn take<T>(&mut self, len: usize) -> PartMut<'a, T> {
+        let need = piece_bytes::<T>(len);
+        assert!(
+            self.addr % 256 == 0 && self.used + need <= self.bytes,
+            "a workspace of {} bytes asked for {need} more after {}",
+            self.bytes,
+            self.used
+        );
+        let addr = self.addr + self.used as u64;
+        self.used += need;
+        PartMut {
+            addr,
+            len: len.max(1),
+            _borrow: PhantomData,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -239,5 +310,26 @@ mod tests {
         assert_eq!(c.len(), 32);
         assert_eq!(reals(&c).len(), 64);
         assert!(std::panic::catch_unwind(|| complex(&caller(63)).len()).is_err());
+    }
+
+    #[test]
+    fn pieces_are_aligned_disjoint_and_stay_inside() {
+        let mut a = unsafe_bytes(1024);
+        let mut p = Pieces::of(&mut a);
+        let x = p.take::<f64>(3);
+        let y = p.take::<i32>(0);
+        assert_eq!(
+            (x.addr(), x.len(), y.addr(), y.len()),
+            (0x1000, 3, 0x1100, 1)
+        );
+        assert_eq!(piece_bytes::<f32>(65), 512);
+        let _ = p.take::<u8>(512);
+        let mut p = std::panic::AssertUnwindSafe(p);
+        assert!(std::panic::catch_unwind(move || p.take::<u8>(1).len()).is_err());
+    }
+
+    fn unsafe_bytes(len: usize) -> CallerArray<'static, u8> {
+        // SAFETY: never dereferenced: only addresses and lengths are computed.
+        unsafe { CallerArray::new(0x1000, len) }
     }
 }

@@ -24,6 +24,31 @@ pub fn upload<U: DeviceRepr>(
     Ok(buf)
 }
 
+/// Copies `host` into the first `host.len()` elements of `dst` on `stream`; `host` may go
+/// when this returns (the driver has taken it).
+pub fn write<U: DeviceRepr>(
+    stream: &CudaStream,
+    host: &[U],
+    dst: &mut impl DeviceArrayMut<U>,
+    what: &'static str,
+) -> Result<()> {
+    if dst.len() < host.len() {
+        return Err(Error::Internal(format!(
+            "a copy of {} elements into a device array of {}",
+            host.len(),
+            dst.len()
+        )));
+    }
+    if host.is_empty() {
+        return Ok(());
+    }
+    super::bind(stream.context())?;
+    // SAFETY: `dst` spans host's elements (checked above); pageable host memory is staged
+    // by the driver before the call returns, as `upload` relies on too.
+    unsafe { result::memcpy_htod_async(dst.addr(), host, stream.cu_stream()) }
+        .map_err(driver_error(what))
+}
+
 /// An uninitialised device buffer of `len` (at least 1) elements, from the context's
 /// allocator (`memory.rs`).
 pub fn alloc<U: DeviceRepr>(

@@ -87,13 +87,15 @@ pub fn ordered_on<R>(
         caller,
         "ordering a device call after the caller's stream",
     )?;
-    let r = enqueue()?;
+    // Joined back even when the call fails part way: the caller's stream then waits for
+    // what was queued, and a capture it is in keeps the plan's stream joined.
+    let r = enqueue();
     join(
         caller,
         work,
         "ordering the caller's stream after a device call",
     )?;
-    Ok(r)
+    r
 }
 
 thread_local! {

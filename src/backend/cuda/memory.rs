@@ -99,6 +99,21 @@ impl Tally {
     }
 }
 
+/// Runs `body` with the buffers it makes counted towards no plan: what a call hands to its
+/// result (spectra, histograms), which outlives the call and is not the plan's.
+pub fn untallied<R>(body: impl FnOnce() -> R) -> R {
+    let outer = TALLIES.with(|t| std::mem::take(&mut *t.borrow_mut()));
+    struct Restore(Vec<Arc<Tally>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let outer = std::mem::take(&mut self.0);
+            TALLIES.with(|t| *t.borrow_mut() = outer);
+        }
+    }
+    let _restore = Restore(outer);
+    body()
+}
+
 struct PopOnDrop;
 impl Drop for PopOnDrop {
     fn drop(&mut self) {

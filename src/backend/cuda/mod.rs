@@ -17,6 +17,7 @@ pub mod probe;
 pub mod replay;
 pub mod staging;
 pub mod tracked;
+pub mod workspace;
 
 use crate::error::{Error, Result};
 use cudarc::driver::{sys::CUdevice_attribute, CudaContext, CudaStream, DriverError};

@@ -1,7 +1,7 @@
 //! Host arrays: chunks of traces staged through page-locked buffers on two streams.
 
-use super::device::{run_on_device, DevBatch, Op};
-use super::kit::Kit;
+use super::device::{op_long_bytes, run_on_device, DevBatch, Op};
+use super::kit::{Kit, Sizing};
 use super::rows::{whole, whole_mut, Io, Rows, Shape};
 use super::tuning::CHUNK_BYTES;
 use crate::backend::cpu::CpuBackend;
@@ -30,14 +30,15 @@ pub(super) struct Work<'w> {
 }
 
 /// The sizes of a slot's buffers: chunks of `chunk` traces of `n` samples, an output apart
-/// from the input on the long path (which cannot run in place), and `seg_levels` medians
-/// per trace (0: none).
+/// from the input on the long path (which cannot run in place), `seg_levels` medians
+/// per trace (0: none), and the long path's work memory (`long_bytes`).
 #[derive(Clone, Copy)]
 struct SlotSizes {
     chunk: usize,
     n: usize,
     long: bool,
     seg_levels: usize,
+    work_bytes: usize,
 }
 
 /// One stream's buffers.
@@ -48,6 +49,8 @@ pub(super) struct Slot<T: Sample> {
     pub(super) input: DeviceBuf<T>,
     pub(super) output: Option<DeviceBuf<T>>,
     pub(super) medians: Option<DeviceBuf<T>>,
+    /// The long path's work memory (None off it).
+    pub(super) work: Option<DeviceBuf<u64>>,
     /// (first trace, trace count) of the chunk in flight.
     pub(super) pending: Option<(usize, usize)>,
 }
@@ -174,6 +177,8 @@ pub(super) fn run_host<T: Sample>(
     let long = kit0.long_plan(n, work.levels, work.op.kind()).is_long();
     let chunk = chunk_traces::<T>(gpu, &batch, long)?;
     let chunks = batch.n_traces.div_ceil(chunk);
+    let sizing = Sizing::of(&kit0);
+    let work_bytes = op_long_bytes::<T>(&sizing, work.op, work.levels, n, chunk);
     let mut slots = Slots::<T> {
         gpu,
         slots: Vec::new(),
@@ -188,6 +193,7 @@ pub(super) fn run_host<T: Sample>(
             n,
             long,
             seg_levels: work.seg_levels,
+            work_bytes,
         };
         slots.slots.push(Slot::new(gpu, stream, sizes)?);
     }
@@ -243,6 +249,7 @@ impl<T: Sample> Slot<T> {
             n,
             long,
             seg_levels,
+            work_bytes,
         } = sizes;
         let size = std::mem::size_of::<T>();
         let traces = "allocating device memory for a chunk of traces";
@@ -260,6 +267,10 @@ impl<T: Sample> Slot<T> {
                 "allocating device memory for medians",
             )?),
         };
+        let work = match work_bytes {
+            0 => None,
+            b => Some(alloc(&stream, b.div_ceil(8), "allocating DWT work memory")?),
+        };
         let pinned = gpu.staging.take(&gpu.ctx, chunk * n * size)?;
         let pinned_medians = match seg_levels {
             0 => None,
@@ -272,6 +283,7 @@ impl<T: Sample> Slot<T> {
             input,
             output,
             medians,
+            work,
             pending: None,
         })
     }
@@ -333,7 +345,9 @@ impl<T: Sample> Slot<T> {
             }),
         };
         let medians = self.medians.as_mut().map(whole_mut);
-        run_on_device(&kit, work.op, work.levels, DevBatch { shape, io }, medians)?;
+        let area = self.work.as_mut().map(whole_mut);
+        let batch = DevBatch { shape, io };
+        run_on_device(&kit, work.op, work.levels, batch, medians, area)?;
         let result = self.output.as_ref().unwrap_or(&self.input);
         let what = "copying traces from the device";
         download_chunk(&self.stream, result, &mut self.pinned, len, what)?;

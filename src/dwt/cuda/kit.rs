@@ -56,20 +56,6 @@ impl<'a, T: Sample> Kit<'a, T> {
         })
     }
 
-    /// The longest trace the whole-trace kernel of `kind` takes.
-    pub(super) fn single_kernel_max(&self, kind: Kind) -> usize {
-        let mut n = 2usize;
-        while self.geo.layout_words(2 * n, (2 * n).trailing_zeros(), kind) * self.geo.size
-            <= self.gpu.max_shared_bytes
-        {
-            n *= 2;
-        }
-        match SINGLE_KERNEL_LIMIT.load(Ordering::Relaxed) {
-            0 => n,
-            limit => n.min(limit.next_power_of_two()),
-        }
-    }
-
     // --- Whole-trace kernels.
 
     /// The configuration of a whole-trace kernel (a team per trace, each with `words` REALs
@@ -219,6 +205,66 @@ impl<'a, T: Sample> Kit<'a, T> {
 
     // --- Long signals.
 
+    /// The passes of the long path for n-sample traces and `levels` levels.
+    pub(super) fn long_plan(&self, n: usize, levels: u32, kind: Kind) -> LongPlan {
+        Sizing::of(self).long_plan(n, levels, kind)
+    }
+
+    pub(super) fn tile_config(
+        &self,
+        blocks: usize,
+        traces: usize,
+        words: usize,
+    ) -> Result<LaunchConfig> {
+        if blocks > i32::MAX as usize || traces > 65535 {
+            return Err(too_many("a long-signal pass"));
+        }
+        Ok(LaunchConfig {
+            grid_dim: (blocks as u32, traces as u32, 1),
+            block_dim: (TILE_THREADS, 1, 1),
+            shared_mem_bytes: (words * self.geo.size) as u32,
+        })
+    }
+}
+
+/// What decides the launches' sizes and the long path's passes: the wavelet's geometry in
+/// one sample type and the device's shared memory (no module needed, so that a plan can
+/// size its work memory before its first call).
+#[derive(Clone, Copy)]
+pub(super) struct Sizing {
+    pub(super) geo: Geometry,
+    pub(super) max_shared_bytes: usize,
+}
+
+impl Sizing {
+    pub(super) fn new<T: Sample>(gpu: &CudaBackend, wavelet: &Wavelet) -> Sizing {
+        Sizing {
+            geo: Geometry::new::<T>(wavelet),
+            max_shared_bytes: gpu.max_shared_bytes,
+        }
+    }
+
+    pub(super) fn of<T>(kit: &Kit<T>) -> Sizing {
+        Sizing {
+            geo: kit.geo,
+            max_shared_bytes: kit.gpu.max_shared_bytes,
+        }
+    }
+
+    /// The longest trace the whole-trace kernel of `kind` takes.
+    pub(super) fn single_kernel_max(&self, kind: Kind) -> usize {
+        let mut n = 2usize;
+        while self.geo.layout_words(2 * n, (2 * n).trailing_zeros(), kind) * self.geo.size
+            <= self.max_shared_bytes
+        {
+            n *= 2;
+        }
+        match SINGLE_KERNEL_LIMIT.load(Ordering::Relaxed) {
+            0 => n,
+            limit => n.min(limit.next_power_of_two()),
+        }
+    }
+
     pub(super) fn tile_samples(&self) -> i64 {
         (TILE_SAMPLES_F32 * 4 / self.geo.size) as i64
     }
@@ -253,21 +299,5 @@ impl<'a, T: Sample> Kit<'a, T> {
             s_final: s,
             m_final: m,
         }
-    }
-
-    pub(super) fn tile_config(
-        &self,
-        blocks: usize,
-        traces: usize,
-        words: usize,
-    ) -> Result<LaunchConfig> {
-        if blocks > i32::MAX as usize || traces > 65535 {
-            return Err(too_many("a long-signal pass"));
-        }
-        Ok(LaunchConfig {
-            grid_dim: (blocks as u32, traces as u32, 1),
-            block_dim: (TILE_THREADS, 1, 1),
-            shared_mem_bytes: (words * self.geo.size) as u32,
-        })
     }
 }

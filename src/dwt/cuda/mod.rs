@@ -32,6 +32,7 @@ mod tiles;
 mod tuning;
 
 pub use prelude::{dwt_kernel_preludes, prelude};
+pub use resident::work_bytes;
 pub use resident::{
     denoise_device, denoise_device_enqueue, denoise_on, transform_device, transform_on, DeviceIo,
     DeviceMedians, DeviceTraces,

@@ -1,12 +1,13 @@
 //! Device-resident calls: traces already in device memory, work queued on the caller's stream.
 
-use super::device::{run_on_device, DevBatch, Op};
-use super::kit::Kit;
+use super::device::{op_long_bytes, run_on_device, DevBatch, Op};
+use super::kit::{Kit, Sizing};
 use super::rows::{whole, whole_mut, Io, Rows, Shape};
 use super::shrink::{thresholds_from_medians, Rules};
-use crate::backend::cuda::array::{DeviceArray, DeviceArrayMut, Part, PartMut};
+use crate::backend::cuda::array::{piece_bytes, DeviceArray, DeviceArrayMut, Part, PartMut};
 use crate::backend::cuda::buffers::alloc;
 use crate::backend::cuda::memory::DeviceBuf;
+use crate::backend::cuda::workspace::Workspace;
 use crate::backend::cuda::{checks, driver_error, CudaBackend};
 use crate::dwt::denoise::{DenoiseOptions, ThresholdRule};
 use crate::dwt::traces::Direction;
@@ -96,8 +97,10 @@ impl<'a, T> DeviceIo<'a, T> {
 }
 
 /// Device-resident transform of `levels` levels (0 = all), queued on `stream` without
-/// waiting. Long traces (beyond the whole-trace kernels) need dense traces (stride =
-/// n_samples) in separate arrays.
+/// waiting; the long path's work memory comes from `work` (grown to the call if short).
+/// Long traces (beyond the whole-trace kernels) need dense traces (stride = n_samples) in
+/// separate arrays.
+#[allow(clippy::too_many_arguments)]
 pub fn transform_on<T: Sample>(
     gpu: &CudaBackend,
     wavelet: &Wavelet,
@@ -106,13 +109,47 @@ pub fn transform_on<T: Sample>(
     io: DeviceIo<T>,
     batch: TraceBatch,
     stream: &Arc<CudaStream>,
+    work: &mut Workspace,
 ) -> Result<()> {
     let levels = check_device_batch(levels, &io, &batch)?;
     gpu.bind()?;
     let kit = Kit::<T>::new(gpu, wavelet, stream)?;
     let op = Op::Transform(direction);
     check_long(&kit, op, levels, &io, &batch)?;
-    run_on_device(&kit, op, levels, io.batch(batch), None)
+    let long = op_long_bytes::<T>(
+        &Sizing::of(&kit),
+        op,
+        levels,
+        batch.n_samples,
+        batch.n_traces,
+    );
+    if long == 0 {
+        return run_on_device(&kit, op, levels, io.batch(batch), None, None);
+    }
+    let mut pieces = work.for_call(stream, long, "making room for a device DWT")?;
+    let area = pieces.take::<u64>(long / 8);
+    run_on_device(&kit, op, levels, io.batch(batch), None, Some(area))
+}
+
+/// Bytes of `work` a device call of `op` over `traces` traces of `n` samples at `levels`
+/// levels (resolved) uses: a denoise's medians (traces × seg_levels), and on the long path
+/// the work arrays of one group of traces. Sized for sample type `T`.
+pub fn work_bytes<T: Sample>(
+    gpu: &CudaBackend,
+    wavelet: &Wavelet,
+    op: Op,
+    levels: u32,
+    n: usize,
+    traces: usize,
+) -> usize {
+    let long = op_long_bytes::<T>(&Sizing::new::<T>(gpu, wavelet), op, levels, n, traces);
+    match op {
+        Op::Denoise(options) => {
+            let segs = Rules::<T>::new(options, levels, n).seg_levels as usize;
+            piece_bytes::<T>(traces * segs) + long
+        }
+        Op::Transform(_) => long,
+    }
 }
 
 /// `transform_on` for arrays the library allocated (cudarc orders them across streams).
@@ -124,8 +161,11 @@ pub fn transform_device<T: Sample>(
     traces: DeviceTraces<T>,
     stream: &Arc<CudaStream>,
 ) -> Result<()> {
+    let mut work = Workspace::default();
     on_stream(stream, traces, |io, batch| {
-        transform_on(gpu, wavelet, direction, levels, io, batch, stream)
+        transform_on(
+            gpu, wavelet, direction, levels, io, batch, stream, &mut work,
+        )
     })
 }
 
@@ -214,16 +254,18 @@ pub fn denoise_device<T: Sample>(
     denoise_device_enqueue(gpu, wavelet, options, levels, traces, stream)?.thresholds(gpu, stream)
 }
 
-/// The medians a queued denoise leaves on the device, until `thresholds` reads them.
-pub struct DeviceMedians<T> {
-    medians: DeviceBuf<T>,
+/// The medians a queued denoise leaves on the device (in `M`: a buffer of the call's, or a
+/// plan's workspace), until `thresholds` reads them.
+pub struct DeviceMedians<T, M> {
+    medians: M,
     options: DenoiseOptions,
     levels: u32,
     n: usize,
     traces: usize,
+    _t: std::marker::PhantomData<T>,
 }
 
-impl<T: Sample> DeviceMedians<T> {
+impl<T: Sample, M: DeviceArray<T>> DeviceMedians<T, M> {
     /// Waits for `stream` and returns the thresholds (n_traces × levels, as the CPU backend).
     pub fn thresholds(self, gpu: &CudaBackend, stream: &Arc<CudaStream>) -> Result<Vec<f64>> {
         let universal = self.options.rule == ThresholdRule::Universal;
@@ -255,9 +297,33 @@ impl<T: Sample> DeviceMedians<T> {
     }
 }
 
-/// Queues a device-resident denoise on `stream` without waiting; `levels` 0 means all. The
-/// returned medians turn into thresholds once the stream is done.
-pub fn denoise_on<T: Sample>(
+/// A denoise's kit, depth (0 resolved) and rules, the batch checked.
+fn denoise_setup<'a, T: Sample>(
+    gpu: &'a CudaBackend,
+    wavelet: &Wavelet,
+    options: &DenoiseOptions,
+    levels: u32,
+    io: &DeviceIo<T>,
+    batch: &TraceBatch,
+    stream: &'a Arc<CudaStream>,
+) -> Result<(Kit<'a, T>, u32, Rules<T>)> {
+    let levels = check_device_batch(levels, io, batch)?;
+    options.validate()?;
+    gpu.bind()?;
+    let kit = Kit::<T>::new(gpu, wavelet, stream)?;
+    check_long(&kit, Op::Denoise(options), levels, io, batch)?;
+    Ok((
+        kit,
+        levels,
+        Rules::<T>::new(options, levels, batch.n_samples),
+    ))
+}
+
+/// Queues a device-resident denoise on `stream` without waiting; `levels` 0 means all. Its
+/// medians and the long path's work arrays are cut from `work` (grown to the call if
+/// short); the returned medians, in `work`, turn into thresholds once the stream is done.
+#[allow(clippy::too_many_arguments)]
+pub fn denoise_on<'w, T: Sample>(
     gpu: &CudaBackend,
     wavelet: &Wavelet,
     options: &DenoiseOptions,
@@ -265,32 +331,36 @@ pub fn denoise_on<T: Sample>(
     io: DeviceIo<T>,
     batch: TraceBatch,
     stream: &Arc<CudaStream>,
-) -> Result<DeviceMedians<T>> {
-    let n = batch.n_samples;
-    let levels = check_device_batch(levels, &io, &batch)?;
-    options.validate()?;
-    gpu.bind()?;
-    let kit = Kit::<T>::new(gpu, wavelet, stream)?;
-    let op = Op::Denoise(options);
-    check_long(&kit, op, levels, &io, &batch)?;
-    let rules = Rules::<T>::new(options, levels, n);
-    let mut medians = alloc::<T>(
-        stream,
-        batch.n_traces * rules.seg_levels as usize,
-        "allocating device memory for medians",
+    work: &'w mut Workspace,
+) -> Result<DeviceMedians<T, PartMut<'w, T>>> {
+    let (kit, levels, rules) = denoise_setup(gpu, wavelet, options, levels, &io, &batch, stream)?;
+    let (n, op) = (batch.n_samples, Op::Denoise(options));
+    let long = op_long_bytes::<T>(&Sizing::of(&kit), op, levels, n, batch.n_traces);
+    let segs = batch.n_traces * rules.seg_levels as usize;
+    let bytes = piece_bytes::<T>(segs) + long;
+    let mut pieces = work.for_call(stream, bytes, "making room for a device DWT denoise")?;
+    let mut medians = pieces.take::<T>(segs);
+    let area = (long > 0).then(|| pieces.take::<u64>(long / 8));
+    run_on_device(
+        &kit,
+        op,
+        levels,
+        io.batch(batch),
+        Some(whole_mut(&mut medians)),
+        area,
     )?;
-    let wanted = Some(whole_mut(&mut medians));
-    run_on_device(&kit, op, levels, io.batch(batch), wanted)?;
     Ok(DeviceMedians {
         medians,
         options: *options,
         levels,
         n,
         traces: batch.n_traces,
+        _t: std::marker::PhantomData,
     })
 }
 
-/// `denoise_on` for arrays the library allocated (for timing with events).
+/// `denoise_on` for arrays the library allocated (for timing with events), with its
+/// medians and work arrays made for the call.
 pub fn denoise_device_enqueue<T: Sample>(
     gpu: &CudaBackend,
     wavelet: &Wavelet,
@@ -298,8 +368,28 @@ pub fn denoise_device_enqueue<T: Sample>(
     levels: u32,
     traces: DeviceTraces<T>,
     stream: &Arc<CudaStream>,
-) -> Result<DeviceMedians<T>> {
+) -> Result<DeviceMedians<T, DeviceBuf<T>>> {
     on_stream(stream, traces, |io, batch| {
-        denoise_on(gpu, wavelet, options, levels, io, batch, stream)
+        let (kit, levels, rules) =
+            denoise_setup(gpu, wavelet, options, levels, &io, &batch, stream)?;
+        let (n, op) = (batch.n_samples, Op::Denoise(options));
+        let what = "allocating device memory for medians";
+        let mut medians = alloc::<T>(stream, batch.n_traces * rules.seg_levels as usize, what)?;
+        let long = op_long_bytes::<T>(&Sizing::of(&kit), op, levels, n, batch.n_traces);
+        let mut area = match long {
+            0 => None,
+            b => Some(alloc::<u64>(stream, b / 8, "allocating DWT work memory")?),
+        };
+        let wanted = Some(whole_mut(&mut medians));
+        let io = io.batch(batch);
+        run_on_device(&kit, op, levels, io, wanted, area.as_mut().map(whole_mut))?;
+        Ok(DeviceMedians {
+            medians,
+            options: *options,
+            levels,
+            n,
+            traces: batch.n_traces,
+            _t: std::marker::PhantomData,
+        })
     })
 }

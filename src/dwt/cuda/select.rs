@@ -5,10 +5,9 @@ use super::kit::{log2, too_many, Kit};
 use super::rows::{check_rows, Shape};
 use super::shrink::Rules;
 use super::tuning::{SELECT_BINS, SELECT_CHUNK, SELECT_DIGIT_BITS};
-use crate::backend::cuda::array::{Part, PartMut};
-use crate::backend::cuda::buffers::{alloc, zeros};
+use crate::backend::cuda::array::{piece_bytes, Part, PartMut, Pieces};
+use crate::backend::cuda::buffers::fill_zero;
 use crate::backend::cuda::launch::{for_elems_in_blocks_of, Launch};
-use crate::backend::cuda::memory::DeviceBuf;
 use crate::error::{Error, Result};
 use crate::sample::Sample;
 use cudarc::driver::LaunchConfig;
@@ -21,16 +20,21 @@ const SCAN_THREADS: u32 = 256;
 /// One selection over a group's coefficients: segment g = trace · seg_levels + li is detail
 /// level li + 1 of the trace. Its state per segment: prefix and mask of the bits selected,
 /// the largest key below the prefix, the rank left, and a histogram of `SELECT_BINS` counts.
-struct Select<'k, 'a, T> {
+struct Select<'k, 'a, 'w, T> {
     kit: &'k Kit<'a, T>,
     rules: &'k Rules<T>,
     shape: Shape,
     segs: usize,
-    prefix: DeviceBuf<u64>,
-    pmask: DeviceBuf<u64>,
-    below: DeviceBuf<u64>,
-    rank: DeviceBuf<i32>,
-    hist: DeviceBuf<i32>,
+    prefix: PartMut<'w, u64>,
+    pmask: PartMut<'w, u64>,
+    below: PartMut<'w, u64>,
+    rank: PartMut<'w, i32>,
+    hist: PartMut<'w, i32>,
+}
+
+/// Bytes of the selection state of `segs` segments (`Pieces`).
+pub(super) fn select_bytes(segs: usize) -> usize {
+    3 * piece_bytes::<u64>(segs) + piece_bytes::<i32>(segs) + piece_bytes::<i32>(segs * SELECT_BINS)
 }
 
 /// One digit of the keys: `width` bits from bit `lo`; `last` when it holds bit 0.
@@ -44,7 +48,8 @@ struct Digit {
 impl<T: Sample> Kit<'_, T> {
     /// Medians of |d| (into `medians`, traces × seg_levels; None only for the fixed rule,
     /// which has none) and thresholds (into `lam`, traces × levels) of the coefficients in
-    /// `coef` (traces × n, dense).
+    /// `coef` (traces × n, dense); the selection's state is cut from `work` (`select_bytes`).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn long_thresholds(
         &self,
         rules: &Rules<T>,
@@ -52,9 +57,10 @@ impl<T: Sample> Kit<'_, T> {
         levels: u32,
         coef: Part<T>,
         medians: Option<PartMut<T>>,
-        lam: &mut DeviceBuf<T>,
+        lam: &mut PartMut<T>,
+        work: &mut Pieces,
     ) -> Result<()> {
-        let mut select = Select::new(self, rules, shape)?;
+        let mut select = Select::new(self, rules, shape, work)?;
         if rules.universal() && rules.seg_mask != 0 {
             check_rows(&coef, shape.traces, shape.n, shape.n, "DWT coefficients")?;
             select.init()?;
@@ -76,27 +82,30 @@ impl<T: Sample> Kit<'_, T> {
     }
 }
 
-impl<'k, 'a, T: Sample> Select<'k, 'a, T> {
-    fn new(kit: &'k Kit<'a, T>, rules: &'k Rules<T>, shape: Shape) -> Result<Self> {
+impl<'k, 'a, 'w, T: Sample> Select<'k, 'a, 'w, T> {
+    fn new(
+        kit: &'k Kit<'a, T>,
+        rules: &'k Rules<T>,
+        shape: Shape,
+        work: &mut Pieces<'w>,
+    ) -> Result<Self> {
         let segs = shape.traces * rules.seg_levels as usize;
         if segs > 65535 {
             return Err(too_many("the number of median segments"));
         }
-        let state = "allocating median state";
+        let mut hist = work.take(segs * SELECT_BINS);
+        // The passes count into cleared histograms (each digit clears what it used).
+        fill_zero(kit.stream, &mut hist, "clearing median histograms")?;
         Ok(Select {
             kit,
             rules,
             shape,
             segs,
-            prefix: alloc(kit.stream, segs, state)?,
-            pmask: alloc(kit.stream, segs, state)?,
-            below: alloc(kit.stream, segs, state)?,
-            rank: alloc(kit.stream, segs, state)?,
-            hist: zeros(
-                kit.stream,
-                segs * SELECT_BINS,
-                "allocating median histograms",
-            )?,
+            prefix: work.take(segs),
+            pmask: work.take(segs),
+            below: work.take(segs),
+            rank: work.take(segs),
+            hist,
         })
     }
 
@@ -185,7 +194,7 @@ impl<'k, 'a, T: Sample> Select<'k, 'a, T> {
         &self,
         levels: u32,
         mut medians: Option<PartMut<T>>,
-        lam: &mut DeviceBuf<T>,
+        lam: &mut PartMut<T>,
     ) -> Result<()> {
         let (shape, rules) = (self.shape, self.rules);
         let (per_trace, lv) = (rules.seg_levels as usize, levels as usize);

@@ -4,10 +4,8 @@
 use super::kit::{log2, Kit};
 use super::long::{LongPlan, Pass, ShrinkTable};
 use super::rows::{check_rows, whole, whole_mut, Io, Rows, Shape};
-use crate::backend::cuda::array::{Part, PartMut};
-use crate::backend::cuda::buffers::alloc;
+use crate::backend::cuda::array::{piece_bytes, Part, PartMut, Pieces};
 use crate::backend::cuda::launch::Launch;
-use crate::backend::cuda::memory::DeviceBuf;
 use crate::error::Result;
 use crate::sample::Sample;
 
@@ -19,14 +17,17 @@ struct Tiles<'k, 'a, T> {
 }
 
 /// One group of long traces: its passes, and the two scratch approximations they
-/// alternate between (pass p writes scratch p % 2).
-pub(super) struct LongGroup<'k, 'a, T> {
+/// alternate between (pass p writes scratch p % 2), cut from the call's work memory.
+pub(super) struct LongGroup<'k, 'a, 'w, T> {
     tiles: Tiles<'k, 'a, T>,
-    scratch: [DeviceBuf<T>; 2],
+    scratch: [PartMut<'w, T>; 2],
 }
 
 /// The scratch approximation `write` and the other one, to read.
-fn split<T>(scratch: &mut [DeviceBuf<T>; 2], write: usize) -> (&DeviceBuf<T>, &mut DeviceBuf<T>) {
+fn split<'s, 'w, T>(
+    scratch: &'s mut [PartMut<'w, T>; 2],
+    write: usize,
+) -> (&'s PartMut<'w, T>, &'s mut PartMut<'w, T>) {
     let [even, odd] = scratch;
     if write % 2 == 0 {
         (odd, even)
@@ -35,11 +36,23 @@ fn split<T>(scratch: &mut [DeviceBuf<T>; 2], write: usize) -> (&DeviceBuf<T>, &m
     }
 }
 
-impl<'k, 'a, T: Sample> LongGroup<'k, 'a, T> {
-    pub(super) fn new(kit: &'k Kit<'a, T>, plan: &'k LongPlan, traces: usize) -> Result<Self> {
+/// Bytes of a group's two scratch approximations for `traces` traces (`Pieces`).
+pub(super) fn scratch_bytes<T>(plan: &LongPlan, traces: usize) -> usize {
+    let lens = plan.scratch_lens();
+    piece_bytes::<T>(lens[0] * traces) + piece_bytes::<T>(lens[1] * traces)
+}
+
+impl<'k, 'a, 'w, T: Sample> LongGroup<'k, 'a, 'w, T> {
+    /// The group of `traces` traces, its scratch cut from `work` (`scratch_bytes`).
+    pub(super) fn new(
+        kit: &'k Kit<'a, T>,
+        plan: &'k LongPlan,
+        traces: usize,
+        work: &mut Pieces<'w>,
+    ) -> Result<Self> {
         let lens = plan.scratch_lens();
-        let a = alloc(kit.stream, lens[0] * traces, "allocating DWT scratch")?;
-        let b = alloc(kit.stream, lens[1] * traces, "allocating DWT scratch")?;
+        let a = work.take::<T>(lens[0] * traces);
+        let b = work.take::<T>(lens[1] * traces);
         Ok(LongGroup {
             tiles: Tiles { kit, plan, traces },
             scratch: [a, b],

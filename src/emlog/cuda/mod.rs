@@ -16,6 +16,7 @@
 pub mod gather;
 pub mod resident;
 pub mod search;
+pub mod state;
 
 use super::cpu;
 use super::criterion::Mode;
@@ -26,9 +27,8 @@ use crate::backend::cuda::memory::DeviceBuf;
 use crate::backend::cuda::{driver_error, CudaBackend};
 use crate::error::{Error, Result};
 use crate::progress::Reporter;
-use cudarc::driver::CudaStream;
 use search::DeviceSearch;
-use std::sync::Arc;
+use state::{Held, PlanState};
 
 /// Models per launch: fast, direct (per 1,000 measurements).
 const FAST_MODELS: u64 = 1 << 30;
@@ -58,11 +58,15 @@ fn i32s(v: impl IntoIterator<Item = usize>) -> Result<Vec<i32>> {
         .collect()
 }
 
-/// The search on a stream of its own; returns when it is done.
-pub fn search(gpu: &CudaBackend, s: &SearchSetup, reporter: &mut Reporter) -> Result<Tally> {
+/// The search on the plan's stream, with its device state; returns when it is done.
+pub fn search(
+    gpu: &CudaBackend,
+    s: &SearchSetup,
+    reporter: &mut Reporter,
+    state: &PlanState,
+) -> Result<Tally> {
     gpu.bind()?;
-    let stream = gpu.stream()?;
-    Ok(run(gpu, s, reporter, stream)?.0)
+    Ok(run(gpu, s, reporter, &mut state.lock())?.0)
 }
 
 /// The search ordered after the caller's stream (`gpu.caller_stream()`), the caller's
@@ -72,21 +76,23 @@ pub fn search_device(
     gpu: &CudaBackend,
     s: &SearchSetup,
     reporter: &mut Reporter,
+    state: &PlanState,
 ) -> Result<(Tally, DeviceBuf<u64>)> {
     gpu.bind()?;
-    let stream = gpu.stream()?;
+    let mut held = state.lock();
+    let stream = held.stream.clone();
     let caller = gpu.caller_stream();
-    ordered_on(&caller, &stream.clone(), || run(gpu, s, reporter, stream))
+    ordered_on(&caller, &stream, || run(gpu, s, reporter, &mut held))
 }
 
-/// Every launch of the search on `stream`, then the reductions read back.
+/// Every launch of the search on the plan's stream, then the reductions read back.
 fn run(
     gpu: &CudaBackend,
     s: &SearchSetup,
     reporter: &mut Reporter,
-    stream: Arc<CudaStream>,
+    held: &mut Held,
 ) -> Result<(Tally, DeviceBuf<u64>)> {
-    let mut dev = DeviceSearch::new(gpu, s, stream)?;
+    let mut dev = DeviceSearch::new(gpu, s, held)?;
     let rows = s.grid.rows();
     let rows_per_launch = match s.mode {
         Mode::Fast => FAST_MODELS / dev.n0,

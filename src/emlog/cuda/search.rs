@@ -4,9 +4,10 @@
 use super::super::criterion::{Mode, Norm};
 use super::super::result::Tally;
 use super::super::setup::SearchSetup;
+use super::state::{blocks, Held};
 use super::{i32s, prelude};
-use crate::backend::cuda::array::part;
-use crate::backend::cuda::buffers::{download, upload, zeros};
+use crate::backend::cuda::array::{part, piece_bytes, PartMut, Pieces};
+use crate::backend::cuda::buffers::{download, fill_zero, write, zeros};
 use crate::backend::cuda::launch::Launch;
 use crate::backend::cuda::memory::DeviceBuf;
 use crate::backend::cuda::{kernels, CudaBackend};
@@ -22,8 +23,9 @@ const SEGMENT: usize = 16;
 /// What the table uploads report on failure.
 const TABLES: &str = "copying search tables to the device";
 
-/// The search on the device: its module and stream, the tables the kernels read and the
-/// reductions they add to.
+/// The search on the device: its module and the plan's stream, the tables the kernels
+/// read (cut from the plan's table workspace) and the reductions they add to (the plan's,
+/// reset for this search; the histograms this search's own).
 pub struct DeviceSearch<'s> {
     s: &'s SearchSetup<'s>,
     module: Arc<CudaModule>,
@@ -32,72 +34,182 @@ pub struct DeviceSearch<'s> {
     /// Models along axis 0.
     pub n0: u64,
     /// Per axis: its length; its first histogram bin.
-    lens: DeviceBuf<i32>,
-    axis_offset: DeviceBuf<i32>,
+    lens: PartMut<'s, i32>,
+    axis_offset: PartMut<'s, i32>,
     /// Per requested pair: its two axes and its first histogram bin.
-    pair_a: DeviceBuf<i32>,
-    pair_b: DeviceBuf<i32>,
-    pair_offset: DeviceBuf<i32>,
+    pair_a: PartMut<'s, i32>,
+    pair_b: PartMut<'s, i32>,
+    pair_offset: PartMut<'s, i32>,
     n_pairs: i32,
     n_bins: i32,
     use_shared: i32,
     /// The histograms, the count, each block's best decision value and its model.
     bins: DeviceBuf<u64>,
-    total: DeviceBuf<u64>,
-    block_q: DeviceBuf<f64>,
-    block_index: DeviceBuf<u64>,
-    mode: ModeTables,
+    total: &'s mut DeviceBuf<u64>,
+    block_q: &'s mut DeviceBuf<f64>,
+    block_index: &'s mut DeviceBuf<u64>,
+    mode: ModeTables<'s>,
 }
 
 /// The tables of the mode's kernel.
-enum ModeTables {
+enum ModeTables<'s> {
     /// emlog_fast: w (axis 0), the other axes' columns and where each axis's start.
     Fast {
-        w: DeviceBuf<f64>,
-        table: DeviceBuf<f64>,
-        table_offset: DeviceBuf<i32>,
+        w: PartMut<'s, f64>,
+        table: PartMut<'s, f64>,
+        table_offset: PartMut<'s, i32>,
     },
-    /// emlog_direct: Ã (column-major, n × p) followed by d (n), in one array; every axis's
-    /// values and where each axis's start.
+    /// emlog_direct: Ã (column-major, n × p) followed by d (n), in one array (the plan's);
+    /// every axis's values and where each axis's start.
     Direct {
-        a_d: DeviceBuf<f64>,
+        a_d: &'s DeviceBuf<f64>,
         a_len: usize,
-        values: DeviceBuf<f64>,
-        value_offset: DeviceBuf<i32>,
+        values: PartMut<'s, f64>,
+        value_offset: PartMut<'s, i32>,
     },
 }
 
+/// The search's tables on the host, as the kernels read them.
+struct HostTables {
+    lens: Vec<i32>,
+    axis_offset: Vec<i32>,
+    pair_a: Vec<i32>,
+    pair_b: Vec<i32>,
+    pair_offset: Vec<i32>,
+    /// Fast: w, the table and its offsets; direct: every axis's values and their offsets.
+    reals: [Vec<f64>; 2],
+    offsets: Vec<i32>,
+}
+
+impl HostTables {
+    fn new(s: &SearchSetup) -> Result<HostTables> {
+        let g = &s.grid;
+        let (reals, offsets) = match s.mode {
+            Mode::Fast => (
+                [s.fast.w.clone(), s.fast.t.clone()],
+                i32s(s.fast.offset.iter().copied())?,
+            ),
+            Mode::Direct => {
+                let mut offset = Vec::new();
+                let mut values = Vec::new();
+                for v in &s.grid.values {
+                    offset.push(values.len());
+                    values.extend_from_slice(v);
+                }
+                ([Vec::new(), values], i32s(offset)?)
+            }
+        };
+        Ok(HostTables {
+            lens: i32s((0..g.p()).map(|k| g.len(k)))?,
+            axis_offset: i32s(s.bins.axis_offset.iter().copied())?,
+            pair_a: i32s(s.bins.pairs.iter().map(|q| q.0))?,
+            pair_b: i32s(s.bins.pairs.iter().map(|q| q.1))?,
+            pair_offset: i32s(s.bins.pair_offset.iter().copied())?,
+            reals,
+            offsets,
+        })
+    }
+
+    /// The integer tables in the order they are cut.
+    fn ints(&self) -> [&[i32]; 6] {
+        [
+            &self.lens,
+            &self.axis_offset,
+            &self.pair_a,
+            &self.pair_b,
+            &self.pair_offset,
+            &self.offsets,
+        ]
+    }
+
+    /// Bytes of the workspace they take.
+    fn bytes(&self) -> usize {
+        let ints: usize = self
+            .ints()
+            .iter()
+            .map(|v| piece_bytes::<i32>(v.len()))
+            .sum();
+        ints + self
+            .reals
+            .iter()
+            .map(|v| piece_bytes::<f64>(v.len()))
+            .sum::<usize>()
+    }
+}
+
 impl<'s> DeviceSearch<'s> {
-    pub fn new(gpu: &CudaBackend, s: &'s SearchSetup<'s>, stream: Arc<CudaStream>) -> Result<Self> {
+    /// The search of `s` with the plan's state `held` (on its stream).
+    pub fn new(gpu: &CudaBackend, s: &'s SearchSetup<'s>, held: &'s mut Held) -> Result<Self> {
         let g = &s.grid;
         let module = gpu
             .modules
             .get(&gpu.ctx, &gpu.arch, &kernels::EMLOG, &prelude(g.p()))?;
-        let lens = i32s((0..g.p()).map(|k| g.len(k)))?;
-        let axis_offset = i32s(s.bins.axis_offset.iter().copied())?;
-        let pair_a = i32s(s.bins.pairs.iter().map(|q| q.0))?;
-        let pair_b = i32s(s.bins.pairs.iter().map(|q| q.1))?;
-        let pair_offset = i32s(s.bins.pair_offset.iter().copied())?;
+        let host = HostTables::new(s)?;
         let n_bins = i32s([s.bins.len])?[0];
         let use_shared = s.bins.len <= SHARED_BINS;
-        let blocks = (gpu.multiprocessors * 8).max(1);
+        let blocks = blocks(gpu);
         let cfg = LaunchConfig {
             grid_dim: (blocks as u32, 1, 1),
             block_dim: (THREADS, 1, 1),
             shared_mem_bytes: if use_shared { 4 * s.bins.len as u32 } else { 0 },
         };
+        let Held {
+            stream,
+            a_d,
+            a_len,
+            total,
+            block_q,
+            block_index,
+            tables,
+            tally,
+        } = held;
+        let stream = stream.clone();
+        let growing = "an EM-logging search's tables";
+        tally.scope(growing, || tables.reserve(&stream, host.bytes(), growing))?;
+        let mut pieces = tables.for_call(&stream, host.bytes(), TABLES)?;
+        let mut cut_ints = host
+            .ints()
+            .into_iter()
+            .map(|v| cut(&mut pieces, &stream, v));
+        let mut next_ints = || cut_ints.next().expect("six integer tables");
+        let (lens, axis_offset, pair_a) = (next_ints()?, next_ints()?, next_ints()?);
+        let (pair_b, pair_offset, offsets) = (next_ints()?, next_ints()?, next_ints()?);
+        drop(cut_ints);
+        let first = cut(&mut pieces, &stream, &host.reals[0])?;
+        let second = cut(&mut pieces, &stream, &host.reals[1])?;
+        fill_zero(&stream, &mut **total, TABLES)?;
+        write(
+            &stream,
+            &vec![f64::INFINITY; blocks],
+            &mut **block_q,
+            TABLES,
+        )?;
+        write(&stream, &vec![u64::MAX; blocks], &mut **block_index, TABLES)?;
+        let mode = match s.mode {
+            Mode::Fast => ModeTables::Fast {
+                w: first,
+                table: second,
+                table_offset: offsets,
+            },
+            Mode::Direct => ModeTables::Direct {
+                a_d,
+                a_len: *a_len,
+                values: second,
+                value_offset: offsets,
+            },
+        };
         Ok(DeviceSearch {
-            lens: upload(&stream, &lens, TABLES)?,
-            axis_offset: upload(&stream, &axis_offset, TABLES)?,
-            pair_a: upload(&stream, &pair_a, TABLES)?,
-            pair_b: upload(&stream, &pair_b, TABLES)?,
-            pair_offset: upload(&stream, &pair_offset, TABLES)?,
             bins: zeros(&stream, s.bins.len, TABLES)?,
-            total: zeros(&stream, 1, TABLES)?,
-            block_q: upload(&stream, &vec![f64::INFINITY; blocks], TABLES)?,
-            block_index: upload(&stream, &vec![u64::MAX; blocks], TABLES)?,
-            mode: ModeTables::new(s, &stream)?,
-            n_pairs: pair_a.len() as i32,
+            n_pairs: host.pair_a.len() as i32,
+            lens,
+            axis_offset,
+            pair_a,
+            pair_b,
+            pair_offset,
+            total,
+            block_q,
+            block_index,
+            mode,
             n_bins,
             use_shared: use_shared as i32,
             n0: g.len(0) as u64,
@@ -135,8 +247,8 @@ impl<'s> DeviceSearch<'s> {
                 values,
                 value_offset,
             } => l
-                .input(&part(a_d, 0, *a_len))
-                .input(&part(a_d, *a_len, a_d.len() - a_len))
+                .input(&part(*a_d, 0, *a_len))
+                .input(&part(*a_d, *a_len, a_d.len() - a_len))
                 .scalar(s.problem.n as i32)
                 .input(values)
                 .input(value_offset)
@@ -156,9 +268,9 @@ impl<'s> DeviceSearch<'s> {
             .input(&self.pair_a)
             .input(&self.pair_b)
             .input(&self.pair_offset)
-            .output(&mut self.total)
-            .output(&mut self.block_q)
-            .output(&mut self.block_index);
+            .output(&mut *self.total)
+            .output(&mut *self.block_q)
+            .output(&mut *self.block_index);
         // SAFETY: emlog_fast(const double* w, const double* table, const int* table_offset,
         // const int* lens, double phi_min, …) and emlog_direct(const double* a_w,
         // const double* d, int n, const double* values, const int* value_offset,
@@ -177,7 +289,7 @@ impl<'s> DeviceSearch<'s> {
 
     /// The count of equivalent models so far, once the queued launches are done.
     pub fn count(&self) -> Result<u64> {
-        Ok(read(&self.stream, &self.total, 1, "reading the count")?[0])
+        Ok(read(&self.stream, self.total, 1, "reading the count")?[0])
     }
 
     /// The reductions, once the queued launches are done, with the models `listed`; and
@@ -192,8 +304,8 @@ impl<'s> DeviceSearch<'s> {
         )?;
         let count = self.count()?;
         let what = "reading the best models";
-        let bq = read(&self.stream, &self.block_q, blocks, what)?;
-        let bi = read(&self.stream, &self.block_index, blocks, what)?;
+        let bq = read(&self.stream, self.block_q, blocks, what)?;
+        let bi = read(&self.stream, self.block_index, blocks, what)?;
         let mut t = Tally::new(0);
         t.count = count;
         t.bins = bins;
@@ -209,35 +321,15 @@ impl<'s> DeviceSearch<'s> {
     }
 }
 
-impl ModeTables {
-    fn new(s: &SearchSetup, stream: &Arc<CudaStream>) -> Result<ModeTables> {
-        Ok(match s.mode {
-            Mode::Fast => {
-                let offset = i32s(s.fast.offset.iter().copied())?;
-                ModeTables::Fast {
-                    w: upload(stream, &s.fast.w, TABLES)?,
-                    table: upload(stream, &s.fast.t, TABLES)?,
-                    table_offset: upload(stream, &offset, TABLES)?,
-                }
-            }
-            Mode::Direct => {
-                let mut offset = Vec::new();
-                let mut values = Vec::new();
-                for v in &s.grid.values {
-                    offset.push(values.len());
-                    values.extend_from_slice(v);
-                }
-                let mut a_d = s.problem.a_w.clone();
-                a_d.extend_from_slice(&s.problem.d);
-                ModeTables::Direct {
-                    a_d: upload(stream, &a_d, TABLES)?,
-                    a_len: s.problem.a_w.len(),
-                    values: upload(stream, &values, TABLES)?,
-                    value_offset: upload(stream, &i32s(offset)?, TABLES)?,
-                }
-            }
-        })
-    }
+/// The next piece of `pieces`, holding a copy of `host`.
+fn cut<'w, U: DeviceRepr>(
+    pieces: &mut Pieces<'w>,
+    stream: &CudaStream,
+    host: &[U],
+) -> Result<PartMut<'w, U>> {
+    let mut d = pieces.take::<U>(host.len());
+    write(stream, host, &mut d, TABLES)?;
+    Ok(d)
 }
 
 /// The direct kernel's norm: 0 L2 (sum of squares), 1 L1 (sum of |r|), 2 max |r|.

@@ -84,7 +84,10 @@ fn denoise<T: Sample>(
 /// on (`sg_context_set_device_checks`). `SG_ERR_INVALID_ARGUMENT` for an
 /// address the driver does not know as device memory of the context's device holding the
 /// batch; `SG_ERR_UNSUPPORTED` on a CPU context. Bit for bit the results of
-/// `sg_dwt_execute_f32` on the same GPU.
+/// `sg_dwt_execute_f32` on the same GPU. Work arrays (the multi-pass path's) come from the
+/// plan's workspace (`sg_dwt_plan_reserve`), grown by a call that needs more; a call queued
+/// while its stream is captured into a graph must find the room there (else
+/// `SG_ERR_INVALID_ARGUMENT`, nothing allocated).
 #[no_mangle]
 pub extern "C" fn sg_dwt_execute_device_f32(
     plan: *const sg_dwt_plan,
@@ -116,7 +119,9 @@ pub extern "C" fn sg_dwt_execute_device_f64(
 
 /// `sg_dwt_denoise_f32` on device memory (arrays as in `sg_dwt_execute_device_f32`).
 /// `thresholds`, if not NULL, is *host* memory for n_traces × levels doubles: the call then
-/// waits for the stream to fill it; with NULL it returns without waiting.
+/// waits for the stream to fill it; with NULL it returns without waiting. Its medians
+/// (n_traces × levels at most) are work arrays of the plan's workspace, as the multi-pass
+/// path's: reserve it (`sg_dwt_plan_reserve`) before capturing the call into a graph.
 #[no_mangle]
 pub extern "C" fn sg_dwt_denoise_device_f32(
     plan: *const sg_dwt_plan,

@@ -61,7 +61,8 @@ pub extern "C" fn sg_xcorr_preprocess_device_f32(
 /// after the work). Progress callbacks are not called. `SG_ERR_INVALID_ARGUMENT` for an
 /// address the driver does not know as device memory of the context's device holding the
 /// stacks; `SG_ERR_UNSUPPORTED` on a CPU context. Bit for bit the stacks of
-/// `sg_xcorr_correlate_f32` on the same GPU.
+/// `sg_xcorr_correlate_f32` on the same GPU. Work arrays: the plan's workspace
+/// (`sg_xcorr_plan_workspace_bytes`).
 #[no_mangle]
 pub extern "C" fn sg_xcorr_correlate_device_f32(
     plan: *const sg_xcorr_plan,

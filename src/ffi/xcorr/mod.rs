@@ -47,9 +47,17 @@ pub extern "C" fn sg_xcorr_plan_destroy(plan: *mut sg_xcorr_plan) {
     super::destroy(plan);
 }
 
-/// Device bytes `plan` holds, into `*bytes`: 0, on any context. A call's work buffers are sized
-/// by its stations, days and pairs, made from the context's allocator when it starts and given
-/// back when it returns; spectra on a CUDA context hold theirs until destroyed.
+/// Device bytes `plan` holds, into `*bytes` (0 on a CPU context). Made from the context's
+/// allocator with the plan on a CUDA context: its device calls' stream state, cuBLAS and its
+/// workspace (linear stacks: 4 MiB, 32 MiB from Hopper on) and the filter and whitening
+/// tables. Then the device calls' (`sg_xcorr_*_device_f32`) cuFFT plans, one per shape, and
+/// their work arrays, sized by their stations, days and pairs: a call made without room
+/// allocates them and the plan keeps, after it, as much as that call used at once, so that
+/// later calls no larger allocate nothing (a preprocess: its spectra alone). A device call
+/// captured into a CUDA graph must find that room (make it once before the capture): one
+/// that would allocate is refused with `SG_ERR_INVALID_ARGUMENT`. Host calls
+/// (`sg_xcorr_preprocess_f32`, …) make their buffers per call and give them back when they
+/// return; spectra on a CUDA context hold theirs until destroyed.
 /// `plan` and `bytes` must not be NULL. Thread-safe.
 #[no_mangle]
 pub extern "C" fn sg_xcorr_plan_workspace_bytes(

@@ -77,8 +77,9 @@ struct Buffers<T> {
     /// first use.
     data: Option<DeviceBuf<T>>,
     coeffs: Option<DeviceBuf<T>>,
-    /// The state of a selection on the device (`select`), made on first use.
-    select: Option<DeviceBuf<u64>>,
+    /// The state of a selection on the device (`select`: keep-largest, the noise
+    /// estimate's median), made with the stage so that device calls allocate nothing.
+    select: DeviceBuf<u64>,
     /// The noise estimate's samples (`select`), made on its first call.
     noise: Option<select::NoiseSamples>,
 }
@@ -151,6 +152,8 @@ impl<T: Real> BoxStage<T> {
         let by_work: Vec<f64> = host.order.iter().map(|&b| norms[b]).collect();
         let tables = DeviceTables::upload(&host, &flat, &by_work, &stream)?;
         let scratch = Scratch::new(&layout, host.n_work, &stream)?;
+        let what = "allocating the wave-packet selection";
+        let select = alloc(&stream, select::SEL_WORDS, what)?;
         let stage = BoxStage {
             type2,
             type1,
@@ -164,7 +167,7 @@ impl<T: Real> BoxStage<T> {
                 scratch,
                 data: None,
                 coeffs: None,
-                select: None,
+                select,
                 noise: None,
             }),
             layout,

@@ -8,7 +8,7 @@
 use super::launches::grid_stride;
 use super::BoxStage;
 use crate::backend::cuda::array::{part_mut, DeviceArray, DeviceArrayMut};
-use crate::backend::cuda::buffers::{alloc, download, fill_zero, upload};
+use crate::backend::cuda::buffers::{download, fill_zero, upload};
 use crate::backend::cuda::caller::ordered_on;
 use crate::backend::cuda::launch::THREADS;
 use crate::backend::cuda::memory::DeviceBuf;
@@ -19,7 +19,7 @@ use cudarc::driver::{CudaStream, LaunchConfig};
 
 /// Words of a selection's state: the key's bits fixed so far and their masks, the rank
 /// sought, 256 counts (`SEL_WORDS` in the kernel file; the key's v word is at 0).
-const SEL_WORDS: usize = 5 + 256;
+pub(super) const SEL_WORDS: usize = 5 + 256;
 
 /// Blocks of a counting pass: enough to fill the GPU, few enough that adding each block's
 /// 256 counts into the state stays cheap.
@@ -45,17 +45,6 @@ fn index_bits(n: usize) -> i32 {
     8 * bits.div_ceil(8).max(1) as i32
 }
 
-/// `slot`, made if absent.
-fn state<'a>(
-    slot: &'a mut Option<DeviceBuf<u64>>,
-    s: &std::sync::Arc<CudaStream>,
-) -> Result<&'a mut DeviceBuf<u64>> {
-    if slot.is_none() {
-        *slot = Some(alloc(s, SEL_WORDS, "allocating the wave-packet selection")?);
-    }
-    Ok(slot.as_mut().unwrap())
-}
-
 impl<T: Real> BoxStage<T> {
     /// Keeps the `s` coefficients of largest |c|² of the caller's `coeffs` (2·m reals) and
     /// zeroes the others, ties kept in array order (as `coeffs::keep_largest`), queued after
@@ -73,7 +62,7 @@ impl<T: Real> BoxStage<T> {
         }
         bind(self.stream.context())?;
         let mut bufs = self.lock();
-        let st = state(&mut bufs.select, &self.stream)?;
+        let st = &mut bufs.select;
         ordered_on(caller, &self.stream, || {
             if s == 0 {
                 let all = &mut part_mut(coeffs, 0, 2 * m);
@@ -120,7 +109,7 @@ impl<T: Real> BoxStage<T> {
         if noise.count == 0 {
             return Ok(None);
         }
-        let st = state(&mut bufs.select, &self.stream)?;
+        let st = &mut bufs.select;
         ordered_on(caller, &self.stream, || {
             self.noise_median(coeffs, noise, st)
         })?;

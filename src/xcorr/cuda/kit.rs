@@ -5,9 +5,10 @@ use super::held::{Held, HeldBlas};
 use crate::backend::cuda::blas::Blas;
 use crate::backend::cuda::fft::{self, FftKind, FftPlan, Shape};
 use crate::backend::cuda::launch::Launch;
+use crate::backend::cuda::workspace::{Arena, Work, Workspace};
 use crate::backend::cuda::{driver_error, kernels, CudaBackend};
 use crate::error::{Error, Result};
-use cudarc::driver::{CudaModule, CudaStream, LaunchConfig};
+use cudarc::driver::{CudaModule, CudaStream, DeviceRepr, LaunchConfig};
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -26,12 +27,14 @@ pub fn set_memory_budget(bytes: Option<usize>) {
 }
 
 /// The module and a stream for one call: a fresh stream (host calls), or a plan's stream
-/// and what it keeps for its device calls (`held`).
+/// and what it keeps for its device calls (`held`, and the workspace its work arrays are
+/// cut from: `arena`).
 pub struct Kit<'a> {
     pub(super) gpu: &'a CudaBackend,
     pub(super) module: Arc<CudaModule>,
     pub(super) stream: Arc<CudaStream>,
     held: Option<RefCell<&'a mut Held>>,
+    arena: Arena<'a>,
 }
 
 /// A cuBLAS handle for one call: its own, or the plan's.
@@ -60,23 +63,55 @@ impl Kit<'_> {
 impl<'a> Kit<'a> {
     pub(super) fn new(gpu: &'a CudaBackend) -> Result<Kit<'a>> {
         let module = gpu.modules.get(&gpu.ctx, &gpu.arch, &kernels::XCORR, "")?;
+        let stream = gpu.stream()?;
         Ok(Kit {
             gpu,
             module,
-            stream: gpu.stream()?,
+            arena: Arena::new(&stream, None)?,
+            stream,
             held: None,
         })
     }
 
-    /// A kit for a device call on the plan's stream, with the handles it keeps.
-    pub fn held(gpu: &'a CudaBackend, held: &'a mut Held) -> Result<Kit<'a>> {
+    /// A kit for a device call on the plan's stream, with the handles it keeps and its
+    /// workspace (`DeviceCalls::work`).
+    pub fn held(
+        gpu: &'a CudaBackend,
+        held: &'a mut Held,
+        work: &'a mut Workspace,
+    ) -> Result<Kit<'a>> {
         let module = gpu.modules.get(&gpu.ctx, &gpu.arch, &kernels::XCORR, "")?;
+        let stream = held.stream.clone();
         Ok(Kit {
             gpu,
             module,
-            stream: held.stream.clone(),
+            arena: Arena::new(&stream, Some(work))?,
+            stream,
             held: Some(RefCell::new(held)),
         })
+    }
+
+    /// A work array of `len` elements for this call (`Arena::take`).
+    pub(super) fn take<T: DeviceRepr>(
+        &self,
+        len: usize,
+        what: &'static str,
+    ) -> Result<Work<'_, T>> {
+        self.arena.take(len, what)
+    }
+
+    /// A work array holding a copy of `host` (`Arena::upload`).
+    pub(super) fn upload<T: DeviceRepr>(
+        &self,
+        host: &[T],
+        what: &'static str,
+    ) -> Result<Work<'_, T>> {
+        self.arena.upload(host, what)
+    }
+
+    /// Bytes of work arrays the call asked for: what the plan keeps for the next one.
+    pub fn asked(&self) -> usize {
+        self.arena.asked()
     }
 
     /// The stream the call's work is queued on.

@@ -13,9 +13,8 @@ use crate::backend::cuda::array::{
     complex, complex_mut, part, part_mut, DeviceArray, DeviceArrayMut, PartMut,
 };
 use crate::backend::cuda::blas::{Blas, Op, Strided, StridedGemm};
-use crate::backend::cuda::buffers::{alloc, upload};
 use crate::backend::cuda::launch::for_elems;
-use crate::backend::cuda::memory::DeviceBuf;
+use crate::backend::cuda::workspace::Work;
 use crate::backend::cuda::{driver_error, CudaBackend};
 use crate::error::{Error, Result};
 use crate::progress::Reporter;
@@ -84,20 +83,20 @@ fn gemm(
 fn pair_spectra(
     kit: &Kit,
     g: &Geometry,
-    c: &DeviceBuf<f32>,
+    c: &Work<'_, f32>,
     t: &Tile,
     pairs: &[(i32, i32, usize)],
     scale: &[f32],
-    spec: &mut DeviceBuf<f32>,
+    spec: &mut Work<'_, f32>,
 ) -> Result<()> {
     let nbins = g.nfft / 2 + 1;
     let slot_a: Vec<i32> = pairs.iter().map(|s| s.0).collect();
     let slot_b: Vec<i32> = pairs.iter().map(|s| s.1).collect();
     let what = "uploading pairs";
     let (slot_a, slot_b, slot_scale) = (
-        upload(&kit.stream, &slot_a, what)?,
-        upload(&kit.stream, &slot_b, what)?,
-        upload(&kit.stream, scale, what)?,
+        kit.upload(&slot_a, what)?,
+        kit.upload(&slot_b, what)?,
+        kit.upload(scale, what)?,
     );
     let c = complex(c);
     let c = part(&c, 0, g.band_len * t.m * t.nn);
@@ -141,11 +140,7 @@ pub fn gemm_seconds(plan: &XcorrPlan, day: &Spectra, reps: usize) -> Result<f64>
     let blas = kit.blas(NEEDS_CUBLAS)?;
     let n = day.n_stations;
     let band_len = plan.geometry().band_len;
-    let mut c: DeviceBuf<f32> = alloc(
-        &kit.stream,
-        2 * band_len * n * n,
-        "allocating cross-spectra",
-    )?;
+    let mut c = kit.take::<f32>(2 * band_len * n * n, "allocating cross-spectra")?;
     let x = DaySpectra::of(day)?;
     let mut c = complex_mut(&mut c);
     let tile = Tile {
@@ -206,9 +201,9 @@ fn tiles(block: &Block, ti_max: usize, tj_max: usize) -> Vec<Tile> {
 
 /// A tile's cross-spectra on their way to rows: the stack of all windows in `c`; with
 /// substacks, each group's in `cg` first.
-struct TileSums {
-    c: DeviceBuf<f32>,
-    cg: Option<DeviceBuf<f32>>,
+struct TileSums<'k> {
+    c: Work<'k, f32>,
+    cg: Option<Work<'k, f32>>,
 }
 
 pub(super) fn run(
@@ -228,9 +223,9 @@ pub(super) fn run(
     let len = 2 * g.band_len * ti_max * tj_max;
     let what = "allocating cross-spectra";
     let mut s = TileSums {
-        c: alloc(&kit.stream, len, what)?,
+        c: kit.take(len, what)?,
         cg: match call.groups {
-            Some(_) => Some(alloc(&kit.stream, len, what)?),
+            Some(_) => Some(kit.take(len, what)?),
             None => None,
         },
     };
@@ -403,7 +398,7 @@ impl TileCall<'_, '_> {
     /// in the block), in chunks of rows, each sent to `dest`.
     fn emit(
         &self,
-        c: &DeviceBuf<f32>,
+        c: &Work<'_, f32>,
         rows: &mut RowBuffers,
         count: impl Fn(usize) -> u32,
         zero_dc: Option<&dyn Fn(i32, i32) -> bool>,
@@ -423,7 +418,7 @@ impl TileCall<'_, '_> {
             let flags = match zero_dc {
                 Some(z) => {
                     let f: Vec<u8> = chunk.iter().map(|s| z(s.0, s.1) as u8).collect();
-                    Some(upload(&self.kit.stream, &f, "uploading rows")?)
+                    Some(self.kit.upload(&f, "uploading rows")?)
                 }
                 None => None,
             };
@@ -480,7 +475,7 @@ fn no_substacks() -> Error {
 }
 
 /// c = g (first) or c += g, over `n` floats.
-fn add(kit: &Kit, c: &mut DeviceBuf<f32>, g: &DeviceBuf<f32>, n: usize, first: bool) -> Result<()> {
+fn add(kit: &Kit, c: &mut Work<'_, f32>, g: &Work<'_, f32>, n: usize, first: bool) -> Result<()> {
     let (src, mut dst) = (part(g, 0, n), part_mut(c, 0, n));
     let mut l = kit.launch("xc_add", for_elems(n))?;
     l.output(&mut dst)

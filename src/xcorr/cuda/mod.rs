@@ -22,6 +22,7 @@ mod put;
 mod rows;
 pub mod spectra;
 mod stacks;
+pub mod tables;
 
 pub use kit::{set_memory_budget, Kit};
 pub use linear::gemm_seconds;

@@ -10,8 +10,7 @@ use super::put::{put_rows, RowsAt};
 use super::rows::{RowBuffers, ROW_CHUNK};
 use super::stacks::{group_means_on, stack_on, to_host, RowsOnDevice};
 use crate::backend::cuda::array::{complex_mut, part, part_mut, DeviceArray};
-use crate::backend::cuda::buffers::{alloc, upload};
-use crate::backend::cuda::memory::DeviceBuf;
+use crate::backend::cuda::workspace::Work;
 use crate::error::{Error, Result};
 use crate::progress::Reporter;
 use crate::xcorr::calls::CorrelateCall;
@@ -22,17 +21,17 @@ use crate::xcorr::stack::pws_length;
 
 /// The days as `xc_window_products` reads them: per day the addresses of its receiver
 /// and source spectra, its plane (stations × windows) and its windows per station.
-struct DayTables<'a> {
+struct DayTables<'a, 'k> {
     /// The spectra the addresses point to, borrowed while the tables live.
     _days: Vec<DaySpectra<'a>>,
-    x: DeviceBuf<u64>,
-    a: DeviceBuf<u64>,
-    plane: DeviceBuf<i64>,
-    nw: DeviceBuf<i32>,
+    x: Work<'k, u64>,
+    a: Work<'k, u64>,
+    plane: Work<'k, i64>,
+    nw: Work<'k, i32>,
 }
 
-impl<'a> DayTables<'a> {
-    fn upload(kit: &Kit, days: &[&'a Spectra]) -> Result<DayTables<'a>> {
+impl<'a, 'k> DayTables<'a, 'k> {
+    fn upload(kit: &'k Kit, days: &[&'a Spectra]) -> Result<DayTables<'a, 'k>> {
         let days: Vec<DaySpectra> = days
             .iter()
             .map(|d| DaySpectra::of(d))
@@ -41,12 +40,11 @@ impl<'a> DayTables<'a> {
         let a: Vec<u64> = days.iter().map(|d| d.a.addr()).collect();
         let plane: Vec<i64> = days.iter().map(|d| d.plane as i64).collect();
         let nw: Vec<i32> = days.iter().map(|d| d.nw as i32).collect();
-        let s = &kit.stream;
         Ok(DayTables {
-            x: upload(s, &x, "uploading day pointers")?,
-            a: upload(s, &a, "uploading day pointers")?,
-            plane: upload(s, &plane, "uploading day sizes")?,
-            nw: upload(s, &nw, "uploading day sizes")?,
+            x: kit.upload(&x, "uploading day pointers")?,
+            a: kit.upload(&a, "uploading day pointers")?,
+            plane: kit.upload(&plane, "uploading day sizes")?,
+            nw: kit.upload(&nw, "uploading day sizes")?,
             _days: days,
         })
     }
@@ -221,34 +219,30 @@ impl Batch {
     }
 
     /// The rows correlated and trimmed into device memory, chunk by chunk.
-    fn rows_on_device(
+    fn rows_on_device<'k>(
         &self,
-        kit: &Kit,
+        kit: &'k Kit,
         call: &CorrelateCall,
         tables: &DayTables,
         buffers: &mut RowBuffers,
-    ) -> Result<RowsOnDevice> {
+    ) -> Result<RowsOnDevice<'k>> {
         let g = call.plan.geometry();
         let m = g.n_lags();
         let method = Method::of(call.plan.options());
-        let mut all: DeviceBuf<f32> = alloc(
-            &kit.stream,
-            self.rows.len().max(1) * m,
-            "allocating correlations",
-        )?;
+        let mut all = kit.take::<f32>(self.rows.len().max(1) * m, "allocating correlations")?;
         for (c, chunk) in self.rows.chunks(ROW_CHUNK).enumerate() {
             let zero_dc: Vec<u8> = chunk
                 .iter()
                 .map(|r| method.zero_dc(r[1] as usize, r[2] as usize) as u8)
                 .collect();
-            let zero_dc = upload(&kit.stream, &zero_dc, "uploading rows")?;
+            let zero_dc = kit.upload(&zero_dc, "uploading rows")?;
             window_products(kit, call, tables, chunk, buffers)?;
             let mut dst = part_mut(&mut all, c * ROW_CHUNK * m, chunk.len() * m);
             buffers.finish_on_device(kit, g, (chunk.len(), Some(&zero_dc)), &mut dst)?;
         }
         Ok(RowsOnDevice {
             rows: all,
-            start: upload(&kit.stream, &self.start, "uploading rows")?,
+            start: kit.upload(&self.start, "uploading rows")?,
             start_host: self.start.clone(),
             n_rows: self.rows.len(),
             n_pairs: self.start.len() - 1,
@@ -270,10 +264,10 @@ fn window_products(
     let col = |k: usize| chunk.iter().map(|r| r[k]).collect::<Vec<i32>>();
     let what = "uploading rows";
     let (row_day, row_i, row_j, row_w) = (
-        upload(&kit.stream, &col(0), what)?,
-        upload(&kit.stream, &col(1), what)?,
-        upload(&kit.stream, &col(2), what)?,
-        upload(&kit.stream, &col(3), what)?,
+        kit.upload(&col(0), what)?,
+        kit.upload(&col(1), what)?,
+        kit.upload(&col(2), what)?,
+        kit.upload(&col(3), what)?,
     );
     let mut spec = complex_mut(&mut rows.spec);
     let mut spec = part_mut(&mut spec, 0, n_rows * nbins);

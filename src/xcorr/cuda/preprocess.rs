@@ -4,14 +4,18 @@
 //! kernels, one batched cuFFT R2C, and whitening written straight into the frequency-major
 //! spectra `[bin][station][window]`, which stay on the device.
 
+use super::held::PlanTables;
 use super::kit::{blocks, grid_dim, Kit};
 use super::spectra::DeviceSpectra;
-use crate::backend::cuda::array::{complex, complex_mut, part, part_mut, Part};
+use super::tables::plan_tables;
+use crate::backend::cuda::array::{complex, complex_mut, part, part_mut, DeviceArray, Part};
 use crate::backend::cuda::buffers::{alloc, download, upload};
 use crate::backend::cuda::fft::{FftPlan, Shape};
 use crate::backend::cuda::launch::for_elems_in_blocks_of;
+use crate::backend::cuda::memory::untallied;
 use crate::backend::cuda::memory::DeviceBuf;
 use crate::backend::cuda::staging::PinnedBuffer;
+use crate::backend::cuda::workspace::Work;
 use crate::backend::cuda::{driver_error, CudaBackend};
 use crate::error::Result;
 use crate::layout::TraceBatch;
@@ -79,72 +83,58 @@ impl Sizes {
 }
 
 /// The device arrays of a call: the spectra (`2·band_len·plane` floats, interleaved
-/// complex) and window flags it makes; one chunk's station-days, mask, day statistics,
-/// windows (nfft reals a row), running-mean scratch (npts a row) and window spectra
-/// (nfft/2 + 1 bins a row); the Butterworth sections (5 values each) and the whitening
-/// taper (band_len values).
-struct Arrays {
+/// complex, which go to the call's result) and window flags it makes; one chunk's
+/// station-days, mask, day statistics, windows (nfft reals a row), running-mean scratch
+/// (npts a row) and window spectra (nfft/2 + 1 bins a row), work arrays of the kit's; the
+/// plan's Butterworth sections (5 values each) and whitening taper (band_len values).
+struct Arrays<'w, 't> {
     out: DeviceBuf<f32>,
-    kept: DeviceBuf<u8>,
-    day: DeviceBuf<f32>,
-    valid: Option<DeviceBuf<u8>>,
-    day_std: DeviceBuf<f64>,
-    win: DeviceBuf<f32>,
-    scratch: Option<DeviceBuf<f32>>,
-    spec: DeviceBuf<f32>,
-    sos: DeviceBuf<f64>,
-    taper: DeviceBuf<f32>,
+    kept: Work<'w, u8>,
+    day: Work<'w, f32>,
+    valid: Option<Work<'w, u8>>,
+    day_std: Work<'w, f64>,
+    win: Work<'w, f32>,
+    scratch: Option<Work<'w, f32>>,
+    spec: Work<'w, f32>,
+    sos: Part<'t, f64>,
+    taper: Part<'t, f32>,
 }
 
-impl Arrays {
-    fn new(kit: &Kit, plan: &XcorrPlan, sz: Sizes) -> Result<Arrays> {
+/// The whole of `a`.
+fn all<T>(a: &impl DeviceArray<T>) -> Part<'_, T> {
+    part(a, 0, a.len())
+}
+
+impl<'w, 't> Arrays<'w, 't> {
+    fn new(
+        kit: &'w Kit,
+        plan: &XcorrPlan,
+        sz: Sizes,
+        (sos, taper): (Part<'t, f64>, Part<'t, f32>),
+    ) -> Result<Arrays<'w, 't>> {
         let g = plan.geometry();
-        let (s, n, nw, chunk) = (&kit.stream, sz.n, sz.nw, sz.chunk);
+        let (n, nw, chunk) = (sz.n, sz.nw, sz.chunk);
         let nbins = g.nfft / 2 + 1;
-        let sos: Vec<f64> = plan
-            .sections()
-            .iter()
-            .flat_map(|s| [s.b[0], s.b[1], s.b[2], s.a[0], s.a[1]])
-            .collect();
-        let sos = if sos.is_empty() { vec![0.0] } else { sos };
+        let out_len = 2 * g.band_len * sz.plane();
+        let masked = |what| sz.masked.then(|| kit.take(chunk * n, what)).transpose();
+        let rma = |what| {
+            sz.rma
+                .then(|| kit.take(chunk * nw * g.npts, what))
+                .transpose()
+        };
         Ok(Arrays {
-            out: alloc(
-                s,
-                2 * g.band_len * sz.plane(),
-                "allocating the window spectra",
-            )?,
-            kept: alloc(s, sz.plane(), "allocating the window flags")?,
-            day: alloc(s, chunk * n, "allocating station-days")?,
-            valid: match sz.masked {
-                true => Some(alloc(s, chunk * n, "allocating the validity mask")?),
-                false => None,
-            },
-            day_std: alloc(s, chunk, "allocating day statistics")?,
-            win: alloc(s, chunk * nw * g.nfft, "allocating windows")?,
-            scratch: match sz.rma {
-                true => Some(alloc(s, chunk * nw * g.npts, "allocating windows")?),
-                false => None,
-            },
-            spec: alloc(s, 2 * chunk * nw * nbins, "allocating window spectra")?,
-            sos: upload(s, &sos, "uploading the filter")?,
-            taper: upload(s, &whitening_taper(plan), "uploading the whitening taper")?,
+            out: untallied(|| alloc(&kit.stream, out_len, "allocating the window spectra"))?,
+            kept: kit.take(sz.plane(), "allocating the window flags")?,
+            day: kit.take(chunk * n, "allocating station-days")?,
+            valid: masked("allocating the validity mask")?,
+            day_std: kit.take(chunk, "allocating day statistics")?,
+            win: kit.take(chunk * nw * g.nfft, "allocating windows")?,
+            scratch: rma("allocating windows")?,
+            spec: kit.take(2 * chunk * nw * nbins, "allocating window spectra")?,
+            sos,
+            taper,
         })
     }
-}
-
-/// The whitening's cos² factors on the stored band (which starts at ix00); ones without
-/// whitening.
-fn whitening_taper(plan: &XcorrPlan) -> Vec<f32> {
-    let (g, o) = (plan.geometry(), plan.options());
-    let mut taper = vec![1.0f32; g.band_len];
-    if o.freq_norm != FreqNorm::None {
-        let mut full = vec![1.0f64; g.ix11 - g.ix00];
-        pre::cos2_tapers(&mut full, g, |v, f| *v *= f);
-        for (k, t) in taper.iter_mut().enumerate() {
-            *t = full[k] as f32;
-        }
-    }
-    taper
 }
 
 /// The kernels' codes of the time and frequency normalisations (`time_norm` and
@@ -174,11 +164,15 @@ pub fn preprocess(
     let plan = call.plan;
     let kit = Kit::new(gpu)?;
     let sz = Sizes::new(&kit, plan, call.batch, call.valid.is_some(), call.n_windows);
+    let (sos, taper) = plan_tables(plan.sections(), plan.geometry(), plan.options());
+    let s = &kit.stream;
+    let sos = upload(s, &sos, "uploading the filter")?;
+    let taper = upload(s, &taper, "uploading the whitening taper")?;
     let mut chunks = Chunks {
         kit: &kit,
         plan,
         sz,
-        a: Arrays::new(&kit, plan, sz)?,
+        a: Arrays::new(&kit, plan, sz, (all(&*sos), all(&*taper)))?,
         fft_full: None,
     };
     let mut stagers = (0..2)
@@ -215,12 +209,14 @@ pub struct DeviceDays<'a> {
 
 /// `preprocess` of station-days on the device, queued on the kit's stream without
 /// waiting: the same chunks and kernels, each chunk gathered on the device instead of
-/// staged from the host. Returns the window flags (on the device) and the spectra.
-pub fn preprocess_on(
-    kit: &Kit,
-    plan: &XcorrPlan,
+/// staged from the host, with the kit's work arrays and the plan's `tables`. Returns the
+/// window flags (a work array) and the spectra.
+pub fn preprocess_on<'w>(
+    kit: &'w Kit,
+    plan: &'w XcorrPlan,
     input: DeviceDays,
-) -> Result<(DeviceBuf<u8>, DeviceSpectra)> {
+    tables: &PlanTables,
+) -> Result<(Work<'w, u8>, DeviceSpectra)> {
     let sz = Sizes::new(
         kit,
         plan,
@@ -228,11 +224,12 @@ pub fn preprocess_on(
         input.valid.is_some(),
         input.n_windows,
     );
+    let tables = (all(&*tables.sos), all(&*tables.taper));
     let mut chunks = Chunks {
         kit,
         plan,
         sz,
-        a: Arrays::new(kit, plan, sz)?,
+        a: Arrays::new(kit, plan, sz, tables)?,
         fft_full: None,
     };
     for s0 in (0..sz.n_sta).step_by(sz.chunk) {
@@ -246,16 +243,16 @@ pub fn preprocess_on(
 }
 
 /// A call's chunks of stations on their way to the spectra.
-struct Chunks<'a, 'k> {
+struct Chunks<'a, 'k, 't> {
     kit: &'a Kit<'k>,
     plan: &'a XcorrPlan,
     sz: Sizes,
-    a: Arrays,
+    a: Arrays<'a, 't>,
     /// The R2C plan of a full chunk, made on first use.
     fft_full: Option<Arc<FftPlan>>,
 }
 
-impl Chunks<'_, '_> {
+impl Chunks<'_, '_, '_> {
     fn run(
         &mut self,
         input: &PreprocessCall,

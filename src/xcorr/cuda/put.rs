@@ -3,7 +3,6 @@
 
 use super::kit::{blocks, grid_dim, Kit};
 use crate::backend::cuda::array::{DeviceArray, Part, PartMut};
-use crate::backend::cuda::buffers::upload;
 use crate::error::{Error, Result};
 
 /// Where rows go in an output array: row r at `dst[r]`.
@@ -37,7 +36,7 @@ pub(super) fn put_rows(
             out.len()
         )));
     }
-    let dst = upload(&kit.stream, at.dst, "uploading output rows")?;
+    let dst = kit.upload(at.dst, "uploading output rows")?;
     let grid = (grid_dim(rows, "rows")?, m.div_ceil(128) as u32);
     let mut l = kit.launch("xc_put_rows", blocks(grid, (128, 1)))?;
     l.optional(src)

@@ -4,9 +4,9 @@
 use super::kit::{blocks, grid_dim, Kit};
 use super::put::{put_rows, RowsAt};
 use crate::backend::cuda::array::{complex_mut, part, part_mut, Part, PartMut};
-use crate::backend::cuda::buffers::{alloc, download};
+use crate::backend::cuda::buffers::download;
 use crate::backend::cuda::fft::{FftPlan, Shape};
-use crate::backend::cuda::memory::DeviceBuf;
+use crate::backend::cuda::workspace::Work;
 use crate::error::Result;
 use crate::xcorr::geometry::Geometry;
 use std::sync::Arc;
@@ -17,24 +17,22 @@ pub(super) const ROW_CHUNK: usize = 32768;
 /// Buffers for `ROW_CHUNK` rows: spectra of nfft/2 + 1 bins (interleaved complex, which
 /// the stages fill), the inverse FFTs' nfft reals, the trimmed lags; and the C2R plan of a
 /// full chunk, made on first use.
-pub(super) struct RowBuffers {
-    pub(super) spec: DeviceBuf<f32>,
-    real: DeviceBuf<f32>,
-    trimmed: DeviceBuf<f32>,
+pub(super) struct RowBuffers<'k> {
+    pub(super) spec: Work<'k, f32>,
+    real: Work<'k, f32>,
+    trimmed: Work<'k, f32>,
     fft_full: Option<Arc<FftPlan>>,
 }
 
-impl RowBuffers {
-    pub(super) fn new(kit: &Kit, nfft: usize, n_lags: usize) -> Result<RowBuffers> {
-        let s = &kit.stream;
+impl<'k> RowBuffers<'k> {
+    pub(super) fn new(kit: &'k Kit, nfft: usize, n_lags: usize) -> Result<RowBuffers<'k>> {
         Ok(RowBuffers {
-            spec: alloc(
-                s,
+            spec: kit.take(
                 2 * ROW_CHUNK * (nfft / 2 + 1),
                 "allocating correlation spectra",
             )?,
-            real: alloc(s, ROW_CHUNK * nfft, "allocating correlations")?,
-            trimmed: alloc(s, ROW_CHUNK * n_lags, "allocating correlations")?,
+            real: kit.take(ROW_CHUNK * nfft, "allocating correlations")?,
+            trimmed: kit.take(ROW_CHUNK * n_lags, "allocating correlations")?,
             fft_full: None,
         })
     }
@@ -46,7 +44,7 @@ impl RowBuffers {
         kit: &Kit,
         g: &Geometry,
         rows: usize,
-        zero_dc: Option<&DeviceBuf<u8>>,
+        zero_dc: Option<&Work<'_, u8>>,
     ) -> Result<Vec<f32>> {
         self.transform(kit, g, (rows, zero_dc), None)?;
         let mut host = vec![0f32; rows * g.n_lags()];
@@ -65,7 +63,7 @@ impl RowBuffers {
         &mut self,
         kit: &Kit,
         g: &Geometry,
-        zero_dc: Option<&DeviceBuf<u8>>,
+        zero_dc: Option<&Work<'_, u8>>,
         at: RowsAt,
         out: &mut PartMut<f32>,
     ) -> Result<()> {
@@ -80,7 +78,7 @@ impl RowBuffers {
         &mut self,
         kit: &Kit,
         g: &Geometry,
-        (rows, zero_dc): (usize, Option<&DeviceBuf<u8>>),
+        (rows, zero_dc): (usize, Option<&Work<'_, u8>>),
         out: &mut PartMut<f32>,
     ) -> Result<()> {
         self.transform(kit, g, (rows, zero_dc), Some(out))
@@ -92,7 +90,7 @@ impl RowBuffers {
         &mut self,
         kit: &Kit,
         g: &Geometry,
-        (rows, zero_dc): (usize, Option<&DeviceBuf<u8>>),
+        (rows, zero_dc): (usize, Option<&Work<'_, u8>>),
         out: Option<&mut PartMut<f32>>,
     ) -> Result<()> {
         let nbins = g.nfft / 2 + 1;
@@ -132,7 +130,7 @@ impl RowBuffers {
         kit: &Kit,
         g: &Geometry,
         rows: usize,
-        zero_dc: Option<&DeviceBuf<u8>>,
+        zero_dc: Option<&Work<'_, u8>>,
     ) -> Result<()> {
         let nbins = g.nfft / 2 + 1;
         let mut spec = complex_mut(&mut self.spec);

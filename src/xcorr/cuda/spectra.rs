@@ -5,6 +5,7 @@ use super::kit::{blocks, grid_dim, Kit};
 use crate::backend::cuda::array::{complex, complex_mut, Part};
 use crate::backend::cuda::buffers::{alloc, as_reals, as_reals_mut, download, upload};
 use crate::backend::cuda::driver_error;
+use crate::backend::cuda::memory::untallied;
 use crate::backend::cuda::memory::DeviceBuf;
 use crate::backend::cuda::CudaBackend;
 use crate::context::Context;
@@ -113,7 +114,9 @@ pub fn divided_on(
     g: &Geometry,
     (n, power): (usize, i32),
 ) -> Result<DeviceSpectra> {
-    let mut buf: DeviceBuf<f32> = alloc(&kit.stream, 2 * x.len, "allocating divided spectra")?;
+    // The result's, not the plan's (a device call runs in the plan's tally).
+    let what = "allocating divided spectra";
+    let mut buf: DeviceBuf<f32> = untallied(|| alloc(&kit.stream, 2 * x.len, what))?;
     let values = x.values();
     divide_into(kit, (&values, &mut buf), p, g, (n, power))?;
     Ok(DeviceSpectra::new(buf, x.len))

@@ -4,10 +4,10 @@
 
 use super::kit::{blocks, grid_dim, Kit};
 use crate::backend::cuda::array::{complex_mut, part, part_mut};
-use crate::backend::cuda::buffers::{alloc, download, upload};
+use crate::backend::cuda::buffers::download;
 use crate::backend::cuda::fft::{self, Direction, Shape};
 use crate::backend::cuda::launch::for_elems;
-use crate::backend::cuda::memory::DeviceBuf;
+use crate::backend::cuda::workspace::Work;
 use crate::error::{Error, Result};
 use crate::xcorr::calls::CorrelateCall;
 use crate::xcorr::groups::WindowGroups;
@@ -17,9 +17,9 @@ use std::ops::Range;
 
 /// A batch's per-window correlations on the device: pair p's rows are start[p] ..
 /// start[p + 1] of `rows` (n_lags floats each); `start_host` the same offsets on the host.
-pub(super) struct RowsOnDevice {
-    pub(super) rows: DeviceBuf<f32>,
-    pub(super) start: DeviceBuf<i32>,
+pub(super) struct RowsOnDevice<'k> {
+    pub(super) rows: Work<'k, f32>,
+    pub(super) start: Work<'k, i32>,
     pub(super) start_host: Vec<i32>,
     pub(super) n_rows: usize,
     pub(super) n_pairs: usize,
@@ -28,7 +28,7 @@ pub(super) struct RowsOnDevice {
 /// `len` floats of a batch's rows on the device, copied to the host (waits for them).
 pub(super) fn to_host(
     kit: &Kit,
-    rows: &DeviceBuf<f32>,
+    rows: &Work<'_, f32>,
     len: usize,
     what: &'static str,
 ) -> Result<Vec<f32>> {
@@ -38,14 +38,14 @@ pub(super) fn to_host(
 }
 
 /// The batch's stacks (n_pairs × n_lags) on the device.
-pub(super) fn stack_on(
-    kit: &Kit,
+pub(super) fn stack_on<'k>(
+    kit: &'k Kit,
     call: &CorrelateCall,
     method: StackMethod,
     r: &RowsOnDevice,
-) -> Result<DeviceBuf<f32>> {
+) -> Result<Work<'k, f32>> {
     let m = call.plan.geometry().n_lags();
-    let mut out: DeviceBuf<f32> = alloc(&kit.stream, r.n_pairs * m, "allocating stacks")?;
+    let mut out = kit.take::<f32>(r.n_pairs * m, "allocating stacks")?;
     match method {
         StackMethod::PhaseWeighted => pws(kit, call, r, &mut out)?,
         StackMethod::Robust => robust(kit, call, r, &mut out)?,
@@ -58,15 +58,11 @@ pub(super) fn stack_on(
     Ok(out)
 }
 
-fn pws(kit: &Kit, call: &CorrelateCall, r: &RowsOnDevice, out: &mut DeviceBuf<f32>) -> Result<()> {
+fn pws(kit: &Kit, call: &CorrelateCall, r: &RowsOnDevice, out: &mut Work<'_, f32>) -> Result<()> {
     let m = call.plan.geometry().n_lags();
     let n = pws_length(m);
     let values = r.n_rows * n;
-    let mut z: DeviceBuf<f64> = alloc(
-        &kit.stream,
-        2 * values.max(1),
-        "allocating analytic signals",
-    )?;
+    let mut z = kit.take::<f64>(2 * values.max(1), "allocating analytic signals")?;
     if r.n_rows > 0 {
         let rows = part(&r.rows, 0, r.n_rows * m);
         let mut zp = part_mut(&mut z, 0, 2 * values);
@@ -121,7 +117,7 @@ fn robust(
     kit: &Kit,
     call: &CorrelateCall,
     r: &RowsOnDevice,
-    out: &mut DeviceBuf<f32>,
+    out: &mut Work<'_, f32>,
 ) -> Result<()> {
     let m = call.plan.geometry().n_lags();
     // Scratch per pair: s and next (m each), ‖d_r‖ and w (a value per row each).
@@ -132,9 +128,8 @@ fn robust(
         at.push(total as i64);
         total += 2 * m + 2 * (start[p + 1] - start[p]) as usize;
     }
-    let at = upload(&kit.stream, &at, "uploading scratch offsets")?;
-    let mut scratch: DeviceBuf<f64> =
-        alloc(&kit.stream, total.max(1), "allocating robust-stack scratch")?;
+    let at = kit.upload(&at, "uploading scratch offsets")?;
+    let mut scratch = kit.take::<f64>(total.max(1), "allocating robust-stack scratch")?;
     let rows = part(&r.rows, 0, r.n_rows * m);
     let mut sc = part_mut(&mut scratch, 0, total.max(1));
     let mut o = part_mut(out, 0, r.n_pairs * m);
@@ -159,14 +154,14 @@ fn robust(
 
 /// The batch's substacks (pairs `range` × groups × n_lags) on the device, the mean of each
 /// group's rows: pair q of the batch, group g at row q·n_groups + g.
-pub(super) fn group_means_on(
-    kit: &Kit,
+pub(super) fn group_means_on<'k>(
+    kit: &'k Kit,
     call: &CorrelateCall,
     groups: &WindowGroups,
     r: &RowsOnDevice,
     labels: &[i32],
     range: Range<usize>,
-) -> Result<DeviceBuf<f32>> {
+) -> Result<Work<'k, f32>> {
     let m = call.plan.geometry().n_lags();
     let ng = groups.n_groups;
     let n_pairs = call.block.n_pairs();
@@ -175,11 +170,11 @@ pub(super) fn group_means_on(
         counts.extend((0..ng).map(|g| call.group_counts[g * n_pairs + k]));
     }
     let what = "uploading substack counts";
-    let counts = upload(&kit.stream, &counts, what)?;
-    let label = upload(&kit.stream, labels, what)?;
+    let counts = kit.upload(&counts, what)?;
+    let label = kit.upload(labels, what)?;
     let len = r.n_pairs * ng * m;
-    let mut sums: DeviceBuf<f64> = alloc(&kit.stream, len.max(1), "allocating substacks")?;
-    let mut out: DeviceBuf<f32> = alloc(&kit.stream, len.max(1), "allocating substacks")?;
+    let mut sums = kit.take::<f64>(len.max(1), "allocating substacks")?;
+    let mut out = kit.take::<f32>(len.max(1), "allocating substacks")?;
     let rows = part(&r.rows, 0, r.n_rows * m);
     let (mut s, mut o) = (part_mut(&mut sums, 0, len), part_mut(&mut out, 0, len));
     let grid = (grid_dim(r.n_pairs, "pairs")?, m.div_ceil(128) as u32);

@@ -11,12 +11,12 @@ use seisgpu::ffi::emlog::device::*;
 use seisgpu::ffi::emlog::*;
 
 /// A's layout: (row_stride, col_stride) and the array in it.
-struct Layout {
+pub(super) struct Layout {
     strides: (usize, usize),
     a: Vec<f64>,
 }
 
-fn layouts(o: &Owned) -> [Layout; 2] {
+pub(super) fn layouts(o: &Owned) -> [Layout; 2] {
     let ld = o.n + 3;
     let mut col_major = vec![7.5; ld * o.m];
     for i in 0..o.n {
@@ -40,7 +40,7 @@ fn searched(o: &Owned) -> Vec<i32> {
     o.searched.iter().map(|&c| c as i32).collect()
 }
 
-fn host_plan(g: &Gpu, o: &Owned, l: &Layout) -> *mut sg_emlog_plan {
+pub(super) fn host_plan(g: &Gpu, o: &Owned, l: &Layout) -> *mut sg_emlog_plan {
     let mut p = std::ptr::null_mut();
     let cols = searched(o);
     let s = sg_emlog_plan_create(
@@ -136,7 +136,7 @@ fn analytic_bits(plan: *const sg_emlog_plan, p: usize) -> Vec<u64> {
 }
 
 /// A grid around the least-squares model, and what to ask of the search.
-struct Search {
+pub(super) struct Search {
     counts: Vec<usize>,
     lo: Vec<f64>,
     hi: Vec<f64>,
@@ -145,7 +145,7 @@ struct Search {
 }
 
 impl Search {
-    fn new(o: &Owned, counts: &[usize], mode: i32) -> Search {
+    pub(super) fn new(o: &Owned, counts: &[usize], mode: i32) -> Search {
         let an = o.plan(&cpu()).analytic(Criterion::FitWithinErrors);
         let half: Vec<f64> = (0..counts.len())
             .map(|k| 1.2 * (an.upper[k] - an.sigma_star[k]))
@@ -167,7 +167,7 @@ impl Search {
         }
     }
 
-    fn run(&self, plan: *const sg_emlog_plan, device: bool) -> *mut sg_emlog_result {
+    pub(super) fn run(&self, plan: *const sg_emlog_plan, device: bool) -> *mut sg_emlog_result {
         let kinds = vec![SG_EMLOG_AXIS_LINEAR; self.counts.len()];
         let call = if device {
             sg_emlog_search_device
@@ -193,7 +193,7 @@ impl Search {
     }
 
     /// Bins of each marginal, then of each pair.
-    fn histogram_lens(&self) -> Vec<usize> {
+    pub(super) fn histogram_lens(&self) -> Vec<usize> {
         let pairs = self.pairs.chunks(2);
         let pair_lens = pairs.map(|q| self.counts[q[0] as usize] * self.counts[q[1] as usize]);
         self.counts.iter().copied().chain(pair_lens).collect()
@@ -201,7 +201,7 @@ impl Search {
 }
 
 /// The summary, every histogram and the listed models through the host calls, as bits.
-fn host_outputs(r: *const sg_emlog_result, s: &Search) -> Vec<u64> {
+pub(super) fn host_outputs(r: *const sg_emlog_result, s: &Search) -> Vec<u64> {
     let p = s.counts.len();
     let (mut total, mut count, mut best, mut n_models, mut more) = (0u64, 0u64, 0u64, 0usize, 0);
     let (mut model, mut vmin, mut vmax, mut misfit) =

@@ -2,16 +2,15 @@
 //! allocate at creation: a counting allocator hook, with a byte budget, sees every byte the
 //! library takes and gets each back; the plans' `workspace_bytes` equal what the hooks gave
 //! while they were created; device calls after creation allocate nothing (USFFT, F-X,
-//! wave packets) or give back all they took (DWT); results equal the default allocator's
-//! bit for bit; a budget too small gives SG_ERR_DEVICE_OUT_OF_MEMORY at creation, naming the
-//! plan and the sizes, and a smaller plan then works on the same context.
+//! wave packets; the DWT, EM logging and xcorr in `workspaces.rs`); results equal the
+//! default allocator's bit for bit; a budget too small gives SG_ERR_DEVICE_OUT_OF_MEMORY at
+//! creation, naming the plan and the sizes, and a smaller plan then works on the same
+//! context. The hooks and checks here serve `workspaces.rs` too.
 
 use super::*;
 use cudarc::driver::result as driver;
 use cudarc::driver::sys::CUstream;
 use seisgpu::ffi::context::memory::*;
-use seisgpu::ffi::dwt::device::*;
-use seisgpu::ffi::dwt::*;
 use seisgpu::ffi::fxdecon::device::*;
 use seisgpu::ffi::fxdecon::*;
 use seisgpu::ffi::usfft::device::*;
@@ -28,7 +27,7 @@ pub(super) struct Counter {
     frees: AtomicUsize,
     live: AtomicUsize,
     budget: AtomicUsize,
-    refused: AtomicUsize,
+    pub(super) refused: AtomicUsize,
 }
 
 impl Counter {
@@ -37,6 +36,11 @@ impl Counter {
         c.budget.store(bytes, SeqCst);
         c
     }
+    /// Bytes the hooks hold now.
+    pub(super) fn live(&self) -> usize {
+        self.live.load(SeqCst)
+    }
+
     /// (allocations, frees, live bytes).
     pub(super) fn seen(&self) -> (usize, usize, usize) {
         (
@@ -81,6 +85,20 @@ unsafe extern "C" fn counted_free(user: *mut c_void, ptr: u64, bytes: usize, str
     c.live.fetch_sub(bytes, SeqCst);
 }
 
+/// Once the context's stream has run: the hooks gave something, got every byte back, and
+/// the context holds nothing (every plan destroyed).
+pub(super) fn assert_all_given_back(c: &Counter, g: &Gpu) {
+    g.synchronize();
+    let (allocs, frees, live) = c.seen();
+    assert!(allocs > 0, "the hooks gave nothing");
+    assert_eq!((allocs, live), (frees, 0), "every byte given back");
+    assert_eq!(
+        in_use(g),
+        0,
+        "the context holds nothing once the plans are gone"
+    );
+}
+
 /// A CUDA context whose device memory comes from `counter`'s hooks.
 pub(super) fn hooked(counter: &Counter) -> Option<Gpu> {
     let g = gpu()?;
@@ -90,7 +108,7 @@ pub(super) fn hooked(counter: &Counter) -> Option<Gpu> {
     Some(g)
 }
 
-fn in_use(g: &Gpu) -> usize {
+pub(super) fn in_use(g: &Gpu) -> usize {
     let (mut now, mut peak) = (0, 0);
     assert_eq!(sg_context_device_memory(g.ctx, &mut now, &mut peak), SG_OK);
     assert!(peak >= now);
@@ -225,15 +243,7 @@ fn usfft_memory_comes_from_the_hooks_and_device_executes_allocate_nothing() {
     let c = Counter::with_budget(usize::MAX);
     let Some(g) = hooked(&c) else { return };
     let with_hooks = usfft_run(&g, Some(&c));
-    assert_eq!(
-        in_use(&g),
-        0,
-        "the context holds nothing once the plan is gone"
-    );
-    g.synchronize();
-    let (allocs, frees, live) = c.seen();
-    assert!(allocs > 0);
-    assert_eq!((allocs, live), (frees, 0), "every byte given back");
+    assert_all_given_back(&c, &g);
     let plain = gpu().unwrap();
     assert!(
         usfft_run(&plain, None) == with_hooks,
@@ -285,22 +295,13 @@ fn fxdecon_memory_comes_from_the_hooks_and_device_calls_allocate_nothing() {
     let c = Counter::with_budget(usize::MAX);
     let Some(g) = hooked(&c) else { return };
     let with_hooks = fx_run(&g, Some(&c));
-    g.synchronize();
-    let (allocs, frees, live) = c.seen();
-    assert!(allocs > 0);
-    assert_eq!((allocs, live), (frees, 0), "every byte given back");
-    assert_eq!(in_use(&g), 0);
+    assert_all_given_back(&c, &g);
     let plain = gpu().unwrap();
     // Overlapping windows add into a trace's spectrum atomically: equal to rounding.
     let plain = fx_run(&plain, None);
     let as_f32 = |v: &[u64]| -> Vec<f32> { v.iter().map(|&b| f64::from_bits(b) as f32).collect() };
-    let (a, b) = (as_f32(&with_hooks), as_f32(&plain));
-    let scale = b.iter().fold(0f32, |m, v| m.max(v.abs()));
-    let diff = a
-        .iter()
-        .zip(&b)
-        .fold(0f32, |m, (x, y)| m.max((x - y).abs()));
-    assert!(diff <= 1e-5 * scale, "{diff} of {scale}");
+    let what = "the hooks' F-X output";
+    assert_close(&as_f32(&with_hooks), &as_f32(&plain), 1e-5, what);
 }
 
 /// A wave-packet forward and adjoint on device arrays on `g`: the coefficients' bits and
@@ -360,63 +361,17 @@ fn wavepacket_memory_comes_from_the_hooks_and_device_calls_allocate_nothing() {
     let c = Counter::with_budget(usize::MAX);
     let Some(g) = hooked(&c) else { return };
     let with_hooks = wavepacket_run(&g, Some(&c));
-    g.synchronize();
-    let (allocs, frees, live) = c.seen();
-    assert!(allocs > 0);
-    assert_eq!((allocs, live), (frees, 0), "every byte given back");
-    assert_eq!(in_use(&g), 0);
+    assert_all_given_back(&c, &g);
     let plain = gpu().unwrap();
     // The forward is a gather: bit for bit. The adjoint's type-1 USFFT adds into its fine
     // grid with atomics, whose order differs between two plans: within f32 rounding.
     let (coeffs, data) = wavepacket_run(&plain, None);
     assert!(coeffs == with_hooks.0, "the hooks' coefficients differ");
-    let scale = data.iter().fold(0f32, |m, x| m.max(x.abs()));
-    let diff = data
-        .iter()
-        .zip(&with_hooks.1)
-        .fold(0f32, |m, (x, y)| m.max((x - y).abs()));
-    assert!(
-        diff <= 1e-5 * scale,
-        "the hooks' adjoint differs: {diff} of {scale}"
-    );
-}
-
-/// DWT plans hold nothing: a call takes its work buffers from the hooks and gives them all
-/// back; results equal the default allocator's bit for bit.
-#[test]
-fn dwt_calls_give_back_what_they_take() {
-    let c = Counter::with_budget(usize::MAX);
-    let Some(g) = hooked(&c) else { return };
-    let run = |g: &Gpu| {
-        let (n, traces) = (256usize, 64usize);
-        let mut p = std::ptr::null_mut();
-        assert_eq!(
-            sg_dwt_plan_create(g.ctx, SG_WAVELET_DAUBECHIES, 4, n, &mut p),
-            SG_OK
-        );
-        let mut bytes = 1;
-        assert_eq!(sg_dwt_plan_workspace_bytes(p, &mut bytes), SG_OK);
-        assert_eq!(bytes, 0);
-        let input: Vec<f32> = (0..n * traces)
-            .map(|i| ((i * 13 % 97) as f32 - 48.0) / 9.0)
-            .collect();
-        let (id, od) = (g.upload(&input), g.zeros::<f32>(n * traces));
-        let s = sg_dwt_execute_device_f32(p, SG_DWT_FORWARD, 0, id.addr(), od.addr(), traces, n);
-        assert_eq!(s, SG_OK, "{}", message());
-        let out = bits(&g.download(&od));
-        sg_dwt_plan_destroy(p);
-        out
-    };
-    let with_hooks = run(&g);
-    g.synchronize();
-    let (allocs, frees, live) = c.seen();
-    assert_eq!((allocs, live), (frees, 0), "every byte given back");
-    let plain = gpu().unwrap();
-    assert!(run(&plain) == with_hooks, "the hooks' results differ");
+    assert_close(&with_hooks.1, &data, 1e-5, "the hooks' adjoint");
 }
 
 /// `status` and the last message: out of device memory, naming `plan` and the sizes.
-fn refused_for_memory(status: sg_status, plan: &str) {
+pub(super) fn refused_for_memory(status: sg_status, plan: &str) {
     assert_eq!(status, SG_ERR_DEVICE_OUT_OF_MEMORY, "{}", message());
     let m = message();
     for part in [
@@ -451,11 +406,9 @@ fn a_budget_too_small_refuses_the_plan_and_the_context_stays_usable() {
     let p = fx_plan(&g, 128, 40).unwrap_or_else(|s| panic!("{s}: {}", message()));
     sg_fxdecon_plan_destroy(p);
 
-    g.synchronize();
     assert!(c.refused.load(SeqCst) >= 3);
-    let (allocs, frees, live) = c.seen();
-    assert_eq!((allocs, live), (frees, 0), "nothing kept by a refused plan");
-    assert_eq!(in_use(&g), 0);
+    // Nothing kept by a refused plan.
+    assert_all_given_back(&c, &g);
 }
 
 /// Without hooks: most of the device's free memory taken by the application (cuMemAlloc),

@@ -23,6 +23,7 @@ mod wavepacket_iterations;
 mod wavepacket_more;
 mod wavepacket_setup;
 mod wavepacket_volume;
+mod workspaces;
 mod xcorr;
 
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DeviceRepr, ValidAsZeroBits};
@@ -133,6 +134,19 @@ impl<T> Dev<T> {
 /// The bits of a float array, for equality that tells −0 from 0 and NaN payloads apart.
 pub fn bits<T: Copy + Into<f64>>(v: &[T]) -> Vec<u64> {
     v.iter().map(|&x| x.into().to_bits()).collect()
+}
+
+/// Asserts `got` equals `want` within `rel` of want's largest magnitude, element by
+/// element (for results that add with atomics, whose order follows the threads' timing).
+pub fn assert_close(got: &[f32], want: &[f32], rel: f32, what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: lengths");
+    let scale = want.iter().fold(0f32, |m, v| m.max(v.abs()));
+    for (i, (a, b)) in got.iter().zip(want).enumerate() {
+        assert!(
+            (a - b).abs() <= rel * scale,
+            "{what}: element {i}: {a} vs {b} (largest {scale}, tolerance {rel} of it)"
+        );
+    }
 }
 
 /// Runs `call` five times and checks each output equals the first, bit for bit (twice in

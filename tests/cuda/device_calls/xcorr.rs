@@ -47,7 +47,7 @@ fn inputs() -> (Vec<f32>, Vec<u8>) {
 }
 
 /// Values and kept flags of spectra, as bits.
-fn spectra_bits(s: *const sg_xcorr_spectra) -> (Vec<u64>, Vec<u8>) {
+pub(super) fn spectra_bits(s: *const sg_xcorr_spectra) -> (Vec<u64>, Vec<u8>) {
     let (mut ns, mut nw, mut bl) = (0, 0, 0);
     let st = sg_xcorr_spectra_sizes(
         s,
@@ -124,7 +124,7 @@ fn rows_equal(what: &str, host: &[f32], dev: &[f32], n_lags: usize) {
     }
 }
 
-fn n_lags(p: *mut sg_xcorr_plan) -> usize {
+pub(super) fn n_lags(p: *mut sg_xcorr_plan) -> usize {
     let mut l = 0;
     assert_eq!(sg_xcorr_plan_sizes(p, N, ptr::null_mut(), &mut l), SG_OK);
     l
