@@ -108,7 +108,7 @@ fn check_equal(g: &Gpu, c: &Case, what: &str) {
                 b.push(*y);
             }
         }
-        assert_close(&a, &b, 1e-5, &format!("{what}{how} against the host call"));
+        assert_close(&format!("{what}{how} against the host call"), &a, &b, 1e-5);
     };
     let input = g.upload(&c.input);
     let output = g.upload(&vec![SENTINEL; c.input.len()]);

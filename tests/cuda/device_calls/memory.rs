@@ -301,7 +301,7 @@ fn fxdecon_memory_comes_from_the_hooks_and_device_calls_allocate_nothing() {
     let plain = fx_run(&plain, None);
     let as_f32 = |v: &[u64]| -> Vec<f32> { v.iter().map(|&b| f64::from_bits(b) as f32).collect() };
     let what = "the hooks' F-X output";
-    assert_close(&as_f32(&with_hooks), &as_f32(&plain), 1e-5, what);
+    assert_close(what, &as_f32(&with_hooks), &as_f32(&plain), 1e-5);
 }
 
 /// A wave-packet forward and adjoint on device arrays on `g`: the coefficients' bits and
@@ -367,7 +367,7 @@ fn wavepacket_memory_comes_from_the_hooks_and_device_calls_allocate_nothing() {
     // grid with atomics, whose order differs between two plans: within f32 rounding.
     let (coeffs, data) = wavepacket_run(&plain, None);
     assert!(coeffs == with_hooks.0, "the hooks' coefficients differ");
-    assert_close(&with_hooks.1, &data, 1e-5, "the hooks' adjoint");
+    assert_close("the hooks' adjoint", &with_hooks.1, &data, 1e-5);
 }
 
 /// `status` and the last message: out of device memory, naming `plan` and the sizes.

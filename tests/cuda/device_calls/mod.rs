@@ -138,15 +138,22 @@ pub fn bits<T: Copy + Into<f64>>(v: &[T]) -> Vec<u64> {
 
 /// Asserts `got` equals `want` within `rel` of want's largest magnitude, element by
 /// element (for results that add with atomics, whose order follows the threads' timing).
-pub fn assert_close(got: &[f32], want: &[f32], rel: f32, what: &str) {
+pub fn assert_close<T: Copy + Into<f64>>(what: &str, got: &[T], want: &[T], rel: f64) {
     assert_eq!(got.len(), want.len(), "{what}: lengths");
-    let scale = want.iter().fold(0f32, |m, v| m.max(v.abs()));
-    for (i, (a, b)) in got.iter().zip(want).enumerate() {
-        assert!(
-            (a - b).abs() <= rel * scale,
-            "{what}: element {i}: {a} vs {b} (largest {scale}, tolerance {rel} of it)"
-        );
-    }
+    let scale = want.iter().map(|&v| v.into().abs()).fold(0.0, f64::max);
+    assert!(scale > 0.0, "{what}: the expected values are all zero");
+    let worst = got
+        .iter()
+        .zip(want)
+        .map(|(&a, &b)| (a.into() - b.into()).abs())
+        .enumerate()
+        .fold((0, 0.0), |w, (i, d)| if d > w.1 { (i, d) } else { w });
+    assert!(
+        worst.1 <= rel * scale,
+        "{what}: element {}: off by {:e} of the largest value {scale:e} (tolerance {rel:e})",
+        worst.0,
+        worst.1 / scale
+    );
 }
 
 /// Runs `call` five times and checks each output equals the first, bit for bit (twice in

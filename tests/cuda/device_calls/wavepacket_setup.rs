@@ -70,22 +70,6 @@ pub fn largest<T: Copy + Into<f64>>(c: &[T]) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// Largest |a − b| ≤ `tol` · largest |b|.
-pub fn assert_close<T: Copy + Into<f64>>(what: &str, a: &[T], b: &[T], tol: f64) {
-    assert_eq!(a.len(), b.len(), "{what}: lengths");
-    let d = a
-        .iter()
-        .zip(b)
-        .map(|(&x, &y)| (x.into() - y.into()).abs())
-        .fold(0.0, f64::max);
-    let scale = b.iter().map(|&y| y.into().abs()).fold(0.0, f64::max);
-    assert!(
-        d <= tol * scale,
-        "{what} differs from the host call by {:e}",
-        d / scale
-    );
-}
-
 /// Runs `call` five times (twice in the sanitizer's reduced mode) and checks each output
 /// lies within `tol` of the first (`assert_close`): for calls whose adjoints sum with
 /// atomic additions, in an order that follows the threads' timing.
