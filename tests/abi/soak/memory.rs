@@ -169,6 +169,9 @@ pub(crate) fn sample_until(
     samples
 }
 
+/// A judged measure: its name, its floor (MiB) and how a sample gives it.
+type Measure = (&'static str, f64, fn(&Sample) -> Option<u64>);
+
 /// The samples taken after `warmup` seconds that drift from the first of them by more than
 /// 1 % (or their measure's floor): RSS, the heap's live bytes, device memory in use.
 /// (scripts/gpu_soak.sh also prints each curve against a strict ±1 %.)
@@ -177,7 +180,7 @@ pub(crate) fn drift(samples: &[Sample], warmup: f64) -> Vec<String> {
     let Some(first) = judged.first() else {
         return vec![format!("no memory sample after the {warmup} s warm-up")];
     };
-    let measures: [(&str, f64, fn(&Sample) -> Option<u64>); 3] = [
+    let measures: [Measure; 3] = [
         ("RSS", RSS_FLOOR_MIB, |s| Some(s.rss)),
         ("heap in use", HEAP_FLOOR_MIB, |s| s.heap),
         ("device used", DEVICE_FLOOR_MIB, |s| s.device),
