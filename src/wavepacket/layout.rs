@@ -29,11 +29,12 @@ use crate::fft_len::next_fast_len;
 pub const TOP_FREQUENCY: f64 = 0.375;
 /// The margin added to each lattice period, in spatial standard deviations of the widest packet.
 const MARGIN_STDS: f64 = 2.0;
-/// The largest std of the taper outside the cell (`Radial::taper`), cycles per sample: a
-/// spatial std of 32/2π ≈ 5 samples. With few levels ρ₁/α is wide (0.125 for one level), and
-/// a taper that wide made the finest boxes of a 3D layout three times larger; this one keeps
-/// narrow packets at the corners within 1e-3 of tight.
-const TAPER_STD_MAX: f64 = 1.0 / 32.0;
+/// The largest std of the taper outside the cell (`Radial::taper`), cycles per sample (a
+/// spatial std of 16/2π ≈ 2.5 samples). One level has ρ₁/α = 0.125, and a taper that wide
+/// made a 3D layout's boxes almost three times larger; at 1/16 narrow packets at the Nyquist
+/// faces of a 16-sample axis keep their energy within 1.4 % (2 levels and more: ρ₁/α, within
+/// 0.3 %).
+const TAPER_STD_MAX: f64 = 1.0 / 16.0;
 /// Angular std over the mean spacing of the directions, used when β is automatic.
 const ANGULAR_STD_PER_SPACING: f64 = 0.5;
 
@@ -287,7 +288,7 @@ impl Radial {
     }
 
     /// The factor every window takes outside the cell [−½, ½]^dim: 1 inside, then
-    /// exp(−d²/(2τ²)) with d the distance to the cell, τ = min(ρ₁/α, 1/32).
+    /// exp(−d²/(2τ²)) with d the distance to the cell, τ = min(ρ₁/α, 1/16).
     ///
     /// Every frequency has an image in the cell, so nothing outside it is needed, and the
     /// finest levels used to be cut at |ξ| = √dim/2 (the cell's corner), at a sizeable value

@@ -21,6 +21,7 @@ mod emlog_search;
 mod fxdecon_synthetic;
 mod usfft_direct;
 mod wavepacket_compression_3d;
+mod wavepacket_frame;
 mod wavepacket_processing;
 mod wavepacket_tiles;
 mod wavepacket_transform;
