@@ -1,6 +1,7 @@
 //! The box windows, normalised on the discrete layout into a partition of unity.
 //!
-//! A box's raw window is g_b(ξ) = radial profile × angular Gaussian, set to zero outside its
+//! A box's raw window is g_b(ξ) = radial profile × angular Gaussian × the taper outside the
+//! cell (`Radial::taper`: no window is cut where it is sizeable), set to zero outside its
 //! rectangle (so what is normalised is exactly what the boxes hold). The real-input transform
 //! stores one box of each antipodal pair with weight s_b (√2; 1 for the low-pass box), so a
 //! frequency ξ receives, from box b, ½·s_b²·(g_b(ξ)² + g_b(−ξ)²). With
