@@ -128,6 +128,17 @@ pub fn table(lines: &[Line], cfg: &Config) -> Table {
                 secs(i * 1e-3)
             ));
         }
+        if let Some(u) = r.uncovered {
+            notes.push(format!(
+                "{:.2} % of f's energy outside every box",
+                100.0 * u
+            ));
+        }
+        if let Some((e, it, _)) = r.round_trip_in_band {
+            notes.push(format!(
+                "f band-limited to the boxes: round trip {e:.1e} ({it})"
+            ));
+        }
         if let Some(n) = r.n_coefficients {
             notes.push(format!("{} coefficients", thousands(n)));
         }
@@ -212,6 +223,15 @@ pub fn records(lines: &[Line], cfg: &Config) -> Vec<Record> {
                 ("round_trip_err", r.round_trip.map(|x| x.0).into()),
                 ("cg_iterations", r.round_trip.map(|x| x.1).into()),
                 ("cg_residual", r.round_trip.map(|x| x.2).into()),
+                ("uncovered_energy", r.uncovered.into()),
+                (
+                    "in_band_round_trip_err",
+                    r.round_trip_in_band.map(|x| x.0).into(),
+                ),
+                (
+                    "in_band_cg_iterations",
+                    r.round_trip_in_band.map(|x| x.1).into(),
+                ),
                 ("inverse_tol", cfg.tol.into()),
                 ("gpu_plan_mb", r.gpu_plan_bytes.map(|b| b / 1e6).into()),
                 (

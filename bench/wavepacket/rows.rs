@@ -8,6 +8,7 @@ use crate::harness::timing::{guarded, measure, ms_since, Measured, Reps, Sample}
 use cudarc::driver::CudaContext;
 use num_complex::Complex;
 use seisgpu::context::Context;
+use seisgpu::wavepacket::coverage;
 use seisgpu::wavepacket::inverse::CorrectionFilter;
 use seisgpu::wavepacket::{LayoutOptions, WavepacketPlan};
 use std::sync::Arc;
@@ -35,6 +36,10 @@ pub struct Row {
     pub inverse_ms: Option<f64>,
     /// ‖inverse(Cf) − f‖ / ‖f‖, the iterations and the final relative residual.
     pub round_trip: Option<(f64, usize, f64)>,
+    /// The fraction of f's energy outside every box (what no inverse gives back).
+    pub uncovered: Option<f64>,
+    /// As `round_trip`, for f band-limited to the boxes' band.
+    pub round_trip_in_band: Option<(f64, usize, f64)>,
     /// Device memory taken by plan creation and still taken after the row's calls, bytes
     /// (the device's free memory before minus after, as the driver reports it).
     pub gpu_plan_bytes: Option<f64>,
@@ -188,5 +193,27 @@ fn measure_row(
             report.iterations, report.residual
         ));
     }
+    in_band_round_trip(row, &plan, &filter, cfg, f)
+}
+
+/// The part of f the layout covers (`coverage`): its share of f's energy, and its round trip.
+fn in_band_round_trip(
+    row: &mut Row,
+    plan: &WavepacketPlan<f32>,
+    filter: &CorrectionFilter<f32>,
+    cfg: &Config,
+    f: &[f32],
+) -> Result<(), String> {
+    let layout = plan.layout();
+    let covered = coverage::covered(layout);
+    row.uncovered = Some(coverage::uncovered_energy(layout, &covered, f));
+    let g = coverage::band_limited(layout, &covered, f);
+    let mut c = vec![Complex::new(0f32, 0.0); layout.n_coefficients];
+    plan.forward(&g, &mut c).map_err(lib)?;
+    let mut back = vec![0f32; g.len()];
+    let report = plan
+        .inverse(filter, &c, &mut back, cfg.tol, cfg.max_iter)
+        .map_err(lib)?;
+    row.round_trip_in_band = Some((rel_rms(&back, &g), report.iterations, report.residual));
     Ok(())
 }

@@ -19,6 +19,7 @@ mod angle;
 pub mod boxfft;
 mod cells;
 pub mod coeffs;
+pub mod coverage;
 pub mod cpu;
 pub mod cuda;
 mod device_calls;

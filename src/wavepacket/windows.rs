@@ -1,6 +1,7 @@
 //! The box windows, normalised on the discrete layout into a partition of unity.
 //!
-//! A box's raw window is g_b(ξ) = radial profile × angular Gaussian, set to zero outside its
+//! A box's raw window is g_b(ξ) = radial profile × angular Gaussian × the taper outside the
+//! cell (`Radial::taper`: no window is cut where it is sizeable), set to zero outside its
 //! rectangle (so what is normalised is exactly what the boxes hold). The real-input transform
 //! stores one box of each antipodal pair with weight s_b (√2; 1 for the low-pass box), so a
 //! frequency ξ receives, from box b, ½·s_b²·(g_b(ξ)² + g_b(−ξ)²). With
@@ -202,7 +203,7 @@ impl<'a> WindowEvaluator<'a> {
         }
         let bx = &self.layout.boxes[b];
         let rho = norm(xi);
-        let mut g = self.radial.profile(bx.level, rho);
+        let mut g = self.radial.profile(bx.level, rho) * self.radial.taper(xi);
         if bx.level > 0 {
             let nu = &self.layout.directions[bx.direction.unwrap()];
             let cos = if rho > 0.0 { dot(nu, xi) / rho } else { 0.0 };
@@ -242,8 +243,17 @@ impl<'a> WindowEvaluator<'a> {
         r
     }
 
-    /// Σ_b ½·s_b²·(g_b(ξ)² + g_b(−ξ)²), without periodic images.
+    /// Σ_b ½·s_b²·(g_b(ξ)² + g_b(−ξ)²), without periodic images: the sum without the taper
+    /// outside the cell, times its square (the same at ±ξ).
     fn local_sum(&self, xi: &[f64; 3]) -> f64 {
+        match self.radial.taper(xi) {
+            0.0 => 0.0,
+            t => t * t * self.untapered_sum(xi),
+        }
+    }
+
+    /// `local_sum` without the taper.
+    fn untapered_sum(&self, xi: &[f64; 3]) -> f64 {
         let neg = [-xi[0], -xi[1], -xi[2]];
         let rho = norm(xi);
         if rho == 0.0 {

@@ -24,6 +24,7 @@ mod fxdecon_synthetic;
 mod usfft_direct;
 mod usfft_type3;
 mod wavepacket_compression_3d;
+mod wavepacket_frame;
 mod wavepacket_processing;
 mod wavepacket_tiles;
 mod wavepacket_transform;
