@@ -151,10 +151,10 @@ fn statuses_and_messages() {
         SG_ERR_NULL_POINTER
     );
     assert_eq!(
-        create(&ctx, 3, 1, &modes, 1e-6, 1).0,
+        create(&ctx, 4, 1, &modes, 1e-6, 1).0,
         SG_ERR_INVALID_ARGUMENT
     );
-    assert!(message().contains("type is 3"), "{}", message());
+    assert!(message().contains("type is 4"), "{}", message());
     assert_eq!(
         create(&ctx, 1, 4, &modes, 1e-6, 1).0,
         SG_ERR_INVALID_ARGUMENT

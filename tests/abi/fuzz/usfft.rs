@@ -108,7 +108,7 @@ fn create(f: &mut Fuzz, plans: &mut Vec<Plan>) {
     match f.rng.range(0, if null_options { 9 } else { 29 }) {
         0 => {
             k.plant("type");
-            kind = f.rng.bad_enum(&[1, 2]);
+            kind = f.rng.bad_enum(&[1, 2, 3]);
         }
         1 => {
             k.plant("dim");
