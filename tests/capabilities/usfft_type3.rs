@@ -13,28 +13,6 @@ fn cpu() -> Arc<Context> {
     Context::new(BackendRequest::Cpu, 0).unwrap()
 }
 
-/// Sizes and spans per dimension count: X·S from ~30 (3D) to ~2000 (1D).
-fn base(dim: usize) -> Case3 {
-    let (m, n, x_half, s_half) = match dim {
-        1 => (300, 280, 7.0, 300.0),
-        2 => (300, 250, 3.0, 25.0),
-        _ => (250, 200, 2.0, 12.0),
-    };
-    Case3 {
-        dim,
-        m,
-        n,
-        sign: 1,
-        tol: 1e-6,
-        nvec: 1,
-        x_centre: 0.0,
-        x_half,
-        s_centre: 0.0,
-        s_half,
-        clustered: false,
-    }
-}
-
 fn sweep<T: Real>(tols: &[f64]) {
     let ctx = cpu();
     let mut failures = Vec::new();

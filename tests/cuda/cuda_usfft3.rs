@@ -15,27 +15,6 @@ use seisgpu::usfft::{TransformType, UsfftOptions, UsfftPlan};
 use seisgpu::Error;
 use std::sync::Arc;
 
-fn base(dim: usize) -> Case3 {
-    let (m, n, x_half, s_half) = match dim {
-        1 => (300, 280, 7.0, 300.0),
-        2 => (300, 250, 3.0, 25.0),
-        _ => (250, 200, 2.0, 12.0),
-    };
-    Case3 {
-        dim,
-        m,
-        n,
-        sign: 1,
-        tol: 1e-6,
-        nvec: 1,
-        x_centre: 0.0,
-        x_half,
-        s_centre: 0.0,
-        s_half,
-        clustered: false,
-    }
-}
-
 /// One case on both backends: GPU vs the direct sum and GPU vs CPU.
 fn check<T: Real>(
     gpu: &Arc<Context>,

@@ -66,6 +66,29 @@ fn values(rng: &mut Rng, count: usize, centre: f64, half: f64, clustered: bool) 
         .collect()
 }
 
+/// The base case per dimension count: sizes and spans with X·S from ~30 (3D) to ~2000
+/// (1D), tol 1e-6, one vector, spread-out points and frequencies centred at 0.
+pub fn base(dim: usize) -> Case3 {
+    let (m, n, x_half, s_half) = match dim {
+        1 => (300, 280, 7.0, 300.0),
+        2 => (300, 250, 3.0, 25.0),
+        _ => (250, 200, 2.0, 12.0),
+    };
+    Case3 {
+        dim,
+        m,
+        n,
+        sign: 1,
+        tol: 1e-6,
+        nvec: 1,
+        x_centre: 0.0,
+        x_half,
+        s_centre: 0.0,
+        s_half,
+        clustered: false,
+    }
+}
+
 pub fn problem3(case: &Case3, seed: u64) -> Problem3 {
     let mut rng = Rng(seed | 1);
     let x = std::array::from_fn(|d| {
