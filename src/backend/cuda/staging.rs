@@ -10,7 +10,17 @@ use crate::backend::cpu::CpuBackend;
 use crate::error::{Error, Result};
 use cudarc::driver::{result, CudaContext, CudaEvent, CudaStream};
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+
+/// Page-locked bytes the library holds now, in every context's pool and in use.
+static PINNED: AtomicUsize = AtomicUsize::new(0);
+
+/// Page-locked host bytes the library holds now (pooled or in use), over every context:
+/// for memory accounting (the soak attributes the process's RSS with it).
+pub fn pinned_bytes() -> usize {
+    PINNED.load(Ordering::Relaxed)
+}
 
 /// Page-locked host memory. Copies queued from or into it ([`PinnedBuffer::upload_to`],
 /// [`PinnedBuffer::download_from`]) leave it *in flight*: the host sees its memory again
@@ -35,6 +45,7 @@ impl PinnedBuffer {
         // SAFETY: a plain allocation; freed in Drop.
         let ptr = unsafe { result::malloc_host(bytes.max(1), 0) }
             .map_err(driver_error("allocating page-locked host memory"))?;
+        PINNED.fetch_add(bytes.max(1), Ordering::Relaxed);
         Ok(PinnedBuffer {
             ptr: ptr.cast(),
             bytes: bytes.max(1),
@@ -137,37 +148,57 @@ impl Drop for PinnedBuffer {
         }
         let _ = super::bind(&self.ctx);
         // SAFETY: allocated by malloc_host and not freed before; no copy uses it.
-        let _ = unsafe { result::free_host(self.ptr.cast()) };
+        if unsafe { result::free_host(self.ptr.cast()) }.is_ok() {
+            PINNED.fetch_sub(self.bytes, Ordering::Relaxed);
+        }
     }
 }
 
+/// Idle page-locked buffers of one context, by size class.
 #[derive(Default)]
 pub struct StagingPool {
     free: Mutex<Vec<PinnedBuffer>>,
 }
 
-/// How many idle buffers a context keeps.
+/// How many idle buffers of one size class a context keeps.
 const KEEP: usize = 8;
+/// The smallest size class.
+const MIN_CLASS: usize = 64 << 10;
+
+/// The size a request of `bytes` is allocated at: 64 KiB, or the next 2^k or 1.5·2^k. A
+/// buffer is reused only for requests of its own class: a pool that lent a large buffer to
+/// a small request would keep the large one and drop small ones, and so fill, over hours,
+/// with large buffers only.
+fn class_bytes(bytes: usize) -> usize {
+    let b = bytes.max(MIN_CLASS);
+    let p = b.checked_next_power_of_two().unwrap_or(b);
+    if p / 4 * 3 >= b {
+        p / 4 * 3
+    } else {
+        p
+    }
+}
 
 impl StagingPool {
-    /// A buffer of at least `bytes`, reused when one is idle.
+    /// A buffer of at least `bytes`, reused when one of its class is idle.
     pub fn take(&self, ctx: &Arc<CudaContext>, bytes: usize) -> Result<PinnedBuffer> {
+        let class = class_bytes(bytes);
         let mut free = self.free.lock().unwrap();
-        if let Some(i) = free.iter().position(|b| b.bytes >= bytes) {
+        if let Some(i) = free.iter().position(|b| b.bytes == class) {
             return Ok(free.swap_remove(i));
         }
         drop(free);
-        PinnedBuffer::new(ctx, bytes)
+        PinnedBuffer::new(ctx, class)
     }
 
-    /// Keeps `buffer` for reuse once its copies are done (else it is dropped: freed, or
-    /// leaked if waiting fails).
+    /// Keeps `buffer` for reuse once its copies are done, up to [`KEEP`] of its class (else
+    /// it is dropped: freed, or leaked if waiting fails).
     pub fn put(&self, mut buffer: PinnedBuffer) {
         if buffer.settle().is_err() {
             return;
         }
         let mut free = self.free.lock().unwrap();
-        if free.len() < KEEP {
+        if free.iter().filter(|b| b.bytes == buffer.bytes).count() < KEEP {
             free.push(buffer);
         }
     }
@@ -382,4 +413,23 @@ unsafe fn download_staged_raw<T: Copy>(
     })();
     let finished = pieces.finish(stream);
     run.and(finished)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::class_bytes;
+
+    #[test]
+    fn size_classes_cover_the_request_within_a_third() {
+        assert_eq!(class_bytes(1), 64 << 10);
+        assert_eq!(class_bytes(64 << 10), 64 << 10);
+        assert_eq!(class_bytes((64 << 10) + 1), 96 << 10);
+        assert_eq!(class_bytes(5 << 20), 6 << 20);
+        assert_eq!(class_bytes(6 << 20), 6 << 20);
+        assert_eq!(class_bytes((6 << 20) + 1), 8 << 20);
+        for b in [70_000usize, 1 << 20, 3 << 19, 12_345_678, 1 << 30] {
+            let c = class_bytes(b);
+            assert!(c >= b && (c as f64) < 1.34 * b as f64, "{b} -> {c}");
+        }
+    }
 }
