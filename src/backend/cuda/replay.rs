@@ -28,11 +28,16 @@ unsafe impl Send for Replay {}
 /// otherwise captures `work` (nothing runs during a capture), keeps it and replays it.
 /// `work` must queue only on `stream`, allocate nothing and not wait; it must queue the
 /// same work for the same `key` at every call.
+///
+/// A capture that fails is not the call's failure: a capture can be refused where the
+/// same calls made directly are not (under many threads, cuFFT's execute has been seen to
+/// fail inside a capture, one call in tens of thousands). The work is then queued directly,
+/// and the next call tries to capture again; an error of the direct work is the call's.
 pub fn run_or_replay(
     slot: &mut Option<Replay>,
     stream: &Arc<CudaStream>,
     key: u64,
-    work: impl FnOnce() -> Result<()>,
+    mut work: impl FnMut() -> Result<()>,
 ) -> Result<()> {
     let what = "replaying captured work";
     let status = stream.capture_status().map_err(driver_error(what))?;
@@ -41,9 +46,10 @@ pub fn run_or_replay(
     }
     if !matches!(slot, Some(r) if r.key == key) {
         *slot = None;
-        *slot = capture(stream, work)?.map(|graph| Replay { graph, key });
-        if slot.is_none() {
-            return Ok(()); // Nothing was queued: nothing to replay.
+        match capture(stream, &mut work) {
+            Ok(Some(graph)) => *slot = Some(Replay { graph, key }),
+            Ok(None) => return Ok(()), // Nothing was queued: nothing to replay.
+            Err(_) => return work(),
         }
     }
     let replay = slot.as_ref().expect("a capture was just kept");
@@ -54,7 +60,7 @@ pub fn run_or_replay(
 /// `None` when it queued nothing.
 fn capture(
     stream: &Arc<CudaStream>,
-    work: impl FnOnce() -> Result<()>,
+    work: &mut impl FnMut() -> Result<()>,
 ) -> Result<Option<CudaGraph>> {
     let what = "capturing work into a CUDA graph";
     let mode = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
