@@ -40,6 +40,7 @@ use crate::common::{ok, Rng};
 use crate::stress::{agree, env_or, jobs, Ctx, Job, Planned};
 use memory::{DeviceMemory, Sample};
 use pause::Pause;
+use seisgpu::ffi::context::memory::sg_context_device_memory;
 use seisgpu::ffi::context::*;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
@@ -256,6 +257,7 @@ fn soak_matches_cpu_and_holds_memory() {
     };
     let (start, budget) = (Instant::now(), Duration::from_secs(set.seconds));
     let stop = AtomicBool::new(false);
+    let library_device = || device_in_use(&ctx);
     let samples = std::thread::scope(|sc| {
         let sampler = sc.spawn(|| {
             memory::sample_until(
@@ -265,6 +267,7 @@ fn soak_matches_cpu_and_holds_memory() {
                 budget,
                 Duration::from_secs(set.sample),
                 set.cuda.then_some(set.device_memory),
+                set.cuda.then_some(&library_device as &dyn Fn() -> u64),
             )
         });
         let workers: Vec<_> = (0..set.threads)
@@ -296,6 +299,16 @@ fn soak_matches_cpu_and_holds_memory() {
         failures.len(),
         drift.len()
     );
+}
+
+/// How a sample gives one of its parts.
+type Of = fn(&Sample) -> Option<u64>;
+
+/// The device memory `ctx` holds now (`sg_context_device_memory`).
+fn device_in_use(ctx: &Ctx) -> u64 {
+    let (mut in_use, mut peak) = (0usize, 0usize);
+    ok(sg_context_device_memory(ctx.0, &mut in_use, &mut peak));
+    in_use as u64
 }
 
 /// The Markdown table of the run.
@@ -339,6 +352,21 @@ fn report(
         "| device used first / last / max after {w:.0} s (MiB) | {} |",
         memory::first_last_max(samples, w, |s| s.device)
     );
+    let parts: [(&str, Of); 7] = [
+        ("RSS anonymous", |s| Some(s.parts.rss_anon)),
+        ("RSS file-backed", |s| Some(s.parts.rss_file)),
+        ("pinned staging", |s| Some(s.parts.pinned)),
+        ("library device", |s| s.parts.library),
+        ("driver pool reserved", |s| s.parts.pool_reserved),
+        ("driver pool used", |s| s.parts.pool_used),
+        ("graph memory reserved", |s| s.parts.graph_reserved),
+    ];
+    for (what, of) in parts {
+        println!(
+            "| {what} first / last / max after {w:.0} s (MiB) | {} |",
+            memory::first_last_max(samples, w, of)
+        );
+    }
     println!(
         "| memory samples (every {} s) | {} |",
         set.sample,

@@ -38,6 +38,94 @@ pub(crate) struct Sample {
     pub(crate) heap: Option<u64>,
     /// Device memory in use, bytes (see [`DeviceMemory`]); None on the CPU.
     pub(crate) device: Option<u64>,
+    /// Where the memory is, to tell a leak from a cache that fills: not judged.
+    pub(crate) parts: Parts,
+}
+
+/// The parts of a sample that the library and the driver account for (bytes; None where
+/// not measured).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Parts {
+    /// RSS in anonymous pages (heaps, stacks, pinned memory) and in file-backed pages (the
+    /// libraries' code and data as far as it has been touched: grows as code paths first
+    /// run, and is no leak), from /proc/self/status.
+    pub(crate) rss_anon: u64,
+    pub(crate) rss_file: u64,
+    /// Page-locked staging buffers the library holds (in RSS, not in the heap).
+    pub(crate) pinned: u64,
+    /// Device memory the soak's context holds (`sg_context_device_memory`).
+    pub(crate) library: Option<u64>,
+    /// The driver's default memory pool of device 0 (where `cuMemAllocAsync` allocates):
+    /// reserved, and in use.
+    pub(crate) pool_reserved: Option<u64>,
+    pub(crate) pool_used: Option<u64>,
+    /// Memory the driver keeps for CUDA graphs' allocations on device 0.
+    pub(crate) graph_reserved: Option<u64>,
+}
+
+/// The driver's own accounting of device 0 (`cuMemPoolGetAttribute` on the default pool,
+/// `cuDeviceGetGraphMemAttribute`): (pool reserved, pool used, graph reserved).
+fn driver_parts() -> (Option<u64>, Option<u64>, Option<u64>) {
+    use cudarc::driver::sys;
+    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+    // SAFETY: plain queries on device 0 (a context of it is current: the sampler made one),
+    // each writing one value of the documented type (a cuuint64_t) into a local.
+    unsafe {
+        let (mut reserved, mut used) = (None, None);
+        if sys::cuDeviceGetDefaultMemPool(&mut pool, 0) == sys::CUresult::CUDA_SUCCESS {
+            let attr = |a: sys::CUmemPool_attribute| {
+                let mut v: u64 = 0;
+                let r = sys::cuMemPoolGetAttribute(pool, a, (&mut v as *mut u64).cast());
+                (r == sys::CUresult::CUDA_SUCCESS).then_some(v)
+            };
+            reserved = attr(sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT);
+            used = attr(sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT);
+        }
+        let mut graph: u64 = 0;
+        let g = sys::cuDeviceGetGraphMemAttribute(
+            0,
+            sys::CUgraphMem_attribute::CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT,
+            (&mut graph as *mut u64).cast(),
+        );
+        (
+            reserved,
+            used,
+            (g == sys::CUresult::CUDA_SUCCESS).then_some(graph),
+        )
+    }
+}
+
+/// The library's and the driver's parts of this moment; `library` reads the soak context's
+/// device memory (None on the CPU).
+fn parts(library: Option<&dyn Fn() -> u64>) -> Parts {
+    let (pool_reserved, pool_used, graph_reserved) = match library {
+        Some(_) => driver_parts(),
+        None => (None, None, None),
+    };
+    Parts {
+        rss_anon: status_kib("RssAnon:") * 1024,
+        rss_file: status_kib("RssFile:") * 1024,
+        pinned: seisgpu::backend::cuda::staging::pinned_bytes() as u64,
+        library: library.map(|f| f()),
+        pool_reserved,
+        pool_used,
+        graph_reserved,
+    }
+}
+
+/// A field of /proc/self/status in kB (0 where absent).
+fn status_kib(field: &str) -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// MiB with one decimal, "-" where not measured.
+fn mib(v: Option<u64>) -> String {
+    v.map_or("-".into(), |v| format!("{:.1}", v as f64 / MIB))
 }
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -128,6 +216,7 @@ fn process_used() -> u64 {
 /// of `pause`: it measures the memory that stays, not the buffers of calls in flight or
 /// the plans a thread happens to own (which make RSS swing by 10 % between moments).
 /// `device`: which device memory to record (None on the CPU).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn sample_until(
     pause: &Pause,
     stop: &AtomicBool,
@@ -135,6 +224,7 @@ pub(crate) fn sample_until(
     until: Duration,
     every: Duration,
     device: Option<DeviceMemory>,
+    library: Option<&dyn Fn() -> u64>,
 ) -> Vec<Sample> {
     let cu = device.map(|which| {
         let cu = cudarc::driver::CudaContext::new(0).expect("CUDA context for mem_get_info");
@@ -149,17 +239,23 @@ pub(crate) fn sample_until(
                 rss: rss_bytes(),
                 heap: heap_bytes(),
                 device: cu.as_ref().map(|(cu, which)| device_used(cu, *which)),
+                parts: parts(library),
             });
-            let device = s
-                .device
-                .map_or("-".into(), |d| format!("{:.1}", d as f64 / MIB));
-            let heap = s
-                .heap
-                .map_or("-".into(), |h| format!("{:.1}", h as f64 / MIB));
+            let p = &s.parts;
             eprintln!(
-                "soak: {:7.1} s  RSS {:8.1} MiB  device used {device} MiB  heap {heap} MiB",
+                "soak: {:7.1} s  RSS {:8.1} MiB  device used {} MiB  heap {} MiB  \
+                 anon/file {}/{} MiB  pinned {} MiB  library device {} MiB  pool reserved/used {}/{} MiB  graphs {} MiB",
                 s.at,
-                s.rss as f64 / MIB
+                s.rss as f64 / MIB,
+                mib(s.device),
+                mib(s.heap),
+                mib(Some(p.rss_anon)),
+                mib(Some(p.rss_file)),
+                mib(Some(p.pinned)),
+                mib(p.library),
+                mib(p.pool_reserved),
+                mib(p.pool_used),
+                mib(p.graph_reserved),
             );
             samples.push(s);
             next += every;
