@@ -48,6 +48,14 @@ for t in .gpu/tests/*; do
     [ -n "$mods" ] || step "test_$(basename "$t")" "$t" --test-threads=4
     for m in $mods; do
         if [[ $m =~ $ALONE ]]; then alone+=("$t:$m"); continue; fi
+        if [[ $m == cuda_dwt ]]; then
+            # Its section H fills the device's memory (out-of-memory handling): that one
+            # runs alone, at the end, so that no other step meets a full device.
+            dwt_fill=$t
+            # shellcheck disable=SC2046
+            step "test_$m" env SEISGPU_DWT_SECTIONS=ABCDEFG "$t" --exact $(module_tests "$t" "$m") --test-threads=4
+            continue
+        fi
         # shellcheck disable=SC2046 # one argument per test name
         step "test_$m" "$t" --exact $(module_tests "$t" "$m") --test-threads=4
     done
@@ -101,12 +109,14 @@ python_suite() {
     fi
     cd "$site" || return 1
     SEISGPU_SOURCE="$root" SEISGPU_TEST_BACKEND=cuda PYTHONDONTWRITEBYTECODE=1 \
-        python3 -m pytest -p no:cacheprovider -q --rootdir "$root/tests/python" "$root/tests/python"
+        python3 -m pytest -p no:cacheprovider -q -rs --durations=10 -o faulthandler_timeout=${PY_TEST_TIMEOUT:-120} --rootdir "$root/tests/python" "$root/tests/python"
 }
 export -f python_suite
 step python_cuda bash -c python_suite
 wait
 GPU_JOBS=1
+# shellcheck disable=SC2046
+[ -z "${dwt_fill:-}" ] || step test_cuda_dwt_fill env SEISGPU_DWT_SECTIONS=H "$dwt_fill" --exact $(module_tests "$dwt_fill" cuda_dwt) --test-threads=4
 for tm in "${alone[@]}"; do
     # shellcheck disable=SC2046
     step "test_${tm#*:}" "${tm%%:*}" --exact $(module_tests "${tm%%:*}" "${tm#*:}") --test-threads=4

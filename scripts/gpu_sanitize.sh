@@ -33,6 +33,13 @@
 #                                tests' reduced mode (smaller sizes, no timing loops, every
 #                                kernel still launched); "" for none
 #   MATCH=REGEX                  only the pairs whose "module unit tool" line matches
+#   SANITIZE_FILTER_UNITS=REGEX  units whose runs take compute-sanitizer's kernel filter
+#   SANITIZE_FILTER="…"          options SANITIZE_FILTER (e.g. `--kernel-name-exclude
+#   SANITIZE_FILTER_LABEL=own    regex=^_Z`: the library's own kernels only, which are
+#                                extern "C" and so unmangled, not cuFFT's; `--kernel-name
+#                                kns=usfft_ --launch-count 60`: the first 60 launches of
+#                                the USFFT's kernels), for units whose 3D cases take a
+#                                sanitizer longer than its limit; their mode gains the label
 #
 # Writes to $OUT (out/gpu-sanitize elsewhere): summary.txt (one line per run as it ends,
 # then the coverage), results.tsv (module, unit, tool, mode, result, errors, seconds),
@@ -57,7 +64,7 @@ table() { # table RESULTS.TSV…: a row per unit, a column per tool; later files
         {
             u = index($2, "::") ? $2 : $1 "::" $2
             if (!(u in seen)) { seen[u] = 1; units[++nu] = u }
-            cell[u, $3] = ($5 == "pass" ? "pass" : $5) ", " $6 " errors, " $7 " s" ($4 == "small" ? ", small" : "")
+            cell[u, $3] = ($5 == "pass" ? "pass" : $5) ", " $6 " errors, " $7 " s" ($4 != "full" ? ", " $4 : "")
             if ($5 == "not-run") cell[u, $3] = "not run"
         }
         END {
@@ -231,12 +238,17 @@ run_one() {
         mode=small
     fi
     [ "$gpu" = all ] || envs+=(CUDA_VISIBLE_DEVICES="$gpu")
+    local only=()
+    if [ -n "${SANITIZE_FILTER_UNITS:-}" ] && [[ $u =~ $SANITIZE_FILTER_UNITS ]]; then
+        read -r -a only <<<"${SANITIZE_FILTER:-}"
+        mode=$mode-${SANITIZE_FILTER_LABEL:-own}
+    fi
     local name
     name=$(run_name "$m" "$u" "$tool")
     local log="$LOGS/$name.log" t0=$SECONDS
     # shellcheck disable=SC2046 # the options are words
     env "${envs[@]}" SEISGPU_LAUNCH_LOG="$LOGS/$name.kernels" timeout -k 10 "$timeout" \
-        "$SANITIZER" --tool "$tool" $(tool_options "$tool") --error-exitcode 97 --print-limit 50 \
+        "$SANITIZER" --tool "$tool" $(tool_options "$tool") "${only[@]}" --error-exitcode 97 --print-limit 50 \
         "$e" "${args[@]}" --test-threads=1 --nocapture >"$log" 2>&1
     local rc=$? result errors
     # "ERROR SUMMARY: N errors" (memcheck, initcheck, synccheck) or "RACECHECK SUMMARY:

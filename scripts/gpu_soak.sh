@@ -49,6 +49,8 @@ job() {
         soak_env=(CUDA_VISIBLE_DEVICES="$SOAK_GPU") fuzz_env=(CUDA_VISIBLE_DEVICES="$FUZZ_GPU")
         device_memory=device
     fi
+    # SOAK_DEVICE_MEMORY=process: other work shares the device (e.g. tests beside the soak).
+    device_memory=${SOAK_DEVICE_MEMORY:-$device_memory}
     echo "$device_memory" >"$DIR/device_memory"
     env "${soak_env[@]}" SEISGPU_SOAK_SECONDS="$SOAK_SECONDS" SEISGPU_SOAK_WARMUP_SECONDS="$WARMUP" \
         SEISGPU_SOAK_DEVICE_MEMORY=$device_memory \
