@@ -21,6 +21,21 @@ pub(crate) fn device_array<'a, T>(
     unsafe { caller_array(&gpu.ctx, addr, len, name) }
 }
 
+/// Two device arrays of `T` that a call uses together, each `(address, len, name)`: checked
+/// as by `device_array`, in that order, and refused when they overlap.
+pub(crate) fn apart<'a, T>(
+    gpu: &CudaBackend,
+    (a, a_len, a_name): (u64, usize, &str),
+    (b, b_len, b_name): (u64, usize, &str),
+) -> Result<(CallerArray<'a, T>, CallerArray<'a, T>)> {
+    let first = device_array::<T>(gpu, a, a_len, a_name)?;
+    let second = device_array::<T>(gpu, b, b_len, b_name)?;
+    if overlap::<T>(a, a_len, b, b_len) {
+        return Err(crate::invalid!("`{a_name}` and `{b_name}` overlap"));
+    }
+    Ok((first, second))
+}
+
 /// Whether two device arrays of `a_len` and `b_len` elements of `T` share bytes.
 pub(crate) fn overlap<T>(a: u64, a_len: usize, b: u64, b_len: usize) -> bool {
     let size = std::mem::size_of::<T>() as u64;

@@ -1,10 +1,10 @@
 //! The sparse (S-term) approximation of data by an `sg_wavepacket_layout`'s packets.
 
 use super::arrays::{data_and_coeffs, sizes};
+use super::calls::CountAndResidual;
 use super::layout::{sg_wavepacket_layout, transform};
 use super::options::{sg_wavepacket_sparse_options, sparse_options};
 use crate::error::Result;
-use crate::ffi::args::optional_out;
 use crate::ffi::guard;
 use crate::ffi::precision::Precision;
 use crate::ffi::status::sg_status;
@@ -22,14 +22,10 @@ fn sparse<T: Precision>(
     let (n, m) = sizes(&t.plan);
     let (d, out) = data_and_coeffs(data, n, coeffs, m)?;
     let opts = sparse_options(options)?;
-    let outs = (
-        optional_out(kept, "kept")?,
-        optional_out(residual, "residual")?,
-    );
+    let outs = CountAndResidual::new((kept, "kept"), residual)?;
     let (c, report) = t.plan.sparse_approximation(d, s, &opts)?;
     out.copy_from_slice(&c);
-    outs.0.set(report.kept);
-    outs.1.set(report.residual);
+    outs.set(report.kept, report.residual);
     Ok(())
 }
 
