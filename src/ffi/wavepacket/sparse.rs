@@ -52,7 +52,7 @@ pub extern "C" fn sg_wavepacket_sparse_approximation_f32(
     kept: *mut usize,
     residual: *mut f64,
 ) -> sg_status {
-    guard(|| sparse(layout, data, coeffs, s, options, kept, residual))
+    guard(|| sparse::<f32>(layout, data, coeffs, s, options, kept, residual))
 }
 
 /// `sg_wavepacket_sparse_approximation_f32` for a double-precision layout.
@@ -66,5 +66,5 @@ pub extern "C" fn sg_wavepacket_sparse_approximation_f64(
     kept: *mut usize,
     residual: *mut f64,
 ) -> sg_status {
-    guard(|| sparse(layout, data, coeffs, s, options, kept, residual))
+    guard(|| sparse::<f64>(layout, data, coeffs, s, options, kept, residual))
 }
