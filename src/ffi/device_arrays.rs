@@ -21,6 +21,48 @@ pub(crate) fn device_array<'a, T>(
     unsafe { caller_array(&gpu.ctx, addr, len, name) }
 }
 
+/// Two device arrays of `T` that a call uses together, each `(address, len, name)`: checked
+/// as by `device_array`, in that order, and refused when they overlap.
+pub(crate) fn apart<'a, T>(
+    gpu: &CudaBackend,
+    (a, a_len, a_name): (u64, usize, &str),
+    (b, b_len, b_name): (u64, usize, &str),
+) -> Result<(CallerArray<'a, T>, CallerArray<'a, T>)> {
+    let first = device_array::<T>(gpu, a, a_len, a_name)?;
+    let second = device_array::<T>(gpu, b, b_len, b_name)?;
+    if overlap::<T>(a, a_len, b, b_len) {
+        return Err(crate::invalid!("`{a_name}` and `{b_name}` overlap"));
+    }
+    Ok((first, second))
+}
+
+/// A device call's `input` and `output` of `len` elements each.
+pub(crate) enum InOut<'a, T> {
+    /// The same address: the call works in place.
+    InPlace(CallerArray<'a, T>),
+    /// Two arrays that do not overlap: `(input, output)`.
+    Apart(CallerArray<'a, T>, CallerArray<'a, T>),
+}
+
+/// The `input` and `output` of a device call that may work in place: the same address is one
+/// array, any other overlap is refused (the result would depend on the order of work).
+pub(crate) fn in_out<'a, T>(
+    gpu: &CudaBackend,
+    [input, output]: [u64; 2],
+    len: usize,
+) -> Result<InOut<'a, T>> {
+    if input == output {
+        return Ok(InOut::InPlace(device_array(gpu, input, len, "input")?));
+    }
+    if overlap::<T>(input, len, output, len) {
+        return Err(crate::invalid!(
+            "`input` and `output` overlap without being the same array; pass the same address for in place"
+        ));
+    }
+    let i = device_array(gpu, input, len, "input")?;
+    Ok(InOut::Apart(i, device_array(gpu, output, len, "output")?))
+}
+
 /// Whether two device arrays of `a_len` and `b_len` elements of `T` share bytes.
 pub(crate) fn overlap<T>(a: u64, a_len: usize, b: u64, b_len: usize) -> bool {
     let size = std::mem::size_of::<T>() as u64;

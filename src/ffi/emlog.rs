@@ -9,6 +9,7 @@ use super::context::{create_on, sg_context};
 use super::guard;
 use super::status::sg_status;
 use crate::emlog::criterion::{Criterion, Mode, Norm, SearchOptions};
+use crate::emlog::device_calls::Histogram;
 use crate::emlog::grid::Axis;
 use crate::emlog::matrix::SensitivitySpec;
 use crate::emlog::result::SearchResult;
@@ -279,29 +280,39 @@ pub extern "C" fn sg_emlog_search(
 ) -> sg_status {
     super::create(plan, "plan", out, |plan| {
         let plan = &plan.0;
-        let axes = grid_axes(
+        let (axes, opts) = search_request(
             plan.p(),
-            axis_kind,
-            axis_count,
-            axis_min,
-            axis_max,
-            list_values,
-            n_list_values,
+            (axis_kind, axis_count),
+            [axis_min, axis_max],
+            (list_values, n_list_values),
+            (n_pairs, pairs),
+            options,
         )?;
-        let opts = search_options(options, pair_list(n_pairs, pairs)?)?;
         plan.search(&axes, &opts).map(sg_emlog_result)
     })
+}
+
+/// The grid axes, pairs and options of a search (host or device) from its C arguments, for
+/// a plan of `p` parameters: the axes' kinds and counts, their bounds (min, max), the list
+/// values and their count, the pairs' count and indices, and the options (NULL: defaults).
+pub(super) fn search_request(
+    p: usize,
+    kinds: (*const i32, *const usize),
+    bounds: [*const f64; 2],
+    list: (*const f64, usize),
+    (n_pairs, pairs): (usize, *const i32),
+    options: *const sg_emlog_options,
+) -> Result<(Vec<Axis>, SearchOptions)> {
+    let axes = grid_axes(p, kinds, bounds, list)?;
+    Ok((axes, search_options(options, pair_list(n_pairs, pairs)?)?))
 }
 
 /// The p grid axes of a search's arguments.
 fn grid_axes(
     p: usize,
-    axis_kind: *const i32,
-    axis_count: *const usize,
-    axis_min: *const f64,
-    axis_max: *const f64,
-    list_values: *const f64,
-    n_list_values: usize,
+    (axis_kind, axis_count): (*const i32, *const usize),
+    [axis_min, axis_max]: [*const f64; 2],
+    (list_values, n_list_values): (*const f64, usize),
 ) -> Result<Vec<Axis>> {
     let (kind, count) = (
         slice_or_empty(axis_kind, p, "axis_kind")?,
@@ -417,22 +428,28 @@ pub extern "C" fn sg_emlog_result_summary(
     })
 }
 
-/// The body of the marginal calls: the bins that `pick` finds in the result (and what they
-/// are, for a message) copied to the caller's `counts`, which holds `len`.
+/// The bins of histogram `h` of a search result, checked to fit the caller's `len`.
+pub(super) fn bins(r: &SearchResult, h: Histogram, len: usize) -> Result<&[u64]> {
+    let (src, _, what) = r.histogram(h)?;
+    if len < src.len() {
+        return Err(Error::BufferTooSmall(format!(
+            "{what} has {} bins; `len` is {len}",
+            src.len()
+        )));
+    }
+    Ok(src)
+}
+
+/// The body of the marginal calls: the bins of `h` copied to the caller's `counts`, which
+/// holds `len`.
 fn copy_counts(
     result: *const sg_emlog_result,
+    h: Histogram,
     counts: *mut u64,
     len: usize,
-    pick: impl FnOnce(&SearchResult) -> Result<(&[u64], &'static str)>,
 ) -> sg_status {
     guard(|| {
-        let (src, what) = pick(&arg_ref(result, "result")?.0)?;
-        if len < src.len() {
-            return Err(Error::BufferTooSmall(format!(
-                "{what} has {} bins; `len` is {len}",
-                src.len()
-            )));
-        }
+        let src = bins(&arg_ref(result, "result")?.0, h, len)?;
         out_slice(counts, src.len(), "counts")?.copy_from_slice(src);
         Ok(())
     })
@@ -446,15 +463,7 @@ pub extern "C" fn sg_emlog_result_marginal(
     counts: *mut u64,
     len: usize,
 ) -> sg_status {
-    copy_counts(result, counts, len, |r| {
-        let m = r.marginals.get(parameter).ok_or_else(|| {
-            crate::invalid!(
-                "parameter {parameter}; the search has {}",
-                r.marginals.len()
-            )
-        })?;
-        Ok((m, "the marginal"))
-    })
+    copy_counts(result, Histogram::Marginal(parameter), counts, len)
 }
 
 /// Equivalent models per (i_a, i_b) of requested pair `pair` = (a, b), at i_a + n_a·i_b
@@ -466,12 +475,7 @@ pub extern "C" fn sg_emlog_result_pair(
     counts: *mut u64,
     len: usize,
 ) -> sg_status {
-    copy_counts(result, counts, len, |r| {
-        let m = r.pairs.get(pair).ok_or_else(|| {
-            crate::invalid!("pair {pair}; the search asked for {}", r.pairs.len())
-        })?;
-        Ok((&m.1, "the 2D marginal"))
-    })
+    copy_counts(result, Histogram::Pair(pair), counts, len)
 }
 
 /// The listed equivalent models (the first in index order): `indices` (n_models) and

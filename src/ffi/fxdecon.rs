@@ -254,7 +254,7 @@ pub extern "C" fn sg_fxdecon_execute_2d_f32(
     output: *mut f32,
     trace_stride: usize,
 ) -> sg_status {
-    execute(plan, 2, input, output, |p| p.layout_2d(trace_stride))
+    execute::<f32>(plan, 2, input, output, |p| p.layout_2d(trace_stride))
 }
 
 /// `sg_fxdecon_execute_2d_f32` for `double` traces (computed in double on the CPU; a CUDA
@@ -266,7 +266,7 @@ pub extern "C" fn sg_fxdecon_execute_2d_f64(
     output: *mut f64,
     trace_stride: usize,
 ) -> sg_status {
-    execute(plan, 2, input, output, |p| p.layout_2d(trace_stride))
+    execute::<f64>(plan, 2, input, output, |p| p.layout_2d(trace_stride))
 }
 
 /// Filters a 3D volume: trace (il, xl), 0 ≤ il < n_inline, 0 ≤ xl < n_crossline, starts at
@@ -281,7 +281,7 @@ pub extern "C" fn sg_fxdecon_execute_3d_f32(
     inline_stride: usize,
     crossline_stride: usize,
 ) -> sg_status {
-    execute_3d(plan, input, output, inline_stride, crossline_stride)
+    execute_3d::<f32>(plan, input, output, inline_stride, crossline_stride)
 }
 
 /// `sg_fxdecon_execute_3d_f32` for `double` traces.
@@ -293,7 +293,7 @@ pub extern "C" fn sg_fxdecon_execute_3d_f64(
     inline_stride: usize,
     crossline_stride: usize,
 ) -> sg_status {
-    execute_3d(plan, input, output, inline_stride, crossline_stride)
+    execute_3d::<f64>(plan, input, output, inline_stride, crossline_stride)
 }
 
 /// The body of `sg_fxdecon_execute_3d_f32/_f64`.

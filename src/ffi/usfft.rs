@@ -208,7 +208,7 @@ pub extern "C" fn sg_usfft_set_points_f32(
     y: *const f32,
     z: *const f32,
 ) -> sg_status {
-    guard(|| set_points(plan, m, x, y, z))
+    guard(|| set_points::<f32>(plan, m, x, y, z))
 }
 
 /// `sg_usfft_set_points_f32` for a double-precision plan.
@@ -220,7 +220,7 @@ pub extern "C" fn sg_usfft_set_points_f64(
     y: *const f64,
     z: *const f64,
 ) -> sg_status {
-    guard(|| set_points(plan, m, x, y, z))
+    guard(|| set_points::<f64>(plan, m, x, y, z))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -272,7 +272,7 @@ pub extern "C" fn sg_usfft_set_points3_f32(
     t: *const f32,
     u: *const f32,
 ) -> sg_status {
-    guard(|| set_points3(plan, m, [x, y, z], n, [s, t, u]))
+    guard(|| set_points3::<f32>(plan, m, [x, y, z], n, [s, t, u]))
 }
 
 /// `sg_usfft_set_points3_f32` for a double-precision plan.
@@ -289,7 +289,7 @@ pub extern "C" fn sg_usfft_set_points3_f64(
     t: *const f64,
     u: *const f64,
 ) -> sg_status {
-    guard(|| set_points3(plan, m, [x, y, z], n, [s, t, u]))
+    guard(|| set_points3::<f64>(plan, m, [x, y, z], n, [s, t, u]))
 }
 
 fn execute<T: Precision>(plan: *const sg_usfft_plan, c: *mut T, f: *mut T) -> Result<()> {
@@ -324,7 +324,7 @@ pub extern "C" fn sg_usfft_execute_f32(
     c: *mut f32,
     f: *mut f32,
 ) -> sg_status {
-    guard(|| execute(plan, c, f))
+    guard(|| execute::<f32>(plan, c, f))
 }
 
 /// `sg_usfft_execute_f32` for a double-precision plan.
@@ -334,5 +334,5 @@ pub extern "C" fn sg_usfft_execute_f64(
     c: *mut f64,
     f: *mut f64,
 ) -> sg_status {
-    guard(|| execute(plan, c, f))
+    guard(|| execute::<f64>(plan, c, f))
 }

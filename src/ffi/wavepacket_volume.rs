@@ -275,7 +275,7 @@ pub extern "C" fn sg_wavepacket_volume_forward_f32(
     data: *const f32,
     coeffs: *mut f32,
 ) -> sg_status {
-    guard(|| forward(volume, data, coeffs))
+    guard(|| forward::<_, f32>(volume, data, coeffs))
 }
 
 /// `sg_wavepacket_volume_forward_f32` for a double-precision volume.
@@ -285,7 +285,7 @@ pub extern "C" fn sg_wavepacket_volume_forward_f64(
     data: *const f64,
     coeffs: *mut f64,
 ) -> sg_status {
-    guard(|| forward(volume, data, coeffs))
+    guard(|| forward::<_, f64>(volume, data, coeffs))
 }
 
 /// C*: `coeffs` (as `sg_wavepacket_volume_forward_f32` writes them) → real `data` (the real
@@ -296,7 +296,7 @@ pub extern "C" fn sg_wavepacket_volume_adjoint_f32(
     coeffs: *const f32,
     data: *mut f32,
 ) -> sg_status {
-    guard(|| adjoint(volume, coeffs, data))
+    guard(|| adjoint::<_, f32>(volume, coeffs, data))
 }
 
 /// `sg_wavepacket_volume_adjoint_f32` for a double-precision volume.
@@ -306,7 +306,7 @@ pub extern "C" fn sg_wavepacket_volume_adjoint_f64(
     coeffs: *const f64,
     data: *mut f64,
 ) -> sg_status {
-    guard(|| adjoint(volume, coeffs, data))
+    guard(|| adjoint::<_, f64>(volume, coeffs, data))
 }
 
 /// The inverse: the volume whose coefficients are closest (least squares) to `coeffs` — each
@@ -326,7 +326,7 @@ pub extern "C" fn sg_wavepacket_volume_inverse_f32(
     residual: *mut f64,
 ) -> sg_status {
     let stop = Stop::new(tolerance, max_iterations);
-    guard(|| inverse(volume, coeffs, data, stop, iterations, residual))
+    guard(|| inverse::<_, f32>(volume, coeffs, data, stop, iterations, residual))
 }
 
 /// `sg_wavepacket_volume_inverse_f32` for a double-precision volume.
@@ -341,5 +341,5 @@ pub extern "C" fn sg_wavepacket_volume_inverse_f64(
     residual: *mut f64,
 ) -> sg_status {
     let stop = Stop::new(tolerance, max_iterations);
-    guard(|| inverse(volume, coeffs, data, stop, iterations, residual))
+    guard(|| inverse::<_, f64>(volume, coeffs, data, stop, iterations, residual))
 }

@@ -1,11 +1,12 @@
 //! `sg_wavepacket_volume`'s C, C* and inverse on device memory
 //! (`sg_wavepacket_volume_*_device_*`).
 
-use super::args::{arg_ref, optional_out};
-use super::device_arrays::{device_array, overlap};
+use super::args::arg_ref;
+use super::device_arrays::apart;
 use super::guard;
 use super::precision::Precision;
 use super::status::sg_status;
+use super::wavepacket::calls::CountAndResidual;
 use super::wavepacket_volume::sg_wavepacket_volume;
 use crate::backend::cuda::array::CallerArray;
 use crate::error::Result;
@@ -25,11 +26,7 @@ fn on_gpu<'a, T: Precision>(
     let gpu = plan.context().gpu_for(&format!("{call}_{}", T::SUFFIX))?;
     let n: usize = plan.volume().iter().product();
     let m = 2 * plan.n_coefficients();
-    let d = device_array::<T>(gpu, data, n, "data")?;
-    let c = device_array::<T>(gpu, coeffs, m, "coeffs")?;
-    if overlap::<T>(data, n, coeffs, m) {
-        return Err(crate::invalid!("`data` and `coeffs` overlap"));
-    }
+    let (d, c) = apart(gpu, (data, n, "data"), (coeffs, m, "coeffs"))?;
     Ok((plan, d, c))
 }
 
@@ -57,13 +54,9 @@ fn inverse<T: Precision>(
 ) -> sg_status {
     guard(|| {
         let (plan, mut d, c) = on_gpu::<T>(volume, "inverse", data, coeffs)?;
-        let outs = (
-            optional_out(iterations, "iterations")?,
-            optional_out(residual, "residual")?,
-        );
+        let outs = CountAndResidual::new((iterations, "iterations"), residual)?;
         let report = plan.inverse_on_device(&c, &mut d, tolerance, max_iterations)?;
-        outs.0.set(report.iterations);
-        outs.1.set(report.residual);
+        outs.set(report.iterations, report.residual);
         Ok(())
     })
 }

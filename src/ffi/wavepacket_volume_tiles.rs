@@ -60,7 +60,7 @@ pub extern "C" fn sg_wavepacket_volume_tile_data_f32(
     data: *const f32,
     tile_data: *mut f32,
 ) -> sg_status {
-    guard(|| tile_data_of(volume, tile, data, tile_data))
+    guard(|| tile_data_of::<f32>(volume, tile, data, tile_data))
 }
 
 /// `sg_wavepacket_volume_tile_data_f32` for a double-precision volume.
@@ -71,7 +71,7 @@ pub extern "C" fn sg_wavepacket_volume_tile_data_f64(
     data: *const f64,
     tile_data: *mut f64,
 ) -> sg_status {
-    guard(|| tile_data_of(volume, tile, data, tile_data))
+    guard(|| tile_data_of::<f64>(volume, tile, data, tile_data))
 }
 
 /// One tile's forward: its samples (`tile_data`, n_tile_samples) → its coefficients on its
@@ -86,7 +86,7 @@ pub extern "C" fn sg_wavepacket_volume_forward_tile_f32(
     tile_data: *const f32,
     tile_coeffs: *mut f32,
 ) -> sg_status {
-    guard(|| forward_tile(volume, tile, tile_data, tile_coeffs))
+    guard(|| forward_tile::<f32>(volume, tile, tile_data, tile_coeffs))
 }
 
 /// `sg_wavepacket_volume_forward_tile_f32` for a double-precision volume.
@@ -97,7 +97,7 @@ pub extern "C" fn sg_wavepacket_volume_forward_tile_f64(
     tile_data: *const f64,
     tile_coeffs: *mut f64,
 ) -> sg_status {
-    guard(|| forward_tile(volume, tile, tile_data, tile_coeffs))
+    guard(|| forward_tile::<f64>(volume, tile, tile_data, tile_coeffs))
 }
 
 /// Adds tile `tile`'s coefficients (`tile_coeffs`, as the tile's forward wrote them) into
@@ -112,7 +112,7 @@ pub extern "C" fn sg_wavepacket_volume_add_tile_f32(
     tile_coeffs: *const f32,
     coeffs: *mut f32,
 ) -> sg_status {
-    guard(|| add_tile(volume, tile, tile_coeffs, coeffs))
+    guard(|| add_tile::<f32>(volume, tile, tile_coeffs, coeffs))
 }
 
 /// `sg_wavepacket_volume_add_tile_f32` for a double-precision volume.
@@ -123,7 +123,7 @@ pub extern "C" fn sg_wavepacket_volume_add_tile_f64(
     tile_coeffs: *const f64,
     coeffs: *mut f64,
 ) -> sg_status {
-    guard(|| add_tile(volume, tile, tile_coeffs, coeffs))
+    guard(|| add_tile::<f64>(volume, tile, tile_coeffs, coeffs))
 }
 
 /// Tile `tile`'s part of C*: from `coeffs` (n_coefficients on the common grids) its samples
@@ -138,7 +138,7 @@ pub extern "C" fn sg_wavepacket_volume_adjoint_tile_f32(
     coeffs: *const f32,
     tile_data: *mut f32,
 ) -> sg_status {
-    guard(|| adjoint_tile(volume, tile, coeffs, tile_data))
+    guard(|| adjoint_tile::<f32>(volume, tile, coeffs, tile_data))
 }
 
 /// `sg_wavepacket_volume_adjoint_tile_f32` for a double-precision volume.
@@ -149,7 +149,7 @@ pub extern "C" fn sg_wavepacket_volume_adjoint_tile_f64(
     coeffs: *const f64,
     tile_data: *mut f64,
 ) -> sg_status {
-    guard(|| adjoint_tile(volume, tile, coeffs, tile_data))
+    guard(|| adjoint_tile::<f64>(volume, tile, coeffs, tile_data))
 }
 
 fn plan<'a, T: Precision>(

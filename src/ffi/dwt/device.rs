@@ -1,7 +1,7 @@
 //! The DWT plan's calls on arrays in device memory (`sg_dwt_*_device_*`).
 
 use super::super::args::arg_ref;
-use super::super::device_arrays::{device_array, overlap};
+use super::super::device_arrays::{in_out, InOut};
 use super::super::guard;
 use super::super::status::sg_status;
 use super::{options, sg_dwt_plan, thresholds_out};
@@ -24,19 +24,10 @@ fn with_traces<T: Sample>(
     let plan = &arg_ref(plan, "plan")?.0;
     let gpu = plan.context().gpu_for(call)?;
     let batch = TraceBatch::new(plan.n_samples(), n_traces, trace_stride)?;
-    let len = batch.span();
-    if input == output {
-        let mut a = device_array::<T>(gpu, input, len, "input")?;
-        return body(plan, DeviceIo::in_place(&mut a), batch);
+    match in_out::<T>(gpu, [input, output], batch.span())? {
+        InOut::InPlace(mut a) => body(plan, DeviceIo::in_place(&mut a), batch),
+        InOut::Apart(i, mut o) => body(plan, DeviceIo::apart(&i, &mut o), batch),
     }
-    if overlap::<T>(input, len, output, len) {
-        return Err(crate::invalid!(
-            "`input` and `output` overlap without being the same array; pass the same address for in place"
-        ));
-    }
-    let i = device_array::<T>(gpu, input, len, "input")?;
-    let mut o = device_array::<T>(gpu, output, len, "output")?;
-    body(plan, DeviceIo::apart(&i, &mut o), batch)
 }
 
 fn execute<T: Sample>(

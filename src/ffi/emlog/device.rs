@@ -7,8 +7,7 @@ use super::super::device_arrays::{device_array, overlap};
 use super::super::guard;
 use super::super::status::sg_status;
 use super::{
-    grid_axes, pair_list, search_options, searched_columns, sg_emlog_options, sg_emlog_plan,
-    sg_emlog_result,
+    bins, search_request, searched_columns, sg_emlog_options, sg_emlog_plan, sg_emlog_result,
 };
 use crate::emlog::cuda::gather::DeviceProblem;
 use crate::emlog::device_calls::Histogram;
@@ -101,16 +100,14 @@ pub extern "C" fn sg_emlog_search_device(
     super::super::create(plan, "plan", out, |plan| {
         let plan = &plan.0;
         plan.context().gpu_for("sg_emlog_search_device")?;
-        let axes = grid_axes(
+        let (axes, opts) = search_request(
             plan.p(),
-            axis_kind,
-            axis_count,
-            axis_min,
-            axis_max,
-            list_values,
-            n_list_values,
+            (axis_kind, axis_count),
+            [axis_min, axis_max],
+            (list_values, n_list_values),
+            (n_pairs, pairs),
+            options,
         )?;
-        let opts = search_options(options, pair_list(n_pairs, pairs)?)?;
         plan.search_device(&axes, &opts).map(sg_emlog_result)
     })
 }
@@ -119,21 +116,17 @@ pub extern "C" fn sg_emlog_search_device(
 /// `len`).
 fn histogram_device(
     result: *const sg_emlog_result,
-    call: &str,
     h: Histogram,
     counts: u64,
     len: usize,
 ) -> sg_status {
     guard(|| {
         let r = &arg_ref(result, "result")?.0;
-        let gpu = r.origin.ctx.gpu_for(call)?;
-        let (src, _, what) = r.histogram(h)?;
-        if len < src.len() {
-            return Err(Error::BufferTooSmall(format!(
-                "{what} has {} bins; `len` is {len}",
-                src.len()
-            )));
-        }
+        let gpu = r.origin.ctx.gpu_for(match h {
+            Histogram::Marginal(_) => "sg_emlog_result_marginal_device",
+            Histogram::Pair(_) => "sg_emlog_result_pair_device",
+        })?;
+        let src = bins(r, h, len)?;
         let mut dst = device_array::<u64>(gpu, counts, src.len(), "counts")?;
         r.histogram_device(gpu, h, &mut dst)
     })
@@ -153,8 +146,7 @@ pub extern "C" fn sg_emlog_result_marginal_device(
     counts: u64,
     len: usize,
 ) -> sg_status {
-    let call = "sg_emlog_result_marginal_device";
-    histogram_device(result, call, Histogram::Marginal(parameter), counts, len)
+    histogram_device(result, Histogram::Marginal(parameter), counts, len)
 }
 
 /// `sg_emlog_result_pair` into device memory (`counts` as in
@@ -167,8 +159,7 @@ pub extern "C" fn sg_emlog_result_pair_device(
     counts: u64,
     len: usize,
 ) -> sg_status {
-    let call = "sg_emlog_result_pair_device";
-    histogram_device(result, call, Histogram::Pair(pair), counts, len)
+    histogram_device(result, Histogram::Pair(pair), counts, len)
 }
 
 /// `sg_emlog_result_models` into device memory: `indices` (n_models `uint64_t`) and

@@ -1,6 +1,6 @@
 //! The F-X plan's calls on volumes in device memory (`sg_fxdecon_execute_*_device_*`).
 
-use super::super::device_arrays::{device_array, overlap};
+use super::super::device_arrays::{in_out, InOut};
 use super::super::guard;
 use super::super::status::sg_status;
 use super::{plan_of_dims, sg_fxdecon_plan};
@@ -13,27 +13,18 @@ use crate::fxdecon::{FxdeconPlan, Volume};
 fn execute(
     plan: *const sg_fxdecon_plan,
     dims: usize,
-    call: &str,
-    [input, output]: [u64; 2],
+    arrays: [u64; 2],
     layout: impl FnOnce(&FxdeconPlan) -> Result<Volume>,
 ) -> sg_status {
+    let call = format!("sg_fxdecon_execute_{dims}d_device_f32");
     guard(|| {
         let plan = plan_of_dims(plan, dims)?;
-        let gpu = plan.context().gpu_for(call)?;
+        let gpu = plan.context().gpu_for(&call)?;
         let layout = layout(plan)?;
-        let len = layout.span();
-        if input == output {
-            let mut a = device_array::<f32>(gpu, input, len, "input")?;
-            return plan.execute_device(DeviceIo::in_place(&mut a), layout);
+        match in_out::<f32>(gpu, arrays, layout.span())? {
+            InOut::InPlace(mut a) => plan.execute_device(DeviceIo::in_place(&mut a), layout),
+            InOut::Apart(i, mut o) => plan.execute_device(DeviceIo::apart(&i, &mut o), layout),
         }
-        if overlap::<f32>(input, len, output, len) {
-            return Err(crate::invalid!(
-                "`input` and `output` overlap without being the same array; pass the same address for in place"
-            ));
-        }
-        let i = device_array::<f32>(gpu, input, len, "input")?;
-        let mut o = device_array::<f32>(gpu, output, len, "output")?;
-        plan.execute_device(DeviceIo::apart(&i, &mut o), layout)
     })
 }
 
@@ -73,10 +64,7 @@ pub extern "C" fn sg_fxdecon_execute_2d_device_f32(
     output: u64,
     trace_stride: usize,
 ) -> sg_status {
-    let call = "sg_fxdecon_execute_2d_device_f32";
-    execute(plan, 2, call, [input, output], |p| {
-        p.layout_2d(trace_stride)
-    })
+    execute(plan, 2, [input, output], |p| p.layout_2d(trace_stride))
 }
 
 /// `sg_fxdecon_execute_2d_device_f32` for `double` traces: always `SG_ERR_UNSUPPORTED` (the
@@ -108,8 +96,7 @@ pub extern "C" fn sg_fxdecon_execute_3d_device_f32(
     inline_stride: usize,
     crossline_stride: usize,
 ) -> sg_status {
-    let call = "sg_fxdecon_execute_3d_device_f32";
-    execute(plan, 3, call, [input, output], |p| {
+    execute(plan, 3, [input, output], |p| {
         p.layout_3d(inline_stride, crossline_stride)
     })
 }

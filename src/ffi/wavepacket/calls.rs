@@ -4,7 +4,7 @@
 
 use super::arrays::{coeffs_and_data, data_and_coeffs};
 use crate::error::Result;
-use crate::ffi::args::optional_out;
+use crate::ffi::args::{optional_out, MaybeOut};
 use crate::ffi::precision::Precision;
 use crate::sample::Real;
 use crate::wavepacket::inverse::{InverseReport, Stop};
@@ -73,12 +73,28 @@ pub(crate) fn inverse<H: TransformHandle, T: Precision>(
 ) -> Result<()> {
     let (plan, n, m) = plan_and_sizes::<H, T>(handle, "inverse")?;
     let (c, d) = coeffs_and_data(coeffs, m, data, n)?;
-    let outs = (
-        optional_out(iterations, "iterations")?,
-        optional_out(residual, "residual")?,
-    );
+    let outs = CountAndResidual::new((iterations, "iterations"), residual)?;
     let report = plan.inverse(c, d, stop)?;
-    outs.0.set(report.iterations);
-    outs.1.set(report.residual);
+    outs.set(report.iterations, report.residual);
     Ok(())
+}
+
+/// The outputs of an iterative call, each of which the caller may leave NULL: a count (the
+/// inverse's iterations, the sparse approximation's kept coefficients) and the relative
+/// residual reached; checked before any work, written only on success.
+pub(crate) struct CountAndResidual(MaybeOut<usize>, MaybeOut<f64>);
+
+impl CountAndResidual {
+    /// The count at `count` (named as its argument) and the residual at `residual`.
+    pub(crate) fn new((count, name): (*mut usize, &str), residual: *mut f64) -> Result<Self> {
+        Ok(Self(
+            optional_out(count, name)?,
+            optional_out(residual, "residual")?,
+        ))
+    }
+
+    pub(crate) fn set(self, count: usize, residual: f64) {
+        self.0.set(count);
+        self.1.set(residual);
+    }
 }

@@ -1,8 +1,9 @@
 //! An `sg_wavepacket_layout`'s calls on arrays in device memory
 //! (`sg_wavepacket_*_device_*`): C, C*, the inverse and the threshold.
 
-use super::super::args::optional_out;
-use super::super::device_arrays::{device_array, overlap};
+use super::super::device_arrays::{apart, device_array};
+use super::arrays::sizes;
+use super::calls::CountAndResidual;
 use super::layout::{sg_wavepacket_layout, transform, Transform};
 use super::options::{non_negative, threshold_level, threshold_mode};
 use crate::backend::cuda::array::CallerArray;
@@ -27,20 +28,23 @@ pub(super) fn transform_on_gpu<'a, T: Precision>(
 
 /// The call's data (n reals) and coefficients (2·m reals) in device memory, checked and
 /// apart: `(data, coeffs)`.
-fn arrays<'a, T: Precision>(
+pub(super) fn arrays<'a, T: Precision>(
     t: &Transform<T>,
     gpu: &CudaBackend,
     data: u64,
     coeffs: u64,
 ) -> Result<(CallerArray<'a, T>, CallerArray<'a, T>)> {
-    let l = t.plan.layout();
-    let (n, m) = (l.n_samples(), 2 * l.n_coefficients);
-    let d = device_array::<T>(gpu, data, n, "data")?;
-    let c = device_array::<T>(gpu, coeffs, m, "coeffs")?;
-    if overlap::<T>(data, n, coeffs, m) {
-        return Err(crate::invalid!("`data` and `coeffs` overlap"));
-    }
-    Ok((d, c))
+    let (n, m) = sizes(&t.plan);
+    apart(gpu, (data, n, "data"), (coeffs, 2 * m, "coeffs"))
+}
+
+/// The layout's coefficients (2·m reals) in device memory, checked, for a call on them alone.
+pub(super) fn coeffs_on_device<'a, T: Precision>(
+    t: &Transform<T>,
+    gpu: &CudaBackend,
+    coeffs: u64,
+) -> Result<CallerArray<'a, T>> {
+    device_array::<T>(gpu, coeffs, 2 * sizes(&t.plan).1, "coeffs")
 }
 
 fn forward<T: Precision>(layout: *const sg_wavepacket_layout, data: u64, coeffs: u64) -> sg_status {
@@ -72,16 +76,12 @@ fn inverse<T: Precision>(
         // Checked before the correction filter may be built (one C and one C*).
         crate::wavepacket::check_tolerance(tolerance)?;
         let (mut d, c) = arrays(t, gpu, data, coeffs)?;
-        let outs = (
-            optional_out(iterations, "iterations")?,
-            optional_out(residual, "residual")?,
-        );
+        let outs = CountAndResidual::new((iterations, "iterations"), residual)?;
         let filter = t.filter()?;
         let report = t
             .plan
             .inverse_on_device(filter, &c, &mut d, tolerance, max_iterations)?;
-        outs.0.set(report.iterations);
-        outs.1.set(report.residual);
+        outs.set(report.iterations, report.residual);
         Ok(())
     })
 }
@@ -102,8 +102,7 @@ fn threshold<T: Precision>(
             ));
         }
         non_negative(value, "value")?;
-        let m = 2 * t.plan.layout().n_coefficients;
-        let mut c = device_array::<T>(gpu, coeffs, m, "coeffs")?;
+        let mut c = coeffs_on_device(t, gpu, coeffs)?;
         t.plan.threshold_on_device(&mut c, mode, value)
     })
 }

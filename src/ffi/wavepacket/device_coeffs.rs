@@ -3,8 +3,7 @@
 //! estimate.
 
 use super::super::args::out_ptr;
-use super::super::device_arrays::device_array;
-use super::device::transform_on_gpu;
+use super::device::{coeffs_on_device, transform_on_gpu};
 use super::layout::sg_wavepacket_layout;
 use super::options::{non_negative, threshold_mode};
 use crate::ffi::guard;
@@ -14,8 +13,7 @@ use crate::ffi::status::sg_status;
 fn keep<T: Precision>(layout: *const sg_wavepacket_layout, coeffs: u64, s: usize) -> sg_status {
     guard(|| {
         let (t, gpu) = transform_on_gpu::<T>(layout, "keep_largest")?;
-        let m = 2 * t.plan.layout().n_coefficients;
-        let mut c = device_array::<T>(gpu, coeffs, m, "coeffs")?;
+        let mut c = coeffs_on_device(t, gpu, coeffs)?;
         t.plan.keep_largest_on_device(&mut c, s)
     })
 }
@@ -32,8 +30,7 @@ fn noise_shrink<T: Precision>(
         let mode = threshold_mode(mode)?;
         non_negative(k, "k")?;
         non_negative(sigma, "sigma")?;
-        let m = 2 * t.plan.layout().n_coefficients;
-        let mut c = device_array::<T>(gpu, coeffs, m, "coeffs")?;
+        let mut c = coeffs_on_device(t, gpu, coeffs)?;
         t.plan.threshold_noise_on_device(&mut c, mode, k, sigma)
     })
 }
@@ -46,8 +43,7 @@ fn noise_level<T: Precision>(
     guard(|| {
         let (t, gpu) = transform_on_gpu::<T>(layout, "estimate_noise")?;
         let sigma = out_ptr(sigma, "sigma")?;
-        let m = 2 * t.plan.layout().n_coefficients;
-        let c = device_array::<T>(gpu, coeffs, m, "coeffs")?;
+        let c = coeffs_on_device(t, gpu, coeffs)?;
         sigma.set(t.plan.estimate_noise_on_device(&c)?);
         Ok(())
     })

@@ -1,9 +1,9 @@
 //! An `sg_wavepacket_layout`'s iterative calls on device memory
 //! (`sg_wavepacket_*_device_*`): POCS interpolation and the sparse approximation.
 
-use super::super::args::optional_out;
-use super::super::device_arrays::{device_array, overlap};
-use super::device::transform_on_gpu;
+use super::super::device_arrays::device_array;
+use super::calls::CountAndResidual;
+use super::device::{arrays, transform_on_gpu};
 use super::layout::sg_wavepacket_layout;
 use super::options::{pocs_options, sg_wavepacket_pocs_options};
 use super::options::{sg_wavepacket_sparse_options, sparse_options};
@@ -39,23 +39,13 @@ fn sparse<T: Precision>(
 ) -> sg_status {
     guard(|| {
         let (t, gpu) = transform_on_gpu::<T>(layout, "sparse_approximation")?;
-        let l = t.plan.layout();
-        let (n, m) = (l.n_samples(), 2 * l.n_coefficients);
-        let d = device_array::<T>(gpu, data, n, "data")?;
-        let mut c = device_array::<T>(gpu, coeffs, m, "coeffs")?;
-        if overlap::<T>(data, n, coeffs, m) {
-            return Err(crate::invalid!("`data` and `coeffs` overlap"));
-        }
+        let (d, mut c) = arrays(t, gpu, data, coeffs)?;
         let opts = sparse_options(options)?;
-        let outs = (
-            optional_out(kept, "kept")?,
-            optional_out(residual, "residual")?,
-        );
+        let outs = CountAndResidual::new((kept, "kept"), residual)?;
         let report = t
             .plan
             .sparse_approximation_on_device(&d, &mut c, s, &opts)?;
-        outs.0.set(report.kept);
-        outs.1.set(report.residual);
+        outs.set(report.kept, report.residual);
         Ok(())
     })
 }

@@ -54,7 +54,7 @@ pub extern "C" fn sg_wavepacket_threshold_noise_f32(
     k: f64,
     sigma: f64,
 ) -> sg_status {
-    guard(|| noise_shrink(layout, coeffs, mode, k, sigma))
+    guard(|| noise_shrink::<f32>(layout, coeffs, mode, k, sigma))
 }
 
 /// `sg_wavepacket_threshold_noise_f32` for a double-precision layout.
@@ -66,7 +66,7 @@ pub extern "C" fn sg_wavepacket_threshold_noise_f64(
     k: f64,
     sigma: f64,
 ) -> sg_status {
-    guard(|| noise_shrink(layout, coeffs, mode, k, sigma))
+    guard(|| noise_shrink::<f64>(layout, coeffs, mode, k, sigma))
 }
 
 /// `*sigma` receives the standard deviation of white noise in the data whose coefficients
@@ -81,7 +81,7 @@ pub extern "C" fn sg_wavepacket_estimate_noise_f32(
     coeffs: *const f32,
     sigma: *mut f64,
 ) -> sg_status {
-    guard(|| noise_level(layout, coeffs, sigma))
+    guard(|| noise_level::<f32>(layout, coeffs, sigma))
 }
 
 /// `sg_wavepacket_estimate_noise_f32` for a double-precision layout.
@@ -91,7 +91,7 @@ pub extern "C" fn sg_wavepacket_estimate_noise_f64(
     coeffs: *const f64,
     sigma: *mut f64,
 ) -> sg_status {
-    guard(|| noise_level(layout, coeffs, sigma))
+    guard(|| noise_level::<f64>(layout, coeffs, sigma))
 }
 
 /// `norms[b]` receives ‖ψ_b‖ of every box b (`n_boxes` must be the layout's box count): the ℓ2

@@ -63,7 +63,7 @@ pub extern "C" fn sg_wavepacket_pocs_f32(
     n_traces: usize,
     options: *const sg_wavepacket_pocs_options,
 ) -> sg_status {
-    guard(|| pocs(layout, data, live, n_traces, options))
+    guard(|| pocs::<f32>(layout, data, live, n_traces, options))
 }
 
 /// `sg_wavepacket_pocs_f32` for a double-precision layout.
@@ -75,5 +75,5 @@ pub extern "C" fn sg_wavepacket_pocs_f64(
     n_traces: usize,
     options: *const sg_wavepacket_pocs_options,
 ) -> sg_status {
-    guard(|| pocs(layout, data, live, n_traces, options))
+    guard(|| pocs::<f64>(layout, data, live, n_traces, options))
 }

@@ -1,10 +1,10 @@
 //! The sparse (S-term) approximation of data by an `sg_wavepacket_layout`'s packets.
 
 use super::arrays::{data_and_coeffs, sizes};
+use super::calls::CountAndResidual;
 use super::layout::{sg_wavepacket_layout, transform};
 use super::options::{sg_wavepacket_sparse_options, sparse_options};
 use crate::error::Result;
-use crate::ffi::args::optional_out;
 use crate::ffi::guard;
 use crate::ffi::precision::Precision;
 use crate::ffi::status::sg_status;
@@ -22,14 +22,10 @@ fn sparse<T: Precision>(
     let (n, m) = sizes(&t.plan);
     let (d, out) = data_and_coeffs(data, n, coeffs, m)?;
     let opts = sparse_options(options)?;
-    let outs = (
-        optional_out(kept, "kept")?,
-        optional_out(residual, "residual")?,
-    );
+    let outs = CountAndResidual::new((kept, "kept"), residual)?;
     let (c, report) = t.plan.sparse_approximation(d, s, &opts)?;
     out.copy_from_slice(&c);
-    outs.0.set(report.kept);
-    outs.1.set(report.residual);
+    outs.set(report.kept, report.residual);
     Ok(())
 }
 
@@ -56,7 +52,7 @@ pub extern "C" fn sg_wavepacket_sparse_approximation_f32(
     kept: *mut usize,
     residual: *mut f64,
 ) -> sg_status {
-    guard(|| sparse(layout, data, coeffs, s, options, kept, residual))
+    guard(|| sparse::<f32>(layout, data, coeffs, s, options, kept, residual))
 }
 
 /// `sg_wavepacket_sparse_approximation_f32` for a double-precision layout.
@@ -70,5 +66,5 @@ pub extern "C" fn sg_wavepacket_sparse_approximation_f64(
     kept: *mut usize,
     residual: *mut f64,
 ) -> sg_status {
-    guard(|| sparse(layout, data, coeffs, s, options, kept, residual))
+    guard(|| sparse::<f64>(layout, data, coeffs, s, options, kept, residual))
 }

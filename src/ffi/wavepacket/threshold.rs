@@ -39,7 +39,7 @@ pub extern "C" fn sg_wavepacket_keep_largest_f32(
     coeffs: *mut f32,
     s: usize,
 ) -> sg_status {
-    guard(|| keep(layout, coeffs, s))
+    guard(|| keep::<f32>(layout, coeffs, s))
 }
 
 /// `sg_wavepacket_keep_largest_f32` for a double-precision layout.
@@ -49,7 +49,7 @@ pub extern "C" fn sg_wavepacket_keep_largest_f64(
     coeffs: *mut f64,
     s: usize,
 ) -> sg_status {
-    guard(|| keep(layout, coeffs, s))
+    guard(|| keep::<f64>(layout, coeffs, s))
 }
 
 /// Denoising, in place: `mode` `SG_WAVEPACKET_HARD` or `SG_WAVEPACKET_SOFT`, at a threshold
@@ -64,7 +64,7 @@ pub extern "C" fn sg_wavepacket_threshold_f32(
     kind: i32,
     value: f64,
 ) -> sg_status {
-    guard(|| shrink(layout, coeffs, mode, kind, value))
+    guard(|| shrink::<f32>(layout, coeffs, mode, kind, value))
 }
 
 /// `sg_wavepacket_threshold_f32` for a double-precision layout.
@@ -76,5 +76,5 @@ pub extern "C" fn sg_wavepacket_threshold_f64(
     kind: i32,
     value: f64,
 ) -> sg_status {
-    guard(|| shrink(layout, coeffs, mode, kind, value))
+    guard(|| shrink::<f64>(layout, coeffs, mode, kind, value))
 }

@@ -18,7 +18,7 @@ pub extern "C" fn sg_wavepacket_forward_f32(
     data: *const f32,
     coeffs: *mut f32,
 ) -> sg_status {
-    guard(|| forward(layout, data, coeffs))
+    guard(|| forward::<_, f32>(layout, data, coeffs))
 }
 
 /// `sg_wavepacket_forward_f32` for a double-precision layout.
@@ -28,7 +28,7 @@ pub extern "C" fn sg_wavepacket_forward_f64(
     data: *const f64,
     coeffs: *mut f64,
 ) -> sg_status {
-    guard(|| forward(layout, data, coeffs))
+    guard(|| forward::<_, f64>(layout, data, coeffs))
 }
 
 /// C*: `coeffs` (as `sg_wavepacket_forward_f32` writes them) → real `data` (the real part of
@@ -41,7 +41,7 @@ pub extern "C" fn sg_wavepacket_adjoint_f32(
     coeffs: *const f32,
     data: *mut f32,
 ) -> sg_status {
-    guard(|| adjoint(layout, coeffs, data))
+    guard(|| adjoint::<_, f32>(layout, coeffs, data))
 }
 
 /// `sg_wavepacket_adjoint_f32` for a double-precision layout.
@@ -51,7 +51,7 @@ pub extern "C" fn sg_wavepacket_adjoint_f64(
     coeffs: *const f64,
     data: *mut f64,
 ) -> sg_status {
-    guard(|| adjoint(layout, coeffs, data))
+    guard(|| adjoint::<_, f64>(layout, coeffs, data))
 }
 
 /// The inverse: the data whose coefficients are closest (least squares) to `coeffs` — C*
@@ -72,7 +72,7 @@ pub extern "C" fn sg_wavepacket_inverse_f32(
     residual: *mut f64,
 ) -> sg_status {
     let stop = Stop::new(tolerance, max_iterations);
-    guard(|| inverse(layout, coeffs, data, stop, iterations, residual))
+    guard(|| inverse::<_, f32>(layout, coeffs, data, stop, iterations, residual))
 }
 
 /// `sg_wavepacket_inverse_f32` for a double-precision layout.
@@ -87,5 +87,5 @@ pub extern "C" fn sg_wavepacket_inverse_f64(
     residual: *mut f64,
 ) -> sg_status {
     let stop = Stop::new(tolerance, max_iterations);
-    guard(|| inverse(layout, coeffs, data, stop, iterations, residual))
+    guard(|| inverse::<_, f64>(layout, coeffs, data, stop, iterations, residual))
 }

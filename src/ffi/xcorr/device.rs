@@ -127,15 +127,8 @@ pub extern "C" fn sg_xcorr_correlate_substacks_device_f32(
         let block = (i0, ni, j0, nj);
         let (spectra, n_pairs) = days_and_pairs(plan, days, n_days, block)?;
         let rows = SubstackRows::new(plan, &spectra, (labels, n_groups), n_pairs, pair_stride)?;
-        let SubstackRows {
-            groups,
-            n_sub,
-            na,
-            ns,
-        } = rows;
-        if overlap::<f32>(stacks, na, substacks, ns) {
-            return Err(crate::invalid!("stacks and substacks overlap"));
-        }
+        rows.apart(|na, ns| overlap::<f32>(stacks, na, substacks, ns))?;
+        let (na, ns) = (rows.na, rows.ns);
         let mut all_out = device_array::<f32>(gpu, stacks, na, "stacks")?;
         let mut sub_out = device_array::<f32>(gpu, substacks, ns, "substacks")?;
         let all = DeviceStacks {
@@ -146,9 +139,9 @@ pub extern "C" fn sg_xcorr_correlate_substacks_device_f32(
         let sub = DeviceStacks {
             out: part_mut(&mut sub_out, 0, ns),
             pair_stride,
-            counts: optional_mut(substack_windows, n_sub, "substack_windows")?,
+            counts: optional_mut(substack_windows, rows.n_sub, "substack_windows")?,
         };
-        plan.correlate_device(&spectra, block, all, Some((&groups, sub)))?;
+        plan.correlate_device(&spectra, block, all, Some((&rows.groups, sub)))?;
         Ok(())
     })
 }

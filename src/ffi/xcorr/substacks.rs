@@ -87,31 +87,23 @@ pub extern "C" fn sg_xcorr_correlate_substacks_f32(
         let block = (i0, ni, j0, nj);
         let (spectra, n_pairs) = days_and_pairs(plan, days, n_days, block)?;
         let rows = SubstackRows::new(plan, &spectra, (labels, n_groups), n_pairs, pair_stride)?;
-        let SubstackRows {
-            groups,
-            n_sub,
-            na,
-            ns,
-        } = rows;
-        if overlap(stacks, na, substacks, ns) {
-            return Err(crate::invalid!("stacks and substacks overlap"));
-        }
+        rows.apart(|na, ns| overlap(stacks, na, substacks, ns))?;
         let all = StackOut {
-            out: slice_mut(stacks, na, "stacks")?,
+            out: slice_mut(stacks, rows.na, "stacks")?,
             pair_stride,
             counts: optional_mut(n_windows, n_pairs, "n_windows")?,
         };
         let sub = StackOut {
-            out: slice_mut(substacks, ns, "substacks")?,
+            out: slice_mut(substacks, rows.ns, "substacks")?,
             pair_stride,
-            counts: optional_mut(substack_windows, n_sub, "substack_windows")?,
+            counts: optional_mut(substack_windows, rows.n_sub, "substack_windows")?,
         };
-        plan.correlate_substacks(&spectra, block, all, &groups, sub)?;
+        plan.correlate_substacks(&spectra, block, all, &rows.groups, sub)?;
         Ok(())
     })
 }
 
-/// The rows of a substacks call.
+/// The rows of a substacks call, host or device.
 pub(super) struct SubstackRows {
     /// The window groups of the days, from the caller's labels (one per window of each day).
     pub groups: WindowGroups,
@@ -143,5 +135,14 @@ impl SubstackRows {
             na: rows_span(n_pairs, pair_stride, plan)?,
             ns: rows_span(n_sub, pair_stride, plan)?,
         })
+    }
+
+    /// Refuses the caller's outputs when `overlap(na, ns)`: its stacks (`na` floats) and
+    /// substacks (`ns`) share memory.
+    pub fn apart(&self, overlap: impl FnOnce(usize, usize) -> bool) -> Result<()> {
+        match overlap(self.na, self.ns) {
+            true => Err(crate::invalid!("stacks and substacks overlap")),
+            false => Ok(()),
+        }
     }
 }
