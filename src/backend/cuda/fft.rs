@@ -164,18 +164,8 @@ impl FftPlan {
         input: &impl DeviceArray<T>,
         output: &mut impl DeviceArrayMut<Complex<T>>,
     ) -> Result<()> {
-        self.check::<T>(Shape::R2C, input.len(), output.len())?;
-        let (i, o) = (input.addr(), output.addr());
-        bind(self.stream.context())?;
-        // SAFETY: the arrays span the plan's extent (checked above) in its precision.
-        unsafe {
-            if is_double::<T>() {
-                result::exec_d2z(self.handle, i as *mut _, o as *mut _)
-            } else {
-                result::exec_r2c(self.handle, i as *mut _, o as *mut _)
-            }
-        }
-        .map_err(error("running a real-to-complex FFT"))
+        let (i, o) = ((input.addr(), input.len()), (output.addr(), output.len()));
+        self.real::<T>(Shape::R2C, i, o)
     }
 
     /// Half-spectrum to real (C2R or Z2D); cuFFT may overwrite the input.
@@ -184,18 +174,30 @@ impl FftPlan {
         input: &mut impl DeviceArrayMut<Complex<T>>,
         output: &mut impl DeviceArrayMut<T>,
     ) -> Result<()> {
-        self.check::<T>(Shape::C2R, input.len(), output.len())?;
-        let (i, o) = (input.addr(), output.addr());
+        let (i, o) = ((input.addr(), input.len()), (output.addr(), output.len()));
+        self.real::<T>(Shape::C2R, i, o)
+    }
+
+    /// A real-to-complex or complex-to-real transform from `i` to `o`, each an address and
+    /// its length in elements, after checking both against the plan.
+    fn real<T: Sample>(&self, shape: Shape, i: (u64, usize), o: (u64, usize)) -> Result<()> {
+        self.check::<T>(shape, i.1, o.1)?;
+        let (h, i, o) = (self.handle, i.0, o.0);
         bind(self.stream.context())?;
         // SAFETY: the arrays span the plan's extent (checked above) in its precision.
-        unsafe {
-            if is_double::<T>() {
-                result::exec_z2d(self.handle, i as *mut _, o as *mut _)
-            } else {
-                result::exec_c2r(self.handle, i as *mut _, o as *mut _)
+        let done = unsafe {
+            match (shape, is_double::<T>()) {
+                (Shape::R2C, true) => result::exec_d2z(h, i as *mut _, o as *mut _),
+                (Shape::R2C, false) => result::exec_r2c(h, i as *mut _, o as *mut _),
+                (Shape::C2R, true) => result::exec_z2d(h, i as *mut _, o as *mut _),
+                (Shape::C2R, false) => result::exec_c2r(h, i as *mut _, o as *mut _),
+                (Shape::C2C, _) => unreachable!("a complex-to-complex FFT on the real path"),
             }
-        }
-        .map_err(error("running a complex-to-real FFT"))
+        };
+        done.map_err(error(match shape {
+            Shape::R2C => "running a real-to-complex FFT",
+            _ => "running a complex-to-real FFT",
+        }))
     }
 
     fn c2c(&self, i: u64, o: u64, direction: Direction) -> Result<()> {
