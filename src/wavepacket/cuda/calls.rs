@@ -260,7 +260,7 @@ impl<T: Real> BoxStage<T> {
     ) -> Result<()> {
         // The coefficients' exponent is +2πi (the inverse direction).
         self.box_ffts(scratch, Direction::Inverse)?;
-        self.work_to_coefficients(&scratch.work, coeffs)?;
+        self.phase("wp_to_coefficients", &scratch.work, coeffs)?;
         self.report(reporter, "wave-packet boxes", 1.0 - USFFT_SHARE)
     }
 
@@ -296,7 +296,7 @@ impl<T: Real> BoxStage<T> {
 
     /// The adjoint's first step: the coefficients unphased and through the boxes' FFTs.
     fn box_values(&self, coeffs: &impl DeviceArray<T>, scratch: &mut Scratch<T>) -> Result<()> {
-        self.coefficients_to_work(coeffs, &mut scratch.work)?;
+        self.phase("wp_from_coefficients", coeffs, &mut scratch.work)?;
         self.box_ffts(scratch, Direction::Forward)
     }
 

@@ -18,6 +18,12 @@ pub(super) fn grid_stride(n: usize) -> LaunchConfig {
     cfg
 }
 
+/// A shifted call's tables for `wp_gather` and `wp_scatter` (NULL for an unshifted one).
+fn shift_arguments<T>(l: &mut Launch<'_>, shifts: Option<&Shifts<'_, T>>) {
+    l.optional(shifts.map(|s| &s.at))
+        .optional(shifts.map(|s| &s.factors));
+}
+
 impl<T: Real> BoxStage<T> {
     pub(super) fn launch(&self, kernel: &str, cfg: LaunchConfig) -> Result<Launch<'_>> {
         Launch::new(&self.module, &self.stream, kernel, cfg)
@@ -50,8 +56,7 @@ impl<T: Real> BoxStage<T> {
         l.input(values).input(&t.windows);
         l.input(&t.table).input(&t.work_start);
         l.scalar(self.order.len() as i32).scalar(self.n_work as i64);
-        l.optional(shifts.map(|s| &s.at))
-            .optional(shifts.map(|s| &s.factors));
+        shift_arguments(&mut l, shifts);
         l.output(work);
         // SAFETY: wp_gather(const cpx* values, const REAL* windows, const long long* table,
         // const long long* work_start, int n_boxes, long long total, const long long*
@@ -64,40 +69,29 @@ impl<T: Real> BoxStage<T> {
         unsafe { l.run() }
     }
 
-    /// Forward, second half (after the box FFTs): coefficients = work · the box's phase.
-    pub(super) fn work_to_coefficients(
+    /// Between the work array (2·n_work reals) and the coefficients by the box phases:
+    /// `wp_to_coefficients` (forward, after the box FFTs: coefficients = work · the box's
+    /// phase) from `src` = work into `dst` = coefficients, or its transpose
+    /// `wp_from_coefficients` (adjoint, before the box FFTs: work = coefficients · the
+    /// conjugate phase) from `src` = coefficients into `dst` = work.
+    pub(super) fn phase(
         &self,
-        work: &DeviceBuf<T>,
-        coeffs: &mut impl DeviceArrayMut<T>,
+        kernel: &str,
+        src: &impl DeviceArray<T>,
+        dst: &mut impl DeviceArrayMut<T>,
     ) -> Result<()> {
         let t = &self.tables;
-        let mut l = self.launch("wp_to_coefficients", grid_stride(self.n_work))?;
-        l.input(work).input(&t.table).input(&t.work_start);
+        let mut l = self.launch(kernel, grid_stride(self.n_work))?;
+        l.input(src).input(&t.table).input(&t.work_start);
         l.scalar(self.order.len() as i32).scalar(self.n_work as i64);
-        l.input(&t.phase).output(coeffs);
+        l.input(&t.phase).output(dst);
         // SAFETY: wp_to_coefficients(const cpx* work, const long long* table, const long
-        // long* work_start, int n_boxes, long long total, const cpx* phase, cpx* coeffs):
-        // element e < n_work of box j reads work[e] (2·n_work reals), the box's phase factors
-        // (n1 + n2 + n3 at its F_PHASE) and writes coefficient F_COEFF + k of the box
-        // (coeffs holds 2·n_coefficients reals: checked by the callers).
-        unsafe { l.run() }
-    }
-
-    /// Adjoint, first half (before the box FFTs): work = coefficients · the conjugate phase.
-    pub(super) fn coefficients_to_work(
-        &self,
-        coeffs: &impl DeviceArray<T>,
-        work: &mut DeviceBuf<T>,
-    ) -> Result<()> {
-        let t = &self.tables;
-        let mut l = self.launch("wp_from_coefficients", grid_stride(self.n_work))?;
-        l.input(coeffs).input(&t.table).input(&t.work_start);
-        l.scalar(self.order.len() as i32).scalar(self.n_work as i64);
-        l.input(&t.phase).output(work);
-        // SAFETY: wp_from_coefficients(const cpx* coeffs, const long long* table, const long
-        // long* work_start, int n_boxes, long long total, const cpx* phase, cpx* work): the
-        // transpose of wp_to_coefficients, over the same elements and arrays (coeffs read,
-        // work written).
+        // long* work_start, int n_boxes, long long total, const cpx* phase, cpx* coeffs) and
+        // wp_from_coefficients(const cpx* coeffs, … the same, cpx* work): the callers pass
+        // the work and coefficient arrays in the kernel's order. Element e < n_work of box j
+        // touches work[e] (2·n_work reals), the box's phase factors (n1 + n2 + n3 at its
+        // F_PHASE) and coefficient F_COEFF + k of the box (the coefficients hold
+        // 2·n_coefficients reals: checked by the callers).
         unsafe { l.run() }
     }
 
@@ -117,8 +111,7 @@ impl<T: Real> BoxStage<T> {
         l.input(&t.lat_first).input(&t.lat_boxes);
         l.scalar(self.layout.lattices.len() as i32)
             .scalar(n_points as i64);
-        l.optional(shifts.map(|s| &s.at))
-            .optional(shifts.map(|s| &s.factors));
+        shift_arguments(&mut l, shifts);
         l.output(values);
         // SAFETY: wp_scatter(const cpx* work, const REAL* windows, const long long* table,
         // const long long* lat_start, const long long* lat_len, const int* lat_first, const
