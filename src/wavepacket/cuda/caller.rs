@@ -101,9 +101,20 @@ impl<T: Real> BoxStage<T> {
         t: f64,
         soft: bool,
     ) -> Result<()> {
+        self.on_coefficients(caller, coeffs, |c| self.shrink(c, t, soft))
+    }
+
+    /// Queues `work` on the caller's `coeffs` (2·m reals, checked) after `caller`'s work;
+    /// returns without waiting.
+    pub(super) fn on_coefficients<C: DeviceArrayMut<T>>(
+        &self,
+        caller: &CudaStream,
+        coeffs: &mut C,
+        work: impl FnOnce(&mut C) -> Result<()>,
+    ) -> Result<()> {
         self.check_device(self.layout.n_samples(), coeffs.len())?;
         bind(self.stream.context())?;
         let _queue = self.lock();
-        ordered_on(caller, &self.stream, || self.shrink(coeffs, t, soft))
+        ordered_on(caller, &self.stream, || work(coeffs))
     }
 }

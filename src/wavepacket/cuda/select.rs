@@ -81,12 +81,7 @@ impl<T: Real> BoxStage<T> {
         scale: f64,
         soft: bool,
     ) -> Result<()> {
-        self.check_device(self.layout.n_samples(), coeffs.len())?;
-        bind(self.stream.context())?;
-        let _queue = self.lock();
-        ordered_on(caller, &self.stream, || {
-            self.shrink_boxes(coeffs, scale, soft)
-        })
+        self.on_coefficients(caller, coeffs, |c| self.shrink_boxes(c, scale, soft))
     }
 
     /// The median of |c|/‖ψ_b‖ over the noise estimate's samples of the caller's `coeffs`,
