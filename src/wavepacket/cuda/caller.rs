@@ -13,6 +13,14 @@ use crate::progress::Reporter;
 use crate::sample::Real;
 use cudarc::driver::CudaStream;
 
+/// Where a device threshold stands: one value for every coefficient, or a scale of each
+/// box's ‖ψ_b‖ (box by box).
+#[derive(Clone, Copy, Debug)]
+pub enum ThresholdAt {
+    Value(f64),
+    BoxNorms(f64),
+}
+
 impl<T: Real> BoxStage<T> {
     /// C: `data` (n reals) → `coeffs` (2·m reals, interleaved complex), queued after
     /// `caller`'s work; returns without waiting. Non-finite data is not looked for.
@@ -92,29 +100,21 @@ impl<T: Real> BoxStage<T> {
         ordered_on(caller, &self.stream, || io.up(data, x))
     }
 
-    /// Thresholds the caller's `coeffs` (2·m reals) in place at `t` (hard, or soft with
+    /// Thresholds the caller's `coeffs` (2·m reals) in place at `level` (hard, or soft with
     /// `soft`), queued after `caller`'s work; returns without waiting.
     pub fn threshold_ordered(
         &self,
         caller: &CudaStream,
         coeffs: &mut impl DeviceArrayMut<T>,
-        t: f64,
+        level: ThresholdAt,
         soft: bool,
-    ) -> Result<()> {
-        self.on_coefficients(caller, coeffs, |c| self.shrink(c, t, soft))
-    }
-
-    /// Queues `work` on the caller's `coeffs` (2·m reals, checked) after `caller`'s work;
-    /// returns without waiting.
-    pub(super) fn on_coefficients<C: DeviceArrayMut<T>>(
-        &self,
-        caller: &CudaStream,
-        coeffs: &mut C,
-        work: impl FnOnce(&mut C) -> Result<()>,
     ) -> Result<()> {
         self.check_device(self.layout.n_samples(), coeffs.len())?;
         bind(self.stream.context())?;
         let _queue = self.lock();
-        ordered_on(caller, &self.stream, || work(coeffs))
+        ordered_on(caller, &self.stream, || match level {
+            ThresholdAt::Value(t) => self.shrink(coeffs, t, soft),
+            ThresholdAt::BoxNorms(scale) => self.shrink_boxes(coeffs, scale, soft),
+        })
     }
 }

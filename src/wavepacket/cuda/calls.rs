@@ -245,7 +245,7 @@ impl<T: Real> BoxStage<T> {
         scratch: &mut Scratch<T>,
         reporter: &mut Reporter,
     ) -> Result<()> {
-        self.complex_from_real(data, &mut scratch.modes)?;
+        self.modes("wp_complex_from_real", data, &mut scratch.modes)?;
         self.type2
             .execute_device(&mut scratch.values, &mut scratch.modes)?;
         self.report(reporter, "wave-packet spectrum", USFFT_SHARE)
@@ -309,7 +309,7 @@ impl<T: Real> BoxStage<T> {
     ) -> Result<()> {
         self.report(reporter, "wave-packet boxes", 1.0 - USFFT_SHARE)?;
         self.lattice_to_modes(scratch)?;
-        self.real_part(&scratch.modes, data)?;
+        self.modes("wp_real_part", &scratch.modes, data)?;
         self.report(reporter, "wave-packet spectrum", USFFT_SHARE)
     }
 

@@ -29,18 +29,22 @@ impl<T: Real> BoxStage<T> {
         Launch::new(&self.module, &self.stream, kernel, cfg)
     }
 
-    /// The data (n reals) as the type-2 USFFT's complex modes.
-    pub(super) fn complex_from_real(
+    /// Between the data (n reals) and the USFFT's complex modes (2n reals):
+    /// `wp_complex_from_real` from the data `src` into the type-2 USFFT's modes `dst`, or
+    /// `wp_real_part` from the type-1 USFFT's modes `src` into the data `dst` (the adjoint's).
+    pub(super) fn modes(
         &self,
-        data: &impl DeviceArray<T>,
-        modes: &mut DeviceBuf<T>,
+        kernel: &str,
+        src: &impl DeviceArray<T>,
+        dst: &mut impl DeviceArrayMut<T>,
     ) -> Result<()> {
         let n = self.layout.n_samples();
-        let mut l = self.launch("wp_complex_from_real", grid_stride(n))?;
-        l.input(data).output(modes).scalar(n as i64);
-        // SAFETY: wp_complex_from_real(const REAL* data, cpx* modes, long long n): element
-        // i < n reads data[i] (data holds n: checked by the callers) and writes modes[i]
-        // (modes holds 2n reals).
+        let mut l = self.launch(kernel, grid_stride(n))?;
+        l.input(src).output(dst).scalar(n as i64);
+        // SAFETY: wp_complex_from_real(const REAL* data, cpx* modes, long long n) and
+        // wp_real_part(const cpx* modes, REAL* data, long long n): the callers pass the data
+        // and modes in the kernel's order. Element i < n touches data[i] (the data hold n:
+        // checked by the callers) and modes[i] (the modes hold 2n reals).
         unsafe { l.run() }
     }
 
@@ -120,20 +124,6 @@ impl<T: Real> BoxStage<T> {
         // n_lattices, reads the work and window values of the boxes listed for l that hold
         // it (tables built with the layout), their shift factors as in wp_gather, and writes
         // values[p] (values holds 2·n_points reals).
-        unsafe { l.run() }
-    }
-
-    /// The real part of the type-1 USFFT's modes: the adjoint's data.
-    pub(super) fn real_part(
-        &self,
-        modes: &DeviceBuf<T>,
-        data: &mut impl DeviceArrayMut<T>,
-    ) -> Result<()> {
-        let n = self.layout.n_samples();
-        let mut l = self.launch("wp_real_part", grid_stride(n))?;
-        l.input(modes).output(data).scalar(n as i64);
-        // SAFETY: wp_real_part(const cpx* modes, REAL* data, long long n): element i < n
-        // reads modes[i] (2n reals) and writes data[i] (data holds n: checked by the callers).
         unsafe { l.run() }
     }
 

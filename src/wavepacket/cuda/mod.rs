@@ -31,6 +31,7 @@ use crate::progress::Reporter;
 use crate::sample::Real;
 use crate::sample::Sample;
 use crate::usfft::UsfftPlan;
+pub use caller::ThresholdAt;
 use cudarc::driver::{CudaModule, CudaStream};
 use ffts::{BoxReplays, FftGroup};
 use std::sync::{Arc, Mutex};

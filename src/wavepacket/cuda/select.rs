@@ -72,18 +72,6 @@ impl<T: Real> BoxStage<T> {
         })
     }
 
-    /// Thresholds the caller's `coeffs` box by box at `scale`·‖ψ_b‖ (hard, or soft with
-    /// `soft`), queued after `caller`'s work; returns without waiting.
-    pub fn threshold_boxes_ordered(
-        &self,
-        caller: &CudaStream,
-        coeffs: &mut impl DeviceArrayMut<T>,
-        scale: f64,
-        soft: bool,
-    ) -> Result<()> {
-        self.on_coefficients(caller, coeffs, |c| self.shrink_boxes(c, scale, soft))
-    }
-
     /// The median of |c|/‖ψ_b‖ over the noise estimate's samples of the caller's `coeffs`,
     /// after `caller`'s work (None without samples). `samples` gives the samples' bits and
     /// count on a plan's first estimate (uploaded then, once). Waits for the value.
@@ -219,7 +207,7 @@ impl<T: Real> BoxStage<T> {
     }
 
     /// Thresholds each box j (work order) at `scale`·norms[j], in place.
-    fn shrink_boxes(
+    pub(super) fn shrink_boxes(
         &self,
         coeffs: &mut impl DeviceArrayMut<T>,
         scale: f64,
