@@ -4,6 +4,7 @@
 //! the host-to-host calls, so the results are the same bit for bit.
 
 use super::calls::ensure;
+use super::launches::ThresholdAt;
 use super::BoxStage;
 use crate::backend::cuda::array::{DeviceArray, DeviceArrayMut};
 use crate::backend::cuda::bind;
@@ -12,14 +13,6 @@ use crate::error::Result;
 use crate::progress::Reporter;
 use crate::sample::Real;
 use cudarc::driver::CudaStream;
-
-/// Where a device threshold stands: one value for every coefficient, or a scale of each
-/// box's ‖ψ_b‖ (box by box).
-#[derive(Clone, Copy, Debug)]
-pub enum ThresholdAt {
-    Value(f64),
-    BoxNorms(f64),
-}
 
 impl<T: Real> BoxStage<T> {
     /// C: `data` (n reals) → `coeffs` (2·m reals, interleaved complex), queued after
@@ -112,9 +105,6 @@ impl<T: Real> BoxStage<T> {
         self.check_device(self.layout.n_samples(), coeffs.len())?;
         bind(self.stream.context())?;
         let _queue = self.lock();
-        ordered_on(caller, &self.stream, || match level {
-            ThresholdAt::Value(t) => self.shrink(coeffs, t, soft),
-            ThresholdAt::BoxNorms(scale) => self.shrink_boxes(coeffs, scale, soft),
-        })
+        ordered_on(caller, &self.stream, || self.shrink(coeffs, level, soft))
     }
 }

@@ -24,6 +24,24 @@ fn shift_arguments<T>(l: &mut Launch<'_>, shifts: Option<&Shifts<'_, T>>) {
         .optional(shifts.map(|s| &s.factors));
 }
 
+/// A block per box for `n_boxes` boxes, at most 2^16 blocks (the kernels stride over the
+/// rest), each block's threads over the box's coefficients.
+fn box_blocks(n_boxes: usize) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (n_boxes.clamp(1, 1 << 16) as u32, 1, 1),
+        block_dim: (THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// Where a device threshold stands: one value for every coefficient, or a scale of each
+/// box's ‖ψ_b‖ (box by box).
+#[derive(Clone, Copy, Debug)]
+pub enum ThresholdAt {
+    Value(f64),
+    BoxNorms(f64),
+}
+
 impl<T: Real> BoxStage<T> {
     pub(super) fn launch(&self, kernel: &str, cfg: LaunchConfig) -> Result<Launch<'_>> {
         Launch::new(&self.module, &self.stream, kernel, cfg)
@@ -161,12 +179,7 @@ impl<T: Real> BoxStage<T> {
             &by_work,
             "uploading the wave-packet thresholds",
         )?;
-        let cfg = LaunchConfig {
-            grid_dim: (by_work.len().clamp(1, 1 << 16) as u32, 1, 1),
-            block_dim: (THREADS, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        let mut l = self.launch("wp_keep_below", cfg)?;
+        let mut l = self.launch("wp_keep_below", box_blocks(by_work.len()))?;
         l.output(coeffs).input(&self.tables.table).input(&t);
         l.scalar(by_work.len() as i64);
         // SAFETY: wp_keep_below(cpx* coeffs, const long long* table, const double* t, long
@@ -177,21 +190,36 @@ impl<T: Real> BoxStage<T> {
         Ok(t)
     }
 
-    /// Thresholds the coefficients in place at `t` (hard, or soft with `soft`).
+    /// Thresholds the coefficients in place at `level` (hard, or soft with `soft`).
     pub(super) fn shrink(
         &self,
         coeffs: &mut impl DeviceArrayMut<T>,
-        t: f64,
+        level: ThresholdAt,
         soft: bool,
     ) -> Result<()> {
-        let n = self.layout.n_coefficients;
-        let mut l = self.launch("wp_shrink", grid_stride(n))?;
-        l.output(coeffs)
-            .scalar(n as i64)
-            .scalar(t)
-            .scalar(soft as i32);
-        // SAFETY: wp_shrink(cpx* coeffs, long long n, double t, int soft): element i < n
-        // reads and writes coeffs[i] (coeffs holds 2n reals: checked by the callers).
-        unsafe { l.run() }
+        let (n, n_boxes) = (self.layout.n_coefficients, self.order.len());
+        match level {
+            ThresholdAt::Value(t) => {
+                let mut l = self.launch("wp_shrink", grid_stride(n))?;
+                l.output(coeffs).scalar(n as i64).scalar(t);
+                l.scalar(soft as i32);
+                // SAFETY: wp_shrink(cpx* coeffs, long long n, double t, int soft): element
+                // i < n reads and writes coeffs[i] (coeffs holds 2n reals: checked by the
+                // callers).
+                unsafe { l.run() }
+            }
+            ThresholdAt::BoxNorms(scale) => {
+                let t = &self.tables;
+                let mut l = self.launch("wp_shrink_boxes", box_blocks(n_boxes))?;
+                l.output(coeffs).input(&t.table).input(&t.norms);
+                l.scalar(n_boxes as i64).scalar(scale).scalar(soft as i32);
+                // SAFETY: wp_shrink_boxes(cpx* coeffs, const long long* table, const
+                // double* norms, long long n_boxes, double scale, int soft): blocks stride
+                // over the n_boxes boxes (a table row and a norm each), threads over each
+                // box's coefficients (coeffs holds 2·n_coefficients reals: checked by the
+                // callers).
+                unsafe { l.run() }
+            }
+        }
     }
 }

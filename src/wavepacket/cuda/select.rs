@@ -205,30 +205,6 @@ impl<T: Real> BoxStage<T> {
         // words (pass < vbits/8 + ibits/8).
         unsafe { l.run() }
     }
-
-    /// Thresholds each box j (work order) at `scale`·norms[j], in place.
-    pub(super) fn shrink_boxes(
-        &self,
-        coeffs: &mut impl DeviceArrayMut<T>,
-        scale: f64,
-        soft: bool,
-    ) -> Result<()> {
-        let n_boxes = self.order.len();
-        let cfg = LaunchConfig {
-            grid_dim: (n_boxes.clamp(1, 1 << 16) as u32, 1, 1),
-            block_dim: (THREADS, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        let t = &self.tables;
-        let mut l = self.launch("wp_shrink_boxes", cfg)?;
-        l.output(coeffs).input(&t.table).input(&t.norms);
-        l.scalar(n_boxes as i64).scalar(scale).scalar(soft as i32);
-        // SAFETY: wp_shrink_boxes(cpx* coeffs, const long long* table, const double* norms,
-        // long long n_boxes, double scale, int soft): blocks stride over the n_boxes boxes
-        // (a table row and a norm each), threads over each box's coefficients (coeffs holds
-        // 2·n_coefficients reals: checked by the callers).
-        unsafe { l.run() }
-    }
 }
 
 #[cfg(test)]
