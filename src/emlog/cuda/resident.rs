@@ -1,7 +1,7 @@
 //! A search's results written to the caller's device arrays, on the caller's stream,
 //! without waiting: histograms a device search left on the device are copied device to
-//! device; values the result holds on the host (the listed models, a host search's
-//! histograms) go through a device buffer of the library's.
+//! device. (Values the result holds on the host, the listed models and a host search's
+//! histograms, are copied straight from host memory: `buffers::write`.)
 
 use crate::backend::cuda::array::{part, DeviceArrayMut};
 use crate::backend::cuda::buffers::copy;
