@@ -1,6 +1,7 @@
 //! The coefficient operations on device coefficients (2·m reals, interleaved complex) that
 //! rank or scale them by box: keep the s largest, the white-noise threshold k·σ·‖ψ_b‖ and
-//! the noise estimate, ordered on the context's caller stream (`cuda/select.rs`).
+//! the noise estimate, ordered on the context's caller stream (`cuda/select.rs`,
+//! `cuda/launches.rs`).
 
 use super::coeffs::{noise_sample_bits, noise_sigma, ThresholdMode};
 use super::cuda::ThresholdAt;

@@ -1,9 +1,9 @@
 //! The coefficient operations that rank or scale by box, on device coefficients ordered on
-//! the caller's stream: keep the s largest, the thresholds k·σ·‖ψ_b‖ per box, and the noise
-//! estimate's median. A rank is found by a radix select in kernels (`wp_select_*` in
-//! `kernels/wavepacket.cu`: eight bits a pass, its state in device memory), so the host
-//! only queues launches whose number it knows from the sizes; the estimate's one value is
-//! all that comes back.
+//! the caller's stream: keep the s largest and the noise estimate's median (the thresholds
+//! k·σ·‖ψ_b‖ per box are `shrink`, in `launches.rs`). A rank is found by a radix select in
+//! kernels (`wp_select_*` in `kernels/wavepacket.cu`: eight bits a pass, its state in
+//! device memory), so the host only queues launches whose number it knows from the sizes;
+//! the estimate's one value is all that comes back.
 
 use super::launches::grid_stride;
 use super::BoxStage;
