@@ -222,12 +222,20 @@ struct Pieces<'a> {
 }
 
 impl<'a> Pieces<'a> {
-    fn take(pool: &'a StagingPool, ctx: &Arc<CudaContext>, bytes: usize) -> Result<Pieces<'a>> {
-        let piece = PIECE.min(bytes.max(1));
+    /// The two pieces of a copy of `bytes`; None for an empty copy (nothing to stage).
+    fn take(
+        pool: &'a StagingPool,
+        ctx: &Arc<CudaContext>,
+        bytes: usize,
+    ) -> Result<Option<Pieces<'a>>> {
+        if bytes == 0 {
+            return Ok(None);
+        }
+        let piece = PIECE.min(bytes);
         let bufs = (0..2)
             .map(|_| Ok((pool.take(ctx, piece)?, None)))
             .collect::<Result<_>>()?;
-        Ok(Pieces { pool, bufs })
+        Ok(Some(Pieces { pool, bufs }))
     }
 
     /// Piece `i`'s buffer, once the copies queued from or into it are done.
@@ -278,12 +286,10 @@ pub fn upload_staged<T: Copy>(
     src: &[T],
 ) -> Result<()> {
     fits(src.len(), dst.len(), "an upload")?;
-    let dst = dst.addr();
-    let src = bytes_of(src);
-    if src.is_empty() {
+    let (dst, src) = (dst.addr(), bytes_of(src));
+    let Some(mut pieces) = Pieces::take(pool, ctx, src.len())? else {
         return Ok(());
-    }
-    let mut pieces = Pieces::take(pool, ctx, src.len())?;
+    };
     let run = (|| -> Result<()> {
         for (i, piece) in src.chunks(PIECE).enumerate() {
             let buf = pieces.ready(i)?.slice_mut::<u8>(piece.len())?;
@@ -314,12 +320,10 @@ pub fn download_staged<T: Copy>(
     dst: &mut [T],
 ) -> Result<()> {
     fits(dst.len(), src.len(), "a download")?;
-    let src = src.addr();
-    let dst = bytes_of_mut(dst);
-    if dst.is_empty() {
+    let (src, dst) = (src.addr(), bytes_of_mut(dst));
+    let Some(mut pieces) = Pieces::take(pool, ctx, dst.len())? else {
         return Ok(());
-    }
-    let mut pieces = Pieces::take(pool, ctx, dst.len())?;
+    };
     let total = dst.len();
     let n = total.div_ceil(PIECE);
     let queue = |pieces: &mut Pieces, i: usize| -> Result<()> {
