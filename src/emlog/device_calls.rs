@@ -5,13 +5,14 @@
 
 use super::criterion::SearchOptions;
 use super::cuda::gather::{gather, DeviceProblem};
-use super::cuda::resident::{bins_to_caller, host_to_caller};
+use super::cuda::resident::bins_to_caller;
 use super::gathered::Gathered;
 use super::grid::Axis;
 use super::matrix::{Data, Shape};
 use super::result::SearchResult;
 use super::{cuda, EmlogPlan};
 use crate::backend::cuda::array::{DeviceArray, DeviceArrayMut};
+use crate::backend::cuda::buffers::write;
 use crate::backend::cuda::CudaBackend;
 use crate::context::Context;
 use crate::error::Result;
@@ -121,7 +122,7 @@ impl SearchResult {
         let what = "copying a histogram to the caller's device array";
         match &self.origin.bins {
             Some(bins) => bins_to_caller(gpu, bins, start, &mut part_of(dst, host.len()), what),
-            None => host_to_caller(gpu, host, dst, what),
+            None => write(&gpu.caller_stream(), host, dst, what),
         }
     }
 
@@ -137,8 +138,9 @@ impl SearchResult {
         check_room(indices.len(), self.models.len(), "indices")?;
         check_room(values.len(), self.model_values.len(), "values")?;
         let what = "copying the listed models to the caller's device arrays";
-        host_to_caller(gpu, &self.models, indices, what)?;
-        host_to_caller(gpu, &self.model_values, values, what)
+        let stream = gpu.caller_stream();
+        write(&stream, &self.models, indices, what)?;
+        write(&stream, &self.model_values, values, what)
     }
 }
 

@@ -300,9 +300,9 @@ impl<T: Real> Gridding<'_, T> {
             reporter.for_chunks(single.len(), threads, |chunk| {
                 with_width!(w, W => single[chunk].par_iter().for_each_init(
                 || (Vec::new(), Vec::new()),
-                |(buf, strengths), (b, points)| {
-                    cx.fill::<W>(avx2, *b, points.clone(), buf, strengths);
-                    cx.add(*b, buf);
+                |(buf, strengths), piece| {
+                    cx.fill::<W>(avx2, piece, buf, strengths);
+                    cx.add(piece.0, buf);
                 }));
                 Ok(())
             })?;
@@ -379,23 +379,22 @@ struct Spreading<'a, T> {
 }
 
 impl<T: Real> Spreading<'_, T> {
-    /// Spreads the sorted `points` (of bin b) into the bin's padded tile `buf` (AVX2 and
-    /// FMA code where `avx2`).
+    /// Spreads the sorted points of `piece` (a range of bin b's) into the bin's padded tile
+    /// `buf` (AVX2 and FMA code where `avx2`).
     fn fill<const W: usize>(
         &self,
         avx2: bool,
-        b: usize,
-        points: Range<usize>,
+        piece: &Piece,
         buf: &mut Vec<Complex<T>>,
         strengths: &mut Vec<Complex<T>>,
     ) {
         #[cfg(target_arch = "x86_64")]
         if avx2 {
             // SAFETY: the caller checked that the CPU has AVX2 and FMA.
-            return unsafe { self.tile_avx2::<W>(b, points, buf, strengths) };
+            return unsafe { self.tile_avx2::<W>(piece, buf, strengths) };
         }
         let _ = avx2;
-        self.tile::<W>(b, points, buf, strengths)
+        self.tile::<W>(piece, buf, strengths)
     }
 
     /// `tile` compiled for AVX2 and FMA.
@@ -403,24 +402,23 @@ impl<T: Real> Spreading<'_, T> {
     #[target_feature(enable = "avx2,fma")]
     fn tile_avx2<const W: usize>(
         &self,
-        b: usize,
-        points: Range<usize>,
+        piece: &Piece,
         buf: &mut Vec<Complex<T>>,
         strengths: &mut Vec<Complex<T>>,
     ) {
-        self.tile::<W>(b, points, buf, strengths)
+        self.tile::<W>(piece, buf, strengths)
     }
 
-    /// Spreads the sorted `points` (of bin b) into the bin's padded tile `buf`.
+    /// Spreads the sorted points of `piece` (a range of bin b's) into the bin's padded
+    /// tile `buf`.
     #[inline(always)]
     fn tile<const W: usize>(
         &self,
-        b: usize,
-        points: Range<usize>,
+        (b, points): &Piece,
         buf: &mut Vec<Complex<T>>,
         strengths: &mut Vec<Complex<T>>,
     ) {
-        let origin = self.origin(b);
+        let origin = self.origin(*b);
         buf.clear();
         buf.resize(self.nv * self.tile_len, Complex::default());
         let (w2, w3) = (
@@ -487,9 +485,9 @@ impl<T: Real> Spreading<'_, T> {
     fn add_cut<const W: usize>(&self, avx2: bool, cut: &[Piece]) {
         let tiles: Vec<Vec<Complex<T>>> = cut
             .par_iter()
-            .map_init(Vec::new, |strengths, (b, points)| {
+            .map_init(Vec::new, |strengths, piece| {
                 let mut buf = Vec::new();
-                self.fill::<W>(avx2, *b, points.clone(), &mut buf, strengths);
+                self.fill::<W>(avx2, piece, &mut buf, strengths);
                 buf
             })
             .collect();

@@ -4,6 +4,7 @@
 //! caller's work before and after (`cuda/caller.rs`).
 
 use super::coeffs::ThresholdMode;
+use super::cuda::ThresholdAt;
 use super::inverse::{solve, CorrectionFilter, InverseReport, Stop};
 use super::{check_array_sizes, WavepacketPlan};
 use crate::backend::cuda::array::{DeviceArray, DeviceArrayMut};
@@ -96,8 +97,12 @@ impl<T: Real> WavepacketPlan<T> {
         self.check_device_arrays(self.layout.n_samples(), coeffs.len())?;
         self.check_coefficients(gpu, coeffs, "a device wave-packet threshold")?;
         let soft = mode == ThresholdMode::Soft;
-        self.device()?
-            .threshold_ordered(&gpu.caller_stream(), coeffs, value, soft)
+        self.device()?.threshold_ordered(
+            &gpu.caller_stream(),
+            coeffs,
+            ThresholdAt::Value(value),
+            soft,
+        )
     }
 
     /// With device checks on, a scan of the 2·m coefficient reals on the caller's stream.

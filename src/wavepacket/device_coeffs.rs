@@ -1,8 +1,10 @@
 //! The coefficient operations on device coefficients (2·m reals, interleaved complex) that
 //! rank or scale them by box: keep the s largest, the white-noise threshold k·σ·‖ψ_b‖ and
-//! the noise estimate, ordered on the context's caller stream (`cuda/select.rs`).
+//! the noise estimate, ordered on the context's caller stream (`cuda/select.rs`,
+//! `cuda/launches.rs`).
 
 use super::coeffs::{noise_sample_bits, noise_sigma, ThresholdMode};
+use super::cuda::ThresholdAt;
 use super::WavepacketPlan;
 use crate::backend::cuda::array::{DeviceArray, DeviceArrayMut};
 use crate::error::Result;
@@ -47,8 +49,12 @@ impl<T: Real> WavepacketPlan<T> {
         self.check_coefficients(gpu, coeffs, call)?;
         let soft = mode == ThresholdMode::Soft;
         // k·σ·‖ψ_b‖ rounded as the host rounds it: (k·σ)·‖ψ_b‖.
-        self.device()?
-            .threshold_boxes_ordered(&gpu.caller_stream(), coeffs, k * sigma, soft)
+        self.device()?.threshold_ordered(
+            &gpu.caller_stream(),
+            coeffs,
+            ThresholdAt::BoxNorms(k * sigma),
+            soft,
+        )
     }
 
     /// σ of white noise from device `coeffs` (as `coeffs::estimate_noise`): the median is

@@ -1,26 +1,30 @@
 //! Lebedev–Laikov directions on the unit sphere (the 3D box orientations).
 //!
-//! The rules come from `lebedev_table.rs`, generated once from SciPy by
-//! `scripts/lebedev_table.py`. Every rule is antipodally symmetric, so for real input one
-//! direction of each ± pair is kept: the "upper" half (z > 0, or z = 0 and y > 0, or
-//! z = y = 0 and x > 0).
+//! The rules come from `lebedev_table.txt`, generated once from SciPy by
+//! `scripts/lebedev_table.py` and read by `lebedev_table.rs`. Every rule is antipodally
+//! symmetric, so for real input one direction of each ± pair is kept: the "upper" half
+//! (z > 0, or z = 0 and y > 0, or z = y = 0 and x > 0).
 
-use super::lebedev_table::RULES;
+use super::lebedev_table::rules;
 use crate::error::Result;
 
 /// The rule sizes available (6 … 590 points).
 pub fn sizes() -> Vec<usize> {
-    RULES.iter().map(|r| r.0).collect()
+    rules().iter().map(|r| r.0).collect()
 }
 
 /// All directions of the rule with `n` points.
 pub fn rule(n: usize) -> Result<&'static [[f64; 3]]> {
-    RULES.iter().find(|r| r.0 == n).map(|r| r.1).ok_or_else(|| {
-        crate::invalid!(
-            "no Lebedev rule has {n} points; the sizes available are {:?}",
-            sizes()
-        )
-    })
+    rules()
+        .iter()
+        .find(|r| r.0 == n)
+        .map(|r| r.1.as_slice())
+        .ok_or_else(|| {
+            crate::invalid!(
+                "no Lebedev rule has {n} points; the sizes available are {:?}",
+                sizes()
+            )
+        })
 }
 
 /// Whether `p` is the kept member of its antipodal pair.

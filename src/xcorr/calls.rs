@@ -60,3 +60,31 @@ pub struct CorrelateCall<'a> {
     pub sub: Correlations<'a>,
     pub device: Option<DeviceOut<'a>>,
 }
+
+impl<'a> CorrelateCall<'a> {
+    /// The call of `plan` on `block` of `days`, its stacks' and substacks' window counts
+    /// in `counts` and their rows into `dense` (the host call's arrays, or empty ones for a
+    /// device call, which sets `device`).
+    pub fn new(
+        plan: &'a XcorrPlan,
+        days: &'a [&'a Spectra],
+        block: &'a Block,
+        groups: Option<&'a WindowGroups>,
+        counts: [&'a [u32]; 2],
+        dense: [&'a mut [f32]; 2],
+    ) -> Self {
+        let n_lags = plan.geometry.n_lags();
+        let [out, sub] = dense.map(|d| Correlations::new(d, n_lags));
+        CorrelateCall {
+            plan,
+            days,
+            block,
+            counts: counts[0],
+            out,
+            groups,
+            group_counts: counts[1],
+            sub,
+            device: None,
+        }
+    }
+}

@@ -2,7 +2,7 @@
 //! the days given, and optionally per group of windows (substacks), checked and dispatched
 //! to a backend; the caller's arrays are written only on success.
 
-use super::calls::{CorrelateCall, Correlations};
+use super::calls::CorrelateCall;
 use super::groups::{stack_counts, WindowGroups};
 use super::pairs::Block;
 use super::{cpu, cuda, Spectra, XcorrPlan};
@@ -147,17 +147,9 @@ impl XcorrPlan {
         let mut dense = try_vec(n_pairs * n_lags, 0.0f32, "the correlations")?;
         let mut dense_sub = try_vec(n_sub * n_lags, 0.0f32, "the substacks")?;
         let mut reporter = self.ctx.reporter();
-        let call = CorrelateCall {
-            plan: self,
-            days,
-            block: &block,
-            counts: &pair_counts,
-            out: Correlations::new(&mut dense, n_lags),
-            groups,
-            group_counts: &sub_counts,
-            sub: Correlations::new(&mut dense_sub, n_lags),
-            device: None,
-        };
+        let counts = [&pair_counts[..], &sub_counts];
+        let dense_out = [&mut dense[..], &mut dense_sub];
+        let call = CorrelateCall::new(self, days, &block, groups, counts, dense_out);
         match self.ctx.cuda() {
             Some(gpu) => cuda::correlate(gpu, call, &mut reporter)?,
             None => cpu::correlate(&self.ctx.cpu, call, &mut reporter)?,

@@ -4,7 +4,7 @@
 //! order, and the caller's stream waits for them. The plan keeps the cuBLAS handle and
 //! cuFFT plans of these calls (`cuda::held`), so that none waits to destroy them.
 
-use super::calls::{CorrelateCall, Correlations, DeviceOut};
+use super::calls::{CorrelateCall, DeviceOut};
 use super::correlate::{Floats, Stacks};
 use super::cuda::{self, DeviceDays, Kit};
 use super::groups::{stack_counts, WindowGroups};
@@ -117,21 +117,20 @@ impl XcorrPlan {
             Some((_, s)) => (Some(s.out), s.counts),
             None => (None, None),
         };
-        let call = CorrelateCall {
-            plan: self,
+        let counts = [&pair_counts[..], &sub_counts];
+        let mut call = CorrelateCall::new(
+            self,
             days,
-            block: &block,
-            counts: &pair_counts,
-            out: Correlations::new(&mut none, n_lags),
+            &block,
             groups,
-            group_counts: &sub_counts,
-            sub: Correlations::new(&mut none_sub, n_lags),
-            device: Some(DeviceOut {
-                stacks: all.out,
-                substacks: sub_array,
-                stride: all.pair_stride,
-            }),
-        };
+            counts,
+            [&mut none, &mut none_sub],
+        );
+        call.device = Some(DeviceOut {
+            stacks: all.out,
+            substacks: sub_array,
+            stride: all.pair_stride,
+        });
         let mut guard = self.device.lock(gpu)?;
         let stream = guard.stream();
         let mut work = self.device.work();

@@ -32,14 +32,10 @@ pub fn write<U: DeviceRepr>(
     dst: &mut impl DeviceArrayMut<U>,
     what: &'static str,
 ) -> Result<()> {
-    if dst.len() < host.len() {
-        return Err(Error::Internal(format!(
-            "a copy of {} elements into a device array of {}",
-            host.len(),
-            dst.len()
-        )));
-    }
-    if host.is_empty() {
+    let (n, len) = (host.len(), dst.len());
+    if !spans(n, len, || {
+        format!("a copy of {n} elements into a device array of {len}")
+    })? {
         return Ok(());
     }
     super::bind(stream.context())?;
@@ -103,13 +99,10 @@ pub fn copy<T>(
     dst: &mut impl DeviceArrayMut<T>,
     what: &'static str,
 ) -> Result<()> {
-    if dst.len() < src.len() {
-        return Err(Error::Internal(format!(
-            "a device copy of {} elements into {}",
-            src.len(),
-            dst.len()
-        )));
-    }
+    let (n, len) = (src.len(), dst.len());
+    spans(n, len, || {
+        format!("a device copy of {n} elements into {len}")
+    })?;
     super::bind(stream.context())?;
     // SAFETY: both arrays span the copied bytes (checked above).
     unsafe { result::memcpy_dtod_async(dst.addr(), src.addr(), src.bytes(), stream.cu_stream()) }
@@ -124,14 +117,8 @@ pub fn download<T: DeviceRepr>(
     dst: &mut [T],
     what: &'static str,
 ) -> Result<()> {
-    if src.len() < dst.len() {
-        return Err(Error::Internal(format!(
-            "a download of {} elements from {}",
-            dst.len(),
-            src.len()
-        )));
-    }
-    if dst.is_empty() {
+    let (n, len) = (dst.len(), src.len());
+    if !spans(n, len, || format!("a download of {n} elements from {len}"))? {
         return Ok(());
     }
     super::bind(stream.context())?;
@@ -139,6 +126,15 @@ pub fn download<T: DeviceRepr>(
     unsafe { result::memcpy_dtoh_async(dst, src.addr(), stream.cu_stream()) }
         .map_err(driver_error(what))?;
     stream.synchronize().map_err(driver_error(what))
+}
+
+/// Whether a copy of `n` elements has anything to do, once the device array's `len`
+/// elements are found to span it (a shorter one is an internal error, worded by `message`).
+fn spans(n: usize, len: usize, message: impl FnOnce() -> String) -> Result<bool> {
+    if len < n {
+        return Err(Error::Internal(message()));
+    }
+    Ok(n > 0)
 }
 
 /// Complex values as their interleaved (re, im) reals.

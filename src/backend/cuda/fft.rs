@@ -49,6 +49,11 @@ fn is_double<T: Sample>() -> bool {
     std::mem::size_of::<T>() == 8
 }
 
+/// A device array's address and length, for the checked execute.
+fn span<U>(a: &impl DeviceArray<U>) -> (u64, usize) {
+    (a.addr(), a.len())
+}
+
 /// The cuFFT type of `shape` in `T`'s precision.
 pub fn kind<T: Sample>(shape: Shape) -> FftKind {
     match (shape, is_double::<T>()) {
@@ -144,8 +149,7 @@ impl FftPlan {
         output: &mut impl DeviceArrayMut<Complex<T>>,
         direction: Direction,
     ) -> Result<()> {
-        self.check::<T>(Shape::C2C, input.len(), output.len())?;
-        self.c2c(input.addr(), output.addr(), direction)
+        self.run::<T>(Shape::C2C, span(input), span(output), direction)
     }
 
     /// Complex to complex in place.
@@ -154,8 +158,8 @@ impl FftPlan {
         data: &mut impl DeviceArrayMut<Complex<T>>,
         direction: Direction,
     ) -> Result<()> {
-        self.check::<T>(Shape::C2C, data.len(), data.len())?;
-        self.c2c(data.addr(), data.addr(), direction)
+        let d = span(data);
+        self.run::<T>(Shape::C2C, d, d, direction)
     }
 
     /// Real to half-spectrum (R2C or D2Z).
@@ -164,18 +168,8 @@ impl FftPlan {
         input: &impl DeviceArray<T>,
         output: &mut impl DeviceArrayMut<Complex<T>>,
     ) -> Result<()> {
-        self.check::<T>(Shape::R2C, input.len(), output.len())?;
-        let (i, o) = (input.addr(), output.addr());
-        bind(self.stream.context())?;
-        // SAFETY: the arrays span the plan's extent (checked above) in its precision.
-        unsafe {
-            if is_double::<T>() {
-                result::exec_d2z(self.handle, i as *mut _, o as *mut _)
-            } else {
-                result::exec_r2c(self.handle, i as *mut _, o as *mut _)
-            }
-        }
-        .map_err(error("running a real-to-complex FFT"))
+        let forward = Direction::Forward;
+        self.run::<T>(Shape::R2C, span(input), span(output), forward)
     }
 
     /// Half-spectrum to real (C2R or Z2D); cuFFT may overwrite the input.
@@ -184,36 +178,41 @@ impl FftPlan {
         input: &mut impl DeviceArrayMut<Complex<T>>,
         output: &mut impl DeviceArrayMut<T>,
     ) -> Result<()> {
-        self.check::<T>(Shape::C2R, input.len(), output.len())?;
-        let (i, o) = (input.addr(), output.addr());
-        bind(self.stream.context())?;
-        // SAFETY: the arrays span the plan's extent (checked above) in its precision.
-        unsafe {
-            if is_double::<T>() {
-                result::exec_z2d(self.handle, i as *mut _, o as *mut _)
-            } else {
-                result::exec_c2r(self.handle, i as *mut _, o as *mut _)
-            }
-        }
-        .map_err(error("running a complex-to-real FFT"))
+        let inverse = Direction::Inverse;
+        self.run::<T>(Shape::C2R, span(input), span(output), inverse)
     }
 
-    fn c2c(&self, i: u64, o: u64, direction: Direction) -> Result<()> {
+    /// The plan run from `i` to `o`, each an address and its length in elements, after
+    /// checking both against the plan (`direction` matters to complex-to-complex plans).
+    fn run<T: Sample>(
+        &self,
+        shape: Shape,
+        i: (u64, usize),
+        o: (u64, usize),
+        direction: Direction,
+    ) -> Result<()> {
+        self.check::<T>(shape, i.1, o.1)?;
+        let (h, i, o, sign) = (self.handle, i.0, o.0, direction.sign());
         bind(self.stream.context())?;
-        let (double, sign) = (self.kind == FftKind::CUFFT_Z2Z, direction.sign());
-        // SAFETY: both addresses span the plan's extent in its precision (checked by the
-        // callers); cuFFT allows input and output to coincide.
-        unsafe {
-            if double {
-                result::exec_z2z(self.handle, i as *mut _, o as *mut _, sign)
-            } else {
-                result::exec_c2c(self.handle, i as *mut _, o as *mut _, sign)
+        // SAFETY: both addresses span the plan's extent (checked above) in its precision;
+        // cuFFT allows input and output to coincide.
+        let done = unsafe {
+            match (shape, is_double::<T>()) {
+                (Shape::C2C, true) => result::exec_z2z(h, i as *mut _, o as *mut _, sign),
+                (Shape::C2C, false) => result::exec_c2c(h, i as *mut _, o as *mut _, sign),
+                (Shape::R2C, true) => result::exec_d2z(h, i as *mut _, o as *mut _),
+                (Shape::R2C, false) => result::exec_r2c(h, i as *mut _, o as *mut _),
+                (Shape::C2R, true) => result::exec_z2d(h, i as *mut _, o as *mut _),
+                (Shape::C2R, false) => result::exec_c2r(h, i as *mut _, o as *mut _),
             }
-        }
-        .map_err(error("running a complex FFT"))
+        };
+        done.map_err(error(match shape {
+            Shape::C2C => "running a complex FFT",
+            Shape::R2C => "running a real-to-complex FFT",
+            Shape::C2R => "running a complex-to-real FFT",
+        }))
     }
 
-    /// The arrays' precision and shape are the plan's, and they span its batch.
     fn check<T: Sample>(&self, shape: Shape, input: usize, output: usize) -> Result<()> {
         if kind::<T>(shape) != self.kind {
             return Err(Error::Internal(format!(

@@ -253,12 +253,20 @@ struct Pieces<'a> {
 }
 
 impl<'a> Pieces<'a> {
-    fn take(pool: &'a StagingPool, ctx: &Arc<CudaContext>, bytes: usize) -> Result<Pieces<'a>> {
-        let piece = PIECE.min(bytes.max(1));
+    /// The two pieces of a copy of `bytes`; None for an empty copy (nothing to stage).
+    fn take(
+        pool: &'a StagingPool,
+        ctx: &Arc<CudaContext>,
+        bytes: usize,
+    ) -> Result<Option<Pieces<'a>>> {
+        if bytes == 0 {
+            return Ok(None);
+        }
+        let piece = PIECE.min(bytes);
         let bufs = (0..2)
             .map(|_| Ok((pool.take(ctx, piece)?, None)))
             .collect::<Result<_>>()?;
-        Ok(Pieces { pool, bufs })
+        Ok(Some(Pieces { pool, bufs }))
     }
 
     /// Piece `i`'s buffer, once the copies queued from or into it are done.
@@ -309,8 +317,26 @@ pub fn upload_staged<T: Copy>(
     src: &[T],
 ) -> Result<()> {
     fits(src.len(), dst.len(), "an upload")?;
-    // SAFETY: `dst` is writable device memory spanning src's bytes (checked above).
-    unsafe { upload_staged_raw(ctx, pool, cpu, stream, dst.addr(), src) }
+    let (dst, src) = (dst.addr(), bytes_of(src));
+    let Some(mut pieces) = Pieces::take(pool, ctx, src.len())? else {
+        return Ok(());
+    };
+    let run = (|| -> Result<()> {
+        for (i, piece) in src.chunks(PIECE).enumerate() {
+            let buf = pieces.ready(i)?.slice_mut::<u8>(piece.len())?;
+            par_copy(cpu, buf, piece);
+            // SAFETY: `dst` is writable device memory spanning src's bytes (checked above);
+            // the buffer stays alive and unwritten until the event recorded below.
+            unsafe {
+                result::memcpy_htod_async(dst + (i * PIECE) as u64, &*buf, stream.cu_stream())
+            }
+            .map_err(driver_error("copying to the device"))?;
+            pieces.queued(i, stream)?;
+        }
+        Ok(())
+    })();
+    let finished = pieces.finish(stream);
+    run.and(finished)
 }
 
 /// Copies `dst.len()` elements of `src` into `dst` (ordinary host memory) after the work
@@ -325,76 +351,17 @@ pub fn download_staged<T: Copy>(
     dst: &mut [T],
 ) -> Result<()> {
     fits(dst.len(), src.len(), "a download")?;
-    // SAFETY: `src` is device memory spanning dst's bytes (checked above).
-    unsafe { download_staged_raw(ctx, pool, cpu, stream, src.addr(), dst) }
-}
-
-fn fits(moved: usize, device: usize, what: &str) -> Result<()> {
-    if moved > device {
-        return Err(Error::Internal(format!(
-            "{what} of {moved} elements through a device array of {device}"
-        )));
-    }
-    Ok(())
-}
-
-/// `upload_staged` to a raw address.
-///
-/// # Safety
-/// `dst` is device memory of `ctx` the caller may write, spanning `size_of_val(src)` bytes.
-unsafe fn upload_staged_raw<T: Copy>(
-    ctx: &Arc<CudaContext>,
-    pool: &StagingPool,
-    cpu: &CpuBackend,
-    stream: &CudaStream,
-    dst: u64,
-    src: &[T],
-) -> Result<()> {
-    let src = bytes_of(src);
-    if src.is_empty() {
+    let (src, dst) = (src.addr(), bytes_of_mut(dst));
+    let Some(mut pieces) = Pieces::take(pool, ctx, dst.len())? else {
         return Ok(());
-    }
-    let mut pieces = Pieces::take(pool, ctx, src.len())?;
-    let run = (|| -> Result<()> {
-        for (i, piece) in src.chunks(PIECE).enumerate() {
-            let buf = pieces.ready(i)?.slice_mut::<u8>(piece.len())?;
-            par_copy(cpu, buf, piece);
-            // SAFETY: the buffer stays alive and unwritten until the event recorded below.
-            unsafe {
-                result::memcpy_htod_async(dst + (i * PIECE) as u64, &*buf, stream.cu_stream())
-            }
-            .map_err(driver_error("copying to the device"))?;
-            pieces.queued(i, stream)?;
-        }
-        Ok(())
-    })();
-    let finished = pieces.finish(stream);
-    run.and(finished)
-}
-
-/// `download_staged` from a raw address.
-///
-/// # Safety
-/// `src` is device memory of `ctx` spanning `size_of_val(dst)` bytes.
-unsafe fn download_staged_raw<T: Copy>(
-    ctx: &Arc<CudaContext>,
-    pool: &StagingPool,
-    cpu: &CpuBackend,
-    stream: &CudaStream,
-    src: u64,
-    dst: &mut [T],
-) -> Result<()> {
-    let dst = bytes_of_mut(dst);
-    if dst.is_empty() {
-        return Ok(());
-    }
-    let mut pieces = Pieces::take(pool, ctx, dst.len())?;
+    };
     let total = dst.len();
     let n = total.div_ceil(PIECE);
     let queue = |pieces: &mut Pieces, i: usize| -> Result<()> {
         let len = PIECE.min(total - i * PIECE);
         let buf = pieces.ready(i)?.slice_mut::<u8>(len)?;
-        // SAFETY: the buffer is not read by the host until the event recorded below.
+        // SAFETY: `src` is device memory spanning dst's bytes (checked above); the buffer
+        // is not read by the host until the event recorded below.
         unsafe { result::memcpy_dtoh_async(buf, src + (i * PIECE) as u64, stream.cu_stream()) }
             .map_err(driver_error("copying from the device"))?;
         pieces.queued(i, stream)
@@ -413,6 +380,15 @@ unsafe fn download_staged_raw<T: Copy>(
     })();
     let finished = pieces.finish(stream);
     run.and(finished)
+}
+
+fn fits(moved: usize, device: usize, what: &str) -> Result<()> {
+    if moved > device {
+        return Err(Error::Internal(format!(
+            "{what} of {moved} elements through a device array of {device}"
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

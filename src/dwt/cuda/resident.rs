@@ -266,6 +266,18 @@ pub struct DeviceMedians<T, M> {
 }
 
 impl<T: Sample, M: DeviceArray<T>> DeviceMedians<T, M> {
+    /// The medians a denoise of `batch` at `levels` writes into `medians`.
+    fn new(medians: M, options: &DenoiseOptions, levels: u32, batch: &TraceBatch) -> Self {
+        DeviceMedians {
+            medians,
+            options: *options,
+            levels,
+            n: batch.n_samples,
+            traces: batch.n_traces,
+            _t: std::marker::PhantomData,
+        }
+    }
+
     /// Waits for `stream` and returns the thresholds (n_traces × levels, as the CPU backend).
     pub fn thresholds(self, gpu: &CudaBackend, stream: &Arc<CudaStream>) -> Result<Vec<f64>> {
         let universal = self.options.rule == ThresholdRule::Universal;
@@ -349,14 +361,7 @@ pub fn denoise_on<'w, T: Sample>(
         Some(whole_mut(&mut medians)),
         area,
     )?;
-    Ok(DeviceMedians {
-        medians,
-        options: *options,
-        levels,
-        n,
-        traces: batch.n_traces,
-        _t: std::marker::PhantomData,
-    })
+    Ok(DeviceMedians::new(medians, options, levels, &batch))
 }
 
 /// `denoise_on` for arrays the library allocated (for timing with events), with its
@@ -383,13 +388,6 @@ pub fn denoise_device_enqueue<T: Sample>(
         let wanted = Some(whole_mut(&mut medians));
         let io = io.batch(batch);
         run_on_device(&kit, op, levels, io, wanted, area.as_mut().map(whole_mut))?;
-        Ok(DeviceMedians {
-            medians,
-            options: *options,
-            levels,
-            n,
-            traces: batch.n_traces,
-            _t: std::marker::PhantomData,
-        })
+        Ok(DeviceMedians::new(medians, options, levels, &batch))
     })
 }

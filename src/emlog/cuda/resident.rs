@@ -1,15 +1,14 @@
 //! A search's results written to the caller's device arrays, on the caller's stream,
 //! without waiting: histograms a device search left on the device are copied device to
-//! device; values the result holds on the host (the listed models, a host search's
-//! histograms) go through a device buffer of the library's.
+//! device. (Values the result holds on the host, the listed models and a host search's
+//! histograms, are copied straight from host memory: `buffers::write`.)
 
 use crate::backend::cuda::array::{part, DeviceArrayMut};
-use crate::backend::cuda::buffers::{copy, upload};
+use crate::backend::cuda::buffers::copy;
 use crate::backend::cuda::caller::ordered_on;
 use crate::backend::cuda::memory::DeviceBuf;
 use crate::backend::cuda::CudaBackend;
 use crate::error::Result;
-use cudarc::driver::DeviceRepr;
 
 /// Elements `start..start + dst.len()` of a device search's histograms into `dst`. The
 /// copy runs on the histograms' own stream between the caller's earlier and later work,
@@ -25,21 +24,4 @@ pub fn bins_to_caller(
     let own = bins.stream().clone();
     let src = part(bins, start, dst.len());
     ordered_on(&gpu.caller_stream(), &own, || copy(&own, &src, dst, what))
-}
-
-/// Host values into `dst` (which holds `src.len()`), queued on the caller's stream: the
-/// host copy into a device buffer completes before the call returns, so `src` may go.
-pub fn host_to_caller<T: DeviceRepr>(
-    gpu: &CudaBackend,
-    src: &[T],
-    dst: &mut impl DeviceArrayMut<T>,
-    what: &'static str,
-) -> Result<()> {
-    if src.is_empty() {
-        return Ok(());
-    }
-    gpu.bind()?;
-    let stream = gpu.caller_stream();
-    let staged = upload(&stream, src, what)?;
-    copy(&stream, &staged, dst, what)
 }

@@ -99,14 +99,7 @@ impl<T: Real> DevicePoints<T> {
         f: &mut CudaSlice<T>,
         events: Option<&[CudaEvent; 4]>,
     ) -> Result<()> {
-        let (nc, nm) = self.reals();
-        if c.len() < nc || f.len() < nm {
-            return Err(crate::invalid!(
-                "device buffers hold {} and {} reals; the plan needs {nc} (strengths) and {nm} (modes)",
-                c.len(),
-                f.len()
-            ));
-        }
+        self.check_reals(c.len(), f.len(), "buffers")?;
         bind(&gpu.ctx)?;
         let s = &self.stream;
         let (mut c, mut f) = (write_on(c, s), write_on(f, s));
@@ -123,14 +116,7 @@ impl<T: Real> DevicePoints<T> {
         c: &mut impl DeviceArrayMut<T>,
         f: &mut impl DeviceArrayMut<T>,
     ) -> Result<()> {
-        let (nc, nm) = self.reals();
-        if c.len() < nc || f.len() < nm {
-            return Err(crate::invalid!(
-                "device arrays hold {} and {} reals; the plan needs {nc} (strengths) and {nm} (modes)",
-                c.len(),
-                f.len()
-            ));
-        }
+        let (nc, nm) = self.check_reals(c.len(), f.len(), "arrays")?;
         bind(&gpu.ctx)?;
         let caller = gpu.caller_stream();
         match self.spec.kind {
@@ -152,6 +138,18 @@ impl<T: Real> DevicePoints<T> {
     fn reals(&self) -> (usize, usize) {
         let nv = self.spec.n_vectors;
         (2 * nv * self.m, 2 * nv * self.spec.mode_count())
+    }
+
+    /// The reals of the strengths and of the modes, after checking that device `arrays` of
+    /// `c_len` and `f_len` reals hold them.
+    fn check_reals(&self, c_len: usize, f_len: usize, arrays: &str) -> Result<(usize, usize)> {
+        let (nc, nm) = self.reals();
+        if c_len < nc || f_len < nm {
+            return Err(crate::invalid!(
+                "device {arrays} hold {c_len} and {f_len} reals; the plan needs {nc} (strengths) and {nm} (modes)"
+            ));
+        }
+        Ok((nc, nm))
     }
 
     /// Queues one execute: `c` (2·n_vectors·M reals) and `f` (2·n_vectors·N1N2N3 reals);

@@ -73,32 +73,23 @@ pub(super) fn row_tile1(width: usize, real_bytes: usize) -> usize {
     }
 }
 
-/// Candidate bin shapes per dimension count, in order of preference.
+/// Candidate bin shapes per dimension count, in order of preference: from a cube, each
+/// candidate halves one axis of the one before, the last axis first (1D: 8192 … 32; 2D:
+/// 64×64 … 8×8; 3D: 16³ … 4³).
 fn tile_candidates(dim: usize) -> Vec<[usize; 3]> {
-    match dim {
-        1 => [8192, 4096, 2048, 1024, 512, 256, 128, 64, 32]
-            .iter()
-            .map(|&t| [t, 1, 1])
-            .collect(),
-        2 => vec![
-            [64, 64, 1],
-            [64, 32, 1],
-            [32, 32, 1],
-            [32, 16, 1],
-            [16, 16, 1],
-            [16, 8, 1],
-            [8, 8, 1],
-        ],
-        _ => vec![
-            [16, 16, 16],
-            [16, 16, 8],
-            [16, 8, 8],
-            [8, 8, 8],
-            [8, 8, 4],
-            [8, 4, 4],
-            [4, 4, 4],
-        ],
+    let (dim, side, count) = match dim {
+        1 => (1, 8192, 9),
+        2 => (2, 64, 7),
+        _ => (3, 16, 7),
+    };
+    let mut t = [1; 3];
+    t[..dim].fill(side);
+    let mut out = vec![t];
+    for k in 0..count - 1 {
+        t[dim - 1 - k % dim] /= 2;
+        out.push(t);
     }
+    out
 }
 
 /// How type 1 spreads: register rows (2D, 3D), shared-memory tiles of a given shape, or
@@ -243,5 +234,22 @@ pub(super) fn per_point(width: usize) -> InterpMethod {
         InterpMethod::WarpPerPoint
     } else {
         InterpMethod::ThreadPerPoint
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tile_candidates;
+
+    #[test]
+    fn tile_candidates_halve_one_axis_at_a_time() {
+        let shapes = |dim| format!("{:?}", tile_candidates(dim));
+        let one = "[[8192, 1, 1], [4096, 1, 1], [2048, 1, 1], [1024, 1, 1], [512, 1, 1], [256, 1, 1], [128, 1, 1], [64, 1, 1], [32, 1, 1]]";
+        let two = "[[64, 64, 1], [64, 32, 1], [32, 32, 1], [32, 16, 1], [16, 16, 1], [16, 8, 1], [8, 8, 1]]";
+        let three =
+            "[[16, 16, 16], [16, 16, 8], [16, 8, 8], [8, 8, 8], [8, 8, 4], [8, 4, 4], [4, 4, 4]]";
+        assert_eq!(shapes(1), one);
+        assert_eq!(shapes(2), two);
+        assert_eq!(shapes(3), three);
     }
 }

@@ -213,12 +213,8 @@ impl<T: Real> DevicePoints<T> {
 
     /// perm[start[key[j]] + rank[j]] = j: the caller index of each sorted slot.
     fn scatter_points(&mut self, m: usize) -> Result<()> {
-        let mut l = Launch::new(
-            &self.module,
-            &self.stream,
-            "usfft_scatter_points",
-            for_elems(m),
-        )?;
+        let s = &self.stream;
+        let mut l = Launch::new(&self.module, s, "usfft_scatter_points", for_elems(m))?;
         l.scalar(m as i64)
             .input(&self.sort.key)
             .input(&self.sort.rank)
@@ -233,12 +229,8 @@ impl<T: Real> DevicePoints<T> {
 
     /// Sorted slot p takes point perm[p]'s (i0, d) per dimension.
     fn gather_sorted(&mut self, m: usize) -> Result<()> {
-        let mut l = Launch::new(
-            &self.module,
-            &self.stream,
-            "usfft_sorted_coords",
-            for_elems(m),
-        )?;
+        let s = &self.stream;
+        let mut l = Launch::new(&self.module, s, "usfft_sorted_coords", for_elems(m))?;
         let sorted = &mut self.sorted;
         l.input(&self.sort.packed).scalar(m as i64);
         push_fine(&mut l, &self.spec).input(&sorted.perm);

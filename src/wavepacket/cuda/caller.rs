@@ -4,6 +4,7 @@
 //! the host-to-host calls, so the results are the same bit for bit.
 
 use super::calls::ensure;
+use super::launches::ThresholdAt;
 use super::BoxStage;
 use crate::backend::cuda::array::{DeviceArray, DeviceArrayMut};
 use crate::backend::cuda::bind;
@@ -92,18 +93,18 @@ impl<T: Real> BoxStage<T> {
         ordered_on(caller, &self.stream, || io.up(data, x))
     }
 
-    /// Thresholds the caller's `coeffs` (2·m reals) in place at `t` (hard, or soft with
+    /// Thresholds the caller's `coeffs` (2·m reals) in place at `level` (hard, or soft with
     /// `soft`), queued after `caller`'s work; returns without waiting.
     pub fn threshold_ordered(
         &self,
         caller: &CudaStream,
         coeffs: &mut impl DeviceArrayMut<T>,
-        t: f64,
+        level: ThresholdAt,
         soft: bool,
     ) -> Result<()> {
         self.check_device(self.layout.n_samples(), coeffs.len())?;
         bind(self.stream.context())?;
         let _queue = self.lock();
-        ordered_on(caller, &self.stream, || self.shrink(coeffs, t, soft))
+        ordered_on(caller, &self.stream, || self.shrink(coeffs, level, soft))
     }
 }

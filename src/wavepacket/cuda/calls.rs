@@ -245,7 +245,7 @@ impl<T: Real> BoxStage<T> {
         scratch: &mut Scratch<T>,
         reporter: &mut Reporter,
     ) -> Result<()> {
-        self.complex_from_real(data, &mut scratch.modes)?;
+        self.modes("wp_complex_from_real", data, &mut scratch.modes)?;
         self.type2
             .execute_device(&mut scratch.values, &mut scratch.modes)?;
         self.report(reporter, "wave-packet spectrum", USFFT_SHARE)
@@ -260,7 +260,7 @@ impl<T: Real> BoxStage<T> {
     ) -> Result<()> {
         // The coefficients' exponent is +2πi (the inverse direction).
         self.box_ffts(scratch, Direction::Inverse)?;
-        self.work_to_coefficients(&scratch.work, coeffs)?;
+        self.phase("wp_to_coefficients", &scratch.work, coeffs)?;
         self.report(reporter, "wave-packet boxes", 1.0 - USFFT_SHARE)
     }
 
@@ -296,7 +296,7 @@ impl<T: Real> BoxStage<T> {
 
     /// The adjoint's first step: the coefficients unphased and through the boxes' FFTs.
     fn box_values(&self, coeffs: &impl DeviceArray<T>, scratch: &mut Scratch<T>) -> Result<()> {
-        self.coefficients_to_work(coeffs, &mut scratch.work)?;
+        self.phase("wp_from_coefficients", coeffs, &mut scratch.work)?;
         self.box_ffts(scratch, Direction::Forward)
     }
 
@@ -309,7 +309,7 @@ impl<T: Real> BoxStage<T> {
     ) -> Result<()> {
         self.report(reporter, "wave-packet boxes", 1.0 - USFFT_SHARE)?;
         self.lattice_to_modes(scratch)?;
-        self.real_part(&scratch.modes, data)?;
+        self.modes("wp_real_part", &scratch.modes, data)?;
         self.report(reporter, "wave-packet spectrum", USFFT_SHARE)
     }
 

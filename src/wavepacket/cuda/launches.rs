@@ -18,23 +18,51 @@ pub(super) fn grid_stride(n: usize) -> LaunchConfig {
     cfg
 }
 
+/// A shifted call's tables for `wp_gather` and `wp_scatter` (NULL for an unshifted one).
+fn shift_arguments<T>(l: &mut Launch<'_>, shifts: Option<&Shifts<'_, T>>) {
+    l.optional(shifts.map(|s| &s.at))
+        .optional(shifts.map(|s| &s.factors));
+}
+
+/// A block per box for `n_boxes` boxes, at most 2^16 blocks (the kernels stride over the
+/// rest), each block's threads over the box's coefficients.
+fn box_blocks(n_boxes: usize) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (n_boxes.clamp(1, 1 << 16) as u32, 1, 1),
+        block_dim: (THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// Where a device threshold stands: one value for every coefficient, or a scale of each
+/// box's ‖ψ_b‖ (box by box).
+#[derive(Clone, Copy, Debug)]
+pub enum ThresholdAt {
+    Value(f64),
+    BoxNorms(f64),
+}
+
 impl<T: Real> BoxStage<T> {
     pub(super) fn launch(&self, kernel: &str, cfg: LaunchConfig) -> Result<Launch<'_>> {
         Launch::new(&self.module, &self.stream, kernel, cfg)
     }
 
-    /// The data (n reals) as the type-2 USFFT's complex modes.
-    pub(super) fn complex_from_real(
+    /// Between the data (n reals) and the USFFT's complex modes (2n reals):
+    /// `wp_complex_from_real` from the data `src` into the type-2 USFFT's modes `dst`, or
+    /// `wp_real_part` from the type-1 USFFT's modes `src` into the data `dst` (the adjoint's).
+    pub(super) fn modes(
         &self,
-        data: &impl DeviceArray<T>,
-        modes: &mut DeviceBuf<T>,
+        kernel: &str,
+        src: &impl DeviceArray<T>,
+        dst: &mut impl DeviceArrayMut<T>,
     ) -> Result<()> {
         let n = self.layout.n_samples();
-        let mut l = self.launch("wp_complex_from_real", grid_stride(n))?;
-        l.input(data).output(modes).scalar(n as i64);
-        // SAFETY: wp_complex_from_real(const REAL* data, cpx* modes, long long n): element
-        // i < n reads data[i] (data holds n: checked by the callers) and writes modes[i]
-        // (modes holds 2n reals).
+        let mut l = self.launch(kernel, grid_stride(n))?;
+        l.input(src).output(dst).scalar(n as i64);
+        // SAFETY: wp_complex_from_real(const REAL* data, cpx* modes, long long n) and
+        // wp_real_part(const cpx* modes, REAL* data, long long n): the callers pass the data
+        // and modes in the kernel's order. Element i < n touches data[i] (the data hold n:
+        // checked by the callers) and modes[i] (the modes hold 2n reals).
         unsafe { l.run() }
     }
 
@@ -50,8 +78,7 @@ impl<T: Real> BoxStage<T> {
         l.input(values).input(&t.windows);
         l.input(&t.table).input(&t.work_start);
         l.scalar(self.order.len() as i32).scalar(self.n_work as i64);
-        l.optional(shifts.map(|s| &s.at))
-            .optional(shifts.map(|s| &s.factors));
+        shift_arguments(&mut l, shifts);
         l.output(work);
         // SAFETY: wp_gather(const cpx* values, const REAL* windows, const long long* table,
         // const long long* work_start, int n_boxes, long long total, const long long*
@@ -64,40 +91,29 @@ impl<T: Real> BoxStage<T> {
         unsafe { l.run() }
     }
 
-    /// Forward, second half (after the box FFTs): coefficients = work · the box's phase.
-    pub(super) fn work_to_coefficients(
+    /// Between the work array (2·n_work reals) and the coefficients by the box phases:
+    /// `wp_to_coefficients` (forward, after the box FFTs: coefficients = work · the box's
+    /// phase) from `src` = work into `dst` = coefficients, or its transpose
+    /// `wp_from_coefficients` (adjoint, before the box FFTs: work = coefficients · the
+    /// conjugate phase) from `src` = coefficients into `dst` = work.
+    pub(super) fn phase(
         &self,
-        work: &DeviceBuf<T>,
-        coeffs: &mut impl DeviceArrayMut<T>,
+        kernel: &str,
+        src: &impl DeviceArray<T>,
+        dst: &mut impl DeviceArrayMut<T>,
     ) -> Result<()> {
         let t = &self.tables;
-        let mut l = self.launch("wp_to_coefficients", grid_stride(self.n_work))?;
-        l.input(work).input(&t.table).input(&t.work_start);
+        let mut l = self.launch(kernel, grid_stride(self.n_work))?;
+        l.input(src).input(&t.table).input(&t.work_start);
         l.scalar(self.order.len() as i32).scalar(self.n_work as i64);
-        l.input(&t.phase).output(coeffs);
+        l.input(&t.phase).output(dst);
         // SAFETY: wp_to_coefficients(const cpx* work, const long long* table, const long
-        // long* work_start, int n_boxes, long long total, const cpx* phase, cpx* coeffs):
-        // element e < n_work of box j reads work[e] (2·n_work reals), the box's phase factors
-        // (n1 + n2 + n3 at its F_PHASE) and writes coefficient F_COEFF + k of the box
-        // (coeffs holds 2·n_coefficients reals: checked by the callers).
-        unsafe { l.run() }
-    }
-
-    /// Adjoint, first half (before the box FFTs): work = coefficients · the conjugate phase.
-    pub(super) fn coefficients_to_work(
-        &self,
-        coeffs: &impl DeviceArray<T>,
-        work: &mut DeviceBuf<T>,
-    ) -> Result<()> {
-        let t = &self.tables;
-        let mut l = self.launch("wp_from_coefficients", grid_stride(self.n_work))?;
-        l.input(coeffs).input(&t.table).input(&t.work_start);
-        l.scalar(self.order.len() as i32).scalar(self.n_work as i64);
-        l.input(&t.phase).output(work);
-        // SAFETY: wp_from_coefficients(const cpx* coeffs, const long long* table, const long
-        // long* work_start, int n_boxes, long long total, const cpx* phase, cpx* work): the
-        // transpose of wp_to_coefficients, over the same elements and arrays (coeffs read,
-        // work written).
+        // long* work_start, int n_boxes, long long total, const cpx* phase, cpx* coeffs) and
+        // wp_from_coefficients(const cpx* coeffs, … the same, cpx* work): the callers pass
+        // the work and coefficient arrays in the kernel's order. Element e < n_work of box j
+        // touches work[e] (2·n_work reals), the box's phase factors (n1 + n2 + n3 at its
+        // F_PHASE) and coefficient F_COEFF + k of the box (the coefficients hold
+        // 2·n_coefficients reals: checked by the callers).
         unsafe { l.run() }
     }
 
@@ -117,8 +133,7 @@ impl<T: Real> BoxStage<T> {
         l.input(&t.lat_first).input(&t.lat_boxes);
         l.scalar(self.layout.lattices.len() as i32)
             .scalar(n_points as i64);
-        l.optional(shifts.map(|s| &s.at))
-            .optional(shifts.map(|s| &s.factors));
+        shift_arguments(&mut l, shifts);
         l.output(values);
         // SAFETY: wp_scatter(const cpx* work, const REAL* windows, const long long* table,
         // const long long* lat_start, const long long* lat_len, const int* lat_first, const
@@ -127,20 +142,6 @@ impl<T: Real> BoxStage<T> {
         // n_lattices, reads the work and window values of the boxes listed for l that hold
         // it (tables built with the layout), their shift factors as in wp_gather, and writes
         // values[p] (values holds 2·n_points reals).
-        unsafe { l.run() }
-    }
-
-    /// The real part of the type-1 USFFT's modes: the adjoint's data.
-    pub(super) fn real_part(
-        &self,
-        modes: &DeviceBuf<T>,
-        data: &mut impl DeviceArrayMut<T>,
-    ) -> Result<()> {
-        let n = self.layout.n_samples();
-        let mut l = self.launch("wp_real_part", grid_stride(n))?;
-        l.input(modes).output(data).scalar(n as i64);
-        // SAFETY: wp_real_part(const cpx* modes, REAL* data, long long n): element i < n
-        // reads modes[i] (2n reals) and writes data[i] (data holds n: checked by the callers).
         unsafe { l.run() }
     }
 
@@ -178,12 +179,7 @@ impl<T: Real> BoxStage<T> {
             &by_work,
             "uploading the wave-packet thresholds",
         )?;
-        let cfg = LaunchConfig {
-            grid_dim: (by_work.len().clamp(1, 1 << 16) as u32, 1, 1),
-            block_dim: (THREADS, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        let mut l = self.launch("wp_keep_below", cfg)?;
+        let mut l = self.launch("wp_keep_below", box_blocks(by_work.len()))?;
         l.output(coeffs).input(&self.tables.table).input(&t);
         l.scalar(by_work.len() as i64);
         // SAFETY: wp_keep_below(cpx* coeffs, const long long* table, const double* t, long
@@ -194,21 +190,36 @@ impl<T: Real> BoxStage<T> {
         Ok(t)
     }
 
-    /// Thresholds the coefficients in place at `t` (hard, or soft with `soft`).
+    /// Thresholds the coefficients in place at `level` (hard, or soft with `soft`).
     pub(super) fn shrink(
         &self,
         coeffs: &mut impl DeviceArrayMut<T>,
-        t: f64,
+        level: ThresholdAt,
         soft: bool,
     ) -> Result<()> {
-        let n = self.layout.n_coefficients;
-        let mut l = self.launch("wp_shrink", grid_stride(n))?;
-        l.output(coeffs)
-            .scalar(n as i64)
-            .scalar(t)
-            .scalar(soft as i32);
-        // SAFETY: wp_shrink(cpx* coeffs, long long n, double t, int soft): element i < n
-        // reads and writes coeffs[i] (coeffs holds 2n reals: checked by the callers).
-        unsafe { l.run() }
+        let (n, n_boxes) = (self.layout.n_coefficients, self.order.len());
+        match level {
+            ThresholdAt::Value(t) => {
+                let mut l = self.launch("wp_shrink", grid_stride(n))?;
+                l.output(coeffs).scalar(n as i64).scalar(t);
+                l.scalar(soft as i32);
+                // SAFETY: wp_shrink(cpx* coeffs, long long n, double t, int soft): element
+                // i < n reads and writes coeffs[i] (coeffs holds 2n reals: checked by the
+                // callers).
+                unsafe { l.run() }
+            }
+            ThresholdAt::BoxNorms(scale) => {
+                let t = &self.tables;
+                let mut l = self.launch("wp_shrink_boxes", box_blocks(n_boxes))?;
+                l.output(coeffs).input(&t.table).input(&t.norms);
+                l.scalar(n_boxes as i64).scalar(scale).scalar(soft as i32);
+                // SAFETY: wp_shrink_boxes(cpx* coeffs, const long long* table, const
+                // double* norms, long long n_boxes, double scale, int soft): blocks stride
+                // over the n_boxes boxes (a table row and a norm each), threads over each
+                // box's coefficients (coeffs holds 2·n_coefficients reals: checked by the
+                // callers).
+                unsafe { l.run() }
+            }
+        }
     }
 }

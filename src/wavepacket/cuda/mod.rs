@@ -33,6 +33,7 @@ use crate::sample::Sample;
 use crate::usfft::UsfftPlan;
 use cudarc::driver::{CudaModule, CudaStream};
 use ffts::{BoxReplays, FftGroup};
+pub use launches::ThresholdAt;
 use std::sync::{Arc, Mutex};
 use tables::{DeviceTables, HostTables};
 pub use tiled::{TileGeometry, TileTables};

@@ -1,9 +1,9 @@
 //! The coefficient operations that rank or scale by box, on device coefficients ordered on
-//! the caller's stream: keep the s largest, the thresholds k·σ·‖ψ_b‖ per box, and the noise
-//! estimate's median. A rank is found by a radix select in kernels (`wp_select_*` in
-//! `kernels/wavepacket.cu`: eight bits a pass, its state in device memory), so the host
-//! only queues launches whose number it knows from the sizes; the estimate's one value is
-//! all that comes back.
+//! the caller's stream: keep the s largest and the noise estimate's median (the thresholds
+//! k·σ·‖ψ_b‖ per box are `shrink`, in `launches.rs`). A rank is found by a radix select in
+//! kernels (`wp_select_*` in `kernels/wavepacket.cu`: eight bits a pass, its state in
+//! device memory), so the host only queues launches whose number it knows from the sizes;
+//! the estimate's one value is all that comes back.
 
 use super::launches::grid_stride;
 use super::BoxStage;
@@ -69,23 +69,6 @@ impl<T: Real> BoxStage<T> {
                 return fill_zero(&self.stream, all, "zeroing wave-packet coefficients");
             }
             self.keep_largest(coeffs, s, st)
-        })
-    }
-
-    /// Thresholds the caller's `coeffs` box by box at `scale`·‖ψ_b‖ (hard, or soft with
-    /// `soft`), queued after `caller`'s work; returns without waiting.
-    pub fn threshold_boxes_ordered(
-        &self,
-        caller: &CudaStream,
-        coeffs: &mut impl DeviceArrayMut<T>,
-        scale: f64,
-        soft: bool,
-    ) -> Result<()> {
-        self.check_device(self.layout.n_samples(), coeffs.len())?;
-        bind(self.stream.context())?;
-        let _queue = self.lock();
-        ordered_on(caller, &self.stream, || {
-            self.shrink_boxes(coeffs, scale, soft)
         })
     }
 
@@ -220,30 +203,6 @@ impl<T: Real> BoxStage<T> {
         // SAFETY: wp_select_choose(u64* st, int pass, int vbits, int ibits): one thread
         // reads and writes st[0..SEL_WORDS) (st holds SEL_WORDS); shifts stay within the
         // words (pass < vbits/8 + ibits/8).
-        unsafe { l.run() }
-    }
-
-    /// Thresholds each box j (work order) at `scale`·norms[j], in place.
-    fn shrink_boxes(
-        &self,
-        coeffs: &mut impl DeviceArrayMut<T>,
-        scale: f64,
-        soft: bool,
-    ) -> Result<()> {
-        let n_boxes = self.order.len();
-        let cfg = LaunchConfig {
-            grid_dim: (n_boxes.clamp(1, 1 << 16) as u32, 1, 1),
-            block_dim: (THREADS, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        let t = &self.tables;
-        let mut l = self.launch("wp_shrink_boxes", cfg)?;
-        l.output(coeffs).input(&t.table).input(&t.norms);
-        l.scalar(n_boxes as i64).scalar(scale).scalar(soft as i32);
-        // SAFETY: wp_shrink_boxes(cpx* coeffs, const long long* table, const double* norms,
-        // long long n_boxes, double scale, int soft): blocks stride over the n_boxes boxes
-        // (a table row and a norm each), threads over each box's coefficients (coeffs holds
-        // 2·n_coefficients reals: checked by the callers).
         unsafe { l.run() }
     }
 }

@@ -12,7 +12,7 @@
 use super::calls::ensure;
 use super::launches::grid_stride;
 use super::tables::shift_factors;
-use super::{BoxStage, Shifts};
+use super::{BoxStage, Scratch, Shifts};
 use crate::backend::cuda::array::{part, DeviceArray, DeviceArrayMut};
 use crate::backend::cuda::buffers::{fill_zero, upload};
 use crate::backend::cuda::caller::ordered_on;
@@ -124,21 +124,14 @@ impl<T: Real> BoxStage<T> {
         volume: &impl DeviceArray<T>,
         coeffs: &mut impl DeviceArrayMut<T>,
     ) -> Result<()> {
-        bind(self.stream.context())?;
-        let mut bufs = self.lock();
-        let b = &mut *bufs;
-        let (Some(tile), Some(local)) = (b.data.as_mut(), b.coeffs.as_mut()) else {
-            return Err(Error::Internal("a volume's tile arrays are missing".into()));
-        };
-        let quiet = &mut Reporter::new(None);
-        ordered_on(caller, &self.stream, || {
+        self.on_tiles(caller, |tile, local, scratch, quiet| {
             let what = "clearing the wave-packet volume's coefficients";
             fill_zero(&self.stream, coeffs, what)?;
             for (i, p) in t.tiles.iter().enumerate() {
-                self.cut_tile(t, p.origin, volume, tile)?;
+                self.tile_samples("wp_tile_cut", t, p.origin, volume, tile)?;
                 let shifts = self.tile_shifts(t, p);
-                self.forward_shifted_on(&*tile, local, shifts.as_ref(), &mut b.scratch, quiet)?;
-                self.add_tile(t, i, local, coeffs)?;
+                self.forward_shifted_on(&*tile, local, shifts.as_ref(), scratch, quiet)?;
+                self.tile_grids("wp_tile_add", t, i, &*local, coeffs)?;
             }
             Ok(())
         })
@@ -153,6 +146,29 @@ impl<T: Real> BoxStage<T> {
         coeffs: &impl DeviceArray<T>,
         volume: &mut impl DeviceArrayMut<T>,
     ) -> Result<()> {
+        self.on_tiles(caller, |tile, local, scratch, quiet| {
+            for (i, p) in t.tiles.iter().enumerate() {
+                self.tile_grids("wp_tile_take", t, i, coeffs, local)?;
+                let shifts = self.tile_shifts(t, p);
+                self.adjoint_shifted_on(&*local, tile, shifts.as_ref(), scratch, quiet)?;
+                self.tile_samples("wp_tile_put", t, p.origin, &*tile, volume)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Runs `work` queued after `caller`'s work on the stage's tile arrays (`tile`: the
+    /// layout's n reals; `local`: its 2·m), its scratch and a silent reporter.
+    fn on_tiles(
+        &self,
+        caller: &CudaStream,
+        work: impl FnOnce(
+            &mut DeviceBuf<T>,
+            &mut DeviceBuf<T>,
+            &mut Scratch<T>,
+            &mut Reporter,
+        ) -> Result<()>,
+    ) -> Result<()> {
         bind(self.stream.context())?;
         let mut bufs = self.lock();
         let b = &mut *bufs;
@@ -161,13 +177,7 @@ impl<T: Real> BoxStage<T> {
         };
         let quiet = &mut Reporter::new(None);
         ordered_on(caller, &self.stream, || {
-            for (i, p) in t.tiles.iter().enumerate() {
-                self.take_tile(t, i, coeffs, local)?;
-                let shifts = self.tile_shifts(t, p);
-                self.adjoint_shifted_on(&*local, tile, shifts.as_ref(), &mut b.scratch, quiet)?;
-                self.put_tile(t, p.origin, tile, volume)?;
-            }
-            Ok(())
+            work(tile, local, &mut b.scratch, quiet)
         })
     }
 
@@ -198,79 +208,55 @@ fn tile_scalars(l: &mut Launch<'_>, v: [usize; 3], n: [usize; 3], origin: [usize
 }
 
 impl<T: Real> BoxStage<T> {
-    /// The tile at `origin` from `volume` into `tile` (the layout's n reals).
-    fn cut_tile(
+    /// Copies between the tile at `origin` and the layout's n reals of a tile:
+    /// `wp_tile_cut` from the volume `src` into the tile `dst` (0 past the volume's end), or
+    /// its transpose `wp_tile_put` from the tile `src` into the volume `dst` (the tile's
+    /// samples inside the volume).
+    fn tile_samples(
         &self,
+        kernel: &str,
         t: &TileTables<T>,
         origin: [usize; 3],
-        volume: &impl DeviceArray<T>,
-        tile: &mut DeviceBuf<T>,
+        src: &impl DeviceArray<T>,
+        dst: &mut impl DeviceArrayMut<T>,
     ) -> Result<()> {
         let n = self.layout.n_samples();
-        let mut l = self.launch("wp_tile_cut", grid_stride(n))?;
-        l.input(volume).output(tile);
+        let mut l = self.launch(kernel, grid_stride(n))?;
+        l.input(src).output(dst);
         tile_scalars(&mut l, t.volume, self.layout.shape, origin);
         // SAFETY: wp_tile_cut(const REAL* volume, REAL* tile, long long at, long long v1,
         // long long v12, long long w1, long long w2, long long w3, long long n1, long long
-        // n2, long long n): sample i < n (the layout's, which `tile` holds) reads the volume
-        // only inside it (w_a = min(n_a, v_a − origin_a), so index < v1·v2·v3, which the
-        // caller's volume holds: checked by the callers) and writes tile[i].
+        // n2, long long n) and wp_tile_put(const REAL* tile, REAL* volume, … the same): the
+        // callers pass the volume and the tile in the kernel's order. Sample i < n (the
+        // layout's, which the tile holds) touches the volume only inside it (w_a = min(n_a,
+        // v_a − origin_a), so index < v1·v2·v3, which the caller's volume holds: checked by
+        // the callers) and the tile at i; wp_tile_cut writes the tile, wp_tile_put the volume.
         unsafe { l.run() }
     }
 
-    /// The transpose of `cut_tile`: `tile`'s samples inside `volume` written there.
-    fn put_tile(
+    /// Copies between tile `i`'s window of the common grids and its 2·m coefficient reals:
+    /// `wp_tile_add` adds the tile's `src` into the common grids `dst`, its transpose
+    /// `wp_tile_take` copies the window of the common grids `src` into the tile's `dst`.
+    fn tile_grids(
         &self,
-        t: &TileTables<T>,
-        origin: [usize; 3],
-        tile: &DeviceBuf<T>,
-        volume: &mut impl DeviceArrayMut<T>,
-    ) -> Result<()> {
-        let n = self.layout.n_samples();
-        let mut l = self.launch("wp_tile_put", grid_stride(n))?;
-        l.input(tile).output(volume);
-        tile_scalars(&mut l, t.volume, self.layout.shape, origin);
-        // SAFETY: wp_tile_put(const REAL* tile, REAL* volume, … as wp_tile_cut): the same
-        // indices, tile read and volume written.
-        unsafe { l.run() }
-    }
-
-    /// Adds tile `i`'s coefficients `local` (2·m reals) into the common grids `coeffs`.
-    fn add_tile(
-        &self,
+        kernel: &str,
         t: &TileTables<T>,
         i: usize,
-        local: &DeviceBuf<T>,
-        coeffs: &mut impl DeviceArrayMut<T>,
+        src: &impl DeviceArray<T>,
+        dst: &mut impl DeviceArrayMut<T>,
     ) -> Result<()> {
         let m = self.layout.n_coefficients;
-        let mut l = self.launch("wp_tile_add", grid_stride(m))?;
-        l.input(local).output(coeffs);
+        let mut l = self.launch(kernel, grid_stride(m))?;
+        l.input(src).output(dst);
         self.grid_arguments(&mut l, t, i);
         // SAFETY: wp_tile_add(const cpx* local, cpx* common, const long long* first, const
         // long long* grid, const long long* rows, const long long* offsets, int n_boxes, long
-        // long m): coefficient e < m (local holds 2m reals) finds its box among n_boxes
-        // (first, grid: one entry each), its row of the common grid (rows, built with the
-        // grids from every tile's window, `offsets` this tile's) and reads and writes one
-        // coefficient of the common grids there (coeffs holds all of them: checked by the
-        // callers).
-        unsafe { l.run() }
-    }
-
-    /// The transpose of `add_tile`: tile `i`'s window of `coeffs` copied into `local`.
-    fn take_tile(
-        &self,
-        t: &TileTables<T>,
-        i: usize,
-        coeffs: &impl DeviceArray<T>,
-        local: &mut DeviceBuf<T>,
-    ) -> Result<()> {
-        let m = self.layout.n_coefficients;
-        let mut l = self.launch("wp_tile_take", grid_stride(m))?;
-        l.input(coeffs).output(local);
-        self.grid_arguments(&mut l, t, i);
-        // SAFETY: wp_tile_take(const cpx* common, cpx* local, … as wp_tile_add): the same
-        // indices, the common grids read and local written.
+        // long m) and wp_tile_take(const cpx* common, cpx* local, … the same): the callers
+        // pass the tile's and the common arrays in the kernel's order. Coefficient e < m (the
+        // tile's array holds 2m reals) finds its box among n_boxes (first, grid: one entry
+        // each), its row of the common grid (rows, built with the grids from every tile's
+        // window, `offsets` this tile's) and touches one coefficient of the common grids
+        // there (the caller's array holds all of them: checked by the callers).
         unsafe { l.run() }
     }
 

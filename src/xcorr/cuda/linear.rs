@@ -335,16 +335,7 @@ impl TileCall<'_, '_> {
                         .map(|s| (grp * n_pairs + s.2) as i64)
                         .collect();
                     let n_lags = g.n_lags();
-                    put_rows(
-                        self.kit,
-                        None,
-                        RowsAt {
-                            dst: &dst,
-                            n_lags,
-                            stride,
-                        },
-                        out,
-                    )?;
+                    put_rows(self.kit, None, RowsAt::new(&dst, n_lags, stride), out)?;
                 }
                 continue;
             }
@@ -432,11 +423,7 @@ impl TileCall<'_, '_> {
                 Dest::Device { out, stride, row } => {
                     let dst: Vec<i64> = chunk.iter().map(|s| row(s.2) as i64).collect();
                     let (n_lags, stride) = (g.n_lags(), *stride);
-                    let at = RowsAt {
-                        dst: &dst,
-                        n_lags,
-                        stride,
-                    };
+                    let at = RowsAt::new(&dst, n_lags, stride);
                     rows.finish_into(self.kit, g, flags.as_ref(), at, out)?;
                 }
             }

@@ -149,11 +149,7 @@ fn put_batch(
         .ok_or_else(|| Error::Internal("no device output".into()))?;
     let stride = d.stride;
     let dst: Vec<i64> = range.clone().map(|k| k as i64).collect();
-    let at = RowsAt {
-        dst: &dst,
-        n_lags,
-        stride,
-    };
+    let at = RowsAt::new(&dst, n_lags, stride);
     put_rows(kit, Some(&stacked), at, &mut d.stacks)?;
     if let (Some(means), Some(out)) = (means, d.substacks.as_mut()) {
         // Row q·n_groups + g of the means is group g's stack of pair range.start + q.
@@ -162,16 +158,7 @@ fn put_batch(
             .flat_map(|k| (0..ng).map(move |g| (g * n_pairs + k) as i64))
             .collect();
         let means = part(&means, 0, dst.len() * n_lags);
-        put_rows(
-            kit,
-            Some(&means),
-            RowsAt {
-                dst: &dst,
-                n_lags,
-                stride,
-            },
-            out,
-        )?;
+        put_rows(kit, Some(&means), RowsAt::new(&dst, n_lags, stride), out)?;
     }
     Ok(())
 }

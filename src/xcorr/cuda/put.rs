@@ -12,6 +12,17 @@ pub(super) struct RowsAt<'a> {
     pub(super) stride: usize,
 }
 
+impl<'a> RowsAt<'a> {
+    /// Row r (`n_lags` values) at output row `dst[r]`, rows `stride` values apart.
+    pub(super) fn new(dst: &'a [i64], n_lags: usize, stride: usize) -> Self {
+        RowsAt {
+            dst,
+            n_lags,
+            stride,
+        }
+    }
+}
+
 /// Rows `src` (dst.len() rows of n_lags floats; None: zeros) into `out` at rows `at.dst`.
 pub(super) fn put_rows(
     kit: &Kit,
