@@ -452,3 +452,46 @@ fn a_budget_too_small_refuses_the_workspace_and_the_plan_stays_usable() {
     assert!(c.refused.load(std::sync::atomic::Ordering::SeqCst) >= 4);
     assert_all_given_back(&c, &g);
 }
+
+/// Without hooks: most of the device's free memory taken by the application (cuMemAlloc),
+/// a DWT workspace and an EM-logging plan too big for what is left are refused with
+/// SG_ERR_DEVICE_OUT_OF_MEMORY naming the sizes, nothing kept; once the memory is freed the
+/// same requests succeed on the same context and plan. It takes the device's memory from
+/// every other test of the process: run it alone.
+#[test]
+#[ignore = "takes most of the device's memory: run alone with --ignored"]
+fn real_device_memory_exhausted_refuses_workspaces_then_they_fit() {
+    let Some(g) = gpu() else { return };
+    let p = dwt_plan(&g, 1 << 18);
+    let (free, _) = g.cuda.mem_get_info().expect("free memory");
+    let hog: cudarc::driver::CudaSlice<u8> =
+        // SAFETY: never read.
+        unsafe { g.stream.alloc::<u8>(free.saturating_sub(256 << 20)) }.expect("taking the free memory");
+    g.stream.synchronize().unwrap();
+    let held = in_use(&g);
+    let refused = |s: sg_status, what: &str| {
+        assert_eq!(s, SG_ERR_DEVICE_OUT_OF_MEMORY, "{what}: {}", message());
+        let m = message();
+        for part in [what, "bytes asked for", "free on the device"] {
+            assert!(m.contains(part), "{part:?} not in {m}");
+        }
+        assert_eq!(in_use(&g), held, "{what}: nothing kept");
+    };
+    // 1,024 traces of 2^18 samples: a GiB of coefficients.
+    refused(
+        sg_dwt_plan_reserve(p, 1024),
+        "reserving the DWT plan's workspace",
+    );
+    // 20 M measurements, two searched columns: 320 MB of matrix.
+    let big = em_problem(20_000_000);
+    refused(
+        em_plan(&g, &big).unwrap_err(),
+        "creating the EM-logging plan",
+    );
+    drop(hog);
+    g.stream.synchronize().unwrap();
+    assert_eq!(sg_dwt_plan_reserve(p, 1024), SG_OK, "{}", message());
+    sg_dwt_plan_destroy(p);
+    let e = em_plan(&g, &big).unwrap_or_else(|s| panic!("{s}: {}", message()));
+    sg_emlog_plan_destroy(e);
+}
