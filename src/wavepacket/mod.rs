@@ -29,6 +29,7 @@ pub mod gaps;
 pub mod inverse;
 pub mod layout;
 pub mod lebedev;
+mod phases;
 // Generated numbers: some are 1/√2 and the like, written out as the rule gives them.
 #[rustfmt::skip]
 #[allow(clippy::approx_constant)]
@@ -50,6 +51,7 @@ use boxfft::BoxFfts;
 pub(crate) use device_calls::check_tolerance;
 pub use layout::{Layout, LayoutOptions, WaveBox};
 use num_complex::Complex;
+pub use phases::PlanPhases;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -66,6 +68,8 @@ pub struct WavepacketPlan<T: Real> {
     engine: Engine<T>,
     /// Device bytes the plan holds (its USFFT plans' included).
     held: Arc<Tally>,
+    /// How long each phase of its creation took.
+    phases: PlanPhases,
 }
 
 /// Where the boxes and the USFFTs run.
@@ -95,6 +99,8 @@ impl<T: Real> WavepacketPlan<T> {
         opts: &LayoutOptions,
         held: Arc<Tally>,
     ) -> Result<Self> {
+        let mut laps = phases::Laps::start();
+        let mut phases = PlanPhases::default();
         let layout = Arc::new(Layout::new(shape.len(), shape, opts)?);
         let dim = layout.dim;
         // What the plan keeps (windows, lattice coordinates) and each call needs (the lattice
@@ -103,6 +109,7 @@ impl<T: Real> WavepacketPlan<T> {
         crate::alloc::host_bytes(&[layout.n_coefficients], t, "wave-packet windows")?;
         crate::alloc::host_bytes(&[layout.n_points, 2], t, "wave-packet lattice values")?;
         check_plan_memory(&layout, t)?;
+        phases.layout = laps.lap();
         let windows: Vec<Vec<T>> = ctx.cpu.install(|| {
             windows::box_windows(&layout)
                 .into_iter()
@@ -110,28 +117,10 @@ impl<T: Real> WavepacketPlan<T> {
                 .collect()
         });
         let ffts = BoxFfts::new(layout.boxes.iter().flat_map(|b| b.shape));
+        phases.windows = laps.lap();
         let m = layout.n_points;
-        let mut coords: [Vec<T>; 3] = Default::default();
-        for c in coords.iter_mut().take(dim) {
-            c.reserve(m);
-        }
-        for l in &layout.lattices {
-            for t3 in 0..l.len[2] {
-                for t2 in 0..l.len[1] {
-                    for t1 in 0..l.len[0] {
-                        let t = [
-                            l.lo[0] + t1 as i64,
-                            l.lo[1] + t2 as i64,
-                            l.lo[2] + t3 as i64,
-                        ];
-                        let xi = l.point(t);
-                        for d in 0..dim {
-                            coords[d].push(T::from_f64(std::f64::consts::TAU * xi[d]).unwrap());
-                        }
-                    }
-                }
-            }
-        }
+        let coords = lattice_coords::<T>(&layout);
+        phases.points = laps.lap();
         let make = |kind, sign| -> Result<UsfftPlan<T>> {
             let mut p = UsfftPlan::new(
                 ctx.clone(),
@@ -148,7 +137,10 @@ impl<T: Real> WavepacketPlan<T> {
             Ok(p)
         };
         let type2 = make(TransformType::Type2, -1)?;
+        phases.usfft[0] = laps.lap();
         let type1 = make(TransformType::Type1, 1)?;
+        phases.usfft[1] = laps.lap();
+        drop(coords);
         let engine = match ctx.cuda() {
             Some(_) => Engine::Device(Box::new(cuda::BoxStage::new(
                 layout.clone(),
@@ -163,6 +155,7 @@ impl<T: Real> WavepacketPlan<T> {
                 type1: Box::new(type1),
             },
         };
+        phases.tables = laps.lap();
         Ok(WavepacketPlan {
             ctx,
             layout,
@@ -170,7 +163,13 @@ impl<T: Real> WavepacketPlan<T> {
             ffts,
             engine,
             held,
+            phases,
         })
+    }
+
+    /// How long each phase of the plan's creation took (wall clock).
+    pub fn creation_phases(&self) -> PlanPhases {
+        self.phases
     }
 
     /// Device bytes the plan holds (0 on a CPU context): its tables, work arrays and USFFT
@@ -402,6 +401,34 @@ impl<T: Real> WavepacketPlan<T> {
             )),
         }
     }
+}
+
+/// The lattice points of every lattice in turn (axis 1 fastest), per dimension, in the
+/// USFFTs' radians (2π·ξ).
+fn lattice_coords<T: Real>(layout: &Layout) -> [Vec<T>; 3] {
+    let dim = layout.dim;
+    let mut coords: [Vec<T>; 3] = Default::default();
+    for c in coords.iter_mut().take(dim) {
+        c.reserve(layout.n_points);
+    }
+    for l in &layout.lattices {
+        for t3 in 0..l.len[2] {
+            for t2 in 0..l.len[1] {
+                for t1 in 0..l.len[0] {
+                    let t = [
+                        l.lo[0] + t1 as i64,
+                        l.lo[1] + t2 as i64,
+                        l.lo[2] + t3 as i64,
+                    ];
+                    let xi = l.point(t);
+                    for d in 0..dim {
+                        coords[d].push(T::from_f64(std::f64::consts::TAU * xi[d]).unwrap());
+                    }
+                }
+            }
+        }
+    }
+    coords
 }
 
 /// `InvalidArgument` unless the data and coefficient arrays hold `want` = [samples of
