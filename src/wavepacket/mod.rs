@@ -30,6 +30,7 @@ pub mod inverse;
 pub mod layout;
 pub mod lebedev;
 mod phases;
+mod plan_points;
 // Generated numbers: some are 1/√2 and the like, written out as the rule gives them.
 #[rustfmt::skip]
 #[allow(clippy::approx_constant)]
@@ -46,7 +47,7 @@ use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::progress::Reporter;
 use crate::sample::Real;
-use crate::usfft::{TransformType, UsfftOptions, UsfftPlan};
+use crate::usfft::UsfftPlan;
 use boxfft::BoxFfts;
 pub(crate) use device_calls::check_tolerance;
 pub use layout::{Layout, LayoutOptions, WaveBox};
@@ -102,7 +103,6 @@ impl<T: Real> WavepacketPlan<T> {
         let mut laps = phases::Laps::start();
         let mut phases = PlanPhases::default();
         let layout = Arc::new(Layout::new(shape.len(), shape, opts)?);
-        let dim = layout.dim;
         // What the plan keeps (windows, lattice coordinates) and each call needs (the lattice
         // values), checked before anything is computed or allocated.
         let t = std::mem::size_of::<T>();
@@ -118,34 +118,12 @@ impl<T: Real> WavepacketPlan<T> {
         });
         let ffts = BoxFfts::new(layout.boxes.iter().flat_map(|b| b.shape));
         phases.windows = laps.lap();
-        let m = layout.n_points;
-        let coords = lattice_coords::<T>(&layout);
-        phases.points = laps.lap();
-        let make = |kind, sign| -> Result<UsfftPlan<T>> {
-            let mut p = UsfftPlan::new(
-                ctx.clone(),
-                kind,
-                dim,
-                layout.shape,
-                sign,
-                layout.tolerance,
-                1,
-                UsfftOptions::default(),
-            )?;
-            let opt = |d: usize| (d < dim).then(|| coords[d].as_slice());
-            p.set_points(m, &coords[0], opt(1), opt(2))?;
-            Ok(p)
-        };
-        let type2 = make(TransformType::Type2, -1)?;
-        phases.usfft[0] = laps.lap();
-        let type1 = make(TransformType::Type1, 1)?;
-        phases.usfft[1] = laps.lap();
-        drop(coords);
+        let (type2, type1) = plan_points::usfft_plans(&ctx, &layout, &mut laps, &mut phases)?;
         let engine = match ctx.cuda() {
             Some(_) => Engine::Device(Box::new(cuda::BoxStage::new(
                 layout.clone(),
                 &windows,
-                &sparse::packet_norms(&layout, &windows),
+                &ctx.cpu.install(|| sparse::packet_norms(&layout, &windows)),
                 type2,
                 type1,
                 held.clone(),
@@ -401,34 +379,6 @@ impl<T: Real> WavepacketPlan<T> {
             )),
         }
     }
-}
-
-/// The lattice points of every lattice in turn (axis 1 fastest), per dimension, in the
-/// USFFTs' radians (2π·ξ).
-fn lattice_coords<T: Real>(layout: &Layout) -> [Vec<T>; 3] {
-    let dim = layout.dim;
-    let mut coords: [Vec<T>; 3] = Default::default();
-    for c in coords.iter_mut().take(dim) {
-        c.reserve(layout.n_points);
-    }
-    for l in &layout.lattices {
-        for t3 in 0..l.len[2] {
-            for t2 in 0..l.len[1] {
-                for t1 in 0..l.len[0] {
-                    let t = [
-                        l.lo[0] + t1 as i64,
-                        l.lo[1] + t2 as i64,
-                        l.lo[2] + t3 as i64,
-                    ];
-                    let xi = l.point(t);
-                    for d in 0..dim {
-                        coords[d].push(T::from_f64(std::f64::consts::TAU * xi[d]).unwrap());
-                    }
-                }
-            }
-        }
-    }
-    coords
 }
 
 /// `InvalidArgument` unless the data and coefficient arrays hold `want` = [samples of
