@@ -110,12 +110,7 @@ impl<T: Real> WavepacketPlan<T> {
         crate::alloc::host_bytes(&[layout.n_points, 2], t, "wave-packet lattice values")?;
         check_plan_memory(&layout, t)?;
         phases.layout = laps.lap();
-        let windows: Vec<Vec<T>> = ctx.cpu.install(|| {
-            windows::box_windows(&layout)
-                .into_iter()
-                .map(|w| w.into_iter().map(|v| T::from_f64(v).unwrap()).collect())
-                .collect()
-        });
+        let windows: Vec<Vec<T>> = ctx.cpu.install(|| windows::box_windows(&layout));
         let ffts = BoxFfts::new(layout.boxes.iter().flat_map(|b| b.shape));
         phases.windows = laps.lap();
         let (type2, type1) = plan_points::usfft_plans(&ctx, &layout, &mut laps, &mut phases)?;
