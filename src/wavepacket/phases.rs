@@ -11,9 +11,12 @@ pub struct PlanPhases {
     pub layout: Duration,
     /// The windows, normalisation included, in the plan's precision.
     pub windows: Duration,
-    /// The lattice points' coordinates (every box's, in the USFFTs' radians).
+    /// The lattice points' coordinates (every box's, in the USFFTs' radians). On a CUDA
+    /// context they are made by a kernel whose time falls in the type-2 plan's (its sort
+    /// waits for it).
     pub points: Duration,
-    /// The type-2 and the type-1 USFFT plan, each with its points set (folded and sorted).
+    /// The type-2 and the type-1 USFFT plan, each with its points set: type 2 sorts them,
+    /// type 1 takes type 2's sorted points.
     pub usfft: [Duration; 2],
     /// On a CUDA context the device tables (packet norms, box tables, work buffers); zero
     /// on the CPU.
