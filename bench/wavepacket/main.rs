@@ -98,6 +98,7 @@ fn main() {
         }
     }
     print!("{}", report::table(&lines, &cfg).markdown());
+    print!("\n{}", report::plan_phases(&lines, &cfg));
     println!(
         "\nThe seed's TITAN X figures stand beside rows of its cases only (350 directions, \
          1/3/5 levels for N = 64/128/256); its 20-core Xeon E5-2650 took 220/232, \

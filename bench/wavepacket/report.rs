@@ -190,6 +190,9 @@ pub fn records(lines: &[Line], cfg: &Config) -> Vec<Record> {
             let (adj_dev, _, _) = ms(&r.adjoint_device);
             let ratio = |i: usize, t: Option<f64>| s.zip(t).map(|(s, t)| s[i] / t);
             let error = r.error.clone().or_else(|| l.skipped.clone());
+            let phase = |f: fn(&seisgpu::wavepacket::PlanPhases) -> std::time::Duration| {
+                Value::from(r.plan_phases.as_ref().map(|p| f(p).as_secs_f64()))
+            };
             let v: Record = vec![
                 ("n", l.case.n.into()),
                 ("directions", cfg.directions.into()),
@@ -200,6 +203,12 @@ pub fn records(lines: &[Line], cfg: &Config) -> Vec<Record> {
                 ("n_coefficients", r.n_coefficients.into()),
                 ("redundancy", r.redundancy.into()),
                 ("plan_s", r.plan_ms.map(|x| x * 1e-3).into()),
+                ("plan_layout_s", phase(|p| p.layout)),
+                ("plan_windows_s", phase(|p| p.windows)),
+                ("plan_points_s", phase(|p| p.points)),
+                ("plan_usfft_type2_s", phase(|p| p.usfft[0])),
+                ("plan_usfft_type1_s", phase(|p| p.usfft[1])),
+                ("plan_tables_s", phase(|p| p.tables)),
                 (
                     "forward_first_s",
                     r.first_forward_ms.map(|x| x * 1e-3).into(),
@@ -249,6 +258,30 @@ pub fn records(lines: &[Line], cfg: &Config) -> Vec<Record> {
             v
         })
         .collect()
+}
+
+/// One line per row that made a plan: its creation, phase by phase (`PlanPhases`).
+pub fn plan_phases(lines: &[Line], cfg: &Config) -> String {
+    let mut out = String::new();
+    for l in lines {
+        if let Some(p) = &l.row.plan_phases {
+            let s = |d: std::time::Duration| secs(d.as_secs_f64());
+            out += &format!(
+                "plan phases ({}, {}): layout {} s, windows {} s, points {} s, usfft {} s \
+                 (type 2 {}, type 1 {}), tables {} s\n",
+                case_name(l.case, cfg),
+                l.mode_name(),
+                s(p.layout),
+                s(p.windows),
+                s(p.points),
+                s(p.usfft[0] + p.usfft[1]),
+                s(p.usfft[0]),
+                s(p.usfft[1]),
+                s(p.tables),
+            );
+        }
+    }
+    out
 }
 
 /// The issue's targets: met, missed or not run, one line each.

@@ -10,7 +10,7 @@ use num_complex::Complex;
 use seisgpu::context::Context;
 use seisgpu::wavepacket::coverage;
 use seisgpu::wavepacket::inverse::CorrectionFilter;
-use seisgpu::wavepacket::{LayoutOptions, WavepacketPlan};
+use seisgpu::wavepacket::{LayoutOptions, PlanPhases, WavepacketPlan};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -20,6 +20,8 @@ pub struct Row {
     pub n_coefficients: Option<usize>,
     pub redundancy: Option<f64>,
     pub plan_ms: Option<f64>,
+    /// The plan's creation, phase by phase.
+    pub plan_phases: Option<PlanPhases>,
     /// The first (untimed, warm-up) calls: the USFFT kernels compile on a CUDA context.
     pub first_forward_ms: Option<f64>,
     pub first_adjoint_ms: Option<f64>,
@@ -132,6 +134,7 @@ fn measure_row(
     let t = Instant::now();
     let plan = WavepacketPlan::<f32>::new(ctx.clone(), &[case.n; 3], &opts).map_err(lib)?;
     row.plan_ms = Some(ms_since(t));
+    row.plan_phases = Some(plan.creation_phases());
     let layout = plan.layout();
     row.n_coefficients = Some(layout.n_coefficients);
     row.redundancy = Some(layout.redundancy());

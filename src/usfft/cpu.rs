@@ -41,9 +41,10 @@ pub fn tiling(spec: &UsfftSpec) -> Tiling {
 }
 
 /// A CPU plan's sorted points and its FFT of each dimension, planned once here: rustfft's
-/// planning of a long line costs about as much as transforming it.
+/// planning of a long line costs about as much as transforming it. The sorted points may be
+/// shared with another plan over the same points (`share_points`).
 pub struct HostPoints<T: Real> {
-    pub sorted: SortedPoints<T>,
+    pub sorted: Arc<SortedPoints<T>>,
     ffts: [Arc<dyn Fft<T>>; 3],
 }
 
@@ -55,6 +56,18 @@ pub fn set_points<C: Sample, T: Real>(
 ) -> Result<HostPoints<T>> {
     let sorted =
         cpu.install(|| sort_points(coords, spec.dim, m, spec.kernel.width, tiling(spec)))?;
+    Ok(with_ffts(spec, Arc::new(sorted)))
+}
+
+/// The points of `other` for a plan of `spec`, which sorts as `other`'s plan does (the same
+/// dimension, fine grid and kernel width: `tiling` depends on nothing else), without
+/// sorting them again.
+pub fn share_points<T: Real>(spec: &UsfftSpec, other: &HostPoints<T>) -> HostPoints<T> {
+    with_ffts(spec, other.sorted.clone())
+}
+
+/// `sorted` with the fine grid's FFTs of `spec`'s sign.
+fn with_ffts<T: Real>(spec: &UsfftSpec, sorted: Arc<SortedPoints<T>>) -> HostPoints<T> {
     let dir = if spec.sign < 0 {
         FftDirection::Forward
     } else {
@@ -62,7 +75,7 @@ pub fn set_points<C: Sample, T: Real>(
     };
     let mut planner = FftPlanner::<T>::new();
     let ffts = std::array::from_fn(|d| planner.plan_fft(spec.fine[d], dir));
-    Ok(HostPoints { sorted, ffts })
+    HostPoints { sorted, ffts }
 }
 
 /// Reports "usfft spread" (chunks of a colour phase's bins) or "usfft interpolate" (chunks

@@ -262,6 +262,31 @@ impl<T: Real> UsfftPlan<T> {
         })
     }
 
+    /// Sets the points `other` holds (types 1 and 2, a plan on the same context) without
+    /// sorting them again: shared on the CPU, copied on the device. Ok(false), with nothing
+    /// changed, where the two plans do not sort points alike (another dimension, fine grid
+    /// or kernel width) or `other` has no points of these kinds: then call `set_points`.
+    pub(crate) fn set_points_of(&mut self, other: &UsfftPlan<T>) -> Result<bool> {
+        self.not_type3()?;
+        if !cuda::same_sort(&self.spec, &other.spec) || !Arc::ptr_eq(&self.ctx, &other.ctx) {
+            return Ok(false);
+        }
+        let ctx = self.ctx.clone();
+        match (&other.points, ctx.cuda()) {
+            (PointsState::Host(p), None) => {
+                self.points = PointsState::Host(Box::new(cpu::share_points(&self.spec, p)));
+                self.m = other.m;
+                Ok(true)
+            }
+            (PointsState::Device(p), Some(gpu)) => {
+                let from: &cuda::DevicePoints<T> = p;
+                self.set_device_points(|slot, spec| cuda::copy_points(gpu, slot, spec, from))?;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
     /// Types 1 and 2 only: a type-3 plan needs its frequencies too.
     fn not_type3(&self) -> Result<()> {
         if self.spec.kind == TransformType::Type3 {

@@ -29,6 +29,8 @@ pub mod gaps;
 pub mod inverse;
 pub mod layout;
 pub mod lebedev;
+mod phases;
+mod plan_points;
 // Generated numbers: some are 1/√2 and the like, written out as the rule gives them.
 #[rustfmt::skip]
 #[allow(clippy::approx_constant)]
@@ -45,11 +47,12 @@ use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::progress::Reporter;
 use crate::sample::Real;
-use crate::usfft::{TransformType, UsfftOptions, UsfftPlan};
+use crate::usfft::UsfftPlan;
 use boxfft::BoxFfts;
 pub(crate) use device_calls::check_tolerance;
 pub use layout::{Layout, LayoutOptions, WaveBox};
 use num_complex::Complex;
+pub use phases::PlanPhases;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -66,6 +69,8 @@ pub struct WavepacketPlan<T: Real> {
     engine: Engine<T>,
     /// Device bytes the plan holds (its USFFT plans' included).
     held: Arc<Tally>,
+    /// How long each phase of its creation took.
+    phases: PlanPhases,
 }
 
 /// Where the boxes and the USFFTs run.
@@ -95,65 +100,25 @@ impl<T: Real> WavepacketPlan<T> {
         opts: &LayoutOptions,
         held: Arc<Tally>,
     ) -> Result<Self> {
+        let mut laps = phases::Laps::start();
+        let mut phases = PlanPhases::default();
         let layout = Arc::new(Layout::new(shape.len(), shape, opts)?);
-        let dim = layout.dim;
         // What the plan keeps (windows, lattice coordinates) and each call needs (the lattice
         // values), checked before anything is computed or allocated.
         let t = std::mem::size_of::<T>();
         crate::alloc::host_bytes(&[layout.n_coefficients], t, "wave-packet windows")?;
         crate::alloc::host_bytes(&[layout.n_points, 2], t, "wave-packet lattice values")?;
         check_plan_memory(&layout, t)?;
-        let windows: Vec<Vec<T>> = ctx.cpu.install(|| {
-            windows::box_windows(&layout)
-                .into_iter()
-                .map(|w| w.into_iter().map(|v| T::from_f64(v).unwrap()).collect())
-                .collect()
-        });
+        phases.layout = laps.lap();
+        let windows: Vec<Vec<T>> = ctx.cpu.install(|| windows::box_windows(&layout));
         let ffts = BoxFfts::new(layout.boxes.iter().flat_map(|b| b.shape));
-        let m = layout.n_points;
-        let mut coords: [Vec<T>; 3] = Default::default();
-        for c in coords.iter_mut().take(dim) {
-            c.reserve(m);
-        }
-        for l in &layout.lattices {
-            for t3 in 0..l.len[2] {
-                for t2 in 0..l.len[1] {
-                    for t1 in 0..l.len[0] {
-                        let t = [
-                            l.lo[0] + t1 as i64,
-                            l.lo[1] + t2 as i64,
-                            l.lo[2] + t3 as i64,
-                        ];
-                        let xi = l.point(t);
-                        for d in 0..dim {
-                            coords[d].push(T::from_f64(std::f64::consts::TAU * xi[d]).unwrap());
-                        }
-                    }
-                }
-            }
-        }
-        let make = |kind, sign| -> Result<UsfftPlan<T>> {
-            let mut p = UsfftPlan::new(
-                ctx.clone(),
-                kind,
-                dim,
-                layout.shape,
-                sign,
-                layout.tolerance,
-                1,
-                UsfftOptions::default(),
-            )?;
-            let opt = |d: usize| (d < dim).then(|| coords[d].as_slice());
-            p.set_points(m, &coords[0], opt(1), opt(2))?;
-            Ok(p)
-        };
-        let type2 = make(TransformType::Type2, -1)?;
-        let type1 = make(TransformType::Type1, 1)?;
+        phases.windows = laps.lap();
+        let (type2, type1) = plan_points::usfft_plans(&ctx, &layout, &mut laps, &mut phases)?;
         let engine = match ctx.cuda() {
             Some(_) => Engine::Device(Box::new(cuda::BoxStage::new(
                 layout.clone(),
                 &windows,
-                &sparse::packet_norms(&layout, &windows),
+                &ctx.cpu.install(|| sparse::packet_norms(&layout, &windows)),
                 type2,
                 type1,
                 held.clone(),
@@ -163,6 +128,7 @@ impl<T: Real> WavepacketPlan<T> {
                 type1: Box::new(type1),
             },
         };
+        phases.tables = laps.lap();
         Ok(WavepacketPlan {
             ctx,
             layout,
@@ -170,7 +136,13 @@ impl<T: Real> WavepacketPlan<T> {
             ffts,
             engine,
             held,
+            phases,
         })
+    }
+
+    /// How long each phase of the plan's creation took (wall clock).
+    pub fn creation_phases(&self) -> PlanPhases {
+        self.phases
     }
 
     /// Device bytes the plan holds (0 on a CPU context): its tables, work arrays and USFFT

@@ -15,6 +15,7 @@ use crate::error::Result;
 use crate::progress::Reporter;
 use crate::sample::Real;
 use num_complex::Complex;
+use rayon::prelude::*;
 
 /// Exchange rounds after the last stage: each adds a quarter of S more members, refits, and
 /// drops as many of the weakest (a step of subspace pursuit). Greedy stages keep early picks
@@ -43,11 +44,11 @@ impl Default for SparseOptions {
 /// ‖ψ_b‖ for every box of `layout` with its `windows` (by box): the ℓ2 norm of one of its
 /// complex packets, Σ|ŵ|²·P₁P₂[P₃]/L over the box's window (what the packet carries when it
 /// lies inside the data; less near the edges). A coefficient of white noise of variance σ²
-/// has E|c|² = σ²‖ψ_b‖².
+/// has E|c|² = σ²‖ψ_b‖². The boxes in parallel on the calling pool.
 pub(crate) fn packet_norms<T: Real>(layout: &Layout, windows: &[Vec<T>]) -> Vec<f64> {
     layout
         .boxes
-        .iter()
+        .par_iter()
         .zip(windows)
         .map(|(bx, w)| {
             let cell: f64 = layout.lattices[bx.lattice].period[..layout.dim]
@@ -86,7 +87,8 @@ fn rdot<T: Real>(a: &[T], b: &[T]) -> f64 {
 impl<T: Real> WavepacketPlan<T> {
     /// ‖ψ_b‖ for every box: the ℓ2 norm of one of its complex packets (`packet_norms`).
     pub fn packet_norms(&self) -> Vec<f64> {
-        packet_norms(self.layout(), &self.windows)
+        let norms = || packet_norms(self.layout(), &self.windows);
+        self.context().cpu.install(norms)
     }
 
     /// Coefficients with at most `s` (≤ the coefficient count) non-zero values whose synthesis

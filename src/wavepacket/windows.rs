@@ -18,6 +18,7 @@
 use super::angle;
 use super::cells::{CellInput, FrequencyCells};
 use super::layout::{dot, norm, Lattice, Layout};
+use crate::sample::Real;
 use rayon::prelude::*;
 
 /// Rectangle membership slack, in lattice units: a box's own points lie on its edges exactly
@@ -261,28 +262,36 @@ impl<'a> WindowEvaluator<'a> {
             let mut r = [0.0; MAX_LEVELS];
             r[0] = 1.0;
             return (0..self.layout.lattices.len())
-                .map(|l| self.side(l, xi, rho, &r) + self.side(l, &neg, rho, &r))
+                .map(|l| {
+                    self.side(l, xi, rho, &[0.0; 3], &r) + self.side(l, &neg, rho, &[0.0; 3], &r)
+                })
                 .sum();
         }
         let r = self.radial_squares(rho);
-        let plus: f64 = self
-            .cells
-            .of(xi, rho)
-            .iter()
-            .map(|&l| self.side(l as usize, xi, rho, &r))
-            .sum();
-        let minus: f64 = self
-            .cells
-            .of(&neg, rho)
-            .iter()
-            .map(|&l| self.side(l as usize, &neg, rho, &r))
-            .sum();
+        let unit = [xi[0] / rho, xi[1] / rho, xi[2] / rho];
+        let mut plus = 0.0;
+        for &l in self.cells.of(xi, rho) {
+            plus += self.side(l as usize, xi, rho, &unit, &r);
+        }
+        let unit = unit.map(|v| -v);
+        let mut minus = 0.0;
+        for &l in self.cells.of(&neg, rho) {
+            minus += self.side(l as usize, &neg, rho, &unit, &r);
+        }
         plus + minus
     }
 
-    /// Σ over lattice l's boxes of ½·s_b²·g_b(x)², given |x| = rho and the radial squares r.
+    /// Σ over lattice l's boxes of ½·s_b²·g_b(x)², given |x| = rho, x/|x| = `unit` and the
+    /// radial squares r (at x = 0, `unit` is not read: no directional box holds it).
     #[inline]
-    fn side(&self, l: usize, x: &[f64; 3], rho: f64, r: &[f64; MAX_LEVELS]) -> f64 {
+    fn side(
+        &self,
+        l: usize,
+        x: &[f64; 3],
+        rho: f64,
+        unit: &[f64; 3],
+        r: &[f64; MAX_LEVELS],
+    ) -> f64 {
         let gate = &self.gates[l];
         let along = dot(&gate.axis, x);
         let c0 = along * gate.period;
@@ -309,9 +318,8 @@ impl<'a> WindowEvaluator<'a> {
             return radial;
         }
         // A lattice's boxes share its direction ν = its axis e₁, hence one angular factor.
-        let unit = [x[0] / rho, x[1] / rho, x[2] / rho];
         let s = self.layout.angular_std;
-        radial * (-angle::squared(&unit, &gate.axis) / (s * s)).exp()
+        radial * (-angle::squared(unit, &gate.axis) / (s * s)).exp()
     }
 
     /// S(ξ): the normaliser, summed over the periodic images of ξ that some box reaches.
@@ -367,10 +375,10 @@ fn inside(bounds: &[[f64; 2]; 3], c: &[f64; 3]) -> bool {
 }
 
 /// The stored window of every box at its lattice points, in the box's order (axis 1 fastest):
-/// ŵ_b times the lattice cell factor.
-pub fn box_windows(layout: &Layout) -> Vec<Vec<f64>> {
+/// ŵ_b times the lattice cell factor, computed in f64 and rounded to T.
+pub fn box_windows<T: Real>(layout: &Layout) -> Vec<Vec<T>> {
     let ev = WindowEvaluator::new(layout);
-    let per_lattice: Vec<Vec<(usize, Vec<f64>)>> = (0..layout.lattices.len())
+    let per_lattice: Vec<Vec<(usize, Vec<T>)>> = (0..layout.lattices.len())
         .into_par_iter()
         .map(|l| lattice_windows(&ev, l))
         .collect();
@@ -383,7 +391,7 @@ pub fn box_windows(layout: &Layout) -> Vec<Vec<f64>> {
 
 /// The stored windows of lattice l's boxes. The levels of a direction overlap on its lattice,
 /// so S is evaluated once per lattice point and shared by the boxes that hold it.
-fn lattice_windows(ev: &WindowEvaluator, l: usize) -> Vec<(usize, Vec<f64>)> {
+fn lattice_windows<T: Real>(ev: &WindowEvaluator, l: usize) -> Vec<(usize, Vec<T>)> {
     let layout = ev.layout;
     let lat = &layout.lattices[l];
     let cell = ev.cell_factor(l);
@@ -408,7 +416,7 @@ fn lattice_windows(ev: &WindowEvaluator, l: usize) -> Vec<(usize, Vec<f64>)> {
                         ];
                         let xi = lat.point(t);
                         let g = ev.raw(b, &xi, &[t[0] as f64, t[1] as f64, t[2] as f64]);
-                        w.push(if g == 0.0 {
+                        let v = if g == 0.0 {
                             0.0
                         } else {
                             let sk = &mut s[index(t)];
@@ -416,7 +424,8 @@ fn lattice_windows(ev: &WindowEvaluator, l: usize) -> Vec<(usize, Vec<f64>)> {
                                 *sk = ev.normaliser(&xi);
                             }
                             cell * bx.scale * g / sk.sqrt()
-                        });
+                        };
+                        w.push(T::from_f64(v).unwrap());
                     }
                 }
             }

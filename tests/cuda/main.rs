@@ -28,6 +28,7 @@ mod cuda_fxdecon;
 mod cuda_usfft;
 mod cuda_usfft3;
 mod cuda_wavepacket;
+mod cuda_wavepacket_points;
 mod cuda_wavepacket_volume;
 mod cuda_xcorr;
 mod device_calls;

@@ -7,6 +7,7 @@
 //! - `plan`: a plan's device state (module, stream, mode tables, fine grids, cuFFT plan,
 //!   sorted points);
 //! - `points`: set-points: fold, bin and sort on the device;
+//! - `reuse`: set-points from another plan's sorted points (a type-1 plan beside a type-2);
 //! - `spread` (type 1) and `interp` (type 2): one function per method;
 //! - `execute`: one transform from host or device arrays;
 //! - `type3`: type 3 from a spreading stage, a type-2 stage and the phase factors.
@@ -17,6 +18,7 @@ mod interp;
 mod plan;
 mod points;
 mod prelude;
+mod reuse;
 mod spread;
 mod type3;
 
@@ -24,4 +26,5 @@ pub use heuristics::{choose_tiling, set_interp_tile_bytes, SpreadMethod};
 pub use plan::{prepare, DevicePoints};
 pub use points::{set_points, set_points_device, DeviceCoords};
 pub use prelude::{prelude, usfft_kernel_preludes};
+pub use reuse::{copy_points, same_sort};
 pub use type3::{set_points3, DeviceType3};

@@ -9,12 +9,14 @@
 //! by shape), the phases, the lattices' box lists (`tables`). Working buffers (work,
 //! lattice values, modes) too, so that a plan that does not fit fails at creation. The box
 //! FFTs are in `ffts`, the kernels in `launches`, the calls in `calls` (those on the
-//! caller's device arrays, ordered on the caller's stream, in `caller`).
+//! caller's device arrays, ordered on the caller's stream, in `caller`); the USFFTs' points
+//! are made on the device by `points`.
 
 mod caller;
 mod calls;
 mod ffts;
 mod launches;
+mod points;
 mod select;
 mod tables;
 mod tiled;
@@ -34,6 +36,7 @@ use crate::usfft::UsfftPlan;
 use cudarc::driver::{CudaModule, CudaStream};
 use ffts::{BoxReplays, FftGroup};
 pub use launches::ThresholdAt;
+pub use points::lattice_points;
 use std::sync::{Arc, Mutex};
 use tables::{DeviceTables, HostTables};
 pub use tiled::{TileGeometry, TileTables};
@@ -149,9 +152,8 @@ impl<T: Real> BoxStage<T> {
             .get(&gpu.ctx, &gpu.arch, &kernels::WAVEPACKET, &prelude::<T>())?;
         let host = HostTables::<T>::new(&layout);
         let groups = ffts::plan_groups::<T>(&host.runs, &stream)?;
-        let flat = windows.concat();
         let by_work: Vec<f64> = host.order.iter().map(|&b| norms[b]).collect();
-        let tables = DeviceTables::upload(&host, &flat, &by_work, &stream)?;
+        let tables = DeviceTables::upload(&host, windows, &by_work, &stream)?;
         let scratch = Scratch::new(&layout, host.n_work, &stream)?;
         let what = "allocating the wave-packet selection";
         let select = alloc(&stream, select::SEL_WORDS, what)?;
@@ -174,11 +176,11 @@ impl<T: Real> BoxStage<T> {
             layout,
             held,
         };
-        // `flat`, `by_work` and the tables are host memory the copies read from.
+        // `by_work` and the tables are host memory the copies read from.
         stream
             .synchronize()
             .map_err(driver_error("uploading the wave-packet tables"))?;
-        drop((flat, by_work));
+        drop(by_work);
         Ok(stage)
     }
 
