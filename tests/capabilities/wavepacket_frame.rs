@@ -141,17 +141,7 @@ fn grid_partition_error(layout: &Layout) -> f64 {
         for j1 in 0..n1 {
             let f = |j: usize, n: usize| (j as f64 - (n / 2) as f64) / n as f64;
             let xi = [f(j1, n1), f(j2, n2), 0.0];
-            let mut sum = 0.0;
-            for m2 in -2..=2 {
-                for m1 in -2..=2 {
-                    let x = [xi[0] + m1 as f64, xi[1] + m2 as f64, 0.0];
-                    let nx = [-x[0], -x[1], 0.0];
-                    for b in 0..layout.boxes.len() {
-                        let (w1, w2) = (ev.window(b, &x), ev.window(b, &nx));
-                        sum += 0.5 * (w1 * w1 + w2 * w2);
-                    }
-                }
-            }
+            let sum = partition_sum(layout, &ev, xi);
             worst = worst.max((sum - 1.0).abs());
         }
     }

@@ -3,6 +3,7 @@
 //! F3 3D), the localisation of one packet, and bad input.
 
 use crate::wavepacket_support;
+use crate::wavepacket_support::partition_sum;
 
 use num_complex::Complex;
 use seisgpu::sample::Real;
@@ -90,20 +91,7 @@ fn partition_error(layout: &Layout, points: usize) -> f64 {
                 0.0
             }
         });
-        let mut sum = 0.0;
-        let r = |d: usize| if d < layout.dim { -2..=2 } else { 0..=0 };
-        for m3 in r(2) {
-            for m2 in r(1) {
-                for m1 in r(0) {
-                    let x = [xi[0] + m1 as f64, xi[1] + m2 as f64, xi[2] + m3 as f64];
-                    let nx = [-x[0], -x[1], -x[2]];
-                    for b in 0..layout.boxes.len() {
-                        let (w1, w2) = (ev.window(b, &x), ev.window(b, &nx));
-                        sum += 0.5 * (w1 * w1 + w2 * w2);
-                    }
-                }
-            }
-        }
+        let sum = partition_sum(layout, &ev, xi);
         worst = worst.max((sum - 1.0).abs());
     }
     worst

@@ -103,3 +103,27 @@ pub fn real3d(
     }
     v
 }
+
+/// Σ over the boxes and the periodic images (±2 cells along each axis of the layout) of
+/// ½(ŵ_b(ξ)² + ŵ_b(−ξ)²): one where the windows are a partition of unity at ξ.
+pub fn partition_sum(
+    layout: &seisgpu::wavepacket::layout::Layout,
+    ev: &seisgpu::wavepacket::windows::WindowEvaluator,
+    xi: [f64; 3],
+) -> f64 {
+    let r = |d: usize| if d < layout.dim { -2..=2 } else { 0..=0 };
+    let mut sum = 0.0;
+    for m3 in r(2) {
+        for m2 in r(1) {
+            for m1 in r(0) {
+                let x = [xi[0] + m1 as f64, xi[1] + m2 as f64, xi[2] + m3 as f64];
+                let nx = [-x[0], -x[1], -x[2]];
+                for b in 0..layout.boxes.len() {
+                    let (w1, w2) = (ev.window(b, &x), ev.window(b, &nx));
+                    sum += 0.5 * (w1 * w1 + w2 * w2);
+                }
+            }
+        }
+    }
+    sum
+}
