@@ -103,8 +103,8 @@ fn parts(library: Option<&dyn Fn() -> u64>) -> Parts {
         None => (None, None, None),
     };
     Parts {
-        rss_anon: status_kib("RssAnon:") * 1024,
-        rss_file: status_kib("RssFile:") * 1024,
+        rss_anon: status_kib("RssAnon:").unwrap_or(0) * 1024,
+        rss_file: status_kib("RssFile:").unwrap_or(0) * 1024,
         pinned: seisgpu::backend::cuda::staging::pinned_bytes() as u64,
         library: library.map(|f| f()),
         pool_reserved,
@@ -113,14 +113,13 @@ fn parts(library: Option<&dyn Fn() -> u64>) -> Parts {
     }
 }
 
-/// A field of /proc/self/status in kB (0 where absent).
-fn status_kib(field: &str) -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+/// A field of /proc/self/status in kB (None where absent).
+fn status_kib(field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
     status
         .lines()
         .find_map(|l| l.strip_prefix(field))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
 }
 
 /// MiB with one decimal, "-" where not measured.
@@ -172,13 +171,7 @@ fn rss_bytes() -> u64 {
     unsafe {
         malloc_trim(0);
     }
-    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
-    let kb: u64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmRSS in /proc/self/status");
-    kb * 1024
+    status_kib("VmRSS:").expect("VmRSS in /proc/self/status") * 1024
 }
 
 /// Device memory in use on device 0, bytes.
