@@ -21,7 +21,10 @@
 //!   `malloc_trim` (free heap pages the allocator keeps are no leak). Device memory is the
 //!   whole device's in use (total − free), or with SEISGPU_SOAK_DEVICE_MEMORY=process this
 //!   process's own (nvidia-smi's per-process figure: scripts/gpu_soak.sh runs the ABI
-//!   fuzzers beside the soak on the same device). Samples in the first
+//!   fuzzers beside the soak on the same device), less the free reserve of the driver's
+//!   default pool (trimmed first; what it cannot trim, it keeps in 32 MiB chunks).
+//!   scripts/gpu_soak.sh runs the soak with glibc's per-thread caches off and one arena,
+//!   so that RSS and the live bytes are not the allocator's caches. Samples in the first
 //!   SEISGPU_SOAK_WARMUP_SECONDS (60) are printed, not judged; every later one must stay
 //!   within ±1 % of the first judged sample, or a floor where 1 % of a small figure is
 //!   below its noise: RSS 16 MiB (fragmentation and thread stacks move it while the heap's

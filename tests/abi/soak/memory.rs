@@ -36,7 +36,8 @@ pub(crate) struct Sample {
     /// Bytes the heap has handed out and not had back (glibc's `mallinfo2`): what lives,
     /// without the allocator's fragmentation; printed to tell a leak from fragmentation.
     pub(crate) heap: Option<u64>,
-    /// Device memory in use, bytes (see [`DeviceMemory`]); None on the CPU.
+    /// Device memory in use, bytes (see [`DeviceMemory`]), less the default pool's free
+    /// reserve ([`pool_free`]); None on the CPU.
     pub(crate) device: Option<u64>,
     /// Where the memory is, to tell a leak from a cache that fills: not judged.
     pub(crate) parts: Parts,
@@ -122,6 +123,44 @@ fn status_kib(field: &str) -> Option<u64> {
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
 }
 
+/// With SEISGPU_SOAK_SMAPS_DIR set, writes the anonymous memory of each mapping of this
+/// moment (/proc/self/smaps: "start-end size_kB anonymous_kB name") to
+/// `smaps_<seconds>.txt` there: which mappings a growing RSS lives in (the heap's arenas,
+/// thread stacks, the driver's own mappings) is read from two such files.
+fn dump_anonymous_mappings(at: f64) {
+    let Ok(dir) = std::env::var("SEISGPU_SOAK_SMAPS_DIR") else {
+        return;
+    };
+    let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap_or_default();
+    let (mut out, mut head, mut size) = (String::new(), String::new(), 0u64);
+    let kib = |l: &str| {
+        l.split_whitespace()
+            .nth(1)
+            .and_then(|v| v.parse::<u64>().ok())
+    };
+    for line in smaps.lines() {
+        if line.starts_with("Size:") {
+            size = kib(line).unwrap_or(0);
+        } else if line.starts_with("Anonymous:") {
+            let anon = kib(line).unwrap_or(0);
+            if anon > 0 {
+                out += &format!("{head} {size} {anon}\n");
+            }
+        } else if line
+            .split_whitespace()
+            .next()
+            .is_some_and(|w| w.contains('-') && !w.ends_with(':'))
+        {
+            let mut f = line.split_whitespace();
+            let range = f.next().unwrap_or("");
+            let name = f.nth(4).unwrap_or("-");
+            head = format!("{range} {name}");
+        }
+    }
+    let _ = std::fs::create_dir_all(&dir);
+    let _ = std::fs::write(format!("{dir}/smaps_{at:06.0}.txt"), out);
+}
+
 /// MiB with one decimal, "-" where not measured.
 fn mib(v: Option<u64>) -> String {
     v.map_or("-".into(), |v| format!("{:.1}", v as f64 / MIB))
@@ -174,8 +213,36 @@ fn rss_bytes() -> u64 {
     status_kib("VmRSS:").expect("VmRSS in /proc/self/status") * 1024
 }
 
-/// Device memory in use on device 0, bytes.
+/// Gives the free memory that device 0's default pool keeps (where `cuMemAllocAsync`
+/// allocates) back to the device, as `malloc_trim` does for the heap: what the pool keeps
+/// reserved after frees is the driver's to release at its own moments (it did, 32 MiB at
+/// once, several minutes into a run), not memory that lives.
+fn trim_device_pool() {
+    use cudarc::driver::sys;
+    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+    // SAFETY: a query of device 0's default pool into a local, then a trim of that pool
+    // (a context of device 0 is current: the sampler made one); no pointer is kept.
+    unsafe {
+        if sys::cuDeviceGetDefaultMemPool(&mut pool, 0) == sys::CUresult::CUDA_SUCCESS {
+            sys::cuMemPoolTrimTo(pool, 0);
+        }
+    }
+}
+
+/// What device 0's default pool holds reserved beyond its allocations, bytes: memory
+/// the driver keeps for later `cuMemAllocAsync` calls and gives back at its own moments,
+/// in chunks of 32 MiB that a trim cannot release while a small allocation lives in them.
+/// The judged device memory leaves it out, as RSS leaves out the heap's free pages.
+fn pool_free(p: &Parts) -> u64 {
+    match (p.pool_reserved, p.pool_used) {
+        (Some(r), Some(u)) => r.saturating_sub(u),
+        _ => 0,
+    }
+}
+
+/// Device memory in use on device 0, bytes, after its default pool has been trimmed.
 fn device_used(cu: &std::sync::Arc<cudarc::driver::CudaContext>, which: DeviceMemory) -> u64 {
+    trim_device_pool();
     match which {
         DeviceMemory::Device => {
             let (free, total) = cu.mem_get_info().expect("cuMemGetInfo");
@@ -227,12 +294,20 @@ pub(crate) fn sample_until(
     let mut next = Duration::ZERO;
     while !stop.load(Ordering::Relaxed) && start.elapsed() < until {
         if start.elapsed() >= next {
-            let s = pause.quietly(|| Sample {
-                at: start.elapsed().as_secs_f64(),
-                rss: rss_bytes(),
-                heap: heap_bytes(),
-                device: cu.as_ref().map(|(cu, which)| device_used(cu, *which)),
-                parts: parts(library),
+            let s = pause.quietly(|| {
+                let s = Sample {
+                    at: start.elapsed().as_secs_f64(),
+                    rss: rss_bytes(),
+                    heap: heap_bytes(),
+                    device: cu.as_ref().map(|(cu, which)| device_used(cu, *which)),
+                    parts: parts(library),
+                };
+                let s = Sample {
+                    device: s.device.map(|d| d.saturating_sub(pool_free(&s.parts))),
+                    ..s
+                };
+                dump_anonymous_mappings(s.at);
+                s
             });
             let p = &s.parts;
             eprintln!(
