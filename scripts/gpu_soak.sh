@@ -45,8 +45,14 @@ job() {
     name=$(.gpu/tests/abi --list 2>/dev/null | sed -n 's/^\(soak::[a-z_]*\): test$/\1/p')
     [ "$fuzz" = 0 ] || device_memory=process
     local soak_env=() fuzz_env=()
+    # The soak process's allocator: glibc's per-thread caches off and one arena (SOAK_MALLOC,
+    # "" for glibc's defaults), so that RSS and the heap's live bytes count what lives, not
+    # the free chunks that 8 soak threads, the CPU threads and the driver's threads keep in
+    # their caches and arenas (with the defaults they grow for minutes, by several %).
+    read -r -a soak_env <<<"${SOAK_MALLOC-GLIBC_TUNABLES=glibc.malloc.tcache_count=0 MALLOC_ARENA_MAX=1}"
+    echo "${SOAK_MALLOC-GLIBC_TUNABLES=glibc.malloc.tcache_count=0 MALLOC_ARENA_MAX=1}" >"$DIR/malloc"
     if [ -n "${SOAK_GPU:-}" ] && [ -n "${FUZZ_GPU:-}" ] && [ "$SOAK_GPU" != "$FUZZ_GPU" ]; then
-        soak_env=(CUDA_VISIBLE_DEVICES="$SOAK_GPU") fuzz_env=(CUDA_VISIBLE_DEVICES="$FUZZ_GPU")
+        soak_env+=(CUDA_VISIBLE_DEVICES="$SOAK_GPU") fuzz_env=(CUDA_VISIBLE_DEVICES="$FUZZ_GPU")
         device_memory=device
     fi
     # SOAK_DEVICE_MEMORY=process: other work shares the device (e.g. tests beside the soak).
