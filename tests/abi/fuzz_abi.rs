@@ -1,4 +1,4 @@
-//! The ABI fuzzer (issue 15): random, partly wrong calls to every exported `sg_*` function
+//! The ABI fuzzer: random, partly wrong calls to every exported `sg_*` function
 //! from several threads sharing one context, each batch in a child process so that a crash
 //! or a hang is counted with the seed that reproduces it. Each call is checked: a known
 //! status; on failure a message that names the planted fault and output buffers byte for
@@ -43,10 +43,40 @@ fn backend() -> i32 {
     }
 }
 
+extern "C" {
+    fn signal(signum: i32, handler: usize) -> usize;
+    fn raise(signum: i32) -> i32;
+}
+const SIGSEGV: i32 = 11;
+const SIGBUS: i32 = 7;
+const SIG_DFL: usize = 0;
+
+/// A crashing batch's last words: the stack of the thread that faulted (the symbols the
+/// staged binaries keep), on stderr, whose tail the parent reports with the seed. Not
+/// async-signal-safe, which a process that dies anyway can afford.
+extern "C" fn on_fault(signum: i32) {
+    let thread = std::thread::current();
+    eprintln!(
+        "FUZZ-FAULT signal {signum} in thread {:?}\n{}",
+        thread.name(),
+        std::backtrace::Backtrace::force_capture()
+    );
+    // SAFETY: the default action, then the signal again: the process dies of it as before.
+    unsafe {
+        signal(signum, SIG_DFL);
+        raise(signum);
+    }
+}
+
 /// One batch, run by the child process; its figures go to stdout, one per line.
 #[test]
 #[ignore = "run by fuzz_abi_batches in a child process"]
 fn fuzz_child() {
+    // SAFETY: installs a handler of the signature signal(2) expects, for this process only.
+    unsafe {
+        signal(SIGSEGV, on_fault as extern "C" fn(i32) as usize);
+        signal(SIGBUS, on_fault as extern "C" fn(i32) as usize);
+    }
     let seed: u64 = env_or("SEISGPU_FUZZ_CHILD_SEED", 1);
     let calls: u64 = env_or("SEISGPU_FUZZ_BATCH", 6000);
     let threads: usize = env_or("SEISGPU_FUZZ_THREADS", 4);
@@ -172,7 +202,7 @@ fn fuzz_abi_batches() {
         }
         // A batch that printed FUZZ-DONE and then failed did so on its findings.
         if !done {
-            let tail: Vec<&str> = o.stderr.lines().rev().take(12).collect();
+            let tail: Vec<&str> = o.stderr.lines().rev().take(100).collect();
             crashes.push(format!(
                 "seed {seed}: {} (replay: SEISGPU_FUZZ_CHILD_SEED={seed} SEISGPU_FUZZ_BATCH={batch} SEISGPU_FUZZ_TRACE=1 cargo test --release --test abi -- --ignored --exact fuzz_abi::fuzz_child --nocapture)\n    {}",
                 o.died.as_deref().unwrap_or("no FUZZ-DONE line"),
