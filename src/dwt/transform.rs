@@ -56,7 +56,8 @@ impl<T: Sample> Filters<T> {
         );
         let shift: Vec<usize> = sigma.iter().map(|&g| (g - sigma_min) as usize).collect();
         let phase: Vec<usize> = s.iter().map(|&s| s.rem_euclid(2) as usize).collect();
-        let (h1, g1, h2, g2) = (conv(&w.h1), conv(&w.g1), conv(&w.h2), conv(&w.g2));
+        let (h1, g1) = (conv(&w.analysis.low), conv(&w.analysis.high));
+        let (h2, g2) = (conv(&w.synthesis.low), conv(&w.synthesis.high));
         let forward = (0..w.taps())
             .map(|k| (h1[k], g1[k], phase[k] * WINDOW + shift[k]))
             .collect();

@@ -61,11 +61,18 @@ impl Family {
 pub struct Wavelet {
     pub family: Family,
     pub member: u32,
-    pub h1: Vec<f64>,
-    pub g1: Vec<f64>,
-    pub h2: Vec<f64>,
-    pub g2: Vec<f64>,
+    /// h1 and g1.
+    pub analysis: FilterPair,
+    /// h2 and g2.
+    pub synthesis: FilterPair,
     pub offset: usize,
+}
+
+/// A low-pass filter and its high-pass mirror, of the same length.
+#[derive(Clone, Debug)]
+pub struct FilterPair {
+    pub low: Vec<f64>,
+    pub high: Vec<f64>,
 }
 
 impl Wavelet {
@@ -93,20 +100,19 @@ impl Wavelet {
                 .map(|k| sign * if k % 2 == 0 { 1.0 } else { -1.0 } * h[nc - 1 - k])
                 .collect()
         };
+        let (g1, g2) = (high(&h2), high(&h1));
         Ok(Wavelet {
             family,
             member,
-            g1: high(&h2),
-            g2: high(&h1),
-            h1,
-            h2,
+            analysis: FilterPair { low: h1, high: g1 },
+            synthesis: FilterPair { low: h2, high: g2 },
             offset: if family.is_centered() { nc / 2 } else { 0 },
         })
     }
 
     /// Number of filter taps.
     pub fn taps(&self) -> usize {
-        self.h1.len()
+        self.analysis.low.len()
     }
 }
 

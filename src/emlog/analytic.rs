@@ -15,9 +15,9 @@ use crate::error::Result;
 /// The centred form of the misfit.
 #[derive(Clone, Debug)]
 pub struct Centred {
+    /// Measurements.
     pub n: usize,
-    pub p: usize,
-    /// R, row-major, upper triangular.
+    /// R, row-major, upper triangular (p × p).
     pub r: Vec<f64>,
     pub x_star: Vec<f64>,
     /// Φ_min = ‖d − Ãx*‖².
@@ -30,7 +30,7 @@ const RANK_TOL: f64 = 1e-12;
 
 impl Centred {
     pub fn new(pb: &Problem) -> Result<Centred> {
-        let (n, p) = (pb.n, pb.p);
+        let (n, p) = (pb.n, pb.p());
         let mut a = pb.a_w.clone();
         let mut qtd = pb.d.clone();
         for k in 0..p {
@@ -87,11 +87,15 @@ impl Centred {
         let phi_min = res.iter().map(|v| v * v).sum();
         Ok(Centred {
             n,
-            p,
             r,
             x_star,
             phi_min,
         })
+    }
+
+    /// Searched parameters (the length of x*).
+    pub fn p(&self) -> usize {
+        self.x_star.len()
     }
 
     /// Φ_thr of an L2 criterion: a model is equivalent when Φ ≤ Φ_thr.
@@ -106,7 +110,7 @@ impl Centred {
 
     /// R⁻¹ (upper triangular, row-major).
     fn r_inverse(&self) -> Vec<f64> {
-        let p = self.p;
+        let p = self.p();
         let mut inv = vec![0.0; p * p];
         for c in 0..p {
             for i in (0..=c).rev() {
@@ -142,7 +146,7 @@ pub struct AnalyticRegion {
 
 impl AnalyticRegion {
     pub fn new(c: &Centred, criterion: Criterion) -> AnalyticRegion {
-        let p = c.p;
+        let p = c.p();
         let phi_thr = c.phi_threshold(criterion);
         let room = phi_thr - c.phi_min;
         let empty = room < 0.0;

@@ -110,7 +110,7 @@ mod tests {
         assert_eq!(bits(&g.a_w), bits(&host.a_w));
         assert_eq!(bits(&g.d), bits(&host.d));
         assert_eq!(bits(&g.sigma0), bits(&host.sigma0));
-        assert_eq!((g.n, g.p), (host.n, host.p));
+        assert_eq!((g.n, g.p()), (host.n, host.p()));
     }
 
     #[test]

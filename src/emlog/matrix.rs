@@ -31,13 +31,11 @@ pub struct SensitivitySpec<'a> {
 pub struct Problem {
     /// Measurements.
     pub n: usize,
-    /// Searched parameters.
-    pub p: usize,
     /// Ã, column-major: column j is `a_w[j·n .. (j+1)·n]`.
     pub a_w: Vec<f64>,
     /// The weighted data d.
     pub d: Vec<f64>,
-    /// σ₀ of the searched columns (the reference model).
+    /// σ₀ of the searched columns (the reference model): one per searched parameter.
     pub sigma0: Vec<f64>,
 }
 
@@ -210,7 +208,6 @@ pub fn weigh(
     }
     Ok(Problem {
         n,
-        p,
         a_w,
         d,
         sigma0: (0..p).map(sigma0_at).collect(),
@@ -306,6 +303,11 @@ impl SensitivitySpec<'_> {
 }
 
 impl Problem {
+    /// Searched parameters (the columns of Ã).
+    pub fn p(&self) -> usize {
+        self.sigma0.len()
+    }
+
     /// Column j of Ã.
     pub fn column(&self, j: usize) -> &[f64] {
         &self.a_w[j * self.n..(j + 1) * self.n]

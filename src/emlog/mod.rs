@@ -91,7 +91,7 @@ impl EmlogPlan {
     }
 
     pub fn p(&self) -> usize {
-        self.problem.p
+        self.problem.p()
     }
 
     pub fn problem(&self) -> &Problem {

@@ -22,7 +22,7 @@ pub struct FastTables {
 
 impl FastTables {
     pub fn new(c: &Centred, g: &Grid) -> FastTables {
-        let p = c.p;
+        let p = c.p();
         let w = g.values[0]
             .iter()
             .map(|&v| c.r[0] * (v - c.x_star[0]))

@@ -116,7 +116,7 @@ pub fn execute<T: Real>(
             TransformType::Type2 => {
                 copy_modes_in(spec, f, &mut grid);
                 fft_grids(&mut grid, spec, &host.ffts, reporter)?;
-                let m = pts.m;
+                let m = pts.m();
                 reporter.stage("usfft interpolate", 0.6, m);
                 if reporter.is_active() {
                     let mut scratch =
@@ -294,14 +294,14 @@ impl<T: Real> Gridding<'_, T> {
             tile_len,
             nft,
             nv: spec.n_vectors,
-            m: pts.m,
+            m: pts.m(),
         };
         let avx2 = has_avx2_fma();
         // Bins holding more than 1/64 of the points (and at least MIN_PIECE) are cut into
         // pieces, so that clustered points still keep every thread busy. The cut depends on the
         // points only, and a cut bin's piece tiles are summed in piece order before one add: the
         // grid is bit for bit the same whatever the thread count or the scheduling.
-        let phases = spread_phases(pts, (pts.m / 64).max(MIN_PIECE));
+        let phases = spread_phases(pts, (pts.m() / 64).max(MIN_PIECE));
         reporter.stage("usfft spread", 0.6, phases.iter().map(Vec::len).sum());
         let whole = |(b, points): &Piece| {
             points.start == pts.bin_start[*b] as usize
@@ -605,7 +605,7 @@ impl<T: Real> Gridding<'_, T> {
             nf: spec.fine,
             nft: spec.fine_count(),
             nv: spec.n_vectors,
-            m: pts.m,
+            m: pts.m(),
         };
         let avx2 = has_avx2_fma();
         let chunks = points.len().div_ceil(INTERP_CHUNK);

@@ -91,18 +91,9 @@ fn errors(cpu: &CpuBackend, p: &Problem, kernel: SpreadKernel) -> [f64; 2] {
     let m = p.c.len();
     let coords = [&p.coords[0][..], &p.coords[1][..], &p.coords[2][..]];
     [TransformType::Type1, TransformType::Type2].map(|kind| {
-        let spec = UsfftSpec::new(
-            kind,
-            p.dim,
-            p.modes,
-            1,
-            1e-6,
-            1,
-            UsfftOptions::default(),
-            f64::EPSILON,
-        )
-        .unwrap()
-        .with_kernel(kernel);
+        let spec = UsfftSpec::new::<f64>(kind, p.dim, p.modes, 1, 1e-6, 1, UsfftOptions::default())
+            .unwrap()
+            .with_kernel(kernel);
         let pts = cpu::set_points(cpu, &spec, coords, m).unwrap();
         let (mut c, mut f) = (p.c.clone(), p.f.clone());
         cpu::execute(

@@ -74,8 +74,7 @@ impl<T: Real> UsfftPlan<T> {
         n_vectors: usize,
         options: UsfftOptions,
     ) -> Result<UsfftPlan<T>> {
-        let eps = T::epsilon().to_f64().unwrap();
-        let spec = UsfftSpec::new(kind, dim, modes, sign, tolerance, n_vectors, options, eps)?;
+        let spec = UsfftSpec::new::<T>(kind, dim, modes, sign, tolerance, n_vectors, options)?;
         let held = Arc::<Tally>::default();
         // A type-3 plan's device state depends on its points: made at set_points3.
         let prepared = match ctx.cuda() {

@@ -15,7 +15,6 @@ use rayon::prelude::*;
 
 /// Points sorted by bin, in the form the spreading and interpolation loops read.
 pub struct SortedPoints<T> {
-    pub m: usize,
     pub dim: usize,
     pub width: usize,
     pub tiling: Tiling,
@@ -26,6 +25,13 @@ pub struct SortedPoints<T> {
     /// Per dimension (only the first `dim` used), in sorted order: i0 and d.
     pub first: [Vec<i32>; 3],
     pub offset: [Vec<T>; 3],
+}
+
+impl<T> SortedPoints<T> {
+    /// The points (each has its place in `perm`).
+    pub fn m(&self) -> usize {
+        self.perm.len()
+    }
 }
 
 /// w/2 + 1 (integer w/2): the distance from a bin's first cell to the first i0 it holds.
@@ -111,7 +117,6 @@ pub fn sort_points<C: Sample, T: Sample>(
         offset[d] = o;
     }
     Ok(SortedPoints {
-        m,
         dim,
         width,
         tiling,

@@ -4,6 +4,7 @@
 use super::grid;
 use super::kernel::{KernelShape, SpreadKernel};
 use crate::error::{Error, Result};
+use crate::sample::Real;
 
 /// The smallest tolerances a plan accepts, per precision.
 pub(crate) const MIN_TOL_F32: f64 = 1e-6;
@@ -70,8 +71,9 @@ pub struct UsfftSpec {
 }
 
 impl UsfftSpec {
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
+    /// The checked specification of a plan in precision `T` (whose rounding bounds the
+    /// tolerance).
+    pub fn new<T: Real>(
         kind: TransformType,
         dim: usize,
         modes: [usize; 3],
@@ -79,7 +81,6 @@ impl UsfftSpec {
         tolerance: f64,
         n_vectors: usize,
         options: UsfftOptions,
-        epsilon: f64,
     ) -> Result<UsfftSpec> {
         // Type 3 has no modes: its grid comes from the points (`type3_grid`).
         let modes = if kind == TransformType::Type3 {
@@ -88,7 +89,7 @@ impl UsfftSpec {
             modes
         };
         let modes3 = check_shape(dim, modes, sign, n_vectors)?;
-        check_tolerance(tolerance, epsilon)?;
+        check_tolerance(tolerance, T::epsilon().to_f64().unwrap())?;
         if options.upsampling != 2.0 {
             return Err(Error::Unsupported(format!(
                 "upsampling factor {} is not supported; only 2.0 is",
@@ -155,12 +156,12 @@ impl UsfftSpec {
     /// The type-2 transform inside a type-3 plan: from the spreading grid of `fine` cells
     /// (its modes, in FFT order) to the rescaled frequencies, with this plan's kernel shape,
     /// sign, tolerance and batch.
-    pub fn type3_inner(&self, fine: [usize; 3], epsilon: f64) -> Result<UsfftSpec> {
+    pub fn type3_inner<T: Real>(&self, fine: [usize; 3]) -> Result<UsfftSpec> {
         let options = UsfftOptions {
             mode_order: ModeOrder::Fft,
             ..self.options
         };
-        UsfftSpec::new(
+        UsfftSpec::new::<T>(
             TransformType::Type2,
             self.dim,
             fine,
@@ -168,7 +169,6 @@ impl UsfftSpec {
             self.tolerance,
             self.n_vectors,
             options,
-            epsilon,
         )
     }
 

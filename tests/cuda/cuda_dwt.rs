@@ -925,7 +925,9 @@ fn timed_device_case<T: Sample>(
         let options = DenoiseOptions::default();
         // Warm up (module, pools), then time with events.
         let arrays = DeviceTraces::new(&d_in, &mut d_out, batch);
-        let thresholds = gpu_dwt::denoise_device(backend, &wavelet, &options, 0, arrays, &stream)?;
+        let thresholds =
+            gpu_dwt::denoise_device_enqueue(backend, &wavelet, &options, 0, arrays, &stream)?
+                .thresholds(backend, &stream)?;
         let start = stream
             .record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))
             .map_err(cuda)?;
@@ -942,7 +944,9 @@ fn timed_device_case<T: Sample>(
         let ms = start.elapsed_ms(&end).map_err(cuda)? as f64 / reps as f64;
         let wall = Instant::now();
         let arrays = DeviceTraces::new(&d_in, &mut d_out, batch);
-        let again = gpu_dwt::denoise_device(backend, &wavelet, &options, 0, arrays, &stream)?;
+        let again =
+            gpu_dwt::denoise_device_enqueue(backend, &wavelet, &options, 0, arrays, &stream)?
+                .thresholds(backend, &stream)?;
         let wall_ms = wall.elapsed().as_secs_f64() * 1e3;
         drop(pending);
         let out = stream.clone_dtoh(&d_out).map_err(cuda)?;

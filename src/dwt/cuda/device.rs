@@ -1,4 +1,5 @@
-//! Device-resident operations on typed arrays: the work of one chunk, or of `denoise_device`.
+//! Device-resident operations on typed arrays: the work of one chunk, or of a
+//! device-resident call (`resident.rs`).
 
 use super::geometry::Kind;
 use super::kit::{Kit, Sizing};

@@ -34,8 +34,8 @@ mod tuning;
 pub use prelude::{dwt_kernel_preludes, prelude};
 pub use resident::work_bytes;
 pub use resident::{
-    denoise_device, denoise_device_enqueue, denoise_on, transform_device, transform_on, DeviceIo,
-    DeviceMedians, DeviceTraces,
+    denoise_device_enqueue, denoise_on, transform_device, transform_on, DeviceIo, DeviceMedians,
+    DeviceTraces,
 };
 pub use tuning::set_single_kernel_limit;
 

@@ -28,10 +28,10 @@ pub fn prelude<T: Sample>(wavelet: &Wavelet) -> String {
         16 / size,
         wavelet.taps(),
         wavelet.offset,
-        array("H1", &wavelet.h1),
-        array("G1", &wavelet.g1),
-        array("H2", &wavelet.h2),
-        array("G2", &wavelet.g2),
+        array("H1", &wavelet.analysis.low),
+        array("G1", &wavelet.analysis.high),
+        array("H2", &wavelet.synthesis.low),
+        array("G2", &wavelet.synthesis.high),
     )
 }
 

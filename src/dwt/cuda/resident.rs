@@ -241,19 +241,6 @@ fn on_stream<T, R>(
     queued
 }
 
-/// Device-resident denoise: input and output already on the GPU, work queued on `stream`.
-/// Returns the thresholds. Waits for the stream: the thresholds depend on the data.
-pub fn denoise_device<T: Sample>(
-    gpu: &CudaBackend,
-    wavelet: &Wavelet,
-    options: &DenoiseOptions,
-    levels: u32,
-    traces: DeviceTraces<T>,
-    stream: &Arc<CudaStream>,
-) -> Result<Vec<f64>> {
-    denoise_device_enqueue(gpu, wavelet, options, levels, traces, stream)?.thresholds(gpu, stream)
-}
-
 /// The medians a queued denoise leaves on the device (in `M`: a buffer of the call's, or a
 /// plan's workspace), until `thresholds` reads them.
 pub struct DeviceMedians<T, M> {
@@ -365,7 +352,8 @@ pub fn denoise_on<'w, T: Sample>(
 }
 
 /// `denoise_on` for arrays the library allocated (for timing with events), with its
-/// medians and work arrays made for the call.
+/// medians and work arrays made for the call. The thresholds come from the returned
+/// medians' `thresholds`, which waits for the stream (they depend on the data).
 pub fn denoise_device_enqueue<T: Sample>(
     gpu: &CudaBackend,
     wavelet: &Wavelet,

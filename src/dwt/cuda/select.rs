@@ -45,6 +45,13 @@ struct Digit {
     last: i32,
 }
 
+impl Digit {
+    /// The digit as the histogram and digit kernels take it: `int lo, int width, int last`.
+    fn push<'l, 's>(self, l: &'l mut Launch<'s>) -> &'l mut Launch<'s> {
+        l.scalar(self.lo).scalar(self.width).scalar(self.last)
+    }
+}
+
 impl<T: Sample> Kit<'_, T> {
     /// Medians of |d| (into `medians`, traces × seg_levels; None only for the fixed rule,
     /// which has none) and thresholds (into `lam`, traces × levels) of the coefficients in
@@ -113,6 +120,12 @@ impl<'k, 'a, 'w, T: Sample> Select<'k, 'a, 'w, T> {
         Launch::new(&self.kit.module, self.kit.stream, name, cfg)
     }
 
+    /// Which level each segment is, as the kernels after init take it: `int seg_levels,
+    /// unsigned long long seg_mask`.
+    fn push_segments<'l>(&self, l: &'l mut Launch<'a>) -> &'l mut Launch<'a> {
+        l.scalar(self.rules.seg_levels).scalar(self.rules.seg_mask)
+    }
+
     /// Every segment's selection starts at the rank of its lower middle value.
     fn init(&mut self) -> Result<()> {
         let mut l = self.launch(
@@ -136,21 +149,16 @@ impl<'k, 'a, 'w, T: Sample> Select<'k, 'a, 'w, T> {
     /// One digit of every wanted segment: a histogram pass over the keys under the
     /// segment's prefix, then the digit that holds the rank (which clears the histogram).
     fn digit(&mut self, coef: Part<T>, d: Digit) -> Result<()> {
-        let (n, rules) = (self.shape.n, self.rules);
+        let n = self.shape.n;
         let scan = LaunchConfig {
             grid_dim: ((n / 2).div_ceil(SELECT_CHUNK) as u32, self.segs as u32, 1),
             block_dim: (SCAN_THREADS, 1, 1),
             shared_mem_bytes: 0,
         };
         let mut l = self.launch("dwt_select_count", scan)?;
-        l.input(&coef)
-            .scalar(n as i64)
-            .scalar(log2(n))
-            .scalar(rules.seg_levels)
-            .scalar(rules.seg_mask)
-            .scalar(d.lo)
-            .scalar(d.width)
-            .scalar(d.last)
+        l.input(&coef).scalar(n as i64).scalar(log2(n));
+        self.push_segments(&mut l);
+        d.push(&mut l)
             .input(&self.prefix)
             .input(&self.pmask)
             .output(&mut self.hist)
@@ -175,12 +183,9 @@ impl<'k, 'a, 'w, T: Sample> Select<'k, 'a, 'w, T> {
             .output(&mut self.prefix)
             .output(&mut self.pmask)
             .output(&mut self.rank)
-            .output(&mut self.below)
-            .scalar(d.lo)
-            .scalar(d.width)
-            .scalar(d.last)
-            .scalar(rules.seg_levels)
-            .scalar(rules.seg_mask);
+            .output(&mut self.below);
+        d.push(&mut l);
+        self.push_segments(&mut l);
         // SAFETY: dwt_select_digit(int* hist, unsigned long long* prefix,
         // unsigned long long* pmask, int* rank, unsigned long long* below, int lo, int width,
         // int last, int seg_levels, unsigned long long mask): block g < segs touches element
@@ -210,9 +215,8 @@ impl<'k, 'a, 'w, T: Sample> Select<'k, 'a, 'w, T> {
         let mut l = self.launch("dwt_select_finish", cfg)?;
         l.scalar(log2(shape.n))
             .scalar(shape.traces as i32)
-            .scalar(levels as i32)
-            .scalar(rules.seg_levels)
-            .scalar(rules.seg_mask)
+            .scalar(levels as i32);
+        self.push_segments(&mut l)
             .scalar(rules.mask)
             .scalar(rules.flags)
             .scalar(rules.fixed)

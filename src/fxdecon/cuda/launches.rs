@@ -20,6 +20,7 @@ use crate::fxdecon::geometry::Setup;
 use crate::fxdecon::options::OutOfBand;
 use crate::fxdecon::volume::Volume;
 use cudarc::driver::{CudaModule, CudaStream, LaunchConfig};
+use num_complex::Complex;
 use std::sync::Arc;
 
 /// Threads per block of `fx_window_solve` (`FX_THREADS`).
@@ -152,6 +153,10 @@ pub(super) struct SlabTraces {
     pub(super) windows_y: usize,
 }
 
+/// A slab's spectra as the kernels take them: the input and the filtered ones (read·ntw·nf
+/// complex bins each).
+type Spectra<'b> = (Part<'b, Complex<f32>>, PartMut<'b, Complex<f32>>);
+
 /// The kernels of one call on one stream.
 pub(super) struct Kernels<'a> {
     pub(super) module: &'a Arc<CudaModule>,
@@ -160,7 +165,12 @@ pub(super) struct Kernels<'a> {
     pub(super) tables: &'a SharedTables,
 }
 
-impl Kernels<'_> {
+impl<'a> Kernels<'a> {
+    /// `kernel` with a thread per element of `total`, grid-stride (`grid_stride`).
+    fn per_element(&self, kernel: &str, total: usize) -> Result<Launch<'a>> {
+        Launch::new(self.module, self.stream, kernel, grid_stride(total))
+    }
+
     /// Cuts every trace of `input` (the slab's read lines) into its time windows,
     /// zero-padded to nfft.
     pub(super) fn extract<A: DeviceArray<f32>>(
@@ -174,7 +184,7 @@ impl Kernels<'_> {
         let total = t.read * ntw * nfft;
         let traces = part(&input.data, 0, extent(s, t.read, input));
         let mut windows = part_mut(&mut b.windows, 0, total);
-        let mut l = Launch::new(self.module, self.stream, "fx_extract", grid_stride(total))?;
+        let mut l = self.per_element("fx_extract", total)?;
         l.input(&traces)
             .output(&mut windows)
             .scalar(total as i64)
@@ -194,23 +204,34 @@ impl Kernels<'_> {
         unsafe { l.run() }
     }
 
-    /// The filtered spectra: zero in band (the windows add into them), outside it zero or
-    /// the input times the slab's share of the trace.
-    pub(super) fn init_out(
+    /// The filtered spectra of the slab's read traces (read·ntw·nf bins), from their input
+    /// spectra: `init_out`, then each window's prediction filter added in band.
+    pub(super) fn filter_spectra(
         &self,
         b: &mut SlabBuffers,
         t: SlabTraces,
         y: &SlabTables,
     ) -> Result<()> {
         let s = self.s;
+        let (spec_in, mut spec_out) = b.spectra(t.read * s.time.count() * s.n_freq());
+        let mut spec = (complex(&spec_in), complex_mut(&mut spec_out));
+        self.init_out(&mut spec, y)?;
+        if s.band.is_empty() {
+            return Ok(());
+        }
+        self.window_solve(&mut spec, t, y)
+    }
+
+    /// The filtered spectra: zero in band (the windows add into them), outside it zero or
+    /// the input times the slab's share of the trace.
+    fn init_out(&self, (spec_in, spec_out): &mut Spectra, y: &SlabTables) -> Result<()> {
+        let s = self.s;
         let (nf, ntw) = (s.n_freq(), s.time.count());
-        let total = t.read * ntw * nf;
-        let (spec_in, mut spec_out) = b.spectra(total);
+        let total = spec_in.len();
         let zero_out_of_band = (s.out_of_band == OutOfBand::Zero) as i32;
-        let cfg = grid_stride(total);
-        let mut l = Launch::new(self.module, self.stream, "fx_init_out", cfg)?;
-        l.input(&complex(&spec_in))
-            .output(&mut complex_mut(&mut spec_out))
+        let mut l = self.per_element("fx_init_out", total)?;
+        l.input(spec_in)
+            .output(spec_out)
             .scalar(total as i64)
             .scalar(nf as i32)
             .scalar(ntw as i32)
@@ -228,9 +249,9 @@ impl Kernels<'_> {
 
     /// One block per (band bin × time window, spatial window): each window's prediction
     /// filter, added into the filtered spectra.
-    pub(super) fn window_solve(
+    fn window_solve(
         &self,
-        b: &mut SlabBuffers,
+        (spec_in, spec_out): &mut Spectra,
         t: SlabTraces,
         y: &SlabTables,
     ) -> Result<()> {
@@ -249,11 +270,9 @@ impl Kernels<'_> {
             block_dim: (SOLVE_THREADS, 1, 1),
             shared_mem_bytes: solve_shared_bytes(s) as u32,
         };
-        let total = t.read * ntw * nf;
-        let (spec_in, mut spec_out) = b.spectra(total);
         let mut l = Launch::new(self.module, self.stream, "fx_window_solve", cfg)?;
-        l.input(&complex(&spec_in))
-            .output(&mut complex_mut(&mut spec_out))
+        l.input(spec_in)
+            .output(spec_out)
             .scalar(nf as i32)
             .scalar(ntw as i32)
             .scalar(nband as i32)
@@ -305,12 +324,7 @@ impl Kernels<'_> {
         let len = extent(s, t.write, output);
         let (stride_x, stride_y) = (output.stride_x, output.stride_y);
         let mut out = part_mut(&mut output.data, 0, len);
-        let mut l = Launch::new(
-            self.module,
-            self.stream,
-            "fx_overlap_add",
-            grid_stride(total),
-        )?;
+        let mut l = self.per_element("fx_overlap_add", total)?;
         l.input(&windows)
             .output(&mut out)
             .scalar(total as i64)

@@ -34,10 +34,7 @@ pub(super) fn filter_slab<I: DeviceArray<f32>, O: DeviceArrayMut<f32>>(
     let (r2c, c2r) = ffts.for_batch(k.stream, s, t.read * s.time.count())?;
     k.extract(work, t, input)?;
     work.forward_fft(r2c)?;
-    k.init_out(work, t, y)?;
-    if !s.band.is_empty() {
-        k.window_solve(work, t, y)?;
-    }
+    k.filter_spectra(work, t, y)?;
     work.inverse_fft(c2r)?;
     k.overlap_add(work, t, output)
 }

@@ -222,10 +222,9 @@ impl<T: Real> Setup<T> {
     /// any grid is allocated.
     pub fn new(spec: &UsfftSpec, p: &Type3Points<'_, T>) -> Result<Setup<T>> {
         let geometry = Geometry::new(spec, p)?;
-        let eps = T::epsilon().to_f64().unwrap();
         let grid = spec.type3_grid(geometry.fine).map_err(type3_context)?;
         let inner = spec
-            .type3_inner(geometry.fine, eps)
+            .type3_inner::<T>(geometry.fine)
             .map_err(type3_context)?;
         let pre = geometry.pre_phase(spec.sign, p.x, p.m)?;
         let post = geometry.post_factor(spec.sign, &spec.kernel, p.s, p.n)?;
@@ -259,7 +258,7 @@ mod tests {
     use crate::usfft::spec::{TransformType, UsfftOptions};
 
     fn spec(dim: usize, tol: f64) -> UsfftSpec {
-        UsfftSpec::new(
+        UsfftSpec::new::<f64>(
             TransformType::Type3,
             dim,
             [0; 3],
@@ -267,7 +266,6 @@ mod tests {
             tol,
             1,
             UsfftOptions::default(),
-            f64::EPSILON,
         )
         .unwrap()
     }
