@@ -1,18 +1,22 @@
 //! An `sg_wavepacket_layout`'s calls on arrays in device memory
 //! (`sg_wavepacket_*_device_*`): C, C*, the inverse and the threshold.
 
-use super::super::device_arrays::{apart, device_array};
+use super::super::device_arrays::device_array;
 use super::arrays::sizes;
-use super::calls::CountAndResidual;
-use super::layout::{sg_wavepacket_layout, transform, Transform};
+use super::calls::Direction::*;
+use super::device_calls::{inverse, plan_on_gpu, transform, DeviceTransforms};
+use super::layout::{sg_wavepacket_layout, Transform};
 use super::options::{non_negative, threshold_level, threshold_mode};
 use crate::backend::cuda::array::CallerArray;
 use crate::backend::cuda::CudaBackend;
+use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::ffi::guard;
 use crate::ffi::precision::Precision;
 use crate::ffi::status::sg_status;
+use crate::sample::Real;
 use crate::wavepacket::coeffs::ThresholdLevel;
+use crate::wavepacket::inverse::{InverseReport, Stop};
 
 /// The layout's transform for the device call `verb` on `T`, with its context's GPU (a CPU
 /// context: `Unsupported` naming the call).
@@ -20,22 +24,7 @@ pub(super) fn transform_on_gpu<'a, T: Precision>(
     layout: *const sg_wavepacket_layout,
     verb: &str,
 ) -> Result<(&'a Transform<T>, &'a CudaBackend)> {
-    let call = format!("sg_wavepacket_{verb}_device");
-    let t = transform::<T>(layout, &call)?;
-    let gpu = t.plan.context().gpu_for(&format!("{call}_{}", T::SUFFIX))?;
-    Ok((t, gpu))
-}
-
-/// The call's data (n reals) and coefficients (2·m reals) in device memory, checked and
-/// apart: `(data, coeffs)`.
-pub(super) fn arrays<'a, T: Precision>(
-    t: &Transform<T>,
-    gpu: &CudaBackend,
-    data: u64,
-    coeffs: u64,
-) -> Result<(CallerArray<'a, T>, CallerArray<'a, T>)> {
-    let (n, m) = sizes(&t.plan);
-    apart(gpu, (data, n, "data"), (coeffs, 2 * m, "coeffs"))
+    plan_on_gpu::<sg_wavepacket_layout, T>(layout, verb)
 }
 
 /// The layout's coefficients (2·m reals) in device memory, checked, for a call on them alone.
@@ -47,43 +36,27 @@ pub(super) fn coeffs_on_device<'a, T: Precision>(
     device_array::<T>(gpu, coeffs, 2 * sizes(&t.plan).1, "coeffs")
 }
 
-fn forward<T: Precision>(layout: *const sg_wavepacket_layout, data: u64, coeffs: u64) -> sg_status {
-    guard(|| {
-        let (t, gpu) = transform_on_gpu::<T>(layout, "forward")?;
-        let (d, mut c) = arrays(t, gpu, data, coeffs)?;
-        t.plan.forward_on_device(&d, &mut c)
-    })
-}
-
-fn adjoint<T: Precision>(layout: *const sg_wavepacket_layout, coeffs: u64, data: u64) -> sg_status {
-    guard(|| {
-        let (t, gpu) = transform_on_gpu::<T>(layout, "adjoint")?;
-        let (mut d, c) = arrays(t, gpu, data, coeffs)?;
-        t.plan.adjoint_on_device(&c, &mut d)
-    })
-}
-
-fn inverse<T: Precision>(
-    layout: *const sg_wavepacket_layout,
-    [coeffs, data]: [u64; 2],
-    tolerance: f64,
-    max_iterations: usize,
-    iterations: *mut usize,
-    residual: *mut f64,
-) -> sg_status {
-    guard(|| {
-        let (t, gpu) = transform_on_gpu::<T>(layout, "inverse")?;
-        // Checked before the correction filter may be built (one C and one C*).
-        crate::wavepacket::check_tolerance(tolerance)?;
-        let (mut d, c) = arrays(t, gpu, data, coeffs)?;
-        let outs = CountAndResidual::new((iterations, "iterations"), residual)?;
-        let filter = t.filter()?;
-        let report = t
-            .plan
-            .inverse_on_device(filter, &c, &mut d, tolerance, max_iterations)?;
-        outs.set(report.iterations, report.residual);
-        Ok(())
-    })
+impl<T: Real> DeviceTransforms<T> for Transform<T> {
+    fn context(&self) -> &Context {
+        self.plan.context()
+    }
+    fn forward_on_device(&self, data: &CallerArray<T>, coeffs: &mut CallerArray<T>) -> Result<()> {
+        self.plan.forward_on_device(data, coeffs)
+    }
+    fn adjoint_on_device(&self, coeffs: &CallerArray<T>, data: &mut CallerArray<T>) -> Result<()> {
+        self.plan.adjoint_on_device(coeffs, data)
+    }
+    fn inverse_on_device(
+        &self,
+        coeffs: &CallerArray<T>,
+        data: &mut CallerArray<T>,
+        stop: Stop,
+    ) -> Result<InverseReport> {
+        let filter = self.filter()?;
+        let (tolerance, max_iterations) = (stop.tolerance, stop.max_iterations);
+        self.plan
+            .inverse_on_device(filter, coeffs, data, tolerance, max_iterations)
+    }
 }
 
 fn threshold<T: Precision>(
@@ -124,7 +97,7 @@ pub extern "C" fn sg_wavepacket_forward_device_f32(
     data: u64,
     coeffs: u64,
 ) -> sg_status {
-    forward::<f32>(layout, data, coeffs)
+    transform::<_, f32>(layout, Forward, [data, coeffs])
 }
 
 /// `sg_wavepacket_forward_device_f32` for a double-precision layout.
@@ -134,7 +107,7 @@ pub extern "C" fn sg_wavepacket_forward_device_f64(
     data: u64,
     coeffs: u64,
 ) -> sg_status {
-    forward::<f64>(layout, data, coeffs)
+    transform::<_, f64>(layout, Forward, [data, coeffs])
 }
 
 /// `sg_wavepacket_adjoint_f32` on device memory (arrays as in
@@ -149,7 +122,7 @@ pub extern "C" fn sg_wavepacket_adjoint_device_f32(
     coeffs: u64,
     data: u64,
 ) -> sg_status {
-    adjoint::<f32>(layout, coeffs, data)
+    transform::<_, f32>(layout, Adjoint, [data, coeffs])
 }
 
 /// `sg_wavepacket_adjoint_device_f32` for a double-precision layout.
@@ -159,7 +132,7 @@ pub extern "C" fn sg_wavepacket_adjoint_device_f64(
     coeffs: u64,
     data: u64,
 ) -> sg_status {
-    adjoint::<f64>(layout, coeffs, data)
+    transform::<_, f64>(layout, Adjoint, [data, coeffs])
 }
 
 /// `sg_wavepacket_inverse_f32` on device memory (arrays as in
@@ -183,7 +156,7 @@ pub extern "C" fn sg_wavepacket_inverse_device_f32(
     residual: *mut f64,
 ) -> sg_status {
     let arrays = [coeffs, data];
-    inverse::<f32>(
+    inverse::<_, f32>(
         layout,
         arrays,
         tolerance,
@@ -205,7 +178,7 @@ pub extern "C" fn sg_wavepacket_inverse_device_f64(
     residual: *mut f64,
 ) -> sg_status {
     let arrays = [coeffs, data];
-    inverse::<f64>(
+    inverse::<_, f64>(
         layout,
         arrays,
         tolerance,
