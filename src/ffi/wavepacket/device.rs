@@ -1,12 +1,13 @@
 //! An `sg_wavepacket_layout`'s calls on arrays in device memory
-//! (`sg_wavepacket_*_device_*`): C, C*, the inverse and the threshold.
+//! (`sg_wavepacket_*_device_*`): C, C*, the inverse and the threshold (whose call serves the
+//! white-noise threshold of `device_coeffs` too).
 
 use super::super::device_arrays::device_array;
 use super::arrays::sizes;
 use super::calls::Direction::*;
 use super::device_calls::{inverse, plan_on_gpu, transform, DeviceTransforms};
 use super::layout::{sg_wavepacket_layout, Transform};
-use super::options::{non_negative, threshold_level, threshold_mode};
+use super::rules::{Rule, Threshold};
 use crate::backend::cuda::array::CallerArray;
 use crate::backend::cuda::CudaBackend;
 use crate::context::Context;
@@ -59,24 +60,32 @@ impl<T: Real> DeviceTransforms<T> for Transform<T> {
     }
 }
 
-fn threshold<T: Precision>(
+/// A threshold call on the layout's device coefficients, in place: `mode` and `threshold`
+/// checked (the per-level σ refused: its medians are not computed on the device), then the
+/// coefficients, before any work.
+pub(super) fn shrink<T: Precision>(
     layout: *const sg_wavepacket_layout,
     coeffs: u64,
     mode: i32,
-    kind: i32,
-    value: f64,
+    threshold: Threshold,
 ) -> sg_status {
     guard(|| {
-        let (t, gpu) = transform_on_gpu::<T>(layout, "threshold")?;
-        let mode = threshold_mode(mode)?;
-        if let ThresholdLevel::Sigma(_) = threshold_level(kind, value)? {
+        let (t, gpu) = transform_on_gpu::<T>(layout, threshold.verb())?;
+        let (mode, rule) = threshold.rule(mode)?;
+        if let Rule::Level(ThresholdLevel::Sigma(_)) = rule {
             return Err(Error::Unsupported(
                 "SG_WAVEPACKET_THRESHOLD_SIGMA takes the median of each level's coefficients, which the device calls do not compute; use SG_WAVEPACKET_THRESHOLD_VALUE or sg_wavepacket_threshold on host coefficients".into(),
             ));
         }
-        non_negative(value, "value")?;
+        rule.check_values()?;
         let mut c = coeffs_on_device(t, gpu, coeffs)?;
-        t.plan.threshold_on_device(&mut c, mode, value)
+        match rule {
+            // The σ kind was refused above.
+            Rule::Level(ThresholdLevel::Value(v) | ThresholdLevel::Sigma(v)) => {
+                t.plan.threshold_on_device(&mut c, mode, v)
+            }
+            Rule::Noise { k, sigma } => t.plan.threshold_noise_on_device(&mut c, mode, k, sigma),
+        }
     })
 }
 
@@ -206,7 +215,7 @@ pub extern "C" fn sg_wavepacket_threshold_device_f32(
     kind: i32,
     value: f64,
 ) -> sg_status {
-    threshold::<f32>(layout, coeffs, mode, kind, value)
+    shrink::<f32>(layout, coeffs, mode, Threshold::Level(kind, value))
 }
 
 /// `sg_wavepacket_threshold_device_f32` for a double-precision layout. The magnitudes are
@@ -221,5 +230,5 @@ pub extern "C" fn sg_wavepacket_threshold_device_f64(
     kind: i32,
     value: f64,
 ) -> sg_status {
-    threshold::<f64>(layout, coeffs, mode, kind, value)
+    shrink::<f64>(layout, coeffs, mode, Threshold::Level(kind, value))
 }

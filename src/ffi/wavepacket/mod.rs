@@ -12,7 +12,7 @@
 //! device memory) and `device_iterations` (POCS and the sparse approximation on device
 //! memory); `calls` and `device_calls` hold the transform calls layouts share with tiled
 //! volumes, on host and on device memory, `arrays` the checks of the calls' data and
-//! coefficients.
+//! coefficients, `rules` the threshold calls' arguments.
 
 // cbindgen writes the header's functions file by file in the order of these declarations
 // (each its own group, so that rustfmt keeps the order).
@@ -41,6 +41,8 @@ mod arrays;
 pub(crate) mod calls;
 
 pub(crate) mod device_calls;
+
+mod rules;
 
 pub use self::layout::*;
 pub use self::noise::*;
