@@ -8,7 +8,8 @@ use super::context::sg_context;
 use super::guard;
 use super::precision::{ByPrecision, Generic, Precision};
 use super::status::sg_status;
-use super::wavepacket::calls::{adjoint, forward, inverse, TransformHandle, Transforms};
+use super::wavepacket::calls::Direction::*;
+use super::wavepacket::calls::{inverse, transform, TransformHandle, Transforms};
 use super::wavepacket::{
     layout_options, sg_wavepacket_layout_options, sg_wavepacket_layout_options_default, PRECISIONS,
 };
@@ -275,7 +276,7 @@ pub extern "C" fn sg_wavepacket_volume_forward_f32(
     data: *const f32,
     coeffs: *mut f32,
 ) -> sg_status {
-    guard(|| forward::<_, f32>(volume, data, coeffs))
+    guard(|| transform::<_, f32>(volume, Forward, data, coeffs))
 }
 
 /// `sg_wavepacket_volume_forward_f32` for a double-precision volume.
@@ -285,7 +286,7 @@ pub extern "C" fn sg_wavepacket_volume_forward_f64(
     data: *const f64,
     coeffs: *mut f64,
 ) -> sg_status {
-    guard(|| forward::<_, f64>(volume, data, coeffs))
+    guard(|| transform::<_, f64>(volume, Forward, data, coeffs))
 }
 
 /// C*: `coeffs` (as `sg_wavepacket_volume_forward_f32` writes them) → real `data` (the real
@@ -296,7 +297,7 @@ pub extern "C" fn sg_wavepacket_volume_adjoint_f32(
     coeffs: *const f32,
     data: *mut f32,
 ) -> sg_status {
-    guard(|| adjoint::<_, f32>(volume, coeffs, data))
+    guard(|| transform::<_, f32>(volume, Adjoint, coeffs, data))
 }
 
 /// `sg_wavepacket_volume_adjoint_f32` for a double-precision volume.
@@ -306,7 +307,7 @@ pub extern "C" fn sg_wavepacket_volume_adjoint_f64(
     coeffs: *const f64,
     data: *mut f64,
 ) -> sg_status {
-    guard(|| adjoint::<_, f64>(volume, coeffs, data))
+    guard(|| transform::<_, f64>(volume, Adjoint, coeffs, data))
 }
 
 /// The inverse: the volume whose coefficients are closest (least squares) to `coeffs` — each

@@ -1,64 +1,36 @@
 //! `sg_wavepacket_volume`'s C, C* and inverse on device memory
 //! (`sg_wavepacket_volume_*_device_*`).
 
-use super::args::arg_ref;
-use super::device_arrays::apart;
-use super::guard;
-use super::precision::Precision;
 use super::status::sg_status;
-use super::wavepacket::calls::CountAndResidual;
+use super::wavepacket::calls::Direction::*;
+use super::wavepacket::device_calls::{inverse, transform, DeviceTransforms};
 use super::wavepacket_volume::sg_wavepacket_volume;
 use crate::backend::cuda::array::CallerArray;
+use crate::context::Context;
 use crate::error::Result;
+use crate::sample::Real;
+use crate::wavepacket::inverse::{InverseReport, Stop};
 use crate::wavepacket::tiles::TiledPlan;
 
-/// The volume's plan for the device call `verb` on `T`, with its arrays (`data`: n reals,
-/// `coeffs`: 2·m reals) checked as device memory of the first context's device and apart:
-/// `(plan, data, coeffs)`. A CPU context: `Unsupported` naming the call.
-fn on_gpu<'a, T: Precision>(
-    volume: *const sg_wavepacket_volume,
-    verb: &str,
-    data: u64,
-    coeffs: u64,
-) -> Result<(&'a TiledPlan<T>, CallerArray<'a, T>, CallerArray<'a, T>)> {
-    let call = format!("sg_wavepacket_volume_{verb}_device");
-    let plan = arg_ref(volume, "volume")?.0.get::<T>("volume", &call)?;
-    let gpu = plan.context().gpu_for(&format!("{call}_{}", T::SUFFIX))?;
-    let n: usize = plan.volume().iter().product();
-    let m = 2 * plan.n_coefficients();
-    let (d, c) = apart(gpu, (data, n, "data"), (coeffs, m, "coeffs"))?;
-    Ok((plan, d, c))
-}
-
-fn forward<T: Precision>(volume: *const sg_wavepacket_volume, data: u64, coeffs: u64) -> sg_status {
-    guard(|| {
-        let (plan, d, mut c) = on_gpu::<T>(volume, "forward", data, coeffs)?;
-        plan.forward_on_device(&d, &mut c)
-    })
-}
-
-fn adjoint<T: Precision>(volume: *const sg_wavepacket_volume, coeffs: u64, data: u64) -> sg_status {
-    guard(|| {
-        let (plan, mut d, c) = on_gpu::<T>(volume, "adjoint", data, coeffs)?;
-        plan.adjoint_on_device(&c, &mut d)
-    })
-}
-
-fn inverse<T: Precision>(
-    volume: *const sg_wavepacket_volume,
-    [coeffs, data]: [u64; 2],
-    tolerance: f64,
-    max_iterations: usize,
-    iterations: *mut usize,
-    residual: *mut f64,
-) -> sg_status {
-    guard(|| {
-        let (plan, mut d, c) = on_gpu::<T>(volume, "inverse", data, coeffs)?;
-        let outs = CountAndResidual::new((iterations, "iterations"), residual)?;
-        let report = plan.inverse_on_device(&c, &mut d, tolerance, max_iterations)?;
-        outs.set(report.iterations, report.residual);
-        Ok(())
-    })
+impl<T: Real> DeviceTransforms<T> for TiledPlan<T> {
+    fn context(&self) -> &Context {
+        TiledPlan::context(self)
+    }
+    fn forward_on_device(&self, data: &CallerArray<T>, coeffs: &mut CallerArray<T>) -> Result<()> {
+        TiledPlan::forward_on_device(self, data, coeffs)
+    }
+    fn adjoint_on_device(&self, coeffs: &CallerArray<T>, data: &mut CallerArray<T>) -> Result<()> {
+        TiledPlan::adjoint_on_device(self, coeffs, data)
+    }
+    fn inverse_on_device(
+        &self,
+        coeffs: &CallerArray<T>,
+        data: &mut CallerArray<T>,
+        stop: Stop,
+    ) -> Result<InverseReport> {
+        let (tolerance, max_iterations) = (stop.tolerance, stop.max_iterations);
+        TiledPlan::inverse_on_device(self, coeffs, data, tolerance, max_iterations)
+    }
 }
 
 /// `sg_wavepacket_volume_forward_f32` on device memory: `data` (n_samples floats, axis 1
@@ -84,7 +56,7 @@ pub extern "C" fn sg_wavepacket_volume_forward_device_f32(
     data: u64,
     coeffs: u64,
 ) -> sg_status {
-    forward::<f32>(volume, data, coeffs)
+    transform::<_, f32>(volume, Forward, [data, coeffs])
 }
 
 /// `sg_wavepacket_volume_forward_device_f32` for a double-precision volume.
@@ -94,7 +66,7 @@ pub extern "C" fn sg_wavepacket_volume_forward_device_f64(
     data: u64,
     coeffs: u64,
 ) -> sg_status {
-    forward::<f64>(volume, data, coeffs)
+    transform::<_, f64>(volume, Forward, [data, coeffs])
 }
 
 /// `sg_wavepacket_volume_adjoint_f32` on device memory (arrays as in
@@ -112,7 +84,7 @@ pub extern "C" fn sg_wavepacket_volume_adjoint_device_f32(
     coeffs: u64,
     data: u64,
 ) -> sg_status {
-    adjoint::<f32>(volume, coeffs, data)
+    transform::<_, f32>(volume, Adjoint, [data, coeffs])
 }
 
 /// `sg_wavepacket_volume_adjoint_device_f32` for a double-precision volume.
@@ -122,7 +94,7 @@ pub extern "C" fn sg_wavepacket_volume_adjoint_device_f64(
     coeffs: u64,
     data: u64,
 ) -> sg_status {
-    adjoint::<f64>(volume, coeffs, data)
+    transform::<_, f64>(volume, Adjoint, [data, coeffs])
 }
 
 /// `sg_wavepacket_volume_inverse_f32` on device memory (arrays as in
@@ -145,7 +117,7 @@ pub extern "C" fn sg_wavepacket_volume_inverse_device_f32(
     residual: *mut f64,
 ) -> sg_status {
     let arrays = [coeffs, data];
-    inverse::<f32>(
+    inverse::<_, f32>(
         volume,
         arrays,
         tolerance,
@@ -167,7 +139,7 @@ pub extern "C" fn sg_wavepacket_volume_inverse_device_f64(
     residual: *mut f64,
 ) -> sg_status {
     let arrays = [coeffs, data];
-    inverse::<f64>(
+    inverse::<_, f64>(
         volume,
         arrays,
         tolerance,

@@ -12,6 +12,7 @@ use crate::error::Result;
 use crate::sample::Real;
 use crate::wavepacket::tiles::TiledPlan;
 use num_complex::Complex;
+use TileCall::*;
 
 /// Tile `tile` (< the product of `sg_wavepacket_volume_sizes`' `tiles`; tile order: axis 1
 /// fastest, then 2, then 3): `origin` (3 values; 0 for an unused axis) the sample where it
@@ -60,7 +61,7 @@ pub extern "C" fn sg_wavepacket_volume_tile_data_f32(
     data: *const f32,
     tile_data: *mut f32,
 ) -> sg_status {
-    guard(|| tile_data_of::<f32>(volume, tile, data, tile_data))
+    guard(|| tile_call::<f32>(volume, tile, Data, data, tile_data))
 }
 
 /// `sg_wavepacket_volume_tile_data_f32` for a double-precision volume.
@@ -71,7 +72,7 @@ pub extern "C" fn sg_wavepacket_volume_tile_data_f64(
     data: *const f64,
     tile_data: *mut f64,
 ) -> sg_status {
-    guard(|| tile_data_of::<f64>(volume, tile, data, tile_data))
+    guard(|| tile_call::<f64>(volume, tile, Data, data, tile_data))
 }
 
 /// One tile's forward: its samples (`tile_data`, n_tile_samples) → its coefficients on its
@@ -86,7 +87,7 @@ pub extern "C" fn sg_wavepacket_volume_forward_tile_f32(
     tile_data: *const f32,
     tile_coeffs: *mut f32,
 ) -> sg_status {
-    guard(|| forward_tile::<f32>(volume, tile, tile_data, tile_coeffs))
+    guard(|| tile_call::<f32>(volume, tile, Forward, tile_data, tile_coeffs))
 }
 
 /// `sg_wavepacket_volume_forward_tile_f32` for a double-precision volume.
@@ -97,7 +98,7 @@ pub extern "C" fn sg_wavepacket_volume_forward_tile_f64(
     tile_data: *const f64,
     tile_coeffs: *mut f64,
 ) -> sg_status {
-    guard(|| forward_tile::<f64>(volume, tile, tile_data, tile_coeffs))
+    guard(|| tile_call::<f64>(volume, tile, Forward, tile_data, tile_coeffs))
 }
 
 /// Adds tile `tile`'s coefficients (`tile_coeffs`, as the tile's forward wrote them) into
@@ -112,7 +113,7 @@ pub extern "C" fn sg_wavepacket_volume_add_tile_f32(
     tile_coeffs: *const f32,
     coeffs: *mut f32,
 ) -> sg_status {
-    guard(|| add_tile::<f32>(volume, tile, tile_coeffs, coeffs))
+    guard(|| tile_call::<f32>(volume, tile, Add, tile_coeffs, coeffs))
 }
 
 /// `sg_wavepacket_volume_add_tile_f32` for a double-precision volume.
@@ -123,7 +124,7 @@ pub extern "C" fn sg_wavepacket_volume_add_tile_f64(
     tile_coeffs: *const f64,
     coeffs: *mut f64,
 ) -> sg_status {
-    guard(|| add_tile::<f64>(volume, tile, tile_coeffs, coeffs))
+    guard(|| tile_call::<f64>(volume, tile, Add, tile_coeffs, coeffs))
 }
 
 /// Tile `tile`'s part of C*: from `coeffs` (n_coefficients on the common grids) its samples
@@ -138,7 +139,7 @@ pub extern "C" fn sg_wavepacket_volume_adjoint_tile_f32(
     coeffs: *const f32,
     tile_data: *mut f32,
 ) -> sg_status {
-    guard(|| adjoint_tile::<f32>(volume, tile, coeffs, tile_data))
+    guard(|| tile_call::<f32>(volume, tile, Adjoint, coeffs, tile_data))
 }
 
 /// `sg_wavepacket_volume_adjoint_tile_f32` for a double-precision volume.
@@ -149,14 +150,32 @@ pub extern "C" fn sg_wavepacket_volume_adjoint_tile_f64(
     coeffs: *const f64,
     tile_data: *mut f64,
 ) -> sg_status {
-    guard(|| adjoint_tile::<f64>(volume, tile, coeffs, tile_data))
+    guard(|| tile_call::<f64>(volume, tile, Adjoint, coeffs, tile_data))
 }
 
-fn plan<'a, T: Precision>(
-    volume: *const sg_wavepacket_volume,
-    call: &str,
-) -> Result<&'a TiledPlan<T>> {
-    arg_ref(volume, "volume")?.0.get::<T>("volume", call)
+/// The calls on one tile, each reading one array and writing another (of the whole volume
+/// or of the tile).
+#[derive(Clone, Copy)]
+enum TileCall {
+    /// The tile's samples cut from the volume's data.
+    Data,
+    /// The tile's forward onto its window of the common grid.
+    Forward,
+    /// The tile's coefficients added into the common grid.
+    Add,
+    /// The tile's part of C*.
+    Adjoint,
+}
+
+impl TileCall {
+    fn name(self) -> &'static str {
+        match self {
+            TileCall::Data => "sg_wavepacket_volume_tile_data",
+            TileCall::Forward => "sg_wavepacket_volume_forward_tile",
+            TileCall::Add => "sg_wavepacket_volume_add_tile",
+            TileCall::Adjoint => "sg_wavepacket_volume_adjoint_tile",
+        }
+    }
 }
 
 /// The array a call reads (`na` of A) and the one it writes (`nb` of B), non-NULL and apart.
@@ -172,64 +191,39 @@ fn apart<'a, A, B>(
     Ok((slice(a, na, name_a)?, slice_mut(b, nb, name_b)?))
 }
 
-fn tile_data_of<T: Precision>(
+/// `call` on tile `tile`: the volume's plan of `T` found and the call's `input` and `output`
+/// checked (interleaved complex values where they are coefficients) before any work.
+fn tile_call<T: Precision>(
     volume: *const sg_wavepacket_volume,
     tile: usize,
-    data: *const T,
-    tile_data: *mut T,
+    call: TileCall,
+    input: *const T,
+    output: *mut T,
 ) -> Result<()> {
-    let p = plan::<T>(volume, "sg_wavepacket_volume_tile_data")?;
-    let n: usize = p.volume().iter().product();
-    let (d, t) = apart(
-        (data, n, "data"),
-        (tile_data, p.layout().n_samples(), "tile_data"),
-    )?;
-    p.tile_of(tile, d, t)
-}
-
-fn forward_tile<T: Precision>(
-    volume: *const sg_wavepacket_volume,
-    tile: usize,
-    data: *const T,
-    coeffs: *mut T,
-) -> Result<()> {
-    let p = plan::<T>(volume, "sg_wavepacket_volume_forward_tile")?;
-    let (n, m) = (p.layout().n_samples(), p.layout().n_coefficients);
-    let (d, c) = apart(
-        (data, n, "tile_data"),
-        (coeffs.cast::<Complex<T>>(), m, "tile_coeffs"),
-    )?;
-    p.forward_tile(tile, d, c)
-}
-
-fn add_tile<T: Precision>(
-    volume: *const sg_wavepacket_volume,
-    tile: usize,
-    tile_coeffs: *const T,
-    coeffs: *mut T,
-) -> Result<()> {
-    let p = plan::<T>(volume, "sg_wavepacket_volume_add_tile")?;
-    let (local, common) = apart(
-        (
-            tile_coeffs.cast::<Complex<T>>(),
-            p.layout().n_coefficients,
-            "tile_coeffs",
-        ),
-        (coeffs.cast::<Complex<T>>(), p.n_coefficients(), "coeffs"),
-    )?;
-    p.add_tile(tile, local, common)
-}
-
-fn adjoint_tile<T: Precision>(
-    volume: *const sg_wavepacket_volume,
-    tile: usize,
-    coeffs: *const T,
-    tile_data: *mut T,
-) -> Result<()> {
-    let p = plan::<T>(volume, "sg_wavepacket_volume_adjoint_tile")?;
-    let (c, d) = apart(
-        (coeffs.cast::<Complex<T>>(), p.n_coefficients(), "coeffs"),
-        (tile_data, p.layout().n_samples(), "tile_data"),
-    )?;
-    p.adjoint_tile(tile, c, d)
+    let handle = arg_ref(volume, "volume")?;
+    let p = handle.0.get::<T>("volume", call.name())?;
+    let (n, m): (usize, _) = (p.volume().iter().product(), p.n_coefficients());
+    let (n_tile, m_tile) = (p.layout().n_samples(), p.layout().n_coefficients);
+    let (input_c, output_c) = (input.cast::<Complex<T>>(), output.cast::<Complex<T>>());
+    match call {
+        TileCall::Data => {
+            let (d, t) = apart((input, n, "data"), (output, n_tile, "tile_data"))?;
+            p.tile_of(tile, d, t)
+        }
+        TileCall::Forward => {
+            let (d, c) = apart(
+                (input, n_tile, "tile_data"),
+                (output_c, m_tile, "tile_coeffs"),
+            )?;
+            p.forward_tile(tile, d, c)
+        }
+        TileCall::Add => {
+            let (local, common) = apart((input_c, m_tile, "tile_coeffs"), (output_c, m, "coeffs"))?;
+            p.add_tile(tile, local, common)
+        }
+        TileCall::Adjoint => {
+            let (c, d) = apart((input_c, m, "coeffs"), (output, n_tile, "tile_data"))?;
+            p.adjoint_tile(tile, c, d)
+        }
+    }
 }

@@ -39,26 +39,42 @@ fn plan_and_sizes<'a, H: TransformHandle, T: Precision>(
     Ok((plan, n, m))
 }
 
-/// C: `data` (n values) → `coeffs` (m complex values).
-pub(crate) fn forward<H: TransformHandle, T: Precision>(
-    handle: *const H,
-    data: *const T,
-    coeffs: *mut T,
-) -> Result<()> {
-    let (plan, n, m) = plan_and_sizes::<H, T>(handle, "forward")?;
-    let (d, c) = data_and_coeffs(data, n, coeffs, m)?;
-    plan.forward(d, c)
+/// Which way a transform call goes: C (data → coefficients) or C* (coefficients → data).
+#[derive(Clone, Copy)]
+pub(crate) enum Direction {
+    Forward,
+    Adjoint,
 }
 
-/// C*: `coeffs` → `data`.
-pub(crate) fn adjoint<H: TransformHandle, T: Precision>(
+impl Direction {
+    /// The call's name after the handle's prefix (`forward`: `sg_wavepacket_forward_f32`).
+    pub(crate) fn verb(self) -> &'static str {
+        match self {
+            Direction::Forward => "forward",
+            Direction::Adjoint => "adjoint",
+        }
+    }
+}
+
+/// C (`input` the data, n values; `output` the coefficients, m complex values) or C*
+/// (`input` the coefficients, `output` the data).
+pub(crate) fn transform<H: TransformHandle, T: Precision>(
     handle: *const H,
-    coeffs: *const T,
-    data: *mut T,
+    direction: Direction,
+    input: *const T,
+    output: *mut T,
 ) -> Result<()> {
-    let (plan, n, m) = plan_and_sizes::<H, T>(handle, "adjoint")?;
-    let (c, d) = coeffs_and_data(coeffs, m, data, n)?;
-    plan.adjoint(c, d)
+    let (plan, n, m) = plan_and_sizes::<H, T>(handle, direction.verb())?;
+    match direction {
+        Direction::Forward => {
+            let (d, c) = data_and_coeffs(input, n, output, m)?;
+            plan.forward(d, c)
+        }
+        Direction::Adjoint => {
+            let (c, d) = coeffs_and_data(input, m, output, n)?;
+            plan.adjoint(c, d)
+        }
+    }
 }
 
 /// The inverse: `coeffs` → `data`; `*iterations` and `*residual` (each may be NULL) receive

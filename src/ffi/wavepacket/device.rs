@@ -1,18 +1,23 @@
 //! An `sg_wavepacket_layout`'s calls on arrays in device memory
-//! (`sg_wavepacket_*_device_*`): C, C*, the inverse and the threshold.
+//! (`sg_wavepacket_*_device_*`): C, C*, the inverse and the threshold (whose call serves the
+//! white-noise threshold of `device_coeffs` too).
 
-use super::super::device_arrays::{apart, device_array};
+use super::super::device_arrays::device_array;
 use super::arrays::sizes;
-use super::calls::CountAndResidual;
-use super::layout::{sg_wavepacket_layout, transform, Transform};
-use super::options::{non_negative, threshold_level, threshold_mode};
+use super::calls::Direction::*;
+use super::device_calls::{inverse, plan_on_gpu, transform, DeviceTransforms};
+use super::layout::{sg_wavepacket_layout, Transform};
+use super::rules::{Rule, Threshold};
 use crate::backend::cuda::array::CallerArray;
 use crate::backend::cuda::CudaBackend;
+use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::ffi::guard;
 use crate::ffi::precision::Precision;
 use crate::ffi::status::sg_status;
+use crate::sample::Real;
 use crate::wavepacket::coeffs::ThresholdLevel;
+use crate::wavepacket::inverse::{InverseReport, Stop};
 
 /// The layout's transform for the device call `verb` on `T`, with its context's GPU (a CPU
 /// context: `Unsupported` naming the call).
@@ -20,22 +25,7 @@ pub(super) fn transform_on_gpu<'a, T: Precision>(
     layout: *const sg_wavepacket_layout,
     verb: &str,
 ) -> Result<(&'a Transform<T>, &'a CudaBackend)> {
-    let call = format!("sg_wavepacket_{verb}_device");
-    let t = transform::<T>(layout, &call)?;
-    let gpu = t.plan.context().gpu_for(&format!("{call}_{}", T::SUFFIX))?;
-    Ok((t, gpu))
-}
-
-/// The call's data (n reals) and coefficients (2·m reals) in device memory, checked and
-/// apart: `(data, coeffs)`.
-pub(super) fn arrays<'a, T: Precision>(
-    t: &Transform<T>,
-    gpu: &CudaBackend,
-    data: u64,
-    coeffs: u64,
-) -> Result<(CallerArray<'a, T>, CallerArray<'a, T>)> {
-    let (n, m) = sizes(&t.plan);
-    apart(gpu, (data, n, "data"), (coeffs, 2 * m, "coeffs"))
+    plan_on_gpu::<sg_wavepacket_layout, T>(layout, verb)
 }
 
 /// The layout's coefficients (2·m reals) in device memory, checked, for a call on them alone.
@@ -47,63 +37,55 @@ pub(super) fn coeffs_on_device<'a, T: Precision>(
     device_array::<T>(gpu, coeffs, 2 * sizes(&t.plan).1, "coeffs")
 }
 
-fn forward<T: Precision>(layout: *const sg_wavepacket_layout, data: u64, coeffs: u64) -> sg_status {
-    guard(|| {
-        let (t, gpu) = transform_on_gpu::<T>(layout, "forward")?;
-        let (d, mut c) = arrays(t, gpu, data, coeffs)?;
-        t.plan.forward_on_device(&d, &mut c)
-    })
+impl<T: Real> DeviceTransforms<T> for Transform<T> {
+    fn context(&self) -> &Context {
+        self.plan.context()
+    }
+    fn forward_on_device(&self, data: &CallerArray<T>, coeffs: &mut CallerArray<T>) -> Result<()> {
+        self.plan.forward_on_device(data, coeffs)
+    }
+    fn adjoint_on_device(&self, coeffs: &CallerArray<T>, data: &mut CallerArray<T>) -> Result<()> {
+        self.plan.adjoint_on_device(coeffs, data)
+    }
+    fn inverse_on_device(
+        &self,
+        coeffs: &CallerArray<T>,
+        data: &mut CallerArray<T>,
+        stop: Stop,
+    ) -> Result<InverseReport> {
+        let filter = self.filter()?;
+        let (tolerance, max_iterations) = (stop.tolerance, stop.max_iterations);
+        self.plan
+            .inverse_on_device(filter, coeffs, data, tolerance, max_iterations)
+    }
 }
 
-fn adjoint<T: Precision>(layout: *const sg_wavepacket_layout, coeffs: u64, data: u64) -> sg_status {
-    guard(|| {
-        let (t, gpu) = transform_on_gpu::<T>(layout, "adjoint")?;
-        let (mut d, c) = arrays(t, gpu, data, coeffs)?;
-        t.plan.adjoint_on_device(&c, &mut d)
-    })
-}
-
-fn inverse<T: Precision>(
-    layout: *const sg_wavepacket_layout,
-    [coeffs, data]: [u64; 2],
-    tolerance: f64,
-    max_iterations: usize,
-    iterations: *mut usize,
-    residual: *mut f64,
-) -> sg_status {
-    guard(|| {
-        let (t, gpu) = transform_on_gpu::<T>(layout, "inverse")?;
-        // Checked before the correction filter may be built (one C and one C*).
-        crate::wavepacket::check_tolerance(tolerance)?;
-        let (mut d, c) = arrays(t, gpu, data, coeffs)?;
-        let outs = CountAndResidual::new((iterations, "iterations"), residual)?;
-        let filter = t.filter()?;
-        let report = t
-            .plan
-            .inverse_on_device(filter, &c, &mut d, tolerance, max_iterations)?;
-        outs.set(report.iterations, report.residual);
-        Ok(())
-    })
-}
-
-fn threshold<T: Precision>(
+/// A threshold call on the layout's device coefficients, in place: `mode` and `threshold`
+/// checked (the per-level σ refused: its medians are not computed on the device), then the
+/// coefficients, before any work.
+pub(super) fn shrink<T: Precision>(
     layout: *const sg_wavepacket_layout,
     coeffs: u64,
     mode: i32,
-    kind: i32,
-    value: f64,
+    threshold: Threshold,
 ) -> sg_status {
     guard(|| {
-        let (t, gpu) = transform_on_gpu::<T>(layout, "threshold")?;
-        let mode = threshold_mode(mode)?;
-        if let ThresholdLevel::Sigma(_) = threshold_level(kind, value)? {
+        let (t, gpu) = transform_on_gpu::<T>(layout, threshold.verb())?;
+        let (mode, rule) = threshold.rule(mode)?;
+        if let Rule::Level(ThresholdLevel::Sigma(_)) = rule {
             return Err(Error::Unsupported(
                 "SG_WAVEPACKET_THRESHOLD_SIGMA takes the median of each level's coefficients, which the device calls do not compute; use SG_WAVEPACKET_THRESHOLD_VALUE or sg_wavepacket_threshold on host coefficients".into(),
             ));
         }
-        non_negative(value, "value")?;
+        rule.check_values()?;
         let mut c = coeffs_on_device(t, gpu, coeffs)?;
-        t.plan.threshold_on_device(&mut c, mode, value)
+        match rule {
+            // The σ kind was refused above.
+            Rule::Level(ThresholdLevel::Value(v) | ThresholdLevel::Sigma(v)) => {
+                t.plan.threshold_on_device(&mut c, mode, v)
+            }
+            Rule::Noise { k, sigma } => t.plan.threshold_noise_on_device(&mut c, mode, k, sigma),
+        }
     })
 }
 
@@ -124,7 +106,7 @@ pub extern "C" fn sg_wavepacket_forward_device_f32(
     data: u64,
     coeffs: u64,
 ) -> sg_status {
-    forward::<f32>(layout, data, coeffs)
+    transform::<_, f32>(layout, Forward, [data, coeffs])
 }
 
 /// `sg_wavepacket_forward_device_f32` for a double-precision layout.
@@ -134,7 +116,7 @@ pub extern "C" fn sg_wavepacket_forward_device_f64(
     data: u64,
     coeffs: u64,
 ) -> sg_status {
-    forward::<f64>(layout, data, coeffs)
+    transform::<_, f64>(layout, Forward, [data, coeffs])
 }
 
 /// `sg_wavepacket_adjoint_f32` on device memory (arrays as in
@@ -149,7 +131,7 @@ pub extern "C" fn sg_wavepacket_adjoint_device_f32(
     coeffs: u64,
     data: u64,
 ) -> sg_status {
-    adjoint::<f32>(layout, coeffs, data)
+    transform::<_, f32>(layout, Adjoint, [data, coeffs])
 }
 
 /// `sg_wavepacket_adjoint_device_f32` for a double-precision layout.
@@ -159,7 +141,7 @@ pub extern "C" fn sg_wavepacket_adjoint_device_f64(
     coeffs: u64,
     data: u64,
 ) -> sg_status {
-    adjoint::<f64>(layout, coeffs, data)
+    transform::<_, f64>(layout, Adjoint, [data, coeffs])
 }
 
 /// `sg_wavepacket_inverse_f32` on device memory (arrays as in
@@ -183,7 +165,7 @@ pub extern "C" fn sg_wavepacket_inverse_device_f32(
     residual: *mut f64,
 ) -> sg_status {
     let arrays = [coeffs, data];
-    inverse::<f32>(
+    inverse::<_, f32>(
         layout,
         arrays,
         tolerance,
@@ -205,7 +187,7 @@ pub extern "C" fn sg_wavepacket_inverse_device_f64(
     residual: *mut f64,
 ) -> sg_status {
     let arrays = [coeffs, data];
-    inverse::<f64>(
+    inverse::<_, f64>(
         layout,
         arrays,
         tolerance,
@@ -233,7 +215,7 @@ pub extern "C" fn sg_wavepacket_threshold_device_f32(
     kind: i32,
     value: f64,
 ) -> sg_status {
-    threshold::<f32>(layout, coeffs, mode, kind, value)
+    shrink::<f32>(layout, coeffs, mode, Threshold::Level(kind, value))
 }
 
 /// `sg_wavepacket_threshold_device_f32` for a double-precision layout. The magnitudes are
@@ -248,5 +230,5 @@ pub extern "C" fn sg_wavepacket_threshold_device_f64(
     kind: i32,
     value: f64,
 ) -> sg_status {
-    threshold::<f64>(layout, coeffs, mode, kind, value)
+    shrink::<f64>(layout, coeffs, mode, Threshold::Level(kind, value))
 }

@@ -3,9 +3,9 @@
 //! estimate.
 
 use super::super::args::out_ptr;
-use super::device::{coeffs_on_device, transform_on_gpu};
+use super::device::{coeffs_on_device, shrink, transform_on_gpu};
 use super::layout::sg_wavepacket_layout;
-use super::options::{non_negative, threshold_mode};
+use super::rules::Threshold;
 use crate::ffi::guard;
 use crate::ffi::precision::Precision;
 use crate::ffi::status::sg_status;
@@ -15,23 +15,6 @@ fn keep<T: Precision>(layout: *const sg_wavepacket_layout, coeffs: u64, s: usize
         let (t, gpu) = transform_on_gpu::<T>(layout, "keep_largest")?;
         let mut c = coeffs_on_device(t, gpu, coeffs)?;
         t.plan.keep_largest_on_device(&mut c, s)
-    })
-}
-
-fn noise_shrink<T: Precision>(
-    layout: *const sg_wavepacket_layout,
-    coeffs: u64,
-    mode: i32,
-    k: f64,
-    sigma: f64,
-) -> sg_status {
-    guard(|| {
-        let (t, gpu) = transform_on_gpu::<T>(layout, "threshold_noise")?;
-        let mode = threshold_mode(mode)?;
-        non_negative(k, "k")?;
-        non_negative(sigma, "sigma")?;
-        let mut c = coeffs_on_device(t, gpu, coeffs)?;
-        t.plan.threshold_noise_on_device(&mut c, mode, k, sigma)
     })
 }
 
@@ -99,7 +82,7 @@ pub extern "C" fn sg_wavepacket_threshold_noise_device_f32(
     k: f64,
     sigma: f64,
 ) -> sg_status {
-    noise_shrink::<f32>(layout, coeffs, mode, k, sigma)
+    shrink::<f32>(layout, coeffs, mode, Threshold::Noise { k, sigma })
 }
 
 /// `sg_wavepacket_threshold_noise_device_f32` for a double-precision layout. The magnitudes
@@ -114,7 +97,7 @@ pub extern "C" fn sg_wavepacket_threshold_noise_device_f64(
     k: f64,
     sigma: f64,
 ) -> sg_status {
-    noise_shrink::<f64>(layout, coeffs, mode, k, sigma)
+    shrink::<f64>(layout, coeffs, mode, Threshold::Noise { k, sigma })
 }
 
 /// `sg_wavepacket_estimate_noise_f32` on device coefficients (`coeffs` as in

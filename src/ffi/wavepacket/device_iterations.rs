@@ -3,7 +3,8 @@
 
 use super::super::device_arrays::device_array;
 use super::calls::CountAndResidual;
-use super::device::{arrays, transform_on_gpu};
+use super::device::transform_on_gpu;
+use super::device_calls::arrays;
 use super::layout::sg_wavepacket_layout;
 use super::options::{pocs_options, sg_wavepacket_pocs_options};
 use super::options::{sg_wavepacket_sparse_options, sparse_options};

@@ -16,7 +16,7 @@ use crate::ffi::precision::{ByPrecision, Generic, Precision};
 use crate::ffi::status::sg_status;
 use crate::sample::Real;
 use crate::wavepacket::inverse::{CorrectionFilter, InverseReport, Stop};
-use crate::wavepacket::{check_finite, Layout, LayoutOptions, WavepacketPlan};
+use crate::wavepacket::{check_finite, check_tolerance, Layout, LayoutOptions, WavepacketPlan};
 use num_complex::Complex;
 use std::sync::{Arc, OnceLock};
 
@@ -57,16 +57,11 @@ impl<T: Real> Transforms<T> for Transform<T> {
     }
     fn inverse(&self, coeffs: &[Complex<T>], data: &mut [T], stop: Stop) -> Result<InverseReport> {
         // Checked here too, before the correction filter may be built (one C and one C*).
-        let tolerance = stop.tolerance;
-        if !(tolerance > 0.0 && tolerance < 1.0) {
-            return Err(crate::invalid!(
-                "tolerance is {tolerance}; expected a value in (0, 1)"
-            ));
-        }
+        check_tolerance(stop.tolerance)?;
         check_finite(coeffs, &self.plan.context().cpu)?;
         let filter = self.filter()?;
         self.plan
-            .inverse(filter, coeffs, data, tolerance, stop.max_iterations)
+            .inverse(filter, coeffs, data, stop.tolerance, stop.max_iterations)
     }
 }
 

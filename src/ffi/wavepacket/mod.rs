@@ -10,8 +10,9 @@
 //! estimate, packet norms), `sparse`, `device` (C, C*, the inverse and the threshold on
 //! device memory), `device_coeffs` (keep the largest, the noise threshold and estimate on
 //! device memory) and `device_iterations` (POCS and the sparse approximation on device
-//! memory); `calls` holds the transform calls layouts share
-//! with tiled volumes, `arrays` the checks of the calls' data and coefficients.
+//! memory); `calls` and `device_calls` hold the transform calls layouts share with tiled
+//! volumes, on host and on device memory, `arrays` the checks of the calls' data and
+//! coefficients, `rules` the threshold calls' arguments.
 
 // cbindgen writes the header's functions file by file in the order of these declarations
 // (each its own group, so that rustfmt keeps the order).
@@ -38,6 +39,10 @@ pub mod device_iterations;
 mod arrays;
 
 pub(crate) mod calls;
+
+pub(crate) mod device_calls;
+
+mod rules;
 
 pub use self::layout::*;
 pub use self::noise::*;

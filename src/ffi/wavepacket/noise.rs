@@ -1,31 +1,17 @@
 //! White noise in an `sg_wavepacket_layout`'s coefficients: thresholds per box scaled by
 //! the packets' norms, the noise level's estimate, and the norms themselves.
 
-use super::arrays::{coefficients, coefficients_in};
+use super::arrays::coefficients_in;
 use super::layout::{layout_of, packet_norms_of, sg_wavepacket_layout, transform};
-use super::options::{non_negative, threshold_mode};
+use super::rules::Threshold;
+use super::threshold::shrink;
 use crate::error::Result;
 use crate::ffi::args::out_ptr;
 use crate::ffi::arrays::out_slice;
 use crate::ffi::guard;
 use crate::ffi::precision::Precision;
 use crate::ffi::status::sg_status;
-use crate::wavepacket::coeffs::{estimate_noise, threshold_noise};
-
-fn noise_shrink<T: Precision>(
-    layout: *const sg_wavepacket_layout,
-    coeffs: *mut T,
-    mode: i32,
-    k: f64,
-    sigma: f64,
-) -> Result<()> {
-    let t = transform::<T>(layout, "sg_wavepacket_threshold_noise")?;
-    let mode = threshold_mode(mode)?;
-    non_negative(k, "k")?;
-    non_negative(sigma, "sigma")?;
-    let c = coefficients(&t.plan, coeffs)?;
-    threshold_noise(t.plan.layout(), &t.plan.packet_norms(), c, mode, k, sigma)
-}
+use crate::wavepacket::coeffs::estimate_noise;
 
 fn noise_level<T: Precision>(
     layout: *const sg_wavepacket_layout,
@@ -54,7 +40,7 @@ pub extern "C" fn sg_wavepacket_threshold_noise_f32(
     k: f64,
     sigma: f64,
 ) -> sg_status {
-    guard(|| noise_shrink::<f32>(layout, coeffs, mode, k, sigma))
+    guard(|| shrink::<f32>(layout, coeffs, mode, Threshold::Noise { k, sigma }))
 }
 
 /// `sg_wavepacket_threshold_noise_f32` for a double-precision layout.
@@ -66,7 +52,7 @@ pub extern "C" fn sg_wavepacket_threshold_noise_f64(
     k: f64,
     sigma: f64,
 ) -> sg_status {
-    guard(|| noise_shrink::<f64>(layout, coeffs, mode, k, sigma))
+    guard(|| shrink::<f64>(layout, coeffs, mode, Threshold::Noise { k, sigma }))
 }
 
 /// `*sigma` receives the standard deviation of white noise in the data whose coefficients

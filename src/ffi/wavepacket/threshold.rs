@@ -1,14 +1,15 @@
 //! Compression and denoising of an `sg_wavepacket_layout`'s coefficients, in place: the
-//! largest kept, or a threshold by value or per level.
+//! largest kept, or a threshold by value or per level (its call serves the per-box white-noise
+//! threshold of `noise` too).
 
 use super::arrays::coefficients;
 use super::layout::{sg_wavepacket_layout, transform};
-use super::options::{non_negative, threshold_level, threshold_mode};
+use super::rules::{Rule, Threshold};
 use crate::error::Result;
 use crate::ffi::guard;
 use crate::ffi::precision::Precision;
 use crate::ffi::status::sg_status;
-use crate::wavepacket::coeffs::{keep_largest, threshold};
+use crate::wavepacket::coeffs::{self, keep_largest, threshold_noise};
 
 fn keep<T: Precision>(layout: *const sg_wavepacket_layout, coeffs: *mut T, s: usize) -> Result<()> {
     let t = transform::<T>(layout, "sg_wavepacket_keep_largest")?;
@@ -16,18 +17,22 @@ fn keep<T: Precision>(layout: *const sg_wavepacket_layout, coeffs: *mut T, s: us
     Ok(())
 }
 
-fn shrink<T: Precision>(
+/// A threshold call on the layout's coefficients, in place: `mode` and `threshold` checked,
+/// then the coefficients, before any work.
+pub(super) fn shrink<T: Precision>(
     layout: *const sg_wavepacket_layout,
     coeffs: *mut T,
     mode: i32,
-    kind: i32,
-    value: f64,
+    threshold: Threshold,
 ) -> Result<()> {
-    let t = transform::<T>(layout, "sg_wavepacket_threshold")?;
-    let mode = threshold_mode(mode)?;
-    let level = threshold_level(kind, value)?;
-    non_negative(value, "value")?;
-    threshold(t.plan.layout(), coefficients(&t.plan, coeffs)?, mode, level)
+    let t = transform::<T>(layout, &format!("sg_wavepacket_{}", threshold.verb()))?;
+    let (mode, rule) = threshold.rule(mode)?;
+    rule.check_values()?;
+    let (l, c) = (t.plan.layout(), coefficients(&t.plan, coeffs)?);
+    match rule {
+        Rule::Level(level) => coeffs::threshold(l, c, mode, level),
+        Rule::Noise { k, sigma } => threshold_noise(l, &t.plan.packet_norms(), c, mode, k, sigma),
+    }
 }
 
 /// Compression, in place: keeps the `s` coefficients of largest magnitude and sets the
@@ -64,7 +69,7 @@ pub extern "C" fn sg_wavepacket_threshold_f32(
     kind: i32,
     value: f64,
 ) -> sg_status {
-    guard(|| shrink::<f32>(layout, coeffs, mode, kind, value))
+    guard(|| shrink::<f32>(layout, coeffs, mode, Threshold::Level(kind, value)))
 }
 
 /// `sg_wavepacket_threshold_f32` for a double-precision layout.
@@ -76,5 +81,5 @@ pub extern "C" fn sg_wavepacket_threshold_f64(
     kind: i32,
     value: f64,
 ) -> sg_status {
-    guard(|| shrink::<f64>(layout, coeffs, mode, kind, value))
+    guard(|| shrink::<f64>(layout, coeffs, mode, Threshold::Level(kind, value)))
 }

@@ -1,6 +1,6 @@
 //! The transforms of an `sg_wavepacket_layout`: C, its adjoint C*, and the inverse.
 
-use super::calls::{adjoint, forward, inverse};
+use super::calls::{inverse, transform, Direction::*};
 use super::layout::sg_wavepacket_layout;
 use crate::ffi::guard;
 use crate::ffi::status::sg_status;
@@ -18,7 +18,7 @@ pub extern "C" fn sg_wavepacket_forward_f32(
     data: *const f32,
     coeffs: *mut f32,
 ) -> sg_status {
-    guard(|| forward::<_, f32>(layout, data, coeffs))
+    guard(|| transform::<_, f32>(layout, Forward, data, coeffs))
 }
 
 /// `sg_wavepacket_forward_f32` for a double-precision layout.
@@ -28,7 +28,7 @@ pub extern "C" fn sg_wavepacket_forward_f64(
     data: *const f64,
     coeffs: *mut f64,
 ) -> sg_status {
-    guard(|| forward::<_, f64>(layout, data, coeffs))
+    guard(|| transform::<_, f64>(layout, Forward, data, coeffs))
 }
 
 /// C*: `coeffs` (as `sg_wavepacket_forward_f32` writes them) → real `data` (the real part of
@@ -41,7 +41,7 @@ pub extern "C" fn sg_wavepacket_adjoint_f32(
     coeffs: *const f32,
     data: *mut f32,
 ) -> sg_status {
-    guard(|| adjoint::<_, f32>(layout, coeffs, data))
+    guard(|| transform::<_, f32>(layout, Adjoint, coeffs, data))
 }
 
 /// `sg_wavepacket_adjoint_f32` for a double-precision layout.
@@ -51,7 +51,7 @@ pub extern "C" fn sg_wavepacket_adjoint_f64(
     coeffs: *const f64,
     data: *mut f64,
 ) -> sg_status {
-    guard(|| adjoint::<_, f64>(layout, coeffs, data))
+    guard(|| transform::<_, f64>(layout, Adjoint, coeffs, data))
 }
 
 /// The inverse: the data whose coefficients are closest (least squares) to `coeffs` — C*
