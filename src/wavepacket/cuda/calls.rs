@@ -5,7 +5,7 @@ use super::tables::shift_factors;
 use super::{usfft_stream, whole_shifts, BoxStage, Buffers, Pass, Scratch, Shifts};
 use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::array::{part, DeviceArray, DeviceArrayMut};
-use crate::backend::cuda::buffers::{alloc, as_reals, as_reals_mut, upload};
+use crate::backend::cuda::buffers::{alloc, upload};
 use crate::backend::cuda::caller::join;
 use crate::backend::cuda::fft::Direction;
 use crate::backend::cuda::memory::DeviceBuf;
@@ -17,7 +17,6 @@ use crate::progress::Reporter;
 use crate::sample::Real;
 use crate::wavepacket::USFFT_SHARE;
 use cudarc::driver::{CudaSlice, CudaStream};
-use num_complex::Complex;
 use std::sync::Arc;
 
 /// A host-to-host call's device arrays: the data (n reals), the coefficients (2·m reals)
@@ -64,44 +63,35 @@ pub(super) fn ensure<'a, T: Real>(
 }
 
 impl<T: Real> BoxStage<T> {
-    /// Host-to-host C: uploads `data`, runs, downloads into `coeffs` (written only at the
-    /// end); reports "wave-packet spectrum" and "wave-packet boxes".
-    pub fn forward(
+    /// Host-to-host C (`input` the data, n reals → `output` the coefficients, 2·m reals) or
+    /// C* (the coefficients → the data): uploads `input`, for C* refuses non-finite
+    /// coefficients (checked on the device), runs, downloads into `output` (written only at
+    /// the end); reports "wave-packet spectrum" and "wave-packet boxes".
+    pub fn transform(
         &self,
-        data: &[T],
-        coeffs: &mut [Complex<T>],
+        pass: Pass,
+        input: &[T],
+        output: &mut [T],
         shifts: &[[f64; 3]],
         reporter: &mut Reporter,
     ) -> Result<()> {
         self.host_call(|io, call| {
-            io.up(call.data, data)?;
-            let (d, c) = (&*call.data, &mut *call.coeffs);
-            self.run_on(Pass::Forward, d, c, shifts, call.scratch, reporter)?;
-            io.down(call.coeffs, as_reals_mut(coeffs))
-        })
-    }
-
-    /// Host-to-host C*: uploads `coeffs`, refuses non-finite ones (checked on the device),
-    /// runs, downloads into `data` (written at the end).
-    pub fn adjoint(
-        &self,
-        coeffs: &[Complex<T>],
-        data: &mut [T],
-        shifts: &[[f64; 3]],
-        reporter: &mut Reporter,
-    ) -> Result<()> {
-        self.host_call(|io, call| {
-            io.up(call.coeffs, as_reals(coeffs))?;
-            let uploaded = part(call.coeffs, 0, 2 * self.layout.n_coefficients);
-            if let Some(i) = self.find_non_finite(&uploaded, &mut call.scratch.first_bad)? {
-                return Err(Error::NonFinite(format!(
-                    "coefficient {} is not finite; nothing was written",
-                    i / 2
-                )));
+            let (from, to) = match pass {
+                Pass::Forward => (call.data, call.coeffs),
+                Pass::Adjoint => (call.coeffs, call.data),
+            };
+            io.up(from, input)?;
+            if pass == Pass::Adjoint {
+                let uploaded = part(from, 0, 2 * self.layout.n_coefficients);
+                if let Some(i) = self.find_non_finite(&uploaded, &mut call.scratch.first_bad)? {
+                    return Err(Error::NonFinite(format!(
+                        "coefficient {} is not finite; nothing was written",
+                        i / 2
+                    )));
+                }
             }
-            let (c, d) = (&*call.coeffs, &mut *call.data);
-            self.run_on(Pass::Adjoint, c, d, shifts, call.scratch, reporter)?;
-            io.down(call.data, data)
+            self.run_on(pass, &*from, to, shifts, call.scratch, reporter)?;
+            io.down(to, output)
         })
     }
 
