@@ -24,11 +24,17 @@ mod tests {
 
     #[test]
     fn smooth_lengths() {
-        assert_eq!(next_fast_len(0), 1);
-        assert_eq!(next_fast_len(7), 8);
-        assert_eq!(next_fast_len(14), 15);
-        assert_eq!(next_fast_len(77), 80);
-        assert_eq!(next_fast_len(512), 512);
-        assert_eq!(next_fast_len(86400), 86400);
+        // (n, the smallest 5-smooth length ≥ n): 0 rounds up to 1, smooth n stay.
+        let cases = [
+            (0, 1),
+            (7, 8),
+            (14, 15),
+            (77, 80),
+            (512, 512),
+            (86400, 86400),
+        ];
+        for (n, want) in cases {
+            assert_eq!(next_fast_len(n), want, "n = {n}");
+        }
     }
 }

@@ -4,7 +4,7 @@
 //! caller's work before and after (`cuda/caller.rs`).
 
 use super::coeffs::ThresholdMode;
-use super::cuda::ThresholdAt;
+use super::cuda::{Pass, ThresholdAt};
 use super::inverse::{solve, CorrectionFilter, InverseReport, Stop};
 use super::{check_array_sizes, WavepacketPlan};
 use crate::backend::cuda::array::{DeviceArray, DeviceArrayMut};
@@ -28,8 +28,8 @@ impl<T: Real> WavepacketPlan<T> {
         gpu.check_finite(&gpu.caller_stream(), data, Rows::contiguous(n), || {
             "a device wave-packet forward transform's data".into()
         })?;
-        self.device()?
-            .forward_ordered(&gpu.caller_stream(), data, coeffs)
+        let caller = gpu.caller_stream();
+        self.device()?.ordered(Pass::Forward, &caller, data, coeffs)
     }
 
     /// C* on device arrays (as `forward_on_device`), queued on the caller's stream; returns
@@ -42,8 +42,8 @@ impl<T: Real> WavepacketPlan<T> {
         let gpu = self.ctx.gpu_for("a device wave-packet adjoint")?;
         self.check_device_arrays(data.len(), coeffs.len())?;
         self.check_coefficients(gpu, coeffs, "a device wave-packet adjoint")?;
-        self.device()?
-            .adjoint_ordered(&gpu.caller_stream(), coeffs, data)
+        let caller = gpu.caller_stream();
+        self.device()?.ordered(Pass::Adjoint, &caller, coeffs, data)
     }
 
     /// `inverse` of device coefficients into device data. The coefficients stay on the

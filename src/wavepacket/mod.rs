@@ -42,6 +42,7 @@ mod tiles_device;
 pub mod windows;
 
 use crate::backend::cpu::CpuBackend;
+use crate::backend::cuda::buffers::{as_reals, as_reals_mut};
 use crate::backend::cuda::memory::Tally;
 use crate::context::Context;
 use crate::error::{Error, Result};
@@ -49,6 +50,7 @@ use crate::progress::Reporter;
 use crate::sample::Real;
 use crate::usfft::UsfftPlan;
 use boxfft::BoxFfts;
+use cuda::Pass;
 pub(crate) use device_calls::check_tolerance;
 pub use layout::{Layout, LayoutOptions, WaveBox};
 use num_complex::Complex;
@@ -220,7 +222,10 @@ impl<T: Real> WavepacketPlan<T> {
         reporter: &mut Reporter,
     ) -> Result<()> {
         let type2 = match &self.engine {
-            Engine::Device(stage) => return stage.forward(data, coeffs, shifts, reporter),
+            Engine::Device(stage) => {
+                let coeffs = as_reals_mut(coeffs);
+                return stage.transform(Pass::Forward, data, coeffs, shifts, reporter);
+            }
             Engine::Host { type2, .. } => type2,
         };
         let mut modes: Vec<Complex<T>> = data.iter().map(|&v| Complex::new(v, T::zero())).collect();
@@ -301,7 +306,10 @@ impl<T: Real> WavepacketPlan<T> {
         reporter: &mut Reporter,
     ) -> Result<()> {
         let type1 = match &self.engine {
-            Engine::Device(stage) => return stage.adjoint(coeffs, data, shifts, reporter),
+            Engine::Device(stage) => {
+                let coeffs = as_reals(coeffs);
+                return stage.transform(Pass::Adjoint, coeffs, data, shifts, reporter);
+            }
             Engine::Host { type1, .. } => type1,
         };
         let zero = Complex::new(T::zero(), T::zero());

@@ -12,7 +12,7 @@
 //! stopping test reads the residual on the host), and waits. Results are those of the host
 //! calls.
 
-use super::cuda::BoxStage;
+use super::cuda::{BoxStage, Pass};
 use super::inverse::{invert, InverseReport, Stop};
 use super::tiles::TiledPlan;
 use super::{check_data_finite, check_finite};
@@ -42,7 +42,7 @@ impl<T: Real> TiledPlan<T> {
         if let Some(tables) = &self.queued {
             let rows = Rows::contiguous(data.len());
             gpu.check_finite(&caller, data, rows, || format!("{call}'s data"))?;
-            return stage.tiled_forward_ordered(&caller, tables, data, coeffs);
+            return stage.tiled_ordered(Pass::Forward, &caller, tables, data, coeffs);
         }
         let mut f = try_vec(data.len(), T::zero(), "tiled volume")?;
         stage.download_ordered(&caller, data, &mut f)?;
@@ -64,7 +64,7 @@ impl<T: Real> TiledPlan<T> {
         if let Some(tables) = &self.queued {
             let rows = Rows::contiguous(coeffs.len());
             gpu.check_finite(&caller, coeffs, rows, || format!("{call}'s coefficients"))?;
-            return stage.tiled_adjoint_ordered(&caller, tables, coeffs, data);
+            return stage.tiled_ordered(Pass::Adjoint, &caller, tables, coeffs, data);
         }
         let c = self.download_coefficients(stage, &caller, coeffs)?;
         check_finite(&c, &self.context().cpu)?;

@@ -5,7 +5,7 @@
 
 use super::calls::ensure;
 use super::launches::ThresholdAt;
-use super::BoxStage;
+use super::{BoxStage, Pass};
 use crate::backend::cuda::array::{DeviceArray, DeviceArrayMut};
 use crate::backend::cuda::bind;
 use crate::backend::cuda::caller::ordered_on;
@@ -15,32 +15,23 @@ use crate::sample::Real;
 use cudarc::driver::CudaStream;
 
 impl<T: Real> BoxStage<T> {
-    /// C: `data` (n reals) → `coeffs` (2·m reals, interleaved complex), queued after
-    /// `caller`'s work; returns without waiting. Non-finite data is not looked for.
-    pub fn forward_ordered(
+    /// C (`input` the data, n reals → `output` the coefficients, 2·m reals, interleaved
+    /// complex) or C* (`input` the coefficients → `output` the data), queued after
+    /// `caller`'s work; returns without waiting. Non-finite input is not looked for.
+    pub fn ordered(
         &self,
+        pass: Pass,
         caller: &CudaStream,
-        data: &impl DeviceArray<T>,
-        coeffs: &mut impl DeviceArrayMut<T>,
+        input: &impl DeviceArray<T>,
+        output: &mut impl DeviceArrayMut<T>,
     ) -> Result<()> {
-        self.device_call((data.len(), coeffs.len()), |s, scratch, quiet| {
+        let (data, coeffs) = match pass {
+            Pass::Forward => (input.len(), output.len()),
+            Pass::Adjoint => (output.len(), input.len()),
+        };
+        self.device_call((data, coeffs), |s, scratch, quiet| {
             ordered_on(caller, s, || {
-                self.forward_on(data, coeffs, &[], scratch, quiet)
-            })
-        })
-    }
-
-    /// C*: `coeffs` → `data` (the sizes as `forward_ordered`), queued after `caller`'s
-    /// work; returns without waiting. Non-finite coefficients are not looked for.
-    pub fn adjoint_ordered(
-        &self,
-        caller: &CudaStream,
-        coeffs: &impl DeviceArray<T>,
-        data: &mut impl DeviceArrayMut<T>,
-    ) -> Result<()> {
-        self.device_call((data.len(), coeffs.len()), |s, scratch, quiet| {
-            ordered_on(caller, s, || {
-                self.adjoint_on(coeffs, data, &[], scratch, quiet)
+                self.run_on(pass, input, output, &[], scratch, quiet)
             })
         })
     }
@@ -62,7 +53,8 @@ impl<T: Real> BoxStage<T> {
         let data = ensure(&mut bufs.data, n, s, "allocating wave-packet data")?;
         let quiet = &mut Reporter::new(None);
         ordered_on(caller, s, || {
-            self.adjoint_on(coeffs, data, &[], &mut bufs.scratch, quiet)
+            let scratch = &mut bufs.scratch;
+            self.run_on(Pass::Adjoint, coeffs, data, &[], scratch, quiet)
         })?;
         io.down(data, &mut out[..n])
     }

@@ -2,10 +2,10 @@
 //! device, downloads), and device-resident C and C* queued on the stage's stream.
 
 use super::tables::shift_factors;
-use super::{stored_shifts, usfft_stream, BoxStage, Buffers, Scratch, Shifts};
+use super::{usfft_stream, whole_shifts, BoxStage, Buffers, Pass, Scratch, Shifts};
 use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::array::{part, DeviceArray, DeviceArrayMut};
-use crate::backend::cuda::buffers::{alloc, as_reals, as_reals_mut, upload};
+use crate::backend::cuda::buffers::{alloc, upload};
 use crate::backend::cuda::caller::join;
 use crate::backend::cuda::fft::Direction;
 use crate::backend::cuda::memory::DeviceBuf;
@@ -17,7 +17,6 @@ use crate::progress::Reporter;
 use crate::sample::Real;
 use crate::wavepacket::USFFT_SHARE;
 use cudarc::driver::{CudaSlice, CudaStream};
-use num_complex::Complex;
 use std::sync::Arc;
 
 /// A host-to-host call's device arrays: the data (n reals), the coefficients (2·m reals)
@@ -64,42 +63,35 @@ pub(super) fn ensure<'a, T: Real>(
 }
 
 impl<T: Real> BoxStage<T> {
-    /// Host-to-host C: uploads `data`, runs, downloads into `coeffs` (written only at the
-    /// end); reports "wave-packet spectrum" and "wave-packet boxes".
-    pub fn forward(
+    /// Host-to-host C (`input` the data, n reals → `output` the coefficients, 2·m reals) or
+    /// C* (the coefficients → the data): uploads `input`, for C* refuses non-finite
+    /// coefficients (checked on the device), runs, downloads into `output` (written only at
+    /// the end); reports "wave-packet spectrum" and "wave-packet boxes".
+    pub fn transform(
         &self,
-        data: &[T],
-        coeffs: &mut [Complex<T>],
+        pass: Pass,
+        input: &[T],
+        output: &mut [T],
         shifts: &[[f64; 3]],
         reporter: &mut Reporter,
     ) -> Result<()> {
         self.host_call(|io, call| {
-            io.up(call.data, data)?;
-            self.forward_on(call.data, call.coeffs, shifts, call.scratch, reporter)?;
-            io.down(call.coeffs, as_reals_mut(coeffs))
-        })
-    }
-
-    /// Host-to-host C*: uploads `coeffs`, refuses non-finite ones (checked on the device),
-    /// runs, downloads into `data` (written at the end).
-    pub fn adjoint(
-        &self,
-        coeffs: &[Complex<T>],
-        data: &mut [T],
-        shifts: &[[f64; 3]],
-        reporter: &mut Reporter,
-    ) -> Result<()> {
-        self.host_call(|io, call| {
-            io.up(call.coeffs, as_reals(coeffs))?;
-            let uploaded = part(call.coeffs, 0, 2 * self.layout.n_coefficients);
-            if let Some(i) = self.find_non_finite(&uploaded, &mut call.scratch.first_bad)? {
-                return Err(Error::NonFinite(format!(
-                    "coefficient {} is not finite; nothing was written",
-                    i / 2
-                )));
+            let (from, to) = match pass {
+                Pass::Forward => (call.data, call.coeffs),
+                Pass::Adjoint => (call.coeffs, call.data),
+            };
+            io.up(from, input)?;
+            if pass == Pass::Adjoint {
+                let uploaded = part(from, 0, 2 * self.layout.n_coefficients);
+                if let Some(i) = self.find_non_finite(&uploaded, &mut call.scratch.first_bad)? {
+                    return Err(Error::NonFinite(format!(
+                        "coefficient {} is not finite; nothing was written",
+                        i / 2
+                    )));
+                }
             }
-            self.adjoint_on(call.coeffs, call.data, shifts, call.scratch, reporter)?;
-            io.down(call.data, data)
+            self.run_on(pass, &*from, to, shifts, call.scratch, reporter)?;
+            io.down(to, output)
         })
     }
 
@@ -116,13 +108,13 @@ impl<T: Real> BoxStage<T> {
             } = call;
             io.up(d, f)?;
             let mut quiet = Reporter::new(None);
-            self.forward_on(d, c, &[], scratch, &mut quiet)?;
+            self.run_on(Pass::Forward, &*d, c, &[], scratch, &mut quiet)?;
             // Kept alive until the stream has used it (the download below waits for it).
             let _thresholds = match keep_below {
                 Some(t) => Some(self.keep_below(c, t)?),
                 None => None,
             };
-            self.adjoint_on(c, d, &[], scratch, &mut quiet)?;
+            self.run_on(Pass::Adjoint, &*c, d, &[], scratch, &mut quiet)?;
             io.down(d, out)
         })
     }
@@ -145,7 +137,7 @@ impl<T: Real> BoxStage<T> {
     pub fn forward_device(&self, data: &CudaSlice<T>, coeffs: &mut CudaSlice<T>) -> Result<()> {
         self.device_call((data.len(), coeffs.len()), |s, scratch, quiet| {
             let (data, mut coeffs) = (read_on(data, s), write_on(coeffs, s));
-            self.forward_on(&data, &mut coeffs, &[], scratch, quiet)
+            self.run_on(Pass::Forward, &data, &mut coeffs, &[], scratch, quiet)
         })
     }
 
@@ -153,7 +145,7 @@ impl<T: Real> BoxStage<T> {
     pub fn adjoint_device(&self, coeffs: &CudaSlice<T>, data: &mut CudaSlice<T>) -> Result<()> {
         self.device_call((data.len(), coeffs.len()), |s, scratch, quiet| {
             let (coeffs, mut data) = (read_on(coeffs, s), write_on(data, s));
-            self.adjoint_on(&coeffs, &mut data, &[], scratch, quiet)
+            self.run_on(Pass::Adjoint, &coeffs, &mut data, &[], scratch, quiet)
         })
     }
 
@@ -208,109 +200,64 @@ impl<T: Real> BoxStage<T> {
         })
     }
 
-    /// C on the device: `data` (n reals) → `coeffs` (2·m reals), queued on the stream.
-    pub(super) fn forward_on(
+    /// C (`data` n reals → `coeffs` 2·m reals) or C* (`coeffs` → `data`, the real part),
+    /// `input` → `output` on the device with each box's grid shifted by `shifts[box]`
+    /// steps (uploaded here; none for an empty `shifts`), queued on the stream.
+    pub(super) fn run_on(
         &self,
-        data: &impl DeviceArray<T>,
-        coeffs: &mut impl DeviceArrayMut<T>,
+        pass: Pass,
+        input: &impl DeviceArray<T>,
+        output: &mut impl DeviceArrayMut<T>,
         shifts: &[[f64; 3]],
         scratch: &mut Scratch<T>,
         reporter: &mut Reporter,
     ) -> Result<()> {
-        self.lattice_values(data, scratch, reporter)?;
-        let shifted = self.set_shifts(shifts, scratch)?;
-        let tables = stored_shifts(&scratch.shift_at, &scratch.shift, shifted);
-        self.gather(&scratch.values, &mut scratch.work, tables.as_ref())?;
-        self.box_coefficients(coeffs, scratch, reporter)
+        let uploaded = self.upload_shifts(shifts)?;
+        let tables = uploaded.as_ref().map(whole_shifts);
+        let done = self.pass_on(pass, input, output, tables.as_ref(), scratch, reporter);
+        if uploaded.is_some() {
+            scratch.shifts = uploaded;
+        }
+        done
     }
 
-    /// `forward_on` with shift tables already on the device (`tiled`): nothing uploaded.
-    pub(super) fn forward_shifted_on(
+    /// `run_on` with the shift tables already on the device (`tiled`; None: unshifted):
+    /// nothing uploaded. C: the data's lattice values, gathered into the boxes (window,
+    /// grid shift), the boxes' FFTs phased into the coefficients; C* the transpose, step by
+    /// step in reverse.
+    pub(super) fn pass_on(
         &self,
-        data: &impl DeviceArray<T>,
-        coeffs: &mut impl DeviceArrayMut<T>,
+        pass: Pass,
+        input: &impl DeviceArray<T>,
+        output: &mut impl DeviceArrayMut<T>,
         shifts: Option<&Shifts<'_, T>>,
         scratch: &mut Scratch<T>,
         reporter: &mut Reporter,
     ) -> Result<()> {
-        self.lattice_values(data, scratch, reporter)?;
-        self.gather(&scratch.values, &mut scratch.work, shifts)?;
-        self.box_coefficients(coeffs, scratch, reporter)
-    }
-
-    /// The forward's first step: the data's spectrum at the lattice points (type-2 USFFT).
-    fn lattice_values(
-        &self,
-        data: &impl DeviceArray<T>,
-        scratch: &mut Scratch<T>,
-        reporter: &mut Reporter,
-    ) -> Result<()> {
-        self.modes("wp_complex_from_real", data, &mut scratch.modes)?;
-        self.type2
-            .execute_device(&mut scratch.values, &mut scratch.modes)?;
-        self.report(reporter, "wave-packet spectrum", USFFT_SHARE)
-    }
-
-    /// The forward's last step: the gathered boxes' FFTs, phased into `coeffs`.
-    fn box_coefficients(
-        &self,
-        coeffs: &mut impl DeviceArrayMut<T>,
-        scratch: &mut Scratch<T>,
-        reporter: &mut Reporter,
-    ) -> Result<()> {
-        // The coefficients' exponent is +2πi (the inverse direction).
-        self.box_ffts(scratch, Direction::Inverse)?;
-        self.phase("wp_to_coefficients", &scratch.work, coeffs)?;
-        self.report(reporter, "wave-packet boxes", 1.0 - USFFT_SHARE)
-    }
-
-    /// C* on the device: `coeffs` (2·m reals) → `data` (n reals, the real part), queued.
-    pub(super) fn adjoint_on(
-        &self,
-        coeffs: &impl DeviceArray<T>,
-        data: &mut impl DeviceArrayMut<T>,
-        shifts: &[[f64; 3]],
-        scratch: &mut Scratch<T>,
-        reporter: &mut Reporter,
-    ) -> Result<()> {
-        let shifted = self.set_shifts(shifts, scratch)?;
-        self.box_values(coeffs, scratch)?;
-        let tables = stored_shifts(&scratch.shift_at, &scratch.shift, shifted);
-        self.scatter(&scratch.work, &mut scratch.values, tables.as_ref())?;
-        self.data_from_lattice(data, scratch, reporter)
-    }
-
-    /// `adjoint_on` with shift tables already on the device (`tiled`): nothing uploaded.
-    pub(super) fn adjoint_shifted_on(
-        &self,
-        coeffs: &impl DeviceArray<T>,
-        data: &mut impl DeviceArrayMut<T>,
-        shifts: Option<&Shifts<'_, T>>,
-        scratch: &mut Scratch<T>,
-        reporter: &mut Reporter,
-    ) -> Result<()> {
-        self.box_values(coeffs, scratch)?;
-        self.scatter(&scratch.work, &mut scratch.values, shifts)?;
-        self.data_from_lattice(data, scratch, reporter)
-    }
-
-    /// The adjoint's first step: the coefficients unphased and through the boxes' FFTs.
-    fn box_values(&self, coeffs: &impl DeviceArray<T>, scratch: &mut Scratch<T>) -> Result<()> {
-        self.phase("wp_from_coefficients", coeffs, &mut scratch.work)?;
-        self.box_ffts(scratch, Direction::Forward)
-    }
-
-    /// The adjoint's last step: the lattice values to the data (type-1 USFFT, real part).
-    fn data_from_lattice(
-        &self,
-        data: &mut impl DeviceArrayMut<T>,
-        scratch: &mut Scratch<T>,
-        reporter: &mut Reporter,
-    ) -> Result<()> {
-        self.report(reporter, "wave-packet boxes", 1.0 - USFFT_SHARE)?;
-        self.lattice_to_modes(scratch)?;
-        self.modes("wp_real_part", &scratch.modes, data)?;
-        self.report(reporter, "wave-packet spectrum", USFFT_SHARE)
+        match pass {
+            Pass::Forward => {
+                // The data's spectrum at the lattice points (type-2 USFFT).
+                self.modes("wp_complex_from_real", input, &mut scratch.modes)?;
+                self.type2
+                    .execute_device(&mut scratch.values, &mut scratch.modes)?;
+                self.report(reporter, "wave-packet spectrum", USFFT_SHARE)?;
+                self.gather(&scratch.values, &mut scratch.work, shifts)?;
+                // The coefficients' exponent is +2πi (the inverse direction).
+                self.box_ffts(scratch, Direction::Inverse)?;
+                self.phase("wp_to_coefficients", &scratch.work, output)?;
+                self.report(reporter, "wave-packet boxes", 1.0 - USFFT_SHARE)
+            }
+            Pass::Adjoint => {
+                self.phase("wp_from_coefficients", input, &mut scratch.work)?;
+                self.box_ffts(scratch, Direction::Forward)?;
+                self.scatter(&scratch.work, &mut scratch.values, shifts)?;
+                self.report(reporter, "wave-packet boxes", 1.0 - USFFT_SHARE)?;
+                // The lattice values to the data (type-1 USFFT, real part).
+                self.lattice_to_modes(scratch)?;
+                self.modes("wp_real_part", &scratch.modes, output)?;
+                self.report(reporter, "wave-packet spectrum", USFFT_SHARE)
+            }
+        }
     }
 
     /// The adjoint's type-1 USFFT (lattice values → modes) on its plan's stream, between
@@ -324,18 +271,17 @@ impl<T: Real> BoxStage<T> {
         join(s, &s1, what)
     }
 
-    /// Uploads one call's grid shifts (`shifts`: one per box, or none) into the scratch;
-    /// false for a call without shifts (its kernels get NULL tables).
-    fn set_shifts(&self, shifts: &[[f64; 3]], scratch: &mut Scratch<T>) -> Result<bool> {
+    /// One call's grid shifts (`shifts`: one per box, or none) on the device (where, the
+    /// factors); None for a call without shifts (its kernels get NULL tables).
+    fn upload_shifts(&self, shifts: &[[f64; 3]]) -> Result<Option<(DeviceBuf<i64>, DeviceBuf<T>)>> {
         let Some((at, factors)) = shift_factors::<T>(&self.layout, &self.order, shifts) else {
-            return Ok(false);
+            return Ok(None);
         };
         let s = &self.stream;
         let what = "uploading wave-packet grid shifts";
-        scratch.shift_at = Some(upload(s, &at, what)?);
-        scratch.shift = Some(upload(s, &factors, what)?);
+        let tables = (upload(s, &at, what)?, upload(s, &factors, what)?);
         // The host tables must outlive the copies.
         s.synchronize().map_err(driver_error(what))?;
-        Ok(true)
+        Ok(Some(tables))
     }
 }

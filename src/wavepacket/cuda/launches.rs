@@ -76,7 +76,7 @@ impl<T: Real> BoxStage<T> {
         let t = &self.tables;
         let mut l = self.launch("wp_gather", grid_stride(self.n_work))?;
         l.input(values).input(&t.windows);
-        l.input(&t.table).input(&t.work_start);
+        l.input(&t.boxes.table).input(&t.boxes.work_start);
         l.scalar(self.order.len() as i32).scalar(self.n_work as i64);
         shift_arguments(&mut l, shifts);
         l.output(work);
@@ -104,9 +104,11 @@ impl<T: Real> BoxStage<T> {
     ) -> Result<()> {
         let t = &self.tables;
         let mut l = self.launch(kernel, grid_stride(self.n_work))?;
-        l.input(src).input(&t.table).input(&t.work_start);
+        l.input(src)
+            .input(&t.boxes.table)
+            .input(&t.boxes.work_start);
         l.scalar(self.order.len() as i32).scalar(self.n_work as i64);
-        l.input(&t.phase).output(dst);
+        l.input(&t.boxes.phase).output(dst);
         // SAFETY: wp_to_coefficients(const cpx* work, const long long* table, const long
         // long* work_start, int n_boxes, long long total, const cpx* phase, cpx* coeffs) and
         // wp_from_coefficients(const cpx* coeffs, … the same, cpx* work): the callers pass
@@ -128,9 +130,10 @@ impl<T: Real> BoxStage<T> {
         let t = &self.tables;
         let n_points = self.layout.n_points;
         let mut l = self.launch("wp_scatter", grid_stride(n_points))?;
-        l.input(work).input(&t.windows).input(&t.table);
-        l.input(&t.lat_start).input(&t.lat_len);
-        l.input(&t.lat_first).input(&t.lat_boxes);
+        let lat = &t.lattices;
+        l.input(work).input(&t.windows).input(&t.boxes.table);
+        l.input(&lat.start).input(&lat.len);
+        l.input(&lat.first).input(&lat.boxes);
         l.scalar(self.layout.lattices.len() as i32)
             .scalar(n_points as i64);
         shift_arguments(&mut l, shifts);
@@ -180,7 +183,7 @@ impl<T: Real> BoxStage<T> {
             "uploading the wave-packet thresholds",
         )?;
         let mut l = self.launch("wp_keep_below", box_blocks(by_work.len()))?;
-        l.output(coeffs).input(&self.tables.table).input(&t);
+        l.output(coeffs).input(&self.tables.boxes.table).input(&t);
         l.scalar(by_work.len() as i64);
         // SAFETY: wp_keep_below(cpx* coeffs, const long long* table, const double* t, long
         // long n_boxes): blocks stride over the n_boxes boxes in work order (t holds one
@@ -211,7 +214,7 @@ impl<T: Real> BoxStage<T> {
             ThresholdAt::BoxNorms(scale) => {
                 let t = &self.tables;
                 let mut l = self.launch("wp_shrink_boxes", box_blocks(n_boxes))?;
-                l.output(coeffs).input(&t.table).input(&t.norms);
+                l.output(coeffs).input(&t.boxes.table).input(&t.norms);
                 l.scalar(n_boxes as i64).scalar(scale).scalar(soft as i32);
                 // SAFETY: wp_shrink_boxes(cpx* coeffs, const long long* table, const
                 // double* norms, long long n_boxes, double scale, int soft): blocks stride

@@ -54,6 +54,13 @@ pub fn preludes() -> Vec<(String, String)> {
     ]
 }
 
+/// Which transform a call runs: C (data → coefficients) or C* (coefficients → data).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pass {
+    Forward,
+    Adjoint,
+}
+
 /// A plan's box stage on the device. Every call runs on `stream` (the type-2 USFFT's); the
 /// type-1 USFFT of the adjoint is ordered into it with stream joins.
 pub struct BoxStage<T: Real> {
@@ -89,14 +96,14 @@ struct Buffers<T> {
 }
 
 /// Interleaved complex as reals: `work` (the boxes in work order), `values` (lattice
-/// values), `modes` (the data as complex); a shifted call's shift tables; the first
-/// non-finite input value found (u64::MAX: none); the captured box FFTs.
+/// values), `modes` (the data as complex); the last host-shifted call's shift tables (where
+/// and the factors: kept, as its queued kernels read them); the first non-finite input value
+/// found (u64::MAX: none); the captured box FFTs.
 struct Scratch<T> {
     work: DeviceBuf<T>,
     values: DeviceBuf<T>,
     modes: DeviceBuf<T>,
-    shift_at: Option<DeviceBuf<i64>>,
-    shift: Option<DeviceBuf<T>>,
+    shifts: Option<(DeviceBuf<i64>, DeviceBuf<T>)>,
     first_bad: DeviceBuf<u64>,
     box_replays: BoxReplays,
 }
@@ -108,18 +115,12 @@ pub(super) struct Shifts<'a, T> {
     factors: Part<'a, T>,
 }
 
-/// The shift tables a host-shifted call uploaded into the scratch (`shift_at`, `shift`),
-/// None when it had none.
-fn stored_shifts<'a, T>(
-    at: &'a Option<DeviceBuf<i64>>,
-    factors: &'a Option<DeviceBuf<T>>,
-    shifted: bool,
-) -> Option<Shifts<'a, T>> {
-    let (at, factors) = (at.as_ref()?, factors.as_ref()?);
-    shifted.then(|| Shifts {
+/// A host-shifted call's uploaded shift tables (where, factors) as the kernels take them.
+fn whole_shifts<T>((at, factors): &(DeviceBuf<i64>, DeviceBuf<T>)) -> Shifts<'_, T> {
+    Shifts {
         at: part(at, 0, at.len()),
         factors: part(factors, 0, factors.len()),
-    })
+    }
 }
 
 /// The type-2 (forward) or type-1 (adjoint) USFFT's stream.
@@ -230,8 +231,7 @@ impl<T: Real> Scratch<T> {
                 2 * layout.n_samples(),
                 "allocating the wave-packet modes",
             )?,
-            shift_at: None,
-            shift: None,
+            shifts: None,
             first_bad: alloc(s, 1, "allocating the wave-packet input check")?,
             box_replays: BoxReplays::default(),
         })

@@ -156,7 +156,9 @@ impl<T: Real> BoxStage<T> {
         for pass in 0..8 {
             let mut l = self.launch("wp_noise_count", counting(self.n_work))?;
             l.input(coeffs).input(&noise.inside);
-            l.input(&t.table).input(&t.work_start).input(&t.norms);
+            l.input(&t.boxes.table)
+                .input(&t.boxes.work_start)
+                .input(&t.norms);
             l.scalar(self.order.len() as i32).scalar(self.n_work as i64);
             l.output(st).scalar(pass);
             // SAFETY: wp_noise_count(const cpx* coeffs, const unsigned* inside, const long

@@ -25,40 +25,42 @@ pub(super) struct ShapeRun {
     pub(super) shape: [usize; 3],
 }
 
+/// The box table in work order, as built on the host (`Vec`s) and as uploaded
+/// (`DeviceBuf`s): 64-bit integer tables in `I`, reals in `R`.
+pub(super) struct BoxRows<I, R> {
+    /// BOX_FIELDS per box.
+    pub(super) table: I,
+    pub(super) work_start: I,
+    /// Per box, n1 + n2 + n3 interleaved factors L^(−½)·e^{2πi·lo·y/L}.
+    pub(super) phase: R,
+}
+
+/// Each lattice's boxes (work-order indices from `first[l]` to `first[l + 1]`), its first
+/// point and its lengths along axes 1 and 2; on the host (`Vec`s) and as uploaded
+/// (`DeviceBuf`s): 32-bit integer tables in `J`, 64-bit in `I`.
+pub(super) struct LatticeBoxes<J, I> {
+    pub(super) first: J,
+    pub(super) boxes: J,
+    pub(super) start: I,
+    pub(super) len: I,
+}
+
 /// The tables on the host, as uploaded.
 pub(super) struct HostTables<T> {
     /// Box indices in work order.
     pub(super) order: Vec<usize>,
-    /// BOX_FIELDS per box in work order.
-    pub(super) table: Vec<i64>,
-    pub(super) work_start: Vec<i64>,
-    /// Per box, n1 + n2 + n3 interleaved factors L^(−½)·e^{2πi·lo·y/L}.
-    pub(super) phase: Vec<T>,
+    pub(super) boxes: BoxRows<Vec<i64>, Vec<T>>,
     pub(super) runs: Vec<ShapeRun>,
     /// Elements of the work array.
     pub(super) n_work: usize,
-    lattices: LatticeBoxes,
-}
-
-/// Each lattice's boxes (work-order indices from `first[l]` to `first[l + 1]`), its first
-/// point and its lengths along axes 1 and 2.
-struct LatticeBoxes {
-    first: Vec<i32>,
-    boxes: Vec<i32>,
-    start: Vec<i64>,
-    len: Vec<i64>,
+    lattices: LatticeBoxes<Vec<i32>, Vec<i64>>,
 }
 
 /// The tables on the device.
 pub(super) struct DeviceTables<T> {
     pub(super) windows: DeviceBuf<T>,
-    pub(super) table: DeviceBuf<i64>,
-    pub(super) work_start: DeviceBuf<i64>,
-    pub(super) phase: DeviceBuf<T>,
-    pub(super) lat_start: DeviceBuf<i64>,
-    pub(super) lat_len: DeviceBuf<i64>,
-    pub(super) lat_first: DeviceBuf<i32>,
-    pub(super) lat_boxes: DeviceBuf<i32>,
+    pub(super) boxes: BoxRows<DeviceBuf<i64>, DeviceBuf<T>>,
+    pub(super) lattices: LatticeBoxes<DeviceBuf<i32>, DeviceBuf<i64>>,
     /// The packet norms ‖ψ_b‖ by box in work order.
     pub(super) norms: DeviceBuf<f64>,
 }
@@ -84,9 +86,11 @@ impl<T: Real> HostTables<T> {
         let mut order: Vec<usize> = (0..layout.boxes.len()).collect();
         order.sort_by_key(|&b| layout.boxes[b].shape);
         let mut t = HostTables {
-            table: Vec::with_capacity(order.len() * BOX_FIELDS),
-            work_start: Vec::with_capacity(order.len()),
-            phase: Vec::new(),
+            boxes: BoxRows {
+                table: Vec::with_capacity(order.len() * BOX_FIELDS),
+                work_start: Vec::with_capacity(order.len()),
+                phase: Vec::new(),
+            },
             runs: Vec::new(),
             n_work: 0,
             lattices: LatticeBoxes::new(layout, &order),
@@ -118,16 +122,16 @@ impl<T: Real> HostTables<T> {
             n1,
             n2,
             n3,
-            self.phase.len() / 2,
+            self.boxes.phase.len() / 2,
             o[0],
             o[1],
             o[2],
         ];
-        self.table.extend(row.map(|v| v as i64));
-        self.work_start.push(at as i64);
+        self.boxes.table.extend(row.map(|v| v as i64));
+        self.boxes.work_start.push(at as i64);
         // L^(−½)·e^{2πi·lo·y/L} per axis (the scale on axis 1), as `boxfft::apply_phase`.
         let scale = 1.0 / (bx.n_coefficients() as f64).sqrt();
-        push_factors(&mut self.phase, bx.shape, |a, y| {
+        push_factors(&mut self.boxes.phase, bx.shape, |a, y| {
             let n = bx.shape[a] as i64;
             // lo·y mod n in integers keeps the angle exact for large lo.
             let k = (bx.lo[a].rem_euclid(n) * y as i64) % n;
@@ -148,8 +152,8 @@ impl<T: Real> HostTables<T> {
     }
 }
 
-impl LatticeBoxes {
-    fn new(layout: &Layout, order: &[usize]) -> LatticeBoxes {
+impl LatticeBoxes<Vec<i32>, Vec<i64>> {
+    fn new(layout: &Layout, order: &[usize]) -> Self {
         let mut pos = vec![0usize; order.len()];
         for (j, &b) in order.iter().enumerate() {
             pos[b] = j;
@@ -188,7 +192,7 @@ impl<T: Real> DeviceTables<T> {
         s: &Arc<CudaStream>,
     ) -> Result<DeviceTables<T>> {
         let what = "uploading the wave-packet tables";
-        let lat = &host.lattices;
+        let (rows, lat) = (&host.boxes, &host.lattices);
         let n: usize = windows.iter().map(Vec::len).sum();
         let mut all = alloc(s, n, "allocating the wave-packet windows")?;
         let mut at = 0;
@@ -199,13 +203,17 @@ impl<T: Real> DeviceTables<T> {
         }
         Ok(DeviceTables {
             windows: all,
-            table: upload(s, &host.table, what)?,
-            work_start: upload(s, &host.work_start, what)?,
-            phase: upload(s, &host.phase, what)?,
-            lat_start: upload(s, &lat.start, what)?,
-            lat_len: upload(s, &lat.len, what)?,
-            lat_first: upload(s, &lat.first, what)?,
-            lat_boxes: upload(s, &lat.boxes, what)?,
+            boxes: BoxRows {
+                table: upload(s, &rows.table, what)?,
+                work_start: upload(s, &rows.work_start, what)?,
+                phase: upload(s, &rows.phase, what)?,
+            },
+            lattices: LatticeBoxes {
+                first: upload(s, &lat.first, what)?,
+                boxes: upload(s, &lat.boxes, what)?,
+                start: upload(s, &lat.start, what)?,
+                len: upload(s, &lat.len, what)?,
+            },
             norms: upload(s, by_work, what)?,
         })
     }
@@ -259,14 +267,14 @@ mod tests {
         let l = layout();
         let t = HostTables::<f64>::new(&l);
         let n = l.boxes.len();
-        assert_eq!(t.table.len(), n * BOX_FIELDS);
+        assert_eq!(t.boxes.table.len(), n * BOX_FIELDS);
         assert_eq!(t.n_work, l.n_coefficients);
         assert_eq!(t.runs.iter().map(|r| r.count).sum::<usize>(), n);
         let mut at = 0;
         for (j, &b) in t.order.iter().enumerate() {
             let bx = &l.boxes[b];
-            let row = &t.table[j * BOX_FIELDS..(j + 1) * BOX_FIELDS];
-            assert_eq!(t.work_start[j], at as i64);
+            let row = &t.boxes.table[j * BOX_FIELDS..(j + 1) * BOX_FIELDS];
+            assert_eq!(t.boxes.work_start[j], at as i64);
             assert_eq!((row[0], row[1]), (at as i64, bx.offset as i64));
             assert_eq!(&row[5..8], &bx.shape.map(|s| s as i64));
             at += bx.n_coefficients();
@@ -276,7 +284,7 @@ mod tests {
             assert!(r.shape < next.shape, "one run per shape, in order");
         }
         let per_box: usize = l.boxes.iter().map(|b| b.shape.iter().sum::<usize>()).sum();
-        assert_eq!(t.phase.len(), 2 * per_box);
+        assert_eq!(t.boxes.phase.len(), 2 * per_box);
     }
 
     #[test]

@@ -12,7 +12,7 @@
 use super::calls::ensure;
 use super::launches::grid_stride;
 use super::tables::shift_factors;
-use super::{BoxStage, Scratch, Shifts};
+use super::{BoxStage, Pass, Scratch, Shifts};
 use crate::backend::cuda::array::{part, DeviceArray, DeviceArrayMut};
 use crate::backend::cuda::buffers::{fill_zero, upload};
 use crate::backend::cuda::caller::ordered_on;
@@ -115,43 +115,38 @@ impl<T: Real> BoxStage<T> {
         })
     }
 
-    /// C of the caller's `volume` (n reals) into the caller's `coeffs` (the common grids,
-    /// 2·m reals), queued after `caller`'s work; returns without waiting.
-    pub fn tiled_forward_ordered(
+    /// C of the caller's volume (`input`, n reals) into the caller's common grids
+    /// (`output`, 2·m reals), which start at zero, or C* of the common grids (`input`) into
+    /// the volume (`output`), queued after `caller`'s work; returns without waiting. Tile by
+    /// tile: into the stage's tile arrays, its pass, out of them.
+    pub fn tiled_ordered(
         &self,
+        pass: Pass,
         caller: &CudaStream,
         t: &TileTables<T>,
-        volume: &impl DeviceArray<T>,
-        coeffs: &mut impl DeviceArrayMut<T>,
+        input: &impl DeviceArray<T>,
+        output: &mut impl DeviceArrayMut<T>,
     ) -> Result<()> {
         self.on_tiles(caller, |tile, local, scratch, quiet| {
-            let what = "clearing the wave-packet volume's coefficients";
-            fill_zero(&self.stream, coeffs, what)?;
-            for (i, p) in t.tiles.iter().enumerate() {
-                self.tile_samples("wp_tile_cut", t, p.origin, volume, tile)?;
-                let shifts = self.tile_shifts(t, p);
-                self.forward_shifted_on(&*tile, local, shifts.as_ref(), scratch, quiet)?;
-                self.tile_grids("wp_tile_add", t, i, &*local, coeffs)?;
+            if pass == Pass::Forward {
+                let what = "clearing the wave-packet volume's coefficients";
+                fill_zero(&self.stream, output, what)?;
             }
-            Ok(())
-        })
-    }
-
-    /// C* of the caller's `coeffs` into the caller's `volume` (the sizes as
-    /// `tiled_forward_ordered`), queued after `caller`'s work; returns without waiting.
-    pub fn tiled_adjoint_ordered(
-        &self,
-        caller: &CudaStream,
-        t: &TileTables<T>,
-        coeffs: &impl DeviceArray<T>,
-        volume: &mut impl DeviceArrayMut<T>,
-    ) -> Result<()> {
-        self.on_tiles(caller, |tile, local, scratch, quiet| {
             for (i, p) in t.tiles.iter().enumerate() {
-                self.tile_grids("wp_tile_take", t, i, coeffs, local)?;
                 let shifts = self.tile_shifts(t, p);
-                self.adjoint_shifted_on(&*local, tile, shifts.as_ref(), scratch, quiet)?;
-                self.tile_samples("wp_tile_put", t, p.origin, &*tile, volume)?;
+                let shifts = shifts.as_ref();
+                match pass {
+                    Pass::Forward => {
+                        self.tile_samples("wp_tile_cut", t, p.origin, input, tile)?;
+                        self.pass_on(pass, &*tile, local, shifts, scratch, quiet)?;
+                        self.tile_grids("wp_tile_add", t, i, &*local, output)?;
+                    }
+                    Pass::Adjoint => {
+                        self.tile_grids("wp_tile_take", t, i, input, local)?;
+                        self.pass_on(pass, &*local, tile, shifts, scratch, quiet)?;
+                        self.tile_samples("wp_tile_put", t, p.origin, &*tile, output)?;
+                    }
+                }
             }
             Ok(())
         })
