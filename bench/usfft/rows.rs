@@ -17,7 +17,7 @@ use rayon::prelude::*;
 use seisgpu::backend::BackendRequest;
 use seisgpu::context::Context;
 use seisgpu::sample::Real;
-use seisgpu::usfft::{KernelShape, ModeOrder, TransformType, UsfftOptions, UsfftPlan};
+use seisgpu::usfft::{KernelShape, ModeOrder, TransformType, UsfftOptions, UsfftPlan, UsfftSpec};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -216,8 +216,9 @@ fn time_mode<T: Real>(
     };
     let err = |e: seisgpu::Error| e.to_string();
     let modes = std::array::from_fn(|d| if d < dim { n } else { 1 });
-    let mut plan =
-        UsfftPlan::<T>::new(ctx.clone(), kind, dim, modes, 1, tol, 1, opts).map_err(err)?;
+    let mut plan = UsfftSpec::new::<T>(kind, dim, modes, 1, tol, 1, opts)
+        .and_then(|s| UsfftPlan::<T>::new(ctx.clone(), s))
+        .map_err(err)?;
     let used = |d: usize| (d < dim).then_some(xs[d].as_slice());
     let t0 = Instant::now();
     plan.set_points(m, &xs[0], used(1), used(2)).map_err(err)?;

@@ -13,7 +13,7 @@ use num_complex::Complex;
 use rayon::prelude::*;
 use seisgpu::context::Context;
 use seisgpu::sample::Real;
-use seisgpu::usfft::{TransformType, UsfftOptions, UsfftPlan};
+use seisgpu::usfft::{TransformType, UsfftOptions, UsfftPlan, UsfftSpec};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -88,17 +88,9 @@ fn time<T: Real>(
 ) -> Result<(), String> {
     let err = |e: seisgpu::Error| e.to_string();
     let opts = UsfftOptions::default();
-    let mut plan = UsfftPlan::<T>::new(
-        ctx.clone(),
-        TransformType::Type3,
-        3,
-        [0; 3],
-        1,
-        tol,
-        1,
-        opts,
-    )
-    .map_err(err)?;
+    let mut plan = UsfftSpec::new::<T>(TransformType::Type3, 3, [0; 3], 1, tol, 1, opts)
+        .and_then(|s| UsfftPlan::<T>::new(ctx.clone(), s))
+        .map_err(err)?;
     let (m, n) = (c.len(), s[0].len());
     let t0 = Instant::now();
     plan.set_points3(m, all(x), n, all(s)).map_err(err)?;

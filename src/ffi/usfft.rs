@@ -11,7 +11,7 @@ use super::precision::{ByPrecision, Codes, Generic, Precision};
 use super::status::sg_status;
 use crate::error::Result;
 use crate::sample::Real;
-use crate::usfft::{KernelShape, ModeOrder, TransformType, UsfftOptions, UsfftPlan};
+use crate::usfft::{KernelShape, ModeOrder, TransformType, UsfftOptions, UsfftPlan, UsfftSpec};
 use num_complex::Complex;
 
 /// Type 1 ("u2e"): irregular points → regular modes, f_k = Σ_j c_j e^{i·sign·k·x_j}.
@@ -147,8 +147,18 @@ pub extern "C" fn sg_usfft_plan_create(
         ByPrecision::create(
             precision,
             PRECISIONS,
-            || UsfftPlan::new(c.clone(), kind, d, modes, sign, tolerance, n, opts),
-            || UsfftPlan::new(c.clone(), kind, d, modes, sign, tolerance, n, opts),
+            || {
+                UsfftPlan::new(
+                    c.clone(),
+                    UsfftSpec::new::<f32>(kind, d, modes, sign, tolerance, n, opts)?,
+                )
+            },
+            || {
+                UsfftPlan::new(
+                    c.clone(),
+                    UsfftSpec::new::<f64>(kind, d, modes, sign, tolerance, n, opts)?,
+                )
+            },
         )
         .map(sg_usfft_plan)
     })

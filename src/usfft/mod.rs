@@ -63,18 +63,9 @@ pub struct UsfftPlan<T: Real> {
 }
 
 impl<T: Real> UsfftPlan<T> {
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        ctx: Arc<Context>,
-        kind: TransformType,
-        dim: usize,
-        modes: [usize; 3],
-        sign: i32,
-        tolerance: f64,
-        n_vectors: usize,
-        options: UsfftOptions,
-    ) -> Result<UsfftPlan<T>> {
-        let spec = UsfftSpec::new::<T>(kind, dim, modes, sign, tolerance, n_vectors, options)?;
+    /// A plan on `ctx` for `spec`, checked for this precision (`UsfftSpec::new::<T>`).
+    pub fn new(ctx: Arc<Context>, spec: UsfftSpec) -> Result<UsfftPlan<T>> {
+        let kind = spec.kind;
         let held = Arc::<Tally>::default();
         // A type-3 plan's device state depends on its points: made at set_points3.
         let prepared = match ctx.cuda() {

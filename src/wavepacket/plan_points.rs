@@ -8,7 +8,7 @@ use super::phases::{Laps, PlanPhases};
 use crate::context::Context;
 use crate::error::Result;
 use crate::sample::Real;
-use crate::usfft::{TransformType, UsfftOptions, UsfftPlan};
+use crate::usfft::{TransformType, UsfftOptions, UsfftPlan, UsfftSpec};
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -22,8 +22,7 @@ pub(super) fn usfft_plans<T: Real>(
 ) -> Result<(UsfftPlan<T>, UsfftPlan<T>)> {
     let dim = layout.dim;
     let make = |kind, sign| {
-        UsfftPlan::new(
-            ctx.clone(),
+        let spec = UsfftSpec::new::<T>(
             kind,
             dim,
             layout.shape,
@@ -31,7 +30,8 @@ pub(super) fn usfft_plans<T: Real>(
             layout.tolerance,
             1,
             UsfftOptions::default(),
-        )
+        )?;
+        UsfftPlan::new(ctx.clone(), spec)
     };
     let m = layout.n_points;
     let mut type2 = make(TransformType::Type2, -1)?;

@@ -10,7 +10,7 @@ use num_complex::Complex;
 use seisgpu::backend::BackendRequest;
 use seisgpu::context::Context;
 use seisgpu::sample::Real;
-use seisgpu::usfft::{KernelShape, ModeOrder, TransformType, UsfftOptions, UsfftPlan};
+use seisgpu::usfft::{KernelShape, ModeOrder, TransformType, UsfftOptions, UsfftPlan, UsfftSpec};
 use seisgpu::Error;
 use std::f64::consts::PI;
 use std::sync::Arc;
@@ -217,28 +217,12 @@ fn bad_arguments_give_clear_statuses() {
     let ctx = cpu();
     let opts = UsfftOptions::default();
     let new32 = |tol: f64| {
-        UsfftPlan::<f32>::new(
-            ctx.clone(),
-            TransformType::Type1,
-            2,
-            [8, 8, 1],
-            1,
-            tol,
-            1,
-            opts,
-        )
+        UsfftSpec::new::<f32>(TransformType::Type1, 2, [8, 8, 1], 1, tol, 1, opts)
+            .and_then(|s| UsfftPlan::<f32>::new(ctx.clone(), s))
     };
     let new64 = |tol: f64| {
-        UsfftPlan::<f64>::new(
-            ctx.clone(),
-            TransformType::Type1,
-            2,
-            [8, 8, 1],
-            1,
-            tol,
-            1,
-            opts,
-        )
+        UsfftSpec::new::<f64>(TransformType::Type1, 2, [8, 8, 1], 1, tol, 1, opts)
+            .and_then(|s| UsfftPlan::<f64>::new(ctx.clone(), s))
     };
     for tol in [1e-7, 1e-9] {
         match new32(tol) {
@@ -259,16 +243,8 @@ fn bad_arguments_give_clear_statuses() {
         ..opts
     };
     assert!(matches!(
-        UsfftPlan::<f64>::new(
-            ctx.clone(),
-            TransformType::Type1,
-            1,
-            [8, 1, 1],
-            1,
-            1e-6,
-            1,
-            bad_up
-        ),
+        UsfftSpec::new::<f64>(TransformType::Type1, 1, [8, 1, 1], 1, 1e-6, 1, bad_up)
+            .and_then(|s| UsfftPlan::<f64>::new(ctx.clone(), s)),
         Err(Error::Unsupported(_))
     ));
     for (dim, modes, sign, nvec) in [
@@ -279,16 +255,8 @@ fn bad_arguments_give_clear_statuses() {
         (1, [8, 1, 1], 1, 0),
     ] {
         assert!(matches!(
-            UsfftPlan::<f64>::new(
-                ctx.clone(),
-                TransformType::Type2,
-                dim,
-                modes,
-                sign,
-                1e-6,
-                nvec,
-                opts
-            ),
+            UsfftSpec::new::<f64>(TransformType::Type2, dim, modes, sign, 1e-6, nvec, opts)
+                .and_then(|s| UsfftPlan::<f64>::new(ctx.clone(), s)),
             Err(Error::InvalidArgument(_))
         ));
     }

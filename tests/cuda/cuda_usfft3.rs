@@ -11,7 +11,7 @@ use crate::usfft3_support::*;
 use seisgpu::backend::BackendRequest;
 use seisgpu::context::Context;
 use seisgpu::sample::Real;
-use seisgpu::usfft::{TransformType, UsfftOptions, UsfftPlan};
+use seisgpu::usfft::{TransformType, UsfftOptions, UsfftPlan, UsfftSpec};
 use seisgpu::Error;
 use std::sync::Arc;
 
@@ -118,8 +118,7 @@ fn gpu_type3_matches_direct_sums_and_the_cpu() {
 #[test]
 fn gpu_type3_refusals() {
     let Some(gpu) = gpu_context() else { return };
-    let mut plan = UsfftPlan::<f32>::new(
-        gpu.clone(),
+    let spec = UsfftSpec::new::<f32>(
         TransformType::Type3,
         1,
         [0; 3],
@@ -129,6 +128,7 @@ fn gpu_type3_refusals() {
         UsfftOptions::default(),
     )
     .unwrap();
+    let mut plan = UsfftPlan::<f32>::new(gpu.clone(), spec).unwrap();
     let x = [0.0f32, 1.0, 2.0];
     let s = [-3.0f32, 4.0];
     plan.set_points3(3, [Some(&x), None, None], 2, [Some(&s), None, None])

@@ -6,7 +6,7 @@
 use num_complex::Complex;
 use seisgpu::context::Context;
 use seisgpu::sample::Real;
-use seisgpu::usfft::{TransformType, UsfftOptions, UsfftPlan};
+use seisgpu::usfft::{TransformType, UsfftOptions, UsfftPlan, UsfftSpec};
 use seisgpu::Error;
 use std::sync::Arc;
 
@@ -161,13 +161,15 @@ pub fn used<T>(v: &[Vec<T>], dim: usize) -> [Option<&[T]>; 3] {
 pub fn run3<T: Real>(ctx: &Arc<Context>, case: &Case3, p: &Problem3) -> Result<Output3, Error> {
     let mut plan = UsfftPlan::<T>::new(
         ctx.clone(),
-        TransformType::Type3,
-        case.dim,
-        [0; 3],
-        case.sign,
-        case.tol,
-        case.nvec,
-        UsfftOptions::default(),
+        UsfftSpec::new::<T>(
+            TransformType::Type3,
+            case.dim,
+            [0; 3],
+            case.sign,
+            case.tol,
+            case.nvec,
+            UsfftOptions::default(),
+        )?,
     )?;
     let xs: Vec<Vec<T>> = p.x.iter().map(|v| to_t(v)).collect();
     let ss: Vec<Vec<T>> = p.s.iter().map(|v| to_t(v)).collect();

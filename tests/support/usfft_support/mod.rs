@@ -6,7 +6,7 @@
 use num_complex::Complex;
 use seisgpu::context::Context;
 use seisgpu::sample::Real;
-use seisgpu::usfft::{frequency, TransformType, UsfftOptions, UsfftPlan};
+use seisgpu::usfft::{frequency, TransformType, UsfftOptions, UsfftPlan, UsfftSpec};
 use seisgpu::Error;
 use std::f64::consts::PI;
 use std::sync::Arc;
@@ -131,13 +131,15 @@ pub fn rel_l2(a: &[Complex<f64>], b: &[Complex<f64>]) -> f64 {
 pub fn run<T: Real>(ctx: &Arc<Context>, case: &Case, p: &Problem) -> Result<Output, Error> {
     let mut plan = UsfftPlan::<T>::new(
         ctx.clone(),
-        case.kind,
-        case.dim,
-        case.modes,
-        case.sign,
-        case.tol,
-        case.nvec,
-        case.options,
+        UsfftSpec::new::<T>(
+            case.kind,
+            case.dim,
+            case.modes,
+            case.sign,
+            case.tol,
+            case.nvec,
+            case.options,
+        )?,
     )?;
     let xs: Vec<Vec<T>> = (0..3)
         .map(|d| {
