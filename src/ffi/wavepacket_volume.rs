@@ -8,7 +8,6 @@ use super::context::sg_context;
 use super::guard;
 use super::precision::{ByPrecision, Generic, Precision};
 use super::status::sg_status;
-use super::wavepacket::calls::Direction::*;
 use super::wavepacket::calls::{inverse, transform, TransformHandle, Transforms};
 use super::wavepacket::{
     layout_options, sg_wavepacket_layout_options, sg_wavepacket_layout_options_default, PRECISIONS,
@@ -18,6 +17,7 @@ use crate::sample::Real;
 use crate::wavepacket::inverse::{InverseReport, Stop};
 use crate::wavepacket::tiles::TiledPlan;
 use crate::wavepacket::Layout;
+use crate::wavepacket::Pass::*;
 use num_complex::Complex;
 use std::ops::Range;
 

@@ -2,7 +2,6 @@
 //! (`sg_wavepacket_volume_*_device_*`).
 
 use super::status::sg_status;
-use super::wavepacket::calls::Direction::*;
 use super::wavepacket::device_calls::{inverse, transform, DeviceTransforms};
 use super::wavepacket_volume::sg_wavepacket_volume;
 use crate::backend::cuda::array::CallerArray;
@@ -11,16 +10,20 @@ use crate::error::Result;
 use crate::sample::Real;
 use crate::wavepacket::inverse::{InverseReport, Stop};
 use crate::wavepacket::tiles::TiledPlan;
+use crate::wavepacket::Pass;
+use crate::wavepacket::Pass::*;
 
 impl<T: Real> DeviceTransforms<T> for TiledPlan<T> {
     fn context(&self) -> &Context {
         TiledPlan::context(self)
     }
-    fn forward_on_device(&self, data: &CallerArray<T>, coeffs: &mut CallerArray<T>) -> Result<()> {
-        TiledPlan::forward_on_device(self, data, coeffs)
-    }
-    fn adjoint_on_device(&self, coeffs: &CallerArray<T>, data: &mut CallerArray<T>) -> Result<()> {
-        TiledPlan::adjoint_on_device(self, coeffs, data)
+    fn transform_on_device(
+        &self,
+        pass: Pass,
+        input: &CallerArray<T>,
+        output: &mut CallerArray<T>,
+    ) -> Result<()> {
+        TiledPlan::transform_on_device(self, pass, input, output)
     }
     fn inverse_on_device(
         &self,

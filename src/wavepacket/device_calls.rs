@@ -4,8 +4,9 @@
 //! caller's work before and after (`cuda/caller.rs`).
 
 use super::coeffs::ThresholdMode;
-use super::cuda::{Pass, ThresholdAt};
+use super::cuda::ThresholdAt;
 use super::inverse::{solve, CorrectionFilter, InverseReport, Stop};
+use super::Pass;
 use super::{check_array_sizes, WavepacketPlan};
 use crate::backend::cuda::array::{DeviceArray, DeviceArrayMut};
 use crate::backend::cuda::checks::Rows;
@@ -15,35 +16,34 @@ use crate::progress::Reporter;
 use crate::sample::Real;
 
 impl<T: Real> WavepacketPlan<T> {
-    /// C on device arrays: `data` n reals → `coeffs` 2·m reals, queued on the caller's
-    /// stream; returns without waiting. Non-finite data is looked for only with device checks on.
-    pub fn forward_on_device(
+    /// C (`input` the data, n reals → `output` the coefficients, 2·m reals) or C* (`input`
+    /// the coefficients → `output` the data) on device arrays, queued on the caller's
+    /// stream; returns without waiting. Non-finite input is looked for only with device
+    /// checks on.
+    pub fn transform_on_device(
         &self,
-        data: &impl DeviceArray<T>,
-        coeffs: &mut impl DeviceArrayMut<T>,
+        pass: Pass,
+        input: &impl DeviceArray<T>,
+        output: &mut impl DeviceArrayMut<T>,
     ) -> Result<()> {
-        let gpu = self.ctx.gpu_for("a device wave-packet forward transform")?;
-        self.check_device_arrays(data.len(), coeffs.len())?;
-        let n = self.layout.n_samples();
-        gpu.check_finite(&gpu.caller_stream(), data, Rows::contiguous(n), || {
-            "a device wave-packet forward transform's data".into()
-        })?;
+        let call = match pass {
+            Pass::Forward => "a device wave-packet forward transform",
+            Pass::Adjoint => "a device wave-packet adjoint",
+        };
+        let gpu = self.ctx.gpu_for(call)?;
         let caller = gpu.caller_stream();
-        self.device()?.ordered(Pass::Forward, &caller, data, coeffs)
-    }
-
-    /// C* on device arrays (as `forward_on_device`), queued on the caller's stream; returns
-    /// without waiting. Non-finite coefficients are looked for only with device checks on.
-    pub fn adjoint_on_device(
-        &self,
-        coeffs: &impl DeviceArray<T>,
-        data: &mut impl DeviceArrayMut<T>,
-    ) -> Result<()> {
-        let gpu = self.ctx.gpu_for("a device wave-packet adjoint")?;
-        self.check_device_arrays(data.len(), coeffs.len())?;
-        self.check_coefficients(gpu, coeffs, "a device wave-packet adjoint")?;
-        let caller = gpu.caller_stream();
-        self.device()?.ordered(Pass::Adjoint, &caller, coeffs, data)
+        match pass {
+            Pass::Forward => {
+                self.check_device_arrays(input.len(), output.len())?;
+                let rows = Rows::contiguous(self.layout.n_samples());
+                gpu.check_finite(&caller, input, rows, || format!("{call}'s data"))?;
+            }
+            Pass::Adjoint => {
+                self.check_device_arrays(output.len(), input.len())?;
+                self.check_coefficients(gpu, input, call)?;
+            }
+        }
+        self.device()?.ordered(pass, &caller, input, output)
     }
 
     /// `inverse` of device coefficients into device data. The coefficients stay on the

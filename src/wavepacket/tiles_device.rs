@@ -28,48 +28,52 @@ use num_complex::Complex;
 use std::sync::Arc;
 
 impl<T: Real> TiledPlan<T> {
-    /// C of the device volume `data` into the device coefficients `coeffs`, as `forward`,
-    /// without progress reports. On one context queued on the caller's stream without
-    /// waiting (non-finite data looked for only with device checks on); over several it
-    /// waits and refuses non-finite data.
-    pub fn forward_on_device(
+    /// C of the device volume (`input`) into the device coefficients (`output`), as
+    /// `forward`, or C* of the coefficients into the volume, as `adjoint`; without progress
+    /// reports. On one context queued on the caller's stream without waiting (non-finite
+    /// input looked for only with device checks on); over several it waits and refuses
+    /// non-finite input.
+    pub fn transform_on_device(
         &self,
-        data: &impl DeviceArray<T>,
-        coeffs: &mut impl DeviceArrayMut<T>,
+        pass: Pass,
+        input: &impl DeviceArray<T>,
+        output: &mut impl DeviceArrayMut<T>,
     ) -> Result<()> {
-        let call = "a device wave-packet volume forward transform";
-        let (gpu, stage, caller) = self.device_io(call, data.len(), coeffs.len())?;
+        let (call, what, data, coeffs) = match pass {
+            Pass::Forward => (
+                "a device wave-packet volume forward transform",
+                "data",
+                input.len(),
+                output.len(),
+            ),
+            Pass::Adjoint => (
+                "a device wave-packet volume adjoint",
+                "coefficients",
+                output.len(),
+                input.len(),
+            ),
+        };
+        let (gpu, stage, caller) = self.device_io(call, data, coeffs)?;
         if let Some(tables) = &self.queued {
-            let rows = Rows::contiguous(data.len());
-            gpu.check_finite(&caller, data, rows, || format!("{call}'s data"))?;
-            return stage.tiled_ordered(Pass::Forward, &caller, tables, data, coeffs);
+            let rows = Rows::contiguous(input.len());
+            gpu.check_finite(&caller, input, rows, || format!("{call}'s {what}"))?;
+            return stage.tiled_ordered(pass, &caller, tables, input, output);
         }
-        let mut f = try_vec(data.len(), T::zero(), "tiled volume")?;
-        stage.download_ordered(&caller, data, &mut f)?;
-        check_data_finite(&f, &self.context().cpu)?;
-        let c = self.forward_with(&f, &mut || Ok(()))?;
-        stage.upload_ordered(&caller, as_reals(&c), coeffs)
-    }
-
-    /// C* of the device coefficients `coeffs` into the device volume `data`, as `adjoint`,
-    /// without progress reports; queued or waiting as `forward_on_device` (non-finite
-    /// coefficients likewise).
-    pub fn adjoint_on_device(
-        &self,
-        coeffs: &impl DeviceArray<T>,
-        data: &mut impl DeviceArrayMut<T>,
-    ) -> Result<()> {
-        let call = "a device wave-packet volume adjoint";
-        let (gpu, stage, caller) = self.device_io(call, data.len(), coeffs.len())?;
-        if let Some(tables) = &self.queued {
-            let rows = Rows::contiguous(coeffs.len());
-            gpu.check_finite(&caller, coeffs, rows, || format!("{call}'s coefficients"))?;
-            return stage.tiled_ordered(Pass::Adjoint, &caller, tables, coeffs, data);
+        match pass {
+            Pass::Forward => {
+                let mut f = try_vec(data, T::zero(), "tiled volume")?;
+                stage.download_ordered(&caller, input, &mut f)?;
+                check_data_finite(&f, &self.context().cpu)?;
+                let c = self.forward_with(&f, &mut || Ok(()))?;
+                stage.upload_ordered(&caller, as_reals(&c), output)
+            }
+            Pass::Adjoint => {
+                let c = self.download_coefficients(stage, &caller, input)?;
+                check_finite(&c, &self.context().cpu)?;
+                let f = self.adjoint_with(&c, &mut || Ok(()))?;
+                stage.upload_ordered(&caller, &f, output)
+            }
         }
-        let c = self.download_coefficients(stage, &caller, coeffs)?;
-        check_finite(&c, &self.context().cpu)?;
-        let f = self.adjoint_with(&c, &mut || Ok(()))?;
-        stage.upload_ordered(&caller, &f, data)
     }
 
     /// The inverse of the device coefficients `coeffs` into the device volume `data`, as

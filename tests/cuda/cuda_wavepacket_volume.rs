@@ -9,7 +9,7 @@ use num_complex::Complex;
 use seisgpu::backend::BackendRequest;
 use seisgpu::context::Context;
 use seisgpu::wavepacket::tiles::TiledPlan;
-use seisgpu::wavepacket::LayoutOptions;
+use seisgpu::wavepacket::{LayoutOptions, Pass};
 
 /// The device calls' coefficients (interleaved reals) and adjoint of `f`, on the first
 /// context's caller stream.
@@ -18,8 +18,10 @@ fn on_device(plan: &TiledPlan<f32>, f: &[f32]) -> (Vec<f32>, Vec<f32>) {
     let data = s.clone_htod(f).unwrap();
     let mut c = s.alloc_zeros::<f32>(2 * plan.n_coefficients()).unwrap();
     let mut back = s.alloc_zeros::<f32>(f.len()).unwrap();
-    plan.forward_on_device(&data, &mut c).unwrap();
-    plan.adjoint_on_device(&c, &mut back).unwrap();
+    plan.transform_on_device(Pass::Forward, &data, &mut c)
+        .unwrap();
+    plan.transform_on_device(Pass::Adjoint, &c, &mut back)
+        .unwrap();
     (s.clone_dtoh(&c).unwrap(), s.clone_dtoh(&back).unwrap())
 }
 

@@ -8,6 +8,7 @@ use crate::ffi::args::{optional_out, MaybeOut};
 use crate::ffi::precision::Precision;
 use crate::sample::Real;
 use crate::wavepacket::inverse::{InverseReport, Stop};
+use crate::wavepacket::Pass;
 use num_complex::Complex;
 
 /// What the transform calls need of a plan: a layout's transform or a tiled volume.
@@ -39,38 +40,21 @@ fn plan_and_sizes<'a, H: TransformHandle, T: Precision>(
     Ok((plan, n, m))
 }
 
-/// Which way a transform call goes: C (data → coefficients) or C* (coefficients → data).
-#[derive(Clone, Copy)]
-pub(crate) enum Direction {
-    Forward,
-    Adjoint,
-}
-
-impl Direction {
-    /// The call's name after the handle's prefix (`forward`: `sg_wavepacket_forward_f32`).
-    pub(crate) fn verb(self) -> &'static str {
-        match self {
-            Direction::Forward => "forward",
-            Direction::Adjoint => "adjoint",
-        }
-    }
-}
-
 /// C (`input` the data, n values; `output` the coefficients, m complex values) or C*
 /// (`input` the coefficients, `output` the data).
 pub(crate) fn transform<H: TransformHandle, T: Precision>(
     handle: *const H,
-    direction: Direction,
+    pass: Pass,
     input: *const T,
     output: *mut T,
 ) -> Result<()> {
-    let (plan, n, m) = plan_and_sizes::<H, T>(handle, direction.verb())?;
-    match direction {
-        Direction::Forward => {
+    let (plan, n, m) = plan_and_sizes::<H, T>(handle, pass.verb())?;
+    match pass {
+        Pass::Forward => {
             let (d, c) = data_and_coeffs(input, n, output, m)?;
             plan.forward(d, c)
         }
-        Direction::Adjoint => {
+        Pass::Adjoint => {
             let (c, d) = coeffs_and_data(input, m, output, n)?;
             plan.adjoint(c, d)
         }

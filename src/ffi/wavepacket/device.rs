@@ -4,7 +4,6 @@
 
 use super::super::device_arrays::device_array;
 use super::arrays::sizes;
-use super::calls::Direction::*;
 use super::device_calls::{inverse, plan_on_gpu, transform, DeviceTransforms};
 use super::layout::{sg_wavepacket_layout, Transform};
 use super::rules::{Rule, Threshold};
@@ -18,6 +17,8 @@ use crate::ffi::status::sg_status;
 use crate::sample::Real;
 use crate::wavepacket::coeffs::ThresholdLevel;
 use crate::wavepacket::inverse::{InverseReport, Stop};
+use crate::wavepacket::Pass;
+use crate::wavepacket::Pass::*;
 
 /// The layout's transform for the device call `verb` on `T`, with its context's GPU (a CPU
 /// context: `Unsupported` naming the call).
@@ -41,11 +42,13 @@ impl<T: Real> DeviceTransforms<T> for Transform<T> {
     fn context(&self) -> &Context {
         self.plan.context()
     }
-    fn forward_on_device(&self, data: &CallerArray<T>, coeffs: &mut CallerArray<T>) -> Result<()> {
-        self.plan.forward_on_device(data, coeffs)
-    }
-    fn adjoint_on_device(&self, coeffs: &CallerArray<T>, data: &mut CallerArray<T>) -> Result<()> {
-        self.plan.adjoint_on_device(coeffs, data)
+    fn transform_on_device(
+        &self,
+        pass: Pass,
+        input: &CallerArray<T>,
+        output: &mut CallerArray<T>,
+    ) -> Result<()> {
+        self.plan.transform_on_device(pass, input, output)
     }
     fn inverse_on_device(
         &self,

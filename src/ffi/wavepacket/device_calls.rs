@@ -3,7 +3,7 @@
 //! GPU context, the data and coefficient arrays checked as its device's memory and apart,
 //! before any work).
 
-use super::calls::{CountAndResidual, Direction, TransformHandle, Transforms};
+use super::calls::{CountAndResidual, TransformHandle, Transforms};
 use crate::backend::cuda::array::CallerArray;
 use crate::backend::cuda::CudaBackend;
 use crate::context::Context;
@@ -14,14 +14,19 @@ use crate::ffi::precision::Precision;
 use crate::ffi::status::sg_status;
 use crate::sample::Real;
 use crate::wavepacket::inverse::{InverseReport, Stop};
+use crate::wavepacket::Pass;
 
 /// What the device transform calls need of a plan beyond the host calls' `Transforms`: the
 /// context whose device holds the arrays (a volume's first), and C, C* and the inverse on
 /// device arrays (data n reals, coefficients 2·m interleaved reals).
 pub(crate) trait DeviceTransforms<T: Real>: Transforms<T> {
     fn context(&self) -> &Context;
-    fn forward_on_device(&self, data: &CallerArray<T>, coeffs: &mut CallerArray<T>) -> Result<()>;
-    fn adjoint_on_device(&self, coeffs: &CallerArray<T>, data: &mut CallerArray<T>) -> Result<()>;
+    fn transform_on_device(
+        &self,
+        pass: Pass,
+        input: &CallerArray<T>,
+        output: &mut CallerArray<T>,
+    ) -> Result<()>;
     fn inverse_on_device(
         &self,
         coeffs: &CallerArray<T>,
@@ -60,18 +65,18 @@ pub(crate) fn arrays<'a, T: Precision>(
 /// C (`data` → `coeffs`) or C* (`coeffs` → `data`) on device memory.
 pub(crate) fn transform<H: TransformHandle, T: Precision>(
     handle: *const H,
-    direction: Direction,
+    pass: Pass,
     [data, coeffs]: [u64; 2],
 ) -> sg_status
 where
     H::Plan<T>: DeviceTransforms<T>,
 {
     guard(|| {
-        let (plan, gpu) = plan_on_gpu::<H, T>(handle, direction.verb())?;
+        let (plan, gpu) = plan_on_gpu::<H, T>(handle, pass.verb())?;
         let (mut d, mut c) = arrays(plan, gpu, data, coeffs)?;
-        match direction {
-            Direction::Forward => plan.forward_on_device(&d, &mut c),
-            Direction::Adjoint => plan.adjoint_on_device(&c, &mut d),
+        match pass {
+            Pass::Forward => plan.transform_on_device(pass, &d, &mut c),
+            Pass::Adjoint => plan.transform_on_device(pass, &c, &mut d),
         }
     })
 }

@@ -1,10 +1,11 @@
 //! The transforms of an `sg_wavepacket_layout`: C, its adjoint C*, and the inverse.
 
-use super::calls::{inverse, transform, Direction::*};
+use super::calls::{inverse, transform};
 use super::layout::sg_wavepacket_layout;
 use crate::ffi::guard;
 use crate::ffi::status::sg_status;
 use crate::wavepacket::inverse::Stop;
+use crate::wavepacket::Pass::*;
 
 /// C: real data (n_samples values, axis 1 fastest) → `coeffs` (2·n_coefficients floats,
 /// interleaved re, im; box after box at their offsets, each L1 × L2 × L3, axis 1 fastest).

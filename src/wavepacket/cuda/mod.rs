@@ -54,12 +54,7 @@ pub fn preludes() -> Vec<(String, String)> {
     ]
 }
 
-/// Which transform a call runs: C (data → coefficients) or C* (coefficients → data).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Pass {
-    Forward,
-    Adjoint,
-}
+pub use super::Pass;
 
 /// A plan's box stage on the device. Every call runs on `stream` (the type-2 USFFT's); the
 /// type-1 USFFT of the adjoint is ordered into it with stream joins.
