@@ -2,11 +2,12 @@
 
 pub mod device;
 
-use super::args::{arg_ref, optional_ref};
+use super::args::arg_ref;
 use super::arrays::{check, optional_mut, overlap, slice, slice_mut};
 use super::context::{create_on, sg_context};
 use super::device_arrays::{in_out, InOut};
 use super::guard;
+use super::option_fields::{or_default, pick};
 use super::status::sg_status;
 use crate::dwt::cuda::DeviceIo;
 use crate::dwt::denoise::{DenoiseOptions, NoiseEstimate, ThresholdMode, ThresholdRule};
@@ -99,42 +100,32 @@ fn family(code: i32) -> Result<Family> {
     })
 }
 
-/// One of two choices, coded 0 or 1.
-fn pick<E>(v: i32, name: &str, zero: E, one: E) -> Result<E> {
-    match v {
-        0 => Ok(zero),
-        1 => Ok(one),
-        _ => Err(crate::invalid!("options.{name} is {v}; expected 0 or 1")),
-    }
-}
-
 /// The caller's denoising options; NULL for the defaults.
 fn options(opts: *const sg_dwt_denoise_options) -> Result<DenoiseOptions> {
-    let Some(o) = optional_ref(opts, "options")? else {
-        return Ok(DenoiseOptions::default());
-    };
-    Ok(DenoiseOptions {
-        rule: pick(
-            o.threshold_rule,
-            "threshold_rule",
-            ThresholdRule::Universal,
-            ThresholdRule::Fixed,
-        )?,
-        mode: pick(
-            o.threshold_mode,
-            "threshold_mode",
-            ThresholdMode::Soft,
-            ThresholdMode::Hard,
-        )?,
-        noise: pick(
-            o.noise_estimate,
-            "noise_estimate",
-            NoiseEstimate::FinestLevel,
-            NoiseEstimate::PerLevel,
-        )?,
-        fixed_threshold: o.fixed_threshold,
-        levels: o.n_levels,
-        level_mask: o.level_mask,
+    or_default(opts, |o| {
+        Ok(DenoiseOptions {
+            rule: pick(
+                o.threshold_rule,
+                "threshold_rule",
+                ThresholdRule::Universal,
+                ThresholdRule::Fixed,
+            )?,
+            mode: pick(
+                o.threshold_mode,
+                "threshold_mode",
+                ThresholdMode::Soft,
+                ThresholdMode::Hard,
+            )?,
+            noise: pick(
+                o.noise_estimate,
+                "noise_estimate",
+                NoiseEstimate::FinestLevel,
+                NoiseEstimate::PerLevel,
+            )?,
+            fixed_threshold: o.fixed_threshold,
+            levels: o.n_levels,
+            level_mask: o.level_mask,
+        })
     })
 }
 
