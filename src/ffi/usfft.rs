@@ -221,7 +221,6 @@ pub extern "C" fn sg_usfft_set_points_f64(
     guard(|| set_points::<f64>(plan, m, x, y, z))
 }
 
-#[allow(clippy::too_many_arguments)]
 fn set_points3<T: Precision>(
     plan: *mut sg_usfft_plan,
     m: usize,
