@@ -2,11 +2,14 @@
 
 pub mod device;
 
-use super::args::{arg_ref, optional_ref};
+use super::args::arg_ref;
 use super::arrays::{check, optional_mut, overlap, slice, slice_mut};
 use super::context::{create_on, sg_context};
+use super::device_arrays::{in_out, InOut};
 use super::guard;
+use super::option_fields::{or_default, pick};
 use super::status::sg_status;
+use crate::dwt::cuda::DeviceIo;
 use crate::dwt::denoise::{DenoiseOptions, NoiseEstimate, ThresholdMode, ThresholdRule};
 use crate::dwt::wavelet::Family;
 use crate::dwt::{Direction, DwtPlan, Traces};
@@ -97,42 +100,32 @@ fn family(code: i32) -> Result<Family> {
     })
 }
 
-/// One of two choices, coded 0 or 1.
-fn pick<E>(v: i32, name: &str, zero: E, one: E) -> Result<E> {
-    match v {
-        0 => Ok(zero),
-        1 => Ok(one),
-        _ => Err(crate::invalid!("options.{name} is {v}; expected 0 or 1")),
-    }
-}
-
 /// The caller's denoising options; NULL for the defaults.
 fn options(opts: *const sg_dwt_denoise_options) -> Result<DenoiseOptions> {
-    let Some(o) = optional_ref(opts, "options")? else {
-        return Ok(DenoiseOptions::default());
-    };
-    Ok(DenoiseOptions {
-        rule: pick(
-            o.threshold_rule,
-            "threshold_rule",
-            ThresholdRule::Universal,
-            ThresholdRule::Fixed,
-        )?,
-        mode: pick(
-            o.threshold_mode,
-            "threshold_mode",
-            ThresholdMode::Soft,
-            ThresholdMode::Hard,
-        )?,
-        noise: pick(
-            o.noise_estimate,
-            "noise_estimate",
-            NoiseEstimate::FinestLevel,
-            NoiseEstimate::PerLevel,
-        )?,
-        fixed_threshold: o.fixed_threshold,
-        levels: o.n_levels,
-        level_mask: o.level_mask,
+    or_default(opts, |o| {
+        Ok(DenoiseOptions {
+            rule: pick(
+                o.threshold_rule,
+                "threshold_rule",
+                ThresholdRule::Universal,
+                ThresholdRule::Fixed,
+            )?,
+            mode: pick(
+                o.threshold_mode,
+                "threshold_mode",
+                ThresholdMode::Soft,
+                ThresholdMode::Hard,
+            )?,
+            noise: pick(
+                o.noise_estimate,
+                "noise_estimate",
+                NoiseEstimate::FinestLevel,
+                NoiseEstimate::PerLevel,
+            )?,
+            fixed_threshold: o.fixed_threshold,
+            levels: o.n_levels,
+            level_mask: o.level_mask,
+        })
     })
 }
 
@@ -241,29 +234,74 @@ fn direction(code: i32) -> Result<Direction> {
     }
 }
 
+/// Where a call's input and output are: `input == output` works in place, any other
+/// overlap is refused (the result would depend on the order of work).
+pub(super) enum Arrays<T> {
+    /// The caller's host arrays.
+    Host(*const T, *mut T),
+    /// Device memory of the plan's context (`CUdeviceptr` values).
+    Device([u64; 2]),
+}
+
+/// A batch's traces as the plan takes them.
+enum Io<'a, T> {
+    Host(Traces<'a, T>),
+    Device(DeviceIo<'a, T>),
+}
+
+impl<T: Sample> Arrays<T> {
+    /// `body` on the traces of `n_traces` traces `trace_stride` apart, checked against
+    /// `plan`; a device call (`call`) is first refused on a context without a GPU.
+    fn with_io(
+        self,
+        plan: &DwtPlan,
+        call: &str,
+        (n_traces, trace_stride): (usize, usize),
+        body: impl FnOnce(Io<T>, TraceBatch) -> Result<()>,
+    ) -> Result<()> {
+        let batch = || TraceBatch::new(plan.n_samples(), n_traces, trace_stride);
+        match self {
+            Arrays::Host(input, output) => {
+                let batch = batch()?;
+                body(Io::Host(traces(input, output, &batch)?), batch)
+            }
+            Arrays::Device(addresses) => {
+                let gpu = plan.context().gpu_for(call)?;
+                let batch = batch()?;
+                match in_out::<T>(gpu, addresses, batch.span())? {
+                    InOut::InPlace(mut a) => body(Io::Device(DeviceIo::in_place(&mut a)), batch),
+                    InOut::Apart(i, mut o) => body(Io::Device(DeviceIo::apart(&i, &mut o)), batch),
+                }
+            }
+        }
+    }
+}
+
+/// The body of the transform calls, host and device.
 fn execute<T: Sample>(
     plan: *const sg_dwt_plan,
     direction: i32,
     n_levels: u32,
-    input: *const T,
-    output: *mut T,
+    arrays: Arrays<T>,
     n_traces: usize,
     trace_stride: usize,
 ) -> sg_status {
     guard(|| {
         let plan = &arg_ref(plan, "plan")?.0;
         let direction = self::direction(direction)?;
-        let batch = TraceBatch::new(plan.n_samples(), n_traces, trace_stride)?;
-        let traces = traces(input, output, &batch)?;
-        plan.transform(direction, n_levels, traces, batch)
+        let call = "sg_dwt_execute_device";
+        arrays.with_io(plan, call, (n_traces, trace_stride), |io, batch| match io {
+            Io::Host(traces) => plan.transform(direction, n_levels, traces, batch),
+            Io::Device(io) => plan.transform_device(direction, n_levels, io, batch),
+        })
     })
 }
 
+/// The body of the denoise calls, host and device.
 fn denoise<T: Sample>(
     plan: *const sg_dwt_plan,
     opts: *const sg_dwt_denoise_options,
-    input: *const T,
-    output: *mut T,
+    arrays: Arrays<T>,
     n_traces: usize,
     trace_stride: usize,
     thresholds: *mut f64,
@@ -271,10 +309,14 @@ fn denoise<T: Sample>(
     guard(|| {
         let plan = &arg_ref(plan, "plan")?.0;
         let options = self::options(opts)?;
-        let batch = TraceBatch::new(plan.n_samples(), n_traces, trace_stride)?;
-        let traces = traces(input, output, &batch)?;
-        let thresholds = thresholds_out(plan, &options, thresholds, n_traces)?;
-        plan.denoise(&options, traces, batch, thresholds)
+        let call = "sg_dwt_denoise_device";
+        arrays.with_io(plan, call, (n_traces, trace_stride), |io, batch| {
+            let thresholds = thresholds_out(plan, &options, thresholds, n_traces)?;
+            match io {
+                Io::Host(traces) => plan.denoise(&options, traces, batch, thresholds),
+                Io::Device(io) => plan.denoise_device(&options, io, batch, thresholds),
+            }
+        })
     })
 }
 
@@ -299,8 +341,7 @@ pub extern "C" fn sg_dwt_execute_f32(
         plan,
         direction,
         n_levels,
-        input,
-        output,
+        Arrays::Host(input, output),
         n_traces,
         trace_stride,
     )
@@ -321,8 +362,7 @@ pub extern "C" fn sg_dwt_execute_f64(
         plan,
         direction,
         n_levels,
-        input,
-        output,
+        Arrays::Host(input, output),
         n_traces,
         trace_stride,
     )
@@ -348,8 +388,7 @@ pub extern "C" fn sg_dwt_denoise_f32(
     denoise(
         plan,
         options,
-        input,
-        output,
+        Arrays::Host(input, output),
         n_traces,
         trace_stride,
         thresholds,
@@ -370,8 +409,7 @@ pub extern "C" fn sg_dwt_denoise_f64(
     denoise(
         plan,
         options,
-        input,
-        output,
+        Arrays::Host(input, output),
         n_traces,
         trace_stride,
         thresholds,

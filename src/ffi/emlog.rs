@@ -478,6 +478,17 @@ pub extern "C" fn sg_emlog_result_pair(
     copy_counts(result, Histogram::Pair(pair), counts, len)
 }
 
+/// The count of models `r` listed, checked to fit the caller's room of `len` models.
+pub(super) fn listed_models(r: &SearchResult, len: usize) -> Result<usize> {
+    let k = r.models.len();
+    if len < k {
+        return Err(Error::BufferTooSmall(format!(
+            "{k} models were listed; `len` is {len}"
+        )));
+    }
+    Ok(k)
+}
+
 /// The listed equivalent models (the first in index order): `indices` (n_models) and
 /// `values` (p per model, model after model); `len` the room in models (≥ n_models).
 #[no_mangle]
@@ -489,12 +500,7 @@ pub extern "C" fn sg_emlog_result_models(
 ) -> sg_status {
     guard(|| {
         let r = &arg_ref(result, "result")?.0;
-        let k = r.models.len();
-        if len < k {
-            return Err(Error::BufferTooSmall(format!(
-                "{k} models were listed; `len` is {len}"
-            )));
-        }
+        let k = listed_models(r, len)?;
         if k == 0 {
             return Ok(());
         }

@@ -1,9 +1,10 @@
 //! `sg_fxdecon_plan`: F-X (2D) and F-XY (3D) prediction filtering, random-noise attenuation.
 
-use super::args::{arg_ref, optional_ref};
+use super::args::arg_ref;
 use super::arrays::{not_null, overlap, slice, slice_mut};
 use super::context::{create_on, sg_context};
 use super::guard;
+use super::option_fields::{count, flag, or_default};
 use super::status::sg_status;
 use crate::error::Result;
 use crate::fxdecon::options::{FxdeconOptions, OutOfBand, Prediction};
@@ -109,9 +110,6 @@ fn to_c(o: &FxdeconOptions) -> sg_fxdecon_options {
 }
 
 fn from_c(o: &sg_fxdecon_options) -> Result<FxdeconOptions> {
-    let count = |v: i32, name: &str| {
-        usize::try_from(v).map_err(|_| crate::invalid!("options.{name} is {v}; expected ≥ 0"))
-    };
     Ok(FxdeconOptions {
         sample_interval: o.sample_interval_s,
         fmin: o.fmin_hz,
@@ -153,11 +151,7 @@ fn from_c(o: &sg_fxdecon_options) -> Result<FxdeconOptions> {
                 ))
             }
         },
-        su_compatible: match o.su_compatible {
-            0 => false,
-            1 => true,
-            v => return Err(crate::invalid!("options.su_compatible is {v}; expected 0 or 1")),
-        },
+        su_compatible: flag(o.su_compatible, "su_compatible")?,
     })
 }
 
@@ -176,10 +170,7 @@ pub extern "C" fn sg_fxdecon_options_seismic_unix() -> sg_fxdecon_options {
 }
 
 fn options(o: *const sg_fxdecon_options) -> Result<FxdeconOptions> {
-    match optional_ref(o, "options")? {
-        Some(o) => from_c(o),
-        None => Ok(FxdeconOptions::default()),
-    }
+    or_default(o, from_c)
 }
 
 /// Creates a plan for 2D sections of `n_traces` traces of `n_samples` samples. `options`

@@ -5,7 +5,7 @@
 //! no panic crosses the boundary; NULL handles passed to `*_destroy` are ignored.
 //!
 //! One file per C object; what they share: `guard`, `create` and `destroy` here, `args` (handles,
-//! option structs and outputs), `arrays` (caller arrays made slices, checked), `device_arrays` (the same for
+//! option structs and outputs), `option_fields` (the option structs' fields), `arrays` (caller arrays made slices, checked), `device_arrays` (the same for
 //! device memory) and
 //! `precision` (an object's f32 or f64 plan).
 
@@ -17,6 +17,7 @@ pub mod dwt;
 pub mod emlog;
 pub mod fxdecon;
 pub mod last_error;
+mod option_fields;
 mod precision;
 pub mod status;
 pub mod usfft;

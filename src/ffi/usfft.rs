@@ -3,10 +3,11 @@
 
 pub mod device;
 
-use super::args::{arg_mut, arg_ref, optional_ref};
+use super::args::{arg_mut, arg_ref};
 use super::arrays::{overlap, slice, slice_mut_or_empty, slice_or_empty};
 use super::context::{create_on, sg_context};
 use super::guard;
+use super::option_fields::or_default;
 use super::precision::{ByPrecision, Codes, Generic, Precision};
 use super::status::sg_status;
 use crate::error::Result;
@@ -139,10 +140,7 @@ pub extern "C" fn sg_usfft_plan_create(
         if kind != TransformType::Type3 {
             modes[..dim as usize].copy_from_slice(slice(n_modes, dim as usize, "n_modes")?);
         }
-        let opts = match optional_ref(options, "options")? {
-            None => UsfftOptions::default(),
-            Some(o) => self::options(o)?,
-        };
+        let opts = or_default(options, self::options)?;
         let (c, d, n) = (ctx, dim as usize, n_vectors);
         ByPrecision::create(
             precision,
@@ -233,7 +231,6 @@ pub extern "C" fn sg_usfft_set_points_f64(
     guard(|| set_points::<f64>(plan, m, x, y, z))
 }
 
-#[allow(clippy::too_many_arguments)]
 fn set_points3<T: Precision>(
     plan: *mut sg_usfft_plan,
     m: usize,

@@ -7,13 +7,13 @@ use super::super::device_arrays::{device_array, overlap};
 use super::super::guard;
 use super::super::status::sg_status;
 use super::{
-    bins, search_request, searched_columns, sg_emlog_options, sg_emlog_plan, sg_emlog_result,
+    bins, listed_models, search_request, searched_columns, sg_emlog_options, sg_emlog_plan,
+    sg_emlog_result,
 };
 use crate::emlog::cuda::gather::DeviceProblem;
 use crate::emlog::device_calls::Histogram;
 use crate::emlog::matrix::Shape;
 use crate::emlog::EmlogPlan;
-use crate::error::Error;
 
 /// `sg_emlog_plan_create` with A, `sigma0`, `f0`, `f_exp` and `delta` in device memory:
 /// `CUdeviceptr` values (addresses in the context's device memory, from `cudaMalloc`,
@@ -178,12 +178,7 @@ pub extern "C" fn sg_emlog_result_models_device(
     guard(|| {
         let r = &arg_ref(result, "result")?.0;
         let gpu = r.origin.ctx.gpu_for("sg_emlog_result_models_device")?;
-        let (k, kp) = (r.models.len(), r.model_values.len());
-        if len < k {
-            return Err(Error::BufferTooSmall(format!(
-                "{k} models were listed; `len` is {len}"
-            )));
-        }
+        let (k, kp) = (listed_models(r, len)?, r.model_values.len());
         if k == 0 {
             return Ok(());
         }

@@ -241,8 +241,7 @@ pub extern "C" fn sg_xcorr_pair_count(
     guard(|| {
         let plan = &arg_ref(plan, "plan")?.0;
         let out = out_ptr(n_pairs, "n_pairs")?;
-        let b = Block::new(i0, ni, j0, nj, n_stations, plan.options().autocorrelation)?;
-        out.set(b.n_pairs());
+        out.set(block(plan, n_stations, (i0, ni, j0, nj))?.n_pairs());
         Ok(())
     })
 }
@@ -263,7 +262,7 @@ pub extern "C" fn sg_xcorr_pair_stations(
     guard(|| {
         let plan = &arg_ref(plan, "plan")?.0;
         let (oi, oj) = (out_ptr(i, "i")?, out_ptr(j, "j")?);
-        let b = Block::new(i0, ni, j0, nj, n_stations, plan.options().autocorrelation)?;
+        let b = block(plan, n_stations, (i0, ni, j0, nj))?;
         let (si, sj) = b.pair(pair).ok_or_else(|| {
             crate::invalid!("pair is {pair}; the block holds {} pairs", b.n_pairs())
         })?;
@@ -327,11 +326,18 @@ fn days_and_pairs<'a>(
         .map(|(d, &p)| arg_ref(p, &format!("days[{d}]")).map(|s| &s.0))
         .collect::<Result<Vec<&Spectra>>>()?;
     let n_stations = spectra.first().map_or(0, |s| s.n_stations);
-    let autocorrelation = plan.options().autocorrelation;
-    let n_pairs = Block::new(i0, ni, j0, nj, n_stations.max(1), autocorrelation)
-        .map(|b| b.n_pairs())
-        .unwrap_or(0);
+    let n_pairs = block(plan, n_stations.max(1), (i0, ni, j0, nj)).map_or(0, |b| b.n_pairs());
     Ok((spectra, n_pairs))
+}
+
+/// The block [i0, i0+ni) × [j0, j0+nj) of `n_stations` stations, its pairs as the plan's
+/// autocorrelation setting has them.
+fn block(
+    plan: &XcorrPlan,
+    n_stations: usize,
+    (i0, ni, j0, nj): (usize, usize, usize, usize),
+) -> Result<Block> {
+    Block::new(i0, ni, j0, nj, n_stations, plan.options().autocorrelation)
 }
 
 /// The floats `rows` rows of `stride` span (the last one n_lags); the plan refuses a

@@ -1,7 +1,8 @@
 //! `sg_xcorr_options`: the settings of a correlation plan, NoisePy's defaults, and their
 //! way to the core's `Options`.
 
-use super::super::args::{code, optional_ref};
+use super::super::args::code;
+use super::super::option_fields::{count, flag, or_default};
 use crate::error::Result;
 use crate::xcorr::options::{CcMethod, FreqNorm, Options, StackMethod, TimeNorm};
 
@@ -108,24 +109,9 @@ pub extern "C" fn sg_xcorr_options_default() -> sg_xcorr_options {
     }
 }
 
-fn count(v: i32, name: &str) -> Result<usize> {
-    usize::try_from(v).map_err(|_| crate::invalid!("options.{name} is {v}; expected ≥ 0"))
-}
-
-fn flag(v: i32, name: &str) -> Result<bool> {
-    match v {
-        0 => Ok(false),
-        1 => Ok(true),
-        _ => Err(crate::invalid!("options.{name} is {v}; expected 0 or 1")),
-    }
-}
-
 /// The options behind a caller's pointer, NULL meaning the defaults.
 pub(super) fn plan_options(o: *const sg_xcorr_options) -> Result<Options> {
-    match optional_ref(o, "options")? {
-        Some(o) => options(o),
-        None => Ok(Options::default()),
-    }
+    or_default(o, options)
 }
 
 fn options(o: &sg_xcorr_options) -> Result<Options> {
