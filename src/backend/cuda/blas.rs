@@ -206,6 +206,21 @@ impl Blas {
         Ok(blas)
     }
 
+    /// Moves the handle's work to `stream` (a stream of the same context).
+    pub fn use_stream(&mut self, stream: &Arc<CudaStream>) -> Result<()> {
+        bind(stream.context())?;
+        // SAFETY: a live handle, and a stream of its context that the value then holds.
+        unsafe { result::set_stream(self.handle, stream.cu_stream() as _) }
+            .map_err(|e| Error::CudaDriver(format!("cuBLAS set_stream: {e:?}")))?;
+        self.stream = stream.clone();
+        Ok(())
+    }
+
+    /// The stream the handle's work runs on.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
     /// The products of `g` in `T`'s precision (complex FP32 or FP64, computed in it), on
     /// the handle's stream; `what` names the GEMM in errors ("the correlation GEMM").
     pub fn gemm_strided_batched<T: Sample>(

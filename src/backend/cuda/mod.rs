@@ -3,6 +3,7 @@
 
 pub mod array;
 pub mod blas;
+pub mod blas_pool;
 pub mod buffers;
 pub mod caller;
 pub mod checks;
@@ -45,6 +46,9 @@ fn primary_context(ordinal: usize) -> Result<Arc<CudaContext>> {
 }
 
 pub struct CudaBackend {
+    /// cuBLAS handles lent to calls; first, so dropped first (fields drop in order), while
+    /// all the context's other parts still stand.
+    pub blas: blas_pool::BlasPool,
     pub ctx: Arc<CudaContext>,
     /// The NVRTC target of the device, e.g. "sm_90".
     pub arch: String,
@@ -124,6 +128,7 @@ impl CudaBackend {
             caller: caller::CallerStream::default(),
             checks: checks::DeviceChecks::default(),
             memory: Arc::default(),
+            blas: Default::default(),
             description,
         })
     }

@@ -3,6 +3,7 @@
 
 use super::held::{Held, HeldBlas};
 use crate::backend::cuda::blas::Blas;
+use crate::backend::cuda::blas_pool::LentBlas;
 use crate::backend::cuda::fft::{self, FftKind, FftPlan, Shape};
 use crate::backend::cuda::launch::Launch;
 use crate::backend::cuda::workspace::{Arena, Work, Workspace};
@@ -37,17 +38,17 @@ pub struct Kit<'a> {
     arena: Arena<'a>,
 }
 
-/// A cuBLAS handle for one call: its own, or the plan's.
-pub(super) enum BlasFor {
-    Own(Blas),
+/// A cuBLAS handle for one call: the context's, lent, or the plan's.
+pub(super) enum BlasFor<'a> {
+    Lent(LentBlas<'a>),
     Held(Arc<HeldBlas>),
 }
 
-impl std::ops::Deref for BlasFor {
+impl std::ops::Deref for BlasFor<'_> {
     type Target = Blas;
     fn deref(&self) -> &Blas {
         match self {
-            BlasFor::Own(b) => b,
+            BlasFor::Lent(b) => b,
             BlasFor::Held(b) => &b.0,
         }
     }
@@ -119,10 +120,10 @@ impl<'a> Kit<'a> {
         &self.stream
     }
 
-    /// cuBLAS on the call's stream: a handle of the call's own, or the plan's.
-    pub(super) fn blas(&self, needed_by: &'static str) -> Result<BlasFor> {
+    /// cuBLAS on the call's stream: a handle the context lends, or the plan's.
+    pub(super) fn blas(&self, needed_by: &'static str) -> Result<BlasFor<'a>> {
         let Some(held) = &self.held else {
-            return Ok(BlasFor::Own(Blas::new(&self.stream, needed_by)?));
+            return Ok(BlasFor::Lent(self.gpu.blas.lend(&self.stream, needed_by)?));
         };
         let mut held = held.borrow_mut();
         if held.blas.is_none() {
