@@ -45,12 +45,12 @@ job() {
     name=$(.gpu/tests/abi --list 2>/dev/null | sed -n 's/^\(soak::[a-z_]*\): test$/\1/p')
     [ "$fuzz" = 0 ] || device_memory=process
     local soak_env=() fuzz_env=()
-    # The soak process's allocator: glibc's per-thread caches off and one arena (SOAK_MALLOC,
-    # "" for glibc's defaults), so that RSS and the heap's live bytes count what lives, not
-    # the free chunks that 8 soak threads, the CPU threads and the driver's threads keep in
-    # their caches and arenas (with the defaults they grow for minutes, by several %).
-    read -r -a soak_env <<<"${SOAK_MALLOC-GLIBC_TUNABLES=glibc.malloc.tcache_count=0 MALLOC_ARENA_MAX=1}"
-    echo "${SOAK_MALLOC-GLIBC_TUNABLES=glibc.malloc.tcache_count=0 MALLOC_ARENA_MAX=1}" >"$DIR/malloc"
+    # SOAK_MALLOC: settings of the soak process's allocator, to tell the allocator's caches
+    # from what lives (e.g. "GLIBC_TUNABLES=glibc.malloc.tcache_count=0 MALLOC_ARENA_MAX=1":
+    # no per-thread caches, one arena; the soak then runs several times slower). Default:
+    # glibc's own, as applications run.
+    read -r -a soak_env <<<"${SOAK_MALLOC:-}"
+    echo "${SOAK_MALLOC:-glibc defaults}" >"$DIR/malloc"
     if [ -n "${SOAK_GPU:-}" ] && [ -n "${FUZZ_GPU:-}" ] && [ "$SOAK_GPU" != "$FUZZ_GPU" ]; then
         soak_env+=(CUDA_VISIBLE_DEVICES="$SOAK_GPU") fuzz_env=(CUDA_VISIBLE_DEVICES="$FUZZ_GPU")
         device_memory=device

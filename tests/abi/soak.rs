@@ -23,8 +23,8 @@
 //!   process's own (nvidia-smi's per-process figure: scripts/gpu_soak.sh runs the ABI
 //!   fuzzers beside the soak on the same device), less the free reserve of the driver's
 //!   default pool (trimmed first; what it cannot trim, it keeps in 32 MiB chunks).
-//!   scripts/gpu_soak.sh runs the soak with glibc's per-thread caches off and one arena,
-//!   so that RSS and the live bytes are not the allocator's caches. Samples in the first
+//!   (scripts/gpu_soak.sh's SOAK_MALLOC sets the allocator, to tell its caches from what
+//!   lives; SEISGPU_SOAK_SMAPS_DIR writes where the anonymous memory is.) Samples in the first
 //!   SEISGPU_SOAK_WARMUP_SECONDS (60) are printed, not judged; every later one must stay
 //!   within ±1 % of the first judged sample, or a floor where 1 % of a small figure is
 //!   below its noise: RSS 16 MiB (fragmentation and thread stacks move it while the heap's
