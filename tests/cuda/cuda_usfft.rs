@@ -17,7 +17,7 @@ use num_complex::Complex;
 use seisgpu::backend::BackendRequest;
 use seisgpu::context::Context;
 use seisgpu::sample::Real;
-use seisgpu::usfft::{KernelShape, ModeOrder, TransformType, UsfftOptions, UsfftPlan, UsfftSpec};
+use seisgpu::usfft::{KernelShape, ModeOrder, TransformType, UsfftOptions};
 use std::sync::Arc;
 use usfft_support::*;
 
@@ -196,17 +196,7 @@ fn device_resident<T: Real>(
     case: &Case,
     p: &Problem,
 ) -> Result<Vec<Complex<f64>>, String> {
-    let mut plan = UsfftSpec::new::<T>(
-        case.kind,
-        case.dim,
-        case.modes,
-        case.sign,
-        case.tol,
-        case.nvec,
-        case.options,
-    )
-    .and_then(|s| UsfftPlan::<T>::new(gpu.clone(), s))
-    .map_err(|e| e.to_string())?;
+    let mut plan = plan_for::<T>(gpu, case).map_err(|e| e.to_string())?;
     let xs: Vec<Vec<T>> = (0..3)
         .map(|d| {
             p.coords[d]

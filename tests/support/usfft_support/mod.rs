@@ -127,20 +127,23 @@ pub fn rel_l2(a: &[Complex<f64>], b: &[Complex<f64>]) -> f64 {
     }
 }
 
+/// The case's plan in precision T on `ctx`.
+pub fn plan_for<T: Real>(ctx: &Arc<Context>, case: &Case) -> Result<UsfftPlan<T>, Error> {
+    let spec = UsfftSpec::new::<T>(
+        case.kind,
+        case.dim,
+        case.modes,
+        case.sign,
+        case.tol,
+        case.nvec,
+        case.options,
+    )?;
+    UsfftPlan::new(ctx.clone(), spec)
+}
+
 /// Runs the plan in precision T; returns the output in f64 and the coordinates as T saw them.
 pub fn run<T: Real>(ctx: &Arc<Context>, case: &Case, p: &Problem) -> Result<Output, Error> {
-    let mut plan = UsfftPlan::<T>::new(
-        ctx.clone(),
-        UsfftSpec::new::<T>(
-            case.kind,
-            case.dim,
-            case.modes,
-            case.sign,
-            case.tol,
-            case.nvec,
-            case.options,
-        )?,
-    )?;
+    let mut plan = plan_for::<T>(ctx, case)?;
     let xs: Vec<Vec<T>> = (0..3)
         .map(|d| {
             p.coords[d]
