@@ -22,6 +22,7 @@ mod wavepacket_support;
 #[path = "../support/xcorr_common/mod.rs"]
 mod xcorr_common;
 
+mod cuda_blas_pool;
 mod cuda_dwt;
 mod cuda_emlog;
 mod cuda_fxdecon;
