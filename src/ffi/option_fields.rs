@@ -2,7 +2,7 @@
 //! defaults) and the fields every struct has kinds of, counts and choices coded 0 or 1,
 //! each refused with a message naming `options.<field>`.
 
-use super::args::optional_ref;
+use super::args::{code, optional_ref};
 use crate::error::Result;
 
 /// `read` of the caller's option struct, or the core's defaults when `options` is NULL.
@@ -19,12 +19,13 @@ pub(crate) fn count(v: i32, field: &str) -> Result<usize> {
 }
 
 /// A field of two choices, coded 0 and 1.
-pub(crate) fn pick<E>(v: i32, field: &str, zero: E, one: E) -> Result<E> {
-    match v {
-        0 => Ok(zero),
-        1 => Ok(one),
-        _ => Err(crate::invalid!("options.{field} is {v}; expected 0 or 1")),
-    }
+pub(crate) fn pick<E: Copy>(v: i32, field: &str, zero: E, one: E) -> Result<E> {
+    code(
+        v,
+        &format!("options.{field}"),
+        "0 or 1",
+        &[(0, zero), (1, one)],
+    )
 }
 
 /// A yes-or-no field, 0 or 1.
