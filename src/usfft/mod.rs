@@ -63,8 +63,10 @@ pub struct UsfftPlan<T: Real> {
 }
 
 impl<T: Real> UsfftPlan<T> {
-    /// A plan on `ctx` for `spec`, checked for this precision (`UsfftSpec::new::<T>`).
+    /// A plan on `ctx` for `spec` (`UsfftSpec::new::<T>`); its tolerance is checked again
+    /// against this precision, in case the spec was made for another.
     pub fn new(ctx: Arc<Context>, spec: UsfftSpec) -> Result<UsfftPlan<T>> {
+        spec::check_tolerance(spec.tolerance, T::epsilon().to_f64().unwrap())?;
         let kind = spec.kind;
         let held = Arc::<Tally>::default();
         // A type-3 plan's device state depends on its points: made at set_points3.

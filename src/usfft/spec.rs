@@ -219,7 +219,7 @@ fn check_shape(dim: usize, modes: [usize; 3], sign: i32, n_vectors: usize) -> Re
 }
 
 /// A tolerance in (0, 1) that a precision of machine epsilon `epsilon` can reach.
-fn check_tolerance(tolerance: f64, epsilon: f64) -> Result<()> {
+pub(crate) fn check_tolerance(tolerance: f64, epsilon: f64) -> Result<()> {
     if !(tolerance > 0.0 && tolerance < 1.0) {
         return Err(crate::invalid!(
             "tolerance is {tolerance}; expected a value in (0, 1), e.g. 1e-6"

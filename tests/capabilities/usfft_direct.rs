@@ -238,6 +238,13 @@ fn bad_arguments_give_clear_statuses() {
         );
     }
     assert!(new32(1e-6).is_ok() && new64(1e-14).is_ok());
+    // A spec checked for f64 does not carry its tolerance into an f32 plan.
+    let spec64 =
+        UsfftSpec::new::<f64>(TransformType::Type1, 2, [8, 8, 1], 1, 1e-9, 1, opts).unwrap();
+    assert!(matches!(
+        UsfftPlan::<f32>::new(ctx.clone(), spec64),
+        Err(Error::InvalidArgument(_))
+    ));
     let bad_up = UsfftOptions {
         upsampling: 1.25,
         ..opts
