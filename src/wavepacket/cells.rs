@@ -11,9 +11,9 @@ use super::layout::{dot, norm};
 use rayon::prelude::*;
 
 /// Cells per face edge.
-const K: usize = 32;
+pub(super) const K: usize = 32;
 /// Shells over 0 ≤ |x| ≤ reach.
-const SHELLS: usize = 32;
+pub(super) const SHELLS: usize = 32;
 
 /// What the cells are built from.
 pub struct CellInput<'a> {
@@ -29,10 +29,10 @@ pub struct CellInput<'a> {
 
 pub struct FrequencyCells {
     /// Shell width in |x|.
-    width: f64,
+    pub(super) width: f64,
     /// The list of cell c is lattices[offsets[c]..offsets[c + 1]], ascending.
-    offsets: Vec<usize>,
-    lattices: Vec<u32>,
+    pub(super) offsets: Vec<usize>,
+    pub(super) lattices: Vec<u32>,
 }
 
 impl FrequencyCells {

@@ -57,7 +57,7 @@ use num_complex::Complex;
 pub use pass::Pass;
 pub use phases::PlanPhases;
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// The share of a forward or adjoint call given to its USFFT in progress reports (nominal:
 /// fractions need only grow).
@@ -67,9 +67,12 @@ const USFFT_SHARE: f64 = 0.5;
 pub struct WavepacketPlan<T: Real> {
     ctx: Arc<Context>,
     layout: Arc<Layout>,
-    windows: Vec<Vec<T>>,
     ffts: BoxFfts<T>,
     engine: Engine<T>,
+    /// ‖ψ_b‖ of every box (`sparse::packet_norms`), from the windows the plan uses.
+    norms: Vec<f64>,
+    /// A device plan's windows, copied to the host by the first `window` call.
+    host_windows: OnceLock<Vec<Vec<T>>>,
     /// Device bytes the plan holds (its USFFT plans' included).
     held: Arc<Tally>,
     /// How long each phase of its creation took.
@@ -79,12 +82,14 @@ pub struct WavepacketPlan<T: Real> {
 /// Where the boxes and the USFFTs run.
 enum Engine<T: Real> {
     /// On the CPU threads: data → lattice values (sign −1) and its adjoint (sign +1), on the
-    /// same points.
+    /// same points, and the windows of every box.
     Host {
         type2: Box<UsfftPlan<T>>,
         type1: Box<UsfftPlan<T>>,
+        windows: Vec<Vec<T>>,
     },
-    /// On the device (a CUDA context): the box stage, which owns the USFFT plans.
+    /// On the device (a CUDA context): the box stage, which owns the USFFT plans and makes
+    /// the windows where it keeps them.
     Device(Box<cuda::BoxStage<T>>),
 }
 
@@ -113,31 +118,41 @@ impl<T: Real> WavepacketPlan<T> {
         crate::alloc::host_bytes(&[layout.n_points, 2], t, "wave-packet lattice values")?;
         check_plan_memory(&layout, t)?;
         phases.layout = laps.lap();
-        let windows: Vec<Vec<T>> = ctx.cpu.install(|| windows::box_windows(&layout));
         let ffts = BoxFfts::new(layout.boxes.iter().flat_map(|b| b.shape));
-        phases.windows = laps.lap();
-        let (type2, type1) = plan_points::usfft_plans(&ctx, &layout, &mut laps, &mut phases)?;
-        let engine = match ctx.cuda() {
-            Some(_) => Engine::Device(Box::new(cuda::BoxStage::new(
-                layout.clone(),
-                &windows,
-                &ctx.cpu.install(|| sparse::packet_norms(&layout, &windows)),
-                type2,
-                type1,
-                held.clone(),
-            )?)),
-            None => Engine::Host {
-                type2: Box::new(type2),
-                type1: Box::new(type1),
-            },
+        let (engine, norms) = match ctx.cuda() {
+            Some(_) => {
+                let (type2, type1) =
+                    plan_points::usfft_plans(&ctx, &layout, &mut laps, &mut phases)?;
+                let stage = cuda::BoxStage::new(layout.clone(), type2, type1, held.clone())?;
+                phases.windows = stage.windows_time();
+                phases.tables = laps.lap().saturating_sub(phases.windows);
+                let norms = stage.packet_norms().to_vec();
+                (Engine::Device(Box::new(stage)), norms)
+            }
+            None => {
+                let windows: Vec<Vec<T>> = ctx.cpu.install(|| windows::box_windows(&layout));
+                let norms = ctx.cpu.install(|| sparse::packet_norms(&layout, &windows));
+                phases.windows = laps.lap();
+                let (type2, type1) =
+                    plan_points::usfft_plans(&ctx, &layout, &mut laps, &mut phases)?;
+                let (type2, type1) = (Box::new(type2), Box::new(type1));
+                (
+                    Engine::Host {
+                        type2,
+                        type1,
+                        windows,
+                    },
+                    norms,
+                )
+            }
         };
-        phases.tables = laps.lap();
         Ok(WavepacketPlan {
             ctx,
             layout,
-            windows,
             ffts,
             engine,
+            norms,
+            host_windows: OnceLock::new(),
             held,
             phases,
         })
@@ -163,9 +178,23 @@ impl<T: Real> WavepacketPlan<T> {
         &self.ctx
     }
 
-    /// The stored window of box `b` at its points (box order, axis 1 fastest).
-    pub fn window(&self, b: usize) -> &[T] {
-        &self.windows[b]
+    /// The stored window of box `b` at its points (box order, axis 1 fastest). A device plan
+    /// copies its windows to the host at the first call.
+    pub fn window(&self, b: usize) -> Result<&[T]> {
+        let all = match &self.engine {
+            Engine::Host { windows, .. } => windows,
+            Engine::Device(stage) => match self.host_windows.get() {
+                Some(w) => w,
+                None => {
+                    let w = stage.download_windows()?;
+                    self.host_windows.get_or_init(|| w)
+                }
+            },
+        };
+        let n = all.len();
+        all.get(b)
+            .map(Vec::as_slice)
+            .ok_or_else(|| crate::invalid!("box {b} of a layout of {n} boxes"))
     }
 
     fn check_sizes(&self, data: usize, coeffs: usize) -> Result<()> {
@@ -222,12 +251,12 @@ impl<T: Real> WavepacketPlan<T> {
         shifts: &[[f64; 3]],
         reporter: &mut Reporter,
     ) -> Result<()> {
-        let type2 = match &self.engine {
+        let (type2, windows) = match &self.engine {
             Engine::Device(stage) => {
                 let coeffs = as_reals_mut(coeffs);
                 return stage.transform(Pass::Forward, data, coeffs, shifts, reporter);
             }
-            Engine::Host { type2, .. } => type2,
+            Engine::Host { type2, windows, .. } => (type2, windows),
         };
         let mut modes: Vec<Complex<T>> = data.iter().map(|&v| Complex::new(v, T::zero())).collect();
         let mut values = crate::error::try_vec(
@@ -238,17 +267,21 @@ impl<T: Real> WavepacketPlan<T> {
         reporter.stage("wave-packet spectrum", USFFT_SHARE, 1);
         type2.execute_silent(&mut values, &mut modes)?;
         reporter.advance(1)?;
-        let boxes = self.host_boxes(shifts);
+        let boxes = self.host_boxes(windows, shifts);
         self.in_box_chunks(reporter, self.layout.boxes.len(), |range| {
             boxes.forward(&values, range, coeffs)
         })
     }
 
     /// The box stage on the CPU, with `shifts`.
-    fn host_boxes<'a>(&'a self, shifts: &'a [[f64; 3]]) -> cpu::Boxes<'a, T> {
+    fn host_boxes<'a>(
+        &'a self,
+        windows: &'a [Vec<T>],
+        shifts: &'a [[f64; 3]],
+    ) -> cpu::Boxes<'a, T> {
         cpu::Boxes {
             layout: &self.layout,
-            windows: &self.windows,
+            windows,
             ffts: &self.ffts,
             shifts,
         }
@@ -306,17 +339,17 @@ impl<T: Real> WavepacketPlan<T> {
         shifts: &[[f64; 3]],
         reporter: &mut Reporter,
     ) -> Result<()> {
-        let type1 = match &self.engine {
+        let (type1, windows) = match &self.engine {
             Engine::Device(stage) => {
                 let coeffs = as_reals(coeffs);
                 return stage.transform(Pass::Adjoint, coeffs, data, shifts, reporter);
             }
-            Engine::Host { type1, .. } => type1,
+            Engine::Host { type1, windows, .. } => (type1, windows),
         };
         let zero = Complex::new(T::zero(), T::zero());
         let mut values =
             crate::error::try_vec(self.layout.n_points, zero, "wave-packet lattice values")?;
-        let boxes = self.host_boxes(shifts);
+        let boxes = self.host_boxes(windows, shifts);
         self.in_box_chunks(reporter, self.layout.lattices.len(), |range| {
             boxes.adjoint(coeffs, range, &mut values)
         })?;

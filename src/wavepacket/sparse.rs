@@ -9,7 +9,7 @@
 //! correlation is a local maximum on their box's grid (neighbours overlap and would be
 //! picked together for one feature); exchange rounds at the end replace the weakest members.
 
-use super::layout::Layout;
+use super::layout::{Layout, WaveBox};
 use super::WavepacketPlan;
 use crate::error::Result;
 use crate::progress::Reporter;
@@ -45,19 +45,25 @@ impl Default for SparseOptions {
 /// complex packets, Σ|ŵ|²·P₁P₂[P₃]/L over the box's window (what the packet carries when it
 /// lies inside the data; less near the edges). A coefficient of white noise of variance σ²
 /// has E|c|² = σ²‖ψ_b‖². The boxes in parallel on the calling pool.
-pub(crate) fn packet_norms<T: Real>(layout: &Layout, windows: &[Vec<T>]) -> Vec<f64> {
+pub fn packet_norms<T: Real>(layout: &Layout, windows: &[Vec<T>]) -> Vec<f64> {
     layout
         .boxes
         .par_iter()
         .zip(windows)
         .map(|(bx, w)| {
-            let cell: f64 = layout.lattices[bx.lattice].period[..layout.dim]
-                .iter()
-                .product();
             let e: f64 = w.iter().map(|w| w.to_f64().unwrap().powi(2)).sum();
-            (e * cell / bx.n_coefficients() as f64).sqrt()
+            packet_norm(layout, bx, e)
         })
         .collect()
+}
+
+/// ‖ψ_b‖ of box `bx` from Σ ŵ² over its stored window (`squares`): the lattice sums stand for
+/// integrals over cells of its lattice, spread over its coefficients.
+pub(crate) fn packet_norm(layout: &Layout, bx: &WaveBox, squares: f64) -> f64 {
+    let cell: f64 = layout.lattices[bx.lattice].period[..layout.dim]
+        .iter()
+        .product();
+    (squares * cell / bx.n_coefficients() as f64).sqrt()
 }
 
 /// How a sparse approximation went.
@@ -87,8 +93,7 @@ fn rdot<T: Real>(a: &[T], b: &[T]) -> f64 {
 impl<T: Real> WavepacketPlan<T> {
     /// ‖ψ_b‖ for every box: the ℓ2 norm of one of its complex packets (`packet_norms`).
     pub fn packet_norms(&self) -> Vec<f64> {
-        let norms = || packet_norms(self.layout(), &self.windows);
-        self.context().cpu.install(norms)
+        self.norms.clone()
     }
 
     /// Coefficients with at most `s` (≤ the coefficient count) non-zero values whose synthesis

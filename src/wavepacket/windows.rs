@@ -26,41 +26,41 @@ use rayon::prelude::*;
 const EDGE: f64 = 1e-7;
 
 /// Most levels a layout has, plus the low-pass one.
-const MAX_LEVELS: usize = 13;
+pub(super) const MAX_LEVELS: usize = 13;
 
 /// The first tests of a frequency x against one lattice, packed together (they run for every
 /// candidate lattice of every image).
-struct Gate {
+pub(super) struct Gate {
     /// The lattice's axis e₁ = its direction ν.
     axis: [f64; 3],
     /// The cosine of the widest angle between ν and a point of the lattice's rectangle (−1
     /// when the rectangle reaches ξ·ν ≤ 0): x outside that cone is in none of its boxes.
-    cone: f64,
+    pub(super) cone: f64,
     /// P₁ and the rectangle's [lo, hi] along e₁ (slack included), in lattice units.
-    period: f64,
-    lo: f64,
-    hi: f64,
+    pub(super) period: f64,
+    pub(super) lo: f64,
+    pub(super) hi: f64,
 }
 
 /// Evaluates raw windows and their normaliser for one layout.
 pub struct WindowEvaluator<'a> {
-    layout: &'a Layout,
-    radial: super::layout::Radial,
+    pub(super) layout: &'a Layout,
+    pub(super) radial: super::layout::Radial,
     /// Largest |ξ| any box reaches.
-    reach: f64,
+    pub(super) reach: f64,
     /// Per lattice, what rejects a frequency outside it (`Gate`).
-    gates: Vec<Gate>,
+    pub(super) gates: Vec<Gate>,
     /// The boxes of each lattice.
-    lattice_boxes: Vec<Vec<usize>>,
+    pub(super) lattice_boxes: Vec<Vec<usize>>,
     /// Per box, [lo, hi] of its rectangle in continuous lattice coordinates, slack included
     /// (unbounded along unused axes).
-    bounds: Vec<[[f64; 2]; 3]>,
+    pub(super) bounds: Vec<[[f64; 2]; 3]>,
     /// ln ρ_k of each directional level k (index 0 unused).
-    ln_centre: [f64; MAX_LEVELS],
+    pub(super) ln_centre: [f64; MAX_LEVELS],
     /// [min, max] of |ξ| over each level's rectangles: R_k² is needed only in between.
-    level_reach: [[f64; 2]; MAX_LEVELS],
+    pub(super) level_reach: [[f64; 2]; MAX_LEVELS],
     /// Lattices that may hold a frequency, by its direction and length (`FrequencyCells`).
-    cells: FrequencyCells,
+    pub(super) cells: FrequencyCells,
 }
 
 /// Lattice index of corner `corner` (bit a: low or high end along axis a) of `l`'s rectangle.

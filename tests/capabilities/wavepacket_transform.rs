@@ -117,7 +117,7 @@ fn windows_are_a_partition_of_unity() {
     for b in [0, 1, 5, l.boxes.len() - 1] {
         let bx = &l.boxes[b];
         let lat = &l.lattices[bx.lattice];
-        let w = plan.window(b);
+        let w = plan.window(b).unwrap();
         for (k, &stored) in w.iter().enumerate().step_by(7) {
             let t = [
                 bx.lo[0] + (k % bx.shape[0]) as i64,

@@ -31,5 +31,6 @@ mod cuda_usfft3;
 mod cuda_wavepacket;
 mod cuda_wavepacket_points;
 mod cuda_wavepacket_volume;
+mod cuda_wavepacket_windows;
 mod cuda_xcorr;
 mod device_calls;

@@ -47,7 +47,9 @@ fn preludes_for(file: &str) -> Vec<(String, String, &'static [&'static str])> {
             })
             .collect(),
         "fxdecon.cu" => vec![("f32".to_string(), fxdecon::prelude(), &ARCHS)],
-        "wavepacket.cu" => with_archs(seisgpu::wavepacket::cuda::preludes(), &ARCHS),
+        "wavepacket.cu" | "wavepacket_windows.cu" => {
+            with_archs(seisgpu::wavepacket::cuda::preludes(), &ARCHS)
+        }
         // Every parameter count for sm_90; 1, 9 and 16 for every architecture.
         "emlog.cu" => seisgpu::emlog::cuda::preludes()
             .into_iter()

@@ -23,8 +23,18 @@ kernel_file! {
     XCORR = "xcorr.cu",
     EMLOG = "emlog.cu",
     WAVEPACKET = "wavepacket.cu",
+    WAVEPACKET_WINDOWS = "wavepacket_windows.cu",
     CHECKS = "checks.cu",
 }
 
 /// Every embedded kernel file, so that tests can compile them all.
-pub const ALL: &[&KernelSource] = &[&DWT, &USFFT, &FXDECON, &XCORR, &EMLOG, &WAVEPACKET, &CHECKS];
+pub const ALL: &[&KernelSource] = &[
+    &DWT,
+    &USFFT,
+    &FXDECON,
+    &XCORR,
+    &EMLOG,
+    &WAVEPACKET,
+    &WAVEPACKET_WINDOWS,
+    &CHECKS,
+];

@@ -20,12 +20,13 @@ mod points;
 mod select;
 mod tables;
 mod tiled;
+mod windows;
 
 use super::layout::Layout;
 use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::array::part;
 use crate::backend::cuda::array::Part;
-use crate::backend::cuda::buffers::alloc;
+use crate::backend::cuda::buffers::{alloc, download};
 use crate::backend::cuda::memory::{DeviceBuf, Tally};
 use crate::backend::cuda::{bind, driver_error, kernels, CudaBackend};
 use crate::error::{Error, Result};
@@ -38,6 +39,7 @@ use ffts::{BoxReplays, FftGroup};
 pub use launches::ThresholdAt;
 pub use points::lattice_points;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 use tables::{DeviceTables, HostTables};
 pub use tiled::{TileGeometry, TileTables};
 
@@ -74,6 +76,9 @@ pub struct BoxStage<T: Real> {
     buffers: Mutex<Buffers<T>>,
     /// The plan's device bytes: the buffers calls make count towards it.
     held: Arc<Tally>,
+    /// ‖ψ_b‖ by box.
+    norms: Vec<f64>,
+    windows_time: Duration,
 }
 
 /// One call's device arrays, one call at a time.
@@ -126,13 +131,11 @@ fn usfft_stream<T: Real>(plan: &UsfftPlan<T>) -> Result<Arc<CudaStream>> {
 }
 
 impl<T: Real> BoxStage<T> {
-    /// The device tables of `layout` with its `windows` and packet `norms` (by box), on the
+    /// The device tables of `layout`, its windows made on the device (`windows`), on the
     /// stream of `type2` (data → lattice values; `type1` its adjoint, both with their points
     /// set on a CUDA context).
     pub fn new(
         layout: Arc<Layout>,
-        windows: &[Vec<T>],
-        norms: &[f64],
         type2: UsfftPlan<T>,
         type1: UsfftPlan<T>,
         held: Arc<Tally>,
@@ -146,6 +149,9 @@ impl<T: Real> BoxStage<T> {
         let module = gpu
             .modules
             .get(&gpu.ctx, &gpu.arch, &kernels::WAVEPACKET, &prelude::<T>())?;
+        let started = Instant::now();
+        let (windows, norms) = windows::device_windows::<T>(gpu, &ctx.cpu, &layout, &stream)?;
+        let windows_time = started.elapsed();
         let host = HostTables::<T>::new(&layout);
         let groups = ffts::plan_groups::<T>(&host.runs, &stream)?;
         let by_work: Vec<f64> = host.order.iter().map(|&b| norms[b]).collect();
@@ -171,6 +177,8 @@ impl<T: Real> BoxStage<T> {
             }),
             layout,
             held,
+            norms,
+            windows_time,
         };
         // `by_work` and the tables are host memory the copies read from.
         stream
@@ -178,6 +186,31 @@ impl<T: Real> BoxStage<T> {
             .map_err(driver_error("uploading the wave-packet tables"))?;
         drop(by_work);
         Ok(stage)
+    }
+
+    /// ‖ψ_b‖ of every box (by box), from the windows on the device.
+    pub fn packet_norms(&self) -> &[f64] {
+        &self.norms
+    }
+
+    /// How long the windows took to make (wall clock, the evaluator's tables included).
+    pub fn windows_time(&self) -> Duration {
+        self.windows_time
+    }
+
+    /// The windows of every box (by box), copied from the device.
+    pub fn download_windows(&self) -> Result<Vec<Vec<T>>> {
+        let mut all = vec![T::zero(); self.layout.n_coefficients];
+        let what = "downloading the wave-packet windows";
+        download(&self.stream, &self.tables.windows, &mut all, what)?;
+        let mut rest = all.as_slice();
+        let mut by_box = Vec::with_capacity(self.layout.boxes.len());
+        for bx in &self.layout.boxes {
+            let (w, tail) = rest.split_at(bx.n_coefficients());
+            by_box.push(w.to_vec());
+            rest = tail;
+        }
+        Ok(by_box)
     }
 
     /// The stream every call runs on (for events around device-resident calls).

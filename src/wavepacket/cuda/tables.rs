@@ -3,8 +3,7 @@
 //! FFT over a contiguous piece of the work array), the coefficient-side phases, each
 //! lattice's boxes and the windows; and a call's grid-shift factors.
 
-use crate::backend::cuda::array::part_mut;
-use crate::backend::cuda::buffers::{alloc, upload, write};
+use crate::backend::cuda::buffers::upload;
 use crate::backend::cuda::memory::DeviceBuf;
 use crate::error::Result;
 use crate::sample::Real;
@@ -179,30 +178,19 @@ impl LatticeBoxes<Vec<i32>, Vec<i64>> {
 }
 
 impl<T: Real> DeviceTables<T> {
-    /// Queues the copies of `host`, the boxes' `windows` (box after box) and their packet
-    /// norms in work order (`by_work`); the host arrays must outlive them (the caller waits
-    /// for the stream).
-    /// The tables with the `windows` of every box (by box), which go one after another
-    /// into one device array (box order, as the coefficients) without a host copy of them
-    /// all.
+    /// Queues the copies of `host` and the packet norms in work order (`by_work`) beside the
+    /// `windows` made on the device; the host arrays must outlive the copies (the caller
+    /// waits for the stream).
     pub(super) fn upload(
         host: &HostTables<T>,
-        windows: &[Vec<T>],
+        windows: DeviceBuf<T>,
         by_work: &[f64],
         s: &Arc<CudaStream>,
     ) -> Result<DeviceTables<T>> {
         let what = "uploading the wave-packet tables";
         let (rows, lat) = (&host.boxes, &host.lattices);
-        let n: usize = windows.iter().map(Vec::len).sum();
-        let mut all = alloc(s, n, "allocating the wave-packet windows")?;
-        let mut at = 0;
-        for w in windows {
-            let mut piece = part_mut(&mut all, at, w.len());
-            write(s, w, &mut piece, "uploading the wave-packet windows")?;
-            at += w.len();
-        }
         Ok(DeviceTables {
-            windows: all,
+            windows,
             boxes: BoxRows {
                 table: upload(s, &rows.table, what)?,
                 work_start: upload(s, &rows.work_start, what)?,
