@@ -25,8 +25,10 @@ fn max_rel(a: &[f32], b: &[f32]) -> f64 {
 fn host_correlations_borrow_the_contexts_cublas_handles() {
     let Some(ctx) = gpu_context() else { return };
     let gpu = ctx.cuda().expect("a CUDA context");
-    // 1 Hz, 200 s windows every 100 s, lags ±50 s: six stations of 1,000 samples.
+    // 1 Hz, 200 s windows every 100 s, lags ±50 s: six stations of 1,000 samples, with
+    // autocorrelations (21 pairs, each written).
     let options = Options {
+        autocorrelation: true,
         sampling_rate: 1.0,
         cc_len: 200.0,
         step: 100.0,
@@ -45,8 +47,10 @@ fn host_correlations_borrow_the_contexts_cublas_handles() {
     let run = || {
         let mut out = vec![f32::NAN; n_sta * (n_sta + 1) / 2 * m];
         let block = (0, n_sta, 0, n_sta);
-        plan.correlate(&[&spectra], block, &mut out, m, None)
+        let n_pairs = plan
+            .correlate(&[&spectra], block, &mut out, m, None)
             .unwrap();
+        assert_eq!(n_pairs, n_sta * (n_sta + 1) / 2);
         out
     };
     let first = run();
