@@ -143,6 +143,16 @@ case ${1:-} in
         rc=${PIPESTATUS[0]}
         cp "$DIR"/*.txt "$DIR"/*.log "$OUT"/ 2>/dev/null
         [ ! -d "$DIR/fuzz" ] || cp "$DIR/fuzz/summary.txt" "$OUT/fuzz_summary.txt"
+        # A fuzzer that met a crash: its report and log (the crashed batch's stderr, with
+        # the faulting thread's stack), packed into one file.
+        crashed=$(grep -l CRASH "$DIR"/fuzz/fuzz_*.txt 2>/dev/null | sed 's/\.txt$//')
+        if [ -n "$crashed" ]; then
+            # shellcheck disable=SC2086 # one name per crashed fuzzer
+            tar czf "$OUT/fuzz_crashes.tgz" -C "$DIR/fuzz" $(for c in $crashed; do
+                basename "$c".txt
+                [ ! -f "$c.log" ] || basename "$c".log
+            done)
+        fi
         exit "$rc"
         ;;
     *)
