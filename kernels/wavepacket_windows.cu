@@ -228,40 +228,25 @@ __device__ double raw_window(const win_tables &w, const double *br, int level, c
     return g;
 }
 
-// The last j with start[j] ≤ e (start ascending, start[0] = 0, n entries).
-__device__ __forceinline__ int box_of(const long long *start, int n, long long e)
-{
-    int lo = 0, hi = n - 1;
-    while (lo < hi) {
-        int mid = (lo + hi + 1) >> 1;
-        if (start[mid] <= e)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    return lo;
-}
-
-// windows[e] for every e < total (the boxes' values one box after another, axis 1 fastest).
+// windows[e] for every value of every box (the boxes' values one box after another, axis 1
+// fastest, box b's from box_int's first value): box b = blockIdx.y, its values strided over
+// the blocks along x.
 extern "C" __global__ void wp_windows(const double *params, const double *lat,
                                       const int *lat_first, const int *lat_boxes,
                                       const double *box_real, const long long *box_int,
-                                      const long long *box_start, const long long *cell_first,
-                                      const unsigned *cell_lattices, int n_boxes,
-                                      int n_lattices, int dim, int levels, long long total,
-                                      REAL *windows)
+                                      const long long *cell_first, const unsigned *cell_lattices,
+                                      int n_lattices, int dim, int levels, REAL *windows)
 {
     win_tables w = {params,     lat,           lat_first,  lat_boxes, box_real, box_int,
                     cell_first, cell_lattices, n_lattices, dim,       levels};
+    const long long *bi = box_int + (long long)blockIdx.y * BOX_INTS;
+    const double *br = box_real + (long long)blockIdx.y * BOX_REALS;
+    const double *l = lat + bi[7] * LAT_FIELDS;
+    long long n = bi[4] * bi[5] * bi[6];
     long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += stride) {
-        int b = box_of(box_start, n_boxes, e);
-        const long long *bi = box_int + (long long)b * BOX_INTS;
-        const double *br = box_real + (long long)b * BOX_REALS;
-        long long k = e - bi[0];
+    for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < n; k += stride) {
         long long i1 = k % bi[4], i2 = k / bi[4] % bi[5], i3 = k / (bi[4] * bi[5]);
         long long t[3] = {bi[1] + i1, bi[2] + i2, bi[3] + i3};
-        const double *l = lat + bi[7] * LAT_FIELDS;
         double xi[3] = {0.0, 0.0, 0.0};
         for (int a = 0; a < 3; ++a) {
             double s = (double)t[a] / l[9 + a];
@@ -270,20 +255,21 @@ extern "C" __global__ void wp_windows(const double *params, const double *lat,
         }
         double g = raw_window(w, br, (int)bi[8], xi);
         double v = g == 0.0 ? 0.0 : l[15] * br[6] * g / sqrt(normaliser(w, xi));
-        windows[e] = (REAL)v;
+        windows[bi[0] + k] = (REAL)v;
     }
 }
 
-// sums[b] = Σ windows² over box b's values (box_start[b] … box_start[b + 1], the last box's
-// up to total), in double precision: one block per box, blockDim.x a power of two ≤ 1024.
-extern "C" __global__ void wp_window_squares(const REAL *windows, const long long *box_start,
-                                             int n_boxes, long long total, double *sums)
+// sums[b] = Σ windows² over box b's values, in double precision: one block per box,
+// blockDim.x a power of two ≤ 1024.
+extern "C" __global__ void wp_window_squares(const REAL *windows, const long long *box_int,
+                                             double *sums)
 {
     __shared__ double part[1024];
     int b = blockIdx.x;
-    long long end = b + 1 < n_boxes ? box_start[b + 1] : total;
+    const long long *bi = box_int + (long long)b * BOX_INTS;
+    long long end = bi[0] + bi[4] * bi[5] * bi[6];
     double s = 0.0;
-    for (long long e = box_start[b] + threadIdx.x; e < end; e += blockDim.x) {
+    for (long long e = bi[0] + threadIdx.x; e < end; e += blockDim.x) {
         double v = (double)windows[e];
         s += v * v;
     }

@@ -9,7 +9,7 @@ use crate::backend::cuda::buffers::{alloc, download, upload};
 use crate::backend::cuda::launch::{for_elems_in_blocks_of, Launch};
 use crate::backend::cuda::memory::DeviceBuf;
 use crate::backend::cuda::{kernels, CudaBackend};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::sample::Real;
 use crate::wavepacket::cells::{K, SHELLS};
 use crate::wavepacket::layout::Layout;
@@ -26,6 +26,11 @@ const BOX_REALS: usize = 10;
 const BOX_INTS: usize = 10;
 /// Threads per block of the squares' sums (a power of two ≤ 1024, the kernel's shared array).
 const SQUARE_THREADS: u32 = 256;
+/// Threads per block of the windows, and blocks per box at most (each strides over its box).
+const WINDOW_THREADS: u32 = 128;
+const MAX_BLOCKS_PER_BOX: u32 = 4096;
+/// Boxes a windows launch holds (one row of blocks each: the grid's y extent).
+const MAX_GRID_Y: usize = 65_535;
 
 /// The evaluator's tables as the kernel reads them.
 struct WindowTables {
@@ -35,7 +40,6 @@ struct WindowTables {
     lat_boxes: Vec<i32>,
     box_real: Vec<f64>,
     box_int: Vec<i64>,
-    box_start: Vec<i64>,
     cell_first: Vec<i64>,
     cell_lattices: Vec<u32>,
 }
@@ -90,7 +94,6 @@ impl WindowTables {
             lat_boxes,
             box_real,
             box_int,
-            box_start: layout.boxes.iter().map(|b| b.offset as i64).collect(),
             cell_first: ev.cells.offsets.iter().map(|&o| o as i64).collect(),
             cell_lattices: ev.cells.lattices.clone(),
         }
@@ -107,6 +110,12 @@ pub(super) fn device_windows<T: Real>(
     layout: &Layout,
     s: &Arc<CudaStream>,
 ) -> Result<(DeviceBuf<T>, Vec<f64>)> {
+    let n_boxes = layout.boxes.len();
+    if n_boxes > MAX_GRID_Y {
+        return Err(Error::Internal(format!(
+            "a wave-packet layout of {n_boxes} boxes: the windows' grid holds {MAX_GRID_Y}"
+        )));
+    }
     let ev = cpu.install(|| WindowEvaluator::new(layout));
     let host = WindowTables::new(&ev);
     let what = "uploading the wave-packet window tables";
@@ -122,47 +131,49 @@ pub(super) fn device_windows<T: Real>(
     let lat_boxes = upload(s, &host.lat_boxes, what)?;
     let box_real = upload(s, &host.box_real, what)?;
     let box_int = upload(s, &host.box_int, what)?;
-    let box_start = upload(s, &host.box_start, what)?;
     let cell_first = upload(s, &host.cell_first, what)?;
     let cell_lattices = upload(s, &host.cell_lattices, what)?;
-    let total = layout.n_coefficients;
-    let n_boxes = layout.boxes.len();
-    let mut windows = alloc::<T>(s, total, "allocating the wave-packet windows")?;
-    let mut cfg = for_elems_in_blocks_of(total, 128);
-    cfg.grid_dim.0 = cfg.grid_dim.0.min(1 << 20);
+    let mut windows = alloc::<T>(
+        s,
+        layout.n_coefficients,
+        "allocating the wave-packet windows",
+    )?;
+    let largest = layout
+        .boxes
+        .iter()
+        .map(|b| b.n_coefficients())
+        .max()
+        .unwrap_or(1);
+    let mut cfg = for_elems_in_blocks_of(largest, WINDOW_THREADS);
+    cfg.grid_dim = (cfg.grid_dim.0.min(MAX_BLOCKS_PER_BOX), n_boxes as u32, 1);
     let mut l = Launch::new(&module, s, "wp_windows", cfg)?;
     l.input(&params)
         .input(&lat)
         .input(&lat_first)
         .input(&lat_boxes);
-    l.input(&box_real).input(&box_int).input(&box_start);
+    l.input(&box_real).input(&box_int);
     l.input(&cell_first).input(&cell_lattices);
-    l.scalar(n_boxes as i32)
-        .scalar(layout.lattices.len() as i32)
+    l.scalar(layout.lattices.len() as i32)
         .scalar(layout.dim as i32)
         .scalar(layout.levels as i32)
-        .scalar(total as i64)
         .output(&mut windows);
     // SAFETY: wp_windows(const double* params, const double* lat, const int* lat_first,
     // const int* lat_boxes, const double* box_real, const long long* box_int, const long
-    // long* box_start, const long long* cell_first, const unsigned* cell_lattices, int
-    // n_boxes, int n_lattices, int dim, int levels, long long total, REAL* windows): the
-    // tables are `WindowTables` of this layout (PARAMS, LAT_FIELDS per lattice with
-    // n_lattices + 1 box-list offsets, BOX_REALS and BOX_INTS per box, a start per box, the
+    // long* cell_first, const unsigned* cell_lattices, int n_lattices, int dim, int levels,
+    // REAL* windows): the tables are `WindowTables` of this layout (PARAMS, LAT_FIELDS per
+    // lattice with n_lattices + 1 box-list offsets, BOX_REALS and BOX_INTS per box, the
     // cells' 6·K²·SHELLS + 1 offsets into their lattice lists, every index in range by
-    // construction); element e < total writes windows[e] (total = the layout's coefficients).
+    // construction); block row y = box b < n_boxes writes windows[first value of b + k] for
+    // k < its n1·n2·n3 values, inside the layout's coefficients (the array's length).
     unsafe { l.run() }?;
     let mut sums = alloc::<f64>(s, n_boxes, "allocating the wave-packet packet norms")?;
     let cfg = for_elems_in_blocks_of(n_boxes * SQUARE_THREADS as usize, SQUARE_THREADS);
     let mut l = Launch::new(&module, s, "wp_window_squares", cfg)?;
-    l.input(&windows).input(&box_start);
-    l.scalar(n_boxes as i32)
-        .scalar(total as i64)
-        .output(&mut sums);
-    // SAFETY: wp_window_squares(const REAL* windows, const long long* box_start, int n_boxes,
-    // long long total, double* sums): one block of SQUARE_THREADS (a power of two, the
-    // kernel's shared array holds 1024) per box b < n_boxes reads windows[box_start[b] …
-    // the next start or total) and writes sums[b] (n_boxes doubles).
+    l.input(&windows).input(&box_int).output(&mut sums);
+    // SAFETY: wp_window_squares(const REAL* windows, const long long* box_int, double* sums):
+    // one block of SQUARE_THREADS (a power of two, the kernel's shared array holds 1024) per
+    // box b < n_boxes reads its values of windows (as wp_windows writes them) and writes
+    // sums[b] (n_boxes doubles).
     unsafe { l.run() }?;
     // The download waits for the stream: the host tables outlive every copy from them.
     let mut host_sums = vec![0.0; n_boxes];
