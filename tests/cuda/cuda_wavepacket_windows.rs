@@ -5,6 +5,7 @@
 //! SEISGPU_REQUIRE_CUDA=1 makes that a failure.
 
 use crate::cuda_common::gpu_context;
+use crate::wavepacket_support::layout_options;
 use seisgpu::context::Context;
 use seisgpu::sample::Real;
 use seisgpu::wavepacket::sparse::packet_norms;
@@ -70,22 +71,9 @@ fn check<T: Real>(gpu: &Arc<Context>, shape: &[usize], o: &LayoutOptions) {
 #[test]
 fn gpu_windows_equal_the_hosts() {
     let Some(gpu) = gpu_context() else { return };
-    let o3 = LayoutOptions {
-        directions: 26,
-        levels: 2,
-        cutoff: 0.2,
-        ..Default::default()
-    };
-    let o350 = LayoutOptions {
-        directions: 350,
-        levels: 1,
-        ..Default::default()
-    };
-    let o2 = LayoutOptions {
-        directions: 16,
-        levels: 3,
-        ..Default::default()
-    };
+    let o3 = layout_options(26, 2, Some(0.2));
+    let o350 = layout_options(350, 1, None);
+    let o2 = layout_options(16, 3, None);
     check::<f64>(&gpu, &[20, 18, 16], &o3);
     check::<f32>(&gpu, &[19, 17, 15], &o3);
     check::<f64>(&gpu, &[24, 24, 24], &o350);

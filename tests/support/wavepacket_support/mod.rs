@@ -4,10 +4,23 @@
 use num_complex::Complex;
 use seisgpu::backend::BackendRequest;
 use seisgpu::context::Context;
+use seisgpu::wavepacket::LayoutOptions;
 use std::sync::Arc;
 
 pub fn cpu() -> Arc<Context> {
     Context::new(BackendRequest::Cpu, 0).unwrap()
+}
+
+/// Layout options with `directions` and `levels`, the cutoff `cutoff` (None: the default)
+/// and the rest the defaults.
+pub fn layout_options(directions: usize, levels: usize, cutoff: Option<f64>) -> LayoutOptions {
+    let d = LayoutOptions::default();
+    LayoutOptions {
+        directions,
+        levels,
+        cutoff: cutoff.unwrap_or(d.cutoff),
+        ..d
+    }
 }
 
 /// A small xorshift generator: reproducible test data without a dependency.
