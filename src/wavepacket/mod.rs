@@ -67,7 +67,6 @@ const USFFT_SHARE: f64 = 0.5;
 pub struct WavepacketPlan<T: Real> {
     ctx: Arc<Context>,
     layout: Arc<Layout>,
-    ffts: BoxFfts<T>,
     engine: Engine<T>,
     /// ‖ψ_b‖ of every box (`sparse::packet_norms`), from the windows the plan uses.
     norms: Vec<f64>,
@@ -82,11 +81,12 @@ pub struct WavepacketPlan<T: Real> {
 /// Where the boxes and the USFFTs run.
 enum Engine<T: Real> {
     /// On the CPU threads: data → lattice values (sign −1) and its adjoint (sign +1), on the
-    /// same points, and the windows of every box.
+    /// same points, the windows of every box and the box FFTs.
     Host {
         type2: Box<UsfftPlan<T>>,
         type1: Box<UsfftPlan<T>>,
         windows: Vec<Vec<T>>,
+        ffts: BoxFfts<T>,
     },
     /// On the device (a CUDA context): the box stage, which owns the USFFT plans and makes
     /// the windows where it keeps them.
@@ -118,7 +118,6 @@ impl<T: Real> WavepacketPlan<T> {
         crate::alloc::host_bytes(&[layout.n_points, 2], t, "wave-packet lattice values")?;
         check_plan_memory(&layout, t)?;
         phases.layout = laps.lap();
-        let ffts = BoxFfts::new(layout.boxes.iter().flat_map(|b| b.shape));
         let (engine, norms) = match ctx.cuda() {
             Some(_) => {
                 let (type2, type1) =
@@ -132,6 +131,7 @@ impl<T: Real> WavepacketPlan<T> {
             None => {
                 let windows: Vec<Vec<T>> = ctx.cpu.install(|| windows::box_windows(&layout));
                 let norms = ctx.cpu.install(|| sparse::packet_norms(&layout, &windows));
+                let ffts = BoxFfts::new(layout.boxes.iter().flat_map(|b| b.shape));
                 phases.windows = laps.lap();
                 let (type2, type1) =
                     plan_points::usfft_plans(&ctx, &layout, &mut laps, &mut phases)?;
@@ -141,6 +141,7 @@ impl<T: Real> WavepacketPlan<T> {
                         type2,
                         type1,
                         windows,
+                        ffts,
                     },
                     norms,
                 )
@@ -149,7 +150,6 @@ impl<T: Real> WavepacketPlan<T> {
         Ok(WavepacketPlan {
             ctx,
             layout,
-            ffts,
             engine,
             norms,
             host_windows: OnceLock::new(),
@@ -251,12 +251,17 @@ impl<T: Real> WavepacketPlan<T> {
         shifts: &[[f64; 3]],
         reporter: &mut Reporter,
     ) -> Result<()> {
-        let (type2, windows) = match &self.engine {
+        let (type2, windows, ffts) = match &self.engine {
             Engine::Device(stage) => {
                 let coeffs = as_reals_mut(coeffs);
                 return stage.transform(Pass::Forward, data, coeffs, shifts, reporter);
             }
-            Engine::Host { type2, windows, .. } => (type2, windows),
+            Engine::Host {
+                type2,
+                windows,
+                ffts,
+                ..
+            } => (type2, windows, ffts),
         };
         let mut modes: Vec<Complex<T>> = data.iter().map(|&v| Complex::new(v, T::zero())).collect();
         let mut values = crate::error::try_vec(
@@ -267,22 +272,23 @@ impl<T: Real> WavepacketPlan<T> {
         reporter.stage("wave-packet spectrum", USFFT_SHARE, 1);
         type2.execute_silent(&mut values, &mut modes)?;
         reporter.advance(1)?;
-        let boxes = self.host_boxes(windows, shifts);
+        let boxes = self.host_boxes(windows, ffts, shifts);
         self.in_box_chunks(reporter, self.layout.boxes.len(), |range| {
             boxes.forward(&values, range, coeffs)
         })
     }
 
-    /// The box stage on the CPU, with `shifts`.
+    /// The box stage on the CPU (the host engine's `windows` and `ffts`), with `shifts`.
     fn host_boxes<'a>(
         &'a self,
         windows: &'a [Vec<T>],
+        ffts: &'a BoxFfts<T>,
         shifts: &'a [[f64; 3]],
     ) -> cpu::Boxes<'a, T> {
         cpu::Boxes {
             layout: &self.layout,
             windows,
-            ffts: &self.ffts,
+            ffts,
             shifts,
         }
     }
@@ -339,17 +345,22 @@ impl<T: Real> WavepacketPlan<T> {
         shifts: &[[f64; 3]],
         reporter: &mut Reporter,
     ) -> Result<()> {
-        let (type1, windows) = match &self.engine {
+        let (type1, windows, ffts) = match &self.engine {
             Engine::Device(stage) => {
                 let coeffs = as_reals(coeffs);
                 return stage.transform(Pass::Adjoint, coeffs, data, shifts, reporter);
             }
-            Engine::Host { type1, windows, .. } => (type1, windows),
+            Engine::Host {
+                type1,
+                windows,
+                ffts,
+                ..
+            } => (type1, windows, ffts),
         };
         let zero = Complex::new(T::zero(), T::zero());
         let mut values =
             crate::error::try_vec(self.layout.n_points, zero, "wave-packet lattice values")?;
-        let boxes = self.host_boxes(windows, shifts);
+        let boxes = self.host_boxes(windows, ffts, shifts);
         self.in_box_chunks(reporter, self.layout.lattices.len(), |range| {
             boxes.adjoint(coeffs, range, &mut values)
         })?;
