@@ -5,7 +5,7 @@
 //! SEISGPU_REQUIRE_CUDA=1 makes that a failure.
 
 use crate::cuda_common::gpu_context;
-use crate::xcorr_common::synthetic;
+use crate::xcorr_common::{small_options, synthetic};
 
 use seisgpu::layout::TraceBatch;
 use seisgpu::xcorr::options::Options;
@@ -25,18 +25,11 @@ fn max_rel(a: &[f32], b: &[f32]) -> f64 {
 fn host_correlations_borrow_the_contexts_cublas_handles() {
     let Some(ctx) = gpu_context() else { return };
     let gpu = ctx.cuda().expect("a CUDA context");
-    // 1 Hz, 200 s windows every 100 s, lags ±50 s: six stations of 1,000 samples, with
-    // autocorrelations (21 pairs, each written).
+    // The shared small case (1 Hz, 200 s windows every 100 s, lags ±50 s) on six stations
+    // of 1,000 samples, with autocorrelations (21 pairs, each written).
     let options = Options {
         autocorrelation: true,
-        sampling_rate: 1.0,
-        cc_len: 200.0,
-        step: 100.0,
-        freqmin: 0.05,
-        freqmax: 0.3,
-        maxlag: 50.0,
-        whiten_taper_bins: 20,
-        ..Options::default()
+        ..Options::try_from(&small_options()).unwrap()
     };
     let plan = XcorrPlan::new(ctx.clone(), options).unwrap();
     let (n_sta, n) = (6, 1000);

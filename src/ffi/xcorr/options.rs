@@ -114,6 +114,15 @@ pub(super) fn plan_options(o: *const sg_xcorr_options) -> Result<Options> {
     or_default(o, options)
 }
 
+/// The library's options of a C options struct, checked as `sg_xcorr_plan_create` checks
+/// them.
+impl TryFrom<&sg_xcorr_options> for Options {
+    type Error = crate::error::Error;
+    fn try_from(o: &sg_xcorr_options) -> Result<Options> {
+        options(o)
+    }
+}
+
 fn options(o: &sg_xcorr_options) -> Result<Options> {
     Ok(Options {
         sampling_rate: o.sampling_rate,
