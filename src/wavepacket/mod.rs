@@ -80,17 +80,32 @@ pub struct WavepacketPlan<T: Real> {
 
 /// Where the boxes and the USFFTs run.
 enum Engine<T: Real> {
-    /// On the CPU threads: data → lattice values (sign −1) and its adjoint (sign +1), on the
-    /// same points, the windows of every box and the box FFTs.
-    Host {
-        type2: Box<UsfftPlan<T>>,
-        type1: Box<UsfftPlan<T>>,
-        windows: Vec<Vec<T>>,
-        ffts: BoxFfts<T>,
-    },
+    /// On the CPU threads.
+    Host(Box<HostStage<T>>),
     /// On the device (a CUDA context): the box stage, which owns the USFFT plans and makes
     /// the windows where it keeps them.
     Device(Box<cuda::BoxStage<T>>),
+}
+
+/// The CPU engine: data → lattice values (sign −1) and its adjoint (sign +1), on the same
+/// points, the windows of every box and the box FFTs.
+struct HostStage<T: Real> {
+    type2: UsfftPlan<T>,
+    type1: UsfftPlan<T>,
+    windows: Vec<Vec<T>>,
+    ffts: BoxFfts<T>,
+}
+
+impl<T: Real> HostStage<T> {
+    /// The box stage on the CPU over `layout`, with `shifts`.
+    fn boxes<'a>(&'a self, layout: &'a Layout, shifts: &'a [[f64; 3]]) -> cpu::Boxes<'a, T> {
+        cpu::Boxes {
+            layout,
+            windows: &self.windows,
+            ffts: &self.ffts,
+            shifts,
+        }
+    }
 }
 
 impl<T: Real> WavepacketPlan<T> {
@@ -135,16 +150,13 @@ impl<T: Real> WavepacketPlan<T> {
                 phases.windows = laps.lap();
                 let (type2, type1) =
                     plan_points::usfft_plans(&ctx, &layout, &mut laps, &mut phases)?;
-                let (type2, type1) = (Box::new(type2), Box::new(type1));
-                (
-                    Engine::Host {
-                        type2,
-                        type1,
-                        windows,
-                        ffts,
-                    },
-                    norms,
-                )
+                let host = HostStage {
+                    type2,
+                    type1,
+                    windows,
+                    ffts,
+                };
+                (Engine::Host(Box::new(host)), norms)
             }
         };
         Ok(WavepacketPlan {
@@ -182,7 +194,7 @@ impl<T: Real> WavepacketPlan<T> {
     /// copies its windows to the host at the first call.
     pub fn window(&self, b: usize) -> Result<&[T]> {
         let all = match &self.engine {
-            Engine::Host { windows, .. } => windows,
+            Engine::Host(host) => &host.windows,
             Engine::Device(stage) => match self.host_windows.get() {
                 Some(w) => w,
                 None => {
@@ -251,17 +263,12 @@ impl<T: Real> WavepacketPlan<T> {
         shifts: &[[f64; 3]],
         reporter: &mut Reporter,
     ) -> Result<()> {
-        let (type2, windows, ffts) = match &self.engine {
+        let host = match &self.engine {
             Engine::Device(stage) => {
                 let coeffs = as_reals_mut(coeffs);
                 return stage.transform(Pass::Forward, data, coeffs, shifts, reporter);
             }
-            Engine::Host {
-                type2,
-                windows,
-                ffts,
-                ..
-            } => (type2, windows, ffts),
+            Engine::Host(host) => host,
         };
         let mut modes: Vec<Complex<T>> = data.iter().map(|&v| Complex::new(v, T::zero())).collect();
         let mut values = crate::error::try_vec(
@@ -270,27 +277,12 @@ impl<T: Real> WavepacketPlan<T> {
             "wave-packet lattice values",
         )?;
         reporter.stage("wave-packet spectrum", USFFT_SHARE, 1);
-        type2.execute_silent(&mut values, &mut modes)?;
+        host.type2.execute_silent(&mut values, &mut modes)?;
         reporter.advance(1)?;
-        let boxes = self.host_boxes(windows, ffts, shifts);
+        let boxes = host.boxes(&self.layout, shifts);
         self.in_box_chunks(reporter, self.layout.boxes.len(), |range| {
             boxes.forward(&values, range, coeffs)
         })
-    }
-
-    /// The box stage on the CPU (the host engine's `windows` and `ffts`), with `shifts`.
-    fn host_boxes<'a>(
-        &'a self,
-        windows: &'a [Vec<T>],
-        ffts: &'a BoxFfts<T>,
-        shifts: &'a [[f64; 3]],
-    ) -> cpu::Boxes<'a, T> {
-        cpu::Boxes {
-            layout: &self.layout,
-            windows,
-            ffts,
-            shifts,
-        }
     }
 
     /// Runs `run` over `n` boxes or lattices on the CPU threads, as the stage "wave-packet
@@ -313,7 +305,7 @@ impl<T: Real> WavepacketPlan<T> {
     pub fn adjoint(&self, coeffs: &[Complex<T>], data: &mut [T]) -> Result<()> {
         self.check_sizes(data.len(), coeffs.len())?;
         // The GPU checks them after their upload (at its memory's rate, not the host's).
-        if matches!(self.engine, Engine::Host { .. }) {
+        if matches!(self.engine, Engine::Host(_)) {
             check_finite(coeffs, &self.ctx.cpu)?;
         }
         let mut reporter = self.ctx.reporter();
@@ -345,28 +337,23 @@ impl<T: Real> WavepacketPlan<T> {
         shifts: &[[f64; 3]],
         reporter: &mut Reporter,
     ) -> Result<()> {
-        let (type1, windows, ffts) = match &self.engine {
+        let host = match &self.engine {
             Engine::Device(stage) => {
                 let coeffs = as_reals(coeffs);
                 return stage.transform(Pass::Adjoint, coeffs, data, shifts, reporter);
             }
-            Engine::Host {
-                type1,
-                windows,
-                ffts,
-                ..
-            } => (type1, windows, ffts),
+            Engine::Host(host) => host,
         };
         let zero = Complex::new(T::zero(), T::zero());
         let mut values =
             crate::error::try_vec(self.layout.n_points, zero, "wave-packet lattice values")?;
-        let boxes = self.host_boxes(windows, ffts, shifts);
+        let boxes = host.boxes(&self.layout, shifts);
         self.in_box_chunks(reporter, self.layout.lattices.len(), |range| {
             boxes.adjoint(coeffs, range, &mut values)
         })?;
         let mut modes = crate::error::try_vec(self.layout.n_samples(), zero, "wave-packet data")?;
         reporter.stage("wave-packet spectrum", USFFT_SHARE, 1);
-        type1.execute_silent(&mut values, &mut modes)?;
+        host.type1.execute_silent(&mut values, &mut modes)?;
         reporter.advance(1)?;
         for (d, m) in data.iter_mut().zip(&modes) {
             *d = m.re;
@@ -381,7 +368,7 @@ impl<T: Real> WavepacketPlan<T> {
     pub fn device_stage(&self) -> Option<&cuda::BoxStage<T>> {
         match &self.engine {
             Engine::Device(stage) => Some(stage),
-            Engine::Host { .. } => None,
+            Engine::Host(_) => None,
         }
     }
 
