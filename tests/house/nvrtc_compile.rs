@@ -21,51 +21,78 @@ fn nvrtc_required() -> bool {
 }
 
 /// The preludes a kernel file is compiled with by the library, each with the architectures
-/// to compile it for.
+/// to compile it for. Files with many preludes compile every prelude for one architecture
+/// and a few for all three: a prelude only sets constants (filter taps, widths, precision),
+/// and the three virtual architectures share the front end, so the few (the shortest and
+/// longest of each family, both precisions) cover what differs by architecture.
 fn preludes_for(file: &str) -> Vec<(String, String, &'static [&'static str])> {
     match file {
-        "dwt.cu" => with_archs(dwt::dwt_kernel_preludes(), &ARCHS),
-        // Every USFFT variant for sm_80; a representative few (each dimension, the default
-        // f32/f64 widths, the widest kernels) for every architecture.
-        "usfft.cu" => usfft::usfft_kernel_preludes()
-            .into_iter()
-            .map(|(label, prelude)| {
-                let few = [
-                    "1d es w8 f32",
-                    "2d es w8 f64",
-                    "3d es w8 f32",
-                    "3d es w11 f64",
-                    "3d es w16 f64",
-                    "3d gauss w30 f64",
-                ];
-                let archs: &'static [&'static str] = if few.contains(&label.as_str()) {
-                    &ARCHS
-                } else {
-                    &["sm_80"]
-                };
-                (label, prelude, archs)
-            })
-            .collect(),
+        "dwt.cu" => few_for_every_arch(
+            dwt::dwt_kernel_preludes(),
+            &["sm_80"],
+            &[
+                "haar 2 f32",
+                "haar 2 f64",
+                "haar_centered 2 f32",
+                "daubechies 20 f32",
+                "daubechies 20 f64",
+                "daubechies_centered 20 f64",
+                "bspline 103 f32",
+                "bspline 309 f64",
+                "bspline_centered 309 f32",
+            ],
+        ),
+        "usfft.cu" => few_for_every_arch(
+            usfft::usfft_kernel_preludes(),
+            &["sm_80"],
+            &[
+                "1d es w8 f32",
+                "2d es w8 f64",
+                "3d es w8 f32",
+                "3d es w11 f64",
+                "3d es w16 f64",
+                "3d gauss w12 f64",
+            ],
+        ),
         "fxdecon.cu" => vec![("f32".to_string(), fxdecon::prelude(), &ARCHS)],
         "wavepacket.cu" | "wavepacket_windows.cu" => {
             with_archs(seisgpu::wavepacket::cuda::preludes(), &ARCHS)
         }
-        // Every parameter count for sm_90; 1, 9 and 16 for every architecture.
-        "emlog.cu" => seisgpu::emlog::cuda::preludes()
-            .into_iter()
-            .map(|(label, prelude)| {
-                let archs: &'static [&'static str] =
-                    if ["p = 1", "p = 9", "p = 16"].contains(&label.as_str()) {
-                        &ARCHS
-                    } else {
-                        &["sm_90"]
-                    };
-                (label, prelude, archs)
-            })
-            .collect(),
+        "emlog.cu" => few_for_every_arch(
+            seisgpu::emlog::cuda::preludes(),
+            &["sm_90"],
+            &["p = 1", "p = 9", "p = 16"],
+        ),
         // A file without constants baked in by its host code.
         _ => vec![("no prelude".to_string(), String::new(), &ARCHS)],
     }
+}
+
+/// Every prelude for the architecture(s) in `one`, the labels in `few` for every architecture. A
+/// label of `few` that the library no longer makes fails the test, so the list cannot
+/// silently stop covering anything.
+fn few_for_every_arch(
+    preludes: Vec<(String, String)>,
+    one: &'static [&'static str],
+    few: &[&str],
+) -> Vec<(String, String, &'static [&'static str])> {
+    for label in few {
+        assert!(
+            preludes.iter().any(|(l, _)| l == label),
+            "{label:?} is not a prelude the library makes"
+        );
+    }
+    preludes
+        .into_iter()
+        .map(|(label, prelude)| {
+            let archs = if few.contains(&label.as_str()) {
+                &ARCHS[..]
+            } else {
+                one
+            };
+            (label, prelude, archs)
+        })
+        .collect()
 }
 
 /// The variants that compiled in an earlier run, each under the key of what decides its
