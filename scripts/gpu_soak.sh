@@ -3,11 +3,13 @@
 # detached, collected by a later command. From the repository root, after
 # scripts/gpu_stage.sh.
 #
-#   scripts/gpu_soak.sh start     starts, in /tmp/seisgpu-soak: the soak (tests/abi/soak.rs) on
-#                                 a CUDA context for SOAK_SECONDS (600) on SEISGPU_SOAK_THREADS
-#                                 (8) threads; beside it, unless SOAK_FUZZ=0, the ABI fuzzers
-#                                 (scripts/gpu_fuzz.sh: FUZZ_CUDA_CALLS, 10⁶, in FUZZ_PROCS
-#                                 processes, for SOAK_SECONDS − 60 s). On a machine of
+#   scripts/gpu_soak.sh start     starts, in SOAK_DIR (/tmp/seisgpu-soak): the soak
+#                                 (tests/abi/soak.rs) on a CUDA context for SOAK_SECONDS
+#                                 (600) on SEISGPU_SOAK_THREADS (8) threads, its allocator
+#                                 set by SOAK_MALLOC (see job below); beside it, unless
+#                                 SOAK_FUZZ=0, the ABI fuzzers (scripts/gpu_fuzz.sh:
+#                                 FUZZ_CUDA_CALLS, 10⁶, in FUZZ_PROCS processes, for
+#                                 SOAK_SECONDS − 60 s). On a machine of
 #                                 several GPUs, SOAK_GPU and FUZZ_GPU (indices) put them on
 #                                 GPUs of their own: the soak is then alone on its device.
 #   scripts/gpu_soak.sh status    one line: running for how long, or ended
@@ -31,7 +33,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 # shellcheck source=scripts/gpu_background.sh
 . scripts/gpu_background.sh
-DIR=/tmp/seisgpu-soak
+DIR=${SOAK_DIR:-/tmp/seisgpu-soak}
 OUT=${OUT:-out/gpu-soak}
 SOAK_SECONDS=${SOAK_SECONDS:-600}
 WARMUP=${SOAK_WARMUP:-60}
@@ -45,12 +47,17 @@ job() {
     name=$(.gpu/tests/abi --list 2>/dev/null | sed -n 's/^\(soak::[a-z_]*\): test$/\1/p')
     [ "$fuzz" = 0 ] || device_memory=process
     local soak_env=() fuzz_env=()
-    # SOAK_MALLOC: settings of the soak process's allocator, to tell the allocator's caches
-    # from what lives (e.g. "GLIBC_TUNABLES=glibc.malloc.tcache_count=0 MALLOC_ARENA_MAX=1":
-    # no per-thread caches, one arena; the soak then runs several times slower). Default:
-    # glibc's own, as applications run.
-    read -r -a soak_env <<<"${SOAK_MALLOC:-}"
-    echo "${SOAK_MALLOC:-glibc defaults}" >"$DIR/malloc"
+    # SOAK_MALLOC: settings of the soak process's allocator. Default: glibc's mmap and trim
+    # thresholds fixed at 128 KiB. With glibc's dynamic thresholds (SOAK_MALLOC=glibc) a
+    # thread's arena may keep up to 64 MiB free at its top, which malloc_trim does not
+    # return (it trims the main arena's top only), so RSS wanders by tens of MiB while the
+    # live bytes stay put; fixed thresholds return large blocks at free, as a long-running
+    # service would configure glibc. Other settings: e.g. "GLIBC_TUNABLES=glibc.malloc.
+    # tcache_count=0 MALLOC_ARENA_MAX=1" (no per-thread caches, one arena; several times slower).
+    local malloc=${SOAK_MALLOC:-MALLOC_MMAP_THRESHOLD_=131072 MALLOC_TRIM_THRESHOLD_=131072}
+    [ "$malloc" != glibc ] || malloc=
+    read -r -a soak_env <<<"$malloc"
+    echo "${malloc:-glibc defaults}" >"$DIR/malloc"
     if [ -n "${SOAK_GPU:-}" ] && [ -n "${FUZZ_GPU:-}" ] && [ "$SOAK_GPU" != "$FUZZ_GPU" ]; then
         soak_env+=(CUDA_VISIBLE_DEVICES="$SOAK_GPU") fuzz_env=(CUDA_VISIBLE_DEVICES="$FUZZ_GPU")
         device_memory=device
@@ -79,6 +86,7 @@ verdict() {
     local pass=0 soak_rc strict=${SOAK_STRICT:-1}
     soak_rc=$(cat "$DIR/soak.rc" 2>/dev/null || echo missing)
     echo "soak: exit status $soak_rc (its results, bad inputs and its memory rule)"
+    echo "soak's allocator: $(cat "$DIR/malloc" 2>/dev/null)"
     sed -n '/^| soak/,/^| result/p' "$DIR/soak.log"
     [ "$soak_rc" = 0 ] || pass=1
     # The soak's samples: "soak:   123.4 s  RSS   456.7 MiB  device used 890.1 MiB".

@@ -5,7 +5,9 @@
 //! context is SEISGPU_SOAK_BACKEND's (cuda, the default, or cpu); without a CUDA device it
 //! skips, unless SEISGPU_REQUIRE_CUDA=1 makes that a failure. SEISGPU_SOAK_THREADS (8)
 //! threads each pick a random job and run it on a plan shared by all threads, on a fresh
-//! plan or on one of their own, as stress does.
+//! plan or on one of their own, as stress does. They start with a warm-up: each job run by
+//! every thread at once, a few times, so that what the library keeps per concurrent call
+//! reaches its most before memory is judged.
 //!
 //! - Results: each is compared with the same job run on a second, CPU context, bit for
 //!   bit on a CPU context, and within 1e-5 of the largest value on CUDA (the GPU rounds
@@ -23,12 +25,13 @@
 //!   process's own (nvidia-smi's per-process figure: scripts/gpu_soak.sh runs the ABI
 //!   fuzzers beside the soak on the same device), less the free reserve of the driver's
 //!   default pool (trimmed first; what it cannot trim, it keeps in 32 MiB chunks).
-//!   (scripts/gpu_soak.sh's SOAK_MALLOC sets the allocator, to tell its caches from what
-//!   lives; SEISGPU_SOAK_SMAPS_DIR writes where the anonymous memory is.) Samples in the first
-//!   SEISGPU_SOAK_WARMUP_SECONDS (60) are printed, not judged; every later one must stay
+//!   (scripts/gpu_soak.sh's SOAK_MALLOC sets the allocator's thresholds, which decide how
+//!   much freed memory RSS keeps; SEISGPU_SOAK_SMAPS_DIR writes where the anonymous memory
+//!   is.) Samples in the first SEISGPU_SOAK_WARMUP_SECONDS (60) are printed, not judged;
+//!   every later one must stay
 //!   within ±1 % of the first judged sample, or a floor where 1 % of a small figure is
 //!   below its noise: RSS 16 MiB (fragmentation and thread stacks move it while the heap's
-//!   live bytes stay put), the heap's live bytes (`mallinfo2`) 1 MiB, device memory
+//!   live bytes stay put), the heap's bytes in use (`mallinfo2`) 2 MiB, device memory
 //!   64 MiB (cuFFT's and cuBLAS's caches). scripts/gpu_soak.sh judges RSS and device
 //!   memory against a strict ±1 % besides.
 //!
@@ -48,7 +51,7 @@ use seisgpu::ffi::context::*;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 /// What the soak was asked to do.
@@ -156,6 +159,8 @@ struct Shared<'a> {
     tally: &'a Tally,
     /// The sampler's quiet moments.
     pause: &'a Pause,
+    /// The warm-up's lockstep (every thread).
+    gate: &'a Barrier,
 }
 
 /// One good call of job `k`, checked against the references.
@@ -196,16 +201,19 @@ fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
         .unwrap_or_default()
 }
 
-/// One soak thread, until `stop_at`.
+/// Rounds of the warm-up: each job run by every thread at once this many times.
+const WARM_UP_ROUNDS: usize = 3;
+
+/// One soak thread: the warm-up, then random calls until `stop_at`.
 fn worker(s: &Shared, t: usize, start: Instant, stop_at: Duration) {
     let mut rng = Rng::new(500 + t as u64);
     let mut own: Vec<Option<Box<dyn Planned>>> = s.jobs.iter().map(|_| None).collect();
     let _leave = Leave(s.pause);
+    warm_up(s, t, &mut rng, &mut own);
     while start.elapsed() < stop_at {
         s.pause
             .between_calls(|| own.iter_mut().for_each(|p| *p = None));
         let k = (rng.next_u64() % s.jobs.len() as u64) as usize;
-        let name = s.jobs[k].name();
         if rng.next_u64() % 8 == 0 {
             let o = bad_inputs::bad_call(s.plans[k].as_ref(), s.ctx, rng.next_u64());
             if let Err(e) = o.check() {
@@ -215,12 +223,37 @@ fn worker(s: &Shared, t: usize, start: Instant, stop_at: Duration) {
             s.tally.bad[k].fetch_add(1, Ordering::Relaxed);
             continue;
         }
-        if let Err(e) = good_call(s, &mut rng, &mut own, k) {
-            s.tally.mismatches[k].fetch_add(1, Ordering::Relaxed);
-            s.tally.fail(format!("thread {t}, {name}: {e}"));
-        }
-        s.tally.calls[k].fetch_add(1, Ordering::Relaxed);
+        tallied_call(s, t, &mut rng, &mut own, k);
     }
+}
+
+/// Every job run by all threads at once, a few times, before the first judged sample: what
+/// the library keeps per concurrent call (the context's cuBLAS handles, staging buffers,
+/// each thread's events and allocator caches) then reaches its most within the warm-up,
+/// not at the first rare moment of that much concurrency later in the run.
+fn warm_up(s: &Shared, t: usize, rng: &mut Rng, own: &mut [Option<Box<dyn Planned>>]) {
+    for k in 0..s.jobs.len() {
+        for _ in 0..WARM_UP_ROUNDS {
+            s.gate.wait();
+            tallied_call(s, t, rng, own, k);
+        }
+    }
+}
+
+/// One good call of job `k`, counted, a mismatch recorded.
+fn tallied_call(
+    s: &Shared,
+    t: usize,
+    rng: &mut Rng,
+    own: &mut [Option<Box<dyn Planned>>],
+    k: usize,
+) {
+    if let Err(e) = good_call(s, rng, own, k) {
+        s.tally.mismatches[k].fetch_add(1, Ordering::Relaxed);
+        s.tally
+            .fail(format!("thread {t}, {}: {e}", s.jobs[k].name()));
+    }
+    s.tally.calls[k].fetch_add(1, Ordering::Relaxed);
 }
 
 /// Takes a thread out of the quiet moments when it ends, however it ends.
@@ -248,6 +281,7 @@ fn soak_matches_cpu_and_holds_memory() {
     let first: Vec<Vec<f64>> = plans.iter().map(|p| p.run()).collect();
     let tally = Tally::new(jobs.len());
     let pause = Pause::new(set.threads);
+    let gate = Barrier::new(set.threads);
     let shared = Shared {
         ctx: &ctx,
         cuda: set.cuda,
@@ -257,6 +291,7 @@ fn soak_matches_cpu_and_holds_memory() {
         first: &first,
         tally: &tally,
         pause: &pause,
+        gate: &gate,
     };
     let (start, budget) = (Instant::now(), Duration::from_secs(set.seconds));
     let stop = AtomicBool::new(false);
