@@ -13,14 +13,15 @@
 #               the spectra its blocks need (EXCHANGE=1: --exchange, each group made once
 #               and its spectra sent through the host to the ranks that need them)
 #   xcorr2000   the same for 2,000 stations
-#   wavepacket  a 1024 × 1024 × 512 volume in 256³ tiles (32 tiles), f32, the layout's
-#               defaults (350 directions, 5 levels), wavepacket_volume --no-output
-#               (VOLUME and TILE change the sizes, e.g. VOLUME=512x512x256 TILE=128x128x128)
+#   wavepacket  a 512 × 512 × 256 volume in 128³ tiles (32 tiles), f32, the layout's
+#               defaults, wavepacket_volume --no-output (VOLUME and TILE change the sizes;
+#               the wave-packet paper's 1024 × 1024 × 512 in 256³ tiles is refused at the
+#               volume's creation: a 256³ tile's windows hold 5.2 G lattice points, more
+#               than one USFFT plan takes)
 # Ranks (RANKS, default "1 2 4", those above the GPU count dropped): one rank per GPU,
 # device = the rank's index on the node. Each step has a time limit (STEP_TIMEOUT, 540 s),
 # cut to what is left of BUDGET (570 s from the start; a step with under 30 s left is
-# skipped), since one device call may run 600 s: the 256³ plan alone takes about a minute
-# and most of a GPU's memory, so the wave-packet case wants a call of its own.
+# skipped), since one device call may run 600 s.
 #
 # Prints and writes to $OUT (default out/gpu_mpi) a table per case: ranks, plan seconds
 # (the plan's creation: the correlation plan, or the volume's tile plan and its
@@ -57,7 +58,7 @@ else
     [ -d .gpu ] || tar xJf .gpu-pack/gpu.tar.xz
     lib=$PWD/.gpu/lib backend=cuda
     xcorr_day=(--samples 86400) xcorr_size=(674 2000)
-    volume=(--volume "${VOLUME:-1024x1024x512}" --tile "${TILE:-256x256x256}")
+    volume=(--volume "${VOLUME:-512x512x256}" --tile "${TILE:-128x128x128}")
     warm=(--volume 64x64x64 --tile 32x32x32)
     export SEISGPU_REQUIRE_CUDA=1
     gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
