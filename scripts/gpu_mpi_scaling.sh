@@ -81,10 +81,9 @@ build xcorr_network xcorr_network.c xcorr_args.c xcorr_exchange.c xcorr_input.c 
 build wavepacket_volume wavepacket_volume.c wavepacket_args.c wavepacket_write.c \
     wavepacket_check.c mpi_common.c
 
-cores=$(nproc)
 mpi=(mpirun)
 if mpirun --version 2>&1 | grep -q "Open MPI"; then
-    mpi+=(--bind-to none -x LD_LIBRARY_PATH -x SEISGPU_NUM_THREADS)
+    mpi+=(--bind-to none -x LD_LIBRARY_PATH)
     [ "${SMOKE:-0}" = 1 ] && mpi+=(--oversubscribe) || mpi+=(-x SEISGPU_REQUIRE_CUDA)
 fi
 
@@ -99,11 +98,7 @@ step() { # step NAME RANKS PROGRAM ARGS…: runs under the time limit; 0 if it f
         return 1
     fi
     local t0=$SECONDS
-    # One CPU pool per rank, the host's cores shared out: each rank's pool would otherwise
-    # take every core (its host staging runs on it), and n ranks would each run n times the
-    # threads the host has.
-    SEISGPU_NUM_THREADS=$(((cores + n - 1) / n)) timeout -k 10 "$limit" "${mpi[@]}" -np "$n" "$@" \
-        >"$LOGS/$name.log" 2>&1
+    timeout -k 10 "$limit" "${mpi[@]}" -np "$n" "$@" >"$LOGS/$name.log" 2>&1
     local rc=$?
     echo "wall $((SECONDS - t0))" >>"$LOGS/$name.log"
     [ $rc = 0 ] || say "$name: FAILED (status $rc$([ $rc = 124 ] && echo ", over ${limit}s")): $(tail -n 3 "$LOGS/$name.log" | tr '\n' ' ')"

@@ -55,7 +55,10 @@ void node_rank(MPI_Comm comm, int *local_rank, int *local_size) {
 }
 
 sg_status rank_context(int backend, int local_rank, int local_size, sg_context **ctx) {
-    if (backend != SG_BACKEND_CUDA && !getenv("SEISGPU_NUM_THREADS")) {
+    /* Every context has a CPU pool of one thread per core unless told otherwise: the work on
+     * the CPU, the host staging of a CUDA context's host arrays. Ranks of one node share the
+     * cores, or each would run as many threads as the node has. */
+    if (!getenv("SEISGPU_NUM_THREADS")) {
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         long share = cores / (local_size > 0 ? local_size : 1);
         char v[32];

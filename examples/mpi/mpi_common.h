@@ -27,9 +27,9 @@ int stage_failed(MPI_Comm comm, const failure *f, const char *program);
 /* This rank's index among the ranks of its node (MPI_COMM_TYPE_SHARED), and their count. */
 void node_rank(MPI_Comm comm, int *local_rank, int *local_size);
 
-/* A context: CUDA device `local_rank` (one GPU per rank), or the CPU with the node's cores
- * shared among its ranks (SEISGPU_NUM_THREADS, unless the caller set it). `backend` is
- * SG_BACKEND_AUTO, _CPU or _CUDA. */
+/* A context: CUDA device `local_rank` (one GPU per rank), or the CPU; either way its CPU
+ * pool gets this rank's share of the node's cores (SEISGPU_NUM_THREADS, unless the caller
+ * set it). `backend` is SG_BACKEND_AUTO, _CPU or _CUDA. */
 sg_status rank_context(int backend, int local_rank, int local_size, sg_context **ctx);
 
 /* Seconds on a monotonic clock. */

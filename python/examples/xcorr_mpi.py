@@ -248,8 +248,9 @@ def main() -> int:
     args = p.parse_args()
     comm = MPI.COMM_WORLD
     node = comm.Split_type(MPI.COMM_TYPE_SHARED)
-    if args.backend != "cuda" and "SEISGPU_NUM_THREADS" not in os.environ:
-        # the node's cores shared among its ranks, as the C example does
+    if "SEISGPU_NUM_THREADS" not in os.environ:
+        # the node's cores shared among its ranks, as the C example does (a CUDA context's
+        # pool stages its host arrays)
         os.environ["SEISGPU_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // node.size))
     error, t0 = "", MPI.Wtime()
     if comm.rank == 0:
