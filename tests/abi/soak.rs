@@ -28,9 +28,8 @@
 //!   (scripts/gpu_soak.sh's SOAK_MALLOC sets the allocator's thresholds, which decide how
 //!   much freed memory RSS keeps; SEISGPU_SOAK_SMAPS_DIR writes where the anonymous memory
 //!   is.) Samples in the first SEISGPU_SOAK_WARMUP_SECONDS (60) are printed, not judged;
-//!   every later one must stay
-//!   within ±1 % of the first judged sample, or a floor where 1 % of a small figure is
-//!   below its noise: RSS 16 MiB (fragmentation and thread stacks move it while the heap's
+//!   every later one must stay within ±1 % of the first judged sample, or a floor where
+//!   1 % of a small figure is below its noise: RSS 16 MiB (fragmentation and thread stacks move it while the heap's
 //!   live bytes stay put), the heap's bytes in use (`mallinfo2`) 2 MiB, device memory
 //!   64 MiB (cuFFT's and cuBLAS's caches). scripts/gpu_soak.sh judges RSS and device
 //!   memory against a strict ±1 % besides.

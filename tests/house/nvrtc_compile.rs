@@ -23,8 +23,8 @@ fn nvrtc_required() -> bool {
 /// The preludes a kernel file is compiled with by the library, each with the architectures
 /// to compile it for. Files with many preludes compile every prelude for one architecture
 /// and a few for all three: a prelude only sets constants (filter taps, widths, precision),
-/// and the three virtual architectures share the front end, so the few (the shortest and
-/// longest of each family, both precisions) cover what differs by architecture.
+/// and the three virtual architectures share the front end, so the few (short and long
+/// filters, each dimension, both precisions among them) cover what differs by architecture.
 fn preludes_for(file: &str) -> Vec<(String, String, &'static [&'static str])> {
     match file {
         "dwt.cu" => few_for_every_arch(
@@ -68,7 +68,7 @@ fn preludes_for(file: &str) -> Vec<(String, String, &'static [&'static str])> {
     }
 }
 
-/// Every prelude for the architecture(s) in `one`, the labels in `few` for every architecture. A
+/// Every prelude for the architectures in `one`, the labels in `few` for all of `ARCHS`. A
 /// label of `few` that the library no longer makes fails the test, so the list cannot
 /// silently stop covering anything.
 fn few_for_every_arch(
