@@ -14,15 +14,15 @@ use std::sync::Arc;
 
 /// A captured sequence and the key of the arrays it was captured on (their addresses: a
 /// graph holds them, so other arrays need a new capture).
-pub struct Replay {
+pub struct Replay<K = u64> {
     graph: CudaGraph,
-    key: u64,
+    key: K,
 }
 
 // SAFETY: a CUDA graph may be launched and destroyed from any thread as long as its uses
 // are serialised (the driver's rule for graph objects); the holders keep a replay behind
 // the same lock as the buffers it writes, so one thread at a time touches it.
-unsafe impl Send for Replay {}
+unsafe impl<K: Send> Send for Replay<K> {}
 
 /// Queues `work` on `stream`: replays the capture in `slot` when it was made for `key`,
 /// otherwise captures `work` (nothing runs during a capture), keeps it and replays it.
@@ -33,10 +33,10 @@ unsafe impl Send for Replay {}
 /// same calls made directly are not (under many threads, cuFFT's execute has been seen to
 /// fail inside a capture, one call in tens of thousands). The work is then queued directly,
 /// and the next call tries to capture again; an error of the direct work is the call's.
-pub fn run_or_replay(
-    slot: &mut Option<Replay>,
+pub fn run_or_replay<K: PartialEq>(
+    slot: &mut Option<Replay<K>>,
     stream: &Arc<CudaStream>,
-    key: u64,
+    key: K,
     mut work: impl FnMut() -> Result<()>,
 ) -> Result<()> {
     let what = "replaying captured work";
@@ -54,6 +54,27 @@ pub fn run_or_replay(
     }
     let replay = slot.as_ref().expect("a capture was just kept");
     replay.graph.launch().map_err(driver_error(what))
+}
+
+/// `run_or_replay` for work on arrays an application passes, whose addresses may change
+/// from call to call: a call whose `key` is not the previous call's (`last`) or the
+/// capture's runs `work` directly, so that an application passing new arrays at every call
+/// never pays for captures it would not replay; the second call in a row on the same
+/// arrays captures, and the calls after it replay.
+pub fn run_or_replay_repeated<K: PartialEq + Copy>(
+    slot: &mut Option<Replay<K>>,
+    last: &mut Option<K>,
+    stream: &Arc<CudaStream>,
+    key: K,
+    mut work: impl FnMut() -> Result<()>,
+) -> Result<()> {
+    let repeated = *last == Some(key) || matches!(slot, Some(r) if r.key == key);
+    *last = Some(key);
+    if repeated {
+        run_or_replay(slot, stream, key, work)
+    } else {
+        work()
+    }
 }
 
 /// `work` captured from `stream` (thread-local mode: other threads' CUDA calls go on);

@@ -2,6 +2,10 @@
 //! the stage's work is queued on its own stream after what the caller's stream holds, and
 //! the caller's stream then waits for it (`ordered_on`). The same on-device functions as
 //! the host-to-host calls, so the results are the same bit for bit.
+//!
+//! C and C* on the same arrays as the call before are replayed from a CUDA graph of the
+//! whole call (`run_or_replay_repeated`): a pipeline that passes its buffers call after
+//! call pays one graph launch instead of a launch per kernel and per USFFT stage.
 
 use super::calls::ensure;
 use super::launches::ThresholdAt;
@@ -9,10 +13,29 @@ use super::{BoxStage, Pass};
 use crate::backend::cuda::array::{DeviceArray, DeviceArrayMut};
 use crate::backend::cuda::bind;
 use crate::backend::cuda::caller::ordered_on;
+use crate::backend::cuda::replay::{run_or_replay_repeated, Replay};
 use crate::error::Result;
 use crate::progress::Reporter;
 use crate::sample::Real;
 use cudarc::driver::CudaStream;
+
+/// The captured C and C* on the caller's arrays (input, output addresses), and the arrays
+/// of each pass's previous call.
+#[derive(Default)]
+pub(super) struct CallReplays {
+    forward: (Option<Replay<[u64; 2]>>, Option<[u64; 2]>),
+    adjoint: (Option<Replay<[u64; 2]>>, Option<[u64; 2]>),
+}
+
+impl CallReplays {
+    fn of(&mut self, pass: Pass) -> (&mut Option<Replay<[u64; 2]>>, &mut Option<[u64; 2]>) {
+        let (slot, last) = match pass {
+            Pass::Forward => &mut self.forward,
+            Pass::Adjoint => &mut self.adjoint,
+        };
+        (slot, last)
+    }
+}
 
 impl<T: Real> BoxStage<T> {
     /// C (`input` the data, n reals → `output` the coefficients, 2·m reals, interleaved
@@ -30,9 +53,16 @@ impl<T: Real> BoxStage<T> {
             Pass::Adjoint => (output.len(), input.len()),
         };
         self.device_call((data, coeffs), |s, scratch, quiet| {
-            ordered_on(caller, s, || {
-                self.run_on(pass, input, output, &[], scratch, quiet)
-            })
+            let mut calls = std::mem::take(&mut scratch.calls);
+            let (slot, last) = calls.of(pass);
+            let key = [input.addr(), output.addr()];
+            let done = ordered_on(caller, s, || {
+                run_or_replay_repeated(slot, last, s, key, || {
+                    self.pass_on(pass, input, output, None, scratch, quiet)
+                })
+            });
+            scratch.calls = calls;
+            done
         })
     }
 

@@ -34,6 +34,7 @@ use crate::progress::Reporter;
 use crate::sample::Real;
 use crate::sample::Sample;
 use crate::usfft::UsfftPlan;
+use caller::CallReplays;
 use cudarc::driver::{CudaModule, CudaStream};
 use ffts::{BoxReplays, FftGroup};
 pub use launches::ThresholdAt;
@@ -98,7 +99,8 @@ struct Buffers<T> {
 /// Interleaved complex as reals: `work` (the boxes in work order), `values` (lattice
 /// values), `modes` (the data as complex); the last host-shifted call's shift tables (where
 /// and the factors: kept, as its queued kernels read them); the first non-finite input value
-/// found (u64::MAX: none); the captured box FFTs.
+/// found (u64::MAX: none); the captured box FFTs, and C and C* captured on a caller's
+/// arrays.
 struct Scratch<T> {
     work: DeviceBuf<T>,
     values: DeviceBuf<T>,
@@ -106,6 +108,7 @@ struct Scratch<T> {
     shifts: Option<(DeviceBuf<i64>, DeviceBuf<T>)>,
     first_bad: DeviceBuf<u64>,
     box_replays: BoxReplays,
+    calls: CallReplays,
 }
 
 /// One call's grid-shift tables on the device (`tables::shift_factors`): where each box's
@@ -262,6 +265,7 @@ impl<T: Real> Scratch<T> {
             shifts: None,
             first_bad: alloc(s, 1, "allocating the wave-packet input check")?,
             box_replays: BoxReplays::default(),
+            calls: CallReplays::default(),
         })
     }
 }

@@ -112,6 +112,39 @@ where
         got == bits(&coeffs),
         "device forward differs from the host call"
     );
+    // Calls on the same arrays as the call before replay a capture of the call: two other
+    // arrays, each called on three times in a row, are written, and only they.
+    let outs = [g.zeros::<T>(m2), g.zeros::<T>(m2)];
+    for (k, out) in outs.iter().enumerate() {
+        for _ in 0..3 {
+            ok((c.forward_device)(l, data.addr(), out.addr()));
+        }
+        assert!(
+            bits(&g.download(out)) == got,
+            "replayed forward into array {k}"
+        );
+        if k == 0 {
+            let untouched = g.download(&outs[1]).iter().all(|&v| v.into() == 0.0);
+            assert!(untouched, "a replay wrote an array it was not given");
+        }
+    }
+    let forward = |out: &Dev<T>| (c.forward_device)(l, data.addr(), out.addr());
+    enqueue_cost(
+        g,
+        "wave-packet forward, the arrays of the call before",
+        30,
+        || forward(&outs[0]),
+    );
+    let mut at = 0;
+    enqueue_cost(
+        g,
+        "wave-packet forward, other arrays than the call before",
+        30,
+        || {
+            at = 1 - at;
+            forward(&outs[at])
+        },
+    );
     // C*.
     let mut back = vec![zero; n];
     ok((c.adjoint)(l, coeffs.as_ptr(), back.as_mut_ptr()));
