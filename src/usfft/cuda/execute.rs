@@ -11,7 +11,7 @@ use crate::backend::cuda::checks::Rows;
 use crate::backend::cuda::fft::Direction;
 use crate::backend::cuda::launch::{for_elems, Launch};
 use crate::backend::cuda::memory::DeviceBuf;
-use crate::backend::cuda::replay::run_or_replay;
+use crate::backend::cuda::replay::{run_or_replay, run_or_replay_repeated};
 use crate::backend::cuda::staging::{download_staged, upload_staged};
 use crate::backend::cuda::tracked::write_on;
 use crate::backend::cuda::{bind, driver_error, CudaBackend};
@@ -129,9 +129,16 @@ impl<T: Real> DevicePoints<T> {
             TransformType::Type3 => return Err(type3_elsewhere()),
         }
         let mut work = self.work.lock().unwrap();
-        ordered_on(&caller, &self.stream, || {
-            self.enqueue(c, f, &mut work.grid, None)
-        })
+        let grid = &mut work.grid;
+        let (mut slot, mut last) = std::mem::take(&mut grid.calls);
+        let key = [c.addr(), f.addr(), grid.cells.addr()];
+        let done = ordered_on(&caller, &self.stream, || {
+            run_or_replay_repeated(&mut slot, &mut last, &self.stream, key, || {
+                self.enqueue(c, f, grid, None)
+            })
+        });
+        grid.calls = (slot, last);
+        done
     }
 
     /// Reals of the strengths and of the modes, over the batch.
@@ -234,7 +241,9 @@ impl<T: Real> DevicePoints<T> {
             -1 => Direction::Forward,
             _ => Direction::Inverse,
         };
-        let FineGrid { cells, fft_replay } = grid;
+        let FineGrid {
+            cells, fft_replay, ..
+        } = grid;
         let key = cells.addr();
         let plan = self.fft.as_ref().ok_or_else(type3_elsewhere)?;
         run_or_replay(fft_replay, &self.stream, key, || {

@@ -68,10 +68,14 @@ pub(super) struct Work<T> {
 }
 
 /// The fine grids (2·n_vectors·nf1·nf2·nf3 reals) and their FFT captured into a CUDA graph
-/// on first use (`replay`: one graph launch costs the host less than a cuFFT execute).
+/// on first use (`replay`: one graph launch costs the host less than a cuFFT execute); and
+/// a whole execute on an application's arrays, captured when a call repeats the previous
+/// call's arrays (`run_or_replay_repeated`; keyed by the strengths', modes' and grids'
+/// addresses, and forgotten when points are set: the graph holds their count and bins).
 pub(super) struct FineGrid<T> {
     pub(super) cells: DeviceBuf<T>,
     pub(super) fft_replay: Option<Replay>,
+    pub(super) calls: (Option<Replay<[u64; 3]>>, Option<[u64; 3]>),
 }
 
 /// Replaces `buf` by one of `len` elements if it is shorter.
@@ -117,7 +121,11 @@ pub(super) fn points_slot<'a, T: Real>(
     if slot.is_none() {
         *slot = Some(Box::new(DevicePoints::new(gpu, spec)?));
     }
-    Ok(slot.as_mut().unwrap())
+    let pts = slot.as_mut().unwrap();
+    // New points: an execute captured on the old ones is stale.
+    let work = pts.work.get_mut().unwrap_or_else(|e| e.into_inner());
+    work.grid.calls = (None, None);
+    Ok(pts)
 }
 
 impl<T: Real> DevicePoints<T> {
@@ -177,6 +185,7 @@ impl<T: Real> DevicePoints<T> {
                 grid: FineGrid {
                     cells: grid,
                     fft_replay: None,
+                    calls: (None, None),
                 },
                 c: None,
                 f: None,

@@ -87,6 +87,17 @@ fn usfft_device_calls_equal_the_host_calls() {
             );
             let dev = five_times_equal("usfft type 2", || bits(&run()));
             assert!(dev == bits(&host), "type 2 after device set-points differs");
+            // Points of another count after those replays: the execute follows them.
+            let half = m / 2;
+            let s = sg_usfft_set_points_f32(p, half, x.as_ptr(), y.as_ptr(), null);
+            assert_eq!(s, SG_OK, "{}", message());
+            let mut c_half = vec![0f32; 2 * nv * half];
+            let s = sg_usfft_execute_f32(p, c_half.as_mut_ptr(), f.as_mut_ptr());
+            assert_eq!(s, SG_OK, "{}", message());
+            run();
+            let got = run();
+            let same = bits(&got[..c_half.len()]) == bits(&c_half);
+            assert!(same, "type 2 on new points after replays differs");
         } else {
             let e = rel_err(&same_points, &host).max(rel_err(&run(), &host));
             assert!(e < 1e-6, "type 1: device execute differs by {e:e}");
