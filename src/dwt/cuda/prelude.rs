@@ -1,10 +1,32 @@
 //! The NVRTC prelude: the wavelet and the sample type baked into kernels/dwt.cu.
 
-use crate::dwt::wavelet::{self, Wavelet};
+use crate::dwt::wavelet::{self, Family, Wavelet};
 use crate::sample::Sample;
+use std::sync::{Arc, Mutex};
 
-/// The NVRTC prelude of kernels/dwt.cu for one wavelet and sample type.
-pub fn prelude<T: Sample>(wavelet: &Wavelet) -> String {
+/// The NVRTC prelude of kernels/dwt.cu for one wavelet and sample type, made once per
+/// process: each call looks its module up by it, and printing the filters' taps to 17
+/// digits took longer than the call's kernel launch.
+pub fn prelude<T: Sample>(wavelet: &Wavelet) -> Arc<str> {
+    type Key = (Family, u32, usize, usize);
+    static MADE: Mutex<Vec<(Key, Arc<str>)>> = Mutex::new(Vec::new());
+    let key = (
+        wavelet.family,
+        wavelet.member,
+        wavelet.offset,
+        std::mem::size_of::<T>(),
+    );
+    let mut made = MADE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, p)) = made.iter().find(|(k, _)| *k == key) {
+        return p.clone();
+    }
+    let p: Arc<str> = written::<T>(wavelet).into();
+    made.push((key, p.clone()));
+    p
+}
+
+/// The prelude's text.
+fn written<T: Sample>(wavelet: &Wavelet) -> String {
     let size = std::mem::size_of::<T>();
     let (key, bits) = if size == 4 {
         ("unsigned int", 32)
@@ -41,8 +63,8 @@ pub fn dwt_kernel_preludes() -> Vec<(String, String)> {
     let mut out = Vec::new();
     for w in wavelet::all() {
         let label = format!("{} {}", w.family.name(), w.member);
-        out.push((format!("{label} f32"), prelude::<f32>(&w)));
-        out.push((format!("{label} f64"), prelude::<f64>(&w)));
+        out.push((format!("{label} f32"), written::<f32>(&w)));
+        out.push((format!("{label} f64"), written::<f64>(&w)));
     }
     out
 }
