@@ -247,6 +247,15 @@ module seisgpu
       integer(c_int32_t) :: status
     end function sg_context_create
 
+    ! cu_context: the application's CUcontext as an integer; the library never destroys it.
+    function sg_context_create_on_cuda_context(cu_context, out) &
+        bind(C, name="sg_context_create_on_cuda_context") result(status)
+      import :: c_int32_t, c_int64_t, c_ptr
+      integer(c_int64_t), value, intent(in) :: cu_context
+      type(c_ptr), intent(inout) :: out
+      integer(c_int32_t) :: status
+    end function sg_context_create_on_cuda_context
+
     function sg_context_backend(ctx, backend) &
         bind(C, name="sg_context_backend") result(status)
       import :: c_int32_t, c_ptr

@@ -202,6 +202,14 @@ public:
         check(sg_context_create(backend, device_ordinal, &made));
         handle_.reset(made, sg_context_destroy);
     }
+    // sg_context_create_on_cuda_context: a CUDA context on the application's own CUDA
+    // context (a CUcontext, e.g. from cuCtxCreate), which the library never destroys: keep
+    // it alive until this context and its plans are gone.
+    static context on_cuda_context(void *cu_context) {
+        sg_context *made = nullptr;
+        check(sg_context_create_on_cuda_context(reinterpret_cast<uint64_t>(cu_context), &made));
+        return context(made);
+    }
     context(const context &) = delete;
     context &operator=(const context &) = delete;
     context(context &&) noexcept = default;
@@ -217,6 +225,11 @@ public:
     ~context() { remove_progress(); }
     // The C handle, for calls this header does not wrap; still owned here.
     sg_context *get() const noexcept { return handle_.get(); }
+
+private:
+    explicit context(sg_context *made) { handle_.reset(made, sg_context_destroy); }
+
+public:
 
     // sg_context_set_progress with a C++ callable, called on the thread that makes each
     // long call; an empty one removes it. An exception thrown by `callback` cancels the

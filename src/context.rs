@@ -24,7 +24,6 @@ impl Context {
     pub fn new(request: BackendRequest, device_ordinal: i32) -> Result<Arc<Context>> {
         let (request, forced_by) = request.with_environment()?;
         let cpu = CpuBackend::new()?;
-        let cpu_line = format!("CPU: {} threads", cpu.threads());
         let (cuda, why) = match request {
             BackendRequest::Cpu => {
                 let who = forced_by.unwrap_or_else(|| "the caller".into());
@@ -53,16 +52,36 @@ impl Context {
                 }
             }
         };
+        Ok(Context::made(cpu, cuda, &why))
+    }
+
+    /// A CUDA context on the application's CUDA context `raw` (a `CUcontext`; see
+    /// `backend::cuda::adopt`). `SEISGPU_BACKEND` does not apply: the caller asks for this
+    /// CUDA context by name.
+    ///
+    /// # Safety
+    /// `raw` is a live `CUcontext`, destroyed by the application only after the context
+    /// returned and every plan made on it.
+    pub unsafe fn adopting(raw: u64) -> Result<Arc<Context>> {
+        let cpu = CpuBackend::new()?;
+        // SAFETY: the caller's promise.
+        let cuda = unsafe { CudaBackend::adopting(raw)? };
+        Ok(Context::made(cpu, Some(cuda), ""))
+    }
+
+    /// The context of `cpu` and `cuda`, described (`why`: why the CPU, without a GPU).
+    fn made(cpu: CpuBackend, cuda: Option<CudaBackend>, why: &str) -> Arc<Context> {
+        let cpu_line = format!("CPU: {} threads", cpu.threads());
         let description = match &cuda {
             Some(c) => format!("backend: CUDA\n{}\n{cpu_line} (host staging)", c.describe()),
             None => format!("backend: CPU\n{why}\n{cpu_line}"),
         };
-        Ok(Arc::new(Context {
+        Arc::new(Context {
             cpu,
             cuda,
             description,
             progress: RwLock::new(None),
-        }))
+        })
     }
 
     pub fn backend(&self) -> BackendKind {

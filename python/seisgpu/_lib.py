@@ -169,6 +169,7 @@ _PROTOTYPES: dict[str, tuple[list, object]] = {
     "sg_status_string": ([i32], ctypes.c_char_p),
     "sg_last_error_message": ([], ctypes.c_char_p),
     "sg_context_create": ([i32, i32, PP], i32),
+    "sg_context_create_on_cuda_context": ([ctypes.c_uint64, PP], i32),
     "sg_context_backend": ([p, P(i32)], i32),
     "sg_context_describe": ([p, ctypes.c_char_p, sz, P(sz)], i32),
     "sg_context_destroy": ([p], None),

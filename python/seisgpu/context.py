@@ -41,6 +41,29 @@ class Context(Handle):
         if isinstance(device, bool) or not isinstance(device, int) or device < 0:
             from ._errors import InvalidArgumentError
             raise InvalidArgumentError(f"device = {device!r}: expected a GPU ordinal ≥ 0")
+        self._state()
+        check("sg_context_create", _lib.lib.sg_context_create(code, device,
+                                                             ctypes.byref(self._h)))
+
+    @classmethod
+    def on_cuda_context(cls, cu_context: int) -> "Context":
+        """A CUDA context on the application's own CUDA context ``cu_context`` (a
+        ``CUcontext`` as an integer, e.g. from ``cuCtxCreate`` through ``cuda-python``):
+        the library's kernels, streams and memory live there, and its streams are accepted
+        by :meth:`set_stream`. The library never destroys ``cu_context``: keep it alive
+        until this context and its plans are gone."""
+        if isinstance(cu_context, bool) or not isinstance(cu_context, int) or cu_context < 0:
+            from ._errors import InvalidArgumentError
+            raise InvalidArgumentError(
+                f"cu_context = {cu_context!r}: expected a CUcontext handle as an int")
+        self = cls.__new__(cls)
+        Handle.__init__(self)
+        self._state()
+        check("sg_context_create_on_cuda_context",
+              _lib.lib.sg_context_create_on_cuda_context(cu_context, ctypes.byref(self._h)))
+        return self
+
+    def _state(self) -> None:
         self._progress: Any = None
         # Device calls set the library context's stream, then queue their work: one at a
         # time, so that each is ordered on its own arrays' stream.
@@ -50,8 +73,6 @@ class Context(Handle):
         # library this package knows (DLPack arrays, …) are ordered on it.
         self._default_stream = 0
         self._cuda: bool | None = None
-        check("sg_context_create", _lib.lib.sg_context_create(code, device,
-                                                             ctypes.byref(self._h)))
 
     @property
     def backend(self) -> str:

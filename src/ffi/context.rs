@@ -50,6 +50,33 @@ pub extern "C" fn sg_context_create(
     })
 }
 
+/// Creates a CUDA context that runs on the application's own CUDA context `cu_context` (a
+/// `CUcontext` passed as an integer): the CUDA runtime's primary context (`cuCtxGetCurrent`
+/// after `cudaSetDevice` and a first runtime call, or `cuDevicePrimaryCtxRetain`) or one
+/// made with `cuCtxCreate`. The library loads its kernels and makes its streams, plans and
+/// device memory in that context, so `sg_context_set_stream` accepts the application's
+/// streams of it, and device calls take arrays allocated there. The device is the
+/// context's. The library never destroys `cu_context`: the application keeps it alive
+/// until this context and every plan made on it are destroyed, then destroys it as before.
+/// `SEISGPU_BACKEND` does not apply (the call names its CUDA context).
+/// `SG_ERR_INVALID_ARGUMENT` for 0 or a context the driver does not know as live;
+/// `SG_ERR_CUDA_UNAVAILABLE` without the CUDA libraries. On success `*out` receives a new
+/// context that the caller releases with `sg_context_destroy`; on failure `*out` is left
+/// unchanged. `out` must not be NULL. Thread-safe.
+#[no_mangle]
+pub extern "C" fn sg_context_create_on_cuda_context(
+    cu_context: u64,
+    out: *mut *mut sg_context,
+) -> sg_status {
+    guard(|| {
+        let out = out_ptr(out, "out")?;
+        // SAFETY: the C contract above: a live CUcontext, kept alive by the application.
+        let ctx = unsafe { Context::adopting(cu_context)? };
+        out.hand_over(sg_context(ctx));
+        Ok(())
+    })
+}
+
 /// `super::create` for a handle made on a context (a plan): `make` gets the context.
 pub(crate) fn create_on<H>(
     ctx: *const sg_context,
@@ -101,10 +128,10 @@ pub extern "C" fn sg_context_describe(
 /// The stream must stay alive while calls use it; set another, or 0, before destroying it.
 /// Calls with host arrays are unaffected (they return with their results written).
 /// `SG_ERR_UNSUPPORTED` on a CPU context; `SG_ERR_INVALID_ARGUMENT` for a stream of another
-/// CUDA context than the device's primary one (a `cuCtxCreate` context: the library's
-/// kernels cannot run there, though device arrays allocated in such a context may be passed
-/// to device calls on a primary-context stream). Change it only while no device call runs
-/// on `ctx`.
+/// CUDA context than the library context's (the device's primary one, or the application's
+/// own given to `sg_context_create_on_cuda_context`): the library's kernels cannot run
+/// there, though device arrays allocated in another context of the device may be passed to
+/// device calls. Change it only while no device call runs on `ctx`.
 #[no_mangle]
 pub extern "C" fn sg_context_set_stream(ctx: *mut sg_context, stream: u64) -> sg_status {
     guard(|| {

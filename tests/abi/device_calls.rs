@@ -66,6 +66,31 @@ fn context_stream_calls_on_the_cpu() {
     assert_eq!(s, SG_ERR_NULL_POINTER);
 }
 
+/// A library context on an application's CUDA context: 0 and a NULL `out` refused, `out`
+/// untouched; without CUDA (the library's own choice on this machine is the CPU), any
+/// handle is refused as unavailable before the driver is asked about it.
+#[test]
+fn a_context_on_the_application_cuda_context_checks_its_arguments() {
+    let sentinel = 0x5eed as *mut sg_context;
+    let mut out = sentinel;
+    let s = sg_context_create_on_cuda_context(0, &mut out);
+    assert_eq!(s, SG_ERR_INVALID_ARGUMENT);
+    assert!(message().contains("cu_context is 0"), "{}", message());
+    assert_eq!(out, sentinel, "out written on failure");
+    let s = sg_context_create_on_cuda_context(A, ptr::null_mut());
+    assert_eq!(s, SG_ERR_NULL_POINTER);
+    let mut auto = ptr::null_mut();
+    assert_eq!(sg_context_create(SG_BACKEND_AUTO, 0, &mut auto), SG_OK);
+    let mut backend = -1;
+    assert_eq!(sg_context_backend(auto, &mut backend), SG_OK);
+    sg_context_destroy(auto);
+    if backend == SG_BACKEND_CPU && std::env::var_os("SEISGPU_BACKEND").is_none() {
+        let s = sg_context_create_on_cuda_context(A, &mut out);
+        assert_eq!(s, SG_ERR_CUDA_UNAVAILABLE, "{}", message());
+        assert_eq!(out, sentinel, "out written on failure");
+    }
+}
+
 #[test]
 fn dwt_device_calls_on_the_cpu() {
     let c = cpu();

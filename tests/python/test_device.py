@@ -173,6 +173,14 @@ def test_context_stream_and_synchronize_on_a_cpu_context(cpu):
         cpu.set_device_checks(True)
 
 
+def test_a_context_on_an_application_cuda_context_checks_its_handle(cpu):
+    for bad in (-1, "1", 1.5, True, None):
+        with pytest.raises(seisgpu.InvalidArgumentError, match="cu_context"):
+            seisgpu.Context.on_cuda_context(bad)
+    with pytest.raises(seisgpu.InvalidArgumentError, match="cu_context is 0"):
+        seisgpu.Context.on_cuda_context(0)
+
+
 def test_stream_values():
     # The interface's 1 is the legacy default stream, the library's 0; 2 (per-thread
     # default) and real streams pass as they are; None names none.

@@ -569,3 +569,23 @@ def test_dlpack_only_arrays_use_the_contexts_stream(torch_lib, gpu):
         same_bits(dst.tensor, want, xp)
     finally:
         gpu.set_stream(0)
+
+
+def test_a_context_on_the_runtimes_own_context():
+    """The CUDA runtime's context as CuPy holds it, given by its handle: the library runs
+    there, recognises it as the device's primary context, and a DWT on CuPy arrays equals
+    the host call."""
+    cp = pytest.importorskip("cupy")
+    if not _has_gpu("cupy", cp):
+        pytest.skip("cupy sees no GPU")
+    cp.cuda.Device(0).use()
+    cp.zeros(1)  # the runtime's context is made and current
+    handle = int(cp.cuda.driver.ctxGetCurrent())
+    with seisgpu.Context.on_cuda_context(handle) as ctx:
+        assert "primary context, given by the application" in ctx.description
+        x = np.random.default_rng(13).standard_normal((16, 512)).astype(np.float32)
+        dwt = seisgpu.Dwt(ctx, 512)
+        want = dwt.denoise(x)
+        got = dwt.denoise(cp.asarray(x))
+        ctx.synchronize()
+        assert np.array_equal(bits(cp.asnumpy(got)), bits(want))

@@ -28,9 +28,9 @@ impl CallerStream {
     /// # Safety
     /// `stream` is 0 or a live stream of `ctx`'s context that stays alive while calls use it.
     ///
-    /// A stream of another CUDA context (one made with `cuCtxCreate`) is refused: the
-    /// library's kernels are loaded in the device's primary context and cannot be queued
-    /// there.
+    /// A stream of another CUDA context than `ctx` is refused: the library's kernels are
+    /// loaded in `ctx` (the device's primary context, or the application's own given to
+    /// `sg_context_create_on_cuda_context`) and cannot be queued there.
     pub unsafe fn set(&self, ctx: &Arc<CudaContext>, stream: u64) -> Result<()> {
         let wrapped = match stream {
             0 => None,
@@ -67,7 +67,7 @@ unsafe fn check_stream_context(ctx: &CudaContext, stream: u64) -> Result<()> {
         return Ok(());
     }
     Err(crate::invalid!(
-        "stream 0x{stream:x} belongs to CUDA context {owner:?}, not to the device's primary context {:?}, where the library's kernels run (the CUDA runtime's context); queue device calls on a stream of the primary context (its memory may come from any context of the device)",
+        "stream 0x{stream:x} belongs to CUDA context {owner:?}, not to the library context's CUDA context {:?}, where its kernels run; queue device calls on a stream of that context (its memory may come from any context of the device), or create the library context on the stream's CUDA context (sg_context_create_on_cuda_context)",
         ctx.cu_ctx()
     ))
 }

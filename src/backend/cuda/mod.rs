@@ -1,6 +1,7 @@
 //! The CUDA backend, through cudarc: driver, NVRTC, cuFFT and cuBLAS, all loaded at
 //! run time so that the library loads and works (on the CPU) without them.
 
+pub mod adopt;
 pub mod array;
 pub mod blas;
 pub mod blas_pool;
@@ -66,26 +67,65 @@ pub struct CudaBackend {
     description: String,
 }
 
+/// The CUDA libraries the backend needs, each found, and the number of devices (at least
+/// one): `CudaUnavailable` saying what is missing otherwise.
+fn libraries_and_devices() -> Result<(probe::Libraries, usize)> {
+    let libs = probe::probe();
+    if let Some(why) = libs.missing_required() {
+        return Err(Error::CudaUnavailable(why));
+    }
+    let count = CudaContext::device_count().map_err(|e| {
+        Error::CudaUnavailable(format!("the CUDA driver could not be initialised: {e:?}"))
+    })?;
+    if count <= 0 {
+        return Err(Error::CudaUnavailable(
+            "the CUDA driver reports no device".into(),
+        ));
+    }
+    Ok((libs, count as usize))
+}
+
 impl CudaBackend {
+    /// The backend on device `ordinal`'s primary context.
     pub fn new(ordinal: usize) -> Result<CudaBackend> {
-        let libs = probe::probe();
-        if let Some(why) = libs.missing_required() {
-            return Err(Error::CudaUnavailable(why));
-        }
-        let count = CudaContext::device_count().map_err(|e| {
-            Error::CudaUnavailable(format!("the CUDA driver could not be initialised: {e:?}"))
-        })?;
-        if count <= 0 {
-            return Err(Error::CudaUnavailable(
-                "the CUDA driver reports no device".into(),
-            ));
-        }
-        if ordinal >= count as usize {
+        let (libs, count) = libraries_and_devices()?;
+        if ordinal >= count {
             return Err(Error::CudaUnavailable(format!(
                 "device_ordinal {ordinal} asked for, but the driver reports {count} device(s)"
             )));
         }
         let ctx = primary_context(ordinal)?;
+        Self::on(ctx, ordinal, &libs, "the device's primary context")
+    }
+
+    /// The backend on the application's CUDA context `raw` (`adopt`).
+    ///
+    /// # Safety
+    /// `raw` is a live `CUcontext`, which the application destroys only after every library
+    /// context and plan made on it.
+    pub unsafe fn adopting(raw: u64) -> Result<CudaBackend> {
+        if raw == 0 {
+            return Err(crate::invalid!(
+                "cu_context is 0 (NULL); pass a live CUcontext (cuCtxGetCurrent after cudaSetDevice and cudaFree(0), or cuCtxCreate)"
+            ));
+        }
+        let (libs, _) = libraries_and_devices()?;
+        // SAFETY: the caller's promise.
+        let (ordinal, ctx, primary) = unsafe { adopt::adopt(raw, primary_context)? };
+        let whose = match primary {
+            true => format!("the device's primary context, given by the application (0x{raw:x})"),
+            false => format!("the application's CUDA context 0x{raw:x}"),
+        };
+        Self::on(ctx, ordinal, &libs, &whose)
+    }
+
+    /// The backend on `ctx`, device `ordinal`'s context `whose` (for the description).
+    fn on(
+        ctx: Arc<CudaContext>,
+        ordinal: usize,
+        libs: &probe::Libraries,
+        whose: &str,
+    ) -> Result<CudaBackend> {
         let (major, minor) = ctx
             .compute_capability()
             .map_err(driver_error("reading the compute capability"))?;
@@ -113,6 +153,7 @@ impl CudaBackend {
             .map_or("off".to_string(), |d| d.display().to_string());
         let description = format!(
             "device {ordinal}: {name}, compute capability {major}.{minor}, {} multiprocessors, {:.1} GiB\n\
+             CUDA context: {whose}\n\
              NVRTC {nvrtc_major}.{nvrtc_minor}, kernels compiled to {kernels_as}, kernel cache: {cache}\n{}",
             multiprocessors,
             total as f64 / (1u64 << 30) as f64,
