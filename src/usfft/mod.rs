@@ -255,7 +255,7 @@ impl<T: Real> UsfftPlan<T> {
     }
 
     /// Sets the points `other` holds (types 1 and 2, a plan on the same context) without
-    /// sorting them again: shared on the CPU, copied on the device. Ok(false), with nothing
+    /// sorting them again: shared, on the CPU and on the device. Ok(false), with nothing
     /// changed, where the two plans do not sort points alike (another dimension, fine grid
     /// or kernel width) or `other` has no points of these kinds: then call `set_points`.
     pub(crate) fn set_points_of(&mut self, other: &UsfftPlan<T>) -> Result<bool> {
@@ -272,7 +272,7 @@ impl<T: Real> UsfftPlan<T> {
             }
             (PointsState::Device(p), Some(gpu)) => {
                 let from: &cuda::DevicePoints<T> = p;
-                self.set_device_points(|slot, spec| cuda::copy_points(gpu, slot, spec, from))?;
+                self.set_device_points(|slot, spec| cuda::share_points(gpu, slot, spec, from))?;
                 Ok(true)
             }
             _ => Ok(false),

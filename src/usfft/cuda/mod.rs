@@ -26,5 +26,5 @@ pub use heuristics::{choose_tiling, set_interp_tile_bytes, SpreadMethod};
 pub use plan::{prepare, DevicePoints};
 pub use points::{set_points, set_points_device, DeviceCoords};
 pub use prelude::{prelude, usfft_kernel_preludes};
-pub use reuse::{copy_points, same_sort};
+pub use reuse::{same_sort, share_points};
 pub use type3::{set_points3, DeviceType3};

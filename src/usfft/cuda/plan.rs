@@ -27,7 +27,8 @@ pub struct DevicePoints<T: Real> {
     pub tiling: Tiling,
     pub method: SpreadMethod,
     pub(super) interp: InterpMethod,
-    pub(super) sorted: Sorted<T>,
+    /// Shared with another plan over the same points (`reuse`): read-only while shared.
+    pub(super) sorted: Arc<Sorted<T>>,
     pub(super) sort: SortScratch<T>,
     pub(super) tables: ModeTables<T>,
     /// Fine grids (n_vectors of them) and host-to-host staging buffers, one execute at a time.
@@ -36,12 +37,28 @@ pub struct DevicePoints<T: Real> {
 }
 
 /// Sorted points (capacity ≥ m): caller index, and per dimension i0 and d; the sorted
-/// positions of bin b are bin_start[b]..bin_start[b + 1].
+/// positions of bin b are bin_start[b]..bin_start[b + 1]. Made on `stream`, where they are
+/// freed.
 pub(super) struct Sorted<T> {
     pub(super) perm: DeviceBuf<i32>,
     pub(super) first: [DeviceBuf<i32>; 3],
     pub(super) offset: [DeviceBuf<T>; 3],
     pub(super) bin_start: DeviceBuf<u32>,
+    pub(super) stream: Arc<CudaStream>,
+}
+
+impl<T: Real> Sorted<T> {
+    /// Room for no points yet, and `n_bins` bins.
+    fn new(s: &Arc<CudaStream>, n_bins: usize) -> Result<Sorted<T>> {
+        let what = "allocating USFFT points";
+        Ok(Sorted {
+            perm: alloc(s, 1, what)?,
+            first: [alloc(s, 1, what)?, alloc(s, 1, what)?, alloc(s, 1, what)?],
+            offset: [alloc(s, 1, what)?, alloc(s, 1, what)?, alloc(s, 1, what)?],
+            bin_start: alloc(s, n_bins + 1, what)?,
+            stream: s.clone(),
+        })
+    }
 }
 
 /// The counting sort's working arrays: each point's bin and rank within it, its coordinates
@@ -162,12 +179,7 @@ impl<T: Real> DevicePoints<T> {
             choose_tiling(spec, 0, std::mem::size_of::<T>(), gpu.max_shared_bytes);
         let s = &stream;
         Ok(DevicePoints {
-            sorted: Sorted {
-                perm: alloc(s, 1, what)?,
-                first: [alloc(s, 1, what)?, alloc(s, 1, what)?, alloc(s, 1, what)?],
-                offset: [alloc(s, 1, what)?, alloc(s, 1, what)?, alloc(s, 1, what)?],
-                bin_start: alloc(s, tiling.n_bins() + 1, what)?,
-            },
+            sorted: Arc::new(Sorted::new(s, tiling.n_bins())?),
             sort: SortScratch {
                 key: alloc(s, 1, what)?,
                 rank: alloc(s, 1, what)?,
@@ -194,6 +206,33 @@ impl<T: Real> DevicePoints<T> {
             spec: spec.clone(),
             stream,
         })
+    }
+
+    /// The sorted points to write new ones into: this plan's own, made afresh on its stream
+    /// where they are another plan's or shared (that plan goes on reading the old ones).
+    pub(super) fn own_sorted(&mut self) -> Result<&mut Sorted<T>> {
+        let own = Arc::get_mut(&mut self.sorted)
+            .is_some_and(|s| s.stream.cu_stream() == self.stream.cu_stream());
+        if !own {
+            self.let_go_of_sorted()?;
+            self.sorted = Arc::new(Sorted::new(&self.stream, self.tiling.n_bins())?);
+        }
+        Ok(Arc::get_mut(&mut self.sorted).expect("made above"))
+    }
+
+    /// Orders the stream the sorted points were made on (and are freed on) after this
+    /// plan's work, before this plan lets go of points another plan made: a free there then
+    /// waits for this plan's reads.
+    pub(super) fn let_go_of_sorted(&self) -> Result<()> {
+        let owner = &self.sorted.stream;
+        if owner.cu_stream() != self.stream.cu_stream() {
+            owner
+                .join(&self.stream)
+                .map_err(crate::backend::cuda::driver_error(
+                    "ordering shared USFFT points' release after a plan's work",
+                ))?;
+        }
+        Ok(())
     }
 
     /// The stream every execute of this plan runs on (for events around device-resident calls).
@@ -229,6 +268,13 @@ impl<T: Real> DevicePoints<T> {
     /// The kernel's shape parameter β in the plan's precision.
     pub(super) fn beta(&self) -> T {
         T::from_f64(self.spec.kernel.beta).unwrap()
+    }
+}
+
+impl<T: Real> Drop for DevicePoints<T> {
+    fn drop(&mut self) {
+        // Nothing to report to from a drop; the driver keeps the error for later calls.
+        let _ = self.let_go_of_sorted();
     }
 }
 

@@ -5,7 +5,7 @@
 //! synchronisation.
 
 use super::heuristics::{choose_interp, choose_tiling};
-use super::plan::{grow, points_slot, push_bins, push_fine, DevicePoints};
+use super::plan::{grow, points_slot, push_bins, push_fine, DevicePoints, Sorted};
 use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::array::{part, part_mut, DeviceArray, Part};
 use crate::backend::cuda::buffers::{alloc, download, fill_bytes, fill_zero, upload};
@@ -173,10 +173,11 @@ impl<T: Real> DevicePoints<T> {
         let what = "allocating USFFT points";
         let s = self.stream.clone();
         self.m = 0;
-        let sorted = &mut self.sorted;
+        let dim = self.spec.dim;
+        let sorted = self.own_sorted()?;
         grow(&mut sorted.perm, m, &s, what)?;
         grow(&mut sorted.bin_start, tiling.n_bins() + 1, &s, what)?;
-        for d in 0..self.spec.dim {
+        for d in 0..dim {
             grow(&mut sorted.first[d], m, &s, what)?;
             grow(&mut sorted.offset[d], m, &s, what)?;
         }
@@ -202,8 +203,9 @@ impl<T: Real> DevicePoints<T> {
             shared_mem_bytes: 0,
         };
         let mut l = Launch::new(&self.module, &self.stream, "usfft_scan_bins", one_block)?;
+        let sorted = own(&mut self.sorted);
         l.input(&self.sort.count)
-            .output(&mut self.sorted.bin_start)
+            .output(&mut sorted.bin_start)
             .scalar(n_bins as i64);
         // SAFETY: usfft_scan_bins(const unsigned* count, unsigned* start, long long nbins),
         // one block of its SCAN_THREADS: reads count[0..nbins) (count holds ≥ n_bins) and
@@ -215,11 +217,12 @@ impl<T: Real> DevicePoints<T> {
     fn scatter_points(&mut self, m: usize) -> Result<()> {
         let s = &self.stream;
         let mut l = Launch::new(&self.module, s, "usfft_scatter_points", for_elems(m))?;
+        let sorted = own(&mut self.sorted);
         l.scalar(m as i64)
             .input(&self.sort.key)
             .input(&self.sort.rank)
-            .input(&self.sorted.bin_start)
-            .output(&mut self.sorted.perm);
+            .input(&sorted.bin_start)
+            .output(&mut sorted.perm);
         // SAFETY: usfft_scatter_points(long long m, const unsigned* key, const unsigned*
         // rank, const unsigned* start, int* perm): thread j < m reads key[j], rank[j] (m
         // each) and start[key[j]] (a bin < n_bins); every point was binned (the finiteness
@@ -231,7 +234,7 @@ impl<T: Real> DevicePoints<T> {
     fn gather_sorted(&mut self, m: usize) -> Result<()> {
         let s = &self.stream;
         let mut l = Launch::new(&self.module, s, "usfft_sorted_coords", for_elems(m))?;
-        let sorted = &mut self.sorted;
+        let sorted = own(&mut self.sorted);
         l.input(&self.sort.packed).scalar(m as i64);
         push_fine(&mut l, &self.spec).input(&sorted.perm);
         let [i1, i2, i3] = &mut sorted.first;
@@ -267,11 +270,13 @@ impl<T: Real> DevicePoints<T> {
         let what = "uploading USFFT points";
         // Sorted positions index points below MAX_POINTS = i32::MAX.
         let perm: Vec<i32> = host.perm.iter().map(|&j| j as i32).collect();
-        self.sorted.perm = upload(&s, &perm, what)?;
-        self.sorted.bin_start = upload(&s, &host.bin_start, what)?;
-        for d in 0..self.spec.dim {
-            self.sorted.first[d] = upload(&s, &host.first[d], what)?;
-            self.sorted.offset[d] = upload(&s, &host.offset[d], what)?;
+        let dim = self.spec.dim;
+        let sorted = self.own_sorted()?;
+        sorted.perm = upload(&s, &perm, what)?;
+        sorted.bin_start = upload(&s, &host.bin_start, what)?;
+        for d in 0..dim {
+            sorted.first[d] = upload(&s, &host.first[d], what)?;
+            sorted.offset[d] = upload(&s, &host.offset[d], what)?;
         }
         self.m = m;
         self.tiling = tiling;
@@ -279,4 +284,10 @@ impl<T: Real> DevicePoints<T> {
         self.interp = choose_interp(&self.spec, &tiling, real_bytes, gpu.max_shared_bytes);
         Ok(())
     }
+}
+
+/// The plan's own sorted points while it sets them (`DevicePoints::own_sorted` made them
+/// its own before).
+fn own<T>(sorted: &mut Arc<Sorted<T>>) -> &mut Sorted<T> {
+    Arc::get_mut(sorted).expect("set-points writes the plan's own sorted points")
 }
