@@ -88,14 +88,17 @@ fn dwt_on_application_stream(
     let o = output.device_ptr_mut(stream).0;
     let s = sg_context_set_stream(ctx, stream.cu_stream() as u64);
     assert_eq!(s, SG_OK, "the application's stream: {}", message());
+    let equal_to = |want: &[f32], what: &str| {
+        let got = stream.clone_dtoh(&output).expect("download");
+        stream.synchronize().expect("the application's stream");
+        assert!(
+            bits(&got) == bits(want),
+            "device {what} on the application's context differs"
+        );
+    };
     let s = sg_dwt_execute_device_f32(p, SG_DWT_FORWARD, 0, i, o, count, n);
     assert_eq!(s, SG_OK, "{}", message());
-    let got = stream.clone_dtoh(&output).expect("download");
-    stream.synchronize().expect("the application's stream");
-    assert!(
-        bits(&got) == bits(&want),
-        "device forward on the application's context differs"
-    );
+    equal_to(&want, "forward");
     let s = sg_dwt_denoise_f32(
         p,
         std::ptr::null(),
@@ -108,12 +111,7 @@ fn dwt_on_application_stream(
     assert_eq!(s, SG_OK, "{}", message());
     let s = sg_dwt_denoise_device_f32(p, std::ptr::null(), i, o, count, n, std::ptr::null_mut());
     assert_eq!(s, SG_OK, "{}", message());
-    let got = stream.clone_dtoh(&output).expect("download");
-    stream.synchronize().expect("the application's stream");
-    assert!(
-        bits(&got) == bits(&want),
-        "device denoise on the application's context differs"
-    );
+    equal_to(&want, "denoise");
     assert_eq!(sg_context_set_stream(ctx, 0), SG_OK, "{}", message());
     sg_dwt_plan_destroy(p);
 }
