@@ -56,24 +56,40 @@ pub fn run_or_replay<K: PartialEq>(
     replay.graph.launch().map_err(driver_error(what))
 }
 
-/// `run_or_replay` for work on arrays an application passes, whose addresses may change
-/// from call to call: a call whose `key` is not the previous call's (`last`) or the
-/// capture's runs `work` directly, so that an application passing new arrays at every call
-/// never pays for captures it would not replay; the second call in a row on the same
-/// arrays captures, and the calls after it replay.
-pub fn run_or_replay_repeated<K: PartialEq + Copy>(
-    slot: &mut Option<Replay<K>>,
-    last: &mut Option<K>,
-    stream: &Arc<CudaStream>,
-    key: K,
-    mut work: impl FnMut() -> Result<()>,
-) -> Result<()> {
-    let repeated = *last == Some(key) || matches!(slot, Some(r) if r.key == key);
-    *last = Some(key);
-    if repeated {
-        run_or_replay(slot, stream, key, work)
-    } else {
-        work()
+/// A call on arrays an application passes, whose addresses may change from call to call:
+/// its capture, and the key of the call before.
+pub struct RepeatedReplay<K> {
+    slot: Option<Replay<K>>,
+    last: Option<K>,
+}
+
+impl<K> Default for RepeatedReplay<K> {
+    fn default() -> Self {
+        RepeatedReplay {
+            slot: None,
+            last: None,
+        }
+    }
+}
+
+impl<K: PartialEq + Copy> RepeatedReplay<K> {
+    /// `run_or_replay` for such a call: one whose `key` is neither the call before's nor
+    /// the capture's runs `work` directly, so that an application passing new arrays at
+    /// every call never pays for captures it would not replay; the second call in a row on
+    /// the same arrays captures, and the calls after it replay.
+    pub fn run(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        key: K,
+        mut work: impl FnMut() -> Result<()>,
+    ) -> Result<()> {
+        let repeated = self.last == Some(key) || matches!(&self.slot, Some(r) if r.key == key);
+        self.last = Some(key);
+        if repeated {
+            run_or_replay(&mut self.slot, stream, key, work)
+        } else {
+            work()
+        }
     }
 }
 

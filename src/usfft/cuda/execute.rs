@@ -11,7 +11,7 @@ use crate::backend::cuda::checks::Rows;
 use crate::backend::cuda::fft::Direction;
 use crate::backend::cuda::launch::{for_elems, Launch};
 use crate::backend::cuda::memory::DeviceBuf;
-use crate::backend::cuda::replay::{run_or_replay, run_or_replay_repeated};
+use crate::backend::cuda::replay::run_or_replay;
 use crate::backend::cuda::staging::{download_staged, upload_staged};
 use crate::backend::cuda::tracked::write_on;
 use crate::backend::cuda::{bind, driver_error, CudaBackend};
@@ -130,14 +130,12 @@ impl<T: Real> DevicePoints<T> {
         }
         let mut work = self.work.lock().unwrap();
         let grid = &mut work.grid;
-        let (mut slot, mut last) = std::mem::take(&mut grid.calls);
+        let mut calls = std::mem::take(&mut grid.calls);
         let key = [c.addr(), f.addr(), grid.cells.addr()];
         let done = ordered_on(&caller, &self.stream, || {
-            run_or_replay_repeated(&mut slot, &mut last, &self.stream, key, || {
-                self.enqueue(c, f, grid, None)
-            })
+            calls.run(&self.stream, key, || self.enqueue(c, f, grid, None))
         });
-        grid.calls = (slot, last);
+        grid.calls = calls;
         done
     }
 

@@ -7,7 +7,7 @@ use crate::backend::cuda::buffers::{alloc, upload};
 use crate::backend::cuda::fft::{self, FftPlan, Shape};
 use crate::backend::cuda::launch::Launch;
 use crate::backend::cuda::memory::DeviceBuf;
-use crate::backend::cuda::replay::Replay;
+use crate::backend::cuda::replay::{RepeatedReplay, Replay};
 use crate::backend::cuda::{bind, kernels, CudaBackend};
 use crate::error::Result;
 use crate::sample::Real;
@@ -87,12 +87,12 @@ pub(super) struct Work<T> {
 /// The fine grids (2·n_vectors·nf1·nf2·nf3 reals) and their FFT captured into a CUDA graph
 /// on first use (`replay`: one graph launch costs the host less than a cuFFT execute); and
 /// a whole execute on an application's arrays, captured when a call repeats the previous
-/// call's arrays (`run_or_replay_repeated`; keyed by the strengths', modes' and grids'
+/// call's arrays (`RepeatedReplay`; keyed by the strengths', modes' and grids'
 /// addresses, and forgotten when points are set: the graph holds their count and bins).
 pub(super) struct FineGrid<T> {
     pub(super) cells: DeviceBuf<T>,
     pub(super) fft_replay: Option<Replay>,
-    pub(super) calls: (Option<Replay<[u64; 3]>>, Option<[u64; 3]>),
+    pub(super) calls: RepeatedReplay<[u64; 3]>,
 }
 
 /// Replaces `buf` by one of `len` elements if it is shorter.
@@ -141,7 +141,7 @@ pub(super) fn points_slot<'a, T: Real>(
     let pts = slot.as_mut().unwrap();
     // New points: an execute captured on the old ones is stale.
     let work = pts.work.get_mut().unwrap_or_else(|e| e.into_inner());
-    work.grid.calls = (None, None);
+    work.grid.calls = RepeatedReplay::default();
     Ok(pts)
 }
 
@@ -197,7 +197,7 @@ impl<T: Real> DevicePoints<T> {
                 grid: FineGrid {
                     cells: grid,
                     fft_replay: None,
-                    calls: (None, None),
+                    calls: RepeatedReplay::default(),
                 },
                 c: None,
                 f: None,

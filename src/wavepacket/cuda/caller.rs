@@ -4,7 +4,7 @@
 //! the host-to-host calls, so the results are the same bit for bit.
 //!
 //! C and C* on the same arrays as the call before are replayed from a CUDA graph of the
-//! whole call (`run_or_replay_repeated`): a pipeline that passes its buffers call after
+//! whole call (`RepeatedReplay`): a pipeline that passes its buffers call after
 //! call pays one graph launch instead of a launch per kernel and per USFFT stage.
 
 use super::calls::ensure;
@@ -13,7 +13,7 @@ use super::{BoxStage, Pass};
 use crate::backend::cuda::array::{DeviceArray, DeviceArrayMut};
 use crate::backend::cuda::bind;
 use crate::backend::cuda::caller::ordered_on;
-use crate::backend::cuda::replay::{run_or_replay_repeated, Replay};
+use crate::backend::cuda::replay::RepeatedReplay;
 use crate::error::Result;
 use crate::progress::Reporter;
 use crate::sample::Real;
@@ -23,17 +23,16 @@ use cudarc::driver::CudaStream;
 /// of each pass's previous call.
 #[derive(Default)]
 pub(super) struct CallReplays {
-    forward: (Option<Replay<[u64; 2]>>, Option<[u64; 2]>),
-    adjoint: (Option<Replay<[u64; 2]>>, Option<[u64; 2]>),
+    forward: RepeatedReplay<[u64; 2]>,
+    adjoint: RepeatedReplay<[u64; 2]>,
 }
 
 impl CallReplays {
-    fn of(&mut self, pass: Pass) -> (&mut Option<Replay<[u64; 2]>>, &mut Option<[u64; 2]>) {
-        let (slot, last) = match pass {
+    fn of(&mut self, pass: Pass) -> &mut RepeatedReplay<[u64; 2]> {
+        match pass {
             Pass::Forward => &mut self.forward,
             Pass::Adjoint => &mut self.adjoint,
-        };
-        (slot, last)
+        }
     }
 }
 
@@ -54,10 +53,9 @@ impl<T: Real> BoxStage<T> {
         };
         self.device_call((data, coeffs), |s, scratch, quiet| {
             let mut calls = std::mem::take(&mut scratch.calls);
-            let (slot, last) = calls.of(pass);
             let key = [input.addr(), output.addr()];
             let done = ordered_on(caller, s, || {
-                run_or_replay_repeated(slot, last, s, key, || {
+                calls.of(pass).run(s, key, || {
                     self.pass_on(pass, input, output, None, scratch, quiet)
                 })
             });
