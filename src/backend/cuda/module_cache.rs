@@ -11,7 +11,9 @@ use std::sync::{Arc, Mutex};
 
 #[derive(Default)]
 pub struct ModuleCache {
-    modules: Mutex<HashMap<(&'static str, String), Arc<CudaModule>>>,
+    /// By kernel file, then prelude: a lookup borrows the prelude (calls look their module
+    /// up at every launch, and a DWT prelude is kilobytes long).
+    modules: Mutex<HashMap<&'static str, HashMap<String, Arc<CudaModule>>>>,
     disk: DiskCache,
 }
 
@@ -29,9 +31,14 @@ impl ModuleCache {
         kernel: &KernelSource,
         prelude: &str,
     ) -> Result<Arc<CudaModule>> {
-        let key = (kernel.file, prelude.to_string());
-        if let Some(m) = self.modules.lock().unwrap().get(&key) {
-            return Ok(m.clone());
+        let found = self
+            .modules
+            .lock()
+            .unwrap()
+            .get(kernel.file)
+            .and_then(|by| by.get(prelude).cloned());
+        if let Some(m) = found {
+            return Ok(m);
         }
         // Compile outside the lock: NVRTC takes a while and other kernels may be wanted.
         let compile = || nvrtc::compile(kernel.file, kernel.source, prelude, arch);
@@ -52,7 +59,9 @@ impl ModuleCache {
             .modules
             .lock()
             .unwrap()
-            .entry(key)
+            .entry(kernel.file)
+            .or_default()
+            .entry(prelude.to_string())
             .or_insert(module)
             .clone())
     }
