@@ -85,11 +85,11 @@ unsafe fn is_primary(ctx: CUcontext, device: CUdevice) -> Result<bool> {
 /// The library's hold on a context it did not make: one per handle, kept until exit and
 /// never dropped, so that cudarc never destroys the application's context.
 fn kept(ctx: CUcontext, device: CUdevice, ordinal: usize) -> Result<Arc<CudaContext>> {
-    static KEPT: Mutex<Vec<(usize, Arc<CudaContext>)>> = Mutex::new(Vec::new());
+    static KEPT: Mutex<Vec<Arc<CudaContext>>> = Mutex::new(Vec::new());
     let mut held = KEPT.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((_, c)) = held
+    if let Some(c) = held
         .iter()
-        .find(|(_, c)| c.cu_ctx() == ctx && c.cu_device() == device)
+        .find(|c| c.cu_ctx() == ctx && c.cu_device() == device)
     {
         return Ok(c.clone());
     }
@@ -100,6 +100,6 @@ fn kept(ctx: CUcontext, device: CUdevice, ordinal: usize) -> Result<Arc<CudaCont
     // SAFETY: as for the primary context (`primary_context`): the library orders its
     // streams itself.
     unsafe { wrapped.disable_event_tracking() };
-    held.push((ordinal, wrapped.clone()));
+    held.push(wrapped.clone());
     Ok(wrapped)
 }
