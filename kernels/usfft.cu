@@ -2,9 +2,10 @@
 // deconvolution/copy between the mode array and the fine grid. cuFFT does the FFT.
 //
 // The prelude defines REAL (float or double), DIM (1, 2, 3), NSPREAD (kernel width w in
-// cells), KERNEL_ES (1: exp(β(√(1−z²)−1)); 0: Gaussian exp(−βz²)) and ROW_TILE1 (the
-// fastest-axis bin size of usfft_spread_rows). Complex arrays are interleaved (re, im) REAL
-// pairs. Points come sorted by bin (the counting sort at the end of this file):
+// cells), KERNEL_ES (1: exp(β(√(1−z²)−1)); 0: Gaussian exp(−βz²)), ROW_TILE1 (the
+// fastest-axis bin size of usfft_spread_rows) and ROW_MIN_BLOCKS (its launch bound's blocks
+// per multiprocessor). Complex arrays are interleaved (re, im) REAL pairs. Points come
+// sorted by bin (the counting sort at the end of this file):
 // per dimension an integer first cell i0 and an offset d = i0 − g ∈ [−w/2, −w/2+1), so the
 // weight of cell i0+k is φ((d+k)·2/w) and no kernel forms x·nf/2π in REAL arithmetic.
 // A bin b of tile t starts at cell b·t − (w/2 + 1); its padded tile spans t + w − 1 cells.
@@ -193,7 +194,7 @@ __device__ __forceinline__ void add_pair(double *g, double re, double im)
     atomicAdd(g + 1, im);
 }
 
-extern "C" __global__ void __launch_bounds__(ROW_THREADS_MAX) usfft_spread_rows(
+extern "C" __global__ void __launch_bounds__(ROW_THREADS_MAX, ROW_MIN_BLOCKS) usfft_spread_rows(
     const unsigned int *__restrict__ bin_start, const int *__restrict__ perm,
     const int *__restrict__ i1, const int *__restrict__ i2, const int *__restrict__ i3,
     const REAL *__restrict__ d1, const REAL *__restrict__ d2, const REAL *__restrict__ d3,
@@ -219,7 +220,9 @@ extern "C" __global__ void __launch_bounds__(ROW_THREADS_MAX) usfft_spread_rows(
     const bool mine = (int)threadIdx.x < p2 * p3;
     const REAL s = (REAL)2 / (REAL)NSPREAD;
     const long long nft = (long long)nf1 * nf2 * nf3;
-    for (int v = 0; v < nvec; ++v) {
+    // A vector per blockIdx.y (a loop only past the grid's y limit).
+    for (int v = blockIdx.y; v < nvec; v += gridDim.y) {
+        const REAL *__restrict__ cv = c + 2 * (long long)v * m;
         REAL ar[ROW_CELLS], ai[ROW_CELLS];
 #pragma unroll
         for (int j = 0; j < ROW_CELLS; ++j)
@@ -239,9 +242,9 @@ extern "C" __global__ void __launch_bounds__(ROW_THREADS_MAX) usfft_spread_rows(
             }
             for (int q = threadIdx.x; q < nb; q += blockDim.x) {
                 const int p = base + q;
-                const long long j = (long long)v * m + perm[p];
-                s_cr[q] = c[2 * j];
-                s_ci[q] = c[2 * j + 1];
+                const long long j = perm[p];
+                s_cr[q] = cv[2 * j];
+                s_ci[q] = cv[2 * j + 1];
                 s_l2[q] = i2[p] - o2;
                 s_l3[q] = DIM >= 3 ? i3[p] - o3 : 0;
             }

@@ -64,12 +64,31 @@ fn interp_tile_bytes(spec: &UsfftSpec, tiling: &Tiling, real_bytes: usize) -> us
 }
 
 /// The fastest-axis bin size of usfft_spread_rows: each thread keeps the padded row's
-/// (tile + w − 1) complex sums in registers, so wide f64 kernels take shorter rows.
-pub(super) fn row_tile1(width: usize, real_bytes: usize) -> usize {
-    if real_bytes * (16 + width - 1) <= 4 * 24 {
+/// (tile + w − 1) complex sums in registers and adds every point of its bin into all of
+/// them, of which only w are the point's. In 3D, 8 cells: measured on an H100 (f32, N = 256,
+/// M = N³), spreading took 12.5 ms with 8 × 8 × 8 bins against 16.6 ms with 16 × 8 × 8 at
+/// w = 8, and 8.6 against 10.9 ms at w = 6 (4 × 8 × 8: 15.3 ms, the grid's atomics grow).
+/// In 2D, 16 where the row's sums fit (f32), else 8.
+pub(super) fn row_tile1(dim: usize, width: usize, real_bytes: usize) -> usize {
+    if dim < 3 && real_bytes * (16 + width - 1) <= 4 * 24 {
         16
     } else {
         8
+    }
+}
+
+/// The `__launch_bounds__` minimum of usfft_spread_rows' blocks per multiprocessor: 2 (64
+/// registers a thread at 512 threads) where a row's sums take at most 30 registers (3D f32,
+/// w ≤ 8), else 1 (128 registers). Measured on an H100 (f32, N = 256, M = N³, 8 × 8 × 8
+/// bins): the compiler otherwise takes 94–108 registers, two 256-thread blocks a
+/// multiprocessor, and spreading took 18.1 / 17.1 / 12.2 ms at w = 8 / 7 / 6 against
+/// 13.5 / 11.9 / 9.6 ms with two blocks' bound (a few dozen bytes spilled).
+pub(super) fn row_min_blocks(dim: usize, width: usize, real_bytes: usize) -> usize {
+    let row_cells = row_tile1(dim, width, real_bytes) + width - 1;
+    if real_bytes == 4 && row_cells <= 15 {
+        2
+    } else {
+        1
     }
 }
 
@@ -114,7 +133,7 @@ const ROW_THREADS_TWO_BLOCKS: usize = 256;
 /// wrap onto themselves). Type 2 sorts its points into the same bins.
 fn row_tiling(spec: &UsfftSpec, real_bytes: usize) -> Option<(Tiling, SpreadMethod)> {
     let w = spec.kernel.width;
-    let t1 = row_tile1(w, real_bytes);
+    let t1 = row_tile1(spec.dim, w, real_bytes);
     let candidates: &[[usize; 2]] = match spec.dim {
         2 => &[[32, 1], [16, 1], [8, 1]],
         3 => &[[8, 8], [7, 7], [6, 6], [5, 5], [8, 4], [4, 4]],

@@ -1,19 +1,21 @@
 //! The compile-time constants `kernels/usfft.cu` is built with (one module per dimension,
 //! kernel width, kernel shape and precision).
 
-use super::heuristics::{interp_split, row_tile1};
+use super::heuristics::{interp_split, row_min_blocks, row_tile1};
 use crate::sample::Sample;
 use crate::usfft::kernel::{KernelShape, SpreadKernel};
 use crate::usfft::spec::{MIN_TOL_F32, MIN_TOL_F64};
 
 /// The NVRTC prelude for one dimension, kernel and precision.
 pub fn prelude<T: Sample>(dim: usize, width: usize, shape: KernelShape) -> String {
+    let bytes = std::mem::size_of::<T>();
     format!(
-        "#define REAL {}\n#define DIM {dim}\n#define NSPREAD {width}\n#define KERNEL_ES {}\n#define ROW_TILE1 {}\n#define INTERP_SPLIT {}\n",
+        "#define REAL {}\n#define DIM {dim}\n#define NSPREAD {width}\n#define KERNEL_ES {}\n#define ROW_TILE1 {}\n#define ROW_MIN_BLOCKS {}\n#define INTERP_SPLIT {}\n",
         T::C_TYPE,
         (shape == KernelShape::ExpSemicircle) as i32,
-        row_tile1(width, std::mem::size_of::<T>()),
-        interp_split(dim, std::mem::size_of::<T>())
+        row_tile1(dim, width, bytes),
+        row_min_blocks(dim, width, bytes),
+        interp_split(dim, bytes)
     )
 }
 

@@ -16,6 +16,10 @@ use crate::error::Result;
 use crate::sample::Real;
 use cudarc::driver::LaunchConfig;
 
+/// The most blocks a launch's y dimension takes (usfft_spread_rows loops over the vectors
+/// past it).
+const MAX_GRID_Y: usize = 65_535;
+
 impl<T: Real> DevicePoints<T> {
     /// Adds the m points' strengths `c` (2·n_vectors·m reals) into the fine grids `grid`
     /// (2·n_vectors·N reals, zeroed), by the method chosen at set-points.
@@ -26,7 +30,9 @@ impl<T: Real> DevicePoints<T> {
     ) -> Result<()> {
         match self.method {
             SpreadMethod::RegisterRows { threads } => {
-                let cfg = self.block_per_bin(threads, 0);
+                // A vector per blockIdx.y: a batch's vectors spread over more blocks.
+                let mut cfg = self.block_per_bin(threads, 0);
+                cfg.grid_dim.1 = self.spec.n_vectors.clamp(1, MAX_GRID_Y) as u32;
                 self.spread_by_bins("usfft_spread_rows", cfg, c, grid)
             }
             SpreadMethod::SharedTiles { shared_bytes } => {
@@ -60,7 +66,8 @@ impl<T: Real> DevicePoints<T> {
         self.push_bins(&mut l).scalar(self.beta());
         // SAFETY: (const unsigned* bin_start, const int* perm, i1, i2, i3, const REAL* d1,
         // d2, d3, const REAL* c, REAL* grid, long long m, int nvec, int nf1..nf3, int t1..t3,
-        // int nb1, int nb2, REAL beta). Block b < n_bins reads bin_start[b..=b+1] (n_bins + 1
+        // int nb1, int nb2, REAL beta). Block (b, y), b < n_bins, takes the vectors v ≡ y
+        // (mod gridDim.y) below nvec; it reads bin_start[b..=b+1] (n_bins + 1
         // values) and the sorted points between (< m, each sorted array holding m), their
         // strengths c[2(v·m + perm[p])..+2] for v < nvec (c holds 2·nvec·m: checked by the
         // callers), and adds into grid cells wrapped into the nvec fine grids (grid holds
