@@ -767,57 +767,109 @@ extern "C" __global__ void __launch_bounds__(256) usfft_bin_points(
     packed[j] = p;
 }
 
-// Exclusive scan of count[0..nbins) into start[0..nbins] (start[nbins] = total) by one block
-// of SCAN_THREADS threads, over tiles of 4·SCAN_THREADS bins: each thread sums its four
-// bins, the warps scan those sums with shuffles, and a carry runs from tile to tile.
+// Exclusive scans of the bins' counts, in tiles of SCAN_TILE = 4·SCAN_THREADS bins: each
+// thread sums its four bins, the warps scan those sums with shuffles, and warp 0 scans the
+// warps' totals. One block runs the tiles in turn (usfft_scan_bins); large grids of bins
+// sum their tiles in parallel (usfft_sum_tiles), scan the tiles' totals in one block, and
+// scan the tiles in parallel from their starts (usfft_scan_tiles).
 #define SCAN_THREADS 1024
-extern "C" __global__ void __launch_bounds__(SCAN_THREADS) usfft_scan_bins(
-    const unsigned int *__restrict__ count, unsigned int *__restrict__ start, long long nbins)
+#define SCAN_TILE (4 * SCAN_THREADS)
+
+// start[base + i] = carry + the sum of count[base .. base + i) for the tile at `base`;
+// returns the tile's total to every thread (all of the block's threads call).
+__device__ unsigned int scan_tile(const unsigned int *__restrict__ count,
+    unsigned int *__restrict__ start, long long nbins, long long base, unsigned int carry)
 {
     __shared__ unsigned int warp_sums[SCAN_THREADS / 32];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    unsigned int carry = 0;
-    for (long long base = 0; base < nbins; base += 4 * SCAN_THREADS) {
-        const long long i0 = base + 4 * (long long)threadIdx.x;
-        unsigned int v[4], t = 0;
+    const long long i0 = base + 4 * (long long)threadIdx.x;
+    unsigned int v[4], t = 0;
 #pragma unroll
-        for (int k = 0; k < 4; ++k) {
-            v[k] = i0 + k < nbins ? count[i0 + k] : 0u;
-            t += v[k];
-        }
-        unsigned int incl = t;
+    for (int k = 0; k < 4; ++k) {
+        v[k] = i0 + k < nbins ? count[i0 + k] : 0u;
+        t += v[k];
+    }
+    unsigned int incl = t;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const unsigned int n = __shfl_up_sync(0xffffffffu, incl, o);
+        if (lane >= o)
+            incl += n;
+    }
+    if (lane == 31)
+        warp_sums[warp] = incl;
+    __syncthreads();
+    if (warp == 0) {
+        unsigned int ws = warp_sums[lane];
 #pragma unroll
         for (int o = 1; o < 32; o <<= 1) {
-            const unsigned int n = __shfl_up_sync(0xffffffffu, incl, o);
+            const unsigned int n = __shfl_up_sync(0xffffffffu, ws, o);
             if (lane >= o)
-                incl += n;
+                ws += n;
         }
-        if (lane == 31)
-            warp_sums[warp] = incl;
-        __syncthreads();
-        if (warp == 0) {
-            unsigned int ws = warp_sums[lane];
-#pragma unroll
-            for (int o = 1; o < 32; o <<= 1) {
-                const unsigned int n = __shfl_up_sync(0xffffffffu, ws, o);
-                if (lane >= o)
-                    ws += n;
-            }
-            warp_sums[lane] = ws;
-        }
-        __syncthreads();
-        unsigned int run = carry + (warp > 0 ? warp_sums[warp - 1] : 0u) + incl - t;
-#pragma unroll
-        for (int k = 0; k < 4; ++k) {
-            if (i0 + k < nbins)
-                start[i0 + k] = run;
-            run += v[k];
-        }
-        carry += warp_sums[SCAN_THREADS / 32 - 1];
-        __syncthreads(); // warp_sums is rewritten by the next tile
+        warp_sums[lane] = ws;
     }
+    __syncthreads();
+    unsigned int run = carry + (warp > 0 ? warp_sums[warp - 1] : 0u) + incl - t;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+        if (i0 + k < nbins)
+            start[i0 + k] = run;
+        run += v[k];
+    }
+    const unsigned int total = warp_sums[SCAN_THREADS / 32 - 1];
+    __syncthreads(); // warp_sums is rewritten by the next tile
+    return total;
+}
+
+// Exclusive scan of count[0..nbins) into start[0..nbins] (start[nbins] = total) by one block
+// of SCAN_THREADS threads, a tile at a time with a carry.
+extern "C" __global__ void __launch_bounds__(SCAN_THREADS) usfft_scan_bins(
+    const unsigned int *__restrict__ count, unsigned int *__restrict__ start, long long nbins)
+{
+    unsigned int carry = 0;
+    for (long long base = 0; base < nbins; base += SCAN_TILE)
+        carry += scan_tile(count, start, nbins, base, carry);
     if (threadIdx.x == 0)
         start[nbins] = carry;
+}
+
+// sums[b] = the sum of tile b of count[0..nbins): one block of SCAN_THREADS per tile.
+extern "C" __global__ void __launch_bounds__(SCAN_THREADS) usfft_sum_tiles(
+    const unsigned int *__restrict__ count, unsigned int *__restrict__ sums, long long nbins)
+{
+    __shared__ unsigned int warp_sums[SCAN_THREADS / 32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const long long i0 = (long long)blockIdx.x * SCAN_TILE + 4 * (long long)threadIdx.x;
+    unsigned int t = 0;
+#pragma unroll
+    for (int k = 0; k < 4; ++k)
+        t += i0 + k < nbins ? count[i0 + k] : 0u;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        t += __shfl_down_sync(0xffffffffu, t, o);
+    if (lane == 0)
+        warp_sums[warp] = t;
+    __syncthreads();
+    if (warp == 0) {
+        t = warp_sums[lane];
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1)
+            t += __shfl_down_sync(0xffffffffu, t, o);
+        if (lane == 0)
+            sums[blockIdx.x] = t;
+    }
+}
+
+// Tile b of count[0..nbins) scanned into start from tile_start[b] (the scan of the tiles'
+// sums, whose entry gridDim.x is the total: start[nbins]).
+extern "C" __global__ void __launch_bounds__(SCAN_THREADS) usfft_scan_tiles(
+    const unsigned int *__restrict__ count, const unsigned int *__restrict__ tile_start,
+    unsigned int *__restrict__ start, long long nbins)
+{
+    scan_tile(count, start, nbins, (long long)blockIdx.x * SCAN_TILE, tile_start[blockIdx.x]);
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        start[nbins] = tile_start[gridDim.x];
 }
 
 // Scatter: point j goes to slot start[key[j]] + rank[j] of the sorted order (one scattered

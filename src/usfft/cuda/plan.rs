@@ -69,7 +69,13 @@ pub(super) struct SortScratch<T> {
     pub(super) rank: DeviceBuf<u32>,
     pub(super) packed: DeviceBuf<T>,
     pub(super) count: DeviceBuf<u32>,
+    /// Per tile of the bins' counts (large grids of bins): its total, and its start.
+    pub(super) tile_sums: DeviceBuf<u32>,
+    pub(super) tile_starts: DeviceBuf<u32>,
     pub(super) bad: DeviceBuf<u64>,
+    /// Set-points calls on this plan so far: from the second on, the per-point scratch is
+    /// kept for the next call.
+    pub(super) sets: u32,
 }
 
 /// Per dimension: the fine-grid cell of each mode and its deconvolution factor.
@@ -185,7 +191,10 @@ impl<T: Real> DevicePoints<T> {
                 rank: alloc(s, 1, what)?,
                 packed: alloc(s, 4, what)?,
                 count: alloc(s, 1, what)?,
+                tile_sums: alloc(s, 1, what)?,
+                tile_starts: alloc(s, 1, what)?,
                 bad: alloc(s, 1, what)?,
+                sets: 0,
             },
             module,
             m: 0,
