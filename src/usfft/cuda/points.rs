@@ -339,6 +339,13 @@ fn scan_in_one_block(
     start: &mut DeviceBuf<u32>,
     n: usize,
 ) -> Result<()> {
+    if count.len() < n || start.len() <= n {
+        return Err(Error::Internal(format!(
+            "a scan of {n} counts from {} into {} starts",
+            count.len(),
+            start.len()
+        )));
+    }
     let one_block = LaunchConfig {
         grid_dim: (1, 1, 1),
         block_dim: (SCAN_THREADS, 1, 1),
@@ -347,9 +354,8 @@ fn scan_in_one_block(
     let mut l = Launch::new(module, stream, "usfft_scan_bins", one_block)?;
     l.input(count).output(start).scalar(n as i64);
     // SAFETY: usfft_scan_bins(const unsigned* count, unsigned* start, long long nbins), one
-    // block of its SCAN_THREADS: reads count[0..n) and writes start[0..=n]; the callers'
-    // arrays hold ≥ n and ≥ n + 1 (the bins' counts and bin_start, or a tile scan's sums
-    // and starts).
+    // block of its SCAN_THREADS: reads count[0..n) and writes start[0..=n] (checked above:
+    // count holds ≥ n, start ≥ n + 1).
     unsafe { l.run() }
 }
 
