@@ -11,14 +11,10 @@
 use super::heuristics::SpreadMethod;
 use super::plan::DevicePoints;
 use crate::backend::cuda::array::{DeviceArray, DeviceArrayMut};
-use crate::backend::cuda::launch::{for_elems, Launch, THREADS};
+use crate::backend::cuda::launch::{for_elems, Launch, MAX_GRID_Y, THREADS};
 use crate::error::Result;
 use crate::sample::Real;
 use cudarc::driver::LaunchConfig;
-
-/// The most blocks a launch's y dimension takes (usfft_spread_rows loops over the vectors
-/// past it).
-const MAX_GRID_Y: usize = 65_535;
 
 impl<T: Real> DevicePoints<T> {
     /// Adds the m points' strengths `c` (2·n_vectors·m reals) into the fine grids `grid`
@@ -30,7 +26,8 @@ impl<T: Real> DevicePoints<T> {
     ) -> Result<()> {
         match self.method {
             SpreadMethod::RegisterRows { threads } => {
-                // A vector per blockIdx.y: a batch's vectors spread over more blocks.
+                // A vector per blockIdx.y (the kernel loops past the grid's y extent): a
+                // batch's vectors spread over more blocks.
                 let mut cfg = self.block_per_bin(threads, 0);
                 cfg.grid_dim.1 = self.spec.n_vectors.clamp(1, MAX_GRID_Y) as u32;
                 self.spread_by_bins("usfft_spread_rows", cfg, c, grid)

@@ -6,7 +6,7 @@
 
 use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::buffers::{alloc, download, upload};
-use crate::backend::cuda::launch::{for_elems_in_blocks_of, Launch};
+use crate::backend::cuda::launch::{for_elems_in_blocks_of, Launch, MAX_GRID_Y};
 use crate::backend::cuda::memory::DeviceBuf;
 use crate::backend::cuda::{kernels, CudaBackend};
 use crate::error::{Error, Result};
@@ -29,8 +29,6 @@ const SQUARE_THREADS: u32 = 256;
 /// Threads per block of the windows, and blocks per box at most (each strides over its box).
 const WINDOW_THREADS: u32 = 128;
 const MAX_BLOCKS_PER_BOX: u32 = 4096;
-/// Boxes a windows launch holds (one row of blocks each: the grid's y extent).
-const MAX_GRID_Y: usize = 65_535;
 
 /// The evaluator's tables as the kernel reads them.
 struct WindowTables {
@@ -111,6 +109,7 @@ pub(super) fn device_windows<T: Real>(
     s: &Arc<CudaStream>,
 ) -> Result<(DeviceBuf<T>, Vec<f64>)> {
     let n_boxes = layout.boxes.len();
+    // One row of blocks a box: the grid's y extent.
     if n_boxes > MAX_GRID_Y {
         return Err(Error::Internal(format!(
             "a wave-packet layout of {n_boxes} boxes: the windows' grid holds {MAX_GRID_Y}"
