@@ -65,7 +65,7 @@ fn record_launch(name: &str) {
 }
 
 /// The most blocks a launch's grid takes along y (and z).
-pub const MAX_GRID_Y: usize = 65_535;
+pub(crate) const MAX_GRID_Y: usize = 65_535;
 
 /// One thread per element of `n` (at least one block), `THREADS` a block.
 pub fn for_elems(n: usize) -> LaunchConfig {
