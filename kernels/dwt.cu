@@ -494,6 +494,86 @@ DEVI KEY warp_max(KEY v) {
 // Keys a thread keeps in registers; longer sequences are read from shared memory each pass.
 constexpr int MEDIAN_REGS = 64 / (int)sizeof(REAL);
 
+// Ascending bitonic sort of one key per lane across a warp.
+DEVI KEY warp_sort(KEY c, int lane) {
+#pragma unroll
+    for (int size = 2; size <= 32; size <<= 1) {
+#pragma unroll
+        for (int stride = size / 2; stride > 0; stride >>= 1) {
+            const KEY o = __shfl_xor_sync(0xffffffffu, c, stride);
+            const bool keep_min = ((lane & stride) == 0) == ((lane & size) == 0);
+            c = keep_min ? (o < c ? o : c) : (o > c ? o : c);
+        }
+    }
+    return c;
+}
+
+// The median of a warp's keys (registers) in one histogram pass over their values: 256 bins
+// of equal width from 0 to the largest value. That map is monotone, so the counts below a bin
+// are exact; the keys of the upper middle's bin (at most 32) are then sorted across the warp.
+// Noise fills the bins evenly (a few keys each), where the bit-digit passes put most keys in
+// the few bins of one exponent. Returns false, the histogram zeroed, when that bin holds more
+// than 32 keys or the largest value is not a finite scale (the bit-digit passes decide then).
+DEVI bool warp_median_by_value(const KEY* keys, int mine, int m, int* scratch, int lane,
+                               REAL& median) {
+    int* hist = scratch;
+    int* wsum = scratch + 256;
+    int* sel = scratch + 288;
+    KEY top = 0;
+#pragma unroll
+    for (int j = 0; j < MEDIAN_REGS; ++j)
+        if (j < mine && keys[j] > top) top = keys[j];
+    top = warp_max(top);
+    if (top == 0) {
+        median = 0;
+        return true;
+    }
+    const REAL scale = (REAL)256 / real_of(top);
+    if (!isfinite(scale)) return false;
+    auto bin = [&](KEY key) { return min(255, (int)(real_of(key) * scale)); };
+#pragma unroll
+    for (int j = 0; j < MEDIAN_REGS; ++j)
+        if (j < mine) atomicAdd(&hist[bin(keys[j])], 1);
+    __syncwarp();
+    int k = m / 2;  // rank of the upper middle value; then its rank within its bin
+    const int b = find_digit(hist, 256, k, wsum, sel, lane, 32);
+    // The bin's keys (a few, in any order: they are sorted next) and the largest key below it.
+    KEY* cand = reinterpret_cast<KEY*>(hist);
+    int* fill = wsum;  // unused by a warp's find_digit
+    if (lane == 0) *fill = 0;
+    __syncwarp();
+    KEY below = 0;
+#pragma unroll
+    for (int j = 0; j < MEDIAN_REGS; ++j) {
+        if (j >= mine) continue;
+        const int bj = bin(keys[j]);
+        if (bj < b) {
+            below = keys[j] > below ? keys[j] : below;
+        } else if (bj == b) {
+            const int pos = atomicAdd(fill, 1);
+            if (pos < 32) cand[pos] = keys[j];
+        }
+    }
+    __syncwarp();
+    const int count = *fill;
+    __syncwarp();
+    KEY c = lane < count ? cand[lane] : ~(KEY)0;
+    __syncwarp();
+    cand[lane] = 0;  // the histogram's words back to zero
+    __syncwarp();
+    if (count > 32) return false;
+    c = warp_sort(c, lane);
+    const REAL upper = real_of(__shfl_sync(0xffffffffu, c, k));
+    if (m & 1) {
+        median = upper;
+        return true;
+    }
+    const KEY lower_key = __shfl_sync(0xffffffffu, c, k > 0 ? k - 1 : 0);
+    const REAL lower = k > 0 ? real_of(lower_key) : real_of(warp_max(below));
+    median = (lower + upper) / (REAL)2;
+    return true;
+}
+
 DEVI REAL team_median(const REAL* v, int m, int* scratch, int t, int team) {
     int* hist = scratch;
     int* wsum = scratch + 256;
@@ -507,6 +587,10 @@ DEVI REAL team_median(const REAL* v, int m, int* scratch, int t, int team) {
 #pragma unroll
     for (int j = 0; j < MEDIAN_REGS; ++j) keys[j] = in_regs && j < mine ? key_of(v[t + j * team]) : 0;
     team_sync();
+    if (team == 32 && in_regs) {
+        REAL median;
+        if (warp_median_by_value(keys, mine, m, scratch, t, median)) return median;
+    }
     KEY prefix = 0, mask = 0;
     int k = m / 2;  // rank of the upper middle value
     for (int top = KEY_BITS - 2; top >= 0; top -= 8) {

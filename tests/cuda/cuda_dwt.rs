@@ -7,7 +7,8 @@
 //!
 //! Prints one row per case (section, case, max relative error, GPU wall time) and a summary;
 //! SEISGPU_DWT_SECTIONS=A,B,… runs only some sections (A wavelets, B lengths, C denoise options,
-//! D layouts, E long signals, F the 2^26 seed, G device-resident timings, H device memory).
+//! D layouts, E long signals, F the 2^26 seed, G device-resident timings, H device memory,
+//! I awkward traces' medians: sparse, a spike, constants, zeros, two values).
 //! SEISGPU_DWT_G_FIRST=1 stops section G after its first case (for profiling runs).
 //! SEISGPU_SANITIZING=1 (scripts/gpu_sanitize.sh) thins sections B and G to a few small
 //! cases that still reach every kernel, and skips H.
@@ -66,6 +67,34 @@ fn batch_input<T: Sample>(rng: &mut Rng, batch: &TraceBatch) -> Vec<T> {
         for i in 0..n {
             let x = i as f64 / n as f64;
             let s = a * (std::f64::consts::TAU * f * x).sin() + noise * rng.uniform();
+            v[t * batch.trace_stride + i] = T::from_f64(s).unwrap();
+        }
+    }
+    v
+}
+
+/// Traces whose detail magnitudes are not noise-like, in turn: noise, sparse (one sample in
+/// twenty), faint noise under one spike, a constant, zeros, and two values. A warp's median
+/// takes its one-pass path on the first and falls back to bit digits on the others (most
+/// values in one bin, or all equal).
+fn awkward_input<T: Sample>(rng: &mut Rng, batch: &TraceBatch) -> Vec<T> {
+    let mut v = vec![T::from_f64(SENTINEL).unwrap(); batch.span()];
+    let n = batch.n_samples;
+    for t in 0..batch.n_traces {
+        let spike = rng.below(n as u64) as usize;
+        for i in 0..n {
+            let u = rng.uniform();
+            let s = match t % 6 {
+                0 => u,
+                1 if rng.below(20) == 0 => u,
+                1 => 0.0,
+                2 if i == spike => 1e3,
+                2 => 1e-3 * u,
+                3 => 1.0,
+                4 => 0.0,
+                _ if rng.below(3) == 0 => -0.5,
+                _ => 0.25,
+            };
             v[t * batch.trace_stride + i] = T::from_f64(s).unwrap();
         }
     }
@@ -141,6 +170,18 @@ fn compare_thresholds(gpu: &[f64], cpu: &[f64]) -> f64 {
     gpu.iter().zip(cpu).fold(0.0, |m, (g, c)| {
         if g.is_finite() {
             m.max((g - c).abs() / scale)
+        } else {
+            f64::NAN
+        }
+    })
+}
+
+/// Each threshold against its own size (a median from the wrong rank shows even in a trace
+/// whose thresholds are small beside another's).
+fn compare_each_threshold(gpu: &[f64], cpu: &[f64]) -> f64 {
+    gpu.iter().zip(cpu).fold(0.0, |m, (g, c)| {
+        if g.is_finite() {
+            m.max((g - c).abs() / c.abs().max(1e-30))
         } else {
             f64::NAN
         }
@@ -254,6 +295,7 @@ struct Env {
     cpu: Arc<Context>,
     rng: Rng,
     report: Report,
+    awkward: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -351,7 +393,11 @@ impl Env {
         mode: Mode,
     ) -> seisgpu::Result<(f64, f64, Option<String>)> {
         let batch = TraceBatch::new(n, traces, stride)?;
-        let input = batch_input::<T>(&mut self.rng, &batch);
+        let input = if self.awkward {
+            awkward_input::<T>(&mut self.rng, &batch)
+        } else {
+            batch_input::<T>(&mut self.rng, &batch)
+        };
         let dense_batch = TraceBatch::new(n, traces, n)?;
         let cpu_in = dense(&input, &batch);
         let mut cpu_out = vec![T::nan(); cpu_in.len()];
@@ -400,7 +446,11 @@ impl Env {
         let ms = started.elapsed().as_secs_f64() * 1e3;
         let (mut err, mut note) = compare(&gpu_out, &cpu_out, &batch);
         if let Op::Denoise(_) = op {
-            let terr = compare_thresholds(&gpu_thr, &cpu_thr);
+            let terr = if self.awkward {
+                compare_each_threshold(&gpu_thr, &cpu_thr)
+            } else {
+                compare_thresholds(&gpu_thr, &cpu_thr)
+            };
             if terr.is_nan() || terr > tolerance::<T>() {
                 note = note.or(Some(format!("thresholds differ by {terr:.3e}")));
             }
@@ -460,7 +510,7 @@ fn all_denoise_options(levels_mask_max: u32) -> Vec<DenoiseOptions> {
 }
 
 fn sections() -> String {
-    std::env::var("SEISGPU_DWT_SECTIONS").unwrap_or_else(|_| "ABCDEFGH".into())
+    std::env::var("SEISGPU_DWT_SECTIONS").unwrap_or_else(|_| "ABCDEFGHI".into())
 }
 
 fn wants(section: char) -> bool {
@@ -552,6 +602,7 @@ fn gpu_dwt_matches_cpu() {
         cpu: Context::new(BackendRequest::Cpu, 0).unwrap(),
         rng: Rng(0x5EED_0FD3_C0DE ^ std::process::id() as u64),
         report: Report::default(),
+        awkward: false,
     };
     println!("section | case | max rel err | tol | GPU wall | status");
 
@@ -850,6 +901,26 @@ fn gpu_dwt_matches_cpu() {
 
     if wants('G') {
         device_resident(&mut env);
+    }
+
+    if wants('I') {
+        // Medians of awkward traces, lengths a warp transforms, every noise estimate and
+        // threshold mode.
+        env.awkward = true;
+        for o in all_denoise_options(1)
+            .into_iter()
+            .filter(|o| o.rule == ThresholdRule::Universal && o.level_mask == u64::MAX)
+        {
+            for n in [64usize, 1024] {
+                let op = Op::Denoise(o);
+                env.case::<f32>('I', Family::Daubechies, 8, n, 36, n, 0, op, Mode::Separate);
+            }
+            for n in [64usize, 512] {
+                let op = Op::Denoise(o);
+                env.case::<f64>('I', Family::Daubechies, 8, n, 36, n, 0, op, Mode::Separate);
+            }
+        }
+        env.awkward = false;
     }
 
     if wants('H') {
