@@ -165,27 +165,30 @@ fn compare<T: Sample>(gpu: &[T], cpu_dense: &[T], batch: &TraceBatch) -> (f64, O
     (worst, None)
 }
 
-fn compare_thresholds(gpu: &[f64], cpu: &[f64]) -> f64 {
-    let scale = cpu.iter().fold(0.0f64, |m, x| m.max(x.abs())).max(1e-30);
-    gpu.iter().zip(cpu).fold(0.0, |m, (g, c)| {
-        if g.is_finite() {
-            m.max((g - c).abs() / scale)
-        } else {
-            f64::NAN
-        }
-    })
+/// How a threshold's difference is measured: against the largest CPU threshold of the call,
+/// or against its own size (a median from the wrong rank then shows even in a trace whose
+/// thresholds are small beside another's).
+#[derive(Clone, Copy)]
+enum ThresholdScale {
+    Largest,
+    Each,
 }
 
-/// Each threshold against its own size (a median from the wrong rank shows even in a trace
-/// whose thresholds are small beside another's).
-fn compare_each_threshold(gpu: &[f64], cpu: &[f64]) -> f64 {
-    gpu.iter().zip(cpu).fold(0.0, |m, (g, c)| {
-        if g.is_finite() {
-            m.max((g - c).abs() / c.abs().max(1e-30))
-        } else {
-            f64::NAN
+/// The largest relative difference; NaN where a GPU threshold is not finite.
+fn compare_thresholds(gpu: &[f64], cpu: &[f64], scale: ThresholdScale) -> f64 {
+    let largest = cpu.iter().fold(0.0f64, |m, x| m.max(x.abs())).max(1e-30);
+    let mut worst = 0.0f64;
+    for (g, c) in gpu.iter().zip(cpu) {
+        if !g.is_finite() {
+            return f64::NAN;
         }
-    })
+        let size = match scale {
+            ThresholdScale::Largest => largest,
+            ThresholdScale::Each => c.abs().max(1e-30),
+        };
+        worst = worst.max((g - c).abs() / size);
+    }
+    worst
 }
 
 struct Row {
@@ -446,11 +449,12 @@ impl Env {
         let ms = started.elapsed().as_secs_f64() * 1e3;
         let (mut err, mut note) = compare(&gpu_out, &cpu_out, &batch);
         if let Op::Denoise(_) = op {
-            let terr = if self.awkward {
-                compare_each_threshold(&gpu_thr, &cpu_thr)
+            let scale = if self.awkward {
+                ThresholdScale::Each
             } else {
-                compare_thresholds(&gpu_thr, &cpu_thr)
+                ThresholdScale::Largest
             };
+            let terr = compare_thresholds(&gpu_thr, &cpu_thr, scale);
             if terr.is_nan() || terr > tolerance::<T>() {
                 note = note.or(Some(format!("thresholds differ by {terr:.3e}")));
             }
@@ -1067,8 +1071,16 @@ fn timed_device_case<T: Sample>(
             Some(&mut cpu_thr),
         )?;
         let (err, note) = compare(&out, &cpu_out, &batch);
-        let terr =
-            compare_thresholds(&thresholds, &cpu_thr).max(compare_thresholds(&again, &cpu_thr));
+        let terr = [&thresholds, &again]
+            .map(|gpu| compare_thresholds(gpu, &cpu_thr, ThresholdScale::Largest))
+            .into_iter()
+            .fold(0.0f64, |m, e| {
+                if m.is_nan() || e.is_nan() {
+                    f64::NAN
+                } else {
+                    m.max(e)
+                }
+            });
         let note = note.or_else(|| {
             (terr.is_nan() || terr > tolerance::<T>())
                 .then(|| format!("thresholds differ by {terr:.3e}"))
