@@ -508,23 +508,36 @@ DEVI KEY warp_sort(KEY c, int lane) {
     return c;
 }
 
-// The median of a warp's keys (registers) in one histogram pass over their values: 256 bins
+// The median of a team's keys (registers) in one histogram pass over their values: 256 bins
 // of equal width from 0 to the largest value. That map is monotone, so the counts below a bin
-// are exact; the keys of the upper middle's bin (at most 32) are then sorted across the warp.
-// Noise fills the bins evenly (a few keys each), where the bit-digit passes put most keys in
-// the few bins of one exponent. Returns false, the histogram zeroed, when that bin holds more
-// than 32 keys or the largest value is not a finite scale (the bit-digit passes decide then).
-DEVI bool warp_median_by_value(const KEY* keys, int mine, int m, int* scratch, int lane,
-                               REAL& median) {
+// are exact; the keys of the upper middle's bin (at most 32) are then sorted by the first
+// warp. Noise fills the bins evenly (a few keys each, for up to MEDIAN_BY_VALUE_MAX keys),
+// where the bit-digit passes put most keys in the few bins of one exponent. Returns false,
+// the histogram zeroed, when that bin holds more than 32 keys or the largest value is not a
+// finite scale (the bit-digit passes decide then).
+constexpr int MEDIAN_BY_VALUE_MAX = 2048;
+
+DEVI bool median_by_value(const KEY* keys, int mine, int m, int* scratch, int t, int team,
+                          REAL& median) {
     int* hist = scratch;
     int* wsum = scratch + 256;
     int* sel = scratch + 288;
+    KEY* pick = reinterpret_cast<KEY*>(sel + 2);  // the upper and the lower middle key
+    unsigned long long* top_all = reinterpret_cast<unsigned long long*>(sel + 6);
+    unsigned long long* below_all = reinterpret_cast<unsigned long long*>(scratch + 296);
+    const int lane = t & 31;
     KEY top = 0;
 #pragma unroll
     for (int j = 0; j < MEDIAN_REGS; ++j)
         if (j < mine && keys[j] > top) top = keys[j];
     top = warp_max(top);
+    if (team > 32) {
+        if (lane == 0) atomicMax(top_all, (unsigned long long)top);
+        team_sync();
+        top = (KEY)*top_all;
+    }
     if (top == 0) {
+        team_sync();  // every thread has read top_all before the next median clears it
         median = 0;
         return true;
     }
@@ -534,14 +547,14 @@ DEVI bool warp_median_by_value(const KEY* keys, int mine, int m, int* scratch, i
 #pragma unroll
     for (int j = 0; j < MEDIAN_REGS; ++j)
         if (j < mine) atomicAdd(&hist[bin(keys[j])], 1);
-    __syncwarp();
+    team_sync();
     int k = m / 2;  // rank of the upper middle value; then its rank within its bin
-    const int b = find_digit(hist, 256, k, wsum, sel, lane, 32);
+    const int b = find_digit(hist, 256, k, wsum, sel, t, team);
     // The bin's keys (a few, in any order: they are sorted next) and the largest key below it.
     KEY* cand = reinterpret_cast<KEY*>(hist);
-    int* fill = wsum;  // unused by a warp's find_digit
-    if (lane == 0) *fill = 0;
-    __syncwarp();
+    int* fill = wsum;  // find_digit is done with it
+    if (t == 0) *fill = 0;
+    team_sync();
     KEY below = 0;
 #pragma unroll
     for (int j = 0; j < MEDIAN_REGS; ++j) {
@@ -554,23 +567,39 @@ DEVI bool warp_median_by_value(const KEY* keys, int mine, int m, int* scratch, i
             if (pos < 32) cand[pos] = keys[j];
         }
     }
-    __syncwarp();
+    if (team > 32) {
+        below = warp_max(below);
+        if (lane == 0 && below != 0) atomicMax(below_all, (unsigned long long)below);
+    }
+    team_sync();
     const int count = *fill;
-    __syncwarp();
-    KEY c = lane < count ? cand[lane] : ~(KEY)0;
-    __syncwarp();
-    cand[lane] = 0;  // the histogram's words back to zero
-    __syncwarp();
-    if (count > 32) return false;
-    c = warp_sort(c, lane);
-    const REAL upper = real_of(__shfl_sync(0xffffffffu, c, k));
-    if (m & 1) {
-        median = upper;
+    if (count > 32) {
+        if (t < 32) cand[t] = 0;  // the histogram's words back to zero
+        if (t == 0) *below_all = 0;
+        team_sync();
+        return false;
+    }
+    if (team == 32) {  // one warp: its picks by shuffles
+        KEY c = t < count ? cand[t] : ~(KEY)0;
+        __syncwarp();  // every lane has read its candidate before the scratch is reused
+        c = warp_sort(c, t);
+        const REAL upper = real_of(__shfl_sync(0xffffffffu, c, k));
+        const KEY lower_key = __shfl_sync(0xffffffffu, c, k > 0 ? k - 1 : 0);
+        const REAL lower = k > 0 ? real_of(lower_key) : real_of(warp_max(below));
+        median = (m & 1) ? upper : (lower + upper) / (REAL)2;
         return true;
     }
-    const KEY lower_key = __shfl_sync(0xffffffffu, c, k > 0 ? k - 1 : 0);
-    const REAL lower = k > 0 ? real_of(lower_key) : real_of(warp_max(below));
-    median = (lower + upper) / (REAL)2;
+    if (t < 32) {
+        KEY c = t < count ? cand[t] : ~(KEY)0;
+        c = warp_sort(c, t);
+        if (t == k) pick[0] = c;
+        if (t == k - 1) pick[1] = c;
+    }
+    team_sync();
+    const REAL upper = real_of(pick[0]);
+    const REAL lower = k > 0 ? real_of(pick[1]) : real_of((KEY)*below_all);
+    team_sync();  // every thread has read the picks before the next median writes them
+    median = (m & 1) ? upper : (lower + upper) / (REAL)2;
     return true;
 }
 
@@ -579,17 +608,21 @@ DEVI REAL team_median(const REAL* v, int m, int* scratch, int t, int team) {
     int* wsum = scratch + 256;
     int* sel = scratch + 288;
     unsigned long long* best_all = reinterpret_cast<unsigned long long*>(scratch + 296);
+    unsigned long long* top_all = reinterpret_cast<unsigned long long*>(scratch + 294);
     for (int b = t; b < 256; b += team) hist[b] = 0;
-    if (t == 0) *best_all = 0;
+    if (t == 0) {
+        *best_all = 0;
+        *top_all = 0;
+    }
     const bool in_regs = m <= MEDIAN_REGS * team;
     const int mine = t < m ? (m - t + team - 1) >> log2_team(team) : 0;  // keys of this thread
     KEY keys[MEDIAN_REGS];
 #pragma unroll
     for (int j = 0; j < MEDIAN_REGS; ++j) keys[j] = in_regs && j < mine ? key_of(v[t + j * team]) : 0;
     team_sync();
-    if (team == 32 && in_regs) {
+    if (in_regs && m <= MEDIAN_BY_VALUE_MAX) {
         REAL median;
-        if (warp_median_by_value(keys, mine, m, scratch, t, median)) return median;
+        if (median_by_value(keys, mine, m, scratch, t, team, median)) return median;
     }
     KEY prefix = 0, mask = 0;
     int k = m / 2;  // rank of the upper middle value

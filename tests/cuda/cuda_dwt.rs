@@ -74,7 +74,7 @@ fn batch_input<T: Sample>(rng: &mut Rng, batch: &TraceBatch) -> Vec<T> {
 }
 
 /// Traces whose detail magnitudes are not noise-like, in turn: noise, sparse (one sample in
-/// twenty), faint noise under one spike, a constant, zeros, and two values. A warp's median
+/// twenty), faint noise under one spike, a constant, zeros, and two values. A trace's median
 /// takes its one-pass path on the first and falls back to bit digits on the others (most
 /// values in one bin, or all equal).
 fn awkward_input<T: Sample>(rng: &mut Rng, batch: &TraceBatch) -> Vec<T> {
@@ -908,18 +908,18 @@ fn gpu_dwt_matches_cpu() {
     }
 
     if wants('I') {
-        // Medians of awkward traces, lengths a warp transforms, every noise estimate and
-        // threshold mode.
+        // Medians of awkward traces, lengths a warp transforms and lengths a block does
+        // (f32 2,048 and 4,096; f64 1,024 and 4,096), every noise estimate and threshold mode.
         env.awkward = true;
         for o in all_denoise_options(1)
             .into_iter()
             .filter(|o| o.rule == ThresholdRule::Universal && o.level_mask == u64::MAX)
         {
-            for n in [64usize, 1024] {
+            for n in [64usize, 1024, 2048, 4096] {
                 let op = Op::Denoise(o);
                 env.case::<f32>('I', Family::Daubechies, 8, n, 36, n, 0, op, Mode::Separate);
             }
-            for n in [64usize, 512] {
+            for n in [64usize, 512, 1024, 4096] {
                 let op = Op::Denoise(o);
                 env.case::<f64>('I', Family::Daubechies, 8, n, 36, n, 0, op, Mode::Separate);
             }
