@@ -40,6 +40,8 @@ pub struct Geometry {
     pub cell: [f64; 3],
     /// Grid cells per dimension (1 for unused dimensions).
     pub fine: [usize; 3],
+    /// The largest |s − D|·h of any frequency (π/σ): the band of ψ̂ the post-factor reads.
+    pub kappa_max: f64,
 }
 
 /// The points and frequencies of a type-3 set-points call (the first `dim` of each used).
@@ -88,6 +90,7 @@ impl Geometry {
             centre_s: [0.0; 3],
             cell: [1.0; 3],
             fine: [1; 3],
+            kappa_max: PI / sigma,
         };
         for d in 0..spec.dim {
             let (x0, x1) = range_of(
@@ -167,7 +170,7 @@ impl Geometry {
         s: [&[T]; 3],
         n: usize,
     ) -> Result<Vec<Complex<T>>> {
-        let psi = kernel.transform();
+        let psi = kernel.transform().series(self.kappa_max);
         let mut out = crate::error::try_vec(n, Complex::default(), "the type-3 post-factor")?;
         out.par_iter_mut().enumerate().for_each(|(k, o)| {
             let (mut phase, mut hat) = (0.0, 1.0);
