@@ -705,11 +705,16 @@ __device__ __forceinline__ int place(double x, int nf, double *d)
     return i0;
 }
 
+// A coordinate in the radians the fine grid wraps at 2π: (x − c)·scale in double (the
+// points' frame; c = 0, scale = 1 for types 1 and 2, whose coordinates are radians already;
+// type 3 rescales its points and frequencies onto its grid as the host does, in f64).
+#define FRAMED(x, c, scale) (((double)(x) - (c)) * (scale))
+
 // The bin of point j (host order: dimension 1 fastest), or −1 with the smallest
 // 3·j + axis of a non-finite coordinate recorded in *bad.
 __device__ __forceinline__ long long bin_of(
     const REAL *x, const REAL *y, const REAL *z, long long j, int nf1, int nf2, int nf3,
-    int t1, int t2, int t3, int nb1, int nb2, unsigned long long *bad)
+    int t1, int t2, int t3, int nb1, int nb2, const double *frame, unsigned long long *bad)
 {
     (void)y; (void)z; (void)nf2; (void)nf3; (void)t2; (void)t3; (void)nb2;
     double d;
@@ -719,20 +724,20 @@ __device__ __forceinline__ long long bin_of(
         atomicMin(bad, (unsigned long long)(3 * j + 2));
         return -1;
     }
-    key = (place((double)z[j], nf3, &d) + SHIFT) / t3;
+    key = (place(FRAMED(z[j], frame[4], frame[5]), nf3, &d) + SHIFT) / t3;
 #endif
 #if DIM >= 2
     if (!isfinite((double)y[j])) {
         atomicMin(bad, (unsigned long long)(3 * j + 1));
         return -1;
     }
-    key = key * nb2 + (place((double)y[j], nf2, &d) + SHIFT) / t2;
+    key = key * nb2 + (place(FRAMED(y[j], frame[2], frame[3]), nf2, &d) + SHIFT) / t2;
 #endif
     if (!isfinite((double)x[j])) {
         atomicMin(bad, (unsigned long long)(3 * j));
         return -1;
     }
-    return key * nb1 + (place((double)x[j], nf1, &d) + SHIFT) / t1;
+    return key * nb1 + (place(FRAMED(x[j], frame[0], frame[1]), nf1, &d) + SHIFT) / t1;
 }
 
 // A point's coordinates side by side, so that the gather in sorted order reads one sector
@@ -743,10 +748,11 @@ struct __align__(4 * sizeof(REAL)) xyz {
 
 // Histogram: key[j] = bin of point j and rank[j] its place among the bin's points, counted
 // in count[bin] (zeroed before; the order within a bin is arbitrary); packed[j] its
-// coordinates.
+// coordinates as given (the frame (c_d, s_d) is applied where they are placed).
 extern "C" __global__ void __launch_bounds__(256) usfft_bin_points(
     const REAL *__restrict__ x, const REAL *__restrict__ y, const REAL *__restrict__ z,
     long long m, int nf1, int nf2, int nf3, int t1, int t2, int t3, int nb1, int nb2,
+    double c1, double s1, double c2, double s2, double c3, double s3,
     unsigned int *__restrict__ key, unsigned int *__restrict__ rank,
     unsigned int *__restrict__ count, xyz *__restrict__ packed,
     unsigned long long *__restrict__ bad)
@@ -754,7 +760,8 @@ extern "C" __global__ void __launch_bounds__(256) usfft_bin_points(
     const long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= m)
         return;
-    const long long b = bin_of(x, y, z, j, nf1, nf2, nf3, t1, t2, t3, nb1, nb2, bad);
+    const double frame[6] = {c1, s1, c2, s2, c3, s3};
+    const long long b = bin_of(x, y, z, j, nf1, nf2, nf3, t1, t2, t3, nb1, nb2, frame, bad);
     if (b < 0)
         return;
     key[j] = (unsigned int)b;
@@ -889,6 +896,7 @@ extern "C" __global__ void __launch_bounds__(256) usfft_scatter_points(
 // six arrays cost several times more).
 extern "C" __global__ void __launch_bounds__(256) usfft_sorted_coords(
     const xyz *__restrict__ packed, long long m, int nf1, int nf2, int nf3,
+    double c1, double s1, double c2, double s2, double c3, double s3,
     const int *__restrict__ perm,
     int *__restrict__ i1, int *__restrict__ i2, int *__restrict__ i3,
     REAL *__restrict__ d1, REAL *__restrict__ d2, REAL *__restrict__ d3)
@@ -897,16 +905,17 @@ extern "C" __global__ void __launch_bounds__(256) usfft_sorted_coords(
     if (p >= m)
         return;
     (void)nf2; (void)nf3; (void)i2; (void)i3; (void)d2; (void)d3;
+    (void)c2; (void)s2; (void)c3; (void)s3;
     const xyz c = packed[perm[p]];
     double d;
-    i1[p] = place((double)c.x, nf1, &d);
+    i1[p] = place(FRAMED(c.x, c1, s1), nf1, &d);
     d1[p] = (REAL)d;
 #if DIM >= 2
-    i2[p] = place((double)c.y, nf2, &d);
+    i2[p] = place(FRAMED(c.y, c2, s2), nf2, &d);
     d2[p] = (REAL)d;
 #endif
 #if DIM >= 3
-    i3[p] = place((double)c.z, nf3, &d);
+    i3[p] = place(FRAMED(c.z, c3, s3), nf3, &d);
     d3[p] = (REAL)d;
 #endif
 }
@@ -926,4 +935,74 @@ extern "C" __global__ void __launch_bounds__(256) usfft_phase(
     const REAL fr = factor[2 * j], fi = factor[2 * j + 1];
     a[2 * idx] = re * fr - im * fi;
     a[2 * idx + 1] = re * fi + im * fr;
+}
+
+// The pre-phase e^{i·sign·Σ_d D_d·(x_d − C_d)} of point j, in double from the coordinates as
+// given (the host's formula, summed in the same order).
+extern "C" __global__ void __launch_bounds__(256) usfft_type3_pre(
+    const REAL *__restrict__ x, const REAL *__restrict__ y, const REAL *__restrict__ z,
+    long long m, int sign, double cx1, double cs1, double cx2, double cs2, double cx3,
+    double cs3, REAL *__restrict__ pre)
+{
+    const long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= m)
+        return;
+    (void)y; (void)z; (void)cx2; (void)cs2; (void)cx3; (void)cs3;
+    double phase = cs1 * ((double)x[j] - cx1);
+#if DIM >= 2
+    phase += cs2 * ((double)y[j] - cx2);
+#endif
+#if DIM >= 3
+    phase += cs3 * ((double)z[j] - cx3);
+#endif
+    double sn, cs;
+    sincos((double)sign * phase, &sn, &cs);
+    pre[2 * j] = (REAL)cs;
+    pre[2 * j + 1] = (REAL)sn;
+}
+
+// ψ̂(κ) from its Chebyshev series in u = 2(κ/κ_max)² − 1 (kernel.rs, TransformSeries).
+__device__ __forceinline__ double psi_hat(double kappa, const double *coef, int terms,
+                                          double inv_kappa_max)
+{
+    const double r = kappa * inv_kappa_max;
+    const double u = 2.0 * r * r - 1.0;
+    double b1 = 0.0, b2 = 0.0;
+    for (int k = terms - 1; k >= 1; --k) {
+        const double b = 2.0 * u * b1 - b2 + coef[k];
+        b2 = b1;
+        b1 = b;
+    }
+    return u * b1 - b2 + coef[0];
+}
+
+// The post-factor e^{i·sign·Σ_d s_d·C_d} / Π_d ψ̂((s_d − D_d)·h_d) of frequency k.
+extern "C" __global__ void __launch_bounds__(256) usfft_type3_post(
+    const REAL *__restrict__ s, const REAL *__restrict__ t, const REAL *__restrict__ u,
+    long long n, int sign, double cx1, double cs1, double h1, double cx2, double cs2,
+    double h2, double cx3, double cs3, double h3, const double *__restrict__ coef, int terms,
+    double inv_kappa_max, REAL *__restrict__ post)
+{
+    const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n)
+        return;
+    (void)t; (void)u; (void)cx2; (void)cs2; (void)h2; (void)cx3; (void)cs3; (void)h3;
+    double sk = (double)s[k];
+    double phase = sk * cx1;
+    double hat = psi_hat((sk - cs1) * h1, coef, terms, inv_kappa_max);
+#if DIM >= 2
+    sk = (double)t[k];
+    phase += sk * cx2;
+    hat *= psi_hat((sk - cs2) * h2, coef, terms, inv_kappa_max);
+#endif
+#if DIM >= 3
+    sk = (double)u[k];
+    phase += sk * cx3;
+    hat *= psi_hat((sk - cs3) * h3, coef, terms, inv_kappa_max);
+#endif
+    double sn, cs;
+    sincos((double)sign * phase, &sn, &cs);
+    const double r = 1.0 / hat;
+    post[2 * k] = (REAL)(r * cs);
+    post[2 * k + 1] = (REAL)(r * sn);
 }

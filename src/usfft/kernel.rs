@@ -204,6 +204,15 @@ pub struct TransformSeries {
 }
 
 impl TransformSeries {
+    /// c_0, c_1, … (the device sums the same series: usfft_type3_post).
+    pub fn coef(&self) -> &[f64] {
+        &self.coef
+    }
+
+    pub fn inv_kappa_max(&self) -> f64 {
+        self.inv_kappa_max
+    }
+
     pub fn at(&self, kappa: f64) -> f64 {
         let r = kappa * self.inv_kappa_max;
         let u = 2.0 * r * r - 1.0;

@@ -39,6 +39,14 @@ pub fn origin_shift(width: usize) -> i64 {
     (width / 2) as i64 + 1
 }
 
+/// Per dimension (c, scale): the points' coordinates are placed as the radians
+/// (x − c)·scale, in f64 whatever their precision (type 3 rescales its points and
+/// frequencies onto its grid so).
+pub type Frame = [(f64, f64); 3];
+
+/// Coordinates in radians already (types 1 and 2): (x − 0)·1 is x.
+pub const RADIANS: Frame = [(0.0, 1.0); 3];
+
 /// The largest number of points a plan accepts (indices are 32-bit on the device).
 pub(crate) const MAX_POINTS: usize = i32::MAX as usize;
 

@@ -8,7 +8,7 @@ use super::heuristics::{choose_interp, choose_tiling};
 use super::plan::{grow, points_slot, push_bins, push_fine, DevicePoints, Sorted};
 use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::array::{part, part_mut, DeviceArray, Part};
-use crate::backend::cuda::buffers::{alloc, download, fill_bytes, fill_zero, upload};
+use crate::backend::cuda::buffers::{alloc, download, fill_bytes, fill_zero};
 use crate::backend::cuda::launch::{for_elems, Launch};
 use crate::backend::cuda::memory::DeviceBuf;
 use crate::backend::cuda::staging::upload_staged;
@@ -16,7 +16,7 @@ use crate::backend::cuda::{driver_error, CudaBackend};
 use crate::error::{Error, Result};
 use crate::sample::Real;
 use crate::usfft::grid::Tiling;
-use crate::usfft::points::{sort_points, SortedPoints, MAX_POINTS};
+use crate::usfft::points::{Frame, MAX_POINTS, RADIANS};
 use crate::usfft::spec::UsfftSpec;
 use cudarc::driver::{CudaModule, CudaStream, LaunchConfig};
 use std::sync::Arc;
@@ -43,19 +43,36 @@ pub fn set_points<T: Real>(
 ) -> Result<()> {
     check_count(m)?;
     let pts = points_slot(gpu, slot, spec)?;
-    let s = pts.stream.clone();
-    let dev: Vec<DeviceBuf<T>> = (0..spec.dim)
+    let dev = upload_coords(gpu, cpu, &pts.stream.clone(), coords, spec.dim, m)?;
+    pts.sort(gpu, as_coords(&dev), m, &RADIANS)
+}
+
+/// The first `dim` coordinate arrays (`m` values each) copied to the device through the
+/// staging buffers, on `s`.
+pub(super) fn upload_coords<T: Real>(
+    gpu: &CudaBackend,
+    cpu: &CpuBackend,
+    s: &Arc<CudaStream>,
+    coords: [&[T]; 3],
+    dim: usize,
+    m: usize,
+) -> Result<Vec<DeviceBuf<T>>> {
+    (0..dim)
         .map(|d| {
-            let mut buf = alloc(&s, m, "allocating USFFT point coordinates")?;
-            upload_staged(&gpu.ctx, &gpu.staging, cpu, &s, &mut buf, &coords[d][..m])?;
+            let mut buf = alloc(s, m, "allocating USFFT point coordinates")?;
+            upload_staged(&gpu.ctx, &gpu.staging, cpu, s, &mut buf, &coords[d][..m])?;
             Ok(buf)
         })
-        .collect::<Result<_>>()?;
-    let mut on_device: DeviceCoords<T> = [None; 3];
-    for (d, c) in dev.iter().enumerate() {
-        on_device[d] = Some(c);
+        .collect()
+}
+
+/// Uploaded coordinates (`upload_coords`) as a set-points call takes them.
+pub(super) fn as_coords<T: Real>(bufs: &[DeviceBuf<T>]) -> DeviceCoords<'_, T> {
+    let mut coords: DeviceCoords<T> = [None; 3];
+    for (c, b) in coords.iter_mut().zip(bufs) {
+        *c = Some(b);
     }
-    pts.sort(gpu, on_device, m)
+    coords
 }
 
 /// Sets `m` points whose coordinates already live on the device (the first `dim` of
@@ -84,7 +101,7 @@ pub fn set_points_device<T: Real>(
             .join(other)
             .map_err(driver_error("ordering the coordinates before set-points"))?;
     }
-    pts.sort(gpu, coords, m)
+    pts.sort(gpu, coords, m, &RADIANS)
 }
 
 fn check_count(m: usize) -> Result<()> {
@@ -97,9 +114,16 @@ fn check_count(m: usize) -> Result<()> {
 }
 
 impl<T: Real> DevicePoints<T> {
-    /// Bins the points, checks them, then commits them with the bins and methods chosen for
-    /// their count.
-    fn sort(&mut self, gpu: &CudaBackend, coords: DeviceCoords<'_, T>, m: usize) -> Result<()> {
+    /// Bins the points (placed in `frame`), checks them, then commits them with the bins
+    /// and methods chosen for their count.
+    pub(super) fn sort(
+        &mut self,
+        gpu: &CudaBackend,
+        coords: DeviceCoords<'_, T>,
+        m: usize,
+        frame: &Frame,
+    ) -> Result<()> {
+        check_count(m)?;
         let real_bytes = std::mem::size_of::<T>();
         let (tiling, method) = choose_tiling(&self.spec, m, real_bytes, gpu.max_shared_bytes);
         let n_bins = tiling.n_bins();
@@ -107,8 +131,8 @@ impl<T: Real> DevicePoints<T> {
             return Err(Error::Unsupported(format!("{n_bins} bins is too many")));
         }
         let coords = coords.map(|c| c.map(|c| part(c, 0, m)));
-        self.bin_points(&coords, m, &tiling)?;
-        self.commit(m, &tiling)?;
+        self.bin_points(&coords, m, &tiling, frame)?;
+        self.commit(m, &tiling, frame)?;
         self.m = m;
         self.tiling = tiling;
         self.method = method;
@@ -124,6 +148,7 @@ impl<T: Real> DevicePoints<T> {
         coords: &[Option<Part<'_, T>>; 3],
         m: usize,
         tiling: &Tiling,
+        frame: &Frame,
     ) -> Result<()> {
         let s = &self.stream;
         let n_bins = tiling.n_bins();
@@ -143,13 +168,13 @@ impl<T: Real> DevicePoints<T> {
                 .optional(y.as_ref())
                 .optional(z.as_ref());
             push_fine(l.scalar(m as i64), &self.spec);
-            push_bins(&mut l, tiling);
+            push_frame(push_bins(&mut l, tiling), frame);
             l.output(&mut sort.key)
                 .output(&mut sort.rank)
                 .output(&mut sort.count);
             l.output(&mut sort.packed).output(&mut sort.bad);
             // SAFETY: usfft_bin_points(const REAL* x, y, z, long long m, int nf1..nf3, int
-            // t1..t3, int nb1, int nb2, unsigned* key, unsigned* rank, unsigned* count, xyz*
+            // t1..t3, int nb1, int nb2, double c1, s1..c3, s3, unsigned* key, unsigned* rank, unsigned* count, xyz*
             // packed, unsigned long long* bad). Thread j < m reads coordinate j of the used
             // dimensions (parts of m elements, present: set_points_device refuses NULL ones;
             // the others are not read), writes key[j], rank[j] (m each), packed[4j..4j+4]
@@ -172,7 +197,7 @@ impl<T: Real> DevicePoints<T> {
     /// Commits the binned points (from here on the previous points are overwritten): the
     /// bins' starts, each sorted slot's point, the sorted (i0, d) per dimension; then frees
     /// the sort's per-point scratch.
-    fn commit(&mut self, m: usize, tiling: &Tiling) -> Result<()> {
+    fn commit(&mut self, m: usize, tiling: &Tiling, frame: &Frame) -> Result<()> {
         let what = "allocating USFFT points";
         let s = self.stream.clone();
         self.m = 0;
@@ -187,7 +212,7 @@ impl<T: Real> DevicePoints<T> {
         self.scan_bins(tiling.n_bins())?;
         if m > 0 {
             self.scatter_points(m)?;
-            self.gather_sorted(m)?;
+            self.gather_sorted(m, frame)?;
         }
         // The sort's per-point scratch (24 or 40 bytes a point) is not needed again until the
         // next set-points. A plan's first set-points frees it in stream order, so that plans
@@ -276,59 +301,30 @@ impl<T: Real> DevicePoints<T> {
     }
 
     /// Sorted slot p takes point perm[p]'s (i0, d) per dimension.
-    fn gather_sorted(&mut self, m: usize) -> Result<()> {
+    fn gather_sorted(&mut self, m: usize, frame: &Frame) -> Result<()> {
         let s = &self.stream;
         let mut l = Launch::new(&self.module, s, "usfft_sorted_coords", for_elems(m))?;
         let sorted = own(&mut self.sorted);
         l.input(&self.sort.packed).scalar(m as i64);
-        push_fine(&mut l, &self.spec).input(&sorted.perm);
+        push_frame(push_fine(&mut l, &self.spec), frame).input(&sorted.perm);
         let [i1, i2, i3] = &mut sorted.first;
         l.output(i1).output(i2).output(i3);
         let [d1, d2, d3] = &mut sorted.offset;
         l.output(d1).output(d2).output(d3);
-        // SAFETY: usfft_sorted_coords(const xyz* packed, long long m, int nf1..nf3, const
-        // int* perm, int* i1, i2, i3, REAL* d1, d2, d3): thread p < m reads perm[p] (< m)
-        // and packed[4·perm[p]..+4] (4m), writes i_d[p] and d_d[p] of the used dimensions
-        // (m each; the others are not touched).
+        // SAFETY: usfft_sorted_coords(const xyz* packed, long long m, int nf1..nf3, double
+        // c1, s1..c3, s3, const int* perm, int* i1, i2, i3, REAL* d1, d2, d3): thread p < m
+        // reads perm[p] (< m) and packed[4·perm[p]..+4] (4m), writes i_d[p] and d_d[p] of
+        // the used dimensions (m each; the others are not touched).
         unsafe { l.run() }
     }
 }
 
-impl<T: Real> DevicePoints<T> {
-    /// Sets `m` points sorted on the host from f64 coordinates (radians, period 2π) into the
-    /// bins this GPU would choose: type 3 places its rescaled points and frequencies exactly,
-    /// whatever T is. The bin formula and the (i0, d) placement are those of the kernels.
-    pub(super) fn set_sorted_from_host(
-        &mut self,
-        gpu: &CudaBackend,
-        cpu: &CpuBackend,
-        coords: [&[f64]; 3],
-        m: usize,
-    ) -> Result<()> {
-        check_count(m)?;
-        let real_bytes = std::mem::size_of::<T>();
-        let (tiling, method) = choose_tiling(&self.spec, m, real_bytes, gpu.max_shared_bytes);
-        let w = self.spec.kernel.width;
-        let host: SortedPoints<T> =
-            cpu.install(|| sort_points(coords, self.spec.dim, m, w, tiling))?;
-        let s = self.stream.clone();
-        let what = "uploading USFFT points";
-        // Sorted positions index points below MAX_POINTS = i32::MAX.
-        let perm: Vec<i32> = host.perm.iter().map(|&j| j as i32).collect();
-        let dim = self.spec.dim;
-        let sorted = self.own_sorted()?;
-        sorted.perm = upload(&s, &perm, what)?;
-        sorted.bin_start = upload(&s, &host.bin_start, what)?;
-        for d in 0..dim {
-            sorted.first[d] = upload(&s, &host.first[d], what)?;
-            sorted.offset[d] = upload(&s, &host.offset[d], what)?;
-        }
-        self.m = m;
-        self.tiling = tiling;
-        self.method = method;
-        self.interp = choose_interp(&self.spec, &tiling, real_bytes, gpu.max_shared_bytes);
-        Ok(())
+/// Pushes `double c1, s1, c2, s2, c3, s3`: the frame the coordinates are placed in.
+fn push_frame<'l, 's>(l: &'l mut Launch<'s>, frame: &Frame) -> &'l mut Launch<'s> {
+    for &(c, scale) in frame {
+        l.scalar(c).scalar(scale);
     }
+    l
 }
 
 /// start = the exclusive scan of count[0..n) (n + 1 values) by one block of the scan kernel.

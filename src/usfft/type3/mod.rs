@@ -18,6 +18,7 @@
 pub mod cpu;
 
 use super::kernel::SpreadKernel;
+use super::points::Frame;
 use super::spec::UsfftSpec;
 use crate::error::{Error, Result};
 use crate::fft_len::next_fast_len;
@@ -125,20 +126,34 @@ impl Geometry {
         Ok(g)
     }
 
-    /// The points rescaled onto the grid, as radians of its period: (x − C)/h · 2π/nf.
-    pub fn grid_points<T: Sample>(&self, x: [&[T]; 3], m: usize) -> Result<[Vec<f64>; 3]> {
-        self.per_dim(|d| {
+    /// Where the points lie on the grid, as radians of its period: (x − C)·2π/(h·nf).
+    pub fn point_frame(&self) -> Frame {
+        std::array::from_fn(|d| {
             let scale = TAU / (self.cell[d] * self.fine[d] as f64);
-            let c = self.centre_x[d];
-            map_vec(&x[d][..m], |v| (v.to_f64().unwrap() - c) * scale)
+            (self.centre_x[d], scale)
         })
     }
 
-    /// The frequencies rescaled for the inner type 2: (s − D)·h, within [−π/σ, π/σ].
+    /// The frequencies as the inner type 2 reads them: (s − D)·h, within [−π/σ, π/σ].
+    pub fn frequency_frame(&self) -> Frame {
+        std::array::from_fn(|d| (self.centre_s[d], self.cell[d]))
+    }
+
+    /// The points placed in `point_frame`, in f64.
+    pub fn grid_points<T: Sample>(&self, x: [&[T]; 3], m: usize) -> Result<[Vec<f64>; 3]> {
+        self.framed(self.point_frame(), x, m)
+    }
+
+    /// The frequencies placed in `frequency_frame`, in f64.
     pub fn grid_frequencies<T: Sample>(&self, s: [&[T]; 3], n: usize) -> Result<[Vec<f64>; 3]> {
+        self.framed(self.frequency_frame(), s, n)
+    }
+
+    /// (v − c)·scale per dimension: the one formula the device's placement repeats.
+    fn framed<T: Sample>(&self, frame: Frame, v: [&[T]; 3], m: usize) -> Result<[Vec<f64>; 3]> {
         self.per_dim(|d| {
-            let (h, c) = (self.cell[d], self.centre_s[d]);
-            map_vec(&s[d][..n], |v| (v.to_f64().unwrap() - c) * h)
+            let (c, scale) = frame[d];
+            map_vec(&v[d][..m], |a| (a.to_f64().unwrap() - c) * scale)
         })
     }
 
@@ -216,6 +231,7 @@ pub struct Setup<T> {
     pub grid: UsfftSpec,
     /// The type 2 from that grid to the rescaled frequencies.
     pub inner: UsfftSpec,
+    /// The phase factors per point and per frequency (empty where `sized` made the setup).
     pub pre: Vec<Complex<T>>,
     pub post: Vec<Complex<T>>,
 }
@@ -224,21 +240,30 @@ impl<T: Real> Setup<T> {
     /// Everything but the sorted points: refused (NonFinite, Unsupported, OutOfMemory) before
     /// any grid is allocated.
     pub fn new(spec: &UsfftSpec, p: &Type3Points<'_, T>) -> Result<Setup<T>> {
+        let mut setup = Setup::sized(spec, p)?;
+        setup.pre = setup.geometry.pre_phase(spec.sign, p.x, p.m)?;
+        setup.post = setup
+            .geometry
+            .post_factor(spec.sign, &spec.kernel, p.s, p.n)?;
+        Ok(setup)
+    }
+
+    /// The geometry and the two stages' specs, without the phase factors (the GPU computes
+    /// its own from the coordinates it holds).
+    pub fn sized(spec: &UsfftSpec, p: &Type3Points<'_, T>) -> Result<Setup<T>> {
         let geometry = Geometry::new(spec, p)?;
         let grid = spec.type3_grid(geometry.fine).map_err(type3_context)?;
         let inner = spec
             .type3_inner::<T>(geometry.fine)
             .map_err(type3_context)?;
-        let pre = geometry.pre_phase(spec.sign, p.x, p.m)?;
-        let post = geometry.post_factor(spec.sign, &spec.kernel, p.s, p.n)?;
         Ok(Setup {
             geometry,
             m: p.m,
             n: p.n,
             grid,
             inner,
-            pre,
-            post,
+            pre: Vec::new(),
+            post: Vec::new(),
         })
     }
 }
