@@ -54,24 +54,28 @@ pub struct Type3Points<'a, T> {
 }
 
 /// (min, max) of `v`, after checking every value is finite (`what` names the array and its
-/// elements in the error); (0, 0) when empty.
+/// elements in the error); (0, 0) when empty. One pass; a second finds the first bad value.
 fn range_of<T: Sample>(v: &[T], what: (&str, &str)) -> Result<(f64, f64)> {
-    if let Some(j) = v.par_iter().position_first(|a| !a.is_finite()) {
+    let (lo, hi, finite) = v
+        .par_iter()
+        .fold(
+            || (f64::INFINITY, f64::NEG_INFINITY, true),
+            |(lo, hi, ok), a| {
+                let a = a.to_f64().unwrap();
+                (lo.min(a), hi.max(a), ok && a.is_finite())
+            },
+        )
+        .reduce(
+            || (f64::INFINITY, f64::NEG_INFINITY, true),
+            |a, b| (a.0.min(b.0), a.1.max(b.1), a.2 && b.2),
+        );
+    if !finite {
+        let j = v.par_iter().position_first(|a| !a.is_finite()).unwrap_or(0);
         return Err(Error::NonFinite(format!(
             "{} of {} {j} is not finite; no points were set",
             what.0, what.1
         )));
     }
-    let (lo, hi) = v
-        .par_iter()
-        .map(|a| {
-            let a = a.to_f64().unwrap();
-            (a, a)
-        })
-        .reduce(
-            || (f64::INFINITY, f64::NEG_INFINITY),
-            |a, b| (a.0.min(b.0), a.1.max(b.1)),
-        );
     Ok(if v.is_empty() { (0.0, 0.0) } else { (lo, hi) })
 }
 
@@ -322,6 +326,19 @@ mod tests {
         let t = g.grid_frequencies([&f, &[], &[]], 2).unwrap();
         assert!((t[0][1] - 10.0 * h).abs() < 1e-15);
         assert!(t[0][1] <= PI / 2.0 + 1e-15);
+    }
+
+    #[test]
+    fn ranges_name_the_first_value_not_finite() {
+        let mut v: Vec<f64> = (0..10_000).map(|j| j as f64 - 500.0).collect();
+        assert_eq!(range_of(&v, ("x", "point")).unwrap(), (-500.0, 9499.0));
+        assert_eq!(range_of::<f64>(&[], ("x", "point")).unwrap(), (0.0, 0.0));
+        v[7000] = f64::INFINITY;
+        v[6123] = f64::NAN;
+        match range_of(&v, ("coordinate x", "point")) {
+            Err(Error::NonFinite(m)) => assert!(m.contains("point 6123 "), "{m}"),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
