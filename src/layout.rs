@@ -7,6 +7,8 @@ use crate::sample::Finite;
 
 /// Batches of fewer samples than this are checked for non-finite values on the calling thread.
 const PARALLEL_SCAN_MIN: usize = 1 << 20;
+/// Samples per piece of a parallel scan.
+const SCAN_PIECE: usize = 1 << 16;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TraceBatch {
@@ -69,7 +71,8 @@ impl TraceBatch {
     }
 
     /// The position of the first non-finite sample, if any (traces only, not the gaps
-    /// between them). Large batches are scanned on `cpu`'s threads; small ones on the
+    /// between them). Large batches are scanned on `cpu`'s threads, long traces in pieces
+    /// (one 2^26-sample trace is otherwise a single thread's work); small ones on the
     /// calling thread, where waking the pool would cost more than the scan.
     pub fn find_non_finite<T: Finite>(
         &self,
@@ -77,14 +80,19 @@ impl TraceBatch {
         cpu: &CpuBackend,
     ) -> Option<(usize, usize)> {
         use rayon::prelude::*;
-        let scan = |t: usize| {
-            let trace = &data[t * self.trace_stride..t * self.trace_stride + self.n_samples];
-            first_non_finite(trace).map(|i| (t, i))
+        let n = self.n_samples;
+        let pieces = n.div_ceil(SCAN_PIECE);
+        // Pieces in trace order, then sample order: the first hit is the first sample.
+        let scan = |k: usize| {
+            let (t, at) = (k / pieces, (k % pieces) * SCAN_PIECE);
+            let trace = &data[t * self.trace_stride..t * self.trace_stride + n];
+            first_non_finite(&trace[at..n.min(at + SCAN_PIECE)]).map(|i| (t, at + i))
         };
-        if self.n_traces.saturating_mul(self.n_samples) < PARALLEL_SCAN_MIN {
-            (0..self.n_traces).find_map(scan)
+        let all = 0..self.n_traces * pieces;
+        if self.n_traces.saturating_mul(n) < PARALLEL_SCAN_MIN {
+            all.into_iter().find_map(scan)
         } else {
-            cpu.install(|| (0..self.n_traces).into_par_iter().find_map_first(scan))
+            cpu.install(|| all.into_par_iter().find_map_first(scan))
         }
     }
 
@@ -100,17 +108,16 @@ impl TraceBatch {
 }
 
 /// The index of the first non-finite value of one contiguous array: on `cpu`'s threads from
-/// PARALLEL_SCAN_MIN values (in pieces of 2^16), else on the calling thread.
+/// PARALLEL_SCAN_MIN values (in pieces of SCAN_PIECE), else on the calling thread.
 pub fn find_non_finite_in<T: Finite>(x: &[T], cpu: &CpuBackend) -> Option<usize> {
     use rayon::prelude::*;
-    const PIECE: usize = 1 << 16;
     if x.len() < PARALLEL_SCAN_MIN {
         return first_non_finite(x);
     }
     cpu.install(|| {
-        x.par_chunks(PIECE)
+        x.par_chunks(SCAN_PIECE)
             .enumerate()
-            .find_map_first(|(p, piece)| first_non_finite(piece).map(|i| p * PIECE + i))
+            .find_map_first(|(p, piece)| first_non_finite(piece).map(|i| p * SCAN_PIECE + i))
     })
 }
 
@@ -161,5 +168,14 @@ mod tests {
         // Between traces (the stride's gap): not a sample.
         data[1030 * 10 + 1027] = f64::NAN;
         assert_eq!(batch.find_non_finite(&data, &cpu), Some((1500, 7)));
+        // One long trace scans in pieces on the pool; the first piece holding one wins.
+        let long = TraceBatch::new(3 << 20, 1, 3 << 20).unwrap();
+        let mut data = vec![0.5f32; long.span()];
+        assert_eq!(long.find_non_finite(&data, &cpu), None);
+        data[(2 << 20) + 11] = f32::INFINITY;
+        data[(5 << 18) + 3] = f32::NAN;
+        assert_eq!(long.find_non_finite(&data, &cpu), Some((0, (5 << 18) + 3)));
+        data[SCAN_PIECE - 1] = f32::NAN;
+        assert_eq!(long.find_non_finite(&data, &cpu), Some((0, SCAN_PIECE - 1)));
     }
 }
