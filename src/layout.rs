@@ -100,11 +100,16 @@ impl TraceBatch {
     pub fn check_finite<T: Finite>(&self, data: &[T], cpu: &CpuBackend) -> Result<()> {
         match self.find_non_finite(data, cpu) {
             None => Ok(()),
-            Some((t, i)) => Err(Error::NonFinite(format!(
-                "the input holds a non-finite value (NaN or infinity) at trace {t}, sample {i}; nothing was written"
-            ))),
+            Some((t, i)) => Err(non_finite_at(t, i)),
         }
     }
+}
+
+/// The error of a batch whose first non-finite sample is sample `i` of trace `t`.
+pub fn non_finite_at(t: usize, i: usize) -> Error {
+    Error::NonFinite(format!(
+        "the input holds a non-finite value (NaN or infinity) at trace {t}, sample {i}; nothing was written"
+    ))
 }
 
 /// The index of the first non-finite value of one contiguous array: on `cpu`'s threads from
@@ -123,7 +128,7 @@ pub fn find_non_finite_in<T: Finite>(x: &[T], cpu: &CpuBackend) -> Option<usize>
 
 /// The index of the first non-finite value: a branch-free pass per block (vectorised), the
 /// position looked for only in the block that holds one.
-fn first_non_finite<T: Finite>(x: &[T]) -> Option<usize> {
+pub fn first_non_finite<T: Finite>(x: &[T]) -> Option<usize> {
     const BLOCK: usize = 256;
     x.chunks(BLOCK).enumerate().find_map(|(b, block)| {
         if block.iter().fold(true, |ok, v| ok & v.finite()) {

@@ -177,7 +177,7 @@ impl DwtPlan {
                 "arrays shorter than the {need} elements the batch spans"
             ));
         }
-        batch.check_finite(traces.input(), &self.ctx.cpu)
+        Ok(())
     }
 
     /// Forward or inverse transform of `levels` levels (0 = all) of every trace.
@@ -230,6 +230,12 @@ impl DwtPlan {
             Op::Denoise(_) => "dwt denoise",
         };
         let mut reporter = self.ctx.reporter();
+        // The GPU checks a batch's samples as it stages them; the CPU, and a batch run in
+        // chunks for progress, scan them all first.
+        let checked = self.ctx.cuda().is_none() || reporter.is_active();
+        if checked {
+            batch.check_finite(traces.input(), &self.ctx.cpu)?;
+        }
         let used = chunks::run_batch(&mut reporter, stage, traces, batch, |traces, batch| {
             let job = Job {
                 op,
@@ -237,6 +243,7 @@ impl DwtPlan {
                 levels,
                 traces,
                 batch,
+                checked,
             };
             match self.ctx.cuda() {
                 Some(gpu) => cuda::run(gpu, &self.ctx.cpu, job),

@@ -35,11 +35,13 @@ pub enum Op<'o> {
 }
 
 /// One batch of a call as a backend takes it: the operation, the wavelet, the depth
-/// (resolved, ≥ 1) and the caller's traces.
+/// (resolved, ≥ 1) and the caller's traces; `checked`: their samples are known finite
+/// (else the backend refuses a non-finite one before writing anything).
 pub struct Job<'a, T> {
     pub op: Op<'a>,
     pub wavelet: &'a Wavelet,
     pub levels: u32,
     pub traces: Traces<'a, T>,
     pub batch: TraceBatch,
+    pub checked: bool,
 }

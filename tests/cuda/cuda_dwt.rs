@@ -8,7 +8,8 @@
 //! Prints one row per case (section, case, max relative error, GPU wall time) and a summary;
 //! SEISGPU_DWT_SECTIONS=A,B,… runs only some sections (A wavelets, B lengths, C denoise options,
 //! D layouts, E long signals, F the 2^26 seed, G device-resident timings, H device memory,
-//! I awkward traces' medians: sparse, a spike, constants, zeros, two values).
+//! I awkward traces' medians: sparse, a spike, constants, zeros, two values, J host batches
+//! in chunks and non-finite host samples).
 //! SEISGPU_DWT_G_FIRST=1 stops section G after its first case (for profiling runs).
 //! SEISGPU_SANITIZING=1 (scripts/gpu_sanitize.sh) thins sections B and G to a few small
 //! cases that still reach every kernel, and skips H.
@@ -514,7 +515,7 @@ fn all_denoise_options(levels_mask_max: u32) -> Vec<DenoiseOptions> {
 }
 
 fn sections() -> String {
-    std::env::var("SEISGPU_DWT_SECTIONS").unwrap_or_else(|_| "ABCDEFGHI".into())
+    std::env::var("SEISGPU_DWT_SECTIONS").unwrap_or_else(|_| "ABCDEFGIJH".into())
 }
 
 fn wants(section: char) -> bool {
@@ -927,6 +928,10 @@ fn gpu_dwt_matches_cpu() {
         env.awkward = false;
     }
 
+    if wants('J') {
+        host_staging(&mut env);
+    }
+
     if wants('H') {
         device_memory_exhaustion(&mut env);
     }
@@ -936,6 +941,66 @@ fn gpu_dwt_matches_cpu() {
         failures.is_empty(),
         "{} GPU DWT cases failed (see FAILED lines)",
         failures.len()
+    );
+}
+
+/// Host batches through the chunked path (a few traces a chunk) against the CPU, and
+/// non-finite samples refused with their first position and nothing written: a batch of one
+/// chunk (checked as it is staged), several chunks (checked first), one long trace spanning
+/// several staged pieces; in place and apart.
+fn host_staging(env: &mut Env) {
+    gpu_dwt::set_host_chunk_limit(Some(7));
+    for mode in [Mode::Separate, Mode::InPlace] {
+        let op = default_denoise();
+        env.case::<f32>('J', Family::Daubechies, 8, 1024, 33, 1030, 0, op, mode);
+        env.case::<f64>('J', Family::Daubechies, 8, 1024, 33, 1024, 0, op, mode);
+        env.case::<f32>('J', Family::Haar, 2, 1 << 16, 3, (1 << 16) + 3, 0, op, mode);
+    }
+    for limit in [None, Some(7)] {
+        gpu_dwt::set_host_chunk_limit(limit);
+        let batch = TraceBatch::new(1024, 33, 1030).unwrap();
+        let mut input = batch_input::<f32>(&mut env.rng, &batch);
+        input[20 * 1030 + 17] = f32::NAN;
+        input[25 * 1030 + 3] = f32::INFINITY;
+        // In the padding between traces: not a sample.
+        input[5 * 1030 + 1027] = f32::NAN;
+        refuses_non_finite(env, &input, batch, "trace 20, sample 17");
+    }
+    gpu_dwt::set_host_chunk_limit(None);
+    // 2^22 f32 samples: two staged pieces of 8 MB.
+    let batch = TraceBatch::new(1 << 22, 1, 1 << 22).unwrap();
+    let mut input = batch_input::<f32>(&mut env.rng, &batch);
+    input[3_500_000] = f32::NEG_INFINITY;
+    input[3_000_001] = f32::NAN;
+    refuses_non_finite(env, &input, batch, "trace 0, sample 3000001");
+}
+
+/// A GPU denoise of `input` fails with NonFinite naming `first`, leaving its output (apart
+/// or in place) as it was.
+fn refuses_non_finite(env: &Env, input: &[f32], batch: TraceBatch, first: &str) {
+    let plan = DwtPlan::new(env.gpu.clone(), Family::Daubechies, 8, batch.n_samples).unwrap();
+    let o = DenoiseOptions::default();
+    let mut out = poisoned::<f32>(&batch);
+    let before = out.clone();
+    let traces = Traces::Separate {
+        input,
+        output: &mut out,
+    };
+    let apart = plan.denoise(&o, traces, batch, None);
+    let mut data = input.to_vec();
+    let in_place = plan.denoise(&o, Traces::InPlace(&mut data), batch, None);
+    for (what, r) in [("apart", apart), ("in place", in_place)] {
+        match r {
+            Err(Error::NonFinite(m)) if m.contains(first) => {}
+            other => panic!("{what}: expected NonFinite at {first}, got {other:?}"),
+        }
+    }
+    let same = |a: &[f32], b: &[f32]| a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
+    assert!(same(&out, &before), "a refused call wrote its output");
+    assert!(same(&data, input), "a refused call wrote its data in place");
+    println!(
+        "J | non-finite at {first}, n={} x{} | refused, nothing written",
+        batch.n_samples, batch.n_traces
     );
 }
 

@@ -1,23 +1,24 @@
-//! Host arrays: chunks of traces staged through page-locked buffers on two streams.
+//! Host arrays: the batch on the device in one chunk when it fits (else in chunks), moved
+//! through page-locked pieces so that the host's gather and scatter overlap the copies.
 
 use super::device::{op_long_bytes, run_on_device, DevBatch, Op};
 use super::kit::{Kit, Sizing};
 use super::rows::{whole, whole_mut, Io, Rows, Shape};
-use super::tuning::CHUNK_BYTES;
+use super::tuning::HOST_CHUNK_LIMIT;
 use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::array::part_mut;
 use crate::backend::cuda::buffers::alloc;
-use crate::backend::cuda::staging::PinnedBuffer;
-use crate::backend::cuda::{driver_error, CudaBackend};
-
 use crate::backend::cuda::memory::DeviceBuf;
+use crate::backend::cuda::staging::{download_pieces, stream_copy, upload_pieces};
+use crate::backend::cuda::{driver_error, CudaBackend};
 use crate::dwt::traces::Traces;
 use crate::dwt::wavelet::Wavelet;
 use crate::error::Result;
-use crate::layout::TraceBatch;
+use crate::layout::{first_non_finite, non_finite_at, TraceBatch};
 use crate::sample::Sample;
 use cudarc::driver::CudaStream;
 use rayon::prelude::*;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// What a host call computes: `op` over `levels` levels with one wavelet, and the median
@@ -29,123 +30,8 @@ pub(super) struct Work<'w> {
     pub(super) seg_levels: usize,
 }
 
-/// The sizes of a slot's buffers: chunks of `chunk` traces of `n` samples, an output apart
-/// from the input on the long path (which cannot run in place), `seg_levels` medians
-/// per trace (0: none), and the long path's work memory (`long_bytes`).
-#[derive(Clone, Copy)]
-struct SlotSizes {
-    chunk: usize,
-    n: usize,
-    long: bool,
-    seg_levels: usize,
-    work_bytes: usize,
-}
-
-/// One stream's buffers.
-pub(super) struct Slot<T: Sample> {
-    pub(super) stream: Arc<CudaStream>,
-    pub(super) pinned: Option<PinnedBuffer>,
-    pub(super) pinned_medians: Option<PinnedBuffer>,
-    pub(super) input: DeviceBuf<T>,
-    pub(super) output: Option<DeviceBuf<T>>,
-    pub(super) medians: Option<DeviceBuf<T>>,
-    /// The long path's work memory (None off it).
-    pub(super) work: Option<DeviceBuf<u64>>,
-    /// (first trace, trace count) of the chunk in flight.
-    pub(super) pending: Option<(usize, usize)>,
-}
-
-/// Returns the staging buffers to the pool once no copy can touch them any more.
-pub(super) struct Slots<'g, T: Sample> {
-    pub(super) gpu: &'g CudaBackend,
-    pub(super) slots: Vec<Slot<T>>,
-}
-
-impl<T: Sample> Drop for Slots<'_, T> {
-    fn drop(&mut self) {
-        for slot in &mut self.slots {
-            let buffers = [slot.pinned.take(), slot.pinned_medians.take()];
-            let staging = &self.gpu.staging;
-            let _ = staging.put_when_idle(
-                &slot.stream,
-                buffers.into_iter().flatten(),
-                "returning staging buffers",
-            );
-        }
-    }
-}
-
-/// Copies trace rows between caller memory (strided) and a dense staging buffer, in parallel.
-pub(super) fn gather<T: Sample>(
-    cpu: &CpuBackend,
-    src: &[T],
-    first: usize,
-    dst: &mut [T],
-    n: usize,
-    stride: usize,
-) {
-    cpu.install(|| {
-        dst.par_chunks_mut(n)
-            .with_min_len((1 << 14) / n + 1)
-            .enumerate()
-            .for_each(|(i, row)| copy_row(row, &src[(first + i) * stride..][..n]));
-    })
-}
-
-pub(super) fn scatter<T: Sample>(
-    cpu: &CpuBackend,
-    src: &[T],
-    dst: &mut [T],
-    first: usize,
-    n: usize,
-    stride: usize,
-) {
-    cpu.install(|| {
-        let rows = src.len() / n;
-        let region = &mut dst[first * stride..];
-        let len = ((rows - 1) * stride + n).min(region.len());
-        region[..len]
-            .par_chunks_mut(stride)
-            .zip(src.par_chunks(n))
-            .with_min_len((1 << 14) / n + 1)
-            .for_each(|(row, s)| copy_row(&mut row[..n], s));
-    })
-}
-
-/// Long rows are copied in parallel pieces too.
-pub(super) fn copy_row<T: Sample>(dst: &mut [T], src: &[T]) {
-    const PIECE: usize = 1 << 16;
-    if dst.len() > 4 * PIECE {
-        dst.par_chunks_mut(PIECE)
-            .zip(src.par_chunks(PIECE))
-            .for_each(|(d, s)| d.copy_from_slice(s));
-    } else {
-        dst.copy_from_slice(src);
-    }
-}
-
-/// A slot's staging buffer.
-fn pinned(buffer: &mut Option<PinnedBuffer>) -> &mut PinnedBuffer {
-    buffer
-        .as_mut()
-        .expect("a slot keeps its staging buffers until it is dropped")
-}
-
-/// The first `len` elements of a slot's staging buffer, once no copy uses them.
-fn staged<T: Copy>(buffer: &mut Option<PinnedBuffer>, len: usize) -> Result<&mut [T]> {
-    pinned(buffer).slice_mut::<T>(len)
-}
-
-/// Queues the download of the first `len` elements of `src` into a slot's staging buffer.
-fn download_chunk<T: Copy>(
-    stream: &CudaStream,
-    src: &DeviceBuf<T>,
-    buffer: &mut Option<PinnedBuffer>,
-    len: usize,
-    what: &'static str,
-) -> Result<()> {
-    pinned(buffer).download_from(stream, src, len, what)
-}
+/// Samples per task of the host's side of a staged copy.
+const SLICE: usize = 1 << 16;
 
 /// The caller's side of a host call: where traces come from and go to, and the medians.
 struct HostSide<'h, T> {
@@ -159,48 +45,54 @@ struct HostSide<'h, T> {
     seg_levels: usize,
 }
 
-/// Runs the operation over a host batch. Chunk results are written to caller memory as each
-/// chunk completes: after validation the only failures left are driver errors (device memory
-/// exhausted, a broken context), so a failed call may leave earlier chunks done and later ones
-/// untouched; a batch of one chunk is written only once all its GPU work succeeded.
+/// A chunk's device buffers.
+struct Chunk<T: Sample> {
+    stream: Arc<CudaStream>,
+    input: DeviceBuf<T>,
+    /// The long path's output (it cannot run in place).
+    output: Option<DeviceBuf<T>>,
+    medians: Option<DeviceBuf<T>>,
+    /// The long path's work memory (None off it).
+    work: Option<DeviceBuf<u64>>,
+}
+
+/// Runs the operation over a host batch; returns the medians (n_traces × seg_levels).
+/// `checked`: the caller has already refused non-finite samples. Otherwise a batch of one
+/// chunk is checked as it is staged (nothing is written before every sample is seen), and
+/// a larger one is scanned first. Chunk results are written to caller memory as each chunk
+/// completes: after validation the only failures left are driver errors (device memory
+/// exhausted, a broken context), so a failed call may leave earlier chunks done.
 pub(super) fn run_host<T: Sample>(
     gpu: &CudaBackend,
     cpu: &CpuBackend,
     work: &Work,
     traces: Traces<T>,
     batch: TraceBatch,
+    checked: bool,
 ) -> Result<Vec<T>> {
     gpu.bind()?;
     let n = batch.n_samples;
-    let first_stream = gpu.stream()?;
-    let kit0 = Kit::<T>::new(gpu, work.wavelet, &first_stream)?;
-    let long = kit0.long_plan(n, work.levels, work.op.kind()).is_long();
+    let stream = gpu.stream()?;
+    let kit = Kit::<T>::new(gpu, work.wavelet, &stream)?;
+    let long = kit.long_plan(n, work.levels, work.op.kind()).is_long();
     let chunk = chunk_traces::<T>(gpu, &batch, long)?;
     let chunks = batch.n_traces.div_ceil(chunk);
-    let sizing = Sizing::of(&kit0);
-    let work_bytes = op_long_bytes::<T>(&sizing, work.op, work.levels, n, chunk);
-    let mut slots = Slots::<T> {
-        gpu,
-        slots: Vec::new(),
-    };
-    for i in 0..chunks.min(2) {
-        let stream = match i {
-            0 => first_stream.clone(),
-            _ => gpu.stream()?,
-        };
-        let sizes = SlotSizes {
-            chunk,
-            n,
-            long,
-            seg_levels: work.seg_levels,
-            work_bytes,
-        };
-        slots.slots.push(Slot::new(gpu, stream, sizes)?);
-    }
     let (source, dest) = match traces {
         Traces::InPlace(d) => (None, d),
         Traces::Separate { input, output } => (Some(input), output),
     };
+    let check_staged = !checked && chunks == 1;
+    if !checked && !check_staged {
+        batch.check_finite(source.unwrap_or(&*dest), cpu)?;
+    }
+    let work_bytes = op_long_bytes::<T>(&Sizing::of(&kit), work.op, work.levels, n, chunk);
+    let mut bufs = Chunk::new(
+        stream.clone(),
+        chunk * n,
+        long,
+        chunk * work.seg_levels,
+        work_bytes,
+    )?;
     let mut host = HostSide {
         cpu,
         source,
@@ -210,23 +102,15 @@ pub(super) fn run_host<T: Sample>(
         stride: batch.trace_stride,
         seg_levels: work.seg_levels,
     };
-    let n_slots = slots.slots.len();
-    for c in 0..chunks {
-        let slot = &mut slots.slots[c % n_slots];
-        slot.finish(&mut host)?;
-        let first = c * chunk;
+    for first in (0..batch.n_traces).step_by(chunk) {
         let count = chunk.min(batch.n_traces - first);
-        slot.gather_from(&host, first, count)?;
-        slot.queue(gpu, work, n, (first, count))?;
-    }
-    for slot in &mut slots.slots {
-        slot.finish(&mut host)?;
+        bufs.run(gpu, &kit, work, &mut host, (first, count), check_staged)?;
     }
     Ok(host.medians)
 }
 
-/// Traces per chunk: about `CHUNK_BYTES` of samples, within a quarter of the free device
-/// memory.
+/// Traces per chunk: the whole batch when its device memory fits in a quarter of the free
+/// device memory, else as many traces as do (or the tests' limit).
 fn chunk_traces<T>(gpu: &CudaBackend, batch: &TraceBatch, long: bool) -> Result<usize> {
     let (n, size) = (batch.n_samples, std::mem::size_of::<T>());
     let (free, _) = gpu
@@ -236,97 +120,102 @@ fn chunk_traces<T>(gpu: &CudaBackend, batch: &TraceBatch, long: bool) -> Result<
     // Device bytes per trace: input, output (long path), coefficients (long denoise).
     let per_trace = n * size * if long { 3 } else { 1 } + 64;
     let budget = (free / 4).max(per_trace);
-    Ok((CHUNK_BYTES / (n * size))
-        .clamp(1, batch.n_traces)
-        .min(budget / per_trace)
-        .max(1))
+    let limit = match HOST_CHUNK_LIMIT.load(Ordering::Relaxed) {
+        0 => usize::MAX,
+        l => l,
+    };
+    Ok(batch.n_traces.min(budget / per_trace).min(limit).max(1))
 }
 
-impl<T: Sample> Slot<T> {
-    fn new(gpu: &CudaBackend, stream: Arc<CudaStream>, sizes: SlotSizes) -> Result<Slot<T>> {
-        let SlotSizes {
-            chunk,
-            n,
-            long,
-            seg_levels,
-            work_bytes,
-        } = sizes;
-        let size = std::mem::size_of::<T>();
+impl<T: Sample> Chunk<T> {
+    fn new(
+        stream: Arc<CudaStream>,
+        samples: usize,
+        long: bool,
+        medians: usize,
+        work_bytes: usize,
+    ) -> Result<Chunk<T>> {
         let traces = "allocating device memory for a chunk of traces";
-        let input = alloc(&stream, chunk * n, traces)?;
-        let output = if long {
-            Some(alloc(&stream, chunk * n, traces)?)
-        } else {
-            None
+        let input = alloc(&stream, samples, traces)?;
+        let output = match long {
+            true => Some(alloc(&stream, samples, traces)?),
+            false => None,
         };
-        let medians = match seg_levels {
+        let medians = match medians {
             0 => None,
-            _ => Some(alloc(
-                &stream,
-                chunk * seg_levels,
-                "allocating device memory for medians",
-            )?),
+            m => Some(alloc(&stream, m, "allocating device memory for medians")?),
         };
         let work = match work_bytes {
             0 => None,
             b => Some(alloc(&stream, b.div_ceil(8), "allocating DWT work memory")?),
         };
-        let pinned = gpu.staging.take(&gpu.ctx, chunk * n * size)?;
-        let pinned_medians = match seg_levels {
-            0 => None,
-            _ => Some(gpu.staging.take(&gpu.ctx, chunk * seg_levels * size)?),
-        };
-        Ok(Slot {
+        Ok(Chunk {
             stream,
-            pinned: Some(pinned),
-            pinned_medians,
             input,
             output,
             medians,
             work,
-            pending: None,
         })
     }
 
-    /// Writes a finished chunk's samples and medians out of the slot.
-    fn finish(&mut self, host: &mut HostSide<T>) -> Result<()> {
-        let Some((first, count)) = self.pending.take() else {
-            return Ok(());
-        };
-        self.stream
-            .synchronize()
-            .map_err(driver_error("running the DWT"))?;
-        let (n, segs) = (host.n, host.seg_levels);
-        let pinned = staged(&mut self.pinned, count * n)?;
-        scatter(host.cpu, pinned, host.dest, first, n, host.stride);
-        if segs > 0 {
-            let m = staged(&mut self.pinned_medians, count * segs)?;
-            host.medians[first * segs..(first + count) * segs].copy_from_slice(m);
+    /// Traces `first..first + count`: staged up (checked on the way when `check`), worked,
+    /// staged down into the caller's layout with their medians.
+    fn run(
+        &mut self,
+        gpu: &CudaBackend,
+        kit: &Kit<T>,
+        work: &Work,
+        host: &mut HostSide<T>,
+        (first, count): (usize, usize),
+        check: bool,
+    ) -> Result<()> {
+        let (n, stride, cpu) = (host.n, host.stride, host.cpu);
+        let len = count * n;
+        let src: &[T] = host.source.unwrap_or(&*host.dest);
+        let rows = RowMap { first, n, stride };
+        let input = &mut part_mut(&mut self.input, 0, len);
+        upload_pieces(
+            &gpu.ctx,
+            &gpu.staging,
+            &self.stream,
+            input,
+            len,
+            |at, piece| gather(cpu, src, rows, at, piece, check),
+        )?;
+        self.queue_work(kit, work, n, count)?;
+        let result = self.output.as_ref().unwrap_or(&self.input);
+        let dest = &mut *host.dest;
+        download_pieces(
+            &gpu.ctx,
+            &gpu.staging,
+            &self.stream,
+            result,
+            len,
+            |at, piece| {
+                scatter(cpu, piece, dest, rows, at);
+                Ok(())
+            },
+        )?;
+        if let Some(medians) = &self.medians {
+            let segs = host.seg_levels;
+            let out = &mut host.medians[first * segs..(first + count) * segs];
+            download_pieces(
+                &gpu.ctx,
+                &gpu.staging,
+                &self.stream,
+                medians,
+                out.len(),
+                |at, m| {
+                    out[at..at + m.len()].copy_from_slice(m);
+                    Ok(())
+                },
+            )?;
         }
         Ok(())
     }
 
-    /// Gathers traces `first..first + count` of the caller's input into the staging buffer.
-    fn gather_from(&mut self, host: &HostSide<T>, first: usize, count: usize) -> Result<()> {
-        let src: &[T] = host.source.unwrap_or(&*host.dest);
-        let pinned = staged(&mut self.pinned, count * host.n)?;
-        gather(host.cpu, src, first, pinned, host.n, host.stride);
-        Ok(())
-    }
-
-    /// Queues the staged chunk's upload, its work and the downloads of its results.
-    fn queue(
-        &mut self,
-        gpu: &CudaBackend,
-        work: &Work,
-        n: usize,
-        (first, count): (usize, usize),
-    ) -> Result<()> {
-        let kit = Kit::<T>::new(gpu, work.wavelet, &self.stream)?;
-        let len = count * n;
-        let what = "copying traces to the device";
-        let input = &mut part_mut(&mut self.input, 0, len);
-        pinned(&mut self.pinned).upload_to((0, len), &self.stream, input, what)?;
+    /// Queues the operation on the chunk's first `count` traces.
+    fn queue_work(&mut self, kit: &Kit<T>, work: &Work, n: usize, count: usize) -> Result<()> {
         let shape = Shape { n, traces: count };
         let io = match self.output.as_mut() {
             Some(output) => Io::Apart(
@@ -346,17 +235,122 @@ impl<T: Sample> Slot<T> {
         };
         let medians = self.medians.as_mut().map(whole_mut);
         let area = self.work.as_mut().map(whole_mut);
-        let batch = DevBatch { shape, io };
-        run_on_device(&kit, work.op, work.levels, batch, medians, area)?;
-        let result = self.output.as_ref().unwrap_or(&self.input);
-        let what = "copying traces from the device";
-        download_chunk(&self.stream, result, &mut self.pinned, len, what)?;
-        if let Some(medians) = &self.medians {
-            let len = count * work.seg_levels;
-            let what = "copying medians from the device";
-            download_chunk(&self.stream, medians, &mut self.pinned_medians, len, what)?;
+        run_on_device(
+            kit,
+            work.op,
+            work.levels,
+            DevBatch { shape, io },
+            medians,
+            area,
+        )
+    }
+}
+
+/// Where a chunk's dense samples lie in the caller's layout: dense sample `e` is sample
+/// `e % n` of trace `first + e / n`, at `(first + e / n) * stride + e % n`.
+#[derive(Clone, Copy)]
+struct RowMap {
+    first: usize,
+    n: usize,
+    stride: usize,
+}
+
+impl RowMap {
+    /// Dense samples `at..at + len` as runs within one trace of at most SLICE samples:
+    /// (offset in the caller's array, offset from `at`, length), in order.
+    fn runs(&self, at: usize, len: usize) -> Vec<(usize, usize, usize)> {
+        let mut runs = Vec::new();
+        let mut e = at;
+        while e < at + len {
+            let (t, s) = (e / self.n, e % self.n);
+            let run = (self.n - s).min(at + len - e).min(SLICE);
+            runs.push(((self.first + t) * self.stride + s, e - at, run));
+            e += run;
         }
-        self.pending = Some((first, count));
-        Ok(())
+        runs
+    }
+}
+
+/// Copies the caller's dense samples `at..at + piece.len()` into `piece` on the pool; with
+/// `check`, refuses a non-finite one (the first, by trace and sample).
+fn gather<T: Sample>(
+    cpu: &CpuBackend,
+    src: &[T],
+    rows: RowMap,
+    at: usize,
+    piece: &mut [T],
+    check: bool,
+) -> Result<()> {
+    let runs = rows.runs(at, piece.len());
+    let mut parts = Vec::with_capacity(runs.len());
+    let mut rest = piece;
+    for &(from, _, len) in &runs {
+        let (part, tail) = rest.split_at_mut(len);
+        parts.push((part, from));
+        rest = tail;
+    }
+    let bad = cpu.install(|| {
+        parts
+            .into_par_iter()
+            .with_min_len((SLICE / rows.n).max(1))
+            .enumerate()
+            .find_map_first(|(k, (part, from))| {
+                let from = &src[from..from + part.len()];
+                stream_copy(part, from);
+                // The source, just read through the caches (the copy's stores bypass them).
+                let hit = if check { first_non_finite(from) } else { None };
+                hit.map(|i| at + runs[k].1 + i)
+            })
+    });
+    match bad {
+        None => Ok(()),
+        Some(e) => Err(non_finite_at(rows.first + e / rows.n, e % rows.n)),
+    }
+}
+
+/// Copies `piece`, the chunk's dense samples `at..`, into the caller's layout on the pool.
+fn scatter<T: Sample>(cpu: &CpuBackend, piece: &[T], dest: &mut [T], rows: RowMap, at: usize) {
+    let runs = rows.runs(at, piece.len());
+    let mut parts = Vec::with_capacity(runs.len());
+    let (mut rest, mut consumed) = (dest, 0);
+    for &(to, from, len) in &runs {
+        let (_, tail) = rest.split_at_mut(to - consumed);
+        let (part, tail) = tail.split_at_mut(len);
+        parts.push((part, &piece[from..from + len]));
+        (rest, consumed) = (tail, to + len);
+    }
+    cpu.install(|| {
+        parts
+            .into_par_iter()
+            .with_min_len((SLICE / rows.n).max(1))
+            .for_each(|(part, from)| stream_copy(part, from));
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RowMap;
+
+    #[test]
+    fn runs_cover_a_piece_trace_by_trace() {
+        let rows = RowMap {
+            first: 2,
+            n: 5,
+            stride: 7,
+        };
+        // Dense 3..14: the end of trace 0, trace 1, the start of trace 2 (of the chunk).
+        assert_eq!(
+            rows.runs(3, 11),
+            vec![(2 * 7 + 3, 0, 2), (3 * 7, 2, 5), (4 * 7, 7, 4)]
+        );
+        let long = RowMap {
+            first: 0,
+            n: 3 << 16,
+            stride: 3 << 16,
+        };
+        let runs = long.runs(5, (2 << 16) + 10);
+        assert_eq!(runs.len(), 3);
+        assert_eq!(runs[0], (5, 0, 1 << 16));
+        assert_eq!(runs[2], (5 + (2 << 16), 2 << 16, 10));
     }
 }

@@ -13,8 +13,9 @@
 //!   (histogram passes per (trace, level) segment); thresholds are applied as the inverse
 //!   passes load the details.
 //!
-//! Host arrays are staged through page-locked buffers in chunks of traces on two streams, so
-//! that the copies and kernels of one chunk overlap the host-side gather/scatter of the other.
+//! Host arrays go to the device whole when they fit (else in chunks of traces), through
+//! page-locked pieces: the host gathers (and checks) one piece while the one before is in
+//! flight, and scatters each result piece as the next one comes back.
 
 use host::{run_host, Work};
 use shrink::{thresholds_from_medians, Rules};
@@ -37,7 +38,7 @@ pub use resident::{
     denoise_device_enqueue, denoise_on, transform_device, transform_on, DeviceIo, DeviceMedians,
     DeviceTraces,
 };
-pub use tuning::set_single_kernel_limit;
+pub use tuning::{set_host_chunk_limit, set_single_kernel_limit};
 
 use super::traces::{Job, Op};
 use crate::backend::cpu::CpuBackend;
@@ -67,7 +68,7 @@ pub fn run<T: Sample>(gpu: &CudaBackend, cpu: &CpuBackend, job: Job<T>) -> Resul
         seg_levels,
     };
     let n_traces = job.batch.n_traces;
-    let medians = run_host(gpu, cpu, &work, job.traces, job.batch)?;
+    let medians = run_host(gpu, cpu, &work, job.traces, job.batch, job.checked)?;
     Ok(match job.op {
         Op::Denoise(options) => thresholds_from_medians(options, levels, n, n_traces, &medians),
         Op::Transform(_) => Vec::new(),

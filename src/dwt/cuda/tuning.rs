@@ -19,8 +19,6 @@ pub(super) const SELECT_DIGIT_BITS: i32 = 11;
 pub(super) const SELECT_BINS: usize = 1 << SELECT_DIGIT_BITS;
 /// Traces per launch group of the long path (grid.y and segment limits).
 pub(super) const LONG_GROUP_TRACES: usize = 1024;
-/// Bytes of samples per staged chunk of host traces.
-pub(super) const CHUNK_BYTES: usize = 64 << 20;
 
 /// 0: the whole-trace limit follows from shared memory alone.
 pub(super) static SINGLE_KERNEL_LIMIT: AtomicUsize = AtomicUsize::new(0);
@@ -30,4 +28,14 @@ pub(super) static SINGLE_KERNEL_LIMIT: AtomicUsize = AtomicUsize::new(0);
 /// raised to 256.
 pub fn set_single_kernel_limit(samples: Option<usize>) {
     SINGLE_KERNEL_LIMIT.store(samples.map_or(0, |s| s.max(256)), Ordering::Relaxed);
+}
+
+/// 0: a host batch goes to the device whole when it fits.
+pub(super) static HOST_CHUNK_LIMIT: AtomicUsize = AtomicUsize::new(0);
+
+/// Caps the traces per chunk of a host call (None: device memory decides), so that tests
+/// can run the chunked path, and its up-front check of the samples, on small batches.
+/// Process-wide; 0 is raised to 1.
+pub fn set_host_chunk_limit(traces: Option<usize>) {
+    HOST_CHUNK_LIMIT.store(traces.map_or(0, |t| t.max(1)), Ordering::Relaxed);
 }
