@@ -43,7 +43,7 @@ pub fn set_points<T: Real>(
 ) -> Result<()> {
     check_count(m)?;
     let pts = points_slot(gpu, slot, spec)?;
-    let dev = upload_coords(gpu, cpu, &pts.stream.clone(), coords, spec.dim, m)?;
+    let dev = upload_coords(gpu, cpu, &pts.stream, coords, spec.dim, m)?;
     pts.sort(gpu, as_coords(&dev), m, &RADIANS)
 }
 
