@@ -50,6 +50,131 @@ __device__ __forceinline__ int wrap(int i, int n)
     return i < 0 ? i + n : (i >= n ? i - n : i);
 }
 
+#define TWO_PI 6.283185307179586
+
+// (i0, d) of coordinate x on nf cells, in double whatever REAL is (as points.rs on the
+// host): g = frac(x/2π)·nf, i0 = ceil(g − w/2) shifted by a period so that i0 + SHIFT lies
+// in [0, nf), d = i0 − g.
+__device__ __forceinline__ int place(double x, int nf, double *d)
+{
+    const double t = x / TWO_PI;
+    double g = (t - floor(t)) * (double)nf;
+    if (g >= (double)nf)
+        g -= (double)nf;
+    int i0 = (int)ceil(g - (double)NSPREAD / 2.0);
+    *d = (double)i0 - g;
+    if (i0 + SHIFT >= nf)
+        i0 -= nf;
+    return i0;
+}
+
+// A coordinate in the radians the fine grid wraps at 2π: (x − c)·scale in double (the
+// points' frame; c = 0, scale = 1 for types 1 and 2, whose coordinates are radians already;
+// type 3 rescales its points and frequencies onto its grid as the host does, in f64).
+#define FRAMED(x, c, scale) (((double)(x) - (c)) * (scale))
+
+// Points on rotated lattices (set-points from lattices): point j of lattice l (the last l
+// with first[l] <= j; first ascends from 0) is ξ = Σ_a t_a·(1/P_a) · e_a for t = lo + the
+// local index k = j − first[l] cut by len (axis 1 fastest; fewer than 2^31 points a plan);
+// its coordinate is 2π·ξ rounded to REAL. frame[12·l] holds the axes e_a row by row then
+// the reciprocal periods 1/P_a, shape[6·l] lo then len. Each operation is rounded on its
+// own in the host's order, so the coordinates are those the host computes
+// (usfft/lattice.rs), bit for bit. n = 0: the points are stored instead.
+#define LAT_FRAME 12
+#define LAT_SHAPE 6
+struct lattices {
+    const double *frame;
+    const long long *shape, *first;
+    int n;
+};
+
+__device__ __forceinline__ void lattice_point(const lattices &L, long long j, REAL *x)
+{
+    int lo = 0, hi = L.n - 1;
+    while (lo < hi) {
+        const int mid = (lo + hi + 1) >> 1;
+        if (L.first[mid] <= j)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    const long long *s = L.shape + (long long)LAT_SHAPE * lo;
+    const double *f = L.frame + (long long)LAT_FRAME * lo;
+    const unsigned int k = (unsigned int)(j - L.first[lo]);
+    const unsigned int n1 = (unsigned int)s[3], n2 = (unsigned int)s[4], r = k / n1;
+    const long long t[3] = {s[0] + k % n1, s[1] + r % n2, s[2] + r / n2};
+    double xi[3] = {0.0, 0.0, 0.0};
+#pragma unroll
+    for (int a = 0; a < 3; a++) {
+        const double sa = __dmul_rn((double)t[a], f[9 + a]);
+#pragma unroll
+        for (int d = 0; d < 3; d++)
+            xi[d] = __dadd_rn(xi[d], __dmul_rn(sa, f[3 * a + d]));
+    }
+#pragma unroll
+    for (int d = 0; d < 3; d++)
+        x[d] = (REAL)__dmul_rn(TWO_PI, xi[d]);
+}
+
+// The sorted points as the spreading and interpolation kernels take them: slot p is caller
+// point perm[p]; its first cell i and offset d per dimension are stored (i1 … d3) or, for
+// points on lattices, computed from the lattice point where they are used (no per-point
+// storage but the permutation).
+#define POINTS_PARAMS                                                                       \
+    const int *__restrict__ perm, const int *__restrict__ i1, const int *__restrict__ i2,   \
+        const int *__restrict__ i3, const REAL *__restrict__ d1, const REAL *__restrict__ d2, \
+        const REAL *__restrict__ d3, const double *__restrict__ lat_frame,                  \
+        const long long *__restrict__ lat_shape, const long long *__restrict__ lat_first,  \
+        int n_lat
+#define POINTS_OF_PARAMS {perm, i1, i2, i3, d1, d2, d3, {lat_frame, lat_shape, lat_first, n_lat}}
+struct points {
+    const int *perm;
+    const int *i1, *i2, *i3;
+    const REAL *d1, *d2, *d3;
+    lattices lat;
+};
+
+// A sorted point's first cell and offset per dimension (unused dimensions: 0).
+struct cell_offset {
+    int i1, i2, i3;
+    REAL d1, d2, d3;
+};
+
+// Not inlined: the lattice's arithmetic stays out of the register budget of the kernels'
+// stencil loops.
+__device__ __noinline__ cell_offset lattice_cell_offset(const lattices &L, long long j, int nf1,
+                                                        int nf2, int nf3)
+{
+    (void)nf2; (void)nf3;
+    cell_offset q = {0, 0, 0, (REAL)0, (REAL)0, (REAL)0};
+    REAL x[3];
+    lattice_point(L, j, x);
+    double d;
+    q.i1 = place((double)x[0], nf1, &d);
+    q.d1 = (REAL)d;
+    IF2(q.i2 = place((double)x[1], nf2, &d); q.d2 = (REAL)d;)
+    IF3(q.i3 = place((double)x[2], nf3, &d); q.d3 = (REAL)d;)
+    return q;
+}
+
+__device__ __forceinline__ cell_offset stored_at(const points &P, long long p)
+{
+    cell_offset q = {0, 0, 0, (REAL)0, (REAL)0, (REAL)0};
+    q.i1 = P.i1[p];
+    q.d1 = P.d1[p];
+    IF2(q.i2 = P.i2[p]; q.d2 = P.d2[p];)
+    IF3(q.i3 = P.i3[p]; q.d3 = P.d3[p];)
+    return q;
+}
+
+__device__ __forceinline__ cell_offset point_at(const points &P, long long p, int nf1, int nf2,
+                                                int nf3)
+{
+    if (P.lat.n != 0)
+        return lattice_cell_offset(P.lat, P.perm[p], nf1, nf2, nf3);
+    return stored_at(P, p);
+}
+
 // Warp-cooperative stencils: one warp per point. Lane l covers the fastest-axis tap
 // a1 = l % NSPREAD of rows l / NSPREAD, + LANE_ROWS, ... of the point's NSPREAD^(DIM−1) rows
 // (row r: a2 = r % NSPREAD, a3 = r / NSPREAD); lanes ≥ LANE_ROWS·NSPREAD idle. Each lane
@@ -84,9 +209,7 @@ __device__ __forceinline__ REAL row_weight(int r, REAL k2, REAL k3)
 // (shared atomics, conflict-free within a warp), then adds the tile into the fine grid with
 // one global atomic per non-zero cell.
 extern "C" __global__ void __launch_bounds__(256) usfft_spread_sm(
-    const unsigned int *__restrict__ bin_start, const int *__restrict__ perm,
-    const int *__restrict__ i1, const int *__restrict__ i2, const int *__restrict__ i3,
-    const REAL *__restrict__ d1, const REAL *__restrict__ d2, const REAL *__restrict__ d3,
+    const unsigned int *__restrict__ bin_start, POINTS_PARAMS,
     const REAL *__restrict__ c, REAL *__restrict__ grid, long long m, int nvec,
     int nf1, int nf2, int nf3, int t1, int t2, int t3, int nb1, int nb2, REAL beta)
 {
@@ -106,7 +229,8 @@ extern "C" __global__ void __launch_bounds__(256) usfft_spread_sm(
     const int o2 = DIM >= 2 ? b2 * t2 - SHIFT : 0;
     const int o3 = DIM >= 3 ? b3 * t3 - SHIFT : 0;
     const long long nft = (long long)nf1 * nf2 * nf3;
-    (void)i2; (void)i3; (void)d2; (void)d3; (void)b2; (void)b3; (void)o2; (void)o3;
+    (void)b2; (void)b3; (void)o2; (void)o3;
+    const points P = POINTS_OF_PARAMS;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
     const int a1 = lane % NSPREAD, lrow = lane / NSPREAD;
     const bool active = lrow < LANE_ROWS;
@@ -116,13 +240,14 @@ extern "C" __global__ void __launch_bounds__(256) usfft_spread_sm(
             tre[i] = (REAL)0;
         __syncthreads();
         for (int p = start + warp; p < end; p += warps) {
-            const REAL k1 = phi((d1[p] + (REAL)a1) * s, beta);
+            const cell_offset pt = point_at(P, p, nf1, nf2, nf3);
+            const REAL k1 = phi((pt.d1 + (REAL)a1) * s, beta);
             REAL k2 = 0, k3 = 0;
-            IF2(k2 = phi((d2[p] + (REAL)lane) * s, beta);)
-            IF3(k3 = phi((d3[p] + (REAL)lane) * s, beta);)
-            const int l1 = i1[p] - o1 + a1;
-            IF2(const int l2 = i2[p] - o2;)
-            IF3(const int l3 = i3[p] - o3;)
+            IF2(k2 = phi((pt.d2 + (REAL)lane) * s, beta);)
+            IF3(k3 = phi((pt.d3 + (REAL)lane) * s, beta);)
+            const int l1 = pt.i1 - o1 + a1;
+            IF2(const int l2 = pt.i2 - o2;)
+            IF3(const int l3 = pt.i3 - o3;)
             const long long j = (long long)v * m + perm[p];
             const REAL cr = c[2 * j] * k1, ci = c[2 * j + 1] * k1;
 #pragma unroll 4
@@ -194,23 +319,32 @@ __device__ __forceinline__ void add_pair(double *g, double re, double im)
     atomicAdd(g + 1, im);
 }
 
-extern "C" __global__ void __launch_bounds__(ROW_THREADS_MAX, ROW_MIN_BLOCKS) usfft_spread_rows(
-    const unsigned int *__restrict__ bin_start, const int *__restrict__ perm,
-    const int *__restrict__ i1, const int *__restrict__ i2, const int *__restrict__ i3,
-    const REAL *__restrict__ d1, const REAL *__restrict__ d2, const REAL *__restrict__ d3,
-    const REAL *__restrict__ c, REAL *__restrict__ grid, long long m, int nvec,
-    int nf1, int nf2, int nf3, int t1, int t2, int t3, int nb1, int nb2, REAL beta)
+#define SPREAD_ROWS_PARAMS                                                                  \
+    const unsigned int *__restrict__ bin_start, POINTS_PARAMS, const REAL *__restrict__ c,  \
+        REAL *__restrict__ grid, long long m, int nvec, int nf1, int nf2, int nf3, int t1,  \
+        int t2, int t3, int nb1, int nb2, REAL beta
+#define SPREAD_ROWS_ARGS                                                                    \
+    bin_start, perm, i1, i2, i3, d1, d2, d3, lat_frame, lat_shape, lat_first, n_lat, c, grid, \
+        m, nvec, nf1, nf2, nf3, t1, t2, t3, nb1, nb2, beta
+
+// The body of usfft_spread_rows (stored points) and usfft_spread_rows_lattice: lattice points
+// are placed once per batch into shared memory, stored ones read where they are used.
+template <bool lat>
+__device__ __forceinline__ void spread_rows(SPREAD_ROWS_PARAMS)
 {
     __shared__ __align__(16) REAL s_k1[ROW_BATCH][ROW_STRIDE];
     __shared__ REAL s_k2[ROW_BATCH][NSPREAD];
     IF3(__shared__ REAL s_k3[ROW_BATCH][NSPREAD];)
     __shared__ REAL s_cr[ROW_BATCH], s_ci[ROW_BATCH];
-    __shared__ int s_l2[ROW_BATCH], s_l3[ROW_BATCH];
+    __shared__ int s_l1[ROW_BATCH], s_l2[ROW_BATCH], s_l3[ROW_BATCH];
+    __shared__ REAL s_d1[ROW_BATCH], s_d2[ROW_BATCH];
+    IF3(__shared__ REAL s_d3[ROW_BATCH];)
     const int b = blockIdx.x;
     const int start = (int)bin_start[b], end = (int)bin_start[b + 1];
     if (start == end)
         return;
-    (void)i3; (void)d3; (void)t3;
+    (void)t3;
+    const points P = POINTS_OF_PARAMS;
     const int b1 = b % nb1, b2 = (b / nb1) % nb2, b3 = b / (nb1 * nb2);
     const int p2 = t2 + NSPREAD - 1;
     const int p3 = DIM >= 3 ? t3 + NSPREAD - 1 : 1;
@@ -230,23 +364,41 @@ extern "C" __global__ void __launch_bounds__(ROW_THREADS_MAX, ROW_MIN_BLOCKS) us
         for (int base = start; base < end; base += ROW_BATCH) {
             const int nb = min(ROW_BATCH, end - base);
             __syncthreads();
+            // Points on lattices are placed first, a thread a point (cells relative to the
+            // padded tile); stored points are read where they are used.
+            if (lat) {
+                for (int q = threadIdx.x; q < nb; q += blockDim.x) {
+                    const cell_offset pt = lattice_cell_offset(P.lat, perm[base + q], nf1, nf2, nf3);
+                    s_l1[q] = pt.i1 - o1;
+                    s_l2[q] = pt.i2 - o2;
+                    s_l3[q] = DIM >= 3 ? pt.i3 - o3 : 0;
+                    s_d1[q] = pt.d1;
+                    s_d2[q] = pt.d2;
+                    IF3(s_d3[q] = pt.d3;)
+                }
+                __syncthreads();
+            }
+            // The kernel values: the fastest axis's placed along the padded row.
             for (int e = threadIdx.x; e < nb * ROW_CELLS; e += blockDim.x) {
                 const int q = e / ROW_CELLS, j = e - q * ROW_CELLS, p = base + q;
-                const int k = j - (i1[p] - o1);
-                s_k1[q][j] = k >= 0 && k < NSPREAD ? phi((d1[p] + (REAL)k) * s, beta) : (REAL)0;
+                const int k = j - (lat ? s_l1[q] : i1[p] - o1);
+                const REAL d = lat ? s_d1[q] : d1[p];
+                s_k1[q][j] = k >= 0 && k < NSPREAD ? phi((d + (REAL)k) * s, beta) : (REAL)0;
             }
             for (int e = threadIdx.x; e < nb * NSPREAD; e += blockDim.x) {
                 const int q = e / NSPREAD, k = e - q * NSPREAD, p = base + q;
-                s_k2[q][k] = phi((d2[p] + (REAL)k) * s, beta);
-                IF3(s_k3[q][k] = phi((d3[p] + (REAL)k) * s, beta);)
+                s_k2[q][k] = phi(((lat ? s_d2[q] : d2[p]) + (REAL)k) * s, beta);
+                IF3(s_k3[q][k] = phi(((lat ? s_d3[q] : d3[p]) + (REAL)k) * s, beta);)
             }
             for (int q = threadIdx.x; q < nb; q += blockDim.x) {
                 const int p = base + q;
                 const long long j = perm[p];
                 s_cr[q] = cv[2 * j];
                 s_ci[q] = cv[2 * j + 1];
-                s_l2[q] = i2[p] - o2;
-                s_l3[q] = DIM >= 3 ? i3[p] - o3 : 0;
+                if (!lat) {
+                    s_l2[q] = i2[p] - o2;
+                    s_l3[q] = DIM >= 3 ? i3[p] - o3 : 0;
+                }
             }
             __syncthreads();
             if (!mine)
@@ -278,28 +430,39 @@ extern "C" __global__ void __launch_bounds__(ROW_THREADS_MAX, ROW_MIN_BLOCKS) us
     }
 }
 
+extern "C" __global__ void __launch_bounds__(ROW_THREADS_MAX, ROW_MIN_BLOCKS)
+    usfft_spread_rows(SPREAD_ROWS_PARAMS)
+{
+    spread_rows<false>(SPREAD_ROWS_ARGS);
+}
+
+extern "C" __global__ void __launch_bounds__(ROW_THREADS_MAX, ROW_MIN_BLOCKS)
+    usfft_spread_rows_lattice(SPREAD_ROWS_PARAMS)
+{
+    spread_rows<true>(SPREAD_ROWS_ARGS);
+}
+
 // Type 1 fallback when a padded tile does not fit in shared memory: one thread per sorted
 // point, global atomics (neighbouring threads hit neighbouring cells: the sort keeps them
 // in L2).
 extern "C" __global__ void __launch_bounds__(256) usfft_spread_gm(
-    const int *__restrict__ perm,
-    const int *__restrict__ i1, const int *__restrict__ i2, const int *__restrict__ i3,
-    const REAL *__restrict__ d1, const REAL *__restrict__ d2, const REAL *__restrict__ d3,
+    POINTS_PARAMS,
     const REAL *__restrict__ c, REAL *__restrict__ grid, long long m, int nvec,
     int nf1, int nf2, int nf3, REAL beta)
 {
     const long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (p >= m)
         return;
-    (void)i2; (void)i3; (void)d2; (void)d3;
+    const points P = POINTS_OF_PARAMS;
+    const cell_offset pt = point_at(P, p, nf1, nf2, nf3);
     REAL k1[NSPREAD];
     int c1[NSPREAD];
-    weights(d1[p], beta, k1);
+    weights(pt.d1, beta, k1);
 #pragma unroll
     for (int a = 0; a < NSPREAD; ++a)
-        c1[a] = wrap(i1[p] + a, nf1);
-    IF2(REAL k2[NSPREAD]; weights(d2[p], beta, k2); const int s2 = i2[p];)
-    IF3(REAL k3[NSPREAD]; weights(d3[p], beta, k3); const int s3 = i3[p];)
+        c1[a] = wrap(pt.i1 + a, nf1);
+    IF2(REAL k2[NSPREAD]; weights(pt.d2, beta, k2); const int s2 = pt.i2;)
+    IF3(REAL k3[NSPREAD]; weights(pt.d3, beta, k3); const int s3 = pt.i3;)
     const long long nft = (long long)nf1 * nf2 * nf3;
     for (int v = 0; v < nvec; ++v) {
         const long long j = (long long)v * m + perm[p];
@@ -338,25 +501,24 @@ extern "C" __global__ void __launch_bounds__(256) usfft_spread_gm(
 // read as contiguous runs), reduces across the warp, and lane 0 writes the value at the
 // caller's index of the point; every vector of the batch in turn.
 extern "C" __global__ void __launch_bounds__(256) usfft_interp(
-    const int *__restrict__ perm,
-    const int *__restrict__ i1, const int *__restrict__ i2, const int *__restrict__ i3,
-    const REAL *__restrict__ d1, const REAL *__restrict__ d2, const REAL *__restrict__ d3,
+    POINTS_PARAMS,
     const REAL *__restrict__ grid, REAL *__restrict__ c, long long m, int nvec,
     int nf1, int nf2, int nf3, REAL beta)
 {
     const long long p = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     if (p >= m)
         return;
-    (void)i2; (void)i3; (void)d2; (void)d3; (void)nf2; (void)nf3;
+    const points P = POINTS_OF_PARAMS;
+    const cell_offset pt = point_at(P, p, nf1, nf2, nf3);
     const int lane = threadIdx.x & 31;
     const int a1 = lane % NSPREAD, lrow = lane / NSPREAD;
     const bool active = lrow < LANE_ROWS;
     const REAL s = (REAL)2 / (REAL)NSPREAD;
-    const REAL k1 = phi((d1[p] + (REAL)a1) * s, beta);
+    const REAL k1 = phi((pt.d1 + (REAL)a1) * s, beta);
     REAL k2 = 0, k3 = 0;
-    IF2(k2 = phi((d2[p] + (REAL)lane) * s, beta); const int s2 = i2[p];)
-    IF3(k3 = phi((d3[p] + (REAL)lane) * s, beta); const int s3 = i3[p];)
-    const int c1 = wrap(i1[p] + a1, nf1);
+    IF2(k2 = phi((pt.d2 + (REAL)lane) * s, beta); const int s2 = pt.i2;)
+    IF3(k3 = phi((pt.d3 + (REAL)lane) * s, beta); const int s3 = pt.i3;)
+    const int c1 = wrap(pt.i1 + a1, nf1);
     const long long nft = (long long)nf1 * nf2 * nf3;
     const int dest = perm[p];
     for (int v = 0; v < nvec; ++v) {
@@ -396,24 +558,23 @@ extern "C" __global__ void __launch_bounds__(256) usfft_interp(
 // thread per sorted point gathers its w^DIM cells for every vector and writes the result at
 // the caller's index of the point. Its w values per dimension come from weights().
 extern "C" __global__ void __launch_bounds__(256) usfft_interp_thread(
-    const int *__restrict__ perm,
-    const int *__restrict__ i1, const int *__restrict__ i2, const int *__restrict__ i3,
-    const REAL *__restrict__ d1, const REAL *__restrict__ d2, const REAL *__restrict__ d3,
+    POINTS_PARAMS,
     const REAL *__restrict__ grid, REAL *__restrict__ c, long long m, int nvec,
     int nf1, int nf2, int nf3, REAL beta)
 {
     const long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (p >= m)
         return;
-    (void)i2; (void)i3; (void)d2; (void)d3;
+    const points P = POINTS_OF_PARAMS;
+    const cell_offset pt = point_at(P, p, nf1, nf2, nf3);
     REAL k1[NSPREAD];
     int c1[NSPREAD];
-    weights(d1[p], beta, k1);
+    weights(pt.d1, beta, k1);
 #pragma unroll
     for (int a = 0; a < NSPREAD; ++a)
-        c1[a] = wrap(i1[p] + a, nf1);
-    IF2(REAL k2[NSPREAD]; weights(d2[p], beta, k2); const int s2 = i2[p];)
-    IF3(REAL k3[NSPREAD]; weights(d3[p], beta, k3); const int s3 = i3[p];)
+        c1[a] = wrap(pt.i1 + a, nf1);
+    IF2(REAL k2[NSPREAD]; weights(pt.d2, beta, k2); const int s2 = pt.i2;)
+    IF3(REAL k3[NSPREAD]; weights(pt.d3, beta, k3); const int s3 = pt.i3;)
     const long long nft = (long long)nf1 * nf2 * nf3;
     const int dest = perm[p];
     for (int v = 0; v < nvec; ++v) {
@@ -500,19 +661,24 @@ __device__ __forceinline__ void all_taps(REAL e, int sub, REAL beta, REAL *k)
         k[a] = __shfl_sync(0xffffffffu, v[a / IL], a % IL, IL);
 }
 
-extern "C" __global__ void __launch_bounds__(256) usfft_interp_sm(
-    const unsigned int *__restrict__ bin_start, long long n_bins,
-    const int *__restrict__ perm,
-    const int *__restrict__ i1, const int *__restrict__ i2, const int *__restrict__ i3,
-    const REAL *__restrict__ d1, const REAL *__restrict__ d2, const REAL *__restrict__ d3,
-    const REAL *__restrict__ grid, REAL *__restrict__ c, long long m, int nvec,
-    int nf1, int nf2, int nf3, int t1, int t2, int t3, int nb1, int nb2,
-    int chunk, int pitch, REAL beta)
+#define INTERP_SM_PARAMS                                                                    \
+    const unsigned int *__restrict__ bin_start, long long n_bins, POINTS_PARAMS,            \
+        const REAL *__restrict__ grid, REAL *__restrict__ c, long long m, int nvec, int nf1, \
+        int nf2, int nf3, int t1, int t2, int t3, int nb1, int nb2, int chunk, int pitch,   \
+        REAL beta
+#define INTERP_SM_ARGS                                                                      \
+    bin_start, n_bins, perm, i1, i2, i3, d1, d2, d3, lat_frame, lat_shape, lat_first, n_lat, \
+        grid, c, m, nvec, nf1, nf2, nf3, t1, t2, t3, nb1, nb2, chunk, pitch, beta
+
+// The body of usfft_interp_sm (stored points) and usfft_interp_sm_lattice.
+template <bool lat>
+__device__ __forceinline__ void interp_sm(INTERP_SM_PARAMS)
 {
     extern __shared__ __align__(16) unsigned char smem_raw[];
     cplx *tile = reinterpret_cast<cplx *>(smem_raw);
-    (void)i2; (void)i3; (void)d2; (void)d3; (void)nf2; (void)nf3; (void)t2; (void)t3;
+    (void)nf2; (void)nf3; (void)t2; (void)t3;
     (void)nb1; (void)nb2; (void)pitch;
+    const points P = POINTS_OF_PARAMS;
     const int T1 = t1 + NSPREAD - 1;
     const int T2 = DIM >= 2 ? t2 + NSPREAD - 1 : 1;
     const int T3 = DIM >= 3 ? t3 + NSPREAD - 1 : 1;
@@ -521,6 +687,12 @@ extern "C" __global__ void __launch_bounds__(256) usfft_interp_sm(
     const int PL = DIM == 3 ? pitch : R1 * T2;
     (void)PL;
     const int cells = T1 * T2 * T3;
+    // Points on lattices: a block's worth at a time placed by one thread each into a stage
+    // after the tile (its cells, slices `pitch` apart; the host sized the shared memory for
+    // both), rather than by each of a point's IL lanes. d per dimension, then i.
+    const int extent = DIM == 3 ? T3 * PL : (DIM == 2 ? T2 * R1 : T1);
+    REAL *st_d = reinterpret_cast<REAL *>(smem_raw + ((extent * sizeof(cplx) + 15) & ~(size_t)15));
+    int *st_i = reinterpret_cast<int *>(st_d + 3 * blockDim.x);
     const long long first = (long long)blockIdx.x * chunk;
     const long long last = first + chunk < m ? first + chunk : m;
     if (first >= last)
@@ -572,86 +744,124 @@ extern "C" __global__ void __launch_bounds__(256) usfft_interp_sm(
                 tile[at] = g[cell];
             }
             __syncthreads();
-            for (long long base = p0; base < seg_end; base += groups) {
-                const long long p = base + group;
-                const bool on = p < seg_end;
-                // Lanes past the segment's end work on its first point (their sums are
-                // dropped) so that every lane takes part in the shuffles.
-                const long long q = on ? p : base;
-                REAL v1[IV];
-                lane_taps(d1[q], sub, beta, v1);
+            // Stored points: the segment in one batch; on lattices, blockDim.x at a time.
+            for (long long b0 = p0; b0 < seg_end; b0 += lat ? blockDim.x : seg_end - p0) {
+                const long long b_end = lat && b0 + blockDim.x < seg_end ? b0 + blockDim.x : seg_end;
+                if (lat) {
+                    if (b0 > p0)
+                        __syncthreads(); // the previous batch's reads are done
+                    const long long pp = b0 + threadIdx.x;
+                    if (pp < b_end) {
+                        const cell_offset c = lattice_cell_offset(P.lat, perm[pp], nf1, nf2, nf3);
+                        const int n = blockDim.x, at = threadIdx.x;
+                        st_d[at] = c.d1;
+                        st_d[n + at] = c.d2;
+                        st_d[2 * n + at] = c.d3;
+                        st_i[at] = c.i1;
+                        st_i[n + at] = c.i2;
+                        st_i[2 * n + at] = c.i3;
+                    }
+                    __syncthreads();
+                }
+                for (long long base = b0; base < b_end; base += groups) {
+                    const long long p = base + group;
+                    const bool on = p < b_end;
+                    // Lanes past the batch's end work on its first point (their sums are
+                    // dropped) so that every lane takes part in the shuffles.
+                    const long long q = on ? p : base;
+                    cell_offset pt;
+                    if (lat) {
+                        const int n = blockDim.x, at = (int)(q - b0);
+                        pt = {st_i[at], st_i[n + at], st_i[2 * n + at],
+                              st_d[at], st_d[n + at], st_d[2 * n + at]};
+                    } else {
+                        pt = stored_at(P, q);
+                    }
+                    REAL v1[IV];
+                    lane_taps(pt.d1, sub, beta, v1);
 #if DIM >= 2
-                REAL k2[NSPREAD];
-                all_taps(d2[q], sub, beta, k2);
-                const int l2 = i2[q] - o2;
+                    REAL k2[NSPREAD];
+                    all_taps(pt.d2, sub, beta, k2);
+                    const int l2 = pt.i2 - o2;
 #endif
 #if DIM == 3
-                REAL k3[NSPREAD];
-                all_taps(d3[q], sub, beta, k3);
-                const int l3 = i3[q] - o3;
+                    REAL k3[NSPREAD];
+                    all_taps(pt.d3, sub, beta, k3);
+                    const int l3 = pt.i3 - o3;
 #endif
-                const int l1 = i1[q] - o1;
-                REAL sr = 0, si = 0;
+                    const int l1 = pt.i1 - o1;
+                    REAL sr = 0, si = 0;
 #pragma unroll
-                for (int pass = 0; pass < (NSPREAD + 7) / 8; ++pass) {
-                    const int a1 = r1 + 8 * pass;
-                    // Tap a1 is held by lane a1 % IL as its value (8·pass) / IL.
-                    const REAL w1 = __shfl_sync(0xffffffffu, v1[(8 * pass) / IL], a1 % IL, IL);
-                    if (on && a1 < NSPREAD) {
-                        const cplx *col = tile + l1 + a1;
-                        REAL rr = 0, ri = 0;
+                    for (int pass = 0; pass < (NSPREAD + 7) / 8; ++pass) {
+                        const int a1 = r1 + 8 * pass;
+                        // Tap a1 is held by lane a1 % IL as its value (8·pass) / IL.
+                        const REAL w1 = __shfl_sync(0xffffffffu, v1[(8 * pass) / IL], a1 % IL, IL);
+                        if (on && a1 < NSPREAD) {
+                            const cplx *col = tile + l1 + a1;
+                            REAL rr = 0, ri = 0;
 #if DIM == 3
 #pragma unroll
-                        for (int j3 = 0; j3 < NSPREAD; j3 += INTERP_SPLIT) {
-                            const int a3 = j3 + part;
-                            if (a3 < NSPREAD) {
-                                const REAL w3 = part ? k3[j3 + 1 < NSPREAD ? j3 + 1 : j3] : k3[j3];
-                                const cplx *plane = col + (l3 + a3) * PL + l2 * R1;
-                                REAL pr = 0, pi = 0;
+                            for (int j3 = 0; j3 < NSPREAD; j3 += INTERP_SPLIT) {
+                                const int a3 = j3 + part;
+                                if (a3 < NSPREAD) {
+                                    const REAL w3 = part ? k3[j3 + 1 < NSPREAD ? j3 + 1 : j3] : k3[j3];
+                                    const cplx *plane = col + (l3 + a3) * PL + l2 * R1;
+                                    REAL pr = 0, pi = 0;
 #pragma unroll
-                                for (int a2 = 0; a2 < NSPREAD; ++a2) {
-                                    const cplx z = plane[a2 * R1];
-                                    pr += z.re * k2[a2];
-                                    pi += z.im * k2[a2];
+                                    for (int a2 = 0; a2 < NSPREAD; ++a2) {
+                                        const cplx z = plane[a2 * R1];
+                                        pr += z.re * k2[a2];
+                                        pi += z.im * k2[a2];
+                                    }
+                                    rr += pr * w3;
+                                    ri += pi * w3;
                                 }
-                                rr += pr * w3;
-                                ri += pi * w3;
                             }
-                        }
 #elif DIM == 2
 #pragma unroll
-                        for (int j2 = 0; j2 < NSPREAD; j2 += INTERP_SPLIT) {
-                            const int a2 = j2 + part;
-                            if (a2 < NSPREAD) {
-                                const REAL w2 = part ? k2[j2 + 1 < NSPREAD ? j2 + 1 : j2] : k2[j2];
-                                const cplx z = col[(l2 + a2) * R1];
-                                rr += z.re * w2;
-                                ri += z.im * w2;
+                            for (int j2 = 0; j2 < NSPREAD; j2 += INTERP_SPLIT) {
+                                const int a2 = j2 + part;
+                                if (a2 < NSPREAD) {
+                                    const REAL w2 = part ? k2[j2 + 1 < NSPREAD ? j2 + 1 : j2] : k2[j2];
+                                    const cplx z = col[(l2 + a2) * R1];
+                                    rr += z.re * w2;
+                                    ri += z.im * w2;
+                                }
                             }
-                        }
 #else
-                        rr = col[0].re;
-                        ri = col[0].im;
+                            rr = col[0].re;
+                            ri = col[0].im;
 #endif
-                        sr += rr * w1;
-                        si += ri * w1;
+                            sr += rr * w1;
+                            si += ri * w1;
+                        }
                     }
-                }
-                // The point's IL lanes are adjacent lanes of one warp (IL divides 32).
+                    // The point's IL lanes are adjacent lanes of one warp (IL divides 32).
 #pragma unroll
-                for (int o = IL >> 1; o > 0; o >>= 1) {
-                    sr += __shfl_down_sync(0xffffffffu, sr, o, IL);
-                    si += __shfl_down_sync(0xffffffffu, si, o, IL);
-                }
-                if (on && sub == 0) {
-                    const long long j = (long long)v * m + perm[p];
-                    c[2 * j] = sr;
-                    c[2 * j + 1] = si;
+                    for (int o = IL >> 1; o > 0; o >>= 1) {
+                        sr += __shfl_down_sync(0xffffffffu, sr, o, IL);
+                        si += __shfl_down_sync(0xffffffffu, si, o, IL);
+                    }
+                    if (on && sub == 0) {
+                        const long long j = (long long)v * m + perm[p];
+                        c[2 * j] = sr;
+                        c[2 * j + 1] = si;
+                    }
                 }
             }
             p0 = seg_end;
         }
     }
+}
+
+extern "C" __global__ void __launch_bounds__(256) usfft_interp_sm(INTERP_SM_PARAMS)
+{
+    interp_sm<false>(INTERP_SM_ARGS);
+}
+
+extern "C" __global__ void __launch_bounds__(256) usfft_interp_sm_lattice(INTERP_SM_PARAMS)
+{
+    interp_sm<true>(INTERP_SM_ARGS);
 }
 
 // Between the mode array (n1 × n2 × n3 per vector, dimension 1 fastest) and the fine grid:
@@ -687,28 +897,6 @@ extern "C" __global__ void __launch_bounds__(256) usfft_deconvolve(
 
 // ---- Set-points on the device: fold, bin, counting sort (histogram, scan, scatter). ----
 
-#define TWO_PI 6.283185307179586
-
-// (i0, d) of coordinate x on nf cells, in double whatever REAL is (as points.rs on the
-// host): g = frac(x/2π)·nf, i0 = ceil(g − w/2) shifted by a period so that i0 + SHIFT lies
-// in [0, nf), d = i0 − g.
-__device__ __forceinline__ int place(double x, int nf, double *d)
-{
-    const double t = x / TWO_PI;
-    double g = (t - floor(t)) * (double)nf;
-    if (g >= (double)nf)
-        g -= (double)nf;
-    int i0 = (int)ceil(g - (double)NSPREAD / 2.0);
-    *d = (double)i0 - g;
-    if (i0 + SHIFT >= nf)
-        i0 -= nf;
-    return i0;
-}
-
-// A coordinate in the radians the fine grid wraps at 2π: (x − c)·scale in double (the
-// points' frame; c = 0, scale = 1 for types 1 and 2, whose coordinates are radians already;
-// type 3 rescales its points and frequencies onto its grid as the host does, in f64).
-#define FRAMED(x, c, scale) (((double)(x) - (c)) * (scale))
 
 // The bin of point j (host order: dimension 1 fastest), or −1 with the smallest
 // 3·j + axis of a non-finite coordinate recorded in *bad.
@@ -772,6 +960,35 @@ extern "C" __global__ void __launch_bounds__(256) usfft_bin_points(
     p.z = DIM >= 3 ? z[j] : (REAL)0;
     p.pad = (REAL)0;
     packed[j] = p;
+}
+
+// The histogram of points on lattices (usfft_bin_points without coordinates to check or
+// keep: the sorted points are computed where they are used): key[j], rank[j] and the count
+// of lattice point j's bin.
+extern "C" __global__ void __launch_bounds__(256) usfft_bin_lattice(
+    const double *__restrict__ lat_frame, const long long *__restrict__ lat_shape,
+    const long long *__restrict__ lat_first, int n_lat, long long m, int nf1, int nf2, int nf3,
+    int t1, int t2, int t3, int nb1, int nb2, unsigned int *__restrict__ key,
+    unsigned int *__restrict__ rank, unsigned int *__restrict__ count)
+{
+    const long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= m)
+        return;
+    (void)nf2; (void)nf3; (void)t2; (void)t3; (void)nb2;
+    const lattices L = {lat_frame, lat_shape, lat_first, n_lat};
+    REAL x[3];
+    lattice_point(L, j, x);
+    double d;
+    long long b = 0;
+#if DIM >= 3
+    b = (place((double)x[2], nf3, &d) + SHIFT) / t3;
+#endif
+#if DIM >= 2
+    b = b * nb2 + (place((double)x[1], nf2, &d) + SHIFT) / t2;
+#endif
+    b = b * nb1 + (place((double)x[0], nf1, &d) + SHIFT) / t1;
+    key[j] = (unsigned int)b;
+    rank[j] = atomicAdd(count + b, 1u);
 }
 
 // Exclusive scans of the bins' counts, in tiles of SCAN_TILE = 4·SCAN_THREADS bins: each

@@ -182,40 +182,6 @@ extern "C" __global__ void wp_real_part(const cpx *__restrict__ modes, REAL *__r
         data[i] = modes[i].re;
 }
 
-// The USFFTs' points: the lattice points of every lattice in turn, axis 1 fastest, as
-// 2π·ξ rounded to REAL. Lattice l has LAT_FRAME doubles in `frames` (its axes e_1, e_2,
-// e_3, then its periods P_1..P_3), LAT_SHAPE long longs in `shapes` (lo_1..lo_3,
-// len_1..len_3) and its first point at first[l] (ascending); ξ(t) = Σ_a (t_a / P_a)·e_a in double, each operation
-// rounded on its own (no fused multiply-adds) and summed in the host's order, so that the
-// points are those the host computes. z is NULL for 2D layouts.
-#define LAT_FRAME 12
-#define LAT_SHAPE 6
-extern "C" __global__ void wp_lattice_points(const double *__restrict__ frames,
-                                             const long long *__restrict__ shapes,
-                                             const long long *__restrict__ first, int n_lattices,
-                                             long long m, double tau, REAL *__restrict__ x,
-                                             REAL *__restrict__ y, REAL *__restrict__ z)
-{
-    for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < m;
-         j += (long long)gridDim.x * blockDim.x) {
-        int l = find_row(first, n_lattices, j);
-        const long long *s = shapes + (long long)LAT_SHAPE * l;
-        const double *f = frames + (long long)LAT_FRAME * l;
-        long long r = j - first[l];
-        long long t[3] = {s[0] + r % s[3], s[1] + r / s[3] % s[4], s[2] + r / (s[3] * s[4])};
-        double xi[3] = {0.0, 0.0, 0.0};
-        for (int a = 0; a < 3; a++) {
-            double sa = __ddiv_rn((double)t[a], f[9 + a]);
-            for (int d = 0; d < 3; d++)
-                xi[d] = __dadd_rn(xi[d], __dmul_rn(sa, f[3 * a + d]));
-        }
-        x[j] = (REAL)__dmul_rn(tau, xi[0]);
-        y[j] = (REAL)__dmul_rn(tau, xi[1]);
-        if (z)
-            z[j] = (REAL)__dmul_rn(tau, xi[2]);
-    }
-}
-
 // The index of the first non-finite value of x (n values) into *first, which starts at
 // ULLONG_MAX: host-to-host calls check their input where it already is.
 extern "C" __global__ void wp_first_non_finite(const REAL *__restrict__ x, long long n,

@@ -23,6 +23,7 @@ pub mod grid;
 pub mod kernel;
 #[cfg(test)]
 mod kernel_scan;
+pub mod lattice;
 pub mod points;
 pub mod spec;
 pub mod type3;
@@ -252,6 +253,30 @@ impl<T: Real> UsfftPlan<T> {
         self.set_device_points(|slot, spec| {
             cuda::set_points_device(gpu, slot, spec, coords, m, &after)
         })
+    }
+
+    /// Sets the points of `lattices` (types 1 and 2; `lattice`): on a CUDA context the plan
+    /// keeps only the lattices' table and the sort's permutation (4 bytes a point), the
+    /// kernels computing each point where they use it; on the CPU their coordinates are made
+    /// on the context's pool and set as `set_points` sets them. Both see the same
+    /// coordinates, bit for bit.
+    pub fn set_points_on_lattices(&mut self, lattices: &[lattice::PointLattice]) -> Result<()> {
+        self.not_type3()?;
+        let ctx = self.ctx.clone();
+        match ctx.cuda() {
+            Some(gpu) => self.set_device_points(|slot, spec| {
+                cuda::set_lattice_points(gpu, slot, spec, lattices)
+            }),
+            None => {
+                let dim = self.spec.dim;
+                let m = lattice::count_points(lattices)?;
+                let c = ctx
+                    .cpu
+                    .install(|| lattice::coordinates::<T>(lattices, dim))?;
+                let opt = |d: usize| (d < dim).then(|| c[d].as_slice());
+                self.set_points(m, &c[0], opt(1), opt(2))
+            }
+        }
     }
 
     /// Sets the points `other` holds (types 1 and 2, a plan on the same context) without

@@ -24,6 +24,7 @@
 use super::lebedev;
 use crate::error::Result;
 use crate::fft_len::next_fast_len;
+use crate::usfft::lattice::PointLattice;
 
 /// Centre of the finest directional level, in cycles per sample.
 pub const TOP_FREQUENCY: f64 = 0.375;
@@ -90,14 +91,17 @@ impl Lattice {
 
     /// ξ at lattice index t.
     pub fn point(&self, t: [i64; 3]) -> [f64; 3] {
-        let mut x = [0.0; 3];
-        for ((&ta, p), axis) in t.iter().zip(&self.period).zip(&self.axes) {
-            let s = ta as f64 / p;
-            for (xd, ad) in x.iter_mut().zip(axis) {
-                *xd += s * ad;
-            }
+        crate::usfft::lattice::point_of(&self.axes, &self.period, t)
+    }
+
+    /// The lattice as the USFFTs take their points.
+    pub fn points(&self) -> PointLattice {
+        PointLattice {
+            axes: self.axes,
+            period: self.period,
+            lo: self.lo,
+            len: self.len,
         }
-        x
     }
 
     /// Continuous lattice coordinates of ξ.

@@ -11,9 +11,9 @@ pub struct PlanPhases {
     pub layout: Duration,
     /// The windows, normalisation included, in the plan's precision.
     pub windows: Duration,
-    /// The lattice points' coordinates (every box's, in the USFFTs' radians). On a CUDA
-    /// context they are made by a kernel whose time falls in the type-2 plan's (its sort
-    /// waits for it).
+    /// The lattices' table the USFFTs take their points from. Their coordinates are made in
+    /// the type-2 plan's set-points (on a CUDA context only binned and sorted there, and
+    /// computed by the kernels where they are used).
     pub points: Duration,
     /// The type-2 and the type-1 USFFT plan, each with its points set: type 2 sorts them,
     /// type 1 takes type 2's sorted points.

@@ -2,6 +2,7 @@
 //! spreads (register rows, shared-memory tiles, global atomics) and how type 2 interpolates
 //! (staged tiles, a warp or a thread per point), and the sizes those kernels are built for.
 
+use crate::backend::cuda::launch::THREADS;
 use crate::usfft::grid::Tiling;
 use crate::usfft::spec::{TransformType, UsfftSpec};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -225,14 +226,21 @@ pub enum InterpMethod {
 }
 
 /// Staged tiles where the bins' padded tile fits the GPU's shared memory (and the cap of
-/// `set_interp_tile_bytes`), else `per_point`.
+/// `set_interp_tile_bytes`), else `per_point`. Points on lattices (`on_lattices`) are placed
+/// a block's worth at a time into shared memory after the tile (`lattice_stage_bytes`).
 pub(super) fn choose_interp(
     spec: &UsfftSpec,
     tiling: &Tiling,
     real_bytes: usize,
     max_shared: usize,
+    on_lattices: bool,
 ) -> InterpMethod {
-    let tile_bytes = interp_tile_bytes(spec, tiling, real_bytes);
+    let stage = if on_lattices {
+        lattice_stage_bytes(real_bytes)
+    } else {
+        0
+    };
+    let tile_bytes = interp_tile_bytes(spec, tiling, real_bytes) + stage;
     let limit = match INTERP_TILE_LIMIT.load(Ordering::Relaxed) {
         0 => max_shared,
         cap => cap.min(max_shared),
@@ -244,6 +252,12 @@ pub(super) fn choose_interp(
     } else {
         per_point(spec.kernel.width)
     }
+}
+
+/// usfft_interp_sm's stage of points on lattices: (i0, d) per dimension of each of a block's
+/// points, after the tile (aligned to 16 bytes).
+fn lattice_stage_bytes(real_bytes: usize) -> usize {
+    16 + THREADS as usize * 3 * (4 + real_bytes)
 }
 
 /// A warp per point while a warp covers ≥ 3 rows per pass (w ≤ 10); measured on an H100,

@@ -51,7 +51,11 @@ impl<T: Real> DevicePoints<T> {
             block_dim: (THREADS, 1, 1),
             shared_mem_bytes: shared_bytes,
         };
-        let mut l = Launch::new(&self.module, &self.stream, "usfft_interp_sm", cfg)?;
+        let kernel = match self.on_lattices() {
+            true => "usfft_interp_sm_lattice",
+            false => "usfft_interp_sm",
+        };
+        let mut l = Launch::new(&self.module, &self.stream, kernel, cfg)?;
         l.input(&self.sorted.bin_start).scalar(t.n_bins() as i64);
         self.push_sorted(&mut l).input(grid).output(c);
         self.push_sizes(&mut l);
@@ -59,12 +63,14 @@ impl<T: Real> DevicePoints<T> {
         l.scalar(INTERP_CHUNK as i32)
             .scalar(pitch as i32)
             .scalar(self.beta());
-        // SAFETY: usfft_interp_sm(const unsigned* bin_start, long long n_bins, const int*
-        // perm, i1, i2, i3, const REAL* d1, d2, d3, const REAL* grid, REAL* c, long long m,
+        // SAFETY: usfft_interp_sm[_lattice](const unsigned* bin_start, long long n_bins, the
+        // sorted points as push_sorted pushes them, const REAL* grid, REAL* c, long long m,
         // int nvec, int nf1..nf3, int t1..t3, int nb1, int nb2, int chunk, int pitch, REAL
-        // beta). Block k takes sorted points [k·chunk, (k+1)·chunk) ∩ [0, m) (each sorted
-        // array holds m) and their bins' starts (bin_start holds n_bins + 1), stages a tile
-        // of `shared_bytes` (pitch and tile from this tiling, as the shared memory asked),
+        // beta). Block k takes sorted points [k·chunk, (k+1)·chunk) ∩ [0, m) (perm and each
+        // stored array hold m; lattice points are computed from their table) and their bins'
+        // starts (bin_start holds n_bins + 1), stages a tile (and, on lattices, a block of
+        // points after it) in `shared_bytes` (pitch and tile from this tiling, as
+        // choose_interp sized them),
         // reads wrapped cells of the nvec fine grids (grid holds 2·nvec·N) and writes
         // c[2(v·m + perm[p])..+2] for v < nvec (c holds 2·nvec·m: checked by the callers).
         unsafe { l.run() }
@@ -81,10 +87,10 @@ impl<T: Real> DevicePoints<T> {
         let mut l = Launch::new(&self.module, &self.stream, kernel, cfg)?;
         self.push_sorted(&mut l).input(grid).output(c);
         self.push_sizes(&mut l).scalar(self.beta());
-        // SAFETY: (const int* perm, i1, i2, i3, const REAL* d1, d2, d3, const REAL* grid,
-        // REAL* c, long long m, int nvec, int nf1..nf3, REAL beta): the config gives each
-        // sorted point p < m its warp or thread (the others return); it reads sorted point p
-        // (each sorted array holds m), wrapped cells of the nvec fine grids (grid holds
+        // SAFETY: (the sorted points as push_sorted pushes them, const REAL* grid, REAL* c,
+        // long long m, int nvec, int nf1..nf3, REAL beta): the config gives each sorted point
+        // p < m its warp or thread (the others return); it reads sorted point p (perm and
+        // each stored array hold m; lattice points are computed from their table), wrapped cells of the nvec fine grids (grid holds
         // 2·nvec·N) and writes c[2(v·m + perm[p])..+2] for v < nvec (c holds 2·nvec·m).
         unsafe { l.run() }
     }

@@ -6,7 +6,8 @@
 //! - `prelude`: the constants the kernels are compiled with;
 //! - `plan`: a plan's device state (module, stream, mode tables, fine grids, cuFFT plan,
 //!   sorted points);
-//! - `points`: set-points: fold, bin and sort on the device;
+//! - `points`: set-points: fold, bin and sort on the device (from coordinates, or from
+//!   lattices whose points the kernels compute where they use them);
 //! - `reuse`: set-points from another plan's sorted points (a type-1 plan beside a type-2);
 //! - `spread` (type 1) and `interp` (type 2): one function per method;
 //! - `execute`: one transform from host or device arrays;
@@ -24,7 +25,7 @@ mod type3;
 
 pub use heuristics::{choose_tiling, set_interp_tile_bytes, SpreadMethod};
 pub use plan::{prepare, DevicePoints};
-pub use points::{set_points, set_points_device, DeviceCoords};
+pub use points::{set_lattice_points, set_points, set_points_device, DeviceCoords};
 pub use prelude::{prelude, usfft_kernel_preludes};
 pub use reuse::{same_sort, share_points};
 pub use type3::{set_points3, DeviceType3};

@@ -44,7 +44,20 @@ pub(super) struct Sorted<T> {
     pub(super) first: [DeviceBuf<i32>; 3],
     pub(super) offset: [DeviceBuf<T>; 3],
     pub(super) bin_start: DeviceBuf<u32>,
+    /// Points on lattices (`usfft::lattice`): the kernels compute each point's (i0, d) from
+    /// this table and `perm`, and `first` and `offset` hold nothing.
+    pub(super) lattices: Option<DeviceLattices>,
     pub(super) stream: Arc<CudaStream>,
+}
+
+/// The lattices' table on the device (`lattice::device_table`): 12 reals, 6 integers and a
+/// first point per lattice.
+pub(super) struct DeviceLattices {
+    pub(super) frames: DeviceBuf<f64>,
+    pub(super) shapes: DeviceBuf<i64>,
+    pub(super) first: DeviceBuf<i64>,
+    /// The number of lattices.
+    pub(super) n: usize,
 }
 
 impl<T: Real> Sorted<T> {
@@ -56,6 +69,7 @@ impl<T: Real> Sorted<T> {
             first: [alloc(s, 1, what)?, alloc(s, 1, what)?, alloc(s, 1, what)?],
             offset: [alloc(s, 1, what)?, alloc(s, 1, what)?, alloc(s, 1, what)?],
             bin_start: alloc(s, n_bins + 1, what)?,
+            lattices: None,
             stream: s.clone(),
         })
     }
@@ -249,8 +263,10 @@ impl<T: Real> DevicePoints<T> {
         &self.stream
     }
 
-    /// Pushes the sorted points as the spreading and interpolation kernels take them:
-    /// `perm, i1, i2, i3, d1, d2, d3` (the arrays of unused dimensions are not read).
+    /// Pushes the sorted points as the spreading and interpolation kernels take them
+    /// (their POINTS_PARAMS): `perm, i1, i2, i3, d1, d2, d3` (the arrays of unused
+    /// dimensions, and all six for points on lattices, are not read), then `lat_frame,
+    /// lat_shape, lat_first, n_lat` (NULL and 0 for stored points).
     pub(super) fn push_sorted<'l, 's>(&self, l: &'l mut Launch<'s>) -> &'l mut Launch<'s> {
         let p = &self.sorted;
         l.input(&p.perm);
@@ -260,7 +276,25 @@ impl<T: Real> DevicePoints<T> {
         for a in &p.offset {
             l.input(a);
         }
-        l
+        match &p.lattices {
+            Some(t) => {
+                let n = t.n as i32;
+                l.input(&t.frames)
+                    .input(&t.shapes)
+                    .input(&t.first)
+                    .scalar(n)
+            }
+            None => l
+                .optional::<f64, DeviceBuf<f64>>(None)
+                .optional::<i64, DeviceBuf<i64>>(None)
+                .optional::<i64, DeviceBuf<i64>>(None)
+                .scalar(0i32),
+        }
+    }
+
+    /// Whether the points were set from lattices (the kernels compute them from a table).
+    pub(super) fn on_lattices(&self) -> bool {
+        self.sorted.lattices.is_some()
     }
 
     /// Pushes `long long m, int nvec, int nf1, int nf2, int nf3`.

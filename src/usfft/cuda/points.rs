@@ -5,10 +5,10 @@
 //! synchronisation.
 
 use super::heuristics::{choose_interp, choose_tiling};
-use super::plan::{grow, points_slot, push_bins, push_fine, DevicePoints, Sorted};
+use super::plan::{grow, points_slot, push_bins, push_fine, DeviceLattices, DevicePoints, Sorted};
 use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::array::{part, part_mut, DeviceArray, Part};
-use crate::backend::cuda::buffers::{alloc, download, fill_bytes, fill_zero};
+use crate::backend::cuda::buffers::{alloc, download, fill_bytes, fill_zero, upload};
 use crate::backend::cuda::launch::{for_elems, Launch};
 use crate::backend::cuda::memory::DeviceBuf;
 use crate::backend::cuda::staging::upload_staged;
@@ -16,6 +16,7 @@ use crate::backend::cuda::{driver_error, CudaBackend};
 use crate::error::{Error, Result};
 use crate::sample::Real;
 use crate::usfft::grid::Tiling;
+use crate::usfft::lattice::{count_points, device_table, PointLattice};
 use crate::usfft::points::{Frame, MAX_POINTS, RADIANS};
 use crate::usfft::spec::UsfftSpec;
 use cudarc::driver::{CudaModule, CudaStream, LaunchConfig};
@@ -104,6 +105,39 @@ pub fn set_points_device<T: Real>(
     pts.sort(gpu, coords, m, &RADIANS)
 }
 
+/// Sets the points of `lattices` (`usfft::lattice`): binned and sorted on the device from
+/// the lattices' table, which the plan keeps with the permutation and the bins; no
+/// coordinates are uploaded or stored (the kernels compute each point where they use it).
+pub fn set_lattice_points<T: Real>(
+    gpu: &CudaBackend,
+    slot: &mut Option<Box<DevicePoints<T>>>,
+    spec: &UsfftSpec,
+    lattices: &[PointLattice],
+) -> Result<()> {
+    let m = count_points(lattices)?;
+    let pts = points_slot(gpu, slot, spec)?;
+    let s = pts.stream.clone();
+    let s = &s;
+    let (frames, shapes, first) = device_table(lattices);
+    let what = "uploading USFFT point lattices";
+    let table = DeviceLattices {
+        frames: upload(s, &frames, what)?,
+        shapes: upload(s, &shapes, what)?,
+        first: upload(s, &first, what)?,
+        n: lattices.len(),
+    };
+    pts.sort_lattices(gpu, table, m)?;
+    // The host tables must outlive their copies.
+    s.synchronize().map_err(driver_error(what))
+}
+
+/// Where a sort's points come from: coordinates placed in a frame (packed by the histogram),
+/// or lattices (computed from their table).
+enum Placement<'a> {
+    Coordinates(&'a Frame),
+    Lattices(Box<DeviceLattices>),
+}
+
 fn check_count(m: usize) -> Result<()> {
     if m > MAX_POINTS {
         return Err(Error::Unsupported(format!(
@@ -132,12 +166,67 @@ impl<T: Real> DevicePoints<T> {
         }
         let coords = coords.map(|c| c.map(|c| part(c, 0, m)));
         self.bin_points(&coords, m, &tiling, frame)?;
-        self.commit(m, &tiling, frame)?;
+        self.commit(m, &tiling, Placement::Coordinates(frame))?;
         self.m = m;
         self.tiling = tiling;
         self.method = method;
-        self.interp = choose_interp(&self.spec, &tiling, real_bytes, gpu.max_shared_bytes);
+        let max_shared = gpu.max_shared_bytes;
+        self.interp = choose_interp(&self.spec, &tiling, real_bytes, max_shared, false);
         Ok(())
+    }
+
+    /// `sort` for the `m` points of the lattices in `table` (on the device already).
+    fn sort_lattices(&mut self, gpu: &CudaBackend, table: DeviceLattices, m: usize) -> Result<()> {
+        let real_bytes = std::mem::size_of::<T>();
+        let (tiling, method) = choose_tiling(&self.spec, m, real_bytes, gpu.max_shared_bytes);
+        let n_bins = tiling.n_bins();
+        if n_bins >= u32::MAX as usize {
+            return Err(Error::Unsupported(format!("{n_bins} bins is too many")));
+        }
+        self.bin_lattices(&table, m, &tiling)?;
+        self.commit(m, &tiling, Placement::Lattices(Box::new(table)))?;
+        self.m = m;
+        self.tiling = tiling;
+        self.method = method;
+        let max_shared = gpu.max_shared_bytes;
+        self.interp = choose_interp(&self.spec, &tiling, real_bytes, max_shared, true);
+        Ok(())
+    }
+
+    /// The histogram of lattice points: each point's bin and rank in it, the bins' counts
+    /// (lattice points are finite: nothing to check).
+    fn bin_lattices(&mut self, table: &DeviceLattices, m: usize, tiling: &Tiling) -> Result<()> {
+        let s = &self.stream;
+        let n_bins = tiling.n_bins();
+        let what = "allocating USFFT point bins";
+        let sort = &mut self.sort;
+        grow(&mut sort.key, m, s, what)?;
+        grow(&mut sort.rank, m, s, what)?;
+        grow(&mut sort.count, n_bins, s, what)?;
+        let clearing = "clearing USFFT bin counts";
+        fill_zero(s, &mut part_mut(&mut sort.count, 0, n_bins), clearing)?;
+        if m == 0 {
+            return Ok(());
+        }
+        let mut l = Launch::new(&self.module, s, "usfft_bin_lattice", for_elems(m))?;
+        let n_lattices = table.n as i32;
+        l.input(&table.frames)
+            .input(&table.shapes)
+            .input(&table.first)
+            .scalar(n_lattices);
+        push_fine(l.scalar(m as i64), &self.spec);
+        push_bins(&mut l, tiling);
+        l.output(&mut sort.key)
+            .output(&mut sort.rank)
+            .output(&mut sort.count);
+        // SAFETY: usfft_bin_lattice(const double* lat_frame, const long long* lat_shape,
+        // const long long* lat_first, int n_lat, long long m, int nf1..nf3, int t1..t3, int
+        // nb1, int nb2, unsigned* key, unsigned* rank, unsigned* count): the table holds 12,
+        // 6 and 1 values for each of its n_lat lattices, whose first points ascend from 0
+        // and whose points number m (count_points); thread j < m finds its lattice among
+        // them, writes key[j] and rank[j] (m each) and adds to count[bin] with bin < n_bins
+        // (folded cells of this tiling; count holds n_bins).
+        unsafe { l.run() }
     }
 
     /// The histogram (each point's bin and rank in it, the bins' counts, the packed
@@ -195,9 +284,10 @@ impl<T: Real> DevicePoints<T> {
     }
 
     /// Commits the binned points (from here on the previous points are overwritten): the
-    /// bins' starts, each sorted slot's point, the sorted (i0, d) per dimension; then frees
-    /// the sort's per-point scratch.
-    fn commit(&mut self, m: usize, tiling: &Tiling, frame: &Frame) -> Result<()> {
+    /// bins' starts, each sorted slot's point, the sorted (i0, d) per dimension of points
+    /// given by coordinates (or the lattices' table); then frees the sort's per-point
+    /// scratch.
+    fn commit(&mut self, m: usize, tiling: &Tiling, placement: Placement<'_>) -> Result<()> {
         let what = "allocating USFFT points";
         let s = self.stream.clone();
         self.m = 0;
@@ -205,14 +295,30 @@ impl<T: Real> DevicePoints<T> {
         let sorted = self.own_sorted()?;
         grow(&mut sorted.perm, m, &s, what)?;
         grow(&mut sorted.bin_start, tiling.n_bins() + 1, &s, what)?;
-        for d in 0..dim {
-            grow(&mut sorted.first[d], m, &s, what)?;
-            grow(&mut sorted.offset[d], m, &s, what)?;
-        }
+        let frame = match placement {
+            Placement::Coordinates(frame) => {
+                sorted.lattices = None;
+                for d in 0..dim {
+                    grow(&mut sorted.first[d], m, &s, what)?;
+                    grow(&mut sorted.offset[d], m, &s, what)?;
+                }
+                Some(frame)
+            }
+            Placement::Lattices(table) => {
+                sorted.lattices = Some(*table);
+                for d in 0..dim {
+                    sorted.first[d] = alloc(&s, 1, what)?;
+                    sorted.offset[d] = alloc(&s, 1, what)?;
+                }
+                None
+            }
+        };
         self.scan_bins(tiling.n_bins())?;
         if m > 0 {
             self.scatter_points(m)?;
-            self.gather_sorted(m, frame)?;
+            if let Some(frame) = frame {
+                self.gather_sorted(m, frame)?;
+            }
         }
         // The sort's per-point scratch (24 or 40 bytes a point) is not needed again until the
         // next set-points. A plan's first set-points frees it in stream order, so that plans

@@ -30,7 +30,11 @@ impl<T: Real> DevicePoints<T> {
                 // batch's vectors spread over more blocks.
                 let mut cfg = self.block_per_bin(threads, 0);
                 cfg.grid_dim.1 = self.spec.n_vectors.clamp(1, MAX_GRID_Y) as u32;
-                self.spread_by_bins("usfft_spread_rows", cfg, c, grid)
+                let kernel = match self.on_lattices() {
+                    true => "usfft_spread_rows_lattice",
+                    false => "usfft_spread_rows",
+                };
+                self.spread_by_bins(kernel, cfg, c, grid)
             }
             SpreadMethod::SharedTiles { shared_bytes } => {
                 let cfg = self.block_per_bin(THREADS, shared_bytes as u32);
@@ -48,7 +52,8 @@ impl<T: Real> DevicePoints<T> {
         }
     }
 
-    /// usfft_spread_rows and usfft_spread_sm: the same parameters, one block per bin.
+    /// usfft_spread_rows (and its _lattice twin) and usfft_spread_sm: the same parameters,
+    /// one block per bin.
     fn spread_by_bins(
         &self,
         kernel: &str,
@@ -61,11 +66,12 @@ impl<T: Real> DevicePoints<T> {
         self.push_sorted(&mut l).input(c).output(grid);
         self.push_sizes(&mut l);
         self.push_bins(&mut l).scalar(self.beta());
-        // SAFETY: (const unsigned* bin_start, const int* perm, i1, i2, i3, const REAL* d1,
-        // d2, d3, const REAL* c, REAL* grid, long long m, int nvec, int nf1..nf3, int t1..t3,
-        // int nb1, int nb2, REAL beta). Block (b, y), b < n_bins, takes the vectors v ≡ y
-        // (mod gridDim.y) below nvec; it reads bin_start[b..=b+1] (n_bins + 1
-        // values) and the sorted points between (< m, each sorted array holding m), their
+        // SAFETY: (const unsigned* bin_start, the sorted points as push_sorted pushes them,
+        // const REAL* c, REAL* grid, long long m, int nvec, int nf1..nf3, int t1..t3, int
+        // nb1, int nb2, REAL beta). Block (b, y), b < n_bins, takes the vectors v ≡ y (mod
+        // gridDim.y) below nvec; it reads bin_start[b..=b+1] (n_bins + 1 values) and the
+        // sorted points between (< m; perm and each stored array hold m, lattice points are
+        // computed from their table), their
         // strengths c[2(v·m + perm[p])..+2] for v < nvec (c holds 2·nvec·m: checked by the
         // callers), and adds into grid cells wrapped into the nvec fine grids (grid holds
         // 2·nvec·N). The rows kernel's registers and the tiles' shared memory (cfg) are
@@ -82,9 +88,10 @@ impl<T: Real> DevicePoints<T> {
         let mut l = Launch::new(&self.module, &self.stream, "usfft_spread_gm", cfg)?;
         self.push_sorted(&mut l).input(c).output(grid);
         self.push_sizes(&mut l).scalar(self.beta());
-        // SAFETY: usfft_spread_gm(const int* perm, i1, i2, i3, const REAL* d1, d2, d3, const
-        // REAL* c, REAL* grid, long long m, int nvec, int nf1..nf3, REAL beta): thread p < m
-        // reads sorted point p (each sorted array holds m) and its strengths for the nvec
+        // SAFETY: usfft_spread_gm(the sorted points as push_sorted pushes them, const REAL* c,
+        // REAL* grid, long long m, int nvec, int nf1..nf3, REAL beta): thread p < m reads
+        // sorted point p (perm and each stored array hold m; lattice points are computed
+        // from their table) and its strengths for the nvec
         // vectors (c holds 2·nvec·m), and adds into wrapped cells of the nvec fine grids
         // (grid holds 2·nvec·N).
         unsafe { l.run() }

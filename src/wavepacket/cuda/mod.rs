@@ -9,14 +9,12 @@
 //! by shape), the phases, the lattices' box lists (`tables`). Working buffers (work,
 //! lattice values, modes) too, so that a plan that does not fit fails at creation. The box
 //! FFTs are in `ffts`, the kernels in `launches`, the calls in `calls` (those on the
-//! caller's device arrays, ordered on the caller's stream, in `caller`); the USFFTs' points
-//! are made on the device by `points`.
+//! caller's device arrays, ordered on the caller's stream, in `caller`).
 
 mod caller;
 mod calls;
 mod ffts;
 mod launches;
-mod points;
 mod select;
 mod tables;
 mod tiled;
@@ -38,7 +36,6 @@ use caller::CallReplays;
 use cudarc::driver::{CudaModule, CudaStream};
 use ffts::{BoxReplays, FftGroup};
 pub use launches::ThresholdAt;
-pub use points::lattice_points;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tables::{DeviceTables, HostTables};
