@@ -106,6 +106,24 @@ extern "C" __global__ void wp_to_coefficients(const cpx *__restrict__ work,
     }
 }
 
+// Host-to-host calls: the box phases applied to the work array in place (conj = 1: their
+// conjugates), the coefficients' box order left to the host's copy. The same products as
+// wp_to_coefficients and wp_from_coefficients, bit for bit.
+extern "C" __global__ void wp_phase_work(cpx *__restrict__ work, const long long *__restrict__ table,
+                                         const long long *__restrict__ work_start, int n_boxes,
+                                         long long total, const cpx *__restrict__ phase, int conj)
+{
+    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total;
+         e += (long long)gridDim.x * blockDim.x) {
+        const long long *b = table + (long long)find_row(work_start, n_boxes, e) * BOX_FIELDS;
+        long long k = e - b[F_WORK];
+        long long n1 = b[F_N1], n2 = b[F_N2];
+        long long y1 = k % n1, r = k / n1, y2 = r % n2, y3 = r / n2;
+        const cpx f = factor(phase, b[F_PHASE], n1, n2, y1, y2, y3);
+        work[e] = cmul(work[e], conj ? cconj(f) : f);
+    }
+}
+
 // Adjoint, first half (before the box FFTs): work = coefficients · the conjugate phase.
 extern "C" __global__ void wp_from_coefficients(const cpx *__restrict__ coeffs,
                                                 const long long *__restrict__ table,
@@ -193,21 +211,22 @@ extern "C" __global__ void wp_first_non_finite(const REAL *__restrict__ x, long 
             atomicMin(first, (unsigned long long)i);
 }
 
-// The part of the coefficients a hard threshold removes, in place: each box's values with
-// |c| > t[j] are zeroed (box j in work order), those at or below kept (a POCS step subtracts
-// their synthesis). Blocks stride over the boxes, threads over a box's coefficients.
-extern "C" __global__ void wp_keep_below(cpx *__restrict__ coeffs, const long long *__restrict__ table,
+// The part of the coefficients a hard threshold removes, in place in the work array (the
+// phased coefficients in work order): each box's values with |c| > t[j] are zeroed (box j
+// in work order), those at or below kept (a POCS step subtracts their synthesis). Blocks
+// stride over the boxes, threads over a box's coefficients.
+extern "C" __global__ void wp_keep_below(cpx *__restrict__ work, const long long *__restrict__ table,
                                          const double *__restrict__ t, long long n_boxes)
 {
     for (long long j = blockIdx.x; j < n_boxes; j += gridDim.x) {
         const long long *b = table + j * BOX_FIELDS;
-        const long long first = b[F_COEFF], n = b[F_N1] * b[F_N2] * b[F_N3];
+        const long long first = b[F_WORK], n = b[F_N1] * b[F_N2] * b[F_N3];
         const double tj = t[j];
         for (long long k = threadIdx.x; k < n; k += blockDim.x) {
-            const cpx z = coeffs[first + k];
+            const cpx z = work[first + k];
             if (hypot((double)z.re, (double)z.im) > tj) {
                 const cpx zero = {0, 0};
-                coeffs[first + k] = zero;
+                work[first + k] = zero;
             }
         }
     }

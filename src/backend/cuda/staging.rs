@@ -239,6 +239,54 @@ fn par_copy(cpu: &CpuBackend, dst: &mut [u8], src: &[u8]) {
     });
 }
 
+/// Copies a staged `piece` into `dest` on the pool, run by run: `runs` are (offset in
+/// `dest`, offset in `piece`, length), in ascending order of both; `min_runs` the fewest
+/// runs a pool task takes.
+pub fn scatter_runs<T: Copy + Send + Sync>(
+    cpu: &CpuBackend,
+    piece: &[T],
+    dest: &mut [T],
+    runs: &[(usize, usize, usize)],
+    min_runs: usize,
+) {
+    let mut parts = Vec::with_capacity(runs.len());
+    let (mut rest, mut consumed) = (dest, 0);
+    for &(to, from, len) in runs {
+        let (_, tail) = rest.split_at_mut(to - consumed);
+        let (part, tail) = tail.split_at_mut(len);
+        parts.push((part, &piece[from..from + len]));
+        (rest, consumed) = (tail, to + len);
+    }
+    cpu.install(|| {
+        parts
+            .into_par_iter()
+            .with_min_len(min_runs)
+            .for_each(|(part, from)| stream_copy(part, from));
+    })
+}
+
+/// Fills a `piece` to stage from `src` on the pool, run by run: `runs` are (offset in
+/// `src`, offset in `piece`, length), covering the piece in order.
+pub fn gather_runs<T: Copy + Send + Sync>(
+    cpu: &CpuBackend,
+    src: &[T],
+    piece: &mut [T],
+    runs: &[(usize, usize, usize)],
+) {
+    let mut parts = Vec::with_capacity(runs.len());
+    let mut rest = piece;
+    for &(from, _, len) in runs {
+        let (part, tail) = rest.split_at_mut(len);
+        parts.push((part, &src[from..from + len]));
+        rest = tail;
+    }
+    cpu.install(|| {
+        parts
+            .into_par_iter()
+            .for_each(|(part, from)| stream_copy(part, from));
+    })
+}
+
 /// Copies shorter than this go through the caches as usual.
 const STREAM_MIN: usize = 4096;
 

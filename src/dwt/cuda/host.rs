@@ -9,7 +9,7 @@ use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::array::part_mut;
 use crate::backend::cuda::buffers::alloc;
 use crate::backend::cuda::memory::DeviceBuf;
-use crate::backend::cuda::staging::{download_pieces, stream_copy, upload_pieces};
+use crate::backend::cuda::staging::{download_pieces, scatter_runs, stream_copy, upload_pieces};
 use crate::backend::cuda::{driver_error, CudaBackend};
 use crate::dwt::traces::Traces;
 use crate::dwt::wavelet::Wavelet;
@@ -311,20 +311,7 @@ fn gather<T: Sample>(
 /// Copies `piece`, the chunk's dense samples `at..`, into the caller's layout on the pool.
 fn scatter<T: Sample>(cpu: &CpuBackend, piece: &[T], dest: &mut [T], rows: RowMap, at: usize) {
     let runs = rows.runs(at, piece.len());
-    let mut parts = Vec::with_capacity(runs.len());
-    let (mut rest, mut consumed) = (dest, 0);
-    for &(to, from, len) in &runs {
-        let (_, tail) = rest.split_at_mut(to - consumed);
-        let (part, tail) = tail.split_at_mut(len);
-        parts.push((part, &piece[from..from + len]));
-        (rest, consumed) = (tail, to + len);
-    }
-    cpu.install(|| {
-        parts
-            .into_par_iter()
-            .with_min_len((SLICE / rows.n).max(1))
-            .for_each(|(part, from)| stream_copy(part, from));
-    })
+    scatter_runs(cpu, piece, dest, &runs, (SLICE / rows.n).max(1));
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! The box stage's calls: host-to-host C, C* and C*·P(C f) (uploads, the transform on the
 //! device, downloads), and device-resident C and C* queued on the stage's stream.
 
+use super::box_order::BoxRuns;
 use super::tables::shift_factors;
 use super::{usfft_stream, whole_shifts, BoxStage, Buffers, Pass, Scratch, Shifts};
 use crate::backend::cpu::CpuBackend;
@@ -9,7 +10,9 @@ use crate::backend::cuda::buffers::{alloc, upload};
 use crate::backend::cuda::caller::join;
 use crate::backend::cuda::fft::Direction;
 use crate::backend::cuda::memory::DeviceBuf;
-use crate::backend::cuda::staging::{download_staged, upload_staged};
+use crate::backend::cuda::staging::{
+    download_pieces, download_staged, upload_pieces, upload_staged,
+};
 use crate::backend::cuda::tracked::{read_on, write_on};
 use crate::backend::cuda::{bind, driver_error, CudaBackend};
 use crate::error::{Error, Result};
@@ -19,11 +22,10 @@ use crate::wavepacket::USFFT_SHARE;
 use cudarc::driver::{CudaSlice, CudaStream};
 use std::sync::Arc;
 
-/// A host-to-host call's device arrays: the data (n reals), the coefficients (2·m reals)
-/// and the scratch.
+/// A host-to-host call's device arrays: the data (n reals) and the scratch, whose work
+/// array holds the coefficients (work order) on their way to and from the host.
 struct HostCall<'a, T> {
     data: &'a mut DeviceBuf<T>,
-    coeffs: &'a mut DeviceBuf<T>,
     scratch: &'a mut Scratch<T>,
 }
 
@@ -36,6 +38,50 @@ pub(super) struct Stager<'a> {
 }
 
 impl Stager<'_> {
+    /// Copies the coefficients `src` (box order) into the work array; returns once they are
+    /// on the device.
+    fn up_boxes<T: Copy + Send + Sync>(
+        &self,
+        runs: &BoxRuns,
+        work: &mut DeviceBuf<T>,
+        src: &[T],
+    ) -> Result<()> {
+        let (gpu, cpu) = (self.gpu, self.cpu);
+        upload_pieces(
+            &gpu.ctx,
+            &gpu.staging,
+            self.stream,
+            work,
+            src.len(),
+            |at, piece| {
+                runs.gather(cpu, src, at, piece);
+                Ok(())
+            },
+        )
+    }
+
+    /// Copies the work array into the coefficients `dst` (box order) after the work queued
+    /// on the stream.
+    fn down_boxes<T: Copy + Send + Sync>(
+        &self,
+        runs: &BoxRuns,
+        work: &DeviceBuf<T>,
+        dst: &mut [T],
+    ) -> Result<()> {
+        let (gpu, cpu) = (self.gpu, self.cpu);
+        download_pieces(
+            &gpu.ctx,
+            &gpu.staging,
+            self.stream,
+            work,
+            dst.len(),
+            |at, piece| {
+                runs.scatter(cpu, piece, at, dst);
+                Ok(())
+            },
+        )
+    }
+
     /// Copies `src` into `dst`; returns once it is on the device.
     pub(super) fn up<U: Copy>(&self, dst: &mut impl DeviceArrayMut<U>, src: &[U]) -> Result<()> {
         let gpu = self.gpu;
@@ -75,23 +121,31 @@ impl<T: Real> BoxStage<T> {
         shifts: &[[f64; 3]],
         reporter: &mut Reporter,
     ) -> Result<()> {
-        self.host_call(|io, call| {
-            let (from, to) = match pass {
-                Pass::Forward => (call.data, call.coeffs),
-                Pass::Adjoint => (call.coeffs, call.data),
-            };
-            io.up(from, input)?;
-            if pass == Pass::Adjoint {
-                let uploaded = part(from, 0, 2 * self.layout.n_coefficients);
-                if let Some(i) = self.find_non_finite(&uploaded, &mut call.scratch.first_bad)? {
+        self.host_call(|io, HostCall { data, scratch }| match pass {
+            Pass::Forward => {
+                io.up(data, input)?;
+                self.shifted(shifts, scratch, |shifts, scratch| {
+                    self.data_to_boxes(&*data, shifts, scratch, reporter)?;
+                    self.phase_work(&mut scratch.work, false)?;
+                    self.report(reporter, "wave-packet boxes", 1.0 - USFFT_SHARE)
+                })?;
+                io.down_boxes(&self.box_runs, &scratch.work, output)
+            }
+            Pass::Adjoint => {
+                io.up_boxes(&self.box_runs, &mut scratch.work, input)?;
+                let uploaded = part(&scratch.work, 0, 2 * self.layout.n_coefficients);
+                if let Some(i) = self.find_non_finite(&uploaded, &mut scratch.first_bad)? {
                     return Err(Error::NonFinite(format!(
                         "coefficient {} is not finite; nothing was written",
-                        i / 2
+                        self.box_runs.coefficient_of(i / 2)
                     )));
                 }
+                self.shifted(shifts, scratch, |shifts, scratch| {
+                    self.phase_work(&mut scratch.work, true)?;
+                    self.boxes_to_data(data, shifts, scratch, reporter)
+                })?;
+                io.down(data, output)
             }
-            self.run_on(pass, &*from, to, shifts, call.scratch, reporter)?;
-            io.down(to, output)
         })
     }
 
@@ -100,21 +154,19 @@ impl<T: Real> BoxStage<T> {
     /// `keep_below` (one threshold per box, by box index), the zeroing of every coefficient
     /// above its box's threshold (`wp_keep_below`: a POCS step).
     pub fn synthesis(&self, f: &[T], out: &mut [T], keep_below: Option<&[f64]>) -> Result<()> {
-        self.host_call(|io, call| {
-            let HostCall {
-                data: d,
-                coeffs: c,
-                scratch,
-            } = call;
+        self.host_call(|io, HostCall { data: d, scratch }| {
             io.up(d, f)?;
             let mut quiet = Reporter::new(None);
-            self.run_on(Pass::Forward, &*d, c, &[], scratch, &mut quiet)?;
+            // The coefficients stay in the work array, phased as C gives them.
+            self.data_to_boxes(&*d, None, scratch, &mut quiet)?;
+            self.phase_work(&mut scratch.work, false)?;
             // Kept alive until the stream has used it (the download below waits for it).
             let _thresholds = match keep_below {
-                Some(t) => Some(self.keep_below(c, t)?),
+                Some(t) => Some(self.keep_below(&mut scratch.work, t)?),
                 None => None,
             };
-            self.run_on(Pass::Adjoint, &*c, d, &[], scratch, &mut quiet)?;
+            self.phase_work(&mut scratch.work, true)?;
+            self.boxes_to_data(d, None, scratch, &mut quiet)?;
             io.down(d, out)
         })
     }
@@ -188,14 +240,15 @@ impl<T: Real> BoxStage<T> {
 
     /// The device arrays of a host-to-host call (made on first use) and its scratch.
     fn host_arrays<'a>(&self, bufs: &'a mut Buffers<T>) -> Result<HostCall<'a, T>> {
-        let s = &self.stream;
-        let (n, m) = (self.layout.n_samples(), 2 * self.layout.n_coefficients);
-        let data = ensure(&mut bufs.data, n, s, "allocating wave-packet data")?;
-        let what = "allocating wave-packet coefficients";
-        let coeffs = ensure(&mut bufs.coeffs, m, s, what)?;
+        let n = self.layout.n_samples();
+        let data = ensure(
+            &mut bufs.data,
+            n,
+            &self.stream,
+            "allocating wave-packet data",
+        )?;
         Ok(HostCall {
             data,
-            coeffs,
             scratch: &mut bufs.scratch,
         })
     }
@@ -212,9 +265,23 @@ impl<T: Real> BoxStage<T> {
         scratch: &mut Scratch<T>,
         reporter: &mut Reporter,
     ) -> Result<()> {
+        self.shifted(shifts, scratch, |shifts, scratch| {
+            self.pass_on(pass, input, output, shifts, scratch, reporter)
+        })
+    }
+
+    /// Runs `body` with one call's grid shifts on the device (`shifts`: one per box, or
+    /// none: then None), kept in the scratch after it (its queued kernels read them).
+    fn shifted<R>(
+        &self,
+        shifts: &[[f64; 3]],
+        scratch: &mut Scratch<T>,
+        body: impl FnOnce(Option<&Shifts<'_, T>>, &mut Scratch<T>) -> Result<R>,
+    ) -> Result<R> {
         let uploaded = self.upload_shifts(shifts)?;
         let tables = uploaded.as_ref().map(whole_shifts);
-        let done = self.pass_on(pass, input, output, tables.as_ref(), scratch, reporter);
+        let done = body(tables.as_ref(), scratch);
+        drop(tables);
         if uploaded.is_some() {
             scratch.shifts = uploaded;
         }
@@ -236,28 +303,50 @@ impl<T: Real> BoxStage<T> {
     ) -> Result<()> {
         match pass {
             Pass::Forward => {
-                // The data's spectrum at the lattice points (type-2 USFFT).
-                self.modes("wp_complex_from_real", input, &mut scratch.modes)?;
-                self.type2
-                    .execute_device(&mut scratch.values, &mut scratch.modes)?;
-                self.report(reporter, "wave-packet spectrum", USFFT_SHARE)?;
-                self.gather(&scratch.values, &mut scratch.work, shifts)?;
-                // The coefficients' exponent is +2πi (the inverse direction).
-                self.box_ffts(scratch, Direction::Inverse)?;
+                self.data_to_boxes(input, shifts, scratch, reporter)?;
                 self.phase("wp_to_coefficients", &scratch.work, output)?;
                 self.report(reporter, "wave-packet boxes", 1.0 - USFFT_SHARE)
             }
             Pass::Adjoint => {
                 self.phase("wp_from_coefficients", input, &mut scratch.work)?;
-                self.box_ffts(scratch, Direction::Forward)?;
-                self.scatter(&scratch.work, &mut scratch.values, shifts)?;
-                self.report(reporter, "wave-packet boxes", 1.0 - USFFT_SHARE)?;
-                // The lattice values to the data (type-1 USFFT, real part).
-                self.lattice_to_modes(scratch)?;
-                self.modes("wp_real_part", &scratch.modes, output)?;
-                self.report(reporter, "wave-packet spectrum", USFFT_SHARE)
+                self.boxes_to_data(output, shifts, scratch, reporter)
             }
         }
+    }
+
+    /// C up to the box phases: the data's spectrum at the lattice points (type-2 USFFT),
+    /// gathered into the boxes (window, grid shift) and their FFTs, in the work array.
+    fn data_to_boxes(
+        &self,
+        input: &impl DeviceArray<T>,
+        shifts: Option<&Shifts<'_, T>>,
+        scratch: &mut Scratch<T>,
+        reporter: &mut Reporter,
+    ) -> Result<()> {
+        self.modes("wp_complex_from_real", input, &mut scratch.modes)?;
+        self.type2
+            .execute_device(&mut scratch.values, &mut scratch.modes)?;
+        self.report(reporter, "wave-packet spectrum", USFFT_SHARE)?;
+        self.gather(&scratch.values, &mut scratch.work, shifts)?;
+        // The coefficients' exponent is +2πi (the inverse direction).
+        self.box_ffts(scratch, Direction::Inverse)
+    }
+
+    /// C* from the box phases on: the work array's FFTs, scattered onto the lattice values,
+    /// to the data (type-1 USFFT, real part) in `output`.
+    fn boxes_to_data(
+        &self,
+        output: &mut impl DeviceArrayMut<T>,
+        shifts: Option<&Shifts<'_, T>>,
+        scratch: &mut Scratch<T>,
+        reporter: &mut Reporter,
+    ) -> Result<()> {
+        self.box_ffts(scratch, Direction::Forward)?;
+        self.scatter(&scratch.work, &mut scratch.values, shifts)?;
+        self.report(reporter, "wave-packet boxes", 1.0 - USFFT_SHARE)?;
+        self.lattice_to_modes(scratch)?;
+        self.modes("wp_real_part", &scratch.modes, output)?;
+        self.report(reporter, "wave-packet spectrum", USFFT_SHARE)
     }
 
     /// The adjoint's type-1 USFFT (lattice values → modes) on its plan's stream, between

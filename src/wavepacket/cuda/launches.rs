@@ -66,6 +66,24 @@ impl<T: Real> BoxStage<T> {
         unsafe { l.run() }
     }
 
+    /// The box phases applied to the work array in place (`conj`: their conjugates), as
+    /// `phase` applies them on the way to or from the coefficients: host-to-host calls stage
+    /// the coefficients from there (`box_order`).
+    pub(super) fn phase_work(&self, work: &mut DeviceBuf<T>, conj: bool) -> Result<()> {
+        let t = &self.tables;
+        let mut l = self.launch("wp_phase_work", grid_stride(self.n_work))?;
+        l.output(work)
+            .input(&t.boxes.table)
+            .input(&t.boxes.work_start);
+        l.scalar(self.order.len() as i32).scalar(self.n_work as i64);
+        l.input(&t.boxes.phase).scalar(conj as i32);
+        // SAFETY: wp_phase_work(cpx* work, const long long* table, const long long*
+        // work_start, int n_boxes, long long total, const cpx* phase, int conj): element
+        // e < n_work of box j reads and writes work[e] (the stage's work array holds
+        // 2·n_work reals) and reads the box's phase factors (n1 + n2 + n3 at its F_PHASE).
+        unsafe { l.run() }
+    }
+
     /// Forward, first half: work = window · lattice value (· the box's grid shift).
     pub(super) fn gather(
         &self,
@@ -168,12 +186,12 @@ impl<T: Real> BoxStage<T> {
         Ok((found[0] != u64::MAX).then_some(found[0] as usize))
     }
 
-    /// Zeroes every coefficient above its box's threshold (`thresholds` by box index), in
-    /// place. Returns the thresholds' device copy, which must live until the stream has
-    /// run the kernel.
+    /// Zeroes every coefficient of the work array (phased, work order) above its box's
+    /// threshold (`thresholds` by box index), in place. Returns the thresholds' device
+    /// copy, which must live until the stream has run the kernel.
     pub(super) fn keep_below(
         &self,
-        coeffs: &mut impl DeviceArrayMut<T>,
+        work: &mut DeviceBuf<T>,
         thresholds: &[f64],
     ) -> Result<DeviceBuf<f64>> {
         let by_work: Vec<f64> = self.order.iter().map(|&b| thresholds[b]).collect();
@@ -183,12 +201,12 @@ impl<T: Real> BoxStage<T> {
             "uploading the wave-packet thresholds",
         )?;
         let mut l = self.launch("wp_keep_below", box_blocks(by_work.len()))?;
-        l.output(coeffs).input(&self.tables.boxes.table).input(&t);
+        l.output(work).input(&self.tables.boxes.table).input(&t);
         l.scalar(by_work.len() as i64);
-        // SAFETY: wp_keep_below(cpx* coeffs, const long long* table, const double* t, long
+        // SAFETY: wp_keep_below(cpx* work, const long long* table, const double* t, long
         // long n_boxes): blocks stride over the n_boxes boxes in work order (t holds one
-        // threshold each, the table a row each), threads over each box's coefficients
-        // (coeffs holds 2·n_coefficients reals: checked by the callers).
+        // threshold each, the table a row each), threads over each box's elements from its
+        // F_WORK (the work array holds 2·n_work reals).
         unsafe { l.run() }?;
         Ok(t)
     }

@@ -11,6 +11,7 @@
 //! FFTs are in `ffts`, the kernels in `launches`, the calls in `calls` (those on the
 //! caller's device arrays, ordered on the caller's stream, in `caller`).
 
+mod box_order;
 mod caller;
 mod calls;
 mod ffts;
@@ -32,6 +33,7 @@ use crate::progress::Reporter;
 use crate::sample::Real;
 use crate::sample::Sample;
 use crate::usfft::UsfftPlan;
+use box_order::BoxRuns;
 use caller::CallReplays;
 use cudarc::driver::{CudaModule, CudaStream};
 use ffts::{BoxReplays, FftGroup};
@@ -71,6 +73,8 @@ pub struct BoxStage<T: Real> {
     order: Vec<usize>,
     /// Elements of the work array (the boxes in work order).
     n_work: usize,
+    /// Each box's place in the work array and in the coefficients (host-to-host calls).
+    box_runs: BoxRuns,
     buffers: Mutex<Buffers<T>>,
     /// The plan's device bytes: the buffers calls make count towards it.
     held: Arc<Tally>,
@@ -82,10 +86,11 @@ pub struct BoxStage<T: Real> {
 /// One call's device arrays, one call at a time.
 struct Buffers<T> {
     scratch: Scratch<T>,
-    /// The data (n reals) and coefficients (2·m reals) of host-to-host calls, made on their
-    /// first use.
+    /// The data (n reals) of host-to-host calls, made on their first use (their
+    /// coefficients are staged to and from the work array: `box_order`); a tiled volume's
+    /// tile and its coefficients (2·m reals), made with the volume's tables.
     data: Option<DeviceBuf<T>>,
-    coeffs: Option<DeviceBuf<T>>,
+    tile_coeffs: Option<DeviceBuf<T>>,
     /// The state of a selection on the device (`select`: keep-largest, the noise
     /// estimate's median), made with the stage so that device calls allocate nothing.
     select: DeviceBuf<u64>,
@@ -156,6 +161,7 @@ impl<T: Real> BoxStage<T> {
         let groups = ffts::plan_groups::<T>(&host.runs, &stream)?;
         let by_work: Vec<f64> = host.order.iter().map(|&b| norms[b]).collect();
         let tables = DeviceTables::upload(&host, windows, &by_work, &stream)?;
+        let box_runs = BoxRuns::new(&host.boxes.table, tables::BOX_FIELDS);
         let scratch = Scratch::new(&layout, host.n_work, &stream)?;
         let what = "allocating the wave-packet selection";
         let select = alloc(&stream, select::SEL_WORDS, what)?;
@@ -168,10 +174,11 @@ impl<T: Real> BoxStage<T> {
             groups,
             order: host.order,
             n_work: host.n_work,
+            box_runs,
             buffers: Mutex::new(Buffers {
                 scratch,
                 data: None,
-                coeffs: None,
+                tile_coeffs: None,
                 select,
                 noise: None,
             }),

@@ -82,7 +82,7 @@ impl<T: Real> BoxStage<T> {
                 let mut bufs = self.lock();
                 ensure(&mut bufs.data, n, s, "allocating wave-packet data")?;
                 let what = "allocating wave-packet coefficients";
-                ensure(&mut bufs.coeffs, m, s, what)?;
+                ensure(&mut bufs.tile_coeffs, m, s, what)?;
             }
             let (mut at, mut factors) = (Vec::new(), Vec::new());
             let mut tiles = Vec::with_capacity(g.origins.len());
@@ -167,7 +167,7 @@ impl<T: Real> BoxStage<T> {
         bind(self.stream.context())?;
         let mut bufs = self.lock();
         let b = &mut *bufs;
-        let (Some(tile), Some(local)) = (b.data.as_mut(), b.coeffs.as_mut()) else {
+        let (Some(tile), Some(local)) = (b.data.as_mut(), b.tile_coeffs.as_mut()) else {
             return Err(Error::Internal("a volume's tile arrays are missing".into()));
         };
         let quiet = &mut Reporter::new(None);
