@@ -281,7 +281,6 @@ impl<T: Real> BoxStage<T> {
         let uploaded = self.upload_shifts(shifts)?;
         let tables = uploaded.as_ref().map(whole_shifts);
         let done = body(tables.as_ref(), scratch);
-        drop(tables);
         if uploaded.is_some() {
             scratch.shifts = uploaded;
         }
