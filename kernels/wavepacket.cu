@@ -89,6 +89,20 @@ extern "C" __global__ void wp_gather(const cpx *__restrict__ values, const REAL 
     }
 }
 
+// Work element e's box row (*row) and the box's coefficient-side phase at e.
+__device__ __forceinline__ cpx work_phase(const long long *__restrict__ table,
+                                          const long long *__restrict__ work_start, int n_boxes,
+                                          const cpx *__restrict__ phase, long long e,
+                                          const long long **row)
+{
+    const long long *b = table + (long long)find_row(work_start, n_boxes, e) * BOX_FIELDS;
+    long long k = e - b[F_WORK];
+    long long n1 = b[F_N1], n2 = b[F_N2];
+    long long y1 = k % n1, r = k / n1, y2 = r % n2, y3 = r / n2;
+    *row = b;
+    return factor(phase, b[F_PHASE], n1, n2, y1, y2, y3);
+}
+
 // Forward, second half (after the box FFTs): coefficients = work · the box's phase.
 extern "C" __global__ void wp_to_coefficients(const cpx *__restrict__ work,
                                               const long long *__restrict__ table,
@@ -98,11 +112,9 @@ extern "C" __global__ void wp_to_coefficients(const cpx *__restrict__ work,
 {
     for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total;
          e += (long long)gridDim.x * blockDim.x) {
-        const long long *b = table + (long long)find_row(work_start, n_boxes, e) * BOX_FIELDS;
-        long long k = e - b[F_WORK];
-        long long n1 = b[F_N1], n2 = b[F_N2];
-        long long y1 = k % n1, r = k / n1, y2 = r % n2, y3 = r / n2;
-        coeffs[b[F_COEFF] + k] = cmul(work[e], factor(phase, b[F_PHASE], n1, n2, y1, y2, y3));
+        const long long *b;
+        const cpx f = work_phase(table, work_start, n_boxes, phase, e, &b);
+        coeffs[b[F_COEFF] + e - b[F_WORK]] = cmul(work[e], f);
     }
 }
 
@@ -115,11 +127,8 @@ extern "C" __global__ void wp_phase_work(cpx *__restrict__ work, const long long
 {
     for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total;
          e += (long long)gridDim.x * blockDim.x) {
-        const long long *b = table + (long long)find_row(work_start, n_boxes, e) * BOX_FIELDS;
-        long long k = e - b[F_WORK];
-        long long n1 = b[F_N1], n2 = b[F_N2];
-        long long y1 = k % n1, r = k / n1, y2 = r % n2, y3 = r / n2;
-        const cpx f = factor(phase, b[F_PHASE], n1, n2, y1, y2, y3);
+        const long long *b;
+        const cpx f = work_phase(table, work_start, n_boxes, phase, e, &b);
         work[e] = cmul(work[e], conj ? cconj(f) : f);
     }
 }
@@ -133,11 +142,9 @@ extern "C" __global__ void wp_from_coefficients(const cpx *__restrict__ coeffs,
 {
     for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total;
          e += (long long)gridDim.x * blockDim.x) {
-        const long long *b = table + (long long)find_row(work_start, n_boxes, e) * BOX_FIELDS;
-        long long k = e - b[F_WORK];
-        long long n1 = b[F_N1], n2 = b[F_N2];
-        long long y1 = k % n1, r = k / n1, y2 = r % n2, y3 = r / n2;
-        work[e] = cmul(coeffs[b[F_COEFF] + k], cconj(factor(phase, b[F_PHASE], n1, n2, y1, y2, y3)));
+        const long long *b;
+        const cpx f = work_phase(table, work_start, n_boxes, phase, e, &b);
+        work[e] = cmul(coeffs[b[F_COEFF] + e - b[F_WORK]], cconj(f));
     }
 }
 

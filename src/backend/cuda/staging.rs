@@ -257,12 +257,7 @@ pub fn scatter_runs<T: Copy + Send + Sync>(
         parts.push((part, &piece[from..from + len]));
         (rest, consumed) = (tail, to + len);
     }
-    cpu.install(|| {
-        parts
-            .into_par_iter()
-            .with_min_len(min_runs)
-            .for_each(|(part, from)| stream_copy(part, from));
-    })
+    copy_parts(cpu, parts, min_runs);
 }
 
 /// Fills a `piece` to stage from `src` on the pool, run by run: `runs` are (offset in
@@ -280,9 +275,19 @@ pub fn gather_runs<T: Copy + Send + Sync>(
         parts.push((part, &src[from..from + len]));
         rest = tail;
     }
+    copy_parts(cpu, parts, 1);
+}
+
+/// Each (destination, source) pair copied on the pool, at least `min_parts` a task.
+fn copy_parts<T: Copy + Send + Sync>(
+    cpu: &CpuBackend,
+    parts: Vec<(&mut [T], &[T])>,
+    min_parts: usize,
+) {
     cpu.install(|| {
         parts
             .into_par_iter()
+            .with_min_len(min_parts)
             .for_each(|(part, from)| stream_copy(part, from));
     })
 }

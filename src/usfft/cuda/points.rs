@@ -4,7 +4,7 @@
 //! (i0, d) per dimension. One 8-byte read-back (the finiteness check) is the only
 //! synchronisation.
 
-use super::heuristics::{choose_interp, choose_tiling};
+use super::heuristics::{choose_interp, choose_tiling, SpreadMethod};
 use super::plan::{grow, points_slot, push_bins, push_fine, DeviceLattices, DevicePoints, Sorted};
 use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::array::{part, part_mut, DeviceArray, Part};
@@ -158,56 +158,72 @@ impl<T: Real> DevicePoints<T> {
         frame: &Frame,
     ) -> Result<()> {
         check_count(m)?;
-        let real_bytes = std::mem::size_of::<T>();
-        let (tiling, method) = choose_tiling(&self.spec, m, real_bytes, gpu.max_shared_bytes);
-        let n_bins = tiling.n_bins();
-        if n_bins >= u32::MAX as usize {
-            return Err(Error::Unsupported(format!("{n_bins} bins is too many")));
-        }
+        let (tiling, method) = self.tiling_for(gpu, m)?;
         let coords = coords.map(|c| c.map(|c| part(c, 0, m)));
         self.bin_points(&coords, m, &tiling, frame)?;
         self.commit(m, &tiling, Placement::Coordinates(frame))?;
-        self.m = m;
-        self.tiling = tiling;
-        self.method = method;
-        let max_shared = gpu.max_shared_bytes;
-        self.interp = choose_interp(&self.spec, &tiling, real_bytes, max_shared, false);
-        Ok(())
+        self.adopt(gpu, m, tiling, method)
     }
 
     /// `sort` for the `m` points of the lattices in `table` (on the device already).
     fn sort_lattices(&mut self, gpu: &CudaBackend, table: DeviceLattices, m: usize) -> Result<()> {
+        let (tiling, method) = self.tiling_for(gpu, m)?;
+        self.bin_lattices(&table, m, &tiling)?;
+        self.commit(m, &tiling, Placement::Lattices(Box::new(table)))?;
+        self.adopt(gpu, m, tiling, method)
+    }
+
+    /// The bins and the spreading method for `m` points.
+    fn tiling_for(&self, gpu: &CudaBackend, m: usize) -> Result<(Tiling, SpreadMethod)> {
         let real_bytes = std::mem::size_of::<T>();
-        let (tiling, method) = choose_tiling(&self.spec, m, real_bytes, gpu.max_shared_bytes);
-        let n_bins = tiling.n_bins();
+        let chosen = choose_tiling(&self.spec, m, real_bytes, gpu.max_shared_bytes);
+        let n_bins = chosen.0.n_bins();
         if n_bins >= u32::MAX as usize {
             return Err(Error::Unsupported(format!("{n_bins} bins is too many")));
         }
-        self.bin_lattices(&table, m, &tiling)?;
-        self.commit(m, &tiling, Placement::Lattices(Box::new(table)))?;
+        Ok(chosen)
+    }
+
+    /// Takes the committed points' count, bins and methods (the interpolation's from them).
+    fn adopt(
+        &mut self,
+        gpu: &CudaBackend,
+        m: usize,
+        tiling: Tiling,
+        method: SpreadMethod,
+    ) -> Result<()> {
+        let real_bytes = std::mem::size_of::<T>();
+        let max_shared = gpu.max_shared_bytes;
+        let on_lattices = self.on_lattices();
+        self.interp = choose_interp(&self.spec, &tiling, real_bytes, max_shared, on_lattices);
         self.m = m;
         self.tiling = tiling;
         self.method = method;
-        let max_shared = gpu.max_shared_bytes;
-        self.interp = choose_interp(&self.spec, &tiling, real_bytes, max_shared, true);
         Ok(())
+    }
+
+    /// The histogram's scratch for `m` points in `n_bins` bins (`packed` values of packed
+    /// coordinates), the bins' counts zeroed.
+    fn histogram_scratch(&mut self, m: usize, n_bins: usize, packed: usize) -> Result<()> {
+        let s = &self.stream;
+        let what = "allocating USFFT point bins";
+        let sort = &mut self.sort;
+        grow(&mut sort.key, m, s, what)?;
+        grow(&mut sort.rank, m, s, what)?;
+        grow(&mut sort.packed, packed, s, what)?;
+        grow(&mut sort.count, n_bins, s, what)?;
+        let clearing = "clearing USFFT bin counts";
+        fill_zero(s, &mut part_mut(&mut sort.count, 0, n_bins), clearing)
     }
 
     /// The histogram of lattice points: each point's bin and rank in it, the bins' counts
     /// (lattice points are finite: nothing to check).
     fn bin_lattices(&mut self, table: &DeviceLattices, m: usize, tiling: &Tiling) -> Result<()> {
-        let s = &self.stream;
-        let n_bins = tiling.n_bins();
-        let what = "allocating USFFT point bins";
-        let sort = &mut self.sort;
-        grow(&mut sort.key, m, s, what)?;
-        grow(&mut sort.rank, m, s, what)?;
-        grow(&mut sort.count, n_bins, s, what)?;
-        let clearing = "clearing USFFT bin counts";
-        fill_zero(s, &mut part_mut(&mut sort.count, 0, n_bins), clearing)?;
+        self.histogram_scratch(m, tiling.n_bins(), 0)?;
         if m == 0 {
             return Ok(());
         }
+        let (s, sort) = (&self.stream, &mut self.sort);
         let mut l = Launch::new(&self.module, s, "usfft_bin_lattice", for_elems(m))?;
         let n_lattices = table.n as i32;
         l.input(&table.frames)
@@ -239,17 +255,9 @@ impl<T: Real> DevicePoints<T> {
         tiling: &Tiling,
         frame: &Frame,
     ) -> Result<()> {
-        let s = &self.stream;
-        let n_bins = tiling.n_bins();
-        let what = "allocating USFFT point bins";
-        let sort = &mut self.sort;
-        grow(&mut sort.key, m, s, what)?;
-        grow(&mut sort.rank, m, s, what)?;
-        grow(&mut sort.packed, 4 * m, s, what)?;
-        grow(&mut sort.count, n_bins, s, what)?;
-        let clearing = "clearing USFFT bin counts";
-        fill_zero(s, &mut part_mut(&mut sort.count, 0, n_bins), clearing)?;
-        fill_bytes(s, &mut sort.bad, 0xff, clearing)?;
+        self.histogram_scratch(m, tiling.n_bins(), 4 * m)?;
+        let (s, sort) = (&self.stream, &mut self.sort);
+        fill_bytes(s, &mut sort.bad, 0xff, "clearing the USFFT points' check")?;
         if m > 0 {
             let mut l = Launch::new(&self.module, s, "usfft_bin_points", for_elems(m))?;
             let [x, y, z] = coords;

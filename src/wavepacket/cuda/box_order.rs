@@ -3,9 +3,6 @@
 //! run in both: the host's copies through the page-locked pieces do the reordering, so no
 //! device array of the coefficients in box order is needed (4.5 GB at 256³ in f32).
 
-use crate::backend::cpu::CpuBackend;
-use crate::backend::cuda::staging::{gather_runs, scatter_runs};
-
 /// Reals a copy task takes at the most (a large box is cut into several).
 const SLICE: usize = 1 << 16;
 
@@ -28,7 +25,7 @@ impl BoxRuns {
     /// The work array's reals `at..at + len` (a staged piece) as runs of at most SLICE
     /// reals: (offset in the caller's coefficients, offset in the piece, length), in reals,
     /// in work order.
-    fn runs(&self, at: usize, len: usize) -> Vec<(usize, usize, usize)> {
+    pub(super) fn runs(&self, at: usize, len: usize) -> Vec<(usize, usize, usize)> {
         let first = self.0.partition_point(|&(w, _, n)| 2 * (w + n) <= at);
         let mut out = Vec::new();
         for &(w, c, n) in &self.0[first..] {
@@ -46,28 +43,11 @@ impl BoxRuns {
         out
     }
 
-    /// Fills `piece`, the work array's reals from `at`, from the caller's coefficients.
-    pub(super) fn gather<T: Copy + Send + Sync>(
-        &self,
-        cpu: &CpuBackend,
-        coeffs: &[T],
-        at: usize,
-        piece: &mut [T],
-    ) {
-        gather_runs(cpu, coeffs, piece, &self.runs(at, piece.len()));
-    }
-
-    /// Copies `piece`, the work array's reals from `at`, into the caller's coefficients.
-    pub(super) fn scatter<T: Copy + Send + Sync>(
-        &self,
-        cpu: &CpuBackend,
-        piece: &[T],
-        at: usize,
-        coeffs: &mut [T],
-    ) {
-        let mut runs = self.runs(at, piece.len());
+    /// `runs` in the order of the caller's coefficients (for copies into them).
+    pub(super) fn runs_by_coefficient(&self, at: usize, len: usize) -> Vec<(usize, usize, usize)> {
+        let mut runs = self.runs(at, len);
         runs.sort_unstable_by_key(|r| r.0);
-        scatter_runs(cpu, piece, coeffs, &runs, 1);
+        runs
     }
 
     /// The coefficient (box order) at work element `w`.
@@ -93,17 +73,6 @@ mod tests {
         assert_eq!(runs.runs(4, 6), vec![(12, 0, 2), (0, 2, 4)]);
         assert_eq!(runs.coefficient_of(2), 6);
         assert_eq!(runs.coefficient_of(4), 1);
-        let coeffs: Vec<f64> = (0..14).map(|v| v as f64).collect();
-        let cpu = crate::backend::cpu::CpuBackend::new().unwrap();
-        let mut piece = vec![0.0; 14];
-        runs.gather(&cpu, &coeffs, 0, &mut piece);
-        assert_eq!(
-            piece,
-            [8., 9., 10., 11., 12., 13., 0., 1., 2., 3., 4., 5., 6., 7.]
-        );
-        let mut back = vec![0.0; 14];
-        runs.scatter(&cpu, &piece[..6], 0, &mut back);
-        runs.scatter(&cpu, &piece[6..], 6, &mut back);
-        assert_eq!(back, coeffs);
+        assert_eq!(runs.runs_by_coefficient(4, 6), vec![(0, 2, 4), (12, 0, 2)]);
     }
 }

@@ -11,7 +11,7 @@ use crate::backend::cuda::caller::join;
 use crate::backend::cuda::fft::Direction;
 use crate::backend::cuda::memory::DeviceBuf;
 use crate::backend::cuda::staging::{
-    download_pieces, download_staged, upload_pieces, upload_staged,
+    download_pieces, download_staged, gather_runs, scatter_runs, upload_pieces, upload_staged,
 };
 use crate::backend::cuda::tracked::{read_on, write_on};
 use crate::backend::cuda::{bind, driver_error, CudaBackend};
@@ -38,48 +38,37 @@ pub(super) struct Stager<'a> {
 }
 
 impl Stager<'_> {
-    /// Copies the coefficients `src` (box order) into the work array; returns once they are
-    /// on the device.
-    fn up_boxes<T: Copy + Send + Sync>(
-        &self,
-        runs: &BoxRuns,
-        work: &mut DeviceBuf<T>,
-        src: &[T],
-    ) -> Result<()> {
-        let (gpu, cpu) = (self.gpu, self.cpu);
+    /// Copies the coefficients `src` (box order) into the work array, on the device when
+    /// this returns.
+    fn up_boxes<T: Real>(&self, runs: &BoxRuns, work: &mut DeviceBuf<T>, src: &[T]) -> Result<()> {
+        let fill = |at, piece: &mut [T]| {
+            gather_runs(self.cpu, src, piece, &runs.runs(at, piece.len()));
+            Ok(())
+        };
         upload_pieces(
-            &gpu.ctx,
-            &gpu.staging,
+            &self.gpu.ctx,
+            &self.gpu.staging,
             self.stream,
             work,
             src.len(),
-            |at, piece| {
-                runs.gather(cpu, src, at, piece);
-                Ok(())
-            },
+            fill,
         )
     }
 
-    /// Copies the work array into the coefficients `dst` (box order) after the work queued
-    /// on the stream.
-    fn down_boxes<T: Copy + Send + Sync>(
+    /// Copies the work array into the coefficients `dst` (box order) after the queued work.
+    fn down_boxes<T: Real>(
         &self,
         runs: &BoxRuns,
         work: &DeviceBuf<T>,
         dst: &mut [T],
     ) -> Result<()> {
-        let (gpu, cpu) = (self.gpu, self.cpu);
-        download_pieces(
-            &gpu.ctx,
-            &gpu.staging,
-            self.stream,
-            work,
-            dst.len(),
-            |at, piece| {
-                runs.scatter(cpu, piece, at, dst);
-                Ok(())
-            },
-        )
+        let (n, gpu) = (dst.len(), self.gpu);
+        let drain = |at, piece: &[T]| {
+            let by_coefficient = runs.runs_by_coefficient(at, piece.len());
+            scatter_runs(self.cpu, piece, dst, &by_coefficient, 1);
+            Ok(())
+        };
+        download_pieces(&gpu.ctx, &gpu.staging, self.stream, work, n, drain)
     }
 
     /// Copies `src` into `dst`; returns once it is on the device.
