@@ -60,7 +60,7 @@ impl XcorrPlan {
             n_windows,
         };
         let (kept, data) = match self.ctx.cuda() {
-            Some(gpu) => cuda::preprocess(gpu, call, &mut reporter)?,
+            Some(gpu) => cuda::preprocess(gpu, &self.ctx.cpu, call, &mut reporter)?,
             None => cpu::preprocess(&self.ctx.cpu, call, &mut reporter)?,
         };
         let planes = Planes {

@@ -239,6 +239,34 @@ fn par_copy(cpu: &CpuBackend, dst: &mut [u8], src: &[u8]) {
     });
 }
 
+/// Elements per run of a strided copy, and so per task of its host side.
+pub const ROW_RUN: usize = 1 << 16;
+
+/// Where a chunk's dense elements lie in a caller's strided rows: dense element `e` is
+/// element `e % n` of row `first + e / n`, at `(first + e / n) * stride + e % n`.
+#[derive(Clone, Copy)]
+pub struct RowMap {
+    pub first: usize,
+    pub n: usize,
+    pub stride: usize,
+}
+
+impl RowMap {
+    /// Dense elements `at..at + len` as runs within one row of at most [`ROW_RUN`]
+    /// elements: (offset in the caller's array, offset from `at`, length), in order.
+    pub fn runs(&self, at: usize, len: usize) -> Vec<(usize, usize, usize)> {
+        let mut runs = Vec::new();
+        let mut e = at;
+        while e < at + len {
+            let (t, s) = (e / self.n, e % self.n);
+            let run = (self.n - s).min(at + len - e).min(ROW_RUN);
+            runs.push(((self.first + t) * self.stride + s, e - at, run));
+            e += run;
+        }
+        runs
+    }
+}
+
 /// Copies a staged `piece` into `dest` on the pool, run by run: `runs` are (offset in
 /// `dest`, offset in `piece`, length), in ascending order of both; `min_runs` the fewest
 /// runs a pool task takes.
@@ -544,7 +572,30 @@ fn fits(moved: usize, device: usize, what: &str) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::{class_bytes, stream_copy};
+    use super::{class_bytes, stream_copy, RowMap};
+
+    #[test]
+    fn runs_cover_a_piece_row_by_row() {
+        let rows = RowMap {
+            first: 2,
+            n: 5,
+            stride: 7,
+        };
+        // Dense 3..14: the end of row 0, row 1, the start of row 2 (of the chunk).
+        assert_eq!(
+            rows.runs(3, 11),
+            vec![(2 * 7 + 3, 0, 2), (3 * 7, 2, 5), (4 * 7, 7, 4)]
+        );
+        let long = RowMap {
+            first: 0,
+            n: 3 << 16,
+            stride: 3 << 16,
+        };
+        let runs = long.runs(5, (2 << 16) + 10);
+        assert_eq!(runs.len(), 3);
+        assert_eq!(runs[0], (5, 0, 1 << 16));
+        assert_eq!(runs[2], (5 + (2 << 16), 2 << 16, 10));
+    }
 
     #[test]
     fn stream_copies_equal_plain_copies_at_every_alignment() {

@@ -9,7 +9,9 @@ use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::array::part_mut;
 use crate::backend::cuda::buffers::alloc;
 use crate::backend::cuda::memory::DeviceBuf;
-use crate::backend::cuda::staging::{download_pieces, scatter_runs, stream_copy, upload_pieces};
+use crate::backend::cuda::staging::{
+    download_pieces, scatter_runs, stream_copy, upload_pieces, RowMap, ROW_RUN,
+};
 use crate::backend::cuda::{driver_error, CudaBackend};
 use crate::dwt::traces::Traces;
 use crate::dwt::wavelet::Wavelet;
@@ -29,9 +31,6 @@ pub(super) struct Work<'w> {
     pub(super) levels: u32,
     pub(super) seg_levels: usize,
 }
-
-/// Samples per task of the host's side of a staged copy.
-const SLICE: usize = 1 << 16;
 
 /// The caller's side of a host call: where traces come from and go to, and the medians.
 struct HostSide<'h, T> {
@@ -246,31 +245,6 @@ impl<T: Sample> Chunk<T> {
     }
 }
 
-/// Where a chunk's dense samples lie in the caller's layout: dense sample `e` is sample
-/// `e % n` of trace `first + e / n`, at `(first + e / n) * stride + e % n`.
-#[derive(Clone, Copy)]
-struct RowMap {
-    first: usize,
-    n: usize,
-    stride: usize,
-}
-
-impl RowMap {
-    /// Dense samples `at..at + len` as runs within one trace of at most SLICE samples:
-    /// (offset in the caller's array, offset from `at`, length), in order.
-    fn runs(&self, at: usize, len: usize) -> Vec<(usize, usize, usize)> {
-        let mut runs = Vec::new();
-        let mut e = at;
-        while e < at + len {
-            let (t, s) = (e / self.n, e % self.n);
-            let run = (self.n - s).min(at + len - e).min(SLICE);
-            runs.push(((self.first + t) * self.stride + s, e - at, run));
-            e += run;
-        }
-        runs
-    }
-}
-
 /// Copies the caller's dense samples `at..at + piece.len()` into `piece` on the pool; with
 /// `check`, refuses a non-finite one (the first, by trace and sample).
 fn gather<T: Sample>(
@@ -292,7 +266,7 @@ fn gather<T: Sample>(
     let bad = cpu.install(|| {
         parts
             .into_par_iter()
-            .with_min_len((SLICE / rows.n).max(1))
+            .with_min_len((ROW_RUN / rows.n).max(1))
             .enumerate()
             .find_map_first(|(k, (part, from))| {
                 let from = &src[from..from + part.len()];
@@ -311,33 +285,5 @@ fn gather<T: Sample>(
 /// Copies `piece`, the chunk's dense samples `at..`, into the caller's layout on the pool.
 fn scatter<T: Sample>(cpu: &CpuBackend, piece: &[T], dest: &mut [T], rows: RowMap, at: usize) {
     let runs = rows.runs(at, piece.len());
-    scatter_runs(cpu, piece, dest, &runs, (SLICE / rows.n).max(1));
-}
-
-#[cfg(test)]
-mod tests {
-    use super::RowMap;
-
-    #[test]
-    fn runs_cover_a_piece_trace_by_trace() {
-        let rows = RowMap {
-            first: 2,
-            n: 5,
-            stride: 7,
-        };
-        // Dense 3..14: the end of trace 0, trace 1, the start of trace 2 (of the chunk).
-        assert_eq!(
-            rows.runs(3, 11),
-            vec![(2 * 7 + 3, 0, 2), (3 * 7, 2, 5), (4 * 7, 7, 4)]
-        );
-        let long = RowMap {
-            first: 0,
-            n: 3 << 16,
-            stride: 3 << 16,
-        };
-        let runs = long.runs(5, (2 << 16) + 10);
-        assert_eq!(runs.len(), 3);
-        assert_eq!(runs[0], (5, 0, 1 << 16));
-        assert_eq!(runs[2], (5 + (2 << 16), 2 << 16, 10));
-    }
+    scatter_runs(cpu, piece, dest, &runs, (ROW_RUN / rows.n).max(1));
 }

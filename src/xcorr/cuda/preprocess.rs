@@ -1,5 +1,5 @@
-//! Preprocessing on the GPU. Station-days go up in chunks, staged through two page-locked
-//! buffers so that the host copy of one chunk overlaps the kernels of the previous one;
+//! Preprocessing on the GPU. Station-days go up in chunks, staged through the pool's
+//! page-locked pieces (whose host copies overlap the kernels of the chunk before);
 //! per chunk, day kernels (gaps, detrend and tapers, zero-phase Butterworth), window
 //! kernels, one batched cuFFT R2C, and whitening written straight into the frequency-major
 //! spectra `[bin][station][window]`, which stay on the device.
@@ -8,15 +8,16 @@ use super::held::PlanTables;
 use super::kit::{blocks, grid_dim, Kit};
 use super::spectra::DeviceSpectra;
 use super::tables::plan_tables;
+use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::array::{complex, complex_mut, part, part_mut, DeviceArray, Part};
 use crate::backend::cuda::buffers::{alloc, download, upload};
 use crate::backend::cuda::fft::{FftPlan, Shape};
 use crate::backend::cuda::launch::for_elems_in_blocks_of;
 use crate::backend::cuda::memory::untallied;
 use crate::backend::cuda::memory::DeviceBuf;
-use crate::backend::cuda::staging::PinnedBuffer;
+use crate::backend::cuda::staging::{gather_runs, upload_pieces, RowMap};
 use crate::backend::cuda::workspace::Work;
-use crate::backend::cuda::{driver_error, CudaBackend};
+use crate::backend::cuda::CudaBackend;
 use crate::error::Result;
 use crate::layout::TraceBatch;
 use crate::progress::Reporter;
@@ -25,8 +26,6 @@ use crate::xcorr::options::{FreqNorm, Options, TimeNorm};
 use crate::xcorr::plan::XcorrPlan;
 use crate::xcorr::preprocess as pre;
 use crate::xcorr::spectra::SpectraData;
-use cudarc::driver::CudaEvent;
-use rayon::prelude::*;
 use std::sync::Arc;
 
 /// A call's sizes: `n_sta` station-days of `n` samples and `nw` windows, `chunk` stations
@@ -69,16 +68,6 @@ impl Sizes {
     /// Windows of all stations: the spectra's plane per bin.
     fn plane(&self) -> usize {
         self.n_sta * self.nw
-    }
-
-    /// Staged floats for `c` stations: their samples, then their mask bytes in whole words.
-    fn staged(&self, c: usize) -> usize {
-        c * self.n
-            + if self.masked {
-                (c * self.n).div_ceil(4)
-            } else {
-                0
-            }
     }
 }
 
@@ -153,11 +142,11 @@ fn codes(o: &Options) -> (i32, i32) {
     (time, freq)
 }
 
-/// A page-locked staging buffer and the event after its last copy.
-type Stager = (PinnedBuffer, Option<CudaEvent>);
-
+/// Preprocesses host station-days: each chunk staged up through the pool's page-locked
+/// pieces (a few tens of MB, whatever the batch), then worked on the device.
 pub fn preprocess(
     gpu: &CudaBackend,
+    cpu: &CpuBackend,
     call: PreprocessCall,
     reporter: &mut Reporter,
 ) -> Result<(Vec<u8>, SpectraData)> {
@@ -175,17 +164,13 @@ pub fn preprocess(
         a: Arrays::new(&kit, plan, sz, (all(&*sos), all(&*taper)))?,
         fft_full: None,
     };
-    let mut stagers = (0..2)
-        .map(|_| Ok((gpu.staging.take(&gpu.ctx, 4 * sz.staged(sz.chunk))?, None)))
-        .collect::<Result<Vec<Stager>>>()?;
     reporter.stage("xcorr preprocess", 1.0, sz.n_sta);
-    let result = chunks.run(&call, &mut stagers, reporter);
-    let staged = stagers.into_iter().map(|(pinned, _)| pinned);
-    let synced = gpu
-        .staging
-        .put_when_idle(&kit.stream, staged, "preprocessing");
-    result?;
-    synced?;
+    for s0 in (0..sz.n_sta).step_by(sz.chunk) {
+        let c = sz.chunk.min(sz.n_sta - s0);
+        chunks.upload(cpu, &call, s0, c)?;
+        chunks.chunk(s0, c)?;
+        reporter.advance(c)?;
+    }
     let mut kept = vec![0u8; sz.plane()];
     download(
         &kit.stream,
@@ -253,64 +238,35 @@ struct Chunks<'a, 'k, 't> {
 }
 
 impl Chunks<'_, '_, '_> {
-    fn run(
-        &mut self,
-        input: &PreprocessCall,
-        stagers: &mut [Stager],
-        reporter: &mut Reporter,
-    ) -> Result<()> {
-        let (n_sta, chunk) = (self.sz.n_sta, self.sz.chunk);
-        for (index, s0) in (0..n_sta).step_by(chunk).enumerate() {
-            let c = chunk.min(n_sta - s0);
-            self.upload(input, &mut stagers[index % 2], s0, c)?;
-            self.chunk(s0, c)?;
-            // The host runs at most two chunks ahead of the device (the staging events).
-            reporter.advance(c)?;
-        }
-        Ok(())
-    }
-
-    /// Stations s0..s0 + c (and their mask) into the stager once its last copies are done,
-    /// then queued for the device.
+    /// Stations s0..s0 + c (and their mask) up to the chunk's rows; returns once they are
+    /// on the device (the kernels of the chunk before may still run).
     fn upload(
         &mut self,
+        cpu: &CpuBackend,
         input: &PreprocessCall,
-        stager: &mut Stager,
         s0: usize,
         c: usize,
     ) -> Result<()> {
-        let (pinned, ready) = stager;
-        if let Some(ev) = ready.take() {
-            ev.synchronize()
-                .map_err(driver_error("waiting for a staging buffer"))?;
-        }
-        let (n, stride, stream) = (self.sz.n, input.batch.trace_stride, &self.kit.stream);
-        let vals = pinned.slice_mut::<f32>(c * n)?;
-        vals.par_chunks_mut(n).enumerate().for_each(|(k, dst)| {
-            let at = (s0 + k) * stride;
-            dst.copy_from_slice(&input.days[at..at + n]);
-        });
-        // The mask's bytes follow the values (the buffer holds staged(c) words).
-        let mask_at = c * n * std::mem::size_of::<f32>();
+        let (gpu, stream) = (self.kit.gpu, &self.kit.stream);
+        let rows = RowMap {
+            first: s0,
+            n: self.sz.n,
+            stride: input.batch.trace_stride,
+        };
+        let len = c * rows.n;
+        let days = &mut part_mut(&mut self.a.day, 0, len);
+        upload_pieces(&gpu.ctx, &gpu.staging, stream, days, len, |at, piece| {
+            gather_runs(cpu, input.days, piece, &rows.runs(at, piece.len()));
+            Ok(())
+        })?;
         let mask = input.valid.filter(|_| self.a.valid.is_some());
-        if let Some(v) = mask {
-            let bytes = pinned.slice_mut_at::<u8>(mask_at, c * n)?;
-            bytes.par_chunks_mut(n).enumerate().for_each(|(k, dst)| {
-                let at = (s0 + k) * stride;
-                dst.copy_from_slice(&v[at..at + n]);
-            });
+        if let (Some(v), Some(d_valid)) = (mask, self.a.valid.as_mut()) {
+            let valid = &mut part_mut(d_valid, 0, len);
+            upload_pieces(&gpu.ctx, &gpu.staging, stream, valid, len, |at, piece| {
+                gather_runs(cpu, v, piece, &rows.runs(at, piece.len()));
+                Ok(())
+            })?;
         }
-        let what = "copying station-days to the device";
-        pinned.upload_to((0, c * n), stream, &mut self.a.day, what)?;
-        if let (Some(_), Some(d_valid)) = (mask, self.a.valid.as_mut()) {
-            let what = "copying the validity mask to the device";
-            pinned.upload_to((mask_at, c * n), stream, d_valid, what)?;
-        }
-        *ready = Some(
-            stream
-                .record_event(None)
-                .map_err(driver_error("recording a staging event"))?,
-        );
         Ok(())
     }
 
