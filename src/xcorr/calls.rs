@@ -34,6 +34,11 @@ impl<'a> Correlations<'a> {
     pub fn put(&mut self, p: usize, row: &[f32]) {
         self.out[p * self.stride..][..row.len()].copy_from_slice(row);
     }
+
+    /// The array and its row stride, for copies of many rows at once.
+    pub fn rows_mut(&mut self) -> (&mut [f32], usize) {
+        (self.out, self.stride)
+    }
 }
 
 /// A device call's outputs, the caller's device arrays in the host call's layout: the

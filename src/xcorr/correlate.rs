@@ -6,7 +6,7 @@ use super::calls::CorrelateCall;
 use super::groups::{stack_counts, WindowGroups};
 use super::pairs::Block;
 use super::{cpu, cuda, Spectra, XcorrPlan};
-use crate::error::{try_vec, Result};
+use crate::error::{try_zeros, Result};
 use rayon::prelude::*;
 
 /// Where stacks go: row r's lags at `out[r·pair_stride..]` (`out` in host memory, or in
@@ -144,8 +144,8 @@ impl XcorrPlan {
         }
         let (pair_counts, sub_counts) = stack_counts(days, &block, groups);
         // Computed densely, then copied: the caller's arrays are written only on success.
-        let mut dense = try_vec(n_pairs * n_lags, 0.0f32, "the correlations")?;
-        let mut dense_sub = try_vec(n_sub * n_lags, 0.0f32, "the substacks")?;
+        let mut dense = try_zeros(n_pairs * n_lags, "the correlations")?;
+        let mut dense_sub = try_zeros(n_sub * n_lags, "the substacks")?;
         let mut reporter = self.ctx.reporter();
         let counts = [&pair_counts[..], &sub_counts];
         let dense_out = [&mut dense[..], &mut dense_sub];

@@ -8,7 +8,7 @@
 use super::days::DaySpectra;
 use super::kit::{blocks, grid_dim, Kit};
 use super::put::{put_rows, RowsAt};
-use super::rows::{RowBuffers, ROW_CHUNK};
+use super::rows::{HostDest, HostRows, RowBuffers, ROW_CHUNK};
 use crate::backend::cuda::array::{
     complex, complex_mut, part, part_mut, DeviceArray, DeviceArrayMut, PartMut,
 };
@@ -260,17 +260,13 @@ pub(super) fn run(
         let counts = call.counts;
         let dest = match call.device.as_mut() {
             None => {
-                let out = &mut call.out;
-                tc.emit(
-                    &s.c,
-                    rows,
-                    |k| counts[k],
-                    None,
-                    Dest::Host(&mut |k, row| {
-                        out.put(k, row);
-                        reporter.advance(1)
-                    }),
-                )?;
+                let dest = HostDest {
+                    out: &mut call.out,
+                    row: &|k| k,
+                    cpu: &plan.context().cpu,
+                    done: &mut |n| reporter.advance(n),
+                };
+                tc.emit(&s.c, rows, |k| counts[k], None, Dest::Host(dest))?;
                 continue;
             }
             Some(d) => Dest::Device {
@@ -347,15 +343,16 @@ impl TileCall<'_, '_> {
                 let row = |k| grp * n_pairs + k;
                 let dest = match call.device.as_mut() {
                     None => {
-                        let sub = &mut call.sub;
                         self.emit(
                             cg,
                             rows,
                             count,
                             Some(&zero_dc),
-                            Dest::Host(&mut |k, r| {
-                                sub.put(row(k), r);
-                                Ok(())
+                            Dest::Host(HostDest {
+                                out: &mut call.sub,
+                                row: &row,
+                                cpu: &call.plan.context().cpu,
+                                done: &mut |_| Ok(()),
                             }),
                         )?;
                         None
@@ -396,7 +393,11 @@ impl TileCall<'_, '_> {
         mut dest: Dest,
     ) -> Result<()> {
         let g = self.g;
-        for chunk in self.slots.chunks(ROW_CHUNK) {
+        let mut host = match dest {
+            Dest::Host(_) => Some(HostRows::new(self.kit.gpu, self.slots.len(), g.n_lags())?),
+            Dest::Device { .. } => None,
+        };
+        for (k, chunk) in self.slots.chunks(ROW_CHUNK).enumerate() {
             // 1/(windows·nfft): the mean over the pair's windows and the inverse FFT's scale.
             let scale: Vec<f32> = chunk
                 .iter()
@@ -415,10 +416,10 @@ impl TileCall<'_, '_> {
             };
             match &mut dest {
                 Dest::Host(put) => {
-                    let trimmed = rows.finish(self.kit, g, chunk.len(), flags.as_ref())?;
-                    for (s, row) in chunk.iter().zip(trimmed.chunks_exact(g.n_lags())) {
-                        put(s.2, row)?;
-                    }
+                    let host = host.as_mut().expect("made for host rows");
+                    let rows_now = (chunk.len(), flags.as_ref());
+                    rows.finish_to_host(self.kit, g, rows_now, host.buffer(k))?;
+                    host.queued(k, chunk, put)?;
                 }
                 Dest::Device { out, stride, row } => {
                     let dst: Vec<i64> = chunk.iter().map(|s| row(s.2) as i64).collect();
@@ -428,14 +429,18 @@ impl TileCall<'_, '_> {
                 }
             }
         }
+        if let (Some(mut host), Dest::Host(mut put)) = (host, dest) {
+            host.flush(&mut put)?;
+            host.release();
+        }
         Ok(())
     }
 }
 
-/// Where a tile's rows go: handed one by one (with the pair's index k) to a host closure,
-/// or put into a device call's output at row `row(k)`.
+/// Where a tile's rows go: into a host call's arrays, or into a device call's output at
+/// row `row(k)` (k: the pair's index in the block).
 enum Dest<'d, 'o> {
-    Host(&'d mut dyn FnMut(usize, &[f32]) -> Result<()>),
+    Host(HostDest<'d, 'o>),
     Device {
         out: &'d mut PartMut<'o, f32>,
         stride: usize,

@@ -3,11 +3,14 @@
 
 use super::kit::{blocks, grid_dim, Kit};
 use super::put::{put_rows, RowsAt};
+use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::array::{complex_mut, part, part_mut, Part, PartMut};
-use crate::backend::cuda::buffers::download;
 use crate::backend::cuda::fft::{FftPlan, Shape};
+use crate::backend::cuda::staging::{scatter_runs, PinnedBuffer};
 use crate::backend::cuda::workspace::Work;
+use crate::backend::cuda::CudaBackend;
 use crate::error::Result;
+use crate::xcorr::calls::Correlations;
 use crate::xcorr::geometry::Geometry;
 use std::sync::Arc;
 
@@ -38,23 +41,24 @@ impl<'k> RowBuffers<'k> {
     }
 
     /// Mean removal (bin 0 also zeroed for the rows flagged in `zero_dc`, if given), C2R
-    /// and trim of the first `rows` rows of `spec`; returns the trimmed rows on the host.
-    pub(super) fn finish(
+    /// and trim of the first `rows` rows of `spec`, the trimmed rows queued for `host`
+    /// without waiting (`PinnedBuffer::slice_mut` waits for them).
+    pub(super) fn finish_to_host(
         &mut self,
         kit: &Kit,
         g: &Geometry,
-        rows: usize,
-        zero_dc: Option<&Work<'_, u8>>,
-    ) -> Result<Vec<f32>> {
+        (rows, zero_dc): (usize, Option<&Work<'_, u8>>),
+        host: &mut PinnedBuffer,
+    ) -> Result<()> {
         self.transform(kit, g, (rows, zero_dc), None)?;
-        let mut host = vec![0f32; rows * g.n_lags()];
-        download(
+        let len = rows * g.n_lags();
+        let trimmed = part(&self.trimmed, 0, len);
+        host.download_from(
             &kit.stream,
-            &self.trimmed,
-            &mut host,
+            &trimmed,
+            len,
             "copying correlations to the host",
-        )?;
-        Ok(host)
+        )
     }
 
     /// `finish` with the trimmed rows put into a device call's output at rows `at.dst`
@@ -172,4 +176,91 @@ fn trim(
     // out[row·n_lags + k] for k < n_lags = 2·maxlag + 1 (threads past it return),
     // inside trimmed's rows·n_lags.
     unsafe { l.run() }
+}
+
+/// A chunk's pairs: the tile's two station slots and the pair's index in the block.
+pub(super) type Slots<'s> = &'s [(i32, i32, usize)];
+
+/// Where a host call's rows go: the pair of index k to row `row(k)` of the caller's
+/// correlations, copied on the CPU pool; `done(n)` once n more rows are there.
+pub(super) struct HostDest<'d, 'o> {
+    pub(super) out: &'d mut Correlations<'o>,
+    pub(super) row: &'d dyn Fn(usize) -> usize,
+    pub(super) cpu: &'d CpuBackend,
+    pub(super) done: &'d mut dyn FnMut(usize) -> Result<()>,
+}
+
+impl HostDest<'_, '_> {
+    /// The rows of `slots` (n_lags floats each, in `data`) into place.
+    fn put(&mut self, slots: Slots, data: &[f32], n_lags: usize) -> Result<()> {
+        let (out, stride) = self.out.rows_mut();
+        let mut runs: Vec<(usize, usize, usize)> = slots
+            .iter()
+            .enumerate()
+            .map(|(i, s)| ((self.row)(s.2) * stride, i * n_lags, n_lags))
+            .collect();
+        // Distinct pairs, distinct rows: ascending, the runs do not overlap.
+        runs.sort_unstable_by_key(|r| r.0);
+        scatter_runs(self.cpu, data, out, &runs, ROWS_PER_TASK);
+        // Row by row, as the rows were once put: a report (and a stop) between any two.
+        slots.iter().try_for_each(|_| (self.done)(1))
+    }
+}
+
+/// Rows a pool task copies at least (~100 KB).
+const ROWS_PER_TASK: usize = 64;
+
+/// A host call's rows on their way out through two page-locked buffers: chunk k's rows are
+/// copied into buffer k mod 2 while the host puts chunk k − 1's into place, so the device
+/// works on one chunk while the host copies the one before.
+pub(super) struct HostRows<'k, 's> {
+    gpu: &'k CudaBackend,
+    bufs: [PinnedBuffer; 2],
+    n_lags: usize,
+    /// The chunk queued last and not yet put: its index and its slots.
+    pending: Option<(usize, Slots<'s>)>,
+}
+
+impl<'k, 's> HostRows<'k, 's> {
+    /// Buffers for chunks of up to `rows` rows of `n_lags` floats, from the context's pool.
+    pub(super) fn new(gpu: &'k CudaBackend, rows: usize, n_lags: usize) -> Result<Self> {
+        let bytes = rows.min(ROW_CHUNK) * n_lags * 4;
+        let take = || gpu.staging.take(&gpu.ctx, bytes);
+        Ok(HostRows {
+            gpu,
+            bufs: [take()?, take()?],
+            n_lags,
+            pending: None,
+        })
+    }
+
+    /// The buffer chunk `k`'s rows go to (`RowBuffers::finish_to_host`).
+    pub(super) fn buffer(&mut self, k: usize) -> &mut PinnedBuffer {
+        &mut self.bufs[k % 2]
+    }
+
+    /// Chunk `k` (`slots`) is queued: the chunk before it is put into place once its copy
+    /// has landed.
+    pub(super) fn queued(&mut self, k: usize, slots: Slots<'s>, dest: &mut HostDest) -> Result<()> {
+        self.flush(dest)?;
+        self.pending = Some((k, slots));
+        Ok(())
+    }
+
+    /// Puts the chunk still pending, if any.
+    pub(super) fn flush(&mut self, dest: &mut HostDest) -> Result<()> {
+        let Some((k, slots)) = self.pending.take() else {
+            return Ok(());
+        };
+        let n_lags = self.n_lags;
+        let data = self.bufs[k % 2].slice_mut::<f32>(slots.len() * n_lags)?;
+        dest.put(slots, data, n_lags)
+    }
+
+    /// The buffers back to the pool (each once its copies are done).
+    pub(super) fn release(self) {
+        let [a, b] = self.bufs;
+        self.gpu.staging.put(a);
+        self.gpu.staging.put(b);
+    }
 }
