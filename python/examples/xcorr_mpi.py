@@ -54,27 +54,49 @@ def stage_failed(comm: MPI.Comm, error: str) -> bool:
     return failed
 
 
-def layout(n_stations: int, n_groups: int, n_ranks: int, autocorrelation: bool):
-    """xcorr_layout_make: the group starts and the blocks (a, b, n_pairs, rank)."""
-    if n_groups == 0:
-        while n_groups < n_stations and n_groups * (n_groups + 1) // 2 < 2 * n_ranks:
-            n_groups += 1
-    if n_groups == 0 or n_groups > n_stations:
-        raise Failed(f"cannot cut {n_stations} stations into {n_groups} groups")
+# xcorr_layout.h's XCORR_STATION_PAIRS: a station-day counted as this many pairs.
+STATION_PAIRS = 30
+
+
+def layout_in(n_stations: int, n_groups: int, n_ranks: int, autocorrelation: bool):
+    """The layout in exactly n_groups groups: (group starts, blocks (a, b, n_pairs, rank),
+    the busiest rank's work)."""
     start = [g * n_stations // n_groups for g in range(n_groups + 1)]
 
+    def size(g: int) -> int:
+        return start[g + 1] - start[g]
+
     def pairs(a: int, b: int) -> int:
-        na, nb = start[a + 1] - start[a], start[b + 1] - start[b]
+        na, nb = size(a), size(b)
         return na * nb if a != b else na * (na - 1) // 2 + (na if autocorrelation else 0)
 
     blocks = [(a, b, pairs(a, b)) for a in range(n_groups) for b in range(a, n_groups)]
     blocks.sort(key=lambda x: (-x[2], x[0], x[1]))
-    load = [0.0] * n_ranks
+    load = [0] * n_ranks
+    has = [set() for _ in range(n_ranks)]
     dealt = []
     for a, b, n in blocks:
-        best = min(range(n_ranks), key=lambda r: (load[r], r))
+        def after(r: int) -> int:
+            return load[r] + n + STATION_PAIRS * sum(size(g) for g in {a, b} - has[r])
+        best = min(range(n_ranks), key=lambda r: (after(r), r))
+        load[best] = after(best)
+        has[best] |= {a, b}
         dealt.append((a, b, n, best))
-        load[best] += float(n)
+    return start, dealt, max(load)
+
+
+def layout(n_stations: int, n_groups: int, n_ranks: int, autocorrelation: bool):
+    """xcorr_layout_make: the group starts and the blocks (a, b, n_pairs, rank)."""
+    if 0 < n_groups <= n_stations:
+        return layout_in(n_stations, n_groups, n_ranks, autocorrelation)[:2]
+    least = 0
+    while n_groups == 0 and least < n_stations and least * (least + 1) // 2 < 2 * n_ranks:
+        least += 1
+    if least == 0:
+        raise Failed(f"cannot cut {n_stations} stations into {n_groups} groups")
+    trials = (layout_in(n_stations, g, n_ranks, autocorrelation)
+              for g in range(least, min(4 * least, n_stations) + 1))
+    start, dealt, _ = min(trials, key=lambda t: t[2])  # the first of equals: the fewest groups
     return start, dealt
 
 
