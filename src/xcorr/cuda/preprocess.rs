@@ -1,5 +1,5 @@
 //! Preprocessing on the GPU. Station-days go up in chunks, staged through the pool's
-//! page-locked pieces (whose host copies overlap the kernels of the chunk before);
+//! page-locked pieces (the first filled while the chunk before is worked);
 //! per chunk, day kernels (gaps, detrend and tapers, zero-phase Butterworth), window
 //! kernels, one batched cuFFT R2C, and whitening written straight into the frequency-major
 //! spectra `[bin][station][window]`, which stay on the device.
@@ -238,8 +238,9 @@ struct Chunks<'a, 'k, 't> {
 }
 
 impl Chunks<'_, '_, '_> {
-    /// Stations s0..s0 + c (and their mask) up to the chunk's rows; returns once they are
-    /// on the device (the kernels of the chunk before may still run).
+    /// Stations s0..s0 + c (and their mask) up to the chunk's rows. The host fills the
+    /// first pieces while the chunk before is worked; returns once the rows are on the
+    /// device (on the one stream, after that chunk's kernels).
     fn upload(
         &mut self,
         cpu: &CpuBackend,
