@@ -240,7 +240,7 @@ fn par_copy(cpu: &CpuBackend, dst: &mut [u8], src: &[u8]) {
 }
 
 /// Elements per run of a strided copy, and so per task of its host side.
-pub const ROW_RUN: usize = 1 << 16;
+pub(crate) const ROW_RUN: usize = 1 << 16;
 
 /// Where a chunk's dense elements lie in a caller's strided rows: dense element `e` is
 /// element `e % n` of row `first + e / n`, at `(first + e / n) * stride + e % n`.
