@@ -92,4 +92,16 @@ impl<'a> CorrelateCall<'a> {
             device: None,
         }
     }
+
+    /// The call with its rows sent to `out` (device memory that may live shorter than the
+    /// call's inputs).
+    pub fn into_device<'b>(self, out: DeviceOut<'b>) -> CorrelateCall<'b>
+    where
+        'a: 'b,
+    {
+        CorrelateCall {
+            device: Some(out),
+            ..self
+        }
+    }
 }

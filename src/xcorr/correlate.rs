@@ -46,14 +46,17 @@ impl<O: Floats> Stacks<'_, O> {
 }
 
 impl StackOut<'_> {
-    /// Copies dense rows of n_lags (and their counts) into the caller's arrays.
-    fn fill(self, plan: &XcorrPlan, dense: &[f32], counts: &[u32], n_lags: usize) {
+    /// Copies dense rows of n_lags, if not already in place, and their counts into the
+    /// caller's arrays.
+    fn fill(self, plan: &XcorrPlan, dense: Option<&[f32]>, counts: &[u32], n_lags: usize) {
         let (out, stride) = (self.out, self.pair_stride);
-        plan.context().cpu.install(|| {
-            out.par_chunks_mut(stride)
-                .zip(dense.par_chunks(n_lags))
-                .for_each(|(o, d)| o[..n_lags].copy_from_slice(d))
-        });
+        if let Some(dense) = dense {
+            plan.context().cpu.install(|| {
+                out.par_chunks_mut(stride)
+                    .zip(dense.par_chunks(n_lags))
+                    .for_each(|(o, d)| o[..n_lags].copy_from_slice(d))
+            });
+        }
         if let Some(c) = self.counts {
             c[..counts.len()].copy_from_slice(counts);
         }
@@ -142,21 +145,41 @@ impl XcorrPlan {
             crate::alloc::host_bytes(&[n_sub, n_lags], 4, "the substacks")?;
             s.check(n_sub, n_lags, "substacks")?;
         }
-        let (pair_counts, sub_counts) = stack_counts(days, &block, groups);
-        // Computed densely, then copied: the caller's arrays are written only on success.
-        let mut dense = try_zeros(n_pairs * n_lags, "the correlations")?;
-        let mut dense_sub = try_zeros(n_sub * n_lags, "the substacks")?;
+        let (pair_counts, sub_counts) = stack_counts(&self.ctx.cpu, days, &block, groups);
         let mut reporter = self.ctx.reporter();
         let counts = [&pair_counts[..], &sub_counts];
-        let dense_out = [&mut dense[..], &mut dense_sub];
-        let call = CorrelateCall::new(self, days, &block, groups, counts, dense_out);
+        let (all, mut sub) = (all, sub.map(|(_, s)| s));
         match self.ctx.cuda() {
-            Some(gpu) => cuda::correlate(gpu, call, &mut reporter)?,
-            None => cpu::correlate(&self.ctx.cpu, call, &mut reporter)?,
-        }
-        all.fill(self, &dense, &pair_counts, n_lags);
-        if let Some((_, s)) = sub {
-            s.fill(self, &dense_sub, &sub_counts, n_lags);
+            Some(gpu) if cuda::holds_result(gpu, 4 * (n_pairs + n_sub) * n_lags) => {
+                let call =
+                    CorrelateCall::new(self, days, &block, groups, counts, [&mut [], &mut []]);
+                let mut none = [0f32; 0];
+                let sub_rows = match &mut sub {
+                    Some(s) => (&mut *s.out, s.pair_stride),
+                    None => (&mut none[..], n_lags),
+                };
+                let outs = [(&mut *all.out, all.pair_stride), sub_rows];
+                cuda::correlate_to_host(gpu, call, &mut reporter, outs)?;
+                all.fill(self, None, &pair_counts, n_lags);
+                if let Some(s) = sub {
+                    s.fill(self, None, &sub_counts, n_lags);
+                }
+            }
+            backend => {
+                // Computed densely, then copied: the caller's arrays are written only on success.
+                let mut dense = try_zeros(n_pairs * n_lags, "the correlations")?;
+                let mut dense_sub = try_zeros(n_sub * n_lags, "the substacks")?;
+                let dense_out = [&mut dense[..], &mut dense_sub];
+                let call = CorrelateCall::new(self, days, &block, groups, counts, dense_out);
+                match backend {
+                    Some(gpu) => cuda::correlate(gpu, call, &mut reporter)?,
+                    None => cpu::correlate(&self.ctx.cpu, call, &mut reporter)?,
+                }
+                all.fill(self, Some(&dense), &pair_counts, n_lags);
+                if let Some(s) = sub {
+                    s.fill(self, Some(&dense_sub), &sub_counts, n_lags);
+                }
+            }
         }
         reporter.finish();
         Ok(n_pairs)

@@ -111,7 +111,7 @@ impl XcorrPlan {
                 ));
             }
         }
-        let (pair_counts, sub_counts) = stack_counts(days, &block, groups);
+        let (pair_counts, sub_counts) = stack_counts(&self.ctx.cpu, days, &block, groups);
         let (mut none, mut none_sub) = ([0f32; 0], [0f32; 0]);
         let (sub_array, sub_counts_out) = match sub {
             Some((_, s)) => (Some(s.out), s.counts),

@@ -4,6 +4,7 @@
 
 use super::pairs::Block;
 use super::spectra::Spectra;
+use crate::backend::cpu::CpuBackend;
 use crate::error::Result;
 use rayon::prelude::*;
 
@@ -153,48 +154,71 @@ fn kept_bits(d: &Spectra, mask: Option<&[u64]>) -> (usize, Vec<u64>) {
 }
 
 /// Windows stacked per pair (in block order): the product of the two stations' masks,
-/// summed over windows and days, over the windows `masks[d]` marks (all when None).
-fn counts_over(days: &[&Spectra], block: &Block, masks: Option<&[Vec<u64>]>) -> Vec<u32> {
+/// summed over windows and days, over the windows `masks[d]` marks (all when None); the
+/// block's rows counted in parallel on `cpu`.
+fn counts_over(
+    cpu: &CpuBackend,
+    days: &[&Spectra],
+    block: &Block,
+    masks: Option<&[Vec<u64>]>,
+) -> Vec<u32> {
     let bits: Vec<(usize, Vec<u64>)> = days
         .iter()
         .enumerate()
         .map(|(d, day)| kept_bits(day, masks.map(|m| m[d].as_slice())))
         .collect();
-    block
-        .pairs()
-        .par_iter()
-        .map(|&(i, j)| {
-            bits.iter()
-                .map(|(words, b)| {
-                    let (x, y) = (&b[i * words..][..*words], &b[j * words..][..*words]);
-                    x.iter()
-                        .zip(y)
-                        .map(|(a, c)| (a & c).count_ones())
-                        .sum::<u32>()
-                })
-                .sum()
+    let common = |i: usize, j: usize| -> u32 {
+        bits.iter()
+            .map(|(words, b)| {
+                let (x, y) = (&b[i * words..][..*words], &b[j * words..][..*words]);
+                x.iter()
+                    .zip(y)
+                    .map(|(a, c)| (a & c).count_ones())
+                    .sum::<u32>()
+            })
+            .sum()
+    };
+    let mut out = vec![0u32; block.n_pairs()];
+    let mut rows = Vec::with_capacity(block.ni);
+    let mut rest = &mut out[..];
+    for a in 0..block.ni {
+        let (i, js) = block.row(a);
+        let (row, tail) = rest.split_at_mut(js.len());
+        rows.push((i, js, row));
+        rest = tail;
+    }
+    cpu.install(|| {
+        rows.into_par_iter().for_each(|(i, js, row)| {
+            row.iter_mut().zip(js).for_each(|(c, j)| *c = common(i, j));
         })
-        .collect()
+    });
+    out
 }
 
 /// Windows stacked per pair (in block order) over all windows of the days.
-pub fn window_counts(days: &[&Spectra], block: &Block) -> Vec<u32> {
-    counts_over(days, block, None)
+pub fn window_counts(cpu: &CpuBackend, days: &[&Spectra], block: &Block) -> Vec<u32> {
+    counts_over(cpu, days, block, None)
 }
 
 /// The window counts of a correlate call: per pair, and per group and pair when `groups`
 /// are given (empty otherwise).
 pub fn stack_counts(
+    cpu: &CpuBackend,
     days: &[&Spectra],
     block: &Block,
     groups: Option<&WindowGroups>,
 ) -> (Vec<u32>, Vec<u32>) {
-    let sub = groups.map_or_else(Vec::new, |g| group_counts(days, block, g));
-    (window_counts(days, block), sub)
+    let sub = groups.map_or_else(Vec::new, |g| group_counts(cpu, days, block, g));
+    (window_counts(cpu, days, block), sub)
 }
 
 /// Windows stacked per group and pair: element g·n_pairs + p.
-pub fn group_counts(days: &[&Spectra], block: &Block, groups: &WindowGroups) -> Vec<u32> {
+pub fn group_counts(
+    cpu: &CpuBackend,
+    days: &[&Spectra],
+    block: &Block,
+    groups: &WindowGroups,
+) -> Vec<u32> {
     let mut out = Vec::with_capacity(groups.n_groups * block.n_pairs());
     for g in 0..groups.n_groups {
         let masks: Vec<Vec<u64>> = days
@@ -210,7 +234,7 @@ pub fn group_counts(days: &[&Spectra], block: &Block, groups: &WindowGroups) -> 
                 m
             })
             .collect();
-        out.extend(counts_over(days, block, Some(&masks)));
+        out.extend(counts_over(cpu, days, block, Some(&masks)));
     }
     out
 }

@@ -116,12 +116,17 @@ impl Block {
     pub fn pairs(&self) -> Vec<(usize, usize)> {
         let mut v = Vec::with_capacity(self.n_pairs());
         for a in 0..self.ni {
-            let (_, first) = self.row_start(a);
-            for b in first..self.nj {
-                v.push((self.i0 + a, self.j0 + b));
-            }
+            let (i, js) = self.row(a);
+            v.extend(js.map(|j| (i, j)));
         }
         v
+    }
+
+    /// Local row `a`'s pairs, consecutive in output order: station i0 + a against the
+    /// stations `js` (global numbers).
+    pub fn row(&self, a: usize) -> (usize, std::ops::Range<usize>) {
+        let (_, first) = self.row_start(a);
+        (self.i0 + a, self.j0 + first..self.j0 + self.nj)
     }
 }
 

@@ -74,9 +74,14 @@ fn gpu_fx_decon_slabs_report_and_cancel() {
 #[test]
 fn gpu_xcorr_preprocessing_and_correlation_report_and_cancel() {
     let Some(ctx) = gpu() else { return };
-    // About 15 stations per preprocessing chunk, correlation tiles of about 35 stations.
+    // About 15 stations per preprocessing chunk, correlation tiles of about 35 stations;
+    // the stacks kept on the device until the call is done, then (a 2 MB cap on them) sent
+    // to the host chunk by chunk.
     seisgpu::xcorr::cuda::set_memory_budget(Some(2 << 20));
     xcorr_preprocess_and_correlate(&ctx, sanitizing());
+    seisgpu::xcorr::cuda::set_result_budget(Some(2 << 20));
+    xcorr_preprocess_and_correlate(&ctx, sanitizing());
+    seisgpu::xcorr::cuda::set_result_budget(None);
     seisgpu::xcorr::cuda::set_memory_budget(None);
 }
 

@@ -5,7 +5,7 @@
 //! one chunk overlap the kernels of another.
 
 use super::array::{DeviceArray, DeviceArrayMut};
-use super::driver_error;
+use super::{driver_error, CudaBackend};
 use crate::backend::cpu::CpuBackend;
 use crate::error::{Error, Result};
 use cudarc::driver::{result, CudaContext, CudaEvent, CudaStream};
@@ -559,6 +559,26 @@ pub fn download_pieces<T: Copy>(
     })();
     let finished = pieces.finish(stream);
     run.and(finished)
+}
+
+/// Copies the first `len` elements of `src`, dense rows of `rows.n`, into the caller's
+/// strided rows `rows` of `dest` after the work queued on `stream`, through two page-locked
+/// pieces: the pool's threads scatter one while the next is in flight.
+pub fn download_rows<T: Copy + Send + Sync>(
+    gpu: &CudaBackend,
+    cpu: &CpuBackend,
+    stream: &CudaStream,
+    src: &impl DeviceArray<T>,
+    dest: &mut [T],
+    rows: RowMap,
+    len: usize,
+) -> Result<()> {
+    let drain = |at, piece: &[T]| {
+        let runs = rows.runs(at, piece.len());
+        scatter_runs(cpu, piece, dest, &runs, (ROW_RUN / rows.n.max(1)).max(1));
+        Ok(())
+    };
+    download_pieces(&gpu.ctx, &gpu.staging, stream, src, len, drain)
 }
 
 fn fits(moved: usize, device: usize, what: &str) -> Result<()> {

@@ -10,7 +10,7 @@ use crate::backend::cuda::array::part_mut;
 use crate::backend::cuda::buffers::alloc;
 use crate::backend::cuda::memory::DeviceBuf;
 use crate::backend::cuda::staging::{
-    download_pieces, scatter_runs, stream_copy, upload_pieces, RowMap, ROW_RUN,
+    download_pieces, download_rows, stream_copy, upload_pieces, RowMap, ROW_RUN,
 };
 use crate::backend::cuda::{driver_error, CudaBackend};
 use crate::dwt::traces::Traces;
@@ -183,18 +183,7 @@ impl<T: Sample> Chunk<T> {
         )?;
         self.queue_work(kit, work, n, count)?;
         let result = self.output.as_ref().unwrap_or(&self.input);
-        let dest = &mut *host.dest;
-        download_pieces(
-            &gpu.ctx,
-            &gpu.staging,
-            &self.stream,
-            result,
-            len,
-            |at, piece| {
-                scatter(cpu, piece, dest, rows, at);
-                Ok(())
-            },
-        )?;
+        download_rows(gpu, cpu, &self.stream, result, host.dest, rows, len)?;
         if let Some(medians) = &self.medians {
             let segs = host.seg_levels;
             let out = &mut host.medians[first * segs..(first + count) * segs];
@@ -280,10 +269,4 @@ fn gather<T: Sample>(
         None => Ok(()),
         Some(e) => Err(non_finite_at(rows.first + e / rows.n, e % rows.n)),
     }
-}
-
-/// Copies `piece`, the chunk's dense samples `at..`, into the caller's layout on the pool.
-fn scatter<T: Sample>(cpu: &CpuBackend, piece: &[T], dest: &mut [T], rows: RowMap, at: usize) {
-    let runs = rows.runs(at, piece.len());
-    scatter_runs(cpu, piece, dest, &runs, (ROW_RUN / rows.n).max(1));
 }

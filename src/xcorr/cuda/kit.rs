@@ -27,6 +27,26 @@ pub fn set_memory_budget(bytes: Option<usize>) {
     BUDGET_CAP.store(bytes.unwrap_or(0), Ordering::Relaxed);
 }
 
+/// A cap on the bytes of a host call's result kept on the device, 0 for none (see
+/// `set_result_budget`).
+static RESULT_CAP: AtomicUsize = AtomicUsize::new(0);
+
+/// Caps the bytes of a host call's result kept on the device until the call is done (None:
+/// half the free memory). Larger results go to the host chunk by chunk, into a dense copy
+/// written to the caller at the end; small caps make small calls take that path, for tests.
+pub fn set_result_budget(bytes: Option<usize>) {
+    RESULT_CAP.store(bytes.unwrap_or(0), Ordering::Relaxed);
+}
+
+/// Whether a host call's result of `bytes` may wait on `gpu` until every row is there:
+/// within half the free memory (the call's tiles and chunks plan with a quarter of what is
+/// left) and the cap of `set_result_budget`.
+pub fn holds_result(gpu: &CudaBackend, bytes: usize) -> bool {
+    let free = gpu.ctx.mem_get_info().map(|(f, _)| f).unwrap_or(0);
+    let cap = RESULT_CAP.load(Ordering::Relaxed);
+    bytes <= free / 2 && (cap == 0 || bytes <= cap)
+}
+
 /// The module and a stream for one call: a fresh stream (host calls), or a plan's stream
 /// and what it keeps for its device calls (`held`, and the workspace its work arrays are
 /// cut from: `arena`).

@@ -7,6 +7,7 @@
 
 use super::days::DaySpectra;
 use super::kit::{blocks, grid_dim, Kit};
+use super::pace::Pace;
 use super::put::{put_rows, RowsAt};
 use super::rows::{HostDest, HostRows, RowBuffers, ROW_CHUNK};
 use crate::backend::cuda::array::{
@@ -235,6 +236,7 @@ pub(super) fn run(
         .map(|d| DaySpectra::of(d))
         .collect::<Result<_>>()?;
     let mut call = call;
+    let mut pace = Pace::new(&kit.stream, reporter);
     for tile in tiles(block, ti_max, tj_max) {
         let slots = tile_pairs(block, &tile);
         if slots.is_empty() {
@@ -273,11 +275,15 @@ pub(super) fn run(
                 out: &mut d.stacks,
                 stride: d.stride,
                 row: &|k| k,
+                pace: pace.as_mut().map(|p| (p, &mut *reporter)),
             },
         };
         tc.emit(&s.c, rows, |k| counts[k], None, dest)?;
     }
-    Ok(())
+    match pace.as_mut() {
+        Some(p) => p.finish(reporter),
+        None => Ok(()),
+    }
 }
 
 /// What the stages of one tile read.
@@ -366,6 +372,7 @@ impl TileCall<'_, '_> {
                         out,
                         stride,
                         row: &row,
+                        pace: None,
                     };
                     self.emit(cg, rows, count, Some(&zero_dc), dest)?;
                 }
@@ -421,11 +428,19 @@ impl TileCall<'_, '_> {
                     rows.finish_to_host(self.kit, g, rows_now, host.buffer(k))?;
                     host.queued(k, chunk, put)?;
                 }
-                Dest::Device { out, stride, row } => {
+                Dest::Device {
+                    out,
+                    stride,
+                    row,
+                    pace,
+                } => {
                     let dst: Vec<i64> = chunk.iter().map(|s| row(s.2) as i64).collect();
                     let (n_lags, stride) = (g.n_lags(), *stride);
                     let at = RowsAt::new(&dst, n_lags, stride);
                     rows.finish_into(self.kit, g, flags.as_ref(), at, out)?;
+                    if let Some((pace, reporter)) = pace {
+                        pace.queued(chunk.len(), reporter)?;
+                    }
                 }
             }
         }
@@ -437,14 +452,15 @@ impl TileCall<'_, '_> {
     }
 }
 
-/// Where a tile's rows go: into a host call's arrays, or into a device call's output at
-/// row `row(k)` (k: the pair's index in the block).
+/// Where a tile's rows go: into a host call's arrays, or into device memory at row `row(k)`
+/// (k: the pair's index in the block), each chunk paced with `pace` if given.
 enum Dest<'d, 'o> {
     Host(HostDest<'d, 'o>),
     Device {
         out: &'d mut PartMut<'o, f32>,
         stride: usize,
         row: &'d dyn Fn(usize) -> usize,
+        pace: Option<(&'d mut Pace, &'d mut Reporter)>,
     },
 }
 

@@ -17,6 +17,7 @@ pub mod held;
 mod kit;
 mod linear;
 mod nonlinear;
+mod pace;
 mod preprocess;
 mod put;
 mod rows;
@@ -24,13 +25,15 @@ pub mod spectra;
 mod stacks;
 pub mod tables;
 
-pub use kit::{set_memory_budget, Kit};
+pub use kit::{holds_result, set_memory_budget, set_result_budget, Kit};
 pub use linear::gemm_seconds;
 pub use preprocess::{preprocess, preprocess_on, DeviceDays};
 pub use spectra::{divided, divided_on};
 
-use super::calls::CorrelateCall;
+use super::calls::{CorrelateCall, DeviceOut};
 use super::options::StackMethod;
+use crate::backend::cuda::array::part_mut;
+use crate::backend::cuda::staging::{download_rows, RowMap};
 use crate::backend::cuda::CudaBackend;
 use crate::error::Result;
 use crate::progress::Reporter;
@@ -38,6 +41,40 @@ use rows::RowBuffers;
 
 pub fn correlate(gpu: &CudaBackend, call: CorrelateCall, reporter: &mut Reporter) -> Result<()> {
     correlate_on(&Kit::new(gpu)?, call, reporter)
+}
+
+/// A host call (without dense arrays) whose rows stay on the device until every one is
+/// there (`holds_result`), then go straight into the caller's `stacks` and `substacks`
+/// (array, row stride): the caller's arrays are written only once nothing can fail but
+/// the copy itself.
+pub fn correlate_to_host(
+    gpu: &CudaBackend,
+    call: CorrelateCall,
+    reporter: &mut Reporter,
+    [stacks, substacks]: [(&mut [f32], usize); 2],
+) -> Result<()> {
+    let kit = Kit::new(gpu)?;
+    let (n_lags, n_pairs) = (call.plan.geometry().n_lags(), call.block.n_pairs());
+    let n_sub = call.groups.map_or(0, |g| g.n_groups * n_pairs);
+    let cpu = &call.plan.context().cpu;
+    let what = "allocating correlations";
+    let mut all = kit.take::<f32>(n_pairs * n_lags, what)?;
+    let mut sub = kit.take::<f32>((n_sub * n_lags).max(1), what)?;
+    let out = DeviceOut {
+        stacks: part_mut(&mut all, 0, n_pairs * n_lags),
+        substacks: call.groups.map(|_| part_mut(&mut sub, 0, n_sub * n_lags)),
+        stride: n_lags,
+    };
+    correlate_on(&kit, call.into_device(out), reporter)?;
+    for (src, rows, (dest, stride)) in [(&all, n_pairs, stacks), (&sub, n_sub, substacks)] {
+        let map = RowMap {
+            first: 0,
+            n: n_lags,
+            stride,
+        };
+        download_rows(gpu, cpu, &kit.stream, src, dest, map, rows * n_lags)?;
+    }
+    Ok(())
 }
 
 /// `correlate` queued on the kit's stream; a device call's (`call.device`) returns

@@ -6,6 +6,7 @@
 
 use super::days::DaySpectra;
 use super::kit::{blocks, grid_dim, Kit};
+use super::pace::Pace;
 use super::put::{put_rows, RowsAt};
 use super::rows::{RowBuffers, ROW_CHUNK};
 use super::stacks::{group_means_on, stack_on, to_host, RowsOnDevice};
@@ -94,11 +95,21 @@ pub(super) fn run(
     let per_row = bytes_per_row(&call, method) + per_pair_sub;
     let cap = (kit.budget() / per_row).clamp(ROW_CHUNK, i32::MAX as usize / 2);
     let mut call = call;
+    let mut pace = Pace::new(&kit.stream, reporter);
     for range in batches(call.counts, cap) {
         let b = Batch::new(&call, &pairs, range.clone())?;
         let on_device = b.rows_on_device(kit, &call, &tables, rows)?;
         if call.device.is_some() {
-            put_batch(kit, &mut call, method, &on_device, (&b.labels, range))?;
+            put_batch(
+                kit,
+                &mut call,
+                method,
+                &on_device,
+                (&b.labels, range.clone()),
+            )?;
+            if let Some(p) = pace.as_mut() {
+                p.queued(range.len(), reporter)?;
+            }
             continue;
         }
         let m = call.plan.geometry().n_lags();
@@ -123,7 +134,10 @@ pub(super) fn run(
         }
         reporter.advance(range.len())?;
     }
-    Ok(())
+    match pace.as_mut() {
+        Some(p) => p.finish(reporter),
+        None => Ok(()),
+    }
 }
 
 /// A batch's stacks (pairs `range`) and substacks put into a device call's outputs.
