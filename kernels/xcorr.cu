@@ -2,7 +2,7 @@
 //
 // Preprocessing, per chunk of station-days (station s of the chunk = blockIdx.y or one
 // thread): xc_day_prepare (gaps zeroed, detrend, NoisePy's two day tapers),
-// xc_day_filter (zero-phase Butterworth, one thread per day, and the day's std),
+// xc_filter_* (zero-phase Butterworth over segments of each day, and the day's std),
 // xc_windows (cut, max/std rejection, demean, detrend, taper, time normalisation; rows
 // of nfft reals for cuFFT R2C), xc_whiten (whitening, and the transpose into the
 // frequency-major [bin][station][window] layout that the correlation GEMMs read).
@@ -87,57 +87,132 @@ extern "C" __global__ void xc_day_prepare(float *day, const unsigned char *valid
     }
 }
 
-// One thread per station-day: the Butterworth sections (b0 b1 b2 a1 a2 each) forward
-// then backward, direct form II transposed, zero initial state; then std of the day.
-extern "C" __global__ void xc_day_filter(float *day, double *day_std, int n_days, i64 n,
-                                         int n_sections, const double *sos) {
-    __shared__ double c[MAX_SECTIONS * 5];
+// The zero-phase Butterworth day filter: sections (b0 b1 b2 a1 a2 each) forward then
+// backward, direct form II transposed, zero initial state, then the day's std. A day is
+// cut into segments of `seg` samples, each filtered by a thread of its own (one thread a
+// day leaves most of the GPU idle): xc_filter_states runs each segment from a zero state
+// and keeps the state it ends in; xc_filter_carry turns those into each segment's true
+// starting state, along the day, with M, the cascade's state transition over seg samples
+// (the filter is linear: end = M·start + the zero-state end); xc_filter_apply filters each
+// segment from its true state. reverse = 1 runs the backward pass (sample t = n − 1 − r).
+// A segment's state: z0, z1 of each section in turn, 2·n_sections doubles.
+
+// One sample through the cascade (c: the sections); the state in z0, z1.
+__device__ inline double cascade(const double *c, int n_sections, double *z0, double *z1,
+                                 double y) {
+#pragma unroll
+    for (int s = 0; s < MAX_SECTIONS; s++) {
+        if (s < n_sections) {
+            const double *q = c + 5 * s;
+            double out = q[0] * y + z0[s];
+            z0[s] = q[1] * y - q[3] * out + z1[s];
+            z1[s] = q[2] * y - q[4] * out;
+            y = out;
+        }
+    }
+    return y;
+}
+
+// The sections into shared memory (c: MAX_SECTIONS·5 doubles).
+__device__ void load_sections(double *c, const double *sos, int n_sections) {
     for (int i = threadIdx.x; i < n_sections * 5; i += blockDim.x) c[i] = sos[i];
     __syncthreads();
+}
+
+// Thread (day, segment) of n_days·n_seg: its segment's end state from a zero state.
+extern "C" __global__ void xc_filter_states(const float *day, double *states, int n_days,
+                                            i64 n, int seg, int n_seg, int n_sections,
+                                            const double *sos, int reverse) {
+    __shared__ double c[MAX_SECTIONS * 5];
+    load_sections(c, sos, n_sections);
+    i64 id = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (id >= (i64)n_days * n_seg) return;
+    const float *x = day + (id / n_seg) * n;
+    i64 r0 = (id % n_seg) * seg, r1 = r0 + seg < n ? r0 + seg : n;
+    double z0[MAX_SECTIONS], z1[MAX_SECTIONS];
+#pragma unroll
+    for (int s = 0; s < MAX_SECTIONS; s++) z0[s] = z1[s] = 0.0;
+    for (i64 r = r0; r < r1; r++) cascade(c, n_sections, z0, z1, x[reverse ? n - 1 - r : r]);
+    double *o = states + id * 2 * n_sections;
+#pragma unroll
+    for (int s = 0; s < MAX_SECTIONS; s++) {
+        if (s < n_sections) {
+            o[2 * s] = z0[s];
+            o[2 * s + 1] = z1[s];
+        }
+    }
+}
+
+// Thread per day: each segment's end state (zero start) replaced by its true start state,
+// the first's zero; m is M, row-major (2·n_sections)².
+extern "C" __global__ void xc_filter_carry(double *states, int n_days, int n_seg, int n_sections,
+                                           const double *m) {
     int d = blockIdx.x * blockDim.x + threadIdx.x;
     if (d >= n_days) return;
-    float *x = day + (i64)d * n;
-    double z0[MAX_SECTIONS], z1[MAX_SECTIONS];
-    if (n_sections > 0) {
-#pragma unroll
-        for (int s = 0; s < MAX_SECTIONS; s++) z0[s] = z1[s] = 0.0;
-        for (i64 t = 0; t < n; t++) {
-            double y = x[t];
-#pragma unroll
-            for (int s = 0; s < MAX_SECTIONS; s++) {
-                if (s < n_sections) {
-                    const double *q = c + 5 * s;
-                    double out = q[0] * y + z0[s];
-                    z0[s] = q[1] * y - q[3] * out + z1[s];
-                    z1[s] = q[2] * y - q[4] * out;
-                    y = out;
-                }
-            }
-            x[t] = (float)y;
+    int w = 2 * n_sections;
+    double s[2 * MAX_SECTIONS], next[2 * MAX_SECTIONS];
+    for (int i = 0; i < w; i++) s[i] = 0.0;
+    double *st = states + (i64)d * n_seg * w;
+    for (int k = 0; k < n_seg; k++) {
+        double *o = st + (i64)k * w;
+        for (int i = 0; i < w; i++) {
+            double a = o[i];
+            for (int j = 0; j < w; j++) a += m[i * w + j] * s[j];
+            next[i] = a;
         }
+        for (int i = 0; i < w; i++) {
+            o[i] = s[i];
+            s[i] = next[i];
+        }
+    }
+}
+
+// Thread (day, segment): the segment filtered in place from its start state (none without
+// sections: the samples are only summed); with `sums`, the sum and sum of squares of the
+// outputs as stored (floats), two doubles a thread.
+extern "C" __global__ void xc_filter_apply(float *day, const double *states, double *sums,
+                                           int n_days, i64 n, int seg, int n_seg,
+                                           int n_sections, const double *sos, int reverse) {
+    __shared__ double c[MAX_SECTIONS * 5];
+    load_sections(c, sos, n_sections);
+    i64 id = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    if (id >= (i64)n_days * n_seg) return;
+    float *x = day + (id / n_seg) * n;
+    i64 r0 = (id % n_seg) * seg, r1 = r0 + seg < n ? r0 + seg : n;
+    double z0[MAX_SECTIONS], z1[MAX_SECTIONS];
+    const double *o = states + id * 2 * n_sections;
 #pragma unroll
-        for (int s = 0; s < MAX_SECTIONS; s++) z0[s] = z1[s] = 0.0;
+    for (int s = 0; s < MAX_SECTIONS; s++) {
+        z0[s] = s < n_sections ? o[2 * s] : 0.0;
+        z1[s] = s < n_sections ? o[2 * s + 1] : 0.0;
     }
     double sum = 0.0, sum2 = 0.0;
-    for (i64 t = n - 1; t >= 0; t--) {
+    for (i64 r = r0; r < r1; r++) {
+        i64 t = reverse ? n - 1 - r : r;
         double y = x[t];
         if (n_sections > 0) {
-#pragma unroll
-            for (int s = 0; s < MAX_SECTIONS; s++) {
-                if (s < n_sections) {
-                    const double *q = c + 5 * s;
-                    double out = q[0] * y + z0[s];
-                    z0[s] = q[1] * y - q[3] * out + z1[s];
-                    z1[s] = q[2] * y - q[4] * out;
-                    y = out;
-                }
-            }
-            float yf = (float)y;
+            float yf = (float)cascade(c, n_sections, z0, z1, y);
             x[t] = yf;
             y = yf;
         }
         sum += y;
         sum2 += y * y;
+    }
+    if (sums) {
+        sums[2 * id] = sum;
+        sums[2 * id + 1] = sum2;
+    }
+}
+
+// Thread per day: its std from the segments' sums.
+extern "C" __global__ void xc_filter_std(const double *sums, double *day_std, int n_days, i64 n,
+                                         int n_seg) {
+    int d = blockIdx.x * blockDim.x + threadIdx.x;
+    if (d >= n_days) return;
+    double sum = 0.0, sum2 = 0.0;
+    for (int k = 0; k < n_seg; k++) {
+        sum += sums[2 * ((i64)d * n_seg + k)];
+        sum2 += sums[2 * ((i64)d * n_seg + k) + 1];
     }
     double mean = sum / (double)n;
     double var = sum2 / (double)n - mean * mean;

@@ -83,19 +83,22 @@ pub fn bandpass(corners: u32, f_low: f64, f_high: f64, fs: f64) -> Vec<Section> 
         .collect()
 }
 
+/// One sample `y` through the cascade, direct form II transposed: each section's state
+/// (z0, z1) in `state`. Returns the output.
+pub fn cascade_step(sections: &[Section], state: &mut [[f64; 2]], mut y: f64) -> f64 {
+    for (s, z) in sections.iter().zip(state.iter_mut()) {
+        let out = s.b[0] * y + z[0];
+        z[0] = s.b[1] * y - s.a[0] * out + z[1];
+        z[1] = s.b[2] * y - s.a[1] * out;
+        y = out;
+    }
+    y
+}
+
 /// Runs the sections over `x` in place, direct form II transposed, zero initial state.
 fn run(sections: &[Section], x: &mut [f64], reverse: bool) {
     let mut state = vec![[0.0f64; 2]; sections.len()];
-    let mut step = |v: &mut f64| {
-        let mut y = *v;
-        for (s, z) in sections.iter().zip(state.iter_mut()) {
-            let out = s.b[0] * y + z[0];
-            z[0] = s.b[1] * y - s.a[0] * out + z[1];
-            z[1] = s.b[2] * y - s.a[1] * out;
-            y = out;
-        }
-        *v = y;
-    };
+    let mut step = |v: &mut f64| *v = cascade_step(sections, &mut state, *v);
     if reverse {
         x.iter_mut().rev().for_each(&mut step);
     } else {

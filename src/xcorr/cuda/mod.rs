@@ -12,6 +12,7 @@
 //! (`rows`) go through NoisePy's spectral-mean removal, one batched cuFFT C2R and the lag
 //! trim. NoisePy's correlation methods divide the spectra once (`spectra::divided`).
 
+mod day_filter;
 mod days;
 pub mod held;
 mod kit;

@@ -4,6 +4,7 @@
 //! kernels, one batched cuFFT R2C, and whitening written straight into the frequency-major
 //! spectra `[bin][station][window]`, which stay on the device.
 
+use super::day_filter::{self, filter_days, Days, FilterWork};
 use super::held::PlanTables;
 use super::kit::{blocks, grid_dim, Kit};
 use super::spectra::DeviceSpectra;
@@ -12,7 +13,6 @@ use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::array::{complex, complex_mut, part, part_mut, DeviceArray, Part};
 use crate::backend::cuda::buffers::{alloc, download, upload};
 use crate::backend::cuda::fft::{FftPlan, Shape};
-use crate::backend::cuda::launch::for_elems_in_blocks_of;
 use crate::backend::cuda::memory::untallied;
 use crate::backend::cuda::memory::DeviceBuf;
 use crate::backend::cuda::staging::{gather_runs, upload_pieces, RowMap};
@@ -49,6 +49,7 @@ impl Sizes {
         let nbins = g.nfft / 2 + 1;
         let rma = o.time_norm == TimeNorm::RunningMean;
         let per_station = n * 4
+            + day_filter::bytes_per_day(n, plan.sections().len())
             + if masked { n } else { 0 }
             + nw * (g.nfft * 4 + nbins * 8 + if rma { g.npts * 4 } else { 0 } + 1)
             + 8;
@@ -85,6 +86,7 @@ struct Arrays<'w, 't> {
     win: Work<'w, f32>,
     scratch: Option<Work<'w, f32>>,
     spec: Work<'w, f32>,
+    filter: FilterWork<'w>,
     sos: Part<'t, f64>,
     taper: Part<'t, f32>,
 }
@@ -120,6 +122,7 @@ impl<'w, 't> Arrays<'w, 't> {
             win: kit.take(chunk * nw * g.nfft, "allocating windows")?,
             scratch: rma("allocating windows")?,
             spec: kit.take(2 * chunk * nw * nbins, "allocating window spectra")?,
+            filter: FilterWork::new(kit, chunk, n, plan.sections().len())?,
             sos,
             taper,
         })
@@ -341,22 +344,14 @@ impl Chunks<'_, '_, '_> {
         // int detrend_taper, long long w1, long long w2): block b < c touches day and valid
         // (null without a mask) at b·n .. (b + 1)·n, inside their c·n parts.
         unsafe { l.run() }?;
-        let sections = self.plan.sections().len();
-        let cfg = for_elems_in_blocks_of(c, 64);
-        let mut l = kit.launch("xc_day_filter", cfg)?;
-        l.output(&mut day)
-            .output(&mut day_std)
-            .scalar(c as i32)
-            .scalar(n as i64)
-            .scalar(sections as i32)
-            .input(&a.sos);
-        // SAFETY: xc_day_filter(float* day, double* day_std, int n_days, long long n,
-        // int n_sections, const double* sos): thread d < n_days = c (the others return)
-        // filters day[d·n .. (d + 1)·n) and writes day_std[d], inside the c·n and c parts;
-        // it reads 5 sos values per section (one 0 uploaded when there are none), and
-        // n_sections ≤ 10 = MAX_SECTIONS, its shared table (Options::validate allows at
-        // most 10 corners, a section each).
-        unsafe { l.run() }
+        let days = Days {
+            day: &mut day,
+            day_std: &mut day_std,
+            c,
+            n,
+        };
+        let filter = (self.plan.sections().len(), &a.sos);
+        filter_days(kit, days, filter, &mut a.filter)
     }
 
     /// Cut, rejection, demean, detrend, taper and time normalisation of every window of
