@@ -13,6 +13,8 @@
 #               the spectra its blocks need (EXCHANGE=1: --exchange, each group made once
 #               and its spectra sent through the host to the ranks that need them)
 #   xcorr2000   the same for 2,000 stations
+#   xcorrN      the same for N stations (N ≥ 2; the files of one rank hold N(N−1)/2 pairs of
+#               1.6 kB each: 12.8 GB for 4,000)
 #   wavepacket  a 512 × 512 × 256 volume in 128³ tiles (32 tiles), f32, the layout's
 #               defaults, wavepacket_volume --no-output (VOLUME and TILE change the sizes;
 #               the wave-packet paper's 1024 × 1024 × 512 in 256³ tiles is refused at the
@@ -181,8 +183,9 @@ for c in ${CASES//,/ }; do
     case $c in
         xcorr674) xcorr_case xcorr674 "${xcorr_size[0]}" ;;
         xcorr2000) xcorr_case xcorr2000 "${xcorr_size[1]}" ;;
+        xcorr[0-9]*) xcorr_case "$c" "${c#xcorr}" ;;
         wavepacket) wavepacket_case ;;
-        *) say "unknown case $c (xcorr674, xcorr2000, wavepacket)" ;;
+        *) say "unknown case $c (xcorr674, xcorr2000, xcorrN, wavepacket)" ;;
     esac
 done
 say "done in ${SECONDS}s; table in $OUT/table.md"
