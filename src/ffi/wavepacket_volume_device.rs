@@ -31,8 +31,7 @@ impl<T: Real> DeviceTransforms<T> for TiledPlan<T> {
         data: &mut CallerArray<T>,
         stop: Stop,
     ) -> Result<InverseReport> {
-        let (tolerance, max_iterations) = (stop.tolerance, stop.max_iterations);
-        TiledPlan::inverse_on_device(self, coeffs, data, tolerance, max_iterations)
+        TiledPlan::inverse_on_device(self, coeffs, data, stop)
     }
 }
 

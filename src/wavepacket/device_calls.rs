@@ -57,11 +57,10 @@ impl<T: Real> WavepacketPlan<T> {
         filter: &CorrectionFilter<T>,
         coeffs: &impl DeviceArray<T>,
         data: &mut impl DeviceArrayMut<T>,
-        tolerance: f64,
-        max_iterations: usize,
+        stop: Stop,
     ) -> Result<InverseReport> {
         let gpu = self.ctx.gpu_for("a device wave-packet inverse")?;
-        check_tolerance(tolerance)?;
+        check_tolerance(stop.tolerance)?;
         self.check_device_arrays(data.len(), coeffs.len())?;
         self.check_coefficients(gpu, coeffs, "a device wave-packet inverse")?;
         let stage = self.device()?;
@@ -73,7 +72,6 @@ impl<T: Real> WavepacketPlan<T> {
         let mut x = crate::error::try_vec(n, T::zero(), "wave-packet data")?;
         let normal = |v: &[T]| self.normal(v);
         let quiet = &mut Reporter::new(None);
-        let stop = Stop::new(tolerance, max_iterations);
         let report = solve(&b, start, normal, stop, quiet, &mut x)?;
         stage.upload_ordered(&caller, &x, data)?;
         Ok(report)

@@ -82,15 +82,13 @@ impl<T: Real> TiledPlan<T> {
         &self,
         coeffs: &impl DeviceArray<T>,
         data: &mut impl DeviceArrayMut<T>,
-        tolerance: f64,
-        max_iterations: usize,
+        stop: Stop,
     ) -> Result<InverseReport> {
         let call = "a device wave-packet volume inverse";
         let (_, stage, caller) = self.device_io(call, data.len(), coeffs.len())?;
-        super::check_tolerance(tolerance)?;
+        super::check_tolerance(stop.tolerance)?;
         let c = self.download_coefficients(stage, &caller, coeffs)?;
         let mut f = try_vec(data.len(), T::zero(), "tiled volume")?;
-        let stop = Stop::new(tolerance, max_iterations);
         let report = invert(self, &c, &mut f, stop, &mut Reporter::new(None))?;
         stage.upload_ordered(&caller, &f, data)?;
         Ok(report)

@@ -57,9 +57,7 @@ impl<T: Real> DeviceTransforms<T> for Transform<T> {
         stop: Stop,
     ) -> Result<InverseReport> {
         let filter = self.filter()?;
-        let (tolerance, max_iterations) = (stop.tolerance, stop.max_iterations);
-        self.plan
-            .inverse_on_device(filter, coeffs, data, tolerance, max_iterations)
+        self.plan.inverse_on_device(filter, coeffs, data, stop)
     }
 }
 
