@@ -7,7 +7,7 @@
 use super::kit::Kit;
 use super::tables::FILTER_SEGMENT;
 use crate::backend::cuda::array::{part, part_mut, DeviceArray, Part, PartMut};
-use crate::backend::cuda::launch::{for_elems, for_elems_in_blocks_of};
+use crate::backend::cuda::launch::{for_elems, for_elems_in_blocks_of, Launch};
 use crate::backend::cuda::workspace::Work;
 use crate::error::Result;
 
@@ -47,6 +47,23 @@ pub(super) struct Days<'a, 'b> {
     pub(super) n: usize,
 }
 
+/// The arguments a pass's segment kernels end with: days, samples, the segment length,
+/// segments, sections, the filter table and the direction.
+fn pass_args(
+    l: &mut Launch,
+    (c, n, n_seg): (usize, usize, usize),
+    (sections, table): (usize, &Part<f64>),
+    reverse: i32,
+) {
+    l.scalar(c as i32)
+        .scalar(n as i64)
+        .scalar(FILTER_SEGMENT as i32)
+        .scalar(n_seg as i32)
+        .scalar(sections as i32)
+        .input(table)
+        .scalar(reverse);
+}
+
 /// Filters the days in place, forward then backward, with `sections` sections of `table`
 /// (`plan_tables`), and writes each day's std (of the filtered samples as stored).
 pub(super) fn filter_days(
@@ -64,15 +81,8 @@ pub(super) fn filter_days(
     for reverse in [0i32, 1] {
         if sections > 0 {
             let mut l = kit.launch("xc_filter_states", for_elems(threads))?;
-            l.input(&*days.day)
-                .output(&mut states)
-                .scalar(c as i32)
-                .scalar(n as i64)
-                .scalar(FILTER_SEGMENT as i32)
-                .scalar(n_seg as i32)
-                .scalar(sections as i32)
-                .input(table)
-                .scalar(reverse);
+            l.input(&*days.day).output(&mut states);
+            pass_args(&mut l, (c, n, n_seg), (sections, table), reverse);
             // SAFETY: xc_filter_states(const float* day, double* states, int n_days, i64 n,
             // int seg, int n_seg, int n_sections, const double* sos, int reverse): thread
             // id < c·n_seg (the others return) reads day[(id / n_seg)·n + t] for t < n,
@@ -99,14 +109,8 @@ pub(super) fn filter_days(
         let mut l = kit.launch("xc_filter_apply", for_elems(threads))?;
         l.output(&mut *days.day)
             .input(&states)
-            .optional_output(sums_out)
-            .scalar(c as i32)
-            .scalar(n as i64)
-            .scalar(FILTER_SEGMENT as i32)
-            .scalar(n_seg as i32)
-            .scalar(sections as i32)
-            .input(table)
-            .scalar(reverse);
+            .optional_output(sums_out);
+        pass_args(&mut l, (c, n, n_seg), (sections, table), reverse);
         // SAFETY: xc_filter_apply(float* day, const double* states, double* sums, int n_days,
         // i64 n, int seg, int n_seg, int n_sections, const double* sos, int reverse): thread
         // id < c·n_seg touches day[(id / n_seg)·n + t] for t < n (c·n part), reads
