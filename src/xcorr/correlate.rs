@@ -6,7 +6,7 @@ use super::calls::CorrelateCall;
 use super::groups::{stack_counts, WindowGroups};
 use super::pairs::Block;
 use super::{cpu, cuda, Spectra, XcorrPlan};
-use crate::error::{try_zeros, Result};
+use crate::error::{try_zeros, Error, Result};
 use rayon::prelude::*;
 
 /// Where stacks go: row r's lags at `out[r·pair_stride..]` (`out` in host memory, or in
@@ -149,7 +149,7 @@ impl XcorrPlan {
         let mut reporter = self.ctx.reporter();
         let counts = [&pair_counts[..], &sub_counts];
         let (all, mut sub) = (all, sub.map(|(_, s)| s));
-        match self.ctx.cuda() {
+        let direct = match self.ctx.cuda() {
             Some(gpu) if cuda::holds_result(gpu, 4 * (n_pairs + n_sub) * n_lags) => {
                 let call =
                     CorrelateCall::new(self, days, &block, groups, counts, [&mut [], &mut []]);
@@ -159,26 +159,33 @@ impl XcorrPlan {
                     None => (&mut none[..], n_lags),
                 };
                 let outs = [(&mut *all.out, all.pair_stride), sub_rows];
-                cuda::correlate_to_host(gpu, call, &mut reporter, outs)?;
-                all.fill(self, None, &pair_counts, n_lags);
-                if let Some(s) = sub {
-                    s.fill(self, None, &sub_counts, n_lags);
+                // A device allocator with less room than the device (or a full device) leaves
+                // the dense path, which needs only a chunk's rows there.
+                match cuda::correlate_to_host(gpu, call, &mut reporter, outs) {
+                    Err(Error::DeviceOutOfMemory(_)) => false,
+                    done => done.map(|()| true)?,
                 }
             }
-            backend => {
-                // Computed densely, then copied: the caller's arrays are written only on success.
-                let mut dense = try_zeros(n_pairs * n_lags, "the correlations")?;
-                let mut dense_sub = try_zeros(n_sub * n_lags, "the substacks")?;
-                let dense_out = [&mut dense[..], &mut dense_sub];
-                let call = CorrelateCall::new(self, days, &block, groups, counts, dense_out);
-                match backend {
-                    Some(gpu) => cuda::correlate(gpu, call, &mut reporter)?,
-                    None => cpu::correlate(&self.ctx.cpu, call, &mut reporter)?,
-                }
-                all.fill(self, Some(&dense), &pair_counts, n_lags);
-                if let Some(s) = sub {
-                    s.fill(self, Some(&dense_sub), &sub_counts, n_lags);
-                }
+            _ => false,
+        };
+        if direct {
+            all.fill(self, None, &pair_counts, n_lags);
+            if let Some(s) = sub {
+                s.fill(self, None, &sub_counts, n_lags);
+            }
+        } else {
+            // Computed densely, then copied: the caller's arrays are written only on success.
+            let mut dense = try_zeros(n_pairs * n_lags, "the correlations")?;
+            let mut dense_sub = try_zeros(n_sub * n_lags, "the substacks")?;
+            let dense_out = [&mut dense[..], &mut dense_sub];
+            let call = CorrelateCall::new(self, days, &block, groups, counts, dense_out);
+            match self.ctx.cuda() {
+                Some(gpu) => cuda::correlate(gpu, call, &mut reporter)?,
+                None => cpu::correlate(&self.ctx.cpu, call, &mut reporter)?,
+            }
+            all.fill(self, Some(&dense), &pair_counts, n_lags);
+            if let Some(s) = sub {
+                s.fill(self, Some(&dense_sub), &sub_counts, n_lags);
             }
         }
         reporter.finish();

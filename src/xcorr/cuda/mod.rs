@@ -47,7 +47,7 @@ pub fn correlate(gpu: &CudaBackend, call: CorrelateCall, reporter: &mut Reporter
 /// A host call (without dense arrays) whose rows stay on the device until every one is
 /// there (`holds_result`), then go straight into the caller's `stacks` and `substacks`
 /// (array, row stride): the caller's arrays are written only once nothing can fail but
-/// the copy itself.
+/// the copy itself (a `DeviceOutOfMemory` comes before any).
 pub fn correlate_to_host(
     gpu: &CudaBackend,
     call: CorrelateCall,

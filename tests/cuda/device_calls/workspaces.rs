@@ -15,6 +15,7 @@ use super::xcorr::{n_lags, spectra_bits};
 use super::*;
 use crate::emlog_support::{vikiz, Owned};
 use crate::xcorr_common::{small_options, synthetic};
+use seisgpu::ffi::context::memory::sg_context_device_memory;
 use seisgpu::ffi::dwt::device::*;
 use seisgpu::ffi::dwt::*;
 use seisgpu::ffi::emlog::device::*;
@@ -494,4 +495,69 @@ fn real_device_memory_exhausted_refuses_workspaces_then_they_fit() {
     sg_dwt_plan_destroy(p);
     let e = em_plan(&g, &big).unwrap_or_else(|s| panic!("{s}: {}", message()));
     sg_emlog_plan_destroy(e);
+}
+
+/// A host correlation of 120 stations (the hooks' context or not): its stacks as bits, or
+/// the status that refused it.
+fn xcorr_host_stacks(g: &Gpu) -> Result<Vec<u32>, sg_status> {
+    let (n_sta, n) = (120, 2000);
+    let data = synthetic(n_sta, n, 9);
+    let p = xcorr_plan(g, SG_XCORR_STACK_LINEAR)?;
+    let mut s = std::ptr::null_mut();
+    let st = sg_xcorr_preprocess_f32(p, data.as_ptr(), n_sta, n, n, std::ptr::null(), &mut s);
+    assert_eq!(st, SG_OK, "{}", message());
+    let (m, mut pairs) = (n_lags(p), 0);
+    assert_eq!(
+        sg_xcorr_pair_count(p, n_sta, 0, n_sta, 0, n_sta, &mut pairs),
+        SG_OK
+    );
+    let mut out = vec![0f32; pairs * m];
+    let days = [s as *const sg_xcorr_spectra];
+    let st = sg_xcorr_correlate_f32(
+        p,
+        days.as_ptr(),
+        1,
+        0,
+        n_sta,
+        0,
+        n_sta,
+        out.as_mut_ptr(),
+        m,
+        std::ptr::null_mut(),
+    );
+    sg_xcorr_spectra_destroy(s);
+    sg_xcorr_plan_destroy(p);
+    match st {
+        SG_OK => Ok(out.iter().map(|v| v.to_bits()).collect()),
+        s => Err(s),
+    }
+}
+
+/// A host correlation keeps its stacks on the device until its last row is made; where the
+/// application's allocator has no room for them (though the device has), the call takes the
+/// chunked way through the host instead: the hooks refuse the device's way, and the stacks
+/// are those of the default allocator bit for bit.
+#[test]
+fn xcorr_host_calls_go_chunk_by_chunk_when_the_allocator_is_short() {
+    let Some(plain) = gpu() else { return };
+    let reference = xcorr_host_stacks(&plain).unwrap();
+    let roomy = Counter::with_budget(usize::MAX / 2);
+    let g = hooked(&roomy).unwrap();
+    assert_eq!(
+        xcorr_host_stacks(&g).unwrap(),
+        reference,
+        "hooks, room enough"
+    );
+    let (mut now, mut peak) = (0, 0);
+    assert_eq!(sg_context_device_memory(g.ctx, &mut now, &mut peak), SG_OK);
+    // Less than the device's way needs by half its stacks; the chunked way needs the
+    // stacks' bytes less than that.
+    let stacks = 4 * reference.len();
+    let short = Counter::with_budget(peak - stacks / 2);
+    let g = hooked(&short).unwrap();
+    assert_eq!(xcorr_host_stacks(&g).unwrap(), reference, "hooks, short");
+    assert!(
+        short.refused.load(std::sync::atomic::Ordering::SeqCst) > 0,
+        "the device's way was not refused (peak {peak} B, stacks {stacks} B)"
+    );
 }
