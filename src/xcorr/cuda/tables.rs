@@ -8,7 +8,7 @@ use crate::xcorr::preprocess as pre;
 
 /// Samples per segment of the GPU's day filter: a day's segments are filtered by threads
 /// of their own, each from the state the segments before it leave (`segment_transition`).
-pub const FILTER_SEGMENT: usize = 1024;
+pub(crate) const FILTER_SEGMENT: usize = 1024;
 
 /// The filter table and the whitening taper. The table holds the sections (5 values each:
 /// b0, b1, b2, a1, a2), then their `segment_transition`; one 0 without any section.
