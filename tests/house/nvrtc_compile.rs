@@ -1,6 +1,9 @@
 //! Every file of `kernels/` is embedded (`kernels::ALL`) and compiles with NVRTC, with every
 //! prelude the library can produce, for sm_70, sm_80 and sm_90 (as CUBINs; PTX for a GPU
-//! newer than the NVRTC). Needs no GPU, only NVRTC:
+//! newer than the NVRTC). A file's few representative preludes are compiled to PTX for all
+//! three; its many others go through NVRTC's front end only (`nvrtc::check_syntax`), which
+//! finds what a prelude can break (constants, template instances, device-code rules) in a
+//! twentieth of a compile's time. Needs no GPU, only NVRTC:
 //! without it the test reports "skipped", unless SEISGPU_REQUIRE_NVRTC=1 makes that a failure.
 //!
 //! A variant that compiled is remembered under target/ (`checked_variants`), keyed by
@@ -20,12 +23,23 @@ fn nvrtc_required() -> bool {
     std::env::var("SEISGPU_REQUIRE_NVRTC").is_ok_and(|v| v.trim() == "1")
 }
 
+/// How a variant is checked: compiled to PTX, or through the front end only.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Check {
+    Ptx,
+    Syntax,
+}
+
+/// A prelude of a kernel file: its label, its text, the architectures and how to check it.
+type Variant = (String, String, &'static [&'static str], Check);
+
 /// The preludes a kernel file is compiled with by the library, each with the architectures
-/// to compile it for. Files with many preludes compile every prelude for one architecture
-/// and a few for all three: a prelude only sets constants (filter taps, widths, precision),
-/// and the three virtual architectures share the front end, so the few (short and long
-/// filters, each dimension, both precisions among them) cover what differs by architecture.
-fn preludes_for(file: &str) -> Vec<(String, String, &'static [&'static str])> {
+/// to check it for. Files with many preludes compile a few to PTX for all three
+/// architectures and check every other one's front end for one: a prelude only sets
+/// constants (filter taps, widths, precision), and code generation does not depend on
+/// which of them, so the few (short and long filters, each dimension, both precisions
+/// among them) cover what the back end and each architecture add.
+fn preludes_for(file: &str) -> Vec<Variant> {
     match file {
         "dwt.cu" => few_for_every_arch(
             dwt::dwt_kernel_preludes(),
@@ -54,7 +68,7 @@ fn preludes_for(file: &str) -> Vec<(String, String, &'static [&'static str])> {
                 "3d gauss w12 f64",
             ],
         ),
-        "fxdecon.cu" => vec![("f32".to_string(), fxdecon::prelude(), &ARCHS)],
+        "fxdecon.cu" => vec![("f32".to_string(), fxdecon::prelude(), &ARCHS, Check::Ptx)],
         "wavepacket.cu" | "wavepacket_windows.cu" => {
             with_archs(seisgpu::wavepacket::cuda::preludes(), &ARCHS)
         }
@@ -64,18 +78,18 @@ fn preludes_for(file: &str) -> Vec<(String, String, &'static [&'static str])> {
             &["p = 1", "p = 9", "p = 16"],
         ),
         // A file without constants baked in by its host code.
-        _ => vec![("no prelude".to_string(), String::new(), &ARCHS)],
+        _ => vec![("no prelude".to_string(), String::new(), &ARCHS, Check::Ptx)],
     }
 }
 
-/// Every prelude for the architectures in `one`, the labels in `few` for all of `ARCHS`. A
-/// label of `few` that the library no longer makes fails the test, so the list cannot
-/// silently stop covering anything.
+/// The labels in `few` compiled for all of `ARCHS`, every other prelude's front end checked
+/// for the architectures in `one`. A label of `few` that the library no longer makes fails
+/// the test, so the list cannot silently stop covering anything.
 fn few_for_every_arch(
     preludes: Vec<(String, String)>,
     one: &'static [&'static str],
     few: &[&str],
-) -> Vec<(String, String, &'static [&'static str])> {
+) -> Vec<Variant> {
     for label in few {
         assert!(
             preludes.iter().any(|(l, _)| l == label),
@@ -85,12 +99,11 @@ fn few_for_every_arch(
     preludes
         .into_iter()
         .map(|(label, prelude)| {
-            let archs = if few.contains(&label.as_str()) {
-                &ARCHS[..]
+            if few.contains(&label.as_str()) {
+                (label, prelude, &ARCHS[..], Check::Ptx)
             } else {
-                one
-            };
-            (label, prelude, archs)
+                (label, prelude, one, Check::Syntax)
+            }
         })
         .collect()
 }
@@ -102,11 +115,17 @@ fn checked_variants() -> DiskCache {
     DiskCache::at(std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("nvrtc_compile"))
 }
 
-fn variant_key(file: &str, source: &str, prelude: &str, target: &nvrtc::Target) -> CacheKey {
+fn variant_key(
+    file: &str,
+    source: &str,
+    prelude: &str,
+    target: &nvrtc::Target,
+    check: Check,
+) -> CacheKey {
     let (major, minor) = nvrtc::version().expect("NVRTC was probed");
     let text = format!(
         "nvrtc_compile check\nfile {file}\nsource fnv1a64 {:016x}\nprelude fnv1a64 {:016x}\n\
-         target {:?} {}\noptions {}\nnvrtc {major}.{minor}\n",
+         target {:?} {}\noptions {}\ncheck {check:?}\nnvrtc {major}.{minor}\n",
         fnv1a(source.as_bytes()),
         fnv1a(prelude.as_bytes()),
         target.kind,
@@ -116,11 +135,11 @@ fn variant_key(file: &str, source: &str, prelude: &str, target: &nvrtc::Target) 
     CacheKey::new(file, &target.gpu_architecture, text)
 }
 
-fn with_archs(
-    preludes: Vec<(String, String)>,
-    archs: &'static [&'static str],
-) -> Vec<(String, String, &'static [&'static str])> {
-    preludes.into_iter().map(|(l, p)| (l, p, archs)).collect()
+fn with_archs(preludes: Vec<(String, String)>, archs: &'static [&'static str]) -> Vec<Variant> {
+    preludes
+        .into_iter()
+        .map(|(l, p)| (l, p, archs, Check::Ptx))
+        .collect()
 }
 
 #[test]
@@ -184,7 +203,7 @@ fn every_kernel_compiles_for_every_prelude_and_arch() {
     let mut jobs = Vec::new();
     let mut unchanged = 0;
     for k in kernels::ALL {
-        for (label, prelude, archs) in preludes_for(k.file) {
+        for (label, prelude, archs, check) in preludes_for(k.file) {
             for &arch in archs {
                 // PTX for the architecture's virtual target: NVRTC's front end checks
                 // every variant; the ptxas stage (CUBIN) is covered by the probe test
@@ -193,11 +212,11 @@ fn every_kernel_compiles_for_every_prelude_and_arch() {
                     kind: nvrtc::ImageKind::Ptx,
                     gpu_architecture: arch.replace("sm_", "compute_"),
                 };
-                let key = variant_key(k.file, k.source, &prelude, &ptx);
+                let key = variant_key(k.file, k.source, &prelude, &ptx, check);
                 if checked.lookup(&key).is_some() {
                     unchanged += 1;
                 } else {
-                    jobs.push((*k, label.clone(), prelude.clone(), arch, ptx, key));
+                    jobs.push((*k, label.clone(), prelude.clone(), arch, ptx, check, key));
                 }
             }
         }
@@ -217,19 +236,21 @@ fn every_kernel_compiles_for_every_prelude_and_arch() {
         for _ in 0..threads {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some((k, label, prelude, arch, ptx, key)) = jobs.get(i) else {
+                let Some((k, label, prelude, arch, ptx, check, key)) = jobs.get(i) else {
                     break;
                 };
                 let t = std::time::Instant::now();
-                let result = nvrtc::compile_for(k.file, k.source, prelude, arch, ptx);
-                let status = match &result {
-                    Ok(k) => format!("ok ({} kB {:?})", k.image.len() / 1024, k.kind),
-                    Err(_) => "FAILED".to_string(),
+                let result = match check {
+                    Check::Ptx => nvrtc::compile_for(k.file, k.source, prelude, arch, ptx)
+                        .map(|k| format!("ok ({} kB {:?})", k.image.len() / 1024, k.kind)),
+                    Check::Syntax => nvrtc::check_syntax(k.file, k.source, prelude, arch)
+                        .map(|()| "ok (front end)".to_string()),
                 };
-                if let Ok(image) = &result {
+                let status = result.as_deref().unwrap_or("FAILED").to_string();
+                if result.is_ok() {
                     // Only the fact that it compiled is needed, not the image.
                     let mark = nvrtc::CompiledKernel {
-                        kind: image.kind,
+                        kind: ptx.kind,
                         image: Vec::new(),
                     };
                     checked.store(key, &mark);
@@ -278,6 +299,20 @@ fn a_kernel_that_does_not_compile_reports_nvrtc_log() {
                 Error::KernelCompile(String::new()).status(),
                 seisgpu::ffi::status::SG_ERR_KERNEL_COMPILE
             );
+            // The front-end check finds the same error, and one a prelude's constant
+            // causes only in a template's instance.
+            match nvrtc::check_syntax("broken.cu", broken, "", "sm_80") {
+                Err(Error::KernelCompile(log)) => assert!(log.contains("undeclared_name"), "{log}"),
+                other => panic!("expected SG_ERR_KERNEL_COMPILE, got {other:?}"),
+            }
+            let taps = "template <int N> __device__ float f(float x) { \
+                        static_assert(N < 10, \"too many taps\"); return x * N; }\n\
+                        extern \"C\" __global__ void k(float *x) { x[0] = f<TAPS>(x[1]); }";
+            assert!(nvrtc::check_syntax("taps.cu", taps, "#define TAPS 5", "sm_80").is_ok());
+            match nvrtc::check_syntax("taps.cu", taps, "#define TAPS 20", "sm_80") {
+                Err(Error::KernelCompile(log)) => assert!(log.contains("too many taps"), "{log}"),
+                other => panic!("expected SG_ERR_KERNEL_COMPILE, got {other:?}"),
+            }
         }
         Err(Error::CudaUnavailable(why)) => {
             assert!(
