@@ -47,12 +47,14 @@ impl DwtPlan {
     }
 
     /// Makes room for device calls of up to `n_traces` traces, any depth, rule and sample
-    /// type, so that they allocate nothing (and may be captured into a CUDA graph). Nothing
-    /// on a CPU context.
+    /// type, and loads their kernels, so that they allocate and load nothing (and may be
+    /// captured into a CUDA graph). Nothing on a CPU context.
     pub fn reserve(&self, n_traces: usize) -> Result<()> {
         let Some(gpu) = self.ctx.cuda() else {
             return Ok(());
         };
+        cuda::load_kernels::<f32>(gpu, &self.wavelet)?;
+        cuda::load_kernels::<f64>(gpu, &self.wavelet)?;
         let bytes = (1..=self.max_levels())
             .map(|levels| self.reserve_bytes(gpu, levels, n_traces))
             .max()

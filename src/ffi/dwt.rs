@@ -174,10 +174,11 @@ pub extern "C" fn sg_dwt_plan_workspace_bytes(
 
 /// Makes `plan`'s workspace (`sg_dwt_plan_workspace_bytes`) hold what any device call of
 /// up to `n_traces` traces needs (any depth, rule and precision), from the context's
-/// allocator, so that such calls allocate nothing. An application that captures device
-/// calls into a CUDA graph calls it first: a call that would need more than the workspace
-/// holds while its stream is captured is refused with `SG_ERR_INVALID_ARGUMENT`, as
-/// nothing may be allocated during a capture; and a graph holds the workspace's address,
+/// allocator, and loads their kernels, so that such calls allocate and load nothing. An
+/// application that captures device calls into a CUDA graph calls it first: a call that
+/// would need more than the workspace holds, or kernels not loaded yet, while its stream is
+/// captured is refused with `SG_ERR_INVALID_ARGUMENT`, as nothing may be allocated or
+/// loaded during a capture; and a graph holds the workspace's address,
 /// so it must not be replayed after a larger call or reserve has replaced the workspace.
 /// Uses the context's stream (`sg_context_set_stream`) for the allocation, without
 /// waiting. `SG_ERR_DEVICE_OUT_OF_MEMORY` (the message gives the sizes) when the memory is

@@ -5,7 +5,7 @@ use super::disk_cache::{self, DiskCache, Origin};
 use super::kernels::KernelSource;
 use super::{driver_error, nvrtc};
 use crate::error::Result;
-use cudarc::driver::{CudaContext, CudaModule};
+use cudarc::driver::{CudaContext, CudaModule, CudaStream};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -21,6 +21,34 @@ impl ModuleCache {
     /// The on-disk cache this context reads and fills.
     pub fn disk(&self) -> &DiskCache {
         &self.disk
+    }
+
+    /// `get` for a call queued on `stream`. Loading a module while the stream is captured
+    /// into a graph would invalidate the capture, so a module not loaded yet is refused
+    /// then, with `what` to say which call should run (or be prepared) before capturing.
+    pub fn get_on(
+        &self,
+        ctx: &Arc<CudaContext>,
+        arch: &str,
+        kernel: &KernelSource,
+        prelude: &str,
+        stream: &CudaStream,
+        what: &str,
+    ) -> Result<Arc<CudaModule>> {
+        if !self.holds(kernel, prelude) && super::workspace::capturing(stream)? {
+            return Err(crate::invalid!(
+                "{what}: its kernels are not loaded on this context yet, and loading them \
+                 cannot be captured; run the call once before capturing it, or reserve the plan"
+            ));
+        }
+        self.get(ctx, arch, kernel, prelude)
+    }
+
+    fn holds(&self, kernel: &KernelSource, prelude: &str) -> bool {
+        let modules = self.modules.lock().unwrap();
+        modules
+            .get(kernel.file)
+            .is_some_and(|by| by.contains_key(prelude))
     }
 
     /// The module for `kernel` with `prelude`, compiled for `arch` on first use.

@@ -38,15 +38,29 @@ pub(super) fn too_many(what: &str) -> Error {
     Error::Unsupported(format!("{what} exceeds what one kernel launch can index"))
 }
 
+/// Loads the wavelet's kernels for samples of `T` (a plan's reserve does, so that its
+/// first call may be captured).
+pub(crate) fn load_kernels<T: Sample>(gpu: &CudaBackend, wavelet: &Wavelet) -> Result<()> {
+    let prelude = prelude::<T>(wavelet);
+    gpu.modules
+        .get(&gpu.ctx, &gpu.arch, &kernels::DWT, &prelude)
+        .map(drop)
+}
+
 impl<'a, T: Sample> Kit<'a, T> {
     pub(super) fn new(
         gpu: &'a CudaBackend,
         wavelet: &Wavelet,
         stream: &'a Arc<CudaStream>,
     ) -> Result<Self> {
-        let module = gpu
-            .modules
-            .get(&gpu.ctx, &gpu.arch, &kernels::DWT, &prelude::<T>(wavelet))?;
+        let module = gpu.modules.get_on(
+            &gpu.ctx,
+            &gpu.arch,
+            &kernels::DWT,
+            &prelude::<T>(wavelet),
+            stream,
+            "a captured DWT call",
+        )?;
         Ok(Kit {
             gpu,
             module,

@@ -32,6 +32,7 @@ mod shrink;
 mod tiles;
 mod tuning;
 
+pub(crate) use kit::load_kernels;
 pub use prelude::{dwt_kernel_preludes, prelude};
 pub use resident::work_bytes;
 pub use resident::{
