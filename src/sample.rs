@@ -49,11 +49,54 @@ impl Sample for f64 {
 
 /// `Sample` with what rustfft and zero-initialised device buffers need of it: the sample
 /// types of the USFFT and of the wave packets (the same two types).
-pub trait Real: Sample + rustfft::FftNum + Default + cudarc::driver::ValidAsZeroBits {}
+pub trait Real: Sample + rustfft::FftNum + Default + cudarc::driver::ValidAsZeroBits {
+    /// A planner of FFTs of this type, compiled in this crate. Generic code that planned
+    /// with rustfft's generic planner would compile the planner and all its algorithms again
+    /// in every crate that calls it with a concrete type (each test binary, an application
+    /// of the Rust API); through this one it calls the planner compiled here.
+    fn fft_planner() -> Box<dyn FftPlans<Self>>;
+}
 
-impl Real for f32 {}
+impl Real for f32 {
+    #[inline(never)]
+    fn fft_planner() -> Box<dyn FftPlans<f32>> {
+        Box::new(rustfft::FftPlanner::<f32>::new())
+    }
+}
 
-impl Real for f64 {}
+impl Real for f64 {
+    #[inline(never)]
+    fn fft_planner() -> Box<dyn FftPlans<f64>> {
+        Box::new(rustfft::FftPlanner::<f64>::new())
+    }
+}
+
+/// Plans FFTs of one length and direction, reusing what it planned before (`Real::fft_planner`).
+pub trait FftPlans<T>: Send {
+    fn plan(
+        &mut self,
+        len: usize,
+        direction: rustfft::FftDirection,
+    ) -> std::sync::Arc<dyn rustfft::Fft<T>>;
+
+    fn forward(&mut self, len: usize) -> std::sync::Arc<dyn rustfft::Fft<T>> {
+        self.plan(len, rustfft::FftDirection::Forward)
+    }
+
+    fn inverse(&mut self, len: usize) -> std::sync::Arc<dyn rustfft::Fft<T>> {
+        self.plan(len, rustfft::FftDirection::Inverse)
+    }
+}
+
+impl<T: rustfft::FftNum> FftPlans<T> for rustfft::FftPlanner<T> {
+    fn plan(
+        &mut self,
+        len: usize,
+        direction: rustfft::FftDirection,
+    ) -> std::sync::Arc<dyn rustfft::Fft<T>> {
+        self.plan_fft(len, direction)
+    }
+}
 
 /// A sample, or a complex value of two: finite when every part is.
 pub trait Finite: Copy + Sync {

@@ -15,7 +15,6 @@ use crate::progress::Reporter;
 use crate::sample::Sample;
 use num_complex::Complex64 as C64;
 use rayon::prelude::*;
-use rustfft::FftPlanner;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 const ZERO: C64 = C64::new(0.0, 0.0);
@@ -96,11 +95,11 @@ fn filter_slab<T: Sample>(
     let mut acc = try_vec(ntr * n, 0.0f64, "the output accumulator")?;
     let mut spec = try_vec(ntr * nf, ZERO, "trace spectra")?;
     let mut band_out = try_vec(nb * ntr, ZERO, "filtered frequency slices")?;
-    let mut planner = FftPlanner::<f64>::new();
+    let mut planner = <f64 as crate::sample::Real>::fft_planner();
     let mut cx = SlabPass {
         s,
-        forward: planner.plan_fft_forward(nfft),
-        inverse: planner.plan_fft_inverse(nfft),
+        forward: planner.forward(nfft),
+        inverse: planner.inverse(nfft),
         in_band: vec![usize::MAX; nf],
         share: s.share(slab),
         ntr,

@@ -19,7 +19,7 @@ use crate::progress::Reporter;
 use crate::sample::{Real, Sample};
 use num_complex::Complex;
 use rayon::prelude::*;
-use rustfft::{Fft, FftDirection, FftPlanner};
+use rustfft::{Fft, FftDirection};
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -73,8 +73,8 @@ fn with_ffts<T: Real>(spec: &UsfftSpec, sorted: Arc<SortedPoints<T>>) -> HostPoi
     } else {
         FftDirection::Inverse
     };
-    let mut planner = FftPlanner::<T>::new();
-    let ffts = std::array::from_fn(|d| planner.plan_fft(spec.fine[d], dir));
+    let mut planner = T::fft_planner();
+    let ffts = std::array::from_fn(|d| planner.plan(spec.fine[d], dir));
     HostPoints { sorted, ffts }
 }
 

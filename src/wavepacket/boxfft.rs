@@ -9,7 +9,7 @@
 use super::layout::WaveBox;
 use crate::sample::Real;
 use num_complex::Complex;
-use rustfft::{Fft, FftPlanner};
+use rustfft::Fft;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -20,12 +20,12 @@ pub struct BoxFfts<T: Real> {
 
 impl<T: Real> BoxFfts<T> {
     pub fn new(lengths: impl Iterator<Item = usize>) -> Self {
-        let mut planner = FftPlanner::<T>::new();
+        let mut planner = T::fft_planner();
         let mut plans = HashMap::new();
         for n in lengths {
             plans
                 .entry(n)
-                .or_insert_with(|| [planner.plan_fft_forward(n), planner.plan_fft_inverse(n)]);
+                .or_insert_with(|| [planner.forward(n), planner.inverse(n)]);
         }
         BoxFfts { plans }
     }

@@ -13,10 +13,10 @@
 use crate::wavepacket_support;
 
 use num_complex::Complex;
-use rustfft::FftPlanner;
 use seisgpu::dwt::wavelet::Family;
 use seisgpu::dwt::{Direction, DwtPlan, Traces};
 use seisgpu::layout::TraceBatch;
+use seisgpu::sample::Real;
 use seisgpu::wavepacket::sparse::SparseOptions;
 use seisgpu::wavepacket::{LayoutOptions, WavepacketPlan};
 use wavepacket_support::*;
@@ -56,15 +56,16 @@ fn keep_largest<T: Copy + Default>(v: &mut [T], keep: usize, magnitude: impl Fn(
 /// 3D FFT thresholding keeping `reals` reals: conjugate pairs have equal magnitudes, so the
 /// `reals` largest of the full spectrum are `reals` reals.
 fn fft_compress(f: &[f64], reals: usize) -> Vec<f64> {
-    let mut planner = FftPlanner::<f64>::new();
+    // rustfft's planner, through the library's f64 instance of it (not compiled again here).
+    let mut planner = f64::fft_planner();
     let mut u: Vec<Complex<f64>> = f.iter().map(|&v| Complex::new(v, 0.0)).collect();
     for (axis, &n) in SHAPE.iter().enumerate() {
-        let fft = planner.plan_fft_forward(n);
+        let fft = planner.forward(n);
         for_each_line(&mut u, axis, |line| fft.process(line));
     }
     keep_largest(&mut u, reals, |z| z.norm());
     for (axis, &n) in SHAPE.iter().enumerate() {
-        let ifft = planner.plan_fft_inverse(n);
+        let ifft = planner.inverse(n);
         for_each_line(&mut u, axis, |line| ifft.process(line));
     }
     u.iter().map(|z| z.re / f.len() as f64).collect()

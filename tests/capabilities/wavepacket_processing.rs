@@ -13,12 +13,12 @@
 use crate::wavepacket_support;
 
 use num_complex::Complex;
-use rustfft::FftPlanner;
 use seisgpu::dwt::wavelet::Family;
 use seisgpu::dwt::{Direction, DwtPlan, Traces};
 use seisgpu::fxdecon::options::FxdeconOptions;
 use seisgpu::fxdecon::FxdeconPlan;
 use seisgpu::layout::TraceBatch;
+use seisgpu::sample::Real;
 use seisgpu::wavepacket::coeffs::{estimate_noise, threshold_noise, PocsOptions, ThresholdMode};
 use seisgpu::wavepacket::gaps::fill_linear;
 use seisgpu::wavepacket::inverse::CorrectionFilter;
@@ -70,11 +70,12 @@ fn keep_largest_real(v: &mut [f64], s: usize) {
 
 /// The 2D DFT (forward or inverse, unnormalised) of `u`, NT × NX, axis 1 fastest.
 fn fft2(u: &mut [Complex<f64>], inverse: bool) {
-    let mut p = FftPlanner::<f64>::new();
+    // rustfft's planner, through the library's f64 instance of it (not compiled again here).
+    let mut p = f64::fft_planner();
     let (a, b) = if inverse {
-        (p.plan_fft_inverse(NT), p.plan_fft_inverse(NX))
+        (p.inverse(NT), p.inverse(NX))
     } else {
-        (p.plan_fft_forward(NT), p.plan_fft_forward(NX))
+        (p.forward(NT), p.forward(NX))
     };
     for row in u.chunks_exact_mut(NT) {
         a.process(row);
