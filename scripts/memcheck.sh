@@ -24,7 +24,7 @@ export SEISGPU_BACKEND=cpu
 # concurrency (8 threads, 2^16-sample traces) takes ~10 minutes under valgrind: run it
 # with MEMCHECK_TESTS when needed; the stress module (tests/abi) covers threads outside
 # the checker.
-MEMCHECK_TESTS=${MEMCHECK_TESTS:-abi_errors usfft_abi fxdecon_edge_cases xcorr_cases}
+MEMCHECK_TESTS=${MEMCHECK_TESTS:-xcorr_cases abi_errors usfft_abi fxdecon_edge_cases}
 LOGS=target/memcheck
 mkdir -p "$LOGS"
 VALGRIND=(valgrind --tool=memcheck --error-exitcode=99 --leak-check=full
@@ -79,15 +79,14 @@ for name in "${!exe[@]}"; do
         "${exe[$name]}" --list 2>/dev/null | sed -n 's/^\([A-Za-z0-9_]*\)::.*: test$/\1/p' | sort -u)
 done
 
-# The longest runs start first, so that the last ones to end are short: the fuzzing batch
-# and the wave-packet examples take a minute or more under valgrind, the rest seconds.
+# The longest runs start first, so that the last ones to end are short: the fuzzing batch,
+# the wave-packet examples and the correlation cases take a minute or more under valgrind,
+# the rest seconds.
 # A fuzzing batch: thousands of wrong calls, every error path, under the checker.
 SEISGPU_FUZZ_CHILD_SEED=7 SEISGPU_FUZZ_BATCH=${MEMCHECK_FUZZ_CALLS:-3000} SEISGPU_FUZZ_THREADS=2 \
     start fuzz_batch "${module_exe[fuzz_abi]}" --ignored --exact fuzz_abi::fuzz_child --nocapture
-# The examples, as a C or Fortran caller runs them.
-for e in wavepacket_f90 wavepacket_volume_f90 wavepacket_c wavepacket_volume_c usfft_c fxdecon_3d_f90 progress_f90 usfft_f90 dwt_denoise_c dwt_denoise_f90 fxdecon_2d_c xcorr_c xcorr_f90 emlog_c emlog_f90; do
-    start "$e" "target/examples/$e"
-done
+start_example() { start "$1" "target/examples/$1"; } # as a C or Fortran caller runs it
+for e in wavepacket_f90 wavepacket_volume_f90 wavepacket_c; do start_example "$e"; done
 for t in $MEMCHECK_TESTS; do
     e=${module_exe[$t]:-}
     if [ -z "$e" ]; then
@@ -101,6 +100,9 @@ for t in $MEMCHECK_TESTS; do
         # shellcheck disable=SC2046 # one argument per test name
         start "test_$t" "$e" --exact $(module_tests "$e" "$t") --test-threads=2
     fi
+done
+for e in wavepacket_volume_c usfft_c fxdecon_3d_f90 progress_f90 usfft_f90 dwt_denoise_c dwt_denoise_f90 fxdecon_2d_c xcorr_c xcorr_f90 emlog_c emlog_f90; do
+    start_example "$e"
 done
 wait
 if ls "$LOGS"/*.failed >/dev/null 2>&1; then exit 1; fi

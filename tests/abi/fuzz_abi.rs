@@ -5,7 +5,7 @@
 //! byte untouched; on success an empty message. See `tests/abi/fuzz/mod.rs`.
 //!
 //! Environment (all optional):
-//!   SEISGPU_FUZZ_CALLS    calls in all (default 120000: the `make test` run)
+//!   SEISGPU_FUZZ_CALLS    calls in all (default 60000: the `make test` run)
 //!   SEISGPU_FUZZ_BATCH    calls per child process (default 6000)
 //!   SEISGPU_FUZZ_SEED     first batch seed (default 1); batch b uses seed + b
 //!   SEISGPU_FUZZ_THREADS  threads per batch (default 4)
@@ -161,7 +161,7 @@ fn run_child(seed: u64, batch: u64, limit: Duration) -> Outcome {
 
 #[test]
 fn fuzz_abi_batches() {
-    let total: u64 = env_or("SEISGPU_FUZZ_CALLS", 120_000);
+    let total: u64 = env_or("SEISGPU_FUZZ_CALLS", 60_000);
     let batch: u64 = env_or("SEISGPU_FUZZ_BATCH", 6000);
     let first: u64 = env_or("SEISGPU_FUZZ_SEED", 1);
     let limit = Duration::from_secs(env_or("SEISGPU_FUZZ_BATCH_TIMEOUT_S", 300));
