@@ -243,7 +243,7 @@ fn every_kernel_compiles_for_every_prelude_and_arch() {
                 let result = match check {
                     Check::Ptx => nvrtc::compile_for(k.file, k.source, prelude, arch, ptx)
                         .map(|k| format!("ok ({} kB {:?})", k.image.len() / 1024, k.kind)),
-                    Check::Syntax => nvrtc::check_syntax(k.file, k.source, prelude, arch)
+                    Check::Syntax => nvrtc::check_syntax(k.file, k.source, prelude, arch, ptx)
                         .map(|()| "ok (front end)".to_string()),
                 };
                 let status = result.as_deref().unwrap_or("FAILED").to_string();
@@ -301,15 +301,21 @@ fn a_kernel_that_does_not_compile_reports_nvrtc_log() {
             );
             // The front-end check finds the same error, and one a prelude's constant
             // causes only in a template's instance.
-            match nvrtc::check_syntax("broken.cu", broken, "", "sm_80") {
+            let front = nvrtc::Target {
+                kind: nvrtc::ImageKind::Ptx,
+                gpu_architecture: "compute_80".into(),
+            };
+            let check =
+                |file, source, prelude| nvrtc::check_syntax(file, source, prelude, "sm_80", &front);
+            match check("broken.cu", broken, "") {
                 Err(Error::KernelCompile(log)) => assert!(log.contains("undeclared_name"), "{log}"),
                 other => panic!("expected SG_ERR_KERNEL_COMPILE, got {other:?}"),
             }
             let taps = "template <int N> __device__ float f(float x) { \
                         static_assert(N < 10, \"too many taps\"); return x * N; }\n\
                         extern \"C\" __global__ void k(float *x) { x[0] = f<TAPS>(x[1]); }";
-            assert!(nvrtc::check_syntax("taps.cu", taps, "#define TAPS 5", "sm_80").is_ok());
-            match nvrtc::check_syntax("taps.cu", taps, "#define TAPS 20", "sm_80") {
+            assert!(check("taps.cu", taps, "#define TAPS 5").is_ok());
+            match check("taps.cu", taps, "#define TAPS 20") {
                 Err(Error::KernelCompile(log)) => assert!(log.contains("too many taps"), "{log}"),
                 other => panic!("expected SG_ERR_KERNEL_COMPILE, got {other:?}"),
             }

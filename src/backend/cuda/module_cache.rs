@@ -35,20 +35,25 @@ impl ModuleCache {
         stream: &CudaStream,
         what: &str,
     ) -> Result<Arc<CudaModule>> {
-        if !self.holds(kernel, prelude) && super::workspace::capturing(stream)? {
+        if let Some(m) = self.loaded(kernel, prelude) {
+            return Ok(m);
+        }
+        if super::workspace::capturing(stream)? {
             return Err(crate::invalid!(
                 "{what}: its kernels are not loaded on this context yet, and loading them \
                  cannot be captured; run the call once before capturing it, or reserve the plan"
             ));
         }
-        self.get(ctx, arch, kernel, prelude)
+        self.load(ctx, arch, kernel, prelude)
     }
 
-    fn holds(&self, kernel: &KernelSource, prelude: &str) -> bool {
-        let modules = self.modules.lock().unwrap();
-        modules
+    /// The module already loaded for `kernel` with `prelude`, if any.
+    fn loaded(&self, kernel: &KernelSource, prelude: &str) -> Option<Arc<CudaModule>> {
+        self.modules
+            .lock()
+            .unwrap()
             .get(kernel.file)
-            .is_some_and(|by| by.contains_key(prelude))
+            .and_then(|by| by.get(prelude).cloned())
     }
 
     /// The module for `kernel` with `prelude`, compiled for `arch` on first use.
@@ -59,15 +64,21 @@ impl ModuleCache {
         kernel: &KernelSource,
         prelude: &str,
     ) -> Result<Arc<CudaModule>> {
-        let found = self
-            .modules
-            .lock()
-            .unwrap()
-            .get(kernel.file)
-            .and_then(|by| by.get(prelude).cloned());
-        if let Some(m) = found {
-            return Ok(m);
+        match self.loaded(kernel, prelude) {
+            Some(m) => Ok(m),
+            None => self.load(ctx, arch, kernel, prelude),
         }
+    }
+
+    /// Compiles (or reads from disk) and loads the module, keeping the first one loaded
+    /// when threads race.
+    fn load(
+        &self,
+        ctx: &Arc<CudaContext>,
+        arch: &str,
+        kernel: &KernelSource,
+        prelude: &str,
+    ) -> Result<Arc<CudaModule>> {
         // Compile outside the lock: NVRTC takes a while and other kernels may be wanted.
         let compile = || nvrtc::compile(kernel.file, kernel.source, prelude, arch);
         let disk_key = disk_cache::cache_key(kernel.file, kernel.source, prelude, arch)?;

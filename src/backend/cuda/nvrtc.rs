@@ -150,17 +150,19 @@ unsafe fn output(
     Ok(bytes)
 }
 
-/// Runs only NVRTC's front end (`--fdevice-syntax-only`) on `prelude` + `source` for
-/// `arch`'s virtual architecture: parsing, templates and the device-code rules, as a full
-/// compile checks them, in a twentieth of its time and without generating code. The test
-/// of every kernel variant checks most variants this way.
-pub fn check_syntax(file: &str, source: &str, prelude: &str, arch: &str) -> Result<()> {
+/// `compile_for` through NVRTC's front end only (`--fdevice-syntax-only`): parsing,
+/// templates and the device-code rules, as a full compile checks them, in a twentieth of
+/// its time and without generating code. The test of every kernel variant checks most
+/// variants this way.
+pub fn check_syntax(
+    file: &str,
+    source: &str,
+    prelude: &str,
+    arch: &str,
+    target: &Target,
+) -> Result<()> {
     require_nvrtc()?;
-    let target = Target {
-        kind: ImageKind::Ptx,
-        gpu_architecture: arch.replace("sm_", "compute_"),
-    };
-    let mut opts = options(&target);
+    let mut opts = options(target);
     opts.push("--fdevice-syntax-only".into());
     compiled_program(file, source, prelude, arch, &opts).map(|_| ())
 }
