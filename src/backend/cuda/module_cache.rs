@@ -44,7 +44,7 @@ impl ModuleCache {
                  cannot be captured; run the call once before capturing it, or reserve the plan"
             ));
         }
-        self.load(ctx, arch, kernel, prelude)
+        self.get(ctx, arch, kernel, prelude)
     }
 
     /// The module already loaded for `kernel` with `prelude`, if any.
@@ -64,21 +64,9 @@ impl ModuleCache {
         kernel: &KernelSource,
         prelude: &str,
     ) -> Result<Arc<CudaModule>> {
-        match self.loaded(kernel, prelude) {
-            Some(m) => Ok(m),
-            None => self.load(ctx, arch, kernel, prelude),
+        if let Some(m) = self.loaded(kernel, prelude) {
+            return Ok(m);
         }
-    }
-
-    /// Compiles (or reads from disk) and loads the module, keeping the first one loaded
-    /// when threads race.
-    fn load(
-        &self,
-        ctx: &Arc<CudaContext>,
-        arch: &str,
-        kernel: &KernelSource,
-        prelude: &str,
-    ) -> Result<Arc<CudaModule>> {
         // Compile outside the lock: NVRTC takes a while and other kernels may be wanted.
         let compile = || nvrtc::compile(kernel.file, kernel.source, prelude, arch);
         let disk_key = disk_cache::cache_key(kernel.file, kernel.source, prelude, arch)?;
