@@ -318,8 +318,8 @@ fn time_mode<T: Real>(
             };
             let gbs = (m as f64 * per_point + grid_passes * fine) / (spread_ms * 1e-3) / 1e9;
             let pts = plan.device_points().ok_or("no device points")?;
-            let bins = pts.tiling.tile;
-            let method = match pts.method {
+            let bins = pts.tiling().tile;
+            let method = match pts.method() {
                 SpreadMethod::RegisterRows { threads } => format!(
                     "rows {}×{}×{} bins, {threads} threads",
                     bins[0], bins[1], bins[2]

@@ -279,6 +279,46 @@ impl<T: Real> UsfftPlan<T> {
         }
     }
 
+    /// Sets the points of each group of lattices (types 1 and 2, a CUDA context) as its own
+    /// sorted set, into the same bins (`cuda::set_lattice_groups`): executed one group at a
+    /// time by `execute_in_groups`, whose caller holds one group's values at a time.
+    /// `n_points` counts them all; `execute` and the other executes see no points.
+    pub fn set_points_on_lattice_groups(
+        &mut self,
+        groups: &[Vec<lattice::PointLattice>],
+    ) -> Result<()> {
+        self.not_type3()?;
+        let ctx = self.gpu()?;
+        let gpu = ctx.cuda().expect("checked by gpu()");
+        let mut total = 0usize;
+        for g in groups {
+            total = total.saturating_add(lattice::count_points(g)?);
+        }
+        self.set_device_points(|slot, spec| cuda::set_lattice_groups(gpu, slot, spec, groups))?;
+        self.m = total;
+        Ok(())
+    }
+
+    /// The plan's transform (`Way::Transform`) or its adjoint over points set in groups
+    /// (`set_points_on_lattice_groups`), on device arrays, queued on the plan's stream
+    /// without waiting: see `cuda::DevicePoints::execute_in_groups`.
+    pub fn execute_in_groups<C: DeviceArrayMut<T>>(
+        &self,
+        way: cuda::Way,
+        c: &mut C,
+        f: &mut impl DeviceArrayMut<T>,
+        mut body: impl FnMut(usize, &mut C) -> Result<()>,
+    ) -> Result<()> {
+        match (&self.points, self.ctx.cuda()) {
+            (PointsState::Device(p), Some(gpu)) if !p.group_counts().is_empty() => {
+                p.execute_in_groups(gpu, way, c, f, &mut body)
+            }
+            _ => Err(crate::invalid!(
+                "no points set in groups: call set_points_on_lattice_groups first"
+            )),
+        }
+    }
+
     /// Sets the points `other` holds (types 1 and 2, a plan on the same context) without
     /// sorting them again: shared, on the CPU and on the device. Ok(false), with nothing
     /// changed, where the two plans do not sort points alike (another dimension, fine grid
@@ -342,7 +382,7 @@ impl<T: Real> UsfftPlan<T> {
         let r = held.scope("setting the USFFT points", || set(&mut slot, &self.spec));
         match (had || r.is_ok(), slot) {
             (true, Some(p)) => {
-                self.m = p.m;
+                self.m = p.m();
                 self.points = PointsState::Device(p);
             }
             (false, p) => self.prepared = p,
@@ -445,8 +485,30 @@ impl<T: Real> UsfftPlan<T> {
         f: &mut cudarc::driver::CudaSlice<T>,
         events: Option<&[cudarc::driver::CudaEvent; 4]>,
     ) -> Result<()> {
+        self.execute_device_way(cuda::Way::Transform, c, f, events)
+    }
+
+    /// The adjoint of `execute_device` (type 1 ↔ type 2 with the opposite sign: a type-2
+    /// plan's adjoint reads `c` and writes `f`), on the plan's points, fine grid and FFT
+    /// plan, queued on its stream without waiting. An operator and its adjoint on one
+    /// plan hold one plan's device memory.
+    pub fn execute_adjoint_device(
+        &self,
+        c: &mut cudarc::driver::CudaSlice<T>,
+        f: &mut cudarc::driver::CudaSlice<T>,
+    ) -> Result<()> {
+        self.execute_device_way(cuda::Way::Adjoint, c, f, None)
+    }
+
+    fn execute_device_way(
+        &self,
+        way: cuda::Way,
+        c: &mut cudarc::driver::CudaSlice<T>,
+        f: &mut cudarc::driver::CudaSlice<T>,
+        events: Option<&[cudarc::driver::CudaEvent; 4]>,
+    ) -> Result<()> {
         match (&self.points, self.ctx.cuda()) {
-            (PointsState::Device(p), Some(gpu)) => p.execute_device(gpu, c, f, events),
+            (PointsState::Device(p), Some(gpu)) => p.execute_device(gpu, way, c, f, events),
             (PointsState::None, _) => Err(crate::invalid!(
                 "no points set: call set_points before execute"
             )),

@@ -10,6 +10,7 @@
 
 use crate::cuda_common::{gpu_context, sanitize_small};
 use crate::usfft_support::*;
+use cudarc::driver::CudaSlice;
 use num_complex::Complex;
 use seisgpu::backend::BackendRequest;
 use seisgpu::context::Context;
@@ -53,6 +54,13 @@ struct Check {
     tol: f64,
 }
 
+/// `v` in the plan's precision.
+fn to_t<T: Real>(v: &[Complex<f64>]) -> Vec<Complex<T>> {
+    v.iter()
+        .map(|z| Complex::new(T::from_f64(z.re).unwrap(), T::from_f64(z.im).unwrap()))
+        .collect()
+}
+
 /// The plan's output on `input` (type 1: strengths at the lattice points; type 2: modes).
 fn execute<T: Real>(
     plan: &UsfftPlan<T>,
@@ -61,11 +69,6 @@ fn execute<T: Real>(
     nm: usize,
     input: &[Complex<f64>],
 ) -> Vec<Complex<f64>> {
-    let to_t = |v: &[Complex<f64>]| -> Vec<Complex<T>> {
-        v.iter()
-            .map(|z| Complex::new(T::from_f64(z.re).unwrap(), T::from_f64(z.im).unwrap()))
-            .collect()
-    };
     let nan = Complex::new(T::nan(), T::nan());
     let (mut c, mut f) = match kind {
         TransformType::Type1 => (to_t(input), vec![nan; nm]),
@@ -75,6 +78,41 @@ fn execute<T: Real>(
     let out = if kind == TransformType::Type1 { f } else { c };
     out.iter()
         .map(|z| Complex::new(z.re.to_f64().unwrap(), z.im.to_f64().unwrap()))
+        .collect()
+}
+
+/// `execute` of transform `kind` as the adjoint of `plan` (the other type, opposite sign),
+/// on device arrays.
+fn execute_adjoint<T: Real>(
+    plan: &UsfftPlan<T>,
+    kind: TransformType,
+    m: usize,
+    nm: usize,
+    input: &[Complex<f64>],
+) -> Vec<Complex<f64>> {
+    let s = plan.device_points().unwrap().stream().clone();
+    let reals: Vec<T> = to_t::<T>(input).iter().flat_map(|z| [z.re, z.im]).collect();
+    let nan = vec![T::nan(); 2 * m.max(nm)];
+    let (mut c, mut f): (CudaSlice<T>, CudaSlice<T>) = match kind {
+        TransformType::Type1 => (
+            s.clone_htod(&reals).unwrap(),
+            s.clone_htod(&nan[..2 * nm]).unwrap(),
+        ),
+        _ => (
+            s.clone_htod(&nan[..2 * m.max(1)]).unwrap(),
+            s.clone_htod(&reals).unwrap(),
+        ),
+    };
+    plan.execute_adjoint_device(&mut c, &mut f).unwrap();
+    let out = match kind {
+        TransformType::Type1 => s.clone_dtoh(&f),
+        _ => s.clone_dtoh(&c),
+    }
+    .unwrap();
+    s.synchronize().unwrap();
+    out.chunks(2)
+        .take(if kind == TransformType::Type1 { nm } else { m })
+        .map(|z| Complex::new(z[0].to_f64().unwrap(), z[1].to_f64().unwrap()))
         .collect()
 }
 
@@ -144,6 +182,29 @@ fn check<T: Real>(gpu: &Arc<Context>, cpu: &Arc<Context>, k: &Check) {
         };
         assert!(within(e, limit), "{label}: {e:e} from the stored points'");
     }
+    // The other type's plan with the opposite sign, run as its adjoint on its own points
+    // (device arrays): the same transform as `got`, on one plan's memory.
+    let other = Case {
+        kind: match k.kind {
+            TransformType::Type1 => TransformType::Type2,
+            _ => TransformType::Type1,
+        },
+        sign: 1,
+        ..case.clone()
+    };
+    let mut adjoint_plan = plan_for::<T>(gpu, &other).unwrap();
+    adjoint_plan.set_points_on_lattices(&lat).unwrap();
+    let by_adjoint = execute_adjoint(&adjoint_plan, k.kind, m, nm, &input);
+    let e_adjoint = rel_l2(&by_adjoint, &got);
+    let same = if std::mem::size_of::<T>() == 4 {
+        1e-5
+    } else {
+        1e-12
+    };
+    assert!(
+        within(e_adjoint, same),
+        "{label}: {e_adjoint:e} between the transform and the other type's adjoint"
+    );
     let seen: [Vec<f64>; 3] =
         std::array::from_fn(|d| coords[d].iter().map(|x| x.to_f64().unwrap()).collect());
     // Direct sums where they take a moment (the large grids are checked against the CPU).

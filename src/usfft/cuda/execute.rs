@@ -44,6 +44,26 @@ fn type3_elsewhere() -> crate::error::Error {
     crate::error::Error::Internal("a type-3 plan executes through its own stages".into())
 }
 
+/// What an execute computes on a plan's points: the plan's own transform, or its adjoint
+/// (type 1 ↔ type 2 with the opposite sign, on the same sorted points, fine grid and FFT
+/// plan: a type-2 plan and its adjoint need one plan's memory, not two).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Way {
+    Transform = 0,
+    Adjoint = 1,
+}
+
+impl Way {
+    /// The type this way runs on a plan of `kind` (types 1 and 2).
+    fn kind(self, kind: TransformType) -> TransformType {
+        match (self, kind) {
+            (Way::Adjoint, TransformType::Type1) => TransformType::Type2,
+            (Way::Adjoint, TransformType::Type2) => TransformType::Type1,
+            (_, kind) => kind,
+        }
+    }
+}
+
 impl<T: Real> DevicePoints<T> {
     /// Host-to-host execute: uploads the input, runs, downloads the output, waits. The
     /// caller's arrays move through page-locked pieces filled and emptied by the context's
@@ -90,11 +110,14 @@ impl<T: Real> DevicePoints<T> {
     /// `c` holds 2·n_vectors·M reals (interleaved complex strengths, vector v at 2·v·M), `f`
     /// 2·n_vectors·N1N2N3 reals. Type 1 reads c and writes f; type 2 reads f and writes c.
     ///
-    /// `events`, if given, are recorded at the start, after spreading (type 1) or the copy
-    /// into the fine grid (type 2), after the FFT, and at the end (for benchmarks).
+    /// `way`: the plan's transform, or its adjoint (type 1 reading c and writing f for a
+    /// type-2 plan). `events`, if given, are recorded at the start, after spreading (type 1)
+    /// or the copy into the fine grid (type 2), after the FFT, and at the end (for
+    /// benchmarks).
     pub fn execute_device(
         &self,
         gpu: &CudaBackend,
+        way: Way,
         c: &mut CudaSlice<T>,
         f: &mut CudaSlice<T>,
         events: Option<&[CudaEvent; 4]>,
@@ -104,7 +127,7 @@ impl<T: Real> DevicePoints<T> {
         let s = &self.stream;
         let (mut c, mut f) = (write_on(c, s), write_on(f, s));
         let mut work = self.work.lock().unwrap();
-        self.enqueue(&mut c, &mut f, &mut work.grid, events)
+        self.enqueue_way(way, &mut c, &mut f, &mut work.grid, events)
     }
 
     /// `execute_device` on arrays the caller allocated, ordered on the context's caller
@@ -139,10 +162,71 @@ impl<T: Real> DevicePoints<T> {
         done
     }
 
+    /// Device-resident execute over the points set in groups (`set_lattice_groups`), one
+    /// group at a time on the plan's fine grid, queued on the plan's stream: `c` holds one
+    /// group's values (2·n_vectors·m reals of the largest group), `f` the modes. The type-2
+    /// transform makes the grid from `f` once, then for each group interpolates its values
+    /// into `c` and calls `body(g, c)`; the type-1 transform (a type-2 plan's adjoint) calls
+    /// `body(g, c)` for each group to fill `c`, spreads it, then makes `f` from the grid.
+    /// `body` queues its work on the plan's stream (`stream()`).
+    pub fn execute_in_groups<C: DeviceArrayMut<T>>(
+        &self,
+        gpu: &CudaBackend,
+        way: Way,
+        c: &mut C,
+        f: &mut impl DeviceArrayMut<T>,
+        body: &mut dyn FnMut(usize, &mut C) -> Result<()>,
+    ) -> Result<()> {
+        let nv = self.spec.n_vectors;
+        let most = self.groups.iter().map(|g| g.m).max().unwrap_or(0);
+        let (nc, nm) = (2 * nv * most, 2 * nv * self.spec.mode_count());
+        if c.len() < nc || f.len() < nm {
+            return Err(crate::invalid!(
+                "device arrays hold {} and {} reals; the plan's groups need {nc} (values) and {nm} (modes)",
+                c.len(),
+                f.len()
+            ));
+        }
+        bind(&gpu.ctx)?;
+        let mut work = self.work.lock().unwrap();
+        let grid = &mut work.grid;
+        let clearing = "clearing the USFFT fine grid";
+        fill_zero(&self.stream, &mut grid.cells, clearing)?;
+        match way.kind(self.spec.kind) {
+            TransformType::Type2 => {
+                self.deconvolve(f, &mut grid.cells, false)?;
+                self.fft(grid, way)?;
+                for (g, set) in self.groups.iter().enumerate() {
+                    if set.m > 0 {
+                        self.interp(set, &grid.cells, c)?;
+                    }
+                    body(g, c)?;
+                }
+                Ok(())
+            }
+            TransformType::Type1 => {
+                for (g, set) in self.groups.iter().enumerate() {
+                    body(g, c)?;
+                    if set.m > 0 {
+                        self.spread(set, c, &mut grid.cells)?;
+                    }
+                }
+                self.fft(grid, way)?;
+                self.deconvolve(f, &mut grid.cells, true)
+            }
+            TransformType::Type3 => Err(type3_elsewhere()),
+        }
+    }
+
+    /// The points' count in each group (`set_lattice_groups`; empty where none were set so).
+    pub fn group_counts(&self) -> Vec<usize> {
+        self.groups.iter().map(|g| g.m).collect()
+    }
+
     /// Reals of the strengths and of the modes, over the batch.
     fn reals(&self) -> (usize, usize) {
         let nv = self.spec.n_vectors;
-        (2 * nv * self.m, 2 * nv * self.spec.mode_count())
+        (2 * nv * self.set.m, 2 * nv * self.spec.mode_count())
     }
 
     /// The reals of the strengths and of the modes, after checking that device `arrays` of
@@ -166,6 +250,23 @@ impl<T: Real> DevicePoints<T> {
         grid: &mut FineGrid<T>,
         events: Option<&[CudaEvent; 4]>,
     ) -> Result<()> {
+        self.enqueue_way(Way::Transform, c, f, grid, events)
+    }
+
+    /// `enqueue` of the plan's transform or of its adjoint (`Way`).
+    fn enqueue_way(
+        &self,
+        way: Way,
+        c: &mut impl DeviceArrayMut<T>,
+        f: &mut impl DeviceArrayMut<T>,
+        grid: &mut FineGrid<T>,
+        events: Option<&[CudaEvent; 4]>,
+    ) -> Result<()> {
+        if !self.groups.is_empty() {
+            return Err(crate::invalid!(
+                "the plan's points are set in groups: execute them with execute_in_groups"
+            ));
+        }
         let mark = Marks {
             events,
             stream: &self.stream,
@@ -176,13 +277,13 @@ impl<T: Real> DevicePoints<T> {
             &mut grid.cells,
             "clearing the USFFT fine grid",
         )?;
-        match self.spec.kind {
+        match way.kind(self.spec.kind) {
             TransformType::Type1 => {
-                if self.m > 0 {
-                    self.spread(c, &mut grid.cells)?;
+                if self.set.m > 0 {
+                    self.spread(&self.set, c, &mut grid.cells)?;
                 }
                 mark.at(1)?;
-                self.fft(grid)?;
+                self.fft(grid, way)?;
                 mark.at(2)?;
                 self.deconvolve(f, &mut grid.cells, true)?;
             }
@@ -190,10 +291,10 @@ impl<T: Real> DevicePoints<T> {
             TransformType::Type2 => {
                 self.deconvolve(f, &mut grid.cells, false)?;
                 mark.at(1)?;
-                self.fft(grid)?;
+                self.fft(grid, way)?;
                 mark.at(2)?;
-                if self.m > 0 {
-                    self.interp(&grid.cells, c)?;
+                if self.set.m > 0 {
+                    self.interp(&self.set, &grid.cells, c)?;
                 }
             }
         }
@@ -233,9 +334,14 @@ impl<T: Real> DevicePoints<T> {
     }
 
     /// The batch of fine-grid FFTs in place; cuFFT's forward direction is e^{−i…}, so the
-    /// plan's sign picks the direction.
-    fn fft(&self, grid: &mut FineGrid<T>) -> Result<()> {
-        let direction = match self.spec.sign {
+    /// sign picks the direction (the plan's, or the opposite one for its adjoint). Each
+    /// direction has its own captured graph.
+    fn fft(&self, grid: &mut FineGrid<T>, way: Way) -> Result<()> {
+        let sign = match way {
+            Way::Transform => self.spec.sign,
+            Way::Adjoint => -self.spec.sign,
+        };
+        let direction = match sign {
             -1 => Direction::Forward,
             _ => Direction::Inverse,
         };
@@ -244,7 +350,7 @@ impl<T: Real> DevicePoints<T> {
         } = grid;
         let key = cells.addr();
         let plan = self.fft.as_ref().ok_or_else(type3_elsewhere)?;
-        run_or_replay(fft_replay, &self.stream, key, || {
+        run_or_replay(&mut fft_replay[way as usize], &self.stream, key, || {
             plan.exec_c2c_in_place::<T>(&mut complex_mut(cells), direction)
         })
     }

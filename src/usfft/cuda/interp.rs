@@ -7,7 +7,7 @@
 //!   sorted point gathers from the grid.
 
 use super::heuristics::{interp_pitch, InterpMethod, INTERP_CHUNK};
-use super::plan::DevicePoints;
+use super::plan::{DevicePoints, PointSet};
 use crate::backend::cuda::array::{DeviceArray, DeviceArrayMut};
 use crate::backend::cuda::launch::{for_elems, Launch, THREADS};
 use crate::error::Result;
@@ -18,48 +18,53 @@ use cudarc::driver::LaunchConfig;
 const WARP: usize = 32;
 
 impl<T: Real> DevicePoints<T> {
-    /// Writes the m points' values `c` (2·n_vectors·m reals) from the fine grids `grid`
-    /// (2·n_vectors·N reals), by the method chosen at set-points.
+    /// Writes the m values `c` (2·n_vectors·m reals) of the points of `set` (the plan's
+    /// points or one group of them) from the fine grids `grid` (2·n_vectors·N reals), by
+    /// the method chosen at set-points.
     pub(super) fn interp(
         &self,
+        set: &PointSet<T>,
         grid: &impl DeviceArray<T>,
         c: &mut impl DeviceArrayMut<T>,
     ) -> Result<()> {
-        match self.interp {
-            InterpMethod::StagedTiles { shared_bytes } => self.interp_tiles(shared_bytes, grid, c),
+        match set.interp {
+            InterpMethod::StagedTiles { shared_bytes } => {
+                self.interp_tiles(set, shared_bytes, grid, c)
+            }
             InterpMethod::WarpPerPoint => {
-                let per_warp = for_elems(WARP * self.m);
-                self.interp_per_point("usfft_interp", per_warp, grid, c)
+                let per_warp = for_elems(WARP * set.m);
+                self.interp_per_point(set, "usfft_interp", per_warp, grid, c)
             }
             InterpMethod::ThreadPerPoint => {
-                let per_thread = for_elems(self.m);
-                self.interp_per_point("usfft_interp_thread", per_thread, grid, c)
+                let per_thread = for_elems(set.m);
+                self.interp_per_point(set, "usfft_interp_thread", per_thread, grid, c)
             }
         }
     }
 
     fn interp_tiles(
         &self,
+        set: &PointSet<T>,
         shared_bytes: u32,
         grid: &impl DeviceArray<T>,
         c: &mut impl DeviceArrayMut<T>,
     ) -> Result<()> {
-        let t = &self.tiling;
+        let t = &set.tiling;
         let pitch = interp_pitch(&self.spec, t, std::mem::size_of::<T>());
         let cfg = LaunchConfig {
-            grid_dim: (self.m.div_ceil(INTERP_CHUNK) as u32, 1, 1),
+            grid_dim: (set.m.div_ceil(INTERP_CHUNK) as u32, 1, 1),
             block_dim: (THREADS, 1, 1),
             shared_mem_bytes: shared_bytes,
         };
-        let kernel = match self.on_lattices() {
+        let kernel = match set.on_lattices() {
             true => "usfft_interp_sm_lattice",
             false => "usfft_interp_sm",
         };
         let mut l = Launch::new(&self.module, &self.stream, kernel, cfg)?;
-        l.input(&self.sorted.bin_start).scalar(t.n_bins() as i64);
-        self.push_sorted(&mut l).input(grid).output(c);
-        self.push_sizes(&mut l);
-        self.push_bins(&mut l);
+        l.input(&set.sorted.bin_start).scalar(t.n_bins() as i64);
+        set.push_sorted(&mut l).input(grid).output(c);
+        set.push_sizes(&mut l, &self.spec);
+        set.push_bins(&mut l);
         l.scalar(INTERP_CHUNK as i32)
             .scalar(pitch as i32)
             .scalar(self.beta());
@@ -79,14 +84,15 @@ impl<T: Real> DevicePoints<T> {
     /// usfft_interp (a warp per point) and usfft_interp_thread: the same parameters.
     fn interp_per_point(
         &self,
+        set: &PointSet<T>,
         kernel: &str,
         cfg: LaunchConfig,
         grid: &impl DeviceArray<T>,
         c: &mut impl DeviceArrayMut<T>,
     ) -> Result<()> {
         let mut l = Launch::new(&self.module, &self.stream, kernel, cfg)?;
-        self.push_sorted(&mut l).input(grid).output(c);
-        self.push_sizes(&mut l).scalar(self.beta());
+        set.push_sorted(&mut l).input(grid).output(c);
+        set.push_sizes(&mut l, &self.spec).scalar(self.beta());
         // SAFETY: (the sorted points as push_sorted pushes them, const REAL* grid, REAL* c,
         // long long m, int nvec, int nf1..nf3, REAL beta): the config gives each sorted point
         // p < m its warp or thread (the others return); it reads sorted point p (perm and

@@ -10,7 +10,8 @@
 //!   lattices whose points the kernels compute where they use them);
 //! - `reuse`: set-points from another plan's sorted points (a type-1 plan beside a type-2);
 //! - `spread` (type 1) and `interp` (type 2): one function per method;
-//! - `execute`: one transform from host or device arrays;
+//! - `execute`: one transform (or its adjoint, on the same state) from host or device
+//!   arrays;
 //! - `type3`: type 3 from a spreading stage, a type-2 stage and the phase factors.
 
 mod execute;
@@ -23,9 +24,12 @@ mod reuse;
 mod spread;
 mod type3;
 
+pub use execute::Way;
 pub use heuristics::{choose_tiling, set_interp_tile_bytes, SpreadMethod};
 pub use plan::{prepare, DevicePoints};
-pub use points::{set_lattice_points, set_points, set_points_device, DeviceCoords};
+pub use points::{
+    set_lattice_groups, set_lattice_points, set_points, set_points_device, DeviceCoords,
+};
 pub use prelude::{prelude, usfft_kernel_preludes};
 pub use reuse::{same_sort, share_points};
 pub use type3::{set_points3, DeviceType3};

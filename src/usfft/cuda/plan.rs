@@ -23,17 +23,28 @@ pub struct DevicePoints<T: Real> {
     pub(super) fft: Option<FftPlan>,
     pub(super) stream: Arc<CudaStream>,
     pub(super) module: Arc<CudaModule>,
-    pub m: usize,
-    pub tiling: Tiling,
-    pub method: SpreadMethod,
-    pub(super) interp: InterpMethod,
-    /// Shared with another plan over the same points (`reuse`): read-only while shared.
-    pub(super) sorted: Arc<Sorted<T>>,
+    /// The points (none once they are set in groups).
+    pub(super) set: PointSet<T>,
+    /// The points set in groups (`set_lattice_groups`), each sorted on its own into the
+    /// same bins; executed one group at a time on the plan's fine grid
+    /// (`execute_in_groups`).
+    pub(super) groups: Vec<PointSet<T>>,
     pub(super) sort: SortScratch<T>,
     pub(super) tables: ModeTables<T>,
     /// Fine grids (n_vectors of them) and host-to-host staging buffers, one execute at a time.
     pub(super) work: Mutex<Work<T>>,
     pub(super) spec: UsfftSpec,
+}
+
+/// One set of sorted points and how the kernels run over it: its count, bins, spreading and
+/// interpolation methods.
+pub(super) struct PointSet<T> {
+    /// Shared with another plan over the same points (`reuse`): read-only while shared.
+    pub(super) sorted: Arc<Sorted<T>>,
+    pub(super) m: usize,
+    pub(super) tiling: Tiling,
+    pub(super) method: SpreadMethod,
+    pub(super) interp: InterpMethod,
 }
 
 /// Sorted points (capacity ≥ m): caller index, and per dimension i0 and d; the sorted
@@ -62,7 +73,7 @@ pub(super) struct DeviceLattices {
 
 impl<T: Real> Sorted<T> {
     /// Room for no points yet, and `n_bins` bins.
-    fn new(s: &Arc<CudaStream>, n_bins: usize) -> Result<Sorted<T>> {
+    pub(super) fn new(s: &Arc<CudaStream>, n_bins: usize) -> Result<Sorted<T>> {
         let what = "allocating USFFT points";
         Ok(Sorted {
             perm: alloc(s, 1, what)?,
@@ -111,7 +122,8 @@ pub(super) struct Work<T> {
 /// addresses, and forgotten when points are set: the graph holds their count and bins).
 pub(super) struct FineGrid<T> {
     pub(super) cells: DeviceBuf<T>,
-    pub(super) fft_replay: Option<Replay>,
+    /// One per `Way` (a graph holds the FFT's direction).
+    pub(super) fft_replay: [Option<Replay>; 2],
     pub(super) calls: RepeatedReplay<[u64; 3]>,
 }
 
@@ -159,6 +171,8 @@ pub(super) fn points_slot<'a, T: Real>(
         *slot = Some(Box::new(DevicePoints::new(gpu, spec)?));
     }
     let pts = slot.as_mut().unwrap();
+    // New points replace any set in groups.
+    pts.groups.clear();
     // New points: an execute captured on the old ones is stale.
     let work = pts.work.get_mut().unwrap_or_else(|e| e.into_inner());
     work.grid.calls = RepeatedReplay::default();
@@ -199,7 +213,14 @@ impl<T: Real> DevicePoints<T> {
             choose_tiling(spec, 0, std::mem::size_of::<T>(), gpu.max_shared_bytes);
         let s = &stream;
         Ok(DevicePoints {
-            sorted: Arc::new(Sorted::new(s, tiling.n_bins())?),
+            set: PointSet {
+                sorted: Arc::new(Sorted::new(s, tiling.n_bins())?),
+                m: 0,
+                tiling,
+                method,
+                interp: per_point(spec.kernel.width),
+            },
+            groups: Vec::new(),
             sort: SortScratch {
                 key: alloc(s, 1, what)?,
                 rank: alloc(s, 1, what)?,
@@ -211,15 +232,11 @@ impl<T: Real> DevicePoints<T> {
                 sets: 0,
             },
             module,
-            m: 0,
-            tiling,
-            method,
-            interp: per_point(spec.kernel.width),
             tables,
             work: Mutex::new(Work {
                 grid: FineGrid {
                     cells: grid,
-                    fft_replay: None,
+                    fft_replay: [None, None],
                     calls: RepeatedReplay::default(),
                 },
                 c: None,
@@ -234,20 +251,20 @@ impl<T: Real> DevicePoints<T> {
     /// The sorted points to write new ones into: this plan's own, made afresh on its stream
     /// where they are another plan's or shared (that plan goes on reading the old ones).
     pub(super) fn own_sorted(&mut self) -> Result<&mut Sorted<T>> {
-        let own = Arc::get_mut(&mut self.sorted)
+        let own = Arc::get_mut(&mut self.set.sorted)
             .is_some_and(|s| s.stream.cu_stream() == self.stream.cu_stream());
         if !own {
             self.let_go_of_sorted()?;
-            self.sorted = Arc::new(Sorted::new(&self.stream, self.tiling.n_bins())?);
+            self.set.sorted = Arc::new(Sorted::new(&self.stream, self.set.tiling.n_bins())?);
         }
-        Ok(Arc::get_mut(&mut self.sorted).expect("made above"))
+        Ok(Arc::get_mut(&mut self.set.sorted).expect("made above"))
     }
 
     /// Orders the stream the sorted points were made on (and are freed on) after this
     /// plan's work, before this plan lets go of points another plan made: a free there then
     /// waits for this plan's reads.
     pub(super) fn let_go_of_sorted(&self) -> Result<()> {
-        let owner = &self.sorted.stream;
+        let owner = &self.set.sorted.stream;
         if owner.cu_stream() != self.stream.cu_stream() {
             owner
                 .join(&self.stream)
@@ -263,6 +280,28 @@ impl<T: Real> DevicePoints<T> {
         &self.stream
     }
 
+    /// The points' count (of the whole set; 0 where they are set in groups).
+    pub fn m(&self) -> usize {
+        self.set.m
+    }
+
+    /// The points' bins (those of every group).
+    pub fn tiling(&self) -> &Tiling {
+        &self.set.tiling
+    }
+
+    /// How the points are spread.
+    pub fn method(&self) -> SpreadMethod {
+        self.set.method
+    }
+
+    /// The kernel's shape parameter β in the plan's precision.
+    pub(super) fn beta(&self) -> T {
+        T::from_f64(self.spec.kernel.beta).unwrap()
+    }
+}
+
+impl<T: Real> PointSet<T> {
     /// Pushes the sorted points as the spreading and interpolation kernels take them
     /// (their POINTS_PARAMS): `perm, i1, i2, i3, d1, d2, d3` (the arrays of unused
     /// dimensions, and all six for points on lattices, are not read), then `lat_frame,
@@ -298,19 +337,18 @@ impl<T: Real> DevicePoints<T> {
     }
 
     /// Pushes `long long m, int nvec, int nf1, int nf2, int nf3`.
-    pub(super) fn push_sizes<'l, 's>(&self, l: &'l mut Launch<'s>) -> &'l mut Launch<'s> {
-        l.scalar(self.m as i64).scalar(self.spec.n_vectors as i32);
-        push_fine(l, &self.spec)
+    pub(super) fn push_sizes<'l, 's>(
+        &self,
+        l: &'l mut Launch<'s>,
+        spec: &UsfftSpec,
+    ) -> &'l mut Launch<'s> {
+        l.scalar(self.m as i64).scalar(spec.n_vectors as i32);
+        push_fine(l, spec)
     }
 
     /// Pushes the bins: `int t1, int t2, int t3, int nb1, int nb2`.
     pub(super) fn push_bins<'l, 's>(&self, l: &'l mut Launch<'s>) -> &'l mut Launch<'s> {
         push_bins(l, &self.tiling)
-    }
-
-    /// The kernel's shape parameter β in the plan's precision.
-    pub(super) fn beta(&self) -> T {
-        T::from_f64(self.spec.kernel.beta).unwrap()
     }
 }
 

@@ -5,7 +5,9 @@
 //! synchronisation.
 
 use super::heuristics::{choose_interp, choose_tiling, SpreadMethod};
-use super::plan::{grow, points_slot, push_bins, push_fine, DeviceLattices, DevicePoints, Sorted};
+use super::plan::{
+    grow, points_slot, push_bins, push_fine, DeviceLattices, DevicePoints, PointSet, Sorted,
+};
 use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::array::{part, part_mut, DeviceArray, Part};
 use crate::backend::cuda::buffers::{alloc, download, fill_bytes, fill_zero, upload};
@@ -114,8 +116,39 @@ pub fn set_lattice_points<T: Real>(
     spec: &UsfftSpec,
     lattices: &[PointLattice],
 ) -> Result<()> {
-    let m = count_points(lattices)?;
     let pts = points_slot(gpu, slot, spec)?;
+    sort_lattice_table(gpu, pts, lattices)
+}
+
+/// Sets the points of each group of lattices as its own sorted set, into the same bins
+/// (`DevicePoints::groups`; the plan's own set is left empty): a group's values are then
+/// interpolated or spread apart from the others' (`execute_in_groups`), so that a caller
+/// holds one group's values at a time. Each group's sort frees its per-point scratch, so
+/// that the sort holds the largest group's at most.
+pub fn set_lattice_groups<T: Real>(
+    gpu: &CudaBackend,
+    slot: &mut Option<Box<DevicePoints<T>>>,
+    spec: &UsfftSpec,
+    groups: &[Vec<PointLattice>],
+) -> Result<()> {
+    let pts = points_slot(gpu, slot, spec)?;
+    let mut sets = Vec::with_capacity(groups.len());
+    for lattices in groups {
+        pts.sort.sets = 0;
+        sort_lattice_table(gpu, pts, lattices)?;
+        sets.push(pts.take_set()?);
+    }
+    pts.groups = sets;
+    Ok(())
+}
+
+/// Uploads the table of `lattices` and sorts their points into the plan's own set.
+fn sort_lattice_table<T: Real>(
+    gpu: &CudaBackend,
+    pts: &mut DevicePoints<T>,
+    lattices: &[PointLattice],
+) -> Result<()> {
+    let m = count_points(lattices)?;
     let s = pts.stream.clone();
     let s = &s;
     let (frames, shapes, first) = device_table(lattices);
@@ -173,6 +206,17 @@ impl<T: Real> DevicePoints<T> {
         self.adopt(gpu, m, tiling, method)
     }
 
+    /// The plan's own set, left empty (no points, the same bins and methods) for the next
+    /// group's sort.
+    fn take_set(&mut self) -> Result<PointSet<T>> {
+        let empty = PointSet {
+            sorted: Arc::new(Sorted::new(&self.stream, 0)?),
+            m: 0,
+            ..self.set
+        };
+        Ok(std::mem::replace(&mut self.set, empty))
+    }
+
     /// The bins and the spreading method for `m` points.
     fn tiling_for(&self, gpu: &CudaBackend, m: usize) -> Result<(Tiling, SpreadMethod)> {
         let real_bytes = std::mem::size_of::<T>();
@@ -194,11 +238,12 @@ impl<T: Real> DevicePoints<T> {
     ) -> Result<()> {
         let real_bytes = std::mem::size_of::<T>();
         let max_shared = gpu.max_shared_bytes;
-        let on_lattices = self.on_lattices();
-        self.interp = choose_interp(&self.spec, &tiling, real_bytes, max_shared, on_lattices);
-        self.m = m;
-        self.tiling = tiling;
-        self.method = method;
+        let on_lattices = self.set.on_lattices();
+        let set = &mut self.set;
+        set.interp = choose_interp(&self.spec, &tiling, real_bytes, max_shared, on_lattices);
+        set.m = m;
+        set.tiling = tiling;
+        set.method = method;
         Ok(())
     }
 
@@ -298,7 +343,7 @@ impl<T: Real> DevicePoints<T> {
     fn commit(&mut self, m: usize, tiling: &Tiling, placement: Placement<'_>) -> Result<()> {
         let what = "allocating USFFT points";
         let s = self.stream.clone();
-        self.m = 0;
+        self.set.m = 0;
         let dim = self.spec.dim;
         let sorted = self.own_sorted()?;
         grow(&mut sorted.perm, m, &s, what)?;
@@ -350,7 +395,7 @@ impl<T: Real> DevicePoints<T> {
     fn scan_bins(&mut self, n_bins: usize) -> Result<()> {
         let tiles = n_bins.div_ceil(SCAN_TILE);
         if tiles <= 2 {
-            let sorted = own(&mut self.sorted);
+            let sorted = own(&mut self.set.sorted);
             return scan_in_one_block(
                 &self.module,
                 &self.stream,
@@ -385,7 +430,7 @@ impl<T: Real> DevicePoints<T> {
             tiles,
         )?;
         let mut l = Launch::new(&self.module, &s, "usfft_scan_tiles", per_tile)?;
-        let sorted = own(&mut self.sorted);
+        let sorted = own(&mut self.set.sorted);
         l.input(&self.sort.count)
             .input(&self.sort.tile_starts)
             .output(&mut sorted.bin_start)
@@ -401,7 +446,7 @@ impl<T: Real> DevicePoints<T> {
     fn scatter_points(&mut self, m: usize) -> Result<()> {
         let s = &self.stream;
         let mut l = Launch::new(&self.module, s, "usfft_scatter_points", for_elems(m))?;
-        let sorted = own(&mut self.sorted);
+        let sorted = own(&mut self.set.sorted);
         l.scalar(m as i64)
             .input(&self.sort.key)
             .input(&self.sort.rank)
@@ -418,7 +463,7 @@ impl<T: Real> DevicePoints<T> {
     fn gather_sorted(&mut self, m: usize, frame: &Frame) -> Result<()> {
         let s = &self.stream;
         let mut l = Launch::new(&self.module, s, "usfft_sorted_coords", for_elems(m))?;
-        let sorted = own(&mut self.sorted);
+        let sorted = own(&mut self.set.sorted);
         l.input(&self.sort.packed).scalar(m as i64);
         push_frame(push_fine(&mut l, &self.spec), frame).input(&sorted.perm);
         let [i1, i2, i3] = &mut sorted.first;

@@ -6,7 +6,7 @@
 //! (`DevicePoints::own_sorted`), and one that lets go of another's orders the owner's
 //! stream, where they are freed, after its work (`let_go_of_sorted`).
 
-use super::plan::{points_slot, DevicePoints};
+use super::plan::{points_slot, DevicePoints, PointSet};
 use crate::backend::cuda::{driver_error, CudaBackend};
 use crate::error::Result;
 use crate::sample::Real;
@@ -32,10 +32,9 @@ pub fn share_points<T: Real>(
         "ordering a plan after the sort of the points it shares",
     ))?;
     pts.let_go_of_sorted()?;
-    pts.sorted = from.sorted.clone();
-    pts.m = from.m;
-    pts.tiling = from.tiling;
-    pts.method = from.method;
-    pts.interp = from.interp;
+    pts.set = PointSet {
+        sorted: from.set.sorted.clone(),
+        ..from.set
+    };
     Ok(())
 }

@@ -202,7 +202,7 @@ impl<T: Real> DeviceType3<T> {
         fill_zero(s, grid, "clearing the type-3 grid")?;
         if self.m > 0 {
             self.phase(c, &self.pre, self.m)?;
-            self.spread.spread(c, grid)?;
+            self.spread.spread(&self.spread.set, c, grid)?;
         }
         let mut inner_work = self.inner.work.lock().unwrap();
         self.inner.enqueue(f, grid, &mut inner_work.grid, None)?;
