@@ -1306,6 +1306,34 @@ module seisgpu
       integer(c_int32_t) :: status
     end function sg_wavepacket_layout_create_with_options
 
+    ! As above, the transform's device memory capped at max_device_bytes (0: no cap).
+    function sg_wavepacket_layout_create_capped(ctx, dim, shape, precision, options, &
+        max_device_bytes, out) bind(C, name="sg_wavepacket_layout_create_capped") result(status)
+      import :: c_int32_t, c_size_t, c_ptr, sg_wavepacket_layout_options
+      type(c_ptr), value, intent(in) :: ctx
+      integer(c_int32_t), value, intent(in) :: dim
+      integer(c_size_t), intent(in) :: shape(*)
+      integer(c_int32_t), value, intent(in) :: precision
+      type(sg_wavepacket_layout_options), intent(in) :: options
+      integer(c_size_t), value, intent(in) :: max_device_bytes
+      type(c_ptr), intent(inout) :: out
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_layout_create_capped
+
+    ! The most device memory such a layout's transform would hold, without making it.
+    function sg_wavepacket_device_bytes(ctx, dim, shape, precision, options, &
+        max_device_bytes, bytes) bind(C, name="sg_wavepacket_device_bytes") result(status)
+      import :: c_int32_t, c_size_t, c_ptr, sg_wavepacket_layout_options
+      type(c_ptr), value, intent(in) :: ctx
+      integer(c_int32_t), value, intent(in) :: dim
+      integer(c_size_t), intent(in) :: shape(*)
+      integer(c_int32_t), value, intent(in) :: precision
+      type(sg_wavepacket_layout_options), intent(in) :: options
+      integer(c_size_t), value, intent(in) :: max_device_bytes
+      integer(c_size_t), intent(out) :: bytes
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_device_bytes
+
     ! Kept for programs built against it: the layout of the options above at cutoff 1e-3.
     function sg_wavepacket_layout_create(ctx, dim, shape, directions, levels, alpha, beta, &
         tolerance, precision, out) bind(C, name="sg_wavepacket_layout_create") result(status)

@@ -1795,6 +1795,42 @@ sg_status sg_wavepacket_layout_create_with_options(const sg_context *ctx,
                                                    sg_wavepacket_layout **out);
 
 /*
+ `sg_wavepacket_layout_create_with_options` with the transform's device memory capped at
+ `max_device_bytes` (0: no cap) on a CUDA context: a layout whose transform would need
+ more (`sg_wavepacket_device_bytes`) is refused with `SG_ERR_DEVICE_OUT_OF_MEMORY` and a
+ message naming what each part would hold, before anything is allocated, and no later call
+ of the layout allocates past the cap (a call that would gives
+ `SG_ERR_DEVICE_OUT_OF_MEMORY`). A CPU
+ context holds no device memory: the cap does not apply there. Thread-safe.
+ */
+sg_status sg_wavepacket_layout_create_capped(const sg_context *ctx,
+                                             int32_t dim,
+                                             const size_t *shape,
+                                             int32_t precision,
+                                             const sg_wavepacket_layout_options *options,
+                                             size_t max_device_bytes,
+                                             sg_wavepacket_layout **out);
+
+/*
+ The most device memory the transform of a layout of these arguments (as
+ `sg_wavepacket_layout_create_capped` takes them) would hold at once, into `*bytes`,
+ without making it: its USFFT plan, windows, box FFT plans, tables and work arrays, the
+ data array of its first host call, and, while it is made, the sort of its points. On a
+ CUDA context cuFFT's work areas are asked of cuFFT; on a CPU context they are estimated
+ (none for lengths that are products of 2, 3, 5 and 7). Where the answer exceeds
+ `max_device_bytes` (0: no cap) the call gives `SG_ERR_DEVICE_OUT_OF_MEMORY`, each part
+ named in the message, and leaves `*bytes` untouched. `ctx`, `shape` and `bytes` must not be
+ NULL. Thread-safe.
+ */
+sg_status sg_wavepacket_device_bytes(const sg_context *ctx,
+                                     int32_t dim,
+                                     const size_t *shape,
+                                     int32_t precision,
+                                     const sg_wavepacket_layout_options *options,
+                                     size_t max_device_bytes,
+                                     size_t *bytes);
+
+/*
  The layout of `sg_wavepacket_layout_create_with_options` with `directions`, `levels`,
  `alpha` (0 gives 3), `beta`, `tolerance` (0 gives 1e-6) and the default cutoff 1e-3. Kept,
  unchanged, for programs built against it (the ABI policy only adds within a major
@@ -1819,9 +1855,9 @@ void sg_wavepacket_layout_destroy(sg_wavepacket_layout *layout);
 
 /*
  Device bytes the layout's transform holds, into `*bytes` (0 on a CPU context): on a CUDA
- context its tables, box work arrays and two USFFT plans (points set), made at creation; the
- data and coefficient arrays of host calls and the grid-shift tables of shifted calls, made
- on their first use and kept.
+ context its tables, windows, box work arrays and USFFT plan (points set), made at
+ creation; the data array of host calls and the grid-shift tables of shifted calls, made on
+ their first use and kept.
  `layout` and `bytes` must not be NULL. Thread-safe.
  */
 sg_status sg_wavepacket_layout_workspace_bytes(const sg_wavepacket_layout *layout, size_t *bytes);

@@ -64,15 +64,17 @@ __device__ __forceinline__ cpx factor(const cpx *__restrict__ table, long long a
     return cmul(cmul(table[at + i1], table[at + n1 + i2]), table[at + n1 + n2 + i3]);
 }
 
-// Forward, first half: work[e] = window · lattice value (· the box's grid shift), for every
-// element e of every box (the box found from the work starts).
+// Forward, first half: work[e] = window · lattice value (· the box's grid shift), for the
+// elements first ≤ e < end of one group of directions' boxes (each box found from the work
+// starts); its lattice values are numbered from the group's first point.
 extern "C" __global__ void wp_gather(const cpx *__restrict__ values, const REAL *__restrict__ windows,
                                      const long long *__restrict__ table,
                                      const long long *__restrict__ work_start, int n_boxes,
-                                     long long total, const long long *__restrict__ shift_at,
+                                     long long first, long long end,
+                                     const long long *__restrict__ shift_at,
                                      const cpx *__restrict__ shift, cpx *__restrict__ work)
 {
-    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total;
+    for (long long e = first + blockIdx.x * (long long)blockDim.x + threadIdx.x; e < end;
          e += (long long)gridDim.x * blockDim.x) {
         int j = find_row(work_start, n_boxes, e);
         const long long *b = table + (long long)j * BOX_FIELDS;
@@ -150,7 +152,8 @@ extern "C" __global__ void wp_from_coefficients(const cpx *__restrict__ coeffs,
 
 // Adjoint, second half: each lattice value is the sum, over the boxes of its lattice that
 // hold it, of window · work (· the conjugate grid shift). One thread per lattice point, so
-// the sum needs no atomics and its order is fixed. Lattice l's points start at
+// the sum needs no atomics and its order is fixed. The lattices are one group of
+// directions', their points numbered from the group's first. Lattice l's points start at
 // lat_start[l] (n_lattices + 1 entries); its lengths are lat_len[2l], lat_len[2l + 1]
 // (axes 1, 2); its boxes are lat_boxes[lat_first[l] … lat_first[l + 1]).
 extern "C" __global__ void wp_scatter(const cpx *__restrict__ work, const REAL *__restrict__ windows,

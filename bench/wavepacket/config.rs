@@ -27,6 +27,8 @@ usage: cargo bench --bench wavepacket -- [options]
   --tiles K          also a volume of K × K tiles of each cube through the tiled plan:
                      its forward and adjoint against K² single tiles (the cost of the
                      common grid), and its coefficients against K² tiles apart
+  --max-device-gb G  GPU plans capped at G·10^9 bytes of device memory: the lattice
+                     values in the fewest groups of directions that fit
 
 Without --bench (which `cargo bench` passes), e.g. under `cargo test --benches`, the
 --small case runs unless --n is given. SEISGPU_NUM_THREADS sets the CPU threads.";
@@ -54,6 +56,8 @@ pub struct Config {
     pub ordinal: i32,
     /// Tiles per lateral axis of the tiled rows (0: none).
     pub tiles: usize,
+    /// The GPU plans' device memory cap, bytes (0: none).
+    pub max_device_bytes: usize,
 }
 
 /// The seed's levels for its cube sizes; others by the same rule (5 below log2 N).
@@ -84,6 +88,7 @@ pub fn parse(cli: &mut Cli) -> Result<Config, String> {
         deadline_s: f64::INFINITY,
         ordinal: 0,
         tiles: 0,
+        max_device_bytes: 0,
     };
     let counts = |cli: &mut Cli, flag: &str| -> Result<Vec<usize>, String> {
         cli.list(flag)?
@@ -118,6 +123,7 @@ pub fn parse(cli: &mut Cli) -> Result<Config, String> {
             "--device" => c.ordinal = cli.number(&flag)?,
             "--small" => small = true,
             "--tiles" => c.tiles = cli.count(&flag)?,
+            "--max-device-gb" => c.max_device_bytes = (cli.number::<f64>(&flag)? * 1e9) as usize,
             other => return Err(cli.unknown(other)),
         }
     }

@@ -132,13 +132,36 @@ fn measure_row(
     };
     let free0 = free_bytes(cu);
     let t = Instant::now();
-    let plan = WavepacketPlan::<f32>::new(ctx.clone(), &[case.n; 3], &opts).map_err(lib)?;
+    let cap = if ctx.cuda().is_some() {
+        cfg.max_device_bytes
+    } else {
+        0
+    };
+    let plan =
+        WavepacketPlan::<f32>::with_cap(ctx.clone(), &[case.n; 3], &opts, cap).map_err(lib)?;
+    if cap > 0 {
+        let f = WavepacketPlan::<f32>::footprint(ctx, &[case.n; 3], &opts, cap).map_err(lib)?;
+        row.notes.push(format!(
+            "max_device_bytes {:.1} GB: lattice values in {} groups of directions, footprint {:.0} MB",
+            cap as f64 / 1e9,
+            f.groups,
+            f.peak() as f64 / 1e6
+        ));
+    }
     row.plan_ms = Some(ms_since(t));
     row.plan_phases = Some(plan.creation_phases());
     let layout = plan.layout();
     row.n_coefficients = Some(layout.n_coefficients);
     row.redundancy = Some(layout.redundancy());
     row.gpu_plan_bytes = free0.zip(free_bytes(cu)).map(|(a, b)| a - b);
+    let parts: Vec<String> = plan
+        .device_parts()
+        .iter()
+        .map(|(part, b)| format!("{part} {:.0} MB", *b as f64 / 1e6))
+        .collect();
+    if !parts.is_empty() {
+        row.notes.push(format!("plan memory: {}", parts.join(", ")));
+    }
 
     let mut c = vec![Complex::new(0f32, 0.0); layout.n_coefficients];
     let t = Instant::now();
@@ -166,6 +189,14 @@ fn measure_row(
         Ok((Sample::since(t), None::<()>))
     })?);
     row.gpu_after_bytes = free0.zip(free_bytes(cu)).map(|(a, b)| a - b);
+    if let Some(gpu) = ctx.cuda() {
+        let (now, most) = gpu.memory.usage();
+        row.notes.push(format!(
+            "library device memory: {:.0} MB now, {:.0} MB at most so far",
+            now as f64 / 1e6,
+            most as f64 / 1e6
+        ));
+    }
     if let Some(stage) = plan.device_stage() {
         device_resident(row, &plan, stage.stream(), cfg, f)?;
     }

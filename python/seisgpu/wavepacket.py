@@ -191,6 +191,11 @@ class WavepacketLayout(_Frame):
         (radial sharpness 0.5 … 20, 3), ``beta`` (radial over lateral width; 0: from the
         directions), ``cutoff`` (box edge as a fraction of the window's peak, in (0, 0.5),
         1e-3) and ``tolerance`` (the USFFT's accuracy; ≥ 1e-6 in single precision).
+    max_device_bytes:
+        On a CUDA context, the most device memory the transform may hold (0: no cap): a
+        layout that needs more (``device_bytes``) raises ``OutOfMemoryError`` before
+        anything is allocated, and no later call allocates past it. Ignored on a CPU
+        context.
     """
 
     _destroy = "sg_wavepacket_layout_destroy"
@@ -198,8 +203,25 @@ class WavepacketLayout(_Frame):
     _kind = "sg_wavepacket"
     _device_calls = True
 
+    @staticmethod
+    def device_bytes(ctx: Context, shape: Any, dtype: Any = np.float32,
+                     max_device_bytes: int = 0, **options: Any) -> int:
+        """The most device memory a layout of these arguments would hold at once on
+        ``ctx``, without making it (cuFFT's work areas asked of cuFFT on a CUDA context,
+        estimated on a CPU one). Raises ``OutOfMemoryError``, naming each part, where that
+        exceeds ``max_device_bytes`` (0: no cap)."""
+        dims = _shape(shape, "shape")
+        o = _layout_options(options)
+        out = ctypes.c_size_t()
+        check("sg_wavepacket_device_bytes",
+              _lib.lib.sg_wavepacket_device_bytes(
+                  require(ctx)._ptr(), len(dims), _arrays.size_array(dims[::-1]),
+                  1 if _precision(dtype) == np.float32 else 2, ctypes.byref(o),
+                  max_device_bytes, ctypes.byref(out)))
+        return out.value
+
     def __init__(self, ctx: Context, shape: Any, dtype: Any = np.float32,
-                 **options: Any) -> None:
+                 max_device_bytes: int = 0, **options: Any) -> None:
         super().__init__()
         self.shape = _shape(shape, "shape")
         for i, n in enumerate(self.shape):
@@ -210,11 +232,11 @@ class WavepacketLayout(_Frame):
         o = _layout_options(options)
         self._uses_handles(require(ctx))
         c_shape = _arrays.size_array(self.shape[::-1])
-        check("sg_wavepacket_layout_create_with_options",
-              _lib.lib.sg_wavepacket_layout_create_with_options(
+        check("sg_wavepacket_layout_create_capped",
+              _lib.lib.sg_wavepacket_layout_create_capped(
                   ctx._ptr(), len(self.shape), c_shape,
                   1 if self.real_dtype == np.float32 else 2, ctypes.byref(o),
-                  ctypes.byref(self._h)))
+                  max_device_bytes, ctypes.byref(self._h)))
         self.ctx = ctx
         s = [ctypes.c_size_t() for _ in range(5)]
         check("sg_wavepacket_layout_sizes",

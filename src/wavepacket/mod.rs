@@ -25,8 +25,10 @@ pub mod cuda;
 mod device_calls;
 mod device_coeffs;
 mod device_iterations;
+pub mod footprint;
 pub mod gaps;
 pub mod inverse;
+pub mod lattice_groups;
 pub mod layout;
 pub mod lebedev;
 mod pass;
@@ -111,9 +113,25 @@ impl<T: Real> HostStage<T> {
 impl<T: Real> WavepacketPlan<T> {
     /// Builds the layout, its windows and the USFFT plans for data of `shape` (dim = its length).
     pub fn new(ctx: Arc<Context>, shape: &[usize], opts: &LayoutOptions) -> Result<Self> {
+        Self::with_cap(ctx, shape, opts, 0)
+    }
+
+    /// `new`, the plan's device memory capped at `max_device_bytes` (0: no cap) on a CUDA
+    /// context: the plan holds its lattice values in the fewest groups of directions that
+    /// fit the cap (`footprint::within_cap`; each group's USFFT interpolation or spreading
+    /// and box gathers run apart, the same results), is refused with `DeviceOutOfMemory`
+    /// before anything is allocated where even one lattice a group does not fit, and no
+    /// allocation of the plan or its calls takes it past the cap. A CPU context holds no
+    /// device memory: the cap does not apply.
+    pub fn with_cap(
+        ctx: Arc<Context>,
+        shape: &[usize],
+        opts: &LayoutOptions,
+        max_device_bytes: usize,
+    ) -> Result<Self> {
         let held = Arc::<Tally>::default();
         held.scope("creating the wave-packet plan", || {
-            Self::build(ctx, shape, opts, held.clone())
+            Self::build(ctx, shape, opts, max_device_bytes, held.clone())
         })
     }
 
@@ -121,6 +139,7 @@ impl<T: Real> WavepacketPlan<T> {
         ctx: Arc<Context>,
         shape: &[usize],
         opts: &LayoutOptions,
+        cap: usize,
         held: Arc<Tally>,
     ) -> Result<Self> {
         let mut laps = phases::Laps::start();
@@ -132,12 +151,22 @@ impl<T: Real> WavepacketPlan<T> {
         crate::alloc::host_bytes(&[layout.n_coefficients], t, "wave-packet windows")?;
         crate::alloc::host_bytes(&[layout.n_points, 2], t, "wave-packet lattice values")?;
         check_plan_memory(&layout, t)?;
+        // Under a cap, the fewest groups of directions whose lattice values fit it.
+        let groups = match ctx.cuda() {
+            Some(gpu) if cap > 0 => {
+                let areas = footprint::device_areas::<T>(gpu)?;
+                let (groups, _) = footprint::within_cap::<T>(&layout, cap, &areas, &ctx.cpu)?;
+                held.set_limit(cap);
+                groups
+            }
+            _ => lattice_groups::split(&layout, 1),
+        };
         phases.layout = laps.lap();
         let (engine, norms) = match ctx.cuda() {
             Some(_) => {
-                let (type2, type1) =
-                    plan_points::usfft_plans(&ctx, &layout, &mut laps, &mut phases)?;
-                let stage = cuda::BoxStage::new(layout.clone(), type2, type1, held.clone())?;
+                let usfft =
+                    plan_points::type2_plan(&ctx, &layout, Some(&groups), &mut laps, &mut phases)?;
+                let stage = cuda::BoxStage::new(layout.clone(), usfft, groups, held.clone())?;
                 phases.windows = stage.windows_time();
                 phases.tables = laps.lap().saturating_sub(phases.windows);
                 let norms = stage.packet_norms().to_vec();
@@ -148,8 +177,8 @@ impl<T: Real> WavepacketPlan<T> {
                 let norms = ctx.cpu.install(|| sparse::packet_norms(&layout, &windows));
                 let ffts = BoxFfts::new(layout.boxes.iter().flat_map(|b| b.shape));
                 phases.windows = laps.lap();
-                let (type2, type1) =
-                    plan_points::usfft_plans(&ctx, &layout, &mut laps, &mut phases)?;
+                let type2 = plan_points::type2_plan(&ctx, &layout, None, &mut laps, &mut phases)?;
+                let type1 = plan_points::type1_plan(&ctx, &layout, &type2, &mut laps, &mut phases)?;
                 let host = HostStage {
                     type2,
                     type1,
@@ -170,6 +199,31 @@ impl<T: Real> WavepacketPlan<T> {
         })
     }
 
+    /// The device memory a plan of `shape` and `opts` capped at `max_device_bytes` (0: no
+    /// cap) would hold on `ctx` (cuFFT's work areas asked of cuFFT on a CUDA context,
+    /// estimated on a CPU one), or the refusal `with_cap` would give, its parts named.
+    /// Nothing is allocated.
+    pub fn footprint(
+        ctx: &Context,
+        shape: &[usize],
+        opts: &LayoutOptions,
+        max_device_bytes: usize,
+    ) -> Result<footprint::Footprint> {
+        let layout = Layout::new(shape.len(), shape, opts)?;
+        let cap = max_device_bytes;
+        let (_, found) = match ctx.cuda() {
+            Some(gpu) => {
+                let areas = footprint::device_areas::<T>(gpu)?;
+                footprint::within_cap::<T>(&layout, cap, &areas, &ctx.cpu)
+            }
+            None => {
+                let areas = &footprint::host_areas::<T>;
+                footprint::within_cap::<T>(&layout, cap, areas, &ctx.cpu)
+            }
+        }?;
+        Ok(found)
+    }
+
     /// How long each phase of the plan's creation took (wall clock).
     pub fn creation_phases(&self) -> PlanPhases {
         self.phases
@@ -180,6 +234,15 @@ impl<T: Real> WavepacketPlan<T> {
     /// on their first use and kept.
     pub fn device_bytes(&self) -> usize {
         self.held.bytes()
+    }
+
+    /// What each part of a device plan held when it was made (bytes; empty on a CPU
+    /// context): see `cuda::BoxStage::device_parts`.
+    pub fn device_parts(&self) -> Vec<(&'static str, usize)> {
+        match &self.engine {
+            Engine::Device(stage) => stage.device_parts().to_vec(),
+            Engine::Host(_) => Vec::new(),
+        }
     }
 
     pub fn layout(&self) -> &Layout {

@@ -81,6 +81,29 @@ fn device_memory_of_a_cpu_context_is_zero() {
     assert_eq!((in_use, peak), (SENTINEL, SENTINEL), "outputs untouched");
 }
 
+/// A CPU context holds no device memory, yet it answers what a wave-packet layout would hold
+/// on a GPU (`sg_wavepacket_device_bytes`, its cap in `wavepacket_abi.rs`), the same each
+/// time and more in double precision; a NULL context is refused with the output untouched.
+#[test]
+fn a_cpu_context_answers_the_wave_packets_device_bytes() {
+    let ctx = Ctx::cpu();
+    let shape = [48usize, 40];
+    let query = |ctx, precision, bytes: &mut usize| {
+        sg_wavepacket_device_bytes(ctx, 2, shape.as_ptr(), precision, ptr::null(), 0, bytes)
+    };
+    let (mut a, mut b, mut d) = (SENTINEL, SENTINEL, SENTINEL);
+    ok(query(ctx.0, SG_WAVEPACKET_F32, &mut a));
+    ok(query(ctx.0, SG_WAVEPACKET_F32, &mut b));
+    ok(query(ctx.0, SG_WAVEPACKET_F64, &mut d));
+    assert!(a == b && a > 48 * 40 * 8 && d > a, "{a} {b} {d}");
+    let mut untouched = SENTINEL;
+    assert_eq!(
+        query(ptr::null_mut(), 1, &mut untouched),
+        SG_ERR_NULL_POINTER
+    );
+    assert_eq!(untouched, SENTINEL);
+}
+
 /// `query(plan, bytes)` on a CPU plan gives 0; a NULL plan or output is refused untouched.
 fn workspace_is_zero<P>(plan: *mut P, query: extern "C" fn(*const P, *mut usize) -> sg_status) {
     let mut bytes = SENTINEL;

@@ -296,6 +296,8 @@ const EXPORTS: &[&str] = &[
     "sg_wavepacket_pocs_f32",
     "sg_wavepacket_pocs_f64",
     "sg_wavepacket_layout_create_with_options",
+    "sg_wavepacket_layout_create_capped",
+    "sg_wavepacket_device_bytes",
     "sg_wavepacket_packet_norms",
     "sg_wavepacket_threshold_noise_f32",
     "sg_wavepacket_threshold_noise_f64",

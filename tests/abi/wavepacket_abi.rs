@@ -528,6 +528,64 @@ fn layout_with(ctx: *mut sg_context, o: Option<&sg_wavepacket_layout_options>, p
     Layout(l)
 }
 
+/// The memory query gives the Rust footprint's peak (the windows, work arrays and fine grid
+/// the layout's sizes imply) and refuses a cap below every grouping of the directions,
+/// naming the parts and writing nothing; a capped layout is made on a CPU context, where
+/// the cap does not apply.
+#[test]
+fn device_bytes_query_and_cap() {
+    use seisgpu::wavepacket::footprint::{footprint, host_areas};
+    let ctx = Ctx::cpu();
+    let shape = [NT, NX];
+    let query = |precision, cap, bytes: &mut usize| {
+        sg_wavepacket_device_bytes(ctx.0, 2, shape.as_ptr(), precision, ptr::null(), cap, bytes)
+    };
+    let mut need = [0usize; 2];
+    ok(query(SG_WAVEPACKET_F32, 0, &mut need[0]));
+    ok(query(SG_WAVEPACKET_F64, 0, &mut need[1]));
+    let opts = seisgpu::wavepacket::LayoutOptions::default();
+    let l = seisgpu::wavepacket::Layout::new(2, &shape, &opts).unwrap();
+    let one = seisgpu::wavepacket::lattice_groups::split(&l, 1);
+    let cpu = seisgpu::backend::cpu::CpuBackend::new().unwrap();
+    let tables = seisgpu::wavepacket::cuda::window_table_bytes(&l, &cpu);
+    let want = footprint::<f32>(&l, &one, &host_areas::<f32>, tables).unwrap();
+    assert_eq!(need[0], want.peak());
+    // Windows, work arrays (coefficients, lattice values, modes) and the data's copy.
+    let (c, p, n) = (l.n_coefficients, l.n_points, l.n_samples());
+    assert!(need[0] > 4 * c + 8 * (c + p + n) + 4 * n, "{need:?}");
+    assert!(need[1] > need[0] && need[1] < 2 * need[0], "{need:?}");
+    let mut at = 0usize;
+    ok(query(SG_WAVEPACKET_F32, need[0], &mut at));
+    assert_eq!(at, need[0]);
+    let mut untouched = 7usize;
+    let s = query(SG_WAVEPACKET_F32, 1, &mut untouched);
+    refused(s, SG_ERR_DEVICE_OUT_OF_MEMORY, "max_device_bytes");
+    assert!(last_error().contains("windows") && last_error().contains("work arrays"));
+    assert_eq!(untouched, 7);
+    refused(
+        query(7, 0, &mut untouched),
+        SG_ERR_INVALID_ARGUMENT,
+        "precision",
+    );
+    let bad = sg_wavepacket_device_bytes(ctx.0, 4, shape.as_ptr(), 1, ptr::null(), 0, &mut at);
+    refused(bad, SG_ERR_INVALID_ARGUMENT, "dim");
+    let null =
+        sg_wavepacket_device_bytes(ctx.0, 2, shape.as_ptr(), 1, ptr::null(), 0, ptr::null_mut());
+    refused(null, SG_ERR_NULL_POINTER, "bytes");
+    let mut out = ptr::null_mut();
+    ok(sg_wavepacket_layout_create_capped(
+        ctx.0,
+        2,
+        shape.as_ptr(),
+        SG_WAVEPACKET_F32,
+        ptr::null(),
+        1,
+        &mut out,
+    ));
+    let capped = Layout(out);
+    assert_eq!(sizes(&capped)[1], c);
+}
+
 /// The options struct's defaults are the Rust defaults; its cutoff shrinks the boxes as the
 /// Rust layout of that cutoff does; the old create is the new one at cutoff 1e-3.
 #[test]

@@ -568,3 +568,112 @@ fn gpu_tiles_over_several_devices_equal_one() {
         contexts.len()
     );
 }
+
+/// The footprint a plan's creation checks against its cap, part by part as the made plan
+/// holds them (cuFFT's work areas asked of cuFFT), and the cap itself: with no cap, and
+/// with one that needs the lattice values in groups of directions, the plan is made as the
+/// footprint says and its host calls run without the context ever holding more, the grouped
+/// plan giving the ungrouped one's results; below the least footprint, the plan is refused
+/// before anything is allocated.
+fn footprint_case<T: Real>(gpu: &Arc<Context>, shape: &[usize], opts: &LayoutOptions) {
+    use seisgpu::wavepacket::footprint::{device_areas, footprint};
+    use seisgpu::wavepacket::lattice_groups::split;
+    let label = format!("{shape:?} {}", std::any::type_name::<T>());
+    let memory = &gpu.cuda().unwrap().memory;
+    let layout = seisgpu::wavepacket::Layout::new(shape.len(), shape, opts).unwrap();
+    let areas = device_areas::<T>(gpu.cuda().unwrap()).unwrap();
+    let cpu = seisgpu::backend::cpu::CpuBackend::new().unwrap();
+    let tables = seisgpu::wavepacket::cuda::window_table_bytes(&layout, &cpu);
+    let three = footprint::<T>(&layout, &split(&layout, 3), &areas, tables).unwrap();
+    let least = (1..=layout.lattices.len())
+        .map(|k| footprint::<T>(&layout, &split(&layout, k), &areas, tables).unwrap())
+        .map(|f| f.peak())
+        .min()
+        .unwrap();
+    let (before, _) = memory.usage();
+    let short = WavepacketPlan::<T>::with_cap(gpu.clone(), shape, opts, least - 1);
+    match short {
+        Err(seisgpu::Error::DeviceOutOfMemory(m)) => assert!(m.contains("max_device_bytes"), "{m}"),
+        Err(e) => panic!("{label}: a cap below the least footprint: {e}"),
+        Ok(_) => panic!("{label}: a cap below the least footprint was accepted"),
+    }
+    assert_eq!(memory.usage().0, before, "{label}: the refusal allocated");
+    let n: usize = shape.iter().product();
+    let data: Vec<T> = (0..n)
+        .map(|i| T::from_f64((i as f64 * 0.37).sin()).unwrap())
+        .collect();
+    let one = footprint::<T>(&layout, &split(&layout, 1), &areas, tables).unwrap();
+    // Where the lattice values matter to the peak, a cap that needs them in groups.
+    let grouped = three.peak() < one.peak();
+    let mut runs = Vec::new();
+    for cap in [0, if grouped { three.peak() } else { one.peak() }] {
+        let want = WavepacketPlan::<T>::footprint(gpu, shape, opts, cap).unwrap();
+        let (before, most_before) = memory.usage();
+        let plan = WavepacketPlan::<T>::with_cap(gpu.clone(), shape, opts, cap).unwrap();
+        // Each part as the footprint gives it, to the byte.
+        assert_eq!(plan.device_parts(), want.parts, "{label} cap {cap}: parts");
+        let mut c = vec![Complex::new(T::zero(), T::zero()); plan.layout().n_coefficients];
+        plan.forward(&data, &mut c).unwrap();
+        let mut back = vec![T::zero(); n];
+        plan.adjoint(&c, &mut back).unwrap();
+        let (_, most) = memory.usage();
+        let held = plan.device_bytes();
+        println!(
+            "{label} cap {cap}: {} group(s), footprint {} bytes, held {held}, the context at most {} more",
+            want.groups,
+            want.peak(),
+            most.saturating_sub(before)
+        );
+        assert!(
+            held >= want.held() && held <= want.peak(),
+            "{label}: held {held}"
+        );
+        // The context's most grew, if at all, by no more than the footprint.
+        assert!(
+            most <= most_before.max(before + want.peak()),
+            "{label}: {most} at most"
+        );
+        if cap > 0 {
+            assert!(
+                want.groups >= 2 || !grouped,
+                "{label}: {} groups",
+                want.groups
+            );
+            assert!(want.peak() <= cap, "{label}: {} over {cap}", want.peak());
+        }
+        runs.push((c, back));
+        drop(plan);
+    }
+    let same = if std::mem::size_of::<T>() == 4 {
+        1e-6
+    } else {
+        1e-12
+    };
+    let e_fwd = rel_c(&runs[1].0, &runs[0].0);
+    let e_adj = rel_l2(&to_f64(&runs[1].1), &to_f64(&runs[0].1));
+    println!("{label}: grouped vs whole: forward {e_fwd:.1e}, adjoint {e_adj:.1e}");
+    assert!(
+        e_fwd <= same && e_adj <= 10.0 * same,
+        "{label}: {e_fwd:e} {e_adj:e}"
+    );
+}
+
+#[test]
+fn gpu_wavepacket_footprint_and_cap() {
+    let Some(gpu) = gpu_context() else { return };
+    let o2 = LayoutOptions {
+        directions: 16,
+        levels: 2,
+        ..Default::default()
+    };
+    let o3 = LayoutOptions {
+        directions: 26,
+        levels: 2,
+        cutoff: 0.05,
+        ..Default::default()
+    };
+    footprint_case::<f32>(&gpu, &[200, 180], &o2);
+    footprint_case::<f64>(&gpu, &[257, 300], &o2);
+    footprint_case::<f32>(&gpu, &[40, 36, 30], &o3);
+    footprint_case::<f64>(&gpu, &[36, 40, 33], &o3);
+}

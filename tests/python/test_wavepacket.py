@@ -42,6 +42,26 @@ def test_adjoint_and_inverse(ctx, shape, dtype, usfft_tol, tol):
     assert back.iterations > 0 and back.data.shape == shape and back.data.dtype == dtype
 
 
+def test_device_memory_query_and_cap(ctx):
+    shape, dt = (12, 14, 16), np.float32
+    opts = dict(directions=6, levels=1, cutoff=0.1)
+    need = seisgpu.WavepacketLayout.device_bytes(ctx, shape, dt, **opts)
+    # At least the fine grid (2·24·28·32 complex values) and the data's modes.
+    assert need > 8 * (2 * 24 * 28 * 32 + 12 * 14 * 16)
+    at_cap = seisgpu.WavepacketLayout.device_bytes(ctx, shape, dt, max_device_bytes=need, **opts)
+    assert at_cap == need
+    with pytest.raises(seisgpu.OutOfMemoryError, match="max_device_bytes"):
+        seisgpu.WavepacketLayout.device_bytes(ctx, shape, dt, max_device_bytes=1, **opts)
+    wp = seisgpu.WavepacketLayout(ctx, shape, dt, max_device_bytes=need, **opts)
+    f = np.sin(np.arange(np.prod(shape), dtype=dt).reshape(shape))
+    whole = seisgpu.WavepacketLayout(ctx, shape, dt, **opts)
+    assert rel_l2(wp.forward(f), whole.forward(f)) < 1e-6
+    if BACKEND == "cuda":
+        assert 0 < wp.workspace_bytes <= need
+        with pytest.raises(seisgpu.OutOfMemoryError, match="max_device_bytes"):
+            seisgpu.WavepacketLayout(ctx, shape, dt, max_device_bytes=1, **opts)
+
+
 def test_boxes_and_coefficient_operations(ctx, penobscot):
     section = penobscot[300:364, 600:700].astype(np.float64)  # 64 traces × 100 samples
     wp = seisgpu.WavepacketLayout(ctx, section.shape, np.float64, directions=8, cutoff=0.2)

@@ -93,30 +93,9 @@ impl FftPlan {
         stream: &Arc<CudaStream>,
         what: &'static str,
     ) -> Result<FftPlan> {
-        let fits = |v: usize| i32::try_from(v).ok();
-        let mut n: Vec<i32> = dims
-            .iter()
-            .map(|&d| fits(d))
-            .collect::<Option<_>>()
-            .ok_or_else(|| {
-                Error::Unsupported(format!(
-                    "{what} of {dims:?} points is beyond cuFFT's 32-bit plan sizes"
-                ))
-            })?;
-        let (Some(idist), Some(odist), Some(batch)) = (fits(dist.0), fits(dist.1), fits(batch))
-        else {
-            return Err(Error::Unsupported(format!(
-                "{what}: a batch of {batch}, {} elements apart, is beyond cuFFT's 32-bit plan sizes",
-                dist.0.max(dist.1)
-            )));
-        };
+        let (mut n, idist, odist, batch) = plan_sizes(dims, dist, batch, what)?;
         bind(stream.context())?;
-        let mut handle: sys::cufftHandle = 0;
-        // SAFETY: plain handle creation; the handle is destroyed below on failure, or owned
-        // by the returned value.
-        unsafe { sys::cufftCreate(&mut handle) }
-            .result()
-            .map_err(error_with("planning", what))?;
+        let handle = create_handle(what)?;
         let planned = make_plan(handle, &mut n, (idist, odist), kind, batch, what)
             .and_then(|bytes| work_area(handle, bytes, stream, what));
         let work = match planned {
@@ -229,6 +208,60 @@ impl FftPlan {
         }
         Ok(())
     }
+}
+
+/// The work area a plan of `FftPlan::many`'s arguments (vectors contiguous) would take,
+/// bytes, from a plan made and destroyed here: nothing is allocated. The calling thread's
+/// CUDA context must be current.
+pub fn work_bytes(
+    dims: &[usize],
+    kind: FftKind,
+    batch: usize,
+    what: &'static str,
+) -> Result<usize> {
+    let size: usize = dims.iter().product();
+    let (mut n, idist, odist, batch) = plan_sizes(dims, (size, size), batch, what)?;
+    let handle = create_handle(what)?;
+    let bytes = make_plan(handle, &mut n, (idist, odist), kind, batch, what);
+    // SAFETY: made above, destroyed once.
+    let _ = unsafe { result::destroy(handle) };
+    bytes
+}
+
+/// `dims`, `dist` and `batch` as cuFFT's 32-bit sizes, or a refusal naming `what`.
+fn plan_sizes(
+    dims: &[usize],
+    dist: (usize, usize),
+    batch: usize,
+    what: &str,
+) -> Result<(Vec<i32>, i32, i32, i32)> {
+    let fits = |v: usize| i32::try_from(v).ok();
+    let n: Vec<i32> = dims
+        .iter()
+        .map(|&d| fits(d))
+        .collect::<Option<_>>()
+        .ok_or_else(|| {
+            Error::Unsupported(format!(
+                "{what} of {dims:?} points is beyond cuFFT's 32-bit plan sizes"
+            ))
+        })?;
+    match (fits(dist.0), fits(dist.1), fits(batch)) {
+        (Some(idist), Some(odist), Some(b)) => Ok((n, idist, odist, b)),
+        _ => Err(Error::Unsupported(format!(
+            "{what}: a batch of {batch}, {} elements apart, is beyond cuFFT's 32-bit plan sizes",
+            dist.0.max(dist.1)
+        ))),
+    }
+}
+
+/// A fresh cuFFT handle (the caller plans it, and destroys it or hands it to a plan).
+fn create_handle(what: &'static str) -> Result<sys::cufftHandle> {
+    let mut handle: sys::cufftHandle = 0;
+    // SAFETY: plain handle creation.
+    unsafe { sys::cufftCreate(&mut handle) }
+        .result()
+        .map_err(error_with("planning", what))?;
+    Ok(handle)
 }
 
 /// Plans `handle` without letting cuFFT allocate its work area; returns the area's bytes.

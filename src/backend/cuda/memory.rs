@@ -76,15 +76,35 @@ impl DeviceMemory {
     }
 }
 
-/// Live device bytes of one plan (and of the plans it makes, which count towards it too).
+/// Live device bytes of one plan (and of the plans it makes, which count towards it too),
+/// and the most it may hold (0: no limit).
 #[derive(Default, Debug)]
 pub struct Tally {
     bytes: AtomicUsize,
+    limit: AtomicUsize,
 }
 
 impl Tally {
     pub fn bytes(&self) -> usize {
         self.bytes.load(Ordering::Relaxed)
+    }
+
+    /// Refuses, from now on, any allocation that would take the tally past `limit` bytes
+    /// (0: none): a plan's `max_device_bytes`.
+    pub fn set_limit(&self, limit: usize) {
+        self.limit.store(limit, Ordering::Relaxed);
+    }
+
+    /// The refusal of `bytes` more where they would take this tally past its limit.
+    fn check(&self, bytes: usize, what: &str) -> Result<()> {
+        let (limit, held) = (self.limit.load(Ordering::Relaxed), self.bytes());
+        if limit == 0 || held.saturating_add(bytes) <= limit {
+            return Ok(());
+        }
+        Err(Error::DeviceOutOfMemory(format!(
+            "the plan's max_device_bytes of {limit} refuses {bytes} more bytes while {what}, \
+             the plan holding {held} bytes"
+        )))
     }
 
     /// Runs `body` with the buffers it makes counted towards this tally (and those of any
@@ -187,6 +207,7 @@ pub fn alloc_buf<T: DeviceRepr>(
 ) -> Result<DeviceBuf<T>> {
     let memory = current();
     let bytes = len * std::mem::size_of::<T>();
+    TALLIES.with(|t| t.borrow().iter().try_for_each(|t| t.check(bytes, what)))?;
     bind(stream.context())?;
     let (slice, source) = match memory.hooks() {
         Some(hooks) => {

@@ -15,6 +15,7 @@ use crate::ffi::guard;
 use crate::ffi::precision::{ByPrecision, Generic, Precision};
 use crate::ffi::status::sg_status;
 use crate::sample::Real;
+use crate::wavepacket::footprint::Footprint;
 use crate::wavepacket::inverse::{CorrectionFilter, InverseReport, Stop};
 use crate::wavepacket::{check_finite, check_tolerance, Layout, LayoutOptions, WavepacketPlan};
 use num_complex::Complex;
@@ -28,9 +29,9 @@ pub(crate) struct Transform<T: Real> {
 }
 
 impl<T: Real> Transform<T> {
-    fn new(ctx: &Arc<Context>, shape: &[usize], opts: &LayoutOptions) -> Result<Self> {
+    fn new(ctx: &Arc<Context>, shape: &[usize], opts: &LayoutOptions, cap: usize) -> Result<Self> {
         Ok(Transform {
-            plan: WavepacketPlan::new(ctx.clone(), shape, opts)?,
+            plan: WavepacketPlan::with_cap(ctx.clone(), shape, opts, cap)?,
             filter: OnceLock::new(),
         })
     }
@@ -129,8 +130,84 @@ pub extern "C" fn sg_wavepacket_layout_create_with_options(
 ) -> sg_status {
     guard(|| {
         let o = options_or(options, sg_wavepacket_layout_options_default())?;
-        create(ctx, dim, shape, precision, &o, out)
+        create(ctx, dim, shape, precision, &o, 0, out)
     })
+}
+
+/// `sg_wavepacket_layout_create_with_options` with the transform's device memory capped at
+/// `max_device_bytes` (0: no cap) on a CUDA context: a layout whose transform would need
+/// more (`sg_wavepacket_device_bytes`) is refused with `SG_ERR_DEVICE_OUT_OF_MEMORY` and a
+/// message naming what each part would hold, before anything is allocated, and no later call
+/// of the layout allocates past the cap (a call that would gives
+/// `SG_ERR_DEVICE_OUT_OF_MEMORY`). A CPU
+/// context holds no device memory: the cap does not apply there. Thread-safe.
+#[no_mangle]
+pub extern "C" fn sg_wavepacket_layout_create_capped(
+    ctx: *const sg_context,
+    dim: i32,
+    shape: *const usize,
+    precision: i32,
+    options: *const sg_wavepacket_layout_options,
+    max_device_bytes: usize,
+    out: *mut *mut sg_wavepacket_layout,
+) -> sg_status {
+    guard(|| {
+        let o = options_or(options, sg_wavepacket_layout_options_default())?;
+        create(ctx, dim, shape, precision, &o, max_device_bytes, out)
+    })
+}
+
+/// The most device memory the transform of a layout of these arguments (as
+/// `sg_wavepacket_layout_create_capped` takes them) would hold at once, into `*bytes`,
+/// without making it: its USFFT plan, windows, box FFT plans, tables and work arrays, the
+/// data array of its first host call, and, while it is made, the sort of its points. On a
+/// CUDA context cuFFT's work areas are asked of cuFFT; on a CPU context they are estimated
+/// (none for lengths that are products of 2, 3, 5 and 7). Where the answer exceeds
+/// `max_device_bytes` (0: no cap) the call gives `SG_ERR_DEVICE_OUT_OF_MEMORY`, each part
+/// named in the message, and leaves `*bytes` untouched. `ctx`, `shape` and `bytes` must not be
+/// NULL. Thread-safe.
+#[no_mangle]
+pub extern "C" fn sg_wavepacket_device_bytes(
+    ctx: *const sg_context,
+    dim: i32,
+    shape: *const usize,
+    precision: i32,
+    options: *const sg_wavepacket_layout_options,
+    max_device_bytes: usize,
+    bytes: *mut usize,
+) -> sg_status {
+    guard(|| {
+        let ctx = arg_ref(ctx, "ctx")?;
+        let bytes = out_ptr(bytes, "bytes")?;
+        let shape = shape_arg(dim, shape)?;
+        let o = options_or(options, sg_wavepacket_layout_options_default())?;
+        let opts = layout_options(&o);
+        let cap = max_device_bytes;
+        let found = ByPrecision::<Footprints>::create(
+            precision,
+            PRECISIONS,
+            || WavepacketPlan::<f32>::footprint(&ctx.0, shape, &opts, cap),
+            || WavepacketPlan::<f64>::footprint(&ctx.0, shape, &opts, cap),
+        )?;
+        bytes.set(match found {
+            ByPrecision::F32(f) | ByPrecision::F64(f) => f.peak(),
+        });
+        Ok(())
+    })
+}
+
+/// A transform's footprint in either precision.
+struct Footprints;
+impl Generic for Footprints {
+    type Of<T: Real> = Footprint;
+}
+
+/// The `dim` (2 or 3) lengths at `shape`.
+fn shape_arg<'a>(dim: i32, shape: *const usize) -> Result<&'a [usize]> {
+    if dim != 2 && dim != 3 {
+        return Err(crate::invalid!("dim is {dim}; expected 2 or 3"));
+    }
+    slice(shape, dim as usize, "shape")
 }
 
 /// The layout of `sg_wavepacket_layout_create_with_options` with `directions`, `levels`,
@@ -164,7 +241,7 @@ pub extern "C" fn sg_wavepacket_layout_create(
             tolerance
         },
     };
-    guard(|| create(ctx, dim, shape, precision, &o, out))
+    guard(|| create(ctx, dim, shape, precision, &o, 0, out))
 }
 
 fn create(
@@ -173,20 +250,18 @@ fn create(
     shape: *const usize,
     precision: i32,
     o: &sg_wavepacket_layout_options,
+    cap: usize,
     out: *mut *mut sg_wavepacket_layout,
 ) -> Result<()> {
     let ctx = arg_ref(ctx, "ctx")?;
     let out = out_ptr(out, "out")?;
-    if dim != 2 && dim != 3 {
-        return Err(crate::invalid!("dim is {dim}; expected 2 or 3"));
-    }
-    let shape = slice(shape, dim as usize, "shape")?;
+    let shape = shape_arg(dim, shape)?;
     let opts = layout_options(o);
     out.hand_over(sg_wavepacket_layout(ByPrecision::create(
         precision,
         PRECISIONS,
-        || Transform::new(&ctx.0, shape, &opts),
-        || Transform::new(&ctx.0, shape, &opts),
+        || Transform::new(&ctx.0, shape, &opts, cap),
+        || Transform::new(&ctx.0, shape, &opts, cap),
     )?));
     Ok(())
 }
@@ -198,9 +273,9 @@ pub extern "C" fn sg_wavepacket_layout_destroy(layout: *mut sg_wavepacket_layout
 }
 
 /// Device bytes the layout's transform holds, into `*bytes` (0 on a CPU context): on a CUDA
-/// context its tables, box work arrays and two USFFT plans (points set), made at creation; the
-/// data and coefficient arrays of host calls and the grid-shift tables of shifted calls, made
-/// on their first use and kept.
+/// context its tables, windows, box work arrays and USFFT plan (points set), made at
+/// creation; the data array of host calls and the grid-shift tables of shifted calls, made on
+/// their first use and kept.
 /// `layout` and `bytes` must not be NULL. Thread-safe.
 #[no_mangle]
 pub extern "C" fn sg_wavepacket_layout_workspace_bytes(

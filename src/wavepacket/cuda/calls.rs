@@ -3,11 +3,10 @@
 
 use super::box_order::BoxRuns;
 use super::tables::shift_factors;
-use super::{usfft_stream, whole_shifts, BoxStage, Buffers, Pass, Scratch, Shifts};
+use super::{whole_shifts, BoxStage, Buffers, Pass, Scratch, Shifts};
 use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::array::{part, DeviceArray, DeviceArrayMut};
 use crate::backend::cuda::buffers::{alloc, upload};
-use crate::backend::cuda::caller::join;
 use crate::backend::cuda::fft::Direction;
 use crate::backend::cuda::memory::DeviceBuf;
 use crate::backend::cuda::staging::{
@@ -18,6 +17,7 @@ use crate::backend::cuda::{bind, driver_error, CudaBackend};
 use crate::error::{Error, Result};
 use crate::progress::Reporter;
 use crate::sample::Real;
+use crate::usfft::cuda::Way;
 use crate::wavepacket::USFFT_SHARE;
 use cudarc::driver::{CudaSlice, CudaStream};
 use std::sync::Arc;
@@ -312,16 +312,14 @@ impl<T: Real> BoxStage<T> {
         reporter: &mut Reporter,
     ) -> Result<()> {
         self.modes("wp_complex_from_real", input, &mut scratch.modes)?;
-        self.type2
-            .execute_device(&mut scratch.values, &mut scratch.modes)?;
+        self.lattice_values(Way::Transform, scratch, shifts)?;
         self.report(reporter, "wave-packet spectrum", USFFT_SHARE)?;
-        self.gather(&scratch.values, &mut scratch.work, shifts)?;
         // The coefficients' exponent is +2πi (the inverse direction).
         self.box_ffts(scratch, Direction::Inverse)
     }
 
     /// C* from the box phases on: the work array's FFTs, scattered onto the lattice values,
-    /// to the data (type-1 USFFT, real part) in `output`.
+    /// to the data (the USFFT's adjoint, real part) in `output`.
     fn boxes_to_data(
         &self,
         output: &mut impl DeviceArrayMut<T>,
@@ -330,22 +328,36 @@ impl<T: Real> BoxStage<T> {
         reporter: &mut Reporter,
     ) -> Result<()> {
         self.box_ffts(scratch, Direction::Forward)?;
-        self.scatter(&scratch.work, &mut scratch.values, shifts)?;
+        self.lattice_values(Way::Adjoint, scratch, shifts)?;
         self.report(reporter, "wave-packet boxes", 1.0 - USFFT_SHARE)?;
-        self.lattice_to_modes(scratch)?;
         self.modes("wp_real_part", &scratch.modes, output)?;
         self.report(reporter, "wave-packet spectrum", USFFT_SHARE)
     }
 
-    /// The adjoint's type-1 USFFT (lattice values → modes) on its plan's stream, between
-    /// two joins with the stage's.
-    fn lattice_to_modes(&self, scratch: &mut Scratch<T>) -> Result<()> {
-        let (s, s1) = (&self.stream, usfft_stream(&self.type1)?);
-        let what = "ordering the wave-packet adjoint's streams";
-        join(&s1, s, what)?;
-        self.type1
-            .execute_device(&mut scratch.values, &mut scratch.modes)?;
-        join(s, &s1, what)
+    /// Between the modes and the work array through the lattice values, one group of
+    /// directions at a time: the type-2 USFFT, each group's values gathered into its boxes
+    /// (`Way::Transform`), or its adjoint (type 1, sign +1, on the same plan and stream),
+    /// each group's values scattered from its boxes, then spread (`Way::Adjoint`).
+    fn lattice_values(
+        &self,
+        way: Way,
+        scratch: &mut Scratch<T>,
+        shifts: Option<&Shifts<'_, T>>,
+    ) -> Result<()> {
+        let Scratch {
+            work,
+            values,
+            modes,
+            ..
+        } = scratch;
+        self.usfft
+            .execute_in_groups(way, values, modes, |g, values| {
+                let group = &self.directions[g];
+                match way {
+                    Way::Transform => self.gather(group, values, work, shifts),
+                    Way::Adjoint => self.scatter(group, work, values, shifts),
+                }
+            })
     }
 
     /// One call's grid shifts (`shifts`: one per box, or none) on the device (where, the

@@ -2,8 +2,9 @@
 //! are interleaved reals; the element-wise kernels stride over their elements from at most
 //! 2^20 blocks.
 
+use super::tables::GroupRows;
 use super::{BoxStage, Shifts};
-use crate::backend::cuda::array::{DeviceArray, DeviceArrayMut};
+use crate::backend::cuda::array::{part, DeviceArray, DeviceArrayMut};
 use crate::backend::cuda::buffers::{download, fill_bytes, upload};
 use crate::backend::cuda::launch::{for_elems, Launch, THREADS};
 use crate::backend::cuda::memory::DeviceBuf;
@@ -84,28 +85,35 @@ impl<T: Real> BoxStage<T> {
         unsafe { l.run() }
     }
 
-    /// Forward, first half: work = window · lattice value (· the box's grid shift).
+    /// Forward, first half, for one group of directions: its boxes' work = window ·
+    /// lattice value (· the box's grid shift), from the group's lattice values.
     pub(super) fn gather(
         &self,
+        group: &GroupRows,
         values: &DeviceBuf<T>,
         work: &mut DeviceBuf<T>,
         shifts: Option<&Shifts<'_, T>>,
     ) -> Result<()> {
         let t = &self.tables;
-        let mut l = self.launch("wp_gather", grid_stride(self.n_work))?;
+        let elements = group.work.len();
+        let mut l = self.launch("wp_gather", grid_stride(elements))?;
         l.input(values).input(&t.windows);
         l.input(&t.boxes.table).input(&t.boxes.work_start);
-        l.scalar(self.order.len() as i32).scalar(self.n_work as i64);
+        l.scalar(self.order.len() as i32)
+            .scalar(group.work.start as i64)
+            .scalar(group.work.end as i64);
         shift_arguments(&mut l, shifts);
         l.output(work);
         // SAFETY: wp_gather(const cpx* values, const REAL* windows, const long long* table,
-        // const long long* work_start, int n_boxes, long long total, const long long*
-        // shift_at, const cpx* shift, cpx* work): element e < n_work finds its box j <
-        // n_boxes in the table (BOX_FIELDS per box) built with the layout, reads one lattice
-        // value inside its lattice (values holds 2·n_points reals), one window value (the
-        // box's coefficients), its shift factors where shift_at[j] ≥ 0 (shift tables made
-        // for this layout by `shift_factors`: one entry per box in work order, each box's
-        // n1 + n2 + n3 factors; or NULL), and writes work[e] (work holds 2·n_work reals).
+        // const long long* work_start, int n_boxes, long long first, long long end, const
+        // long long* shift_at, const cpx* shift, cpx* work): element first ≤ e < end (the
+        // group's, ≤ n_work) finds its box j < n_boxes in the table (BOX_FIELDS per box)
+        // built with the layout and these groups, reads one lattice value inside its
+        // lattice, numbered from the group's first point (values holds 2·(the largest
+        // group's points) reals), one window value (the box's coefficients), its shift
+        // factors where shift_at[j] ≥ 0 (shift tables made for this layout by
+        // `shift_factors`: one entry per box in work order, each box's n1 + n2 + n3
+        // factors; or NULL), and writes work[e] (work holds 2·n_work reals).
         unsafe { l.run() }
     }
 
@@ -137,32 +145,38 @@ impl<T: Real> BoxStage<T> {
         unsafe { l.run() }
     }
 
-    /// Adjoint, second half: each lattice value summed over its boxes, window · work (· the
-    /// conjugate grid shift), by one thread (no atomics, a fixed order).
+    /// Adjoint, second half, for one group of directions: each of its lattice values
+    /// summed over its boxes, window · work (· the conjugate grid shift), by one thread (no
+    /// atomics, a fixed order), into the group's values.
     pub(super) fn scatter(
         &self,
+        group: &GroupRows,
         work: &DeviceBuf<T>,
         values: &mut DeviceBuf<T>,
         shifts: Option<&Shifts<'_, T>>,
     ) -> Result<()> {
         let t = &self.tables;
-        let n_points = self.layout.n_points;
+        let n_points = group.points.len();
+        let (l0, n_lat) = (group.lattices.start, group.lattices.len());
         let mut l = self.launch("wp_scatter", grid_stride(n_points))?;
         let lat = &t.lattices;
         l.input(work).input(&t.windows).input(&t.boxes.table);
-        l.input(&lat.start).input(&lat.len);
-        l.input(&lat.first).input(&lat.boxes);
-        l.scalar(self.layout.lattices.len() as i32)
-            .scalar(n_points as i64);
+        l.input(&part(&lat.start, l0, n_lat))
+            .input(&part(&lat.len, 2 * l0, 2 * n_lat));
+        l.input(&part(&lat.first, l0, n_lat + 1)).input(&lat.boxes);
+        l.scalar(n_lat as i32).scalar(n_points as i64);
         shift_arguments(&mut l, shifts);
         l.output(values);
         // SAFETY: wp_scatter(const cpx* work, const REAL* windows, const long long* table,
         // const long long* lat_start, const long long* lat_len, const int* lat_first, const
         // int* lat_boxes, int n_lattices, long long n_points, const long long* shift_at,
-        // const cpx* shift, cpx* values): point p < n_points finds its lattice l <
-        // n_lattices, reads the work and window values of the boxes listed for l that hold
-        // it (tables built with the layout), their shift factors as in wp_gather, and writes
-        // values[p] (values holds 2·n_points reals).
+        // const cpx* shift, cpx* values): the group's point p < n_points (numbered from its
+        // first) finds its lattice l < n_lattices among the group's (parts of the lattice
+        // tables from its first lattice: n_lat starts, 2·n_lat lengths, n_lat + 1 list
+        // offsets into the whole lat_boxes), reads the work and window values of the boxes
+        // listed for l that hold it (tables built with the layout and these groups), their
+        // shift factors as in wp_gather, and writes values[p] (values holds 2·(the largest
+        // group's points) reals).
         unsafe { l.run() }
     }
 

@@ -4,7 +4,8 @@
 //! group of boxes of one shape → phase into the coefficient array. Adjoint: the transpose,
 //! each lattice value summed over its boxes by one thread (no atomics, a fixed order).
 //!
-//! The stage owns the layout, both USFFT plans and its device arrays. The plan's tables
+//! The stage owns the layout, the USFFT plan (type 2; the adjoint runs as its adjoint) and
+//! its device arrays. The plan's tables
 //! live on the device from creation: windows, the box table (in work order: boxes grouped
 //! by shape), the phases, the lattices' box lists (`tables`). Working buffers (work,
 //! lattice values, modes) too, so that a plan that does not fit fails at creation. The box
@@ -21,6 +22,7 @@ mod tables;
 mod tiled;
 mod windows;
 
+use super::lattice_groups::LatticeGroup;
 use super::layout::Layout;
 use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::array::part;
@@ -40,8 +42,9 @@ use ffts::{BoxReplays, FftGroup};
 pub use launches::ThresholdAt;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tables::{DeviceTables, HostTables};
+use tables::{DeviceTables, GroupRows, HostTables};
 pub use tiled::{TileGeometry, TileTables};
+pub use windows::table_bytes as window_table_bytes;
 
 /// The NVRTC prelude for one precision.
 pub fn prelude<T: Sample>() -> String {
@@ -58,12 +61,11 @@ pub fn preludes() -> Vec<(String, String)> {
 
 pub use super::Pass;
 
-/// A plan's box stage on the device. Every call runs on `stream` (the type-2 USFFT's); the
-/// type-1 USFFT of the adjoint is ordered into it with stream joins.
+/// A plan's box stage on the device. Every call runs on `stream` (the USFFT's).
 pub struct BoxStage<T: Real> {
-    /// Data → lattice values (sign −1) and its adjoint (sign +1), on the same points.
-    type2: UsfftPlan<T>,
-    type1: UsfftPlan<T>,
+    /// Data → lattice values (type 2, sign −1); the adjoint runs as this plan's adjoint
+    /// (type 1, sign +1) on the same sorted points, fine grid and FFT plan.
+    usfft: UsfftPlan<T>,
     layout: Arc<Layout>,
     stream: Arc<CudaStream>,
     module: Arc<CudaModule>,
@@ -73,6 +75,9 @@ pub struct BoxStage<T: Real> {
     order: Vec<usize>,
     /// Elements of the work array (the boxes in work order).
     n_work: usize,
+    /// The groups of directions whose lattice values the stage holds one at a time, in
+    /// work order.
+    directions: Vec<GroupRows>,
     /// Each box's place in the work array and in the coefficients (host-to-host calls).
     box_runs: BoxRuns,
     buffers: Mutex<Buffers<T>>,
@@ -81,6 +86,35 @@ pub struct BoxStage<T: Real> {
     /// ‖ψ_b‖ by box.
     norms: Vec<f64>,
     windows_time: Duration,
+    /// What each part of the stage holds, bytes, as made at creation.
+    parts: Vec<(&'static str, usize)>,
+}
+
+/// The device bytes each step of the stage's creation added to the plan's tally.
+struct Parts<'a> {
+    held: &'a Tally,
+    last: usize,
+    parts: Vec<(&'static str, usize)>,
+}
+
+impl<'a> Parts<'a> {
+    fn start(held: &'a Tally) -> Self {
+        Parts {
+            held,
+            last: 0,
+            parts: Vec::new(),
+        }
+    }
+
+    fn lap(&mut self, part: &'static str) {
+        let now = self.held.bytes();
+        self.parts.push((part, now.saturating_sub(self.last)));
+        self.last = now;
+    }
+
+    fn done(self) -> Vec<(&'static str, usize)> {
+        self.parts
+    }
 }
 
 /// One call's device arrays, one call at a time.
@@ -128,7 +162,7 @@ fn whole_shifts<T>((at, factors): &(DeviceBuf<i64>, DeviceBuf<T>)) -> Shifts<'_,
     }
 }
 
-/// The type-2 (forward) or type-1 (adjoint) USFFT's stream.
+/// The USFFT's stream.
 fn usfft_stream<T: Real>(plan: &UsfftPlan<T>) -> Result<Arc<CudaStream>> {
     plan.device_points()
         .map(|p| p.stream().clone())
@@ -137,43 +171,52 @@ fn usfft_stream<T: Real>(plan: &UsfftPlan<T>) -> Result<Arc<CudaStream>> {
 
 impl<T: Real> BoxStage<T> {
     /// The device tables of `layout`, its windows made on the device (`windows`), on the
-    /// stream of `type2` (data → lattice values; `type1` its adjoint, both with their points
-    /// set on a CUDA context).
+    /// stream of `usfft` (data → lattice values, type 2, its points set in `groups` on a
+    /// CUDA context: `UsfftPlan::set_points_on_lattice_groups`).
     pub fn new(
         layout: Arc<Layout>,
-        type2: UsfftPlan<T>,
-        type1: UsfftPlan<T>,
+        usfft: UsfftPlan<T>,
+        lattice_groups: Vec<LatticeGroup>,
         held: Arc<Tally>,
     ) -> Result<BoxStage<T>> {
-        let ctx = type2.context().clone();
+        let ctx = usfft.context().clone();
         let gpu = ctx.cuda().ok_or_else(|| {
             Error::Unsupported("the wave-packet box stage needs a CUDA context".into())
         })?;
         bind(&gpu.ctx)?;
-        let stream = usfft_stream(&type2)?;
+        let stream = usfft_stream(&usfft)?;
         let module = gpu
             .modules
             .get(&gpu.ctx, &gpu.arch, &kernels::WAVEPACKET, &prelude::<T>())?;
+        let mut parts = Parts::start(&held);
+        parts.lap("USFFT plan");
         let started = Instant::now();
         let (windows, norms) = windows::device_windows::<T>(gpu, &ctx.cpu, &layout, &stream)?;
         let windows_time = started.elapsed();
-        let host = HostTables::<T>::new(&layout);
+        parts.lap("windows");
+        let host = HostTables::<T>::new(&layout, &lattice_groups);
         let groups = ffts::plan_groups::<T>(&host.runs, &stream)?;
+        parts.lap("box FFT plans");
         let by_work: Vec<f64> = host.order.iter().map(|&b| norms[b]).collect();
         let tables = DeviceTables::upload(&host, windows, &by_work, &stream)?;
         let box_runs = BoxRuns::new(&host.boxes.table, tables::BOX_FIELDS);
-        let scratch = Scratch::new(&layout, host.n_work, &stream)?;
+        parts.lap("tables");
+        let values = lattice_groups.iter().map(|g| g.points.len()).max();
+        let values = values.unwrap_or(0);
+        let scratch = Scratch::new(&layout, host.n_work, values, &stream)?;
         let what = "allocating the wave-packet selection";
         let select = alloc(&stream, select::SEL_WORDS, what)?;
+        parts.lap("work arrays");
+        let parts = parts.done();
         let stage = BoxStage {
-            type2,
-            type1,
+            usfft,
             stream: stream.clone(),
             module,
             tables,
             groups,
             order: host.order,
             n_work: host.n_work,
+            directions: host.groups,
             box_runs,
             buffers: Mutex::new(Buffers {
                 scratch,
@@ -186,6 +229,7 @@ impl<T: Real> BoxStage<T> {
             held,
             norms,
             windows_time,
+            parts,
         };
         // `by_work` and the tables are host memory the copies read from.
         stream
@@ -198,6 +242,13 @@ impl<T: Real> BoxStage<T> {
     /// ‖ψ_b‖ of every box (by box), from the windows on the device.
     pub fn packet_norms(&self) -> &[f64] {
         &self.norms
+    }
+
+    /// What each part of the stage held when it was made, bytes: the USFFT plan (its fine
+    /// grid, FFT plan and sorted points), the windows, the box FFT plans, the tables, the
+    /// work arrays.
+    pub fn device_parts(&self) -> &[(&'static str, usize)] {
+        &self.parts
     }
 
     /// How long the windows took to make (wall clock, the evaluator's tables included).
@@ -227,7 +278,7 @@ impl<T: Real> BoxStage<T> {
 
     /// The context's GPU and CPU pool (a CUDA context: checked at creation).
     fn backends(&self) -> (&CudaBackend, &CpuBackend) {
-        let ctx = self.type2.context();
+        let ctx = self.usfft.context();
         let gpu = ctx.cuda().expect("the box stage's context has a GPU");
         (gpu, &ctx.cpu)
     }
@@ -253,14 +304,17 @@ impl<T: Real> BoxStage<T> {
 }
 
 impl<T: Real> Scratch<T> {
-    fn new(layout: &Layout, n_work: usize, s: &Arc<CudaStream>) -> Result<Scratch<T>> {
+    /// The work array (`n_work` elements), the lattice values of the largest group of
+    /// directions (`values` points), the modes, …
+    fn new(
+        layout: &Layout,
+        n_work: usize,
+        values: usize,
+        s: &Arc<CudaStream>,
+    ) -> Result<Scratch<T>> {
         Ok(Scratch {
             work: alloc(s, 2 * n_work, "allocating the wave-packet box work array")?,
-            values: alloc(
-                s,
-                2 * layout.n_points,
-                "allocating the wave-packet lattice values",
-            )?,
+            values: alloc(s, 2 * values, "allocating the wave-packet lattice values")?,
             modes: alloc(
                 s,
                 2 * layout.n_samples(),

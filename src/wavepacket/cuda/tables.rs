@@ -7,9 +7,11 @@ use crate::backend::cuda::buffers::upload;
 use crate::backend::cuda::memory::DeviceBuf;
 use crate::error::Result;
 use crate::sample::Real;
+use crate::wavepacket::lattice_groups::{of_lattices, LatticeGroup};
 use crate::wavepacket::layout::Layout;
 use cudarc::driver::CudaStream;
 use num_complex::Complex;
+use std::ops::Range;
 use std::sync::Arc;
 
 /// Long longs per row of the box table (the F_* fields of the kernel file).
@@ -44,6 +46,15 @@ pub(super) struct LatticeBoxes<J, I> {
     pub(super) len: I,
 }
 
+/// One group of directions (`lattice_groups`) in the work order: its boxes' work elements,
+/// its lattices and its lattice points (the group's values hold these).
+#[derive(Clone, Debug)]
+pub(super) struct GroupRows {
+    pub(super) work: Range<usize>,
+    pub(super) lattices: Range<usize>,
+    pub(super) points: Range<usize>,
+}
+
 /// The tables on the host, as uploaded.
 pub(super) struct HostTables<T> {
     /// Box indices in work order.
@@ -52,6 +63,8 @@ pub(super) struct HostTables<T> {
     pub(super) runs: Vec<ShapeRun>,
     /// Elements of the work array.
     pub(super) n_work: usize,
+    /// The groups of directions in work order.
+    pub(super) groups: Vec<GroupRows>,
     lattices: LatticeBoxes<Vec<i32>, Vec<i64>>,
 }
 
@@ -80,10 +93,14 @@ fn push_factors<T: Real>(
 }
 
 impl<T: Real> HostTables<T> {
-    pub(super) fn new(layout: &Layout) -> HostTables<T> {
-        // Work order: boxes grouped by shape (a stable sort: box order within a group).
+    /// The tables of `layout` with its lattice values in `groups`: lattice points are
+    /// numbered from their group's first (the group's values are what the kernels index).
+    pub(super) fn new(layout: &Layout, groups: &[LatticeGroup]) -> HostTables<T> {
+        // Work order: by group of directions, then by shape (a stable sort: box order
+        // within each).
+        let group_of = of_lattices(groups);
         let mut order: Vec<usize> = (0..layout.boxes.len()).collect();
-        order.sort_by_key(|&b| layout.boxes[b].shape);
+        order.sort_by_key(|&b| (group_of[layout.boxes[b].lattice], layout.boxes[b].shape));
         let mut t = HostTables {
             boxes: BoxRows {
                 table: Vec::with_capacity(order.len() * BOX_FIELDS),
@@ -92,25 +109,37 @@ impl<T: Real> HostTables<T> {
             },
             runs: Vec::new(),
             n_work: 0,
-            lattices: LatticeBoxes::new(layout, &order),
+            groups: Vec::with_capacity(groups.len()),
+            lattices: LatticeBoxes::new(layout, &order, groups),
             order: Vec::new(),
         };
-        for &b in &order {
-            t.push_box(layout, b);
+        let mut row = 0;
+        for g in groups {
+            let first_work = t.n_work;
+            while row < order.len() && g.lattices.contains(&layout.boxes[order[row]].lattice) {
+                t.push_box(layout, order[row], g.points.start);
+                row += 1;
+            }
+            t.groups.push(GroupRows {
+                work: first_work..t.n_work,
+                lattices: g.lattices.clone(),
+                points: g.points.clone(),
+            });
         }
         t.order = order;
         t
     }
 
-    /// Box `b` next in work order: its table row, work start and phase factors, counted in
-    /// its shape's run.
-    fn push_box(&mut self, layout: &Layout, b: usize) {
+    /// Box `b` next in work order: its table row (its lattice points numbered from
+    /// `first_point`, its group's first), work start and phase factors, counted in its
+    /// shape's run.
+    fn push_box(&mut self, layout: &Layout, b: usize, first_point: usize) {
         let bx = &layout.boxes[b];
         let l = &layout.lattices[bx.lattice];
         let at = self.n_work;
         let o: [usize; 3] = std::array::from_fn(|a| (bx.lo[a] - l.lo[a]) as usize);
         let (s2, s3) = (l.len[0], l.len[0] * l.len[1]);
-        let base = l.point_offset + o[2] * s3 + o[1] * s2 + o[0];
+        let base = l.point_offset - first_point + o[2] * s3 + o[1] * s2 + o[0];
         let [n1, n2, n3] = bx.shape;
         let row = [
             at,
@@ -152,7 +181,13 @@ impl<T: Real> HostTables<T> {
 }
 
 impl LatticeBoxes<Vec<i32>, Vec<i64>> {
-    fn new(layout: &Layout, order: &[usize]) -> Self {
+    /// Each lattice's boxes (work-order rows), its first point numbered from its group's
+    /// first, and its lengths.
+    fn new(layout: &Layout, order: &[usize], groups: &[LatticeGroup]) -> Self {
+        let first_of: Vec<usize> = groups
+            .iter()
+            .flat_map(|g| g.lattices.clone().map(|_| g.points.start))
+            .collect();
         let mut pos = vec![0usize; order.len()];
         for (j, &b) in order.iter().enumerate() {
             pos[b] = j;
@@ -170,7 +205,7 @@ impl LatticeBoxes<Vec<i32>, Vec<i64>> {
                 }
             }
             lists.first.push(lists.boxes.len() as i32);
-            lists.start.push(l.point_offset as i64);
+            lists.start.push((l.point_offset - first_of[li]) as i64);
             lists.len.extend([l.len[0] as i64, l.len[1] as i64]);
         }
         lists
@@ -239,6 +274,7 @@ pub(super) fn shift_factors<T: Real>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wavepacket::lattice_groups::split;
     use crate::wavepacket::layout::LayoutOptions;
 
     fn layout() -> Layout {
@@ -253,7 +289,7 @@ mod tests {
     #[test]
     fn work_order_groups_shapes_and_covers_every_coefficient() {
         let l = layout();
-        let t = HostTables::<f64>::new(&l);
+        let t = HostTables::<f64>::new(&l, &split(&l, 1));
         let n = l.boxes.len();
         assert_eq!(t.boxes.table.len(), n * BOX_FIELDS);
         assert_eq!(t.n_work, l.n_coefficients);
@@ -276,9 +312,41 @@ mod tests {
     }
 
     #[test]
+    fn groups_of_directions_take_their_boxes_and_number_their_points() {
+        let l = layout();
+        let groups = split(&l, 3);
+        let t = HostTables::<f32>::new(&l, &groups);
+        assert_eq!(t.groups.len(), 3);
+        assert_eq!(t.groups[0].work.start, 0);
+        assert_eq!(t.groups[2].work.end, t.n_work);
+        assert_eq!(t.n_work, l.n_coefficients);
+        for (j, &b) in t.order.iter().enumerate() {
+            let row = &t.boxes.table[j * BOX_FIELDS..(j + 1) * BOX_FIELDS];
+            let g = t
+                .groups
+                .iter()
+                .position(|g| g.work.contains(&(row[0] as usize)));
+            let g = &t.groups[g.expect("a box outside every group")];
+            let bx = &l.boxes[b];
+            assert!(g.lattices.contains(&bx.lattice), "box {b}");
+            // Its first value, numbered from the group's first point, lies in the group.
+            assert!((row[2] as usize) < g.points.len(), "box {b}");
+            let lat = &l.lattices[bx.lattice];
+            assert!(lat.point_offset >= g.points.start);
+        }
+        for (li, lat) in l.lattices.iter().enumerate() {
+            let g = t.groups.iter().find(|g| g.lattices.contains(&li)).unwrap();
+            assert_eq!(
+                t.lattices.start[li] as usize,
+                lat.point_offset - g.points.start
+            );
+        }
+    }
+
+    #[test]
     fn each_box_is_listed_once_under_its_lattice() {
         let l = layout();
-        let t = HostTables::<f32>::new(&l);
+        let t = HostTables::<f32>::new(&l, &split(&l, 1));
         let lists = &t.lattices;
         assert_eq!(lists.first.len(), l.lattices.len() + 1);
         let mut seen = vec![0; l.boxes.len()];
@@ -295,7 +363,7 @@ mod tests {
     #[test]
     fn shift_factors_only_for_shifted_boxes() {
         let l = layout();
-        let t = HostTables::<f64>::new(&l);
+        let t = HostTables::<f64>::new(&l, &split(&l, 1));
         assert!(shift_factors::<f64>(&l, &t.order, &[]).is_none());
         let zero = vec![[0.0; 3]; l.boxes.len()];
         assert!(shift_factors::<f64>(&l, &t.order, &zero).is_none());

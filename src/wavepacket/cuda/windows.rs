@@ -42,6 +42,17 @@ struct WindowTables {
     cell_lattices: Vec<u32>,
 }
 
+/// The bytes of the tables `device_windows` uploads for `layout` (the evaluator's cells
+/// built on the `cpu` threads, as there), held while the windows are made, and of the
+/// packet norms' sums (8 a box).
+pub fn table_bytes(layout: &Layout, cpu: &CpuBackend) -> usize {
+    let ev = cpu.install(|| WindowEvaluator::new(layout));
+    let t = WindowTables::new(&ev);
+    8 * (t.params.len() + t.lat.len() + t.box_real.len() + t.box_int.len() + t.cell_first.len())
+        + 4 * (t.lat_first.len() + t.lat_boxes.len() + t.cell_lattices.len())
+        + 8 * layout.boxes.len()
+}
+
 impl WindowTables {
     fn new(ev: &WindowEvaluator) -> WindowTables {
         let layout = ev.layout;

@@ -85,6 +85,10 @@ fn create(f: &mut Fuzz, layouts: &mut Vec<Layout>) {
         _ => f.rng.pick(&[0.0, 1e-6, 1e-10]),
     };
     let with_options = f.rng.chance(0.5);
+    // With options: plain, capped (a cap that never binds, or a planted one of one byte),
+    // or the memory query of the same arguments.
+    let way = if with_options { f.rng.range(0, 2) } else { 0 };
+    let mut cap = f.rng.pick(&[0, usize::MAX]);
     let mut cutoff = f.rng.pick(&[1e-3, 0.05, 0.2]);
     let mut null_options = false;
     let mut shape_null = false;
@@ -145,20 +149,29 @@ fn create(f: &mut Fuzz, layouts: &mut Vec<Layout>) {
         }
         // The defaults: 32 directions (16 stored) on these small shapes.
         12 if with_options && dim == 2 => null_options = true,
+        // A cap of one byte refuses the query (a layout's creation only on a CUDA context).
+        13 if way == 2 => {
+            k.plant("max_device_bytes");
+            cap = 1;
+        }
         _ => {}
     }
     let mut out: *mut sg_wavepacket_layout = ptr::null_mut();
-    let out_p = handle_slot(f, &mut k, &mut out, 0.03);
+    let out_p = match way {
+        2 => ptr::null_mut(),
+        _ => handle_slot(f, &mut k, &mut out, 0.03),
+    };
     let snap = Snapshot::of("out", &out, 1);
     let shape_p = if shape_null {
         ptr::null()
     } else {
         shape.as_ptr()
     };
-    let name = if with_options {
-        "sg_wavepacket_layout_create_with_options"
-    } else {
-        "sg_wavepacket_layout_create"
+    let name = match way {
+        1 => "sg_wavepacket_layout_create_capped",
+        2 => "sg_wavepacket_device_bytes",
+        _ if with_options => "sg_wavepacket_layout_create_with_options",
+        _ => "sg_wavepacket_layout_create",
     };
     f.announce(name, || {
         format!("dim {dim}, {shape:?}, {directions} dirs, {levels} levels, α {alpha}, β {beta}, cutoff {cutoff}, tol {tolerance}, precision {precision}, NULL options {null_options}")
@@ -174,7 +187,19 @@ fn create(f: &mut Fuzz, layouts: &mut Vec<Layout>) {
             tolerance: if tolerance == 0.0 { 1e-6 } else { tolerance },
         };
         let o_p: *const sg_wavepacket_layout_options = if null_options { ptr::null() } else { &o };
-        sg_wavepacket_layout_create_with_options(ctx, dim, shape_p, precision, o_p, out_p)
+        match way {
+            1 => sg_wavepacket_layout_create_capped(ctx, dim, shape_p, precision, o_p, cap, out_p),
+            2 => {
+                let mut bytes = [0usize];
+                let snap = Snapshot::of_slice("bytes", &bytes);
+                let bytes_p = slot(f, &mut k, bytes.as_mut_ptr(), "bytes");
+                let s = sg_wavepacket_device_bytes(ctx, dim, shape_p, precision, o_p, cap, bytes_p);
+                f.check(name, s, &k, &[snap]);
+                assert!(s != SG_OK || bytes[0] > 0, "{name} gave 0 bytes");
+                return;
+            }
+            _ => sg_wavepacket_layout_create_with_options(ctx, dim, shape_p, precision, o_p, out_p),
+        }
     } else {
         sg_wavepacket_layout_create(
             ctx, dim, shape_p, directions, levels, alpha, beta, tolerance, precision, out_p,
