@@ -1800,7 +1800,8 @@ sg_status sg_wavepacket_layout_create_with_options(const sg_context *ctx,
  more (`sg_wavepacket_device_bytes`) is refused with `SG_ERR_DEVICE_OUT_OF_MEMORY` and a
  message naming what each part would hold, before anything is allocated, and no later call
  of the layout allocates past the cap (a call that would gives
- `SG_ERR_DEVICE_OUT_OF_MEMORY`). A CPU
+ `SG_ERR_DEVICE_OUT_OF_MEMORY`). Under a cap the transform holds its lattice values one
+ group of directions at a time, the fewest groups that fit, with the same results. A CPU
  context holds no device memory: the cap does not apply there. Thread-safe.
  */
 sg_status sg_wavepacket_layout_create_capped(const sg_context *ctx,
@@ -1815,7 +1816,8 @@ sg_status sg_wavepacket_layout_create_capped(const sg_context *ctx,
  The most device memory the transform of a layout of these arguments (as
  `sg_wavepacket_layout_create_capped` takes them) would hold at once, into `*bytes`,
  without making it: its USFFT plan, windows, box FFT plans, tables and work arrays, the
- data array of its first host call, and, while it is made, the sort of its points. On a
+ data array of its first host call, and, while it is made, the sort of its points and its
+ windows' tables; under a cap, with its lattice values in the fewest groups that fit. On a
  CUDA context cuFFT's work areas are asked of cuFFT; on a CPU context they are estimated
  (none for lengths that are products of 2, 3, 5 and 7). Where the answer exceeds
  `max_device_bytes` (0: no cap) the call gives `SG_ERR_DEVICE_OUT_OF_MEMORY`, each part

@@ -283,14 +283,19 @@ mod tests {
     use super::*;
     use crate::wavepacket::layout::LayoutOptions;
 
-    #[test]
-    fn parts_follow_the_layout_and_the_cap_names_them() {
+    /// A 40 × 36 × 32 cube of 26 directions in 2 levels.
+    fn cube() -> Layout {
         let opts = LayoutOptions {
             directions: 26,
             levels: 2,
             ..Default::default()
         };
-        let layout = Layout::new(3, &[40, 36, 32], &opts).unwrap();
+        Layout::new(3, &[40, 36, 32], &opts).unwrap()
+    }
+
+    #[test]
+    fn parts_follow_the_layout_and_the_cap_names_them() {
+        let layout = cube();
         let one = split(&layout, 1);
         let f = footprint::<f32>(&layout, &one, &host_areas::<f32>, 1000).unwrap();
         let part = |name: &str| f.parts.iter().find(|p| p.0 == name).unwrap().1;
@@ -323,12 +328,7 @@ mod tests {
 
     #[test]
     fn a_cap_takes_the_fewest_groups_that_fit_it() {
-        let opts = LayoutOptions {
-            directions: 26,
-            levels: 2,
-            ..Default::default()
-        };
-        let layout = Layout::new(3, &[40, 36, 32], &opts).unwrap();
+        let layout = cube();
         let areas = &host_areas::<f32>;
         let cpu = CpuBackend::new().unwrap();
         let tables = window_table_bytes(&layout, &cpu);

@@ -128,10 +128,7 @@ pub extern "C" fn sg_wavepacket_layout_create_with_options(
     options: *const sg_wavepacket_layout_options,
     out: *mut *mut sg_wavepacket_layout,
 ) -> sg_status {
-    guard(|| {
-        let o = options_or(options, sg_wavepacket_layout_options_default())?;
-        create(ctx, dim, shape, precision, &o, 0, out)
-    })
+    sg_wavepacket_layout_create_capped(ctx, dim, shape, precision, options, 0, out)
 }
 
 /// `sg_wavepacket_layout_create_with_options` with the transform's device memory capped at
@@ -139,7 +136,8 @@ pub extern "C" fn sg_wavepacket_layout_create_with_options(
 /// more (`sg_wavepacket_device_bytes`) is refused with `SG_ERR_DEVICE_OUT_OF_MEMORY` and a
 /// message naming what each part would hold, before anything is allocated, and no later call
 /// of the layout allocates past the cap (a call that would gives
-/// `SG_ERR_DEVICE_OUT_OF_MEMORY`). A CPU
+/// `SG_ERR_DEVICE_OUT_OF_MEMORY`). Under a cap the transform holds its lattice values one
+/// group of directions at a time, the fewest groups that fit, with the same results. A CPU
 /// context holds no device memory: the cap does not apply there. Thread-safe.
 #[no_mangle]
 pub extern "C" fn sg_wavepacket_layout_create_capped(
@@ -160,7 +158,8 @@ pub extern "C" fn sg_wavepacket_layout_create_capped(
 /// The most device memory the transform of a layout of these arguments (as
 /// `sg_wavepacket_layout_create_capped` takes them) would hold at once, into `*bytes`,
 /// without making it: its USFFT plan, windows, box FFT plans, tables and work arrays, the
-/// data array of its first host call, and, while it is made, the sort of its points. On a
+/// data array of its first host call, and, while it is made, the sort of its points and its
+/// windows' tables; under a cap, with its lattice values in the fewest groups that fit. On a
 /// CUDA context cuFFT's work areas are asked of cuFFT; on a CPU context they are estimated
 /// (none for lengths that are products of 2, 3, 5 and 7). Where the answer exceeds
 /// `max_device_bytes` (0: no cap) the call gives `SG_ERR_DEVICE_OUT_OF_MEMORY`, each part
