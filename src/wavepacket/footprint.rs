@@ -8,7 +8,7 @@
 //! CPU.
 
 use super::cuda::window_table_bytes;
-use super::lattice_groups::{split, LatticeGroup};
+use super::lattice_groups::{fewest, split, LatticeGroup};
 use super::layout::Layout;
 use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::fft::{self, Shape};
@@ -130,13 +130,14 @@ pub fn within_cap<T: Real>(
         known.borrow_mut().insert(key, bytes);
         Ok(bytes)
     };
+    let first = fewest(layout);
     let most = if cap == 0 {
-        1
+        first
     } else {
-        layout.lattices.len().max(1)
+        layout.lattices.len().max(first)
     };
     let mut least: Option<Footprint> = None;
-    for count in 1..=most {
+    for count in first..=most {
         let groups = split(layout, count);
         let found = footprint::<T>(layout, &groups, &cached, windowing)?;
         if found.check(cap).is_ok() {

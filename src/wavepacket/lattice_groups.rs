@@ -3,6 +3,7 @@
 //! is the whole layout.
 
 use super::layout::Layout;
+use crate::usfft::points::MAX_POINTS;
 use std::ops::Range;
 
 /// Consecutive lattices and their points (as numbered in the layout).
@@ -32,6 +33,21 @@ pub fn split(layout: &Layout, count: usize) -> Vec<LatticeGroup> {
     }
     groups.push(group(layout, first..n));
     groups
+}
+
+/// The fewest groups whose points one USFFT plan numbers (`MAX_POINTS` a group), with at
+/// most one lattice a group: a layout of more points is held in groups even without a cap.
+pub fn fewest(layout: &Layout) -> usize {
+    let lattices = layout.lattices.len().max(1);
+    let mut count = layout.n_points.div_ceil(MAX_POINTS).max(1);
+    while count < lattices
+        && split(layout, count)
+            .iter()
+            .any(|g| g.points.len() > MAX_POINTS)
+    {
+        count += 1;
+    }
+    count
 }
 
 fn group(layout: &Layout, lattices: Range<usize>) -> LatticeGroup {
@@ -89,5 +105,26 @@ mod tests {
             );
             assert_eq!(of_lattices(&groups).len(), n);
         }
+    }
+
+    #[test]
+    fn a_layout_of_more_points_than_a_plan_numbers_takes_the_fewest_groups_that_fit() {
+        let small = Layout::new(3, &[24, 20, 22], &LayoutOptions::default()).unwrap();
+        assert_eq!(fewest(&small), 1);
+        // 256 × 512 × 512 at 350 directions, 5 levels, cutoff 0.2: 2.25e9 lattice points.
+        let opts = LayoutOptions {
+            directions: 350,
+            levels: 5,
+            cutoff: 0.2,
+            ..Default::default()
+        };
+        let big = Layout::new(3, &[256, 512, 512], &opts).unwrap();
+        assert!(big.n_points > MAX_POINTS, "{}", big.n_points);
+        let count = fewest(&big);
+        let groups = split(&big, count);
+        assert!(groups.iter().all(|g| g.points.len() <= MAX_POINTS));
+        let one_fewer = split(&big, count - 1);
+        assert!(one_fewer.iter().any(|g| g.points.len() > MAX_POINTS));
+        assert_eq!(count, 2);
     }
 }

@@ -146,11 +146,14 @@ impl<T: Real> WavepacketPlan<T> {
         let mut phases = PlanPhases::default();
         let layout = Arc::new(Layout::new(shape.len(), shape, opts)?);
         // What the plan keeps (windows, lattice coordinates) and each call needs (the lattice
-        // values), checked before anything is computed or allocated.
+        // values), checked before anything is computed or allocated; a device plan keeps
+        // them on the device (its footprint: `footprint.rs`), the host only its tables.
         let t = std::mem::size_of::<T>();
         crate::alloc::host_bytes(&[layout.n_coefficients], t, "wave-packet windows")?;
         crate::alloc::host_bytes(&[layout.n_points, 2], t, "wave-packet lattice values")?;
-        check_plan_memory(&layout, t)?;
+        if ctx.cuda().is_none() {
+            check_plan_memory(&layout, t)?;
+        }
         // Under a cap, the fewest groups of directions whose lattice values fit it.
         let groups = match ctx.cuda() {
             Some(gpu) if cap > 0 => {
@@ -159,7 +162,7 @@ impl<T: Real> WavepacketPlan<T> {
                 held.set_limit(cap);
                 groups
             }
-            _ => lattice_groups::split(&layout, 1),
+            _ => lattice_groups::split(&layout, lattice_groups::fewest(&layout)),
         };
         phases.layout = laps.lap();
         let (engine, norms) = match ctx.cuda() {
