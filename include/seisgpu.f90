@@ -1839,6 +1839,23 @@ module seisgpu
       integer(c_int32_t) :: status
     end function sg_wavepacket_volume_create_on_contexts
 
+    ! The same with each context's device memory capped at max_device_bytes (0: no cap).
+    function sg_wavepacket_volume_create_capped(contexts, n_contexts, dim, volume_shape, &
+        tile_shape, precision, options, max_device_bytes, out) &
+        bind(C, name="sg_wavepacket_volume_create_capped") result(status)
+      import :: c_int32_t, c_size_t, c_ptr, sg_wavepacket_layout_options
+      type(c_ptr), intent(in) :: contexts(*)
+      integer(c_size_t), value, intent(in) :: n_contexts
+      integer(c_int32_t), value, intent(in) :: dim
+      integer(c_size_t), intent(in) :: volume_shape(*)
+      integer(c_size_t), intent(in) :: tile_shape(*)
+      integer(c_int32_t), value, intent(in) :: precision
+      type(sg_wavepacket_layout_options), intent(in) :: options
+      integer(c_size_t), value, intent(in) :: max_device_bytes
+      type(c_ptr), intent(inout) :: out
+      integer(c_int32_t) :: status
+    end function sg_wavepacket_volume_create_capped
+
     subroutine sg_wavepacket_volume_destroy(volume) &
         bind(C, name="sg_wavepacket_volume_destroy")
       import :: c_ptr

@@ -2404,6 +2404,28 @@ sg_status sg_wavepacket_volume_create_on_contexts(const sg_context *const *conte
                                                   sg_wavepacket_volume **out);
 
 /*
+ `sg_wavepacket_volume_create_on_contexts` with each context's device memory capped at
+ `max_device_bytes` (0: no cap), as `sg_wavepacket_layout_create_capped` caps a layout's
+ transform: each context's tile transform is made under the cap (or refused with
+ `SG_ERR_DEVICE_OUT_OF_MEMORY` before anything is allocated), and what the cap leaves no
+ room for runs through the host, with the same results: on one CUDA context the device
+ calls' tables (device calls then copy through the host, as over several contexts), and in
+ each host call the common grids, which a volume on one CUDA context keeps on the device
+ for the call where they fit beside the tile transform (much faster: no tile's
+ coefficients pass through the host). A CPU context holds no device memory: the cap does
+ not apply there. Thread-safe.
+ */
+sg_status sg_wavepacket_volume_create_capped(const sg_context *const *contexts,
+                                             size_t n_contexts,
+                                             int32_t dim,
+                                             const size_t *volume_shape,
+                                             const size_t *tile_shape,
+                                             int32_t precision,
+                                             const sg_wavepacket_layout_options *options,
+                                             size_t max_device_bytes,
+                                             sg_wavepacket_volume **out);
+
+/*
  Releases a volume. NULL is a no-op. Must not race with other calls on the same volume.
  */
 void sg_wavepacket_volume_destroy(sg_wavepacket_volume *volume);

@@ -1049,21 +1049,24 @@ public:
     }
 
     // The tiles dealt out over `contexts` (e.g. one per GPU; tile i on context i mod K, one
-    // thread each). The contexts must outlive the volume; the device calls take arrays on
-    // the first one's device and order them on its stream.
+    // thread each), each context's device memory capped at `max_device_bytes` (0: none;
+    // sg_wavepacket_volume_create_capped). The contexts must outlive the volume; the device
+    // calls take arrays on the first one's device and order them on its stream.
     wavepacket_volume(const std::vector<const context *> &contexts,
                       const std::vector<std::size_t> &volume_shape,
                       const std::vector<std::size_t> &tile_shape, int32_t precision,
-                      const sg_wavepacket_layout_options *options = nullptr)
+                      const sg_wavepacket_layout_options *options = nullptr,
+                      std::size_t max_device_bytes = 0)
         : ctx_(first(contexts)) {
         dims(volume_shape, tile_shape);
         std::vector<const sg_context *> handles;
         for (const context *c : contexts) {
             handles.push_back(c != nullptr ? c->get() : nullptr);
         }
-        check(sg_wavepacket_volume_create_on_contexts(
+        check(sg_wavepacket_volume_create_capped(
             handles.data(), handles.size(), static_cast<int32_t>(volume_shape.size()),
-            volume_shape.data(), tile_shape.data(), precision, options, out()));
+            volume_shape.data(), tile_shape.data(), precision, options, max_device_bytes,
+            out()));
         read_sizes();
     }
 

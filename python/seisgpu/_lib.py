@@ -228,6 +228,8 @@ _PROTOTYPES: dict[str, tuple[list, object]] = {
     "sg_wavepacket_volume_create": ([p, i32, P(sz), P(sz), i32, P(LayoutOptions), PP], i32),
     "sg_wavepacket_volume_create_on_contexts": ([PP, sz, i32, P(sz), P(sz), i32,
                                                  P(LayoutOptions), PP], i32),
+    "sg_wavepacket_volume_create_capped": ([PP, sz, i32, P(sz), P(sz), i32,
+                                            P(LayoutOptions), sz, PP], i32),
     "sg_wavepacket_volume_sizes": ([p, P(sz), P(sz), p, P(sz)], i32),
     "sg_wavepacket_volume_box_info": ([p, sz, P(i32), P(i32), P(sz), P(sz)], i32),
     "sg_wavepacket_volume_destroy": ([p], None),

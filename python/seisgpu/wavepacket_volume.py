@@ -44,6 +44,10 @@ class WavepacketVolume(_Frame):
         the last tile along an axis is zero-padded).
     dtype, **options:
         As for :class:`WavepacketLayout` (each tile's layout).
+    max_device_bytes:
+        Each context's device memory cap in bytes (0: none), as for
+        :class:`WavepacketLayout`; what it leaves no room for (the device calls' tables, the
+        common grids of a call) runs through the host, with the same results.
     """
 
     _destroy = "sg_wavepacket_volume_destroy"
@@ -52,7 +56,8 @@ class WavepacketVolume(_Frame):
     _device_calls = True
 
     def __init__(self, ctx: Context | Sequence[Context], shape: Any, tile: Any,
-                 dtype: Any = np.float32, **options: Any) -> None:
+                 dtype: Any = np.float32, max_device_bytes: int = 0,
+                 **options: Any) -> None:
         super().__init__()
         self.shape, self.tile = _shape(shape, "shape"), _shape(tile, "tile")
         if len(self.tile) != len(self.shape):
@@ -68,12 +73,12 @@ class WavepacketVolume(_Frame):
         self._uses_handles(*contexts)
         dims, tiles = _arrays.size_array(self.shape[::-1]), _arrays.size_array(self.tile[::-1])
         p = 1 if self.real_dtype == np.float32 else 2
-        if isinstance(ctx, (list, tuple)):
+        if isinstance(ctx, (list, tuple)) or max_device_bytes:
             handles = (ctypes.c_void_p * max(1, len(contexts)))(*[c._ptr() for c in contexts])
-            check("sg_wavepacket_volume_create_on_contexts",
-                  _lib.lib.sg_wavepacket_volume_create_on_contexts(
+            check("sg_wavepacket_volume_create_capped",
+                  _lib.lib.sg_wavepacket_volume_create_capped(
                       handles, len(contexts), len(self.shape), dims, tiles, p,
-                      ctypes.byref(o), ctypes.byref(self._h)))
+                      ctypes.byref(o), max_device_bytes, ctypes.byref(self._h)))
         else:
             check("sg_wavepacket_volume_create", _lib.lib.sg_wavepacket_volume_create(
                 contexts[0]._ptr(), len(self.shape), dims, tiles, p, ctypes.byref(o),

@@ -100,15 +100,8 @@ pub extern "C" fn sg_wavepacket_volume_create(
 ) -> sg_status {
     guard(|| {
         let ctx = arg_ref(ctx, "ctx")?.0.clone();
-        create(
-            vec![ctx],
-            dim,
-            volume_shape,
-            tile_shape,
-            precision,
-            options,
-            out,
-        )
+        let shapes = (volume_shape, tile_shape);
+        create(vec![ctx], dim, shapes, precision, options, 0, out)
     })
 }
 
@@ -128,22 +121,67 @@ pub extern "C" fn sg_wavepacket_volume_create_on_contexts(
     options: *const sg_wavepacket_layout_options,
     out: *mut *mut sg_wavepacket_volume,
 ) -> sg_status {
+    sg_wavepacket_volume_create_capped(
+        contexts,
+        n_contexts,
+        dim,
+        volume_shape,
+        tile_shape,
+        precision,
+        options,
+        0,
+        out,
+    )
+}
+
+/// `sg_wavepacket_volume_create_on_contexts` with each context's device memory capped at
+/// `max_device_bytes` (0: no cap), as `sg_wavepacket_layout_create_capped` caps a layout's
+/// transform: each context's tile transform is made under the cap (or refused with
+/// `SG_ERR_DEVICE_OUT_OF_MEMORY` before anything is allocated), and what the cap leaves no
+/// room for runs through the host, with the same results: on one CUDA context the device
+/// calls' tables (device calls then copy through the host, as over several contexts), and in
+/// each host call the common grids, which a volume on one CUDA context keeps on the device
+/// for the call where they fit beside the tile transform (much faster: no tile's
+/// coefficients pass through the host). A CPU context holds no device memory: the cap does
+/// not apply there. Thread-safe.
+#[no_mangle]
+pub extern "C" fn sg_wavepacket_volume_create_capped(
+    contexts: *const *const sg_context,
+    n_contexts: usize,
+    dim: i32,
+    volume_shape: *const usize,
+    tile_shape: *const usize,
+    precision: i32,
+    options: *const sg_wavepacket_layout_options,
+    max_device_bytes: usize,
+    out: *mut *mut sg_wavepacket_volume,
+) -> sg_status {
     guard(|| {
-        if n_contexts == 0 || n_contexts > MAX_CONTEXTS {
-            return Err(crate::invalid!(
-                "n_contexts is {n_contexts}; expected 1 … {MAX_CONTEXTS}"
-            ));
-        }
-        let list = slice(contexts, n_contexts, "contexts")?;
-        let mut ctxs = Vec::with_capacity(n_contexts);
-        for (i, &c) in list.iter().enumerate() {
-            if c.is_null() {
-                return Err(Error::NullPointer(format!("contexts[{i}] is NULL")));
-            }
-            ctxs.push(arg_ref(c, &format!("contexts[{i}]"))?.0.clone());
-        }
-        create(ctxs, dim, volume_shape, tile_shape, precision, options, out)
+        let ctxs = context_list(contexts, n_contexts)?;
+        let shapes = (volume_shape, tile_shape);
+        create(ctxs, dim, shapes, precision, options, max_device_bytes, out)
     })
+}
+
+/// The `n_contexts` contexts of a C list (1 … 1024, none NULL).
+fn context_list(
+    contexts: *const *const sg_context,
+    n_contexts: usize,
+) -> Result<Vec<std::sync::Arc<crate::context::Context>>> {
+    if n_contexts == 0 || n_contexts > MAX_CONTEXTS {
+        return Err(crate::invalid!(
+            "n_contexts is {n_contexts}; expected 1 … {MAX_CONTEXTS}"
+        ));
+    }
+    let list = slice(contexts, n_contexts, "contexts")?;
+    let mut ctxs = Vec::with_capacity(n_contexts);
+    for (i, &c) in list.iter().enumerate() {
+        if c.is_null() {
+            return Err(Error::NullPointer(format!("contexts[{i}] is NULL")));
+        }
+        ctxs.push(arg_ref(c, &format!("contexts[{i}]"))?.0.clone());
+    }
+    Ok(ctxs)
 }
 
 /// More contexts than any host has GPUs: a larger count is a caller's mistake.
@@ -152,10 +190,10 @@ const MAX_CONTEXTS: usize = 1024;
 fn create(
     contexts: Vec<std::sync::Arc<crate::context::Context>>,
     dim: i32,
-    volume_shape: *const usize,
-    tile_shape: *const usize,
+    (volume_shape, tile_shape): (*const usize, *const usize),
     precision: i32,
     options: *const sg_wavepacket_layout_options,
+    cap: usize,
     out: *mut *mut sg_wavepacket_volume,
 ) -> Result<()> {
     let out = out_ptr(out, "out")?;
@@ -170,8 +208,8 @@ fn create(
     out.hand_over(sg_wavepacket_volume(ByPrecision::create(
         precision,
         PRECISIONS,
-        || TiledPlan::on_contexts(c, volume, tile, &opts),
-        || TiledPlan::on_contexts(c, volume, tile, &opts),
+        || TiledPlan::on_contexts_capped(c, volume, tile, &opts, cap),
+        || TiledPlan::on_contexts_capped(c, volume, tile, &opts, cap),
     )?));
     Ok(())
 }

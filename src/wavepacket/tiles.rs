@@ -17,6 +17,11 @@
 //! exact transpose; the inverse is conjugate gradients on C*C from the tiles' correction
 //! filters.
 //!
+//! On one CUDA context a host call keeps the common grids on the device for the call where
+//! they fit beside the tile transform (`cuda/tiled_host.rs`): the tiles are then added there,
+//! in tile order, with the same arithmetic; elsewhere (a CPU context, several contexts, or a
+//! cap that leaves no room) on the host, as below.
+//!
 //! Given several contexts (one per GPU, say), a plan makes one tile transform on each and
 //! deals the tiles out in turn (tile i to context i mod K), one thread per context; the
 //! calling thread adds each tile's coefficients into the common grids in tile order, so the
@@ -24,10 +29,11 @@
 //! (MPI ranks) take the same steps apart, one tile at a time (`tile_steps`).
 
 use super::cpu::box_slices;
-use super::cuda::{TileGeometry, TileTables};
+use super::cuda::{Pass, TileGeometry, TileTables};
 use super::inverse::{invert, CorrectionFilter, Frame, InverseReport, Stop};
 use super::layout::{dot, Layout, LayoutOptions};
 use super::{check_array_sizes, check_data_finite, check_finite, WavepacketPlan};
+use crate::backend::cuda::buffers::{as_reals, as_reals_mut};
 use crate::context::Context;
 use crate::error::{try_vec, Error, Result};
 use crate::sample::Real;
@@ -116,6 +122,21 @@ impl<T: Real> TiledPlan<T> {
         tile: &[usize],
         opts: &LayoutOptions,
     ) -> Result<Self> {
+        Self::on_contexts_capped(contexts, volume, tile, opts, 0)
+    }
+
+    /// `on_contexts` with each context's device memory capped at `max_device_bytes` (0:
+    /// none), as `WavepacketPlan::with_cap` caps a tile's plan. What the cap leaves out is
+    /// done on the host: the device calls' tables on one context (its device calls then
+    /// pass through the host, as over several contexts), and the common grids of a host
+    /// call (kept on the device beside the plan where they fit).
+    pub fn on_contexts_capped(
+        contexts: &[Arc<Context>],
+        volume: &[usize],
+        tile: &[usize],
+        opts: &LayoutOptions,
+        max_device_bytes: usize,
+    ) -> Result<Self> {
         let Some(ctx) = contexts.first().cloned() else {
             return Err(crate::invalid!("no context given for the tiles"));
         };
@@ -143,9 +164,10 @@ impl<T: Real> TiledPlan<T> {
         // The caller's volume must be addressable, and the tiles' placements (a shift and an
         // offset per box) held, before they are computed.
         crate::alloc::host_bytes(&vol, std::mem::size_of::<T>(), "the tiled volume")?;
-        let mut plans = vec![WavepacketPlan::new(ctx, tile, opts)?];
+        let cap = max_device_bytes;
+        let mut plans = vec![WavepacketPlan::with_cap(ctx, tile, opts, cap)?];
         for c in &contexts[1..] {
-            plans.push(WavepacketPlan::new(c.clone(), tile, opts)?);
+            plans.push(WavepacketPlan::with_cap(c.clone(), tile, opts, cap)?);
         }
         let plan = &plans[0];
         let layout = plan.layout();
@@ -171,7 +193,7 @@ impl<T: Real> TiledPlan<T> {
             "tiled coefficients",
         )?;
         let filter = CorrectionFilter::new(plan)?;
-        let queued = queued_tables(&plans, vol, &placements, &grids)?;
+        let queued = queued_tables(&plans, vol, &placements, &grids, cap > 0)?;
         Ok(TiledPlan {
             plans,
             filter,
@@ -239,20 +261,31 @@ impl<T: Real> TiledPlan<T> {
     pub fn forward(&self, data: &[T], coeffs: &mut [Complex<T>]) -> Result<()> {
         self.check_sizes(data.len(), coeffs.len())?;
         check_data_finite(data, &self.context().cpu)?;
-        self.reported(coeffs, |after_tile| self.forward_with(data, after_tile))
+        self.reported(
+            coeffs,
+            |out, after_tile| {
+                self.through_device(&[Pass::Forward], data, as_reals_mut(out), after_tile)
+            },
+            |after_tile| self.forward_with(data, after_tile),
+        )
     }
 
-    /// Runs `call` (`forward_with` or `adjoint_with`) with a report after each tile, as the
-    /// stage "wave-packet tiles", and copies its result to `out` once it has finished.
+    /// Runs `on_device` (the call with the common grids on the device, which writes the
+    /// caller's array itself) or, where it cannot, `call` (`forward_with` or
+    /// `adjoint_with`, whose result is copied to `out` once it has finished), with a report
+    /// after each tile, as the stage "wave-packet tiles".
     fn reported<U: Copy>(
         &self,
         out: &mut [U],
+        on_device: impl FnOnce(&mut [U], &mut dyn FnMut() -> Result<()>) -> Result<bool>,
         call: impl FnOnce(&mut dyn FnMut() -> Result<()>) -> Result<Vec<U>>,
     ) -> Result<()> {
         let mut reporter = self.context().reporter();
         reporter.stage("wave-packet tiles", 1.0, self.placements.len());
-        let result = call(&mut || reporter.advance(1))?;
-        out.copy_from_slice(&result);
+        if !on_device(out, &mut || reporter.advance(1))? {
+            let result = call(&mut || reporter.advance(1))?;
+            out.copy_from_slice(&result);
+        }
         reporter.finish();
         Ok(())
     }
@@ -333,7 +366,13 @@ impl<T: Real> TiledPlan<T> {
     pub fn adjoint(&self, coeffs: &[Complex<T>], data: &mut [T]) -> Result<()> {
         self.check_sizes(data.len(), coeffs.len())?;
         check_finite(coeffs, &self.context().cpu)?;
-        self.reported(data, |after_tile| self.adjoint_with(coeffs, after_tile))
+        self.reported(
+            data,
+            |out, after_tile| {
+                self.through_device(&[Pass::Adjoint], as_reals(coeffs), out, after_tile)
+            },
+            |after_tile| self.adjoint_with(coeffs, after_tile),
+        )
     }
 
     /// C* into a new volume, calling `after_tile` after each tile.
@@ -544,13 +583,15 @@ fn common_grids(layout: &Layout, placements: &[Tile]) -> Result<(Vec<BoxGrid>, u
     Ok((grids, total))
 }
 
-/// The device calls' tables of a volume on one CUDA context (None on a CPU context or over
-/// several contexts, whose device calls pass through the host).
+/// The device calls' tables of a volume on one CUDA context (None on a CPU context, over
+/// several contexts or where a `capped` plan's cap refuses them: device calls then pass
+/// through the host).
 fn queued_tables<T: Real>(
     plans: &[WavepacketPlan<T>],
     volume: [usize; 3],
     placements: &[Tile],
     grids: &[BoxGrid],
+    capped: bool,
 ) -> Result<Option<TileTables<T>>> {
     let [plan] = plans else { return Ok(None) };
     let Some(stage) = plan.device_stage() else {
@@ -576,7 +617,11 @@ fn queued_tables<T: Real>(
         grid,
         rows,
     };
-    stage.tile_tables(&geometry).map(Some)
+    match stage.tile_tables(&geometry) {
+        // Refused by the plan's cap: the device calls pass through the host.
+        Err(Error::DeviceOutOfMemory(_)) if capped => Ok(None),
+        tables => tables.map(Some),
+    }
 }
 
 /// `common` cut into one mutable slice per box.
@@ -598,7 +643,9 @@ impl<T: Real> Frame<T> for TiledPlan<T> {
         TiledPlan::check_sizes(self, data, coeffs)
     }
     fn adjoint_of(&self, coeffs: &[Complex<T>]) -> Result<Vec<T>> {
-        self.adjoint_with(coeffs, &mut || Ok(()))
+        self.volume_call(&[Pass::Adjoint], as_reals(coeffs), |plan| {
+            plan.adjoint_with(coeffs, &mut || Ok(()))
+        })
     }
     /// Each tile's correction filter, applied tile by tile.
     fn filtered(&self, b: &[T]) -> Vec<T> {
@@ -611,7 +658,29 @@ impl<T: Real> Frame<T> for TiledPlan<T> {
         start
     }
     fn normal(&self, f: &[T]) -> Result<Vec<T>> {
-        let c = self.forward_with(f, &mut || Ok(()))?;
-        self.adjoint_with(&c, &mut || Ok(()))
+        self.volume_call(&[Pass::Forward, Pass::Adjoint], f, |plan| {
+            let c = plan.forward_with(f, &mut || Ok(()))?;
+            plan.adjoint_with(&c, &mut || Ok(()))
+        })
+    }
+}
+
+impl<T: Real> TiledPlan<T> {
+    /// `passes` (ending in C*) from `input` into a new volume, with the common grids on the
+    /// device where they fit there, else by `on_host`.
+    fn volume_call(
+        &self,
+        passes: &[Pass],
+        input: &[T],
+        on_host: impl FnOnce(&Self) -> Result<Vec<T>>,
+    ) -> Result<Vec<T>> {
+        if self.queued.is_none() {
+            return on_host(self);
+        }
+        let mut out = try_vec(self.n_samples(), T::zero(), "tiled volume")?;
+        match self.through_device(passes, input, &mut out, &mut || Ok(()))? {
+            true => Ok(out),
+            false => on_host(self),
+        }
     }
 }

@@ -12,7 +12,7 @@
 //! stopping test reads the residual on the host), and waits. Results are those of the host
 //! calls.
 
-use super::cuda::{BoxStage, Pass};
+use super::cuda::{BoxStage, Pass, TiledCall};
 use super::inverse::{invert, InverseReport, Stop};
 use super::tiles::TiledPlan;
 use super::{check_data_finite, check_finite};
@@ -57,7 +57,7 @@ impl<T: Real> TiledPlan<T> {
         if let Some(tables) = &self.queued {
             let rows = Rows::contiguous(input.len());
             gpu.check_finite(&caller, input, rows, || format!("{call}'s {what}"))?;
-            return stage.tiled_ordered(pass, &caller, tables, input, output);
+            return stage.tiled_ordered(pass, &caller, tables, input, output, &mut || Ok(()));
         }
         match pass {
             Pass::Forward => {
@@ -92,6 +92,28 @@ impl<T: Real> TiledPlan<T> {
         let report = invert(self, &c, &mut f, stop, &mut Reporter::new(None))?;
         stage.upload_ordered(&caller, &f, data)?;
         Ok(report)
+    }
+
+    /// The host call of `passes` (C, C*, or C then C*) from `input` into `output` with the
+    /// common grids on the device, where the plan is on one CUDA context and the device
+    /// holds the volume and the grids beside it (`cuda/tiled_host.rs`); `Ok(false)`
+    /// otherwise, nothing written. `after_tile` runs after each tile of a single pass.
+    pub(super) fn through_device(
+        &self,
+        passes: &[Pass],
+        input: &[T],
+        output: &mut [T],
+        after_tile: &mut dyn FnMut() -> Result<()>,
+    ) -> Result<bool> {
+        let (Some(tables), Some(stage)) = (&self.queued, self.plans[0].device_stage()) else {
+            return Ok(false);
+        };
+        let call = TiledCall {
+            passes,
+            samples: self.volume().iter().product(),
+            grid_reals: 2 * self.n_coefficients(),
+        };
+        stage.tiled_host(tables, call, input, output, after_tile)
     }
 
     /// The first context's GPU, box stage and caller stream for the device call `call`

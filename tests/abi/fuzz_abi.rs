@@ -307,6 +307,7 @@ const EXPORTS: &[&str] = &[
     "sg_wavepacket_sparse_approximation_f64",
     "sg_wavepacket_volume_create",
     "sg_wavepacket_volume_create_on_contexts",
+    "sg_wavepacket_volume_create_capped",
     "sg_wavepacket_volume_sizes",
     "sg_wavepacket_volume_box_info",
     "sg_wavepacket_volume_forward_f32",

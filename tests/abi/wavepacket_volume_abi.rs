@@ -367,9 +367,10 @@ fn bad_input_is_refused_with_the_argument_named() {
     assert!(d.iter().all(|&x| x == -7.0));
 }
 
-/// `sg_wavepacket_volume_create_on_contexts`: two contexts give one context's coefficients
-/// and adjoint bit for bit; an empty, NULL or too long context list, or a NULL entry, is
-/// refused with the argument named and `*out` untouched.
+/// `sg_wavepacket_volume_create_capped` on two contexts (CPU contexts: a cap of one byte
+/// does not apply) gives one context's coefficients and adjoint bit for bit;
+/// `sg_wavepacket_volume_create_on_contexts` refuses an empty, NULL or too long context
+/// list, or a NULL entry, with the argument named and `*out` untouched.
 #[test]
 fn volumes_on_several_contexts_equal_one_context() {
     let (a, b) = (Ctx::cpu(), Ctx::cpu());
@@ -377,7 +378,7 @@ fn volumes_on_several_contexts_equal_one_context() {
     let list = [a.0 as *const sg_context, b.0 as *const sg_context];
     let o = options(1e-10);
     let mut v = ptr::null_mut();
-    ok(sg_wavepacket_volume_create_on_contexts(
+    ok(sg_wavepacket_volume_create_capped(
         list.as_ptr(),
         2,
         2,
@@ -385,6 +386,7 @@ fn volumes_on_several_contexts_equal_one_context() {
         TILE.as_ptr(),
         SG_WAVEPACKET_F64,
         &o,
+        1,
         &mut v,
     ));
     let two = Volume(v);

@@ -20,6 +20,7 @@ mod launches;
 mod select;
 mod tables;
 mod tiled;
+mod tiled_host;
 mod windows;
 
 use super::lattice_groups::LatticeGroup;
@@ -44,6 +45,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tables::{DeviceTables, GroupRows, HostTables};
 pub use tiled::{TileGeometry, TileTables};
+pub use tiled_host::TiledCall;
 pub use windows::table_bytes as window_table_bytes;
 
 /// The NVRTC prelude for one precision.

@@ -75,50 +75,60 @@ impl<T: Real> BoxStage<T> {
     /// coefficient arrays (which hold one tile at a time), counted towards the stage's plan.
     pub fn tile_tables(&self, g: &TileGeometry<'_>) -> Result<TileTables<T>> {
         bind(self.stream.context())?;
-        self.held.scope("creating the wave-packet volume", || {
-            let s = &self.stream;
-            let (n, m) = (self.layout.n_samples(), 2 * self.layout.n_coefficients);
-            {
-                let mut bufs = self.lock();
-                ensure(&mut bufs.data, n, s, "allocating wave-packet data")?;
-                let what = "allocating wave-packet coefficients";
-                ensure(&mut bufs.tile_coeffs, m, s, what)?;
-            }
-            let (mut at, mut factors) = (Vec::new(), Vec::new());
-            let mut tiles = Vec::with_capacity(g.origins.len());
-            for (origin, shifts) in g.origins.iter().zip(&g.shifts) {
-                let made = shift_factors::<T>(&self.layout, &self.order, shifts);
-                let shifts = made.map(|(a, f)| {
-                    let place = (at.len(), factors.len()..factors.len() + f.len());
-                    at.extend(a);
-                    factors.extend(f);
-                    place
-                });
-                let origin = *origin;
-                tiles.push(TileEntry { origin, shifts });
-            }
-            let first: Vec<i64> = self.layout.boxes.iter().map(|b| b.offset as i64).collect();
-            let tables = TileTables {
-                first: upload_table(s, &first)?,
-                grid: upload_table(s, &g.grid)?,
-                rows: upload_table(s, &g.rows)?,
-                offsets: upload_table(s, &g.offsets)?,
-                shift_at: upload_table(s, &at)?,
-                shift: upload_table(s, &factors)?,
-                tiles,
-                volume: g.volume,
-            };
-            // The host tables must outlive the copies.
-            let what = "uploading the wave-packet volume's tables";
-            s.synchronize().map_err(driver_error(what))?;
-            Ok(tables)
-        })
+        let made = self
+            .held
+            .scope("creating the wave-packet volume", || self.make_tables(g));
+        if made.is_err() {
+            // What a host call does not use goes back (it would count against a cap).
+            self.lock().tile_coeffs = None;
+        }
+        made
+    }
+
+    fn make_tables(&self, g: &TileGeometry<'_>) -> Result<TileTables<T>> {
+        let s = &self.stream;
+        let (n, m) = (self.layout.n_samples(), 2 * self.layout.n_coefficients);
+        {
+            let mut bufs = self.lock();
+            ensure(&mut bufs.data, n, s, "allocating wave-packet data")?;
+            let what = "allocating wave-packet coefficients";
+            ensure(&mut bufs.tile_coeffs, m, s, what)?;
+        }
+        let (mut at, mut factors) = (Vec::new(), Vec::new());
+        let mut tiles = Vec::with_capacity(g.origins.len());
+        for (origin, shifts) in g.origins.iter().zip(&g.shifts) {
+            let made = shift_factors::<T>(&self.layout, &self.order, shifts);
+            let shifts = made.map(|(a, f)| {
+                let place = (at.len(), factors.len()..factors.len() + f.len());
+                at.extend(a);
+                factors.extend(f);
+                place
+            });
+            let origin = *origin;
+            tiles.push(TileEntry { origin, shifts });
+        }
+        let first: Vec<i64> = self.layout.boxes.iter().map(|b| b.offset as i64).collect();
+        let tables = TileTables {
+            first: upload_table(s, &first)?,
+            grid: upload_table(s, &g.grid)?,
+            rows: upload_table(s, &g.rows)?,
+            offsets: upload_table(s, &g.offsets)?,
+            shift_at: upload_table(s, &at)?,
+            shift: upload_table(s, &factors)?,
+            tiles,
+            volume: g.volume,
+        };
+        // The host tables must outlive the copies.
+        let what = "uploading the wave-packet volume's tables";
+        s.synchronize().map_err(driver_error(what))?;
+        Ok(tables)
     }
 
     /// C of the caller's volume (`input`, n reals) into the caller's common grids
     /// (`output`, 2·m reals), which start at zero, or C* of the common grids (`input`) into
     /// the volume (`output`), queued after `caller`'s work; returns without waiting. Tile by
-    /// tile: into the stage's tile arrays, its pass, out of them.
+    /// tile: into the stage's tile arrays, its pass, out of them; `after_tile` is called
+    /// once each tile is queued.
     pub fn tiled_ordered(
         &self,
         pass: Pass,
@@ -126,6 +136,7 @@ impl<T: Real> BoxStage<T> {
         t: &TileTables<T>,
         input: &impl DeviceArray<T>,
         output: &mut impl DeviceArrayMut<T>,
+        after_tile: &mut dyn FnMut() -> Result<()>,
     ) -> Result<()> {
         self.on_tiles(caller, |tile, local, scratch, quiet| {
             if pass == Pass::Forward {
@@ -147,6 +158,7 @@ impl<T: Real> BoxStage<T> {
                         self.tile_samples("wp_tile_put", t, p.origin, &*tile, output)?;
                     }
                 }
+                after_tile()?;
             }
             Ok(())
         })

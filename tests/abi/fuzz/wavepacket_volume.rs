@@ -166,13 +166,23 @@ fn create(f: &mut Fuzz, volumes: &mut Vec<Volume>) {
         } else {
             list.as_ptr()
         };
-        let name = "sg_wavepacket_volume_create_on_contexts";
+        // Half of them capped (a CPU context holds no device memory: no cap applies).
+        let cap = f.rng.pick(&[0, 1, usize::MAX]);
+        let name = match f.rng.chance(0.5) {
+            true => "sg_wavepacket_volume_create_capped",
+            false => "sg_wavepacket_volume_create_on_contexts",
+        };
         f.announce(name, || {
             format!(
-                "{n} contexts, dim {dim}, volume {volume:?}, tile {tile:?}, precision {precision}"
+                "{n} contexts, dim {dim}, volume {volume:?}, tile {tile:?}, precision {precision}, cap {cap}"
             )
         });
-        let s = sg_wavepacket_volume_create_on_contexts(lp, n, dim, vp, tp, precision, op, out_p);
+        let s = match name {
+            "sg_wavepacket_volume_create_capped" => {
+                sg_wavepacket_volume_create_capped(lp, n, dim, vp, tp, precision, op, cap, out_p)
+            }
+            _ => sg_wavepacket_volume_create_on_contexts(lp, n, dim, vp, tp, precision, op, out_p),
+        };
         (name, s)
     } else {
         let name = "sg_wavepacket_volume_create";
