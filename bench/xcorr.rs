@@ -25,7 +25,7 @@ use harness::{cpu_threads, gpu_context};
 use seisgpu::backend::BackendRequest;
 use seisgpu::context::Context;
 use seisgpu::layout::TraceBatch;
-/// The GEMM stage alone: below the plan API (moves with issue 9).
+/// The GEMM stage alone: below the plan API.
 use seisgpu::xcorr::cuda::gemm_seconds;
 use seisgpu::xcorr::options::Options;
 use seisgpu::xcorr::XcorrPlan;

@@ -25,7 +25,7 @@ mod row_types;
 mod rows;
 mod targets;
 
-/// The library's paths below its public plan API, in one place (issue 9 moves them).
+/// The library's paths below its public plan API, in one place.
 mod internal {
     pub use seisgpu::dwt::cuda::{denoise_device_enqueue, DeviceTraces};
 }

@@ -16,7 +16,7 @@ mod finufft;
 mod rows;
 mod type3;
 
-/// The library's paths below its public plan API, in one place (issue 9 moves them).
+/// The library's paths below its public plan API, in one place.
 mod internal {
     pub use seisgpu::usfft::cuda::SpreadMethod;
 }

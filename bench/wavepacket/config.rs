@@ -9,6 +9,8 @@ usage: cargo bench --bench wavepacket -- [options]
                      Table 2: 64,128,256)
   --levels LIST      directional levels, one per N or one for all (default: the seed's,
                      1/3/5 for N = 64/128/256, else max(1, log2 N − 5))
+  --lateral L        volumes of N samples × L × L traces instead of cubes (one layout;
+                     the seed's levels for N)
   --directions D     Lebedev rule size (default 350, the seed's)
   --cutoff C         windows cut below C of their peak (default 0.2; the library's
                      default is 1e-3: larger boxes, more redundancy)
@@ -27,17 +29,35 @@ usage: cargo bench --bench wavepacket -- [options]
   --tiles K          also a volume of K × K tiles of each cube through the tiled plan:
                      its forward and adjoint against K² single tiles (the cost of the
                      common grid), and its coefficients against K² tiles apart
+  --tiles-deep D     the tiled volume D tiles deep (default 1): D·N samples
   --max-device-gb G  GPU plans capped at G·10^9 bytes of device memory: the lattice
-                     values in the fewest groups of directions that fit
+                     values in the fewest groups of directions that fit; a tiled
+                     volume's common grids on the host where they do not fit beside it
 
 Without --bench (which `cargo bench` passes), e.g. under `cargo test --benches`, the
 --small case runs unless --n is given. SEISGPU_NUM_THREADS sets the CPU threads.";
 
-/// One cube: N and its directional levels.
+/// One volume: N samples of L × L traces (a cube when L = N) and its directional levels.
 #[derive(Clone, Copy, Debug)]
 pub struct Case {
     pub n: usize,
+    pub lateral: usize,
     pub levels: usize,
+}
+
+impl Case {
+    /// The layout's shape, axis 1 (samples) first.
+    pub fn shape(&self) -> [usize; 3] {
+        [self.n, self.lateral, self.lateral]
+    }
+
+    /// "N³", or "N × L × L".
+    pub fn label(&self) -> String {
+        match self.lateral == self.n {
+            true => format!("{}³", self.n),
+            false => format!("{} × {l} × {l}", self.n, l = self.lateral),
+        }
+    }
 }
 
 pub struct Config {
@@ -56,6 +76,8 @@ pub struct Config {
     pub ordinal: i32,
     /// Tiles per lateral axis of the tiled rows (0: none).
     pub tiles: usize,
+    /// Tiles along axis 1 of the tiled rows.
+    pub tiles_deep: usize,
     /// The GPU plans' device memory cap, bytes (0: none).
     pub max_device_bytes: usize,
 }
@@ -73,6 +95,7 @@ pub fn seed_levels(n: usize) -> usize {
 pub fn parse(cli: &mut Cli) -> Result<Config, String> {
     let (mut ns, mut levels, mut directions) = (None::<Vec<usize>>, None::<Vec<usize>>, None);
     let mut small = false;
+    let mut lateral = None;
     let mut c = Config {
         cases: Vec::new(),
         directions: 350,
@@ -88,6 +111,7 @@ pub fn parse(cli: &mut Cli) -> Result<Config, String> {
         deadline_s: f64::INFINITY,
         ordinal: 0,
         tiles: 0,
+        tiles_deep: 1,
         max_device_bytes: 0,
     };
     let counts = |cli: &mut Cli, flag: &str| -> Result<Vec<usize>, String> {
@@ -104,6 +128,7 @@ pub fn parse(cli: &mut Cli) -> Result<Config, String> {
             "--n" => ns = Some(counts(cli, &flag)?),
             "--levels" => levels = Some(counts(cli, &flag)?),
             "--directions" => directions = Some(cli.count(&flag)?),
+            "--lateral" => lateral = Some(cli.count(&flag)?),
             "--cutoff" => c.cutoff = cli.number(&flag)?,
             "--modes" => {
                 let m = cli.list(&flag)?;
@@ -123,6 +148,7 @@ pub fn parse(cli: &mut Cli) -> Result<Config, String> {
             "--device" => c.ordinal = cli.number(&flag)?,
             "--small" => small = true,
             "--tiles" => c.tiles = cli.count(&flag)?,
+            "--tiles-deep" => c.tiles_deep = cli.count(&flag)?.max(1),
             "--max-device-gb" => c.max_device_bytes = (cli.number::<f64>(&flag)? * 1e9) as usize,
             other => return Err(cli.unknown(other)),
         }
@@ -152,7 +178,11 @@ pub fn parse(cli: &mut Cli) -> Result<Config, String> {
     };
     c.cases = pairs
         .into_iter()
-        .map(|(n, levels)| Case { n, levels })
+        .map(|(n, levels)| Case {
+            n,
+            lateral: lateral.unwrap_or(n),
+            levels,
+        })
         .collect();
     if !(c.tol > 0.0 && c.tol < 1.0) {
         return Err(format!("--tol is {}; expected a value in (0, 1)", c.tol));

@@ -75,3 +75,18 @@ pub fn seismic_cube(n: usize) -> Vec<f32> {
     });
     v
 }
+
+/// N samples of L × L traces (axis 1 fastest): the first N samples of each of the first L ×
+/// L traces of the cube of side max(N, L); the cube itself when L = N.
+pub fn seismic_volume(n: usize, lateral: usize) -> Vec<f32> {
+    let side = n.max(lateral);
+    let big = seismic_cube(side);
+    if side == n && lateral == n {
+        return big;
+    }
+    big.chunks_exact(side)
+        .enumerate()
+        .filter(|(t, _)| t % side < lateral && t / side < lateral)
+        .flat_map(|(_, trace)| trace[..n].to_vec())
+        .collect()
+}

@@ -1,5 +1,5 @@
-//! Gaussian wave-packet benchmark: the seed's Table 2 (Nikitin, Duchkov, Andersson 2017),
-//! issue 11. Cubes of N = 64, 128, 256 (1/3/5 directional levels), 350 Lebedev directions,
+//! Gaussian wave-packet benchmark: the seed's Table 2 (Nikitin, Duchkov, Andersson 2017).
+//! Cubes of N = 64, 128, 256 (1/3/5 directional levels), 350 Lebedev directions,
 //! f32: plan creation, forward C and adjoint C* (host arrays in and out), on the CPU
 //! context (all cores) and, where one can be made, a CUDA context (the USFFTs and the box
 //! stage on the GPU; host arrays in and out, and device-resident).
@@ -57,7 +57,7 @@ fn main() {
     for &case in &cfg.cases {
         let name = report::case_name(case, &cfg);
         let t = Instant::now();
-        let data = cube::seismic_cube(case.n);
+        let data = cube::seismic_volume(case.n, case.lateral);
         eprintln!("{name}: test cube in {:.1} s", t.elapsed().as_secs_f64());
         let mut modes = Vec::new();
         if let Some(g) = &gpu {

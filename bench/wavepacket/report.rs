@@ -32,17 +32,18 @@ const SEED: [(usize, [f64; 4]); 3] = [
 
 /// The seed's figures for the case, where it is one of the seed's.
 fn seed(case: Case, cfg: &Config) -> Option<[f64; 4]> {
-    let same = cfg.directions == 350 && case.levels == seed_levels(case.n);
+    let same =
+        cfg.directions == 350 && case.levels == seed_levels(case.n) && case.lateral == case.n;
     SEED.iter().find(|s| same && s.0 == case.n).map(|s| s.1)
 }
 
 pub fn case_name(case: Case, cfg: &Config) -> String {
     let lv = if case.levels == 1 { "level" } else { "levels" };
     format!(
-        "{n}³, {} dirs, {} {lv}",
+        "{}, {} dirs, {} {lv}",
+        case.label(),
         cfg.directions,
-        case.levels,
-        n = case.n
+        case.levels
     )
 }
 
@@ -195,6 +196,7 @@ pub fn records(lines: &[Line], cfg: &Config) -> Vec<Record> {
             };
             let v: Record = vec![
                 ("n", l.case.n.into()),
+                ("lateral", l.case.lateral.into()),
                 ("directions", cfg.directions.into()),
                 ("levels", l.case.levels.into()),
                 ("cutoff", cfg.cutoff.into()),
@@ -291,8 +293,7 @@ pub fn targets(lines: &[Line], cfg: &Config) -> String {
             l.case.n == n && l.mode == mode && seed(l.case, cfg).is_some() && l.skipped.is_none()
         })
     };
-    let mut out =
-        String::from("Targets (issue 11; the seed's cases: 350 directions, 1/3/5 levels):\n");
+    let mut out = String::from("Targets (the seed's cases: 350 directions, 1/3/5 levels):\n");
     let checks: [(&str, usize, Mode, bool, f64); 4] = [
         (
             "N = 256 GPU forward ≤ 1 s (TITAN X 3,234 s)",

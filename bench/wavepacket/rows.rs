@@ -138,9 +138,9 @@ fn measure_row(
         0
     };
     let plan =
-        WavepacketPlan::<f32>::with_cap(ctx.clone(), &[case.n; 3], &opts, cap).map_err(lib)?;
+        WavepacketPlan::<f32>::with_cap(ctx.clone(), &case.shape(), &opts, cap).map_err(lib)?;
     if cap > 0 {
-        let f = WavepacketPlan::<f32>::footprint(ctx, &[case.n; 3], &opts, cap).map_err(lib)?;
+        let f = WavepacketPlan::<f32>::footprint(ctx, &case.shape(), &opts, cap).map_err(lib)?;
         row.notes.push(format!(
             "max_device_bytes {:.1} GB: lattice values in {} groups of directions, footprint {:.0} MB",
             cap as f64 / 1e9,

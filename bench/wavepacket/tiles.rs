@@ -49,13 +49,8 @@ fn measure_line(
     cfg: &Config,
 ) -> Result<String, String> {
     let n = case.n;
-    let side = k * n;
-    let big = cube::seismic_cube(side);
-    // The first N samples of every trace of the K·N cube: N × K·N × K·N, axis 1 fastest.
-    let volume: Vec<f32> = big
-        .chunks_exact(side)
-        .flat_map(|t| t[..n].to_vec())
-        .collect();
+    let (side, deep) = (k * n, cfg.tiles_deep);
+    let volume = cube::seismic_volume(deep * n, side);
     let opts = LayoutOptions {
         directions: cfg.directions,
         levels: case.levels,
@@ -63,10 +58,13 @@ fn measure_line(
         ..Default::default()
     };
     let t = Instant::now();
+    let cap = cfg.max_device_bytes;
+    let (shape, tile) = ([deep * n, side, side], [n; 3]);
     let tiled =
-        TiledPlan::<f32>::on_contexts(contexts, &[n, side, side], &[n; 3], &opts).map_err(lib)?;
+        TiledPlan::<f32>::on_contexts_capped(contexts, &shape, &tile, &opts, cap).map_err(lib)?;
     let plan_ms = ms_since(t);
-    let one = WavepacketPlan::<f32>::new(contexts[0].clone(), &[n; 3], &opts).map_err(lib)?;
+    let one =
+        WavepacketPlan::<f32>::with_cap(contexts[0].clone(), &tile, &opts, cap).map_err(lib)?;
     let zero = Complex::new(0f32, 0.0);
     let mut c = vec![zero; tiled.n_coefficients()];
     let mut back = vec![0f32; volume.len()];
@@ -79,10 +77,14 @@ fn measure_line(
     one.forward(tile, &mut c1).map_err(lib)?;
     let fwd1 = median_ms(cfg.reps, || one.forward(tile, &mut c1).map_err(lib))?;
     let adj1 = median_ms(cfg.reps, || one.adjoint(&c1, &mut back1).map_err(lib))?;
-    let tiles = (k * k) as f64;
+    let tiles = (deep * k * k) as f64;
     let apart = tiles * one.layout().n_coefficients as f64;
+    let in_tiles = match deep {
+        1 => format!("{k}×{k}"),
+        d => format!("{d}×{k}×{k}"),
+    };
     Ok(format!(
-        "| {mode} | {n}³ in {k}×{k} | {:.1} M ({:.2} of apart) | {:.1} s | {:.2} s ({:+.1} %) | \
+        "| {mode} | {n}³ in {in_tiles} | {:.1} M ({:.2} of apart) | {:.1} s | {:.2} s ({:+.1} %) | \
          {:.2} s ({:+.1} %) | {:.2} / {:.2} s |\n",
         tiled.n_coefficients() as f64 / 1e6,
         tiled.n_coefficients() as f64 / apart,
