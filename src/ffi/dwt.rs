@@ -338,14 +338,8 @@ pub extern "C" fn sg_dwt_execute_f32(
     n_traces: usize,
     trace_stride: usize,
 ) -> sg_status {
-    execute(
-        plan,
-        direction,
-        n_levels,
-        Arrays::Host(input, output),
-        n_traces,
-        trace_stride,
-    )
+    let arrays = Arrays::<f32>::Host(input, output);
+    execute(plan, direction, n_levels, arrays, n_traces, trace_stride)
 }
 
 /// `sg_dwt_execute_f32` for `double` traces.
@@ -359,14 +353,8 @@ pub extern "C" fn sg_dwt_execute_f64(
     n_traces: usize,
     trace_stride: usize,
 ) -> sg_status {
-    execute(
-        plan,
-        direction,
-        n_levels,
-        Arrays::Host(input, output),
-        n_traces,
-        trace_stride,
-    )
+    let arrays = Arrays::<f64>::Host(input, output);
+    execute(plan, direction, n_levels, arrays, n_traces, trace_stride)
 }
 
 /// Denoises `n_traces` traces (layout as in `sg_dwt_execute_f32`) by wavelet shrinkage:
@@ -386,14 +374,8 @@ pub extern "C" fn sg_dwt_denoise_f32(
     trace_stride: usize,
     thresholds: *mut f64,
 ) -> sg_status {
-    denoise(
-        plan,
-        options,
-        Arrays::Host(input, output),
-        n_traces,
-        trace_stride,
-        thresholds,
-    )
+    let arrays = Arrays::<f32>::Host(input, output);
+    denoise(plan, options, arrays, n_traces, trace_stride, thresholds)
 }
 
 /// `sg_dwt_denoise_f32` for `double` traces.
@@ -407,12 +389,6 @@ pub extern "C" fn sg_dwt_denoise_f64(
     trace_stride: usize,
     thresholds: *mut f64,
 ) -> sg_status {
-    denoise(
-        plan,
-        options,
-        Arrays::Host(input, output),
-        n_traces,
-        trace_stride,
-        thresholds,
-    )
+    let arrays = Arrays::<f64>::Host(input, output);
+    denoise(plan, options, arrays, n_traces, trace_stride, thresholds)
 }

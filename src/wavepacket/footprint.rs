@@ -282,16 +282,10 @@ pub fn host_areas<T: Real>(dims: &[usize], batch: usize) -> Result<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wavepacket::layout::LayoutOptions;
 
     /// A 40 × 36 × 32 cube of 26 directions in 2 levels.
     fn cube() -> Layout {
-        let opts = LayoutOptions {
-            directions: 26,
-            levels: 2,
-            ..Default::default()
-        };
-        Layout::new(3, &[40, 36, 32], &opts).unwrap()
+        Layout::for_tests(&[40, 36, 32], 26, 2)
     }
 
     #[test]

@@ -75,16 +75,10 @@ pub fn of_lattices(groups: &[LatticeGroup]) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wavepacket::layout::LayoutOptions;
 
     #[test]
     fn groups_cover_every_lattice_once_with_balanced_points() {
-        let opts = LayoutOptions {
-            directions: 26,
-            levels: 2,
-            ..Default::default()
-        };
-        let layout = Layout::new(3, &[24, 20, 22], &opts).unwrap();
+        let layout = Layout::for_tests(&[24, 20, 22], 26, 2);
         let n = layout.lattices.len();
         for count in [1, 2, 3, 5, n, n + 4] {
             let groups = split(&layout, count);

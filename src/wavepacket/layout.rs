@@ -594,3 +594,17 @@ fn periods(n: &[usize; 3], dim: usize, axes: &[[f64; 3]; 3], sigma: &[f64; 3]) -
     }
     p
 }
+
+#[cfg(test)]
+impl Layout {
+    /// A layout of `shape` with `directions` directions in `levels` levels, the other options
+    /// the defaults: the small layouts the unit tests build.
+    pub(crate) fn for_tests(shape: &[usize], directions: usize, levels: usize) -> Layout {
+        let opts = LayoutOptions {
+            directions,
+            levels,
+            ..Default::default()
+        };
+        Layout::new(shape.len(), shape, &opts).unwrap()
+    }
+}

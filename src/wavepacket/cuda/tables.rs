@@ -275,15 +275,9 @@ pub(super) fn shift_factors<T: Real>(
 mod tests {
     use super::*;
     use crate::wavepacket::lattice_groups::split;
-    use crate::wavepacket::layout::LayoutOptions;
 
     fn layout() -> Layout {
-        let opts = LayoutOptions {
-            directions: 16,
-            levels: 2,
-            ..Default::default()
-        };
-        Layout::new(2, &[40, 31], &opts).unwrap()
+        Layout::for_tests(&[40, 31], 16, 2)
     }
 
     #[test]
