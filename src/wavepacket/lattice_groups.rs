@@ -75,6 +75,7 @@ pub fn of_lattices(groups: &[LatticeGroup]) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wavepacket::layout::LayoutOptions;
 
     #[test]
     fn groups_cover_every_lattice_once_with_balanced_points() {
