@@ -72,18 +72,18 @@ pub fn try_vec<T: Clone>(n: usize, fill: T, what: &str) -> Result<Vec<T>> {
 /// `try_vec` of zeros from the allocator's zeroed memory, which the system maps lazily
 /// for large sizes: the pages are faulted in by whichever threads write them first,
 /// instead of being zero-filled by the calling thread beforehand.
-pub fn try_zeros(n: usize, what: &str) -> Result<Vec<f32>> {
-    if n == 0 {
+pub fn try_zeros<T: crate::sample::ZeroBits>(n: usize, what: &str) -> Result<Vec<T>> {
+    if n == 0 || std::mem::size_of::<T>() == 0 {
         return Ok(Vec::new());
     }
-    let layout = std::alloc::Layout::array::<f32>(n).map_err(|_| host_exhausted::<f32>(n, what))?;
-    // SAFETY: a layout of non-zero size (n > 0 elements of 4 bytes).
-    let p = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<f32>();
+    let layout = std::alloc::Layout::array::<T>(n).map_err(|_| host_exhausted::<T>(n, what))?;
+    // SAFETY: a layout of non-zero size (n > 0 elements of non-zero size).
+    let p = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<T>();
     if p.is_null() {
-        return Err(host_exhausted::<f32>(n, what));
+        return Err(host_exhausted::<T>(n, what));
     }
-    // SAFETY: allocated by the global allocator with the layout of a Vec<f32> of capacity
-    // n; all bits zero is 0.0, so the n elements are initialised.
+    // SAFETY: allocated by the global allocator with the layout of a Vec<T> of capacity n;
+    // all bits zero is a value of T (`ZeroBits`), so the n elements are initialised.
     Ok(unsafe { Vec::from_raw_parts(p, n, n) })
 }
 

@@ -49,7 +49,9 @@ impl Sample for f64 {
 
 /// `Sample` with what rustfft and zero-initialised device buffers need of it: the sample
 /// types of the USFFT and of the wave packets (the same two types).
-pub trait Real: Sample + rustfft::FftNum + Default + cudarc::driver::ValidAsZeroBits {
+pub trait Real:
+    Sample + rustfft::FftNum + Default + cudarc::driver::ValidAsZeroBits + ZeroBits
+{
     /// A planner of FFTs of this type, compiled in this crate. Generic code that planned
     /// with rustfft's generic planner would compile the planner and all its algorithms again
     /// in every crate that calls it with a concrete type (each test binary, an application
@@ -120,3 +122,15 @@ impl<T: Finite> Finite for num_complex::Complex<T> {
         self.re.finite() & self.im.finite()
     }
 }
+
+/// Types whose value of all bits zero is their zero.
+///
+/// # Safety
+/// All bits zero must be a valid value of the type.
+pub unsafe trait ZeroBits: Copy {}
+// SAFETY: IEEE 754 zero is all bits zero.
+unsafe impl ZeroBits for f32 {}
+// SAFETY: as for f32.
+unsafe impl ZeroBits for f64 {}
+// SAFETY: a Complex is `repr(C)` of two reals, each zero at all bits zero.
+unsafe impl<T: ZeroBits> ZeroBits for num_complex::Complex<T> {}

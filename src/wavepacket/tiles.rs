@@ -35,7 +35,7 @@ use super::layout::{dot, Layout, LayoutOptions};
 use super::{check_array_sizes, check_data_finite, check_finite, WavepacketPlan};
 use crate::backend::cuda::buffers::{as_reals, as_reals_mut};
 use crate::context::Context;
-use crate::error::{try_vec, Error, Result};
+use crate::error::{try_vec, try_zeros, Error, Result};
 use crate::sample::Real;
 use num_complex::Complex;
 use rayon::prelude::*;
@@ -274,7 +274,7 @@ impl<T: Real> TiledPlan<T> {
     /// caller's array itself) or, where it cannot, `call` (`forward_with` or
     /// `adjoint_with`, whose result is copied to `out` once it has finished), with a report
     /// after each tile, as the stage "wave-packet tiles".
-    fn reported<U: Copy>(
+    fn reported<U: Copy + Send + Sync>(
         &self,
         out: &mut [U],
         on_device: impl FnOnce(&mut [U], &mut dyn FnMut() -> Result<()>) -> Result<bool>,
@@ -284,7 +284,7 @@ impl<T: Real> TiledPlan<T> {
         reporter.stage("wave-packet tiles", 1.0, self.placements.len());
         if !on_device(out, &mut || reporter.advance(1))? {
             let result = call(&mut || reporter.advance(1))?;
-            out.copy_from_slice(&result);
+            self.context().cpu.copy(out, &result);
         }
         reporter.finish();
         Ok(())
@@ -298,7 +298,8 @@ impl<T: Real> TiledPlan<T> {
     ) -> Result<Vec<Complex<T>>> {
         let l = self.layout();
         let zero = Complex::new(T::zero(), T::zero());
-        let mut sum = try_vec(self.n_coefficients, zero, "tiled coefficients")?;
+        // Zero pages mapped lazily: the scatter's threads fault them in, not this one.
+        let mut sum = try_zeros(self.n_coefficients, "tiled coefficients")?;
         let transform = |plan: &WavepacketPlan<T>, p: &Tile, local: &mut Vec<Complex<T>>| {
             let mut tile = try_vec(l.n_samples(), T::zero(), "tile samples")?;
             self.read_tile(data, p.origin, &mut tile);
@@ -382,10 +383,9 @@ impl<T: Real> TiledPlan<T> {
         after_tile: &mut dyn FnMut() -> Result<()>,
     ) -> Result<Vec<T>> {
         let l = self.layout();
-        let zero = Complex::new(T::zero(), T::zero());
         let mut out = try_vec(self.n_samples(), T::zero(), "tiled volume")?;
         let transform = |plan: &WavepacketPlan<T>, p: &Tile, tile: &mut Vec<T>| {
-            let mut local = try_vec(l.n_coefficients, zero, "tile coefficients")?;
+            let mut local = try_zeros(l.n_coefficients, "tile coefficients")?;
             plan.context()
                 .cpu
                 .install(|| self.gather(p, coeffs, &mut local));

@@ -33,4 +33,16 @@ impl CpuBackend {
     pub fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
         self.pool.install(f)
     }
+
+    /// Copies `src` into `dst` (of equal length) on the pool: one core copies about
+    /// 10 GB/s, well below what memory gives a large array.
+    pub fn copy<T: Copy + Send + Sync>(&self, dst: &mut [T], src: &[T]) {
+        const CHUNK: usize = 1 << 20;
+        use rayon::prelude::*;
+        self.install(|| {
+            dst.par_chunks_mut(CHUNK)
+                .zip(src.par_chunks(CHUNK))
+                .for_each(|(d, s)| d.copy_from_slice(s));
+        });
+    }
 }
