@@ -36,12 +36,12 @@ use super::{check_array_sizes, check_data_finite, check_finite, WavepacketPlan};
 use crate::backend::cuda::buffers::{as_reals, as_reals_mut};
 use crate::context::Context;
 use crate::error::{try_vec, try_zeros, Error, Result};
-use crate::sample::Real;
+use crate::sample::{Real, ZeroBits};
 use num_complex::Complex;
 use rayon::prelude::*;
 use std::ops::Range;
 use std::sync::mpsc;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// One box's coefficients on the common grid: rows along axis 1 (fastest), indexed by
 /// (Y₂ − row_lo[0]) + (Y₃ − row_lo[1])·rows[0]; row r holds Y₁ = start[r], start[r] + 1, …
@@ -297,13 +297,14 @@ impl<T: Real> TiledPlan<T> {
         after_tile: &mut dyn FnMut() -> Result<()>,
     ) -> Result<Vec<Complex<T>>> {
         let l = self.layout();
-        let zero = Complex::new(T::zero(), T::zero());
-        // Zero pages mapped lazily: the scatter's threads fault them in, not this one.
-        let mut sum = try_zeros(self.n_coefficients, "tiled coefficients")?;
+        let mut sum = self.zeroed(self.n_coefficients, "tiled coefficients")?;
         let transform = |plan: &WavepacketPlan<T>, p: &Tile, local: &mut Vec<Complex<T>>| {
             let mut tile = try_vec(l.n_samples(), T::zero(), "tile samples")?;
             self.read_tile(data, p.origin, &mut tile);
-            local.resize(l.n_coefficients, zero);
+            if local.is_empty() {
+                // Faulted in by the threads that copy the tile's coefficients into it.
+                *local = try_zeros(l.n_coefficients, "tile coefficients")?;
+            }
             plan.forward_shifted(&tile, local, &p.shifts)
         };
         self.by_tile(transform, |p, local| {
@@ -313,6 +314,20 @@ impl<T: Real> TiledPlan<T> {
             after_tile()
         })?;
         Ok(sum)
+    }
+
+    /// `n` zeros, written on the CPU pool: a large array's pages are then faulted in by
+    /// all its threads, each along its own part, rather than one by one by whichever
+    /// thread touches them first.
+    fn zeroed<U: ZeroBits + Send + Sync>(&self, n: usize, what: &str) -> Result<Vec<U>> {
+        let mut v = try_zeros(n, what)?;
+        let zero = v.first().copied();
+        if let Some(zero) = zero {
+            self.context()
+                .cpu
+                .install(|| v.par_chunks_mut(1 << 16).for_each(|c| c.fill(zero)));
+        }
+        Ok(v)
     }
 
     /// Runs `transform(plan, tile, out)` for every tile, dealt out over the plans (one thread
@@ -384,13 +399,20 @@ impl<T: Real> TiledPlan<T> {
     ) -> Result<Vec<T>> {
         let l = self.layout();
         let mut out = try_vec(self.n_samples(), T::zero(), "tiled volume")?;
+        // One tile window per context, made once: the gather writes all of it every tile.
+        let windows: Vec<_> = self.plans.iter().map(|_| Mutex::new(Vec::new())).collect();
         let transform = |plan: &WavepacketPlan<T>, p: &Tile, tile: &mut Vec<T>| {
-            let mut local = try_zeros(l.n_coefficients, "tile coefficients")?;
-            plan.context()
-                .cpu
-                .install(|| self.gather(p, coeffs, &mut local));
+            let w = self.plans.iter().position(|q| std::ptr::eq(q, plan));
+            let mut guard = windows[w.unwrap_or(0)]
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            if guard.is_empty() {
+                *guard = try_zeros(l.n_coefficients, "tile coefficients")?;
+            }
+            let local: &mut [Complex<T>] = &mut guard;
+            plan.context().cpu.install(|| self.gather(p, coeffs, local));
             tile.resize(l.n_samples(), T::zero());
-            plan.adjoint_shifted(&local, tile, &p.shifts)
+            plan.adjoint_shifted(local, tile, &p.shifts)
         };
         self.by_tile(transform, |p, tile| {
             self.write_tile(tile, p.origin, &mut out);
