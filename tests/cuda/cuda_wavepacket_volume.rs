@@ -25,25 +25,31 @@ fn on_device(plan: &TiledPlan<f32>, f: &[f32]) -> (Vec<f32>, Vec<f32>) {
     (s.clone_dtoh(&c).unwrap(), s.clone_dtoh(&back).unwrap())
 }
 
-#[test]
-fn gpu_volume_device_calls_equal_the_host_calls_in_3d() {
-    let Some(gpu) = gpu_context() else { return };
+/// The volume the tests share: 2×2×2 tiles, the last ones partial, 26 directions, and
+/// test data of `seed`.
+fn volume_case(seed: usize) -> (LayoutOptions, [usize; 3], [usize; 3], Vec<f32>) {
     let o = LayoutOptions {
         directions: 26,
         levels: 1,
         tolerance: 1e-6,
         ..Default::default()
     };
-    // 2×2×2 tiles, the last ones partial.
     let (volume, tile) = if sanitize_small() {
         ([12, 10, 9], [8, 8, 8])
     } else {
         ([20, 18, 23], [12, 10, 12])
     };
-    let f: Vec<f32> = f3(10, volume[0], volume[1], volume[2])
+    let f = f3(seed, volume[0], volume[1], volume[2])
         .into_iter()
         .map(|v| v as f32)
         .collect();
+    (o, volume, tile, f)
+}
+
+#[test]
+fn gpu_volume_device_calls_equal_the_host_calls_in_3d() {
+    let Some(gpu) = gpu_context() else { return };
+    let (o, volume, tile, f) = volume_case(10);
     let second = Context::new(BackendRequest::Cuda, 0).unwrap();
     let one = TiledPlan::<f32>::new(gpu.clone(), &volume, &tile, &o).unwrap();
     let two = TiledPlan::<f32>::on_contexts(&[gpu, second], &volume, &tile, &o).unwrap();
@@ -78,21 +84,7 @@ fn gpu_volume_device_calls_equal_the_host_calls_in_3d() {
 #[test]
 fn gpu_volume_grids_on_the_device_equal_the_grids_on_the_host() {
     let Some(gpu) = gpu_context() else { return };
-    let o = LayoutOptions {
-        directions: 26,
-        levels: 1,
-        tolerance: 1e-6,
-        ..Default::default()
-    };
-    let (volume, tile) = if sanitize_small() {
-        ([12, 10, 9], [8, 8, 8])
-    } else {
-        ([20, 18, 23], [12, 10, 12])
-    };
-    let f: Vec<f32> = f3(11, volume[0], volume[1], volume[2])
-        .into_iter()
-        .map(|v| v as f32)
-        .collect();
+    let (o, volume, tile, f) = volume_case(11);
     let device = TiledPlan::<f32>::new(gpu.clone(), &volume, &tile, &o).unwrap();
     // The call's volume and grids on the device, bytes; a cap with room for half of them.
     let call = 4 * (f.len() + 2 * device.n_coefficients());

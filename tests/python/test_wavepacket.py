@@ -123,8 +123,9 @@ def test_volume_in_tiles(ctx):
     np.testing.assert_array_equal(two.forward(f), v.forward(f))
     with pytest.raises(seisgpu.Error):
         seisgpu.WavepacketVolume([], (70, 40), (32, 40), np.float64)
-    # Capped at one tile's transform: the tables and the common grids go through the host
-    # (a CPU context holds no device memory: no cap applies), with the same coefficients.
+    # Capped at what one tile's transform needs at its peak: what the cap leaves no room for
+    # goes through the host (a CPU context holds no device memory: no cap applies), with
+    # the same coefficients.
     opts = dict(directions=8, tolerance=1e-12)
     cap = seisgpu.WavepacketLayout.device_bytes(ctx, (32, 40), np.float64, **opts)
     capped = seisgpu.WavepacketVolume(ctx, (70, 40), (32, 40), np.float64,
@@ -132,7 +133,7 @@ def test_volume_in_tiles(ctx):
     np.testing.assert_array_equal(capped.forward(f), v.forward(f))
     assert capped.workspace_bytes <= cap
     if BACKEND == "cuda":
-        assert 0 < capped.workspace_bytes < v.workspace_bytes
+        assert capped.workspace_bytes > 0
         with pytest.raises(seisgpu.OutOfMemoryError, match="max_device_bytes"):
             seisgpu.WavepacketVolume(ctx, (70, 40), (32, 40), np.float64, max_device_bytes=1,
                                      **opts)
