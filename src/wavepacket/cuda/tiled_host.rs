@@ -55,9 +55,14 @@ impl<T: Real> BoxStage<T> {
             [_] => waited,
             _ => &mut || Ok(()),
         };
-        match call.passes.first() {
-            Some(Pass::Adjoint) => io.up(&mut grids, input)?,
-            _ => io.up(&mut volume, input)?,
+        // Whatever queues on the stage's stream holds its lock (a capture there takes in
+        // only its own work); the copies wait for themselves, the passes take it anew.
+        {
+            let _queue = self.lock();
+            match call.passes.first() {
+                Some(Pass::Adjoint) => io.up(&mut grids, input)?,
+                _ => io.up(&mut volume, input)?,
+            }
         }
         for pass in call.passes {
             match pass {
@@ -65,6 +70,7 @@ impl<T: Real> BoxStage<T> {
                 Pass::Adjoint => self.tiled_ordered(*pass, s, t, &grids, &mut volume, report)?,
             }
         }
+        let _queue = self.lock();
         match call.passes.last() {
             Some(Pass::Forward) => io.down(&grids, output)?,
             _ => io.down(&volume, output)?,
