@@ -23,10 +23,9 @@
 
 #define SHIFT (NSPREAD / 2 + 1)
 
-// φ(z); not inlined, so that each of the w unrolled weights is a call rather than a copy
-// of exp (compile time grows with w × kernels otherwise; the spreading loops dominate the
-// run time).
-__device__ __noinline__ REAL phi(REAL z, REAL beta)
+// φ(z), inlined: for loops that evaluate one value an iteration while sums are live in
+// registers (a call would save and restore them around it).
+__device__ __forceinline__ REAL phi_inline(REAL z, REAL beta)
 {
 #if KERNEL_ES
     REAL q = (REAL)1 - z * z;
@@ -35,6 +34,13 @@ __device__ __noinline__ REAL phi(REAL z, REAL beta)
 #else
     return exp(-beta * z * z);
 #endif
+}
+
+// φ(z); not inlined, so that each of the w unrolled weights is a call rather than a copy
+// of exp (compile time grows with w × kernels otherwise).
+__device__ __noinline__ REAL phi(REAL z, REAL beta)
+{
+    return phi_inline(z, beta);
 }
 
 __device__ __forceinline__ void weights(REAL d, REAL beta, REAL *k)
@@ -292,16 +298,21 @@ extern "C" __global__ void __launch_bounds__(256) usfft_spread_sm(
 // Type 1, register rows (DIM >= 2): one block per bin of ROW_TILE1 x t2 [x t3] cells, one
 // thread per row (a2, a3) of its padded tile, holding the row's ROW_CELLS complex sums in
 // registers: no atomics while spreading. The points of the bin are staged ROW_BATCH at a time
-// in shared memory with their kernel values (the fastest axis's w values placed at their
-// cells of the padded row, zeros elsewhere, so that every thread runs the same unrolled
-// loop); a thread whose row is in a point's w x w stencil adds the point to all its cells.
-// Each thread then adds its row into the fine grid (one atomic per cell; a pair of floats in
-// one operation where the GPU has it). ROW_TILE1 comes from the prelude (src/usfft/cuda/prelude.rs).
+// in shared memory with their w kernel values per dimension. A warp first keeps the points
+// whose stencil reaches one of its rows (a ballot per 32 points); a thread whose row is in a
+// point's w x w stencil adds the point to the w cells from the point's first, which is the
+// same for the whole block, so a switch on it (taps_at) keeps the sums in registers and
+// adds only the w non-zero taps. Each thread then adds its row into the fine grid (one atomic
+// per cell; a pair of floats in one operation where the GPU has it). ROW_TILE1 comes from the
+// prelude (src/usfft/cuda/prelude.rs).
 #define ROW_CELLS (ROW_TILE1 + NSPREAD - 1)
-// A staged row is padded to whole 16-byte words so that its reads vectorise.
-#define ROW_STRIDE ((ROW_CELLS + 3) & ~3)
+// A point's fastest-axis taps, padded to whole 16-byte words so that their reads vectorise.
+#define TAP_STRIDE ((NSPREAD + 3) & ~3)
 #define ROW_BATCH 64
 #define ROW_THREADS_MAX 512
+#if ROW_TILE1 != 8 && ROW_TILE1 != 16
+#error "taps_at's switch covers ROW_TILE1 = 8 and 16"
+#endif
 
 __device__ __forceinline__ void add_pair(float *g, float re, float im)
 {
@@ -319,6 +330,71 @@ __device__ __forceinline__ void add_pair(double *g, double re, double im)
     atomicAdd(g + 1, im);
 }
 
+// Adds (wr, wi)·k[i] into cells C + i of a register row: C is a constant, so the row stays in
+// registers.
+template <int C>
+__device__ __forceinline__ void add_taps(REAL (&ar)[ROW_CELLS], REAL (&ai)[ROW_CELLS],
+                                         const REAL *__restrict__ k, REAL wr, REAL wi)
+{
+#pragma unroll
+    for (int i = 0; i < NSPREAD; ++i) {
+        ar[C + i] += wr * k[i];
+        ai[C + i] += wi * k[i];
+    }
+}
+
+#define TAPS_CASE(C)                                                                        \
+    case C:                                                                                 \
+        add_taps<C>(ar, ai, k, wr, wi);                                                     \
+        break;
+
+// The point's taps into a register row from its first cell l1 ∈ [0, ROW_TILE1).
+__device__ __forceinline__ void taps_at(int l1, REAL (&ar)[ROW_CELLS], REAL (&ai)[ROW_CELLS],
+                                        const REAL *__restrict__ k, REAL wr, REAL wi)
+{
+    switch (l1) {
+        TAPS_CASE(0) TAPS_CASE(1) TAPS_CASE(2) TAPS_CASE(3)
+        TAPS_CASE(4) TAPS_CASE(5) TAPS_CASE(6) TAPS_CASE(7)
+#if ROW_TILE1 > 8
+        TAPS_CASE(8) TAPS_CASE(9) TAPS_CASE(10) TAPS_CASE(11)
+        TAPS_CASE(12) TAPS_CASE(13) TAPS_CASE(14) TAPS_CASE(15)
+#endif
+    default:
+        break;
+    }
+}
+
+// Adds a register row into the fine grid's row `row` from cell o1 on (wrapped), skipping zero
+// cells. In f32 on sm_90 and an even fine grid, cells o1 + j with o1 + j even pair with the
+// next one in one 16-byte atomic (o1 ≡ −SHIFT mod 2, ROW_TILE1 being even: the pairing is
+// known at compile time; an even cell and its successor never straddle the wrap and are
+// 16-byte aligned): half the grid's atomics.
+__device__ __forceinline__ void flush_row(const REAL (&ar)[ROW_CELLS], const REAL (&ai)[ROW_CELLS],
+                                          REAL *g, long long row, int o1, int nf1)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (sizeof(REAL) == 4 && (nf1 & 1) == 0) {
+#pragma unroll
+        for (int j = 0; j < ROW_CELLS; ++j) {
+            const bool leads = ((j - SHIFT) & 1) == 0;
+            if (leads && j + 1 < ROW_CELLS) {
+                if (ar[j] != (REAL)0 || ai[j] != (REAL)0 || ar[j + 1] != (REAL)0 || ai[j + 1] != (REAL)0)
+                    atomicAdd((float4 *)(g + 2 * (row + wrap(o1 + j, nf1))),
+                              make_float4(ar[j], ai[j], ar[j + 1], ai[j + 1]));
+            } else if (leads || j == 0) {
+                if (ar[j] != (REAL)0 || ai[j] != (REAL)0)
+                    add_pair(g + 2 * (row + wrap(o1 + j, nf1)), ar[j], ai[j]);
+            }
+        }
+        return;
+    }
+#endif
+#pragma unroll
+    for (int j = 0; j < ROW_CELLS; ++j)
+        if (ar[j] != (REAL)0 || ai[j] != (REAL)0)
+            add_pair(g + 2 * (row + wrap(o1 + j, nf1)), ar[j], ai[j]);
+}
+
 #define SPREAD_ROWS_PARAMS                                                                  \
     const unsigned int *__restrict__ bin_start, POINTS_PARAMS, const REAL *__restrict__ c,  \
         REAL *__restrict__ grid, long long m, int nvec, int nf1, int nf2, int nf3, int t1,  \
@@ -327,12 +403,12 @@ __device__ __forceinline__ void add_pair(double *g, double re, double im)
     bin_start, perm, i1, i2, i3, d1, d2, d3, lat_frame, lat_shape, lat_first, n_lat, c, grid, \
         m, nvec, nf1, nf2, nf3, t1, t2, t3, nb1, nb2, beta
 
-// The body of usfft_spread_rows (stored points) and usfft_spread_rows_lattice: lattice points
-// are placed once per batch into shared memory, stored ones read where they are used.
+// The body of usfft_spread_rows (stored points) and usfft_spread_rows_lattice (lattice
+// points, placed from the lattice where they are staged).
 template <bool lat>
 __device__ __forceinline__ void spread_rows(SPREAD_ROWS_PARAMS)
 {
-    __shared__ __align__(16) REAL s_k1[ROW_BATCH][ROW_STRIDE];
+    __shared__ __align__(16) REAL s_k1[ROW_BATCH][TAP_STRIDE];
     __shared__ REAL s_k2[ROW_BATCH][NSPREAD];
     IF3(__shared__ REAL s_k3[ROW_BATCH][NSPREAD];)
     __shared__ REAL s_cr[ROW_BATCH], s_ci[ROW_BATCH];
@@ -352,6 +428,12 @@ __device__ __forceinline__ void spread_rows(SPREAD_ROWS_PARAMS)
     const int o3 = DIM >= 3 ? b3 * t3 - SHIFT : 0;
     const int a2 = threadIdx.x % p2, a3 = threadIdx.x / p2;
     const bool mine = (int)threadIdx.x < p2 * p3;
+    // a2, or past every stencil for a thread without a row.
+    const int r2 = mine ? a2 : 1 << 20;
+    // The rows of this thread's warp along the axis that splits them: the slowest one whose
+    // index changes within the warp (3D: a3, 2D: a2).
+    const int first = threadIdx.x & ~31, last = min(first + 31, p2 * p3 - 1);
+    const int lo = DIM >= 3 ? first / p2 : first, hi = DIM >= 3 ? last / p2 : last;
     const REAL s = (REAL)2 / (REAL)NSPREAD;
     const long long nft = (long long)nf1 * nf2 * nf3;
     // A vector per blockIdx.y (a loop only past the grid's y limit).
@@ -364,69 +446,54 @@ __device__ __forceinline__ void spread_rows(SPREAD_ROWS_PARAMS)
         for (int base = start; base < end; base += ROW_BATCH) {
             const int nb = min(ROW_BATCH, end - base);
             __syncthreads();
-            // Points on lattices are placed first, a thread a point (cells relative to the
-            // padded tile); stored points are read where they are used.
-            if (lat) {
-                for (int q = threadIdx.x; q < nb; q += blockDim.x) {
-                    const cell_offset pt = lattice_cell_offset(P.lat, perm[base + q], nf1, nf2, nf3);
-                    s_l1[q] = pt.i1 - o1;
-                    s_l2[q] = pt.i2 - o2;
-                    s_l3[q] = DIM >= 3 ? pt.i3 - o3 : 0;
-                    s_d1[q] = pt.d1;
-                    s_d2[q] = pt.d2;
-                    IF3(s_d3[q] = pt.d3;)
-                }
-                __syncthreads();
-            }
-            // The kernel values: the fastest axis's placed along the padded row.
-            for (int e = threadIdx.x; e < nb * ROW_CELLS; e += blockDim.x) {
-                const int q = e / ROW_CELLS, j = e - q * ROW_CELLS, p = base + q;
-                const int k = j - (lat ? s_l1[q] : i1[p] - o1);
-                const REAL d = lat ? s_d1[q] : d1[p];
-                s_k1[q][j] = k >= 0 && k < NSPREAD ? phi((d + (REAL)k) * s, beta) : (REAL)0;
-            }
-            for (int e = threadIdx.x; e < nb * NSPREAD; e += blockDim.x) {
-                const int q = e / NSPREAD, k = e - q * NSPREAD, p = base + q;
-                s_k2[q][k] = phi(((lat ? s_d2[q] : d2[p]) + (REAL)k) * s, beta);
-                IF3(s_k3[q][k] = phi(((lat ? s_d3[q] : d3[p]) + (REAL)k) * s, beta);)
-            }
+            // Each point's first cells (relative to the padded tile), offsets and strength.
             for (int q = threadIdx.x; q < nb; q += blockDim.x) {
                 const int p = base + q;
+                const cell_offset pt = lat ? lattice_cell_offset(P.lat, perm[p], nf1, nf2, nf3)
+                                           : stored_at(P, p);
+                s_l1[q] = pt.i1 - o1;
+                s_l2[q] = pt.i2 - o2;
+                s_l3[q] = DIM >= 3 ? pt.i3 - o3 : 0;
+                s_d1[q] = pt.d1;
+                s_d2[q] = pt.d2;
+                IF3(s_d3[q] = pt.d3;)
                 const long long j = perm[p];
                 s_cr[q] = cv[2 * j];
                 s_ci[q] = cv[2 * j + 1];
-                if (!lat) {
-                    s_l2[q] = i2[p] - o2;
-                    s_l3[q] = DIM >= 3 ? i3[p] - o3 : 0;
-                }
             }
             __syncthreads();
-            if (!mine)
-                continue;
-            for (int q = 0; q < nb; ++q) {
-                const unsigned int k2 = (unsigned int)(a2 - s_l2[q]);
-                const unsigned int k3 = (unsigned int)(a3 - s_l3[q]);
-                if (k2 >= NSPREAD || k3 >= NSPREAD)
-                    continue;
-                REAL wgt = s_k2[q][k2];
-                IF3(wgt *= s_k3[q][k3];)
-                const REAL wr = s_cr[q] * wgt, wi = s_ci[q] * wgt;
-#pragma unroll
-                for (int j = 0; j < ROW_CELLS; ++j) {
-                    const REAL k1 = s_k1[q][j];
-                    ar[j] += wr * k1;
-                    ai[j] += wi * k1;
+            // The kernel values, w per dimension.
+            for (int e = threadIdx.x; e < nb * NSPREAD; e += blockDim.x) {
+                const int q = e / NSPREAD, k = e - q * NSPREAD;
+                s_k1[q][k] = phi_inline((s_d1[q] + (REAL)k) * s, beta);
+                s_k2[q][k] = phi_inline((s_d2[q] + (REAL)k) * s, beta);
+                IF3(s_k3[q][k] = phi_inline((s_d3[q] + (REAL)k) * s, beta);)
+            }
+            __syncthreads();
+            for (int q0 = 0; q0 < nb; q0 += 32) {
+                // The points of these 32 whose stencil reaches this warp's rows.
+                const int ql = q0 + (threadIdx.x & 31);
+                const int l = ql < nb ? (DIM >= 3 ? s_l3[ql] : s_l2[ql]) : hi + 1;
+                unsigned int hits = __ballot_sync(0xffffffffu, l <= hi && l + NSPREAD > lo);
+                while (hits) {
+                    const int q = q0 + __ffs(hits) - 1;
+                    hits &= hits - 1;
+                    // Every lane runs the taps (the warp would anyway); a lane whose row is
+                    // not in the point's stencil adds zeros.
+                    const unsigned int k2 = (unsigned int)(r2 - s_l2[q]);
+                    const unsigned int k3 = (unsigned int)(a3 - s_l3[q]);
+                    const bool in = k2 < NSPREAD && k3 < NSPREAD;
+                    REAL wgt = s_k2[q][in ? k2 : 0];
+                    IF3(wgt *= s_k3[q][in ? k3 : 0];)
+                    wgt = in ? wgt : (REAL)0;
+                    taps_at(s_l1[q], ar, ai, s_k1[q], s_cr[q] * wgt, s_ci[q] * wgt);
                 }
             }
         }
-        if (mine) {
-            REAL *g = grid + 2 * (long long)v * nft;
-            const long long row = (long long)nf1 * (wrap(o2 + a2, nf2) + (long long)nf2 * wrap(o3 + a3, nf3));
-#pragma unroll
-            for (int j = 0; j < ROW_CELLS; ++j)
-                if (ar[j] != (REAL)0 || ai[j] != (REAL)0)
-                    add_pair(g + 2 * (row + wrap(o1 + j, nf1)), ar[j], ai[j]);
-        }
+        if (mine)
+            flush_row(ar, ai, grid + 2 * (long long)v * nft,
+                      (long long)nf1 * (wrap(o2 + a2, nf2) + (long long)nf2 * wrap(o3 + a3, nf3)),
+                      o1, nf1);
     }
 }
 
@@ -647,7 +714,7 @@ __device__ __forceinline__ void lane_taps(REAL e, int sub, REAL beta, REAL *v)
     const REAL s = (REAL)2 / (REAL)NSPREAD;
 #pragma unroll
     for (int j = 0; j < IV; ++j)
-        v[j] = sub + j * IL < NSPREAD ? phi((e + (REAL)(sub + j * IL)) * s, beta) : (REAL)0;
+        v[j] = sub + j * IL < NSPREAD ? phi_inline((e + (REAL)(sub + j * IL)) * s, beta) : (REAL)0;
 }
 
 // All w kernel values along one axis in every lane of the point, from the lanes' own taps
@@ -687,6 +754,7 @@ __device__ __forceinline__ void interp_sm(INTERP_SM_PARAMS)
     const int PL = DIM == 3 ? pitch : R1 * T2;
     (void)PL;
     const int cells = T1 * T2 * T3;
+    (void)cells;
     // Points on lattices: a block's worth at a time placed by one thread each into a stage
     // after the tile (its cells, slices `pitch` apart; the host sized the shared memory for
     // both), rather than by each of a point's IL lanes. d per dimension, then i.
@@ -728,20 +796,33 @@ __device__ __forceinline__ void interp_sm(INTERP_SM_PARAMS)
             const int o3 = (int)(bb / ((long long)nb1 * nb2)) * t3 - SHIFT;
 #endif
             __syncthreads(); // the previous segment's reads are done
-            for (int k = threadIdx.x; k < cells; k += blockDim.x) {
-                const int j1 = k % T1, j23 = k / T1;
-                long long cell = wrap(o1 + j1, nf1);
-                int at = j1;
+            {
+                // The tile's cells in order, blockDim.x apart: each thread steps its
+                // (j1, j2, j3) on by the block's size in the tile's mixed radix, so that a
+                // cell costs no division.
+                const int bs = blockDim.x;
+                const int s1 = bs % T1, s2 = (bs / T1) % T2, s3 = bs / (T1 * T2);
+                int j1 = threadIdx.x % T1, j2 = (threadIdx.x / T1) % T2, j3 = threadIdx.x / (T1 * T2);
+                while (j3 < T3) {
+                    long long cell = wrap(o1 + j1, nf1);
+                    int at = j1;
 #if DIM >= 2
-                cell += (long long)wrap(o2 + j23 % T2, nf2) * nf1;
-                at += (j23 % T2) * R1;
+                    cell += (long long)wrap(o2 + j2, nf2) * nf1;
+                    at += j2 * R1;
 #endif
 #if DIM >= 3
-                cell += (long long)wrap(o3 + j23 / T2, nf3) * nf2 * nf1;
-                at += (j23 / T2) * PL;
+                    cell += (long long)wrap(o3 + j3, nf3) * nf2 * nf1;
+                    at += j3 * PL;
 #endif
-                (void)j23;
-                tile[at] = g[cell];
+                    tile[at] = g[cell];
+                    j1 += s1;
+                    const int c1 = j1 >= T1;
+                    j1 -= c1 ? T1 : 0;
+                    j2 += s2 + c1;
+                    const int c2 = j2 >= T2;
+                    j2 -= c2 ? T2 : 0;
+                    j3 += s3 + c2;
+                }
             }
             __syncthreads();
             // Stored points: the segment in one batch; on lattices, blockDim.x at a time.
