@@ -300,9 +300,9 @@ extern "C" __global__ void __launch_bounds__(256) usfft_spread_sm(
 // registers: no atomics while spreading. The points of the bin are staged ROW_BATCH at a time
 // in shared memory with their w kernel values per dimension. A warp first keeps the points
 // whose stencil reaches one of its rows (a ballot per 32 points); a thread whose row is in a
-// point's w x w stencil adds the point to the w cells from the point's first, which is the
-// same for the whole block, so a switch on it (taps_at) keeps the sums in registers and
-// adds only the w non-zero taps. Each thread then adds its row into the fine grid (one atomic
+// point's w x w stencil adds the point to the w cells from the point's first (the warp's
+// other lanes add zeros rather than branch), which is the same for the whole block, so a
+// switch on it (taps_at) keeps the sums in registers and adds only the w non-zero taps. Each thread then adds its row into the fine grid (one atomic
 // per cell; a pair of floats in one operation where the GPU has it). ROW_TILE1 comes from the
 // prelude (src/usfft/cuda/prelude.rs).
 #define ROW_CELLS (ROW_TILE1 + NSPREAD - 1)
@@ -753,8 +753,6 @@ __device__ __forceinline__ void interp_sm(INTERP_SM_PARAMS)
     const int R1 = DIM == 2 ? pitch : T1;
     const int PL = DIM == 3 ? pitch : R1 * T2;
     (void)PL;
-    const int cells = T1 * T2 * T3;
-    (void)cells;
     // Points on lattices: a block's worth at a time placed by one thread each into a stage
     // after the tile (its cells, slices `pitch` apart; the host sized the shared memory for
     // both), rather than by each of a point's IL lanes. d per dimension, then i.
