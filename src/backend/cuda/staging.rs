@@ -385,12 +385,20 @@ struct Pieces<'a> {
 }
 
 impl<'a> Pieces<'a> {
-    /// The two pieces of a copy of `bytes`; None for an empty copy (nothing to stage).
-    fn take(
+    /// The two pieces of a copy of `total` elements to or from `array` (`what`: checked to
+    /// hold them), with the array's address and the elements a piece holds; None for an
+    /// empty copy (nothing to stage).
+    fn for_array<T>(
         pool: &'a StagingPool,
         ctx: &Arc<CudaContext>,
-        bytes: usize,
-    ) -> Result<Option<Pieces<'a>>> {
+        array: &impl DeviceArray<T>,
+        total: usize,
+        what: &str,
+    ) -> Result<Option<(Pieces<'a>, u64, usize)>> {
+        fits(total, array.len(), what)?;
+        let step = piece_len::<T>();
+        let addr = array.addr();
+        let bytes = total * std::mem::size_of::<T>();
         if bytes == 0 {
             return Ok(None);
         }
@@ -398,7 +406,7 @@ impl<'a> Pieces<'a> {
         let bufs = (0..2)
             .map(|_| Ok((pool.take(ctx, piece)?, None)))
             .collect::<Result<_>>()?;
-        Ok(Some(Pieces { pool, bufs }))
+        Ok(Some((Pieces { pool, bufs }, addr, step)))
     }
 
     /// Piece `i`'s buffer, once the copies queued from or into it are done.
@@ -494,10 +502,8 @@ pub fn upload_pieces<T: Copy>(
     total: usize,
     mut fill: impl FnMut(usize, &mut [T]) -> Result<()>,
 ) -> Result<()> {
-    fits(total, dst.len(), "an upload")?;
-    let step = piece_len::<T>();
-    let dst = dst.addr();
-    let Some(mut pieces) = Pieces::take(pool, ctx, total * std::mem::size_of::<T>())? else {
+    let Some((mut pieces, dst, step)) = Pieces::for_array(pool, ctx, &*dst, total, "an upload")?
+    else {
         return Ok(());
     };
     let run = (|| -> Result<()> {
@@ -529,10 +535,8 @@ pub fn download_pieces<T: Copy>(
     total: usize,
     mut drain: impl FnMut(usize, &[T]) -> Result<()>,
 ) -> Result<()> {
-    fits(total, src.len(), "a download")?;
-    let step = piece_len::<T>();
-    let src = src.addr();
-    let Some(mut pieces) = Pieces::take(pool, ctx, total * std::mem::size_of::<T>())? else {
+    let Some((mut pieces, src, step)) = Pieces::for_array(pool, ctx, src, total, "a download")?
+    else {
         return Ok(());
     };
     let n = total.div_ceil(step);
