@@ -69,6 +69,7 @@ module seisgpu
   integer(c_int32_t), parameter :: SG_USFFT_F64 = 2
   integer(c_int32_t), parameter :: SG_USFFT_KERNEL_ES = 0
   integer(c_int32_t), parameter :: SG_USFFT_KERNEL_GAUSSIAN = 1
+  integer(c_int32_t), parameter :: SG_USFFT_KERNEL_PROLATE = 2
   integer(c_int32_t), parameter :: SG_USFFT_MODES_CENTRED = 0
   integer(c_int32_t), parameter :: SG_USFFT_MODES_FFT = 1
 
@@ -147,7 +148,7 @@ module seisgpu
 
   ! Options of sg_usfft_plan_create; start from sg_usfft_options_default().
   type, bind(C) :: sg_usfft_options
-    integer(c_int32_t) :: kernel           ! SG_USFFT_KERNEL_ES or SG_USFFT_KERNEL_GAUSSIAN
+    integer(c_int32_t) :: kernel           ! SG_USFFT_KERNEL_PROLATE, _ES or _GAUSSIAN
     integer(c_int32_t) :: mode_order       ! SG_USFFT_MODES_CENTRED or SG_USFFT_MODES_FFT
     real(c_double) :: upsampling           ! 2.0 (the only value supported)
   end type sg_usfft_options

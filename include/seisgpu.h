@@ -229,7 +229,7 @@
 #define SG_USFFT_F64 2
 
 /*
- Exponential-of-semicircle kernel exp(β(√(1−z²)−1)) (the default).
+ Exponential-of-semicircle kernel exp(β(√(1−z²)−1)).
  */
 #define SG_USFFT_KERNEL_ES 0
 
@@ -237,6 +237,13 @@
  Gaussian kernel (the seed's choice; about twice as wide for the same accuracy).
  */
 #define SG_USFFT_KERNEL_GAUSSIAN 1
+
+/*
+ Prolate spheroidal kernel (the default): a fit of the prolate spheroidal wave function ψ0
+ (ES plus its mirror image, times a polynomial in z²); about half a digit more accurate
+ than ES at a width, so one cell narrower at most tolerances.
+ */
+#define SG_USFFT_KERNEL_PROLATE 2
 
 /*
  Modes stored centred: k = −N/2 … (N−1)/2 (the default).
@@ -607,7 +614,7 @@ typedef struct {
  */
 typedef struct {
   /*
-   `SG_USFFT_KERNEL_ES` (default) or `SG_USFFT_KERNEL_GAUSSIAN`.
+   `SG_USFFT_KERNEL_PROLATE` (default), `SG_USFFT_KERNEL_ES` or `SG_USFFT_KERNEL_GAUSSIAN`.
    */
   int32_t kernel;
   /*
@@ -1579,7 +1586,7 @@ sg_status sg_last_error_copy(char *buf, size_t len, size_t *needed);
 const char *sg_status_string(sg_status status);
 
 /*
- The default options: ES kernel, centred modes, upsampling 2. Thread-safe.
+ The default options: prolate kernel, centred modes, upsampling 2. Thread-safe.
  */
 sg_usfft_options sg_usfft_options_default(void);
 

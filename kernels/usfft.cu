@@ -2,7 +2,9 @@
 // deconvolution/copy between the mode array and the fine grid. cuFFT does the FFT.
 //
 // The prelude defines REAL (float or double), DIM (1, 2, 3), NSPREAD (kernel width w in
-// cells), KERNEL_ES (1: exp(β(√(1−z²)−1)); 0: Gaussian exp(−βz²)), ROW_TILE1 (the
+// cells), KERNEL_ES (1: exp(β(√(1−z²)−1)); 0: Gaussian exp(−βz²)), ES_FACTOR(x) and
+// ES_MIRROR (= e^{−2β}) where the prolate kernel is (ES + its mirror in √(1−z²)) times a
+// polynomial in x = 1 − 2z² (src/usfft/prolate.rs), ROW_TILE1 (the
 // fastest-axis bin size of usfft_spread_rows) and ROW_MIN_BLOCKS (its launch bound's blocks
 // per multiprocessor). Complex arrays are interleaved (re, im) REAL pairs. Points come
 // sorted by bin (the counting sort at the end of this file):
@@ -30,7 +32,14 @@ __device__ __forceinline__ REAL phi_inline(REAL z, REAL beta)
 #if KERNEL_ES
     REAL q = (REAL)1 - z * z;
     q = q > (REAL)0 ? q : (REAL)0;
-    return exp(beta * (sqrt(q) - (REAL)1));
+    const REAL s = sqrt(q);
+#ifdef ES_FACTOR
+    // ES plus its mirror e^{−β(s+1)} = e^{−2β}/ES (even in s), times P(1 − 2z²).
+    const REAL e = exp(beta * (s - (REAL)1));
+    return (e + ES_MIRROR / e) * ES_FACTOR((REAL)1 - (REAL)2 * z * z);
+#else
+    return exp(beta * (s - (REAL)1));
+#endif
 #else
     return exp(-beta * z * z);
 #endif

@@ -15,7 +15,7 @@ usage: cargo bench --bench usfft -- [options]
   --n LIST            mode counts per dimension (64,128,256)
   --frac LIST         M as fractions of N^dim (0.25,0.5,1)
   --prec LIST         f32,f64 (f32); f32 uses --tol32 (1e-6), f64 --tol64 (1e-9)
-  --kernel LIST       es,gauss (es)
+  --kernel LIST       prolate,es,gauss (prolate)
   --type LIST         1,2,3 (1,2); type 3 rows: 3D, M = N = --type3-m points and
                       frequencies (10^6), the precisions of --prec, CPU and GPU host→host
   --type3-m N         points (= frequencies) of the type-3 rows (1000000)
@@ -95,7 +95,7 @@ pub fn parse(cli: &mut Cli) -> Result<Config, String> {
         ns: None,
         fracs: vec![0.25, 0.5, 1.0],
         precs: vec!["f32".into()],
-        kernels: vec![KernelShape::ExpSemicircle],
+        kernels: vec![KernelShape::Prolate],
         types: vec![TransformType::Type1, TransformType::Type2],
         modes: vec![Mode::Cpu, Mode::GpuHost, Mode::GpuDevice],
         reps: 5,
@@ -141,6 +141,7 @@ pub fn parse(cli: &mut Cli) -> Result<Config, String> {
                 c.kernels = list(cli, &flag, |s| match s {
                     "es" => Ok(KernelShape::ExpSemicircle),
                     "gauss" => Ok(KernelShape::Gaussian),
+                    "prolate" => Ok(KernelShape::Prolate),
                     _ => Err(format!("bad kernel {s:?}")),
                 })?
             }

@@ -116,10 +116,10 @@ pub fn run_case<T: Real>(cfg: &Config, on: On, case: Case, tol: f64, rows: &mut 
             .collect()
     });
     let points = if cfg.clustered { " clustered" } else { "" };
-    let kname = if kernel == KernelShape::ExpSemicircle {
-        "ES"
-    } else {
-        "Gauss"
+    let kname = match kernel {
+        KernelShape::ExpSemicircle => "ES",
+        KernelShape::Gaussian => "Gauss",
+        KernelShape::Prolate => "prolate",
     };
     let nm = n.pow(dim as u32);
     for &kind in cfg.types.iter().filter(|&&k| k != TransformType::Type3) {

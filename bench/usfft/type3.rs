@@ -32,7 +32,7 @@ pub fn run_type3<T: Real>(cfg: &Config, on: On, m: usize, tol: f64, rows: &mut V
         .collect();
     let prec = std::any::type_name::<T>();
     let name = format!(
-        "3D type 3 M=N={} S={half_s:.0} {prec} ES tol {tol:e}",
+        "3D type 3 M=N={} S={half_s:.0} {prec} prolate tol {tol:e}",
         thousands(m)
     );
     for &mode in &cfg.modes {

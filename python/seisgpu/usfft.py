@@ -26,7 +26,7 @@ from ._handle import Plan
 from ._options import fill
 from .context import Context, require
 
-_KERNELS = {"es": 0, "gaussian": 1}
+_KERNELS = {"es": 0, "gaussian": 1, "prolate": 2}
 _ORDERS = {"centred": 0, "centered": 0, "fft": 1}
 _PRECISIONS = {"f32": np.float32, "f64": np.float64}
 
@@ -68,7 +68,9 @@ class Usfft(Plan):
     n_vectors:
         Vectors transformed by each ``execute`` (≥ 1), sharing the points.
     kernel:
-        ``"es"`` (exponential of semicircle, default) or ``"gaussian"``.
+        ``"prolate"`` (default: ES times a polynomial fitted to the prolate spheroidal
+        function, half a digit more than ES at a width), ``"es"`` (exponential of
+        semicircle) or ``"gaussian"``.
     mode_order:
         ``"centred"`` (default: −N/2 first) or ``"fft"`` (0, 1, …, then −N/2 … −1).
     upsampling:
@@ -80,7 +82,7 @@ class Usfft(Plan):
 
     def __init__(self, ctx: Context, type: int, n_modes: Any, *, dtype: Any = np.complex128,
                  sign: int = -1, tolerance: float = 1e-9, n_vectors: int = 1,
-                 kernel: str = "es", mode_order: str = "centred",
+                 kernel: str = "prolate", mode_order: str = "centred",
                  upsampling: float = 2.0) -> None:
         super().__init__()
         if type not in (1, 2):

@@ -43,14 +43,16 @@ class Usfft3(Plan):
     n_vectors:
         Vectors transformed by each ``execute`` (≥ 1), sharing the points and frequencies.
     kernel:
-        ``"es"`` (exponential of semicircle, default) or ``"gaussian"``.
+        ``"prolate"`` (default: ES times a polynomial fitted to the prolate spheroidal
+        function, half a digit more than ES at a width), ``"es"`` (exponential of
+        semicircle) or ``"gaussian"``.
     """
 
     _destroy = "sg_usfft_plan_destroy"
     _workspace = "sg_usfft_plan_workspace_bytes"
 
     def __init__(self, ctx: Context, dim: int, *, dtype: Any = np.complex128, sign: int = -1,
-                 tolerance: float = 1e-9, n_vectors: int = 1, kernel: str = "es") -> None:
+                 tolerance: float = 1e-9, n_vectors: int = 1, kernel: str = "prolate") -> None:
         super().__init__()
         if dim not in (1, 2, 3):
             raise InvalidArgumentError(f"dim = {dim!r}: expected 1, 2 or 3")

@@ -86,12 +86,18 @@ fn rel_l2(a: &[C64], b: &[C64]) -> f64 {
     (num / den).sqrt()
 }
 
-/// The CPU path's error on `p` with `kernel`, type 1 and type 2.
+/// The CPU path's error on `p` with `kernel`, type 1 and type 2 (a plan of tolerance 1e-6:
+/// its tap polynomials are fitted to 1e-8).
 fn errors(cpu: &CpuBackend, p: &Problem, kernel: SpreadKernel) -> [f64; 2] {
+    errors_at(cpu, p, kernel, 1e-6)
+}
+
+/// `errors` with the tap polynomials of a plan of tolerance `tol`.
+fn errors_at(cpu: &CpuBackend, p: &Problem, kernel: SpreadKernel, tol: f64) -> [f64; 2] {
     let m = p.c.len();
     let coords = [&p.coords[0][..], &p.coords[1][..], &p.coords[2][..]];
     [TransformType::Type1, TransformType::Type2].map(|kind| {
-        let spec = UsfftSpec::new::<f64>(kind, p.dim, p.modes, 1, 1e-6, 1, UsfftOptions::default())
+        let spec = UsfftSpec::new::<f64>(kind, p.dim, p.modes, 1, tol, 1, UsfftOptions::default())
             .unwrap()
             .with_kernel(kernel);
         let pts = cpu::set_points(cpu, &spec, coords, m).unwrap();
@@ -197,6 +203,89 @@ fn width_rule_before_and_after() {
                 new.width,
                 worst(new)
             );
+        }
+    }
+}
+
+/// The measured errors of `PROLATE_TABLE`: per width the fitted prolate kernel's worst error
+/// (tap polynomials to 1e-14, so the kernel's own error shows at every width) beside ES's.
+#[test]
+#[ignore = "prints the errors kept in PROLATE_TABLE"]
+fn prolate_table_scan() {
+    let (cpu, problems) = scan_setup(10);
+    println!("| w | c/w | degree | worst rel ℓ2 | 1D | 2D | 3D | ES_TABLE | ES/prolate |");
+    for e in &super::prolate::PROLATE_TABLE {
+        let (width, per_cell) = (e.width, e.c_per_cell);
+        let kernel = SpreadKernel {
+            shape: KernelShape::Prolate,
+            width,
+            beta: super::prolate::prolate_fit(width).beta,
+        };
+        let per_dim = problems.each_ref().map(|p| {
+            let [e1, e2] = errors_at(&cpu, p, kernel, 1e-14);
+            e1.max(e2)
+        });
+        let worst = per_dim.iter().cloned().fold(0.0, f64::max);
+        let es = super::kernel::ES_TABLE
+            .iter()
+            .find(|e| e.0 == width)
+            .unwrap()
+            .2;
+        println!(
+            "| {width} | {per_cell:.3} | {} | {worst:.2e} | {:.2e} | {:.2e} | {:.2e} | {es:.2e} | {:.2} |",
+            super::prolate::prolate_fit(width).factor.len() - 1,
+            per_dim[0],
+            per_dim[1],
+            per_dim[2],
+            es / worst
+        );
+    }
+}
+
+/// Per width, the fitted prolate kernel's error for each ES exponent ratio β/c and factor
+/// degree, beside a near-exact ψ0 (β/c = 0.5, degree 14): the table's (β/c, degree) is the
+/// cheapest within 10 % of ψ0's error.
+#[test]
+#[ignore = "prints the prolate fit's transform error per β/c and degree"]
+fn prolate_fit_scan() {
+    use super::prolate::{fit_degree, PROLATE_TABLE, SCAN_FIT};
+    let (cpu, problems) = scan_setup(10);
+    let widths: Vec<usize> = std::env::var("SCAN_WIDTHS")
+        .map(|v| v.split(',').map(|w| w.trim().parse().unwrap()).collect())
+        .unwrap_or_else(|_| (4..=16).collect());
+    let per_cells: Option<Vec<f64>> = std::env::var("SCAN_CW")
+        .ok()
+        .map(|v| v.split(',').map(|w| w.trim().parse().unwrap()).collect());
+    for e in PROLATE_TABLE.iter().filter(|e| widths.contains(&e.width)) {
+        let (width, table_per_cell) = (e.width, e.c_per_cell);
+        for per_cell in per_cells.clone().unwrap_or(vec![table_per_cell]) {
+            let c = per_cell * width as f64;
+            let worst = |r: f64, degree: usize| -> f64 {
+                let f: &'static _ = Box::leak(Box::new(fit_degree(c, r * c, degree)));
+                *SCAN_FIT.lock().unwrap() = Some(f);
+                let kernel = SpreadKernel {
+                    shape: KernelShape::Prolate,
+                    width,
+                    beta: f.beta,
+                };
+                let e = problems
+                    .iter()
+                    .map(|p| {
+                        let [e1, e2] = errors_at(&cpu, p, kernel, 1e-14);
+                        e1.max(e2)
+                    })
+                    .fold(0.0, f64::max);
+                *SCAN_FIT.lock().unwrap() = None;
+                e
+            };
+            println!("w {width} c/w {per_cell}: exact {:.2e}", worst(0.5, 14));
+            if per_cells.is_some() {
+                continue;
+            }
+            for r in [0.7, 0.8] {
+                let row: Vec<String> = (2..=12).map(|d| format!("{:.2e}", worst(r, d))).collect();
+                println!("w {width} r {r}: {}", row.join(" "));
+            }
         }
     }
 }

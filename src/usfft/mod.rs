@@ -25,6 +25,7 @@ pub mod kernel;
 mod kernel_scan;
 pub mod lattice;
 pub mod points;
+pub mod prolate;
 pub mod spec;
 pub mod type3;
 

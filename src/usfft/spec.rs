@@ -41,7 +41,7 @@ pub struct UsfftOptions {
 impl Default for UsfftOptions {
     fn default() -> Self {
         UsfftOptions {
-            kernel: KernelShape::ExpSemicircle,
+            kernel: KernelShape::Prolate,
             upsampling: 2.0,
             mode_order: ModeOrder::Centred,
         }
@@ -96,7 +96,13 @@ impl UsfftSpec {
                 options.upsampling
             )));
         }
-        let kernel = SpreadKernel::for_tolerance(options.kernel, tolerance);
+        // Type 3 adds two kernels' errors (its spreading and its inner type 2): each gets half.
+        let kernel_tol = if kind == TransformType::Type3 {
+            0.5 * tolerance
+        } else {
+            tolerance
+        };
+        let kernel = SpreadKernel::for_tolerance(options.kernel, kernel_tol);
         for (d, &n) in modes3.iter().enumerate().take(dim) {
             if n > (1 << 30) {
                 return Err(Error::Unsupported(format!(
@@ -154,14 +160,14 @@ impl UsfftSpec {
     }
 
     /// The type-2 transform inside a type-3 plan: from the spreading grid of `fine` cells
-    /// (its modes, in FFT order) to the rescaled frequencies, with this plan's kernel shape,
-    /// sign, tolerance and batch.
+    /// (its modes, in FFT order) to the rescaled frequencies, with this plan's kernel (chosen
+    /// for half its tolerance), sign, tolerance and batch.
     pub fn type3_inner<T: Real>(&self, fine: [usize; 3]) -> Result<UsfftSpec> {
         let options = UsfftOptions {
             mode_order: ModeOrder::Fft,
             ..self.options
         };
-        UsfftSpec::new::<T>(
+        Ok(UsfftSpec::new::<T>(
             TransformType::Type2,
             self.dim,
             fine,
@@ -169,7 +175,8 @@ impl UsfftSpec {
             self.tolerance,
             self.n_vectors,
             options,
-        )
+        )?
+        .with_kernel(self.kernel))
     }
 
     /// N1·N2·N3: elements of one mode vector.

@@ -132,7 +132,7 @@ fn statuses_and_messages() {
     let opts = sg_usfft_options_default();
     assert_eq!(
         (opts.kernel, opts.mode_order, opts.upsampling),
-        (SG_USFFT_KERNEL_ES, SG_USFFT_MODES_CENTRED, 2.0)
+        (SG_USFFT_KERNEL_PROLATE, SG_USFFT_MODES_CENTRED, 2.0)
     );
     let mut p = ptr::null_mut();
     assert_eq!(

@@ -37,7 +37,11 @@ fn sweep<T: Real>(tols: &[f64]) {
     for dim in 1..=3 {
         let (modes, m) = sizes(dim);
         for kind in [TransformType::Type1, TransformType::Type2] {
-            for shape in [KernelShape::ExpSemicircle, KernelShape::Gaussian] {
+            for shape in [
+                KernelShape::Prolate,
+                KernelShape::ExpSemicircle,
+                KernelShape::Gaussian,
+            ] {
                 for (i, &tol) in tols.iter().enumerate() {
                     let case = Case {
                         kind,

@@ -60,10 +60,10 @@ fn preludes_for(file: &str) -> Vec<Variant> {
             usfft::usfft_kernel_preludes(),
             &["sm_80"],
             &[
-                "1d es w8 f32",
+                "1d prolate w7 f32",
                 "2d es w8 f64",
                 "3d es w8 f32",
-                "3d es w11 f64",
+                "3d prolate w10 f64",
                 "3d es w16 f64",
                 "3d gauss w12 f64",
             ],

@@ -4,18 +4,41 @@
 use super::heuristics::{interp_split, row_min_blocks, row_tile1};
 use crate::sample::Sample;
 use crate::usfft::kernel::{KernelShape, SpreadKernel};
+use crate::usfft::prolate::prolate_fit;
 use crate::usfft::spec::{MIN_TOL_F32, MIN_TOL_F64};
 
 /// The NVRTC prelude for one dimension, kernel and precision.
 pub fn prelude<T: Sample>(dim: usize, width: usize, shape: KernelShape) -> String {
     let bytes = std::mem::size_of::<T>();
     format!(
-        "#define REAL {}\n#define DIM {dim}\n#define NSPREAD {width}\n#define KERNEL_ES {}\n#define ROW_TILE1 {}\n#define ROW_MIN_BLOCKS {}\n#define INTERP_SPLIT {}\n",
+        "#define REAL {}\n#define DIM {dim}\n#define NSPREAD {width}\n#define KERNEL_ES {}\n{}#define ROW_TILE1 {}\n#define ROW_MIN_BLOCKS {}\n#define INTERP_SPLIT {}\n",
         T::C_TYPE,
-        (shape == KernelShape::ExpSemicircle) as i32,
+        (shape != KernelShape::Gaussian) as i32,
+        es_factor(width, shape),
         row_tile1(dim, width, bytes),
         row_min_blocks(dim, width, bytes),
         interp_split(dim, bytes)
+    )
+}
+
+/// The prolate kernel's factor P(x) as a macro in Horner form, its coefficients baked in as
+/// literals (an FMA with an immediate a degree), and its mirror term's e^{−2β}; nothing for
+/// the other shapes.
+fn es_factor(width: usize, shape: KernelShape) -> String {
+    if shape != KernelShape::Prolate {
+        return String::new();
+    }
+    let fit = prolate_fit(width);
+    let horner = fit.factor.iter().fold(String::new(), |acc, a| {
+        if acc.is_empty() {
+            format!("(REAL){a:.17e}")
+        } else {
+            format!("({acc} * (x) + (REAL){a:.17e})")
+        }
+    });
+    format!(
+        "#define ES_FACTOR(x) {horner}\n#define ES_MIRROR (REAL){:.17e}\n",
+        (-2.0 * fit.beta).exp()
     )
 }
 
@@ -27,6 +50,7 @@ pub fn usfft_kernel_preludes() -> Vec<(String, String)> {
         for (shape, name) in [
             (KernelShape::ExpSemicircle, "es"),
             (KernelShape::Gaussian, "gauss"),
+            (KernelShape::Prolate, "prolate"),
         ] {
             for w in SpreadKernel::reachable_widths(shape, MIN_TOL_F32) {
                 out.push((

@@ -100,7 +100,7 @@ fn create(f: &mut Fuzz, plans: &mut Vec<Plan>) {
     let mut tolerance = f.rng.pick(&[1e-2, 1e-3, 1e-5, 0.5]);
     let mut n_vectors = f.rng.range(1, 3);
     let mut o = sg_usfft_options_default();
-    o.kernel = f.rng.range(0, 1) as i32;
+    o.kernel = f.rng.range(0, 2) as i32;
     o.mode_order = f.rng.range(0, 1) as i32;
     let mut modes_null = false;
     // NULL options (the defaults) leave no room for a fault in them.
@@ -152,7 +152,7 @@ fn create(f: &mut Fuzz, plans: &mut Vec<Plan>) {
         }
         10 => {
             k.plant("kernel");
-            o.kernel = f.rng.bad_enum(&[0, 1]);
+            o.kernel = f.rng.bad_enum(&[0, 1, 2]);
         }
         11 => {
             k.plant("mode_order");
