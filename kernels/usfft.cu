@@ -34,9 +34,12 @@ __device__ __forceinline__ REAL phi_inline(REAL z, REAL beta)
     q = q > (REAL)0 ? q : (REAL)0;
     const REAL s = sqrt(q);
 #ifdef ES_FACTOR
-    // ES plus its mirror e^{−β(s+1)} = e^{−2β}/ES (even in s), times P(1 − 2z²).
+    // ES plus its mirror e^{−β(s+1)} = e^{−2β}/ES (even in s), times P(1 − 2z²). The mirror
+    // is below e^{−β}, so a single-precision quotient (2 ulp, no IEEE division's slow path)
+    // is exact enough in either precision; e ≥ e^{−β} and e^{−2β} stay normal floats.
     const REAL e = exp(beta * (s - (REAL)1));
-    return (e + ES_MIRROR / e) * ES_FACTOR((REAL)1 - (REAL)2 * z * z);
+    const REAL mirror = (REAL)__fdividef((float)ES_MIRROR, (float)e);
+    return (e + mirror) * ES_FACTOR((REAL)1 - (REAL)2 * z * z);
 #else
     return exp(beta * (s - (REAL)1));
 #endif
