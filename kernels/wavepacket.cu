@@ -540,17 +540,20 @@ __device__ __forceinline__ long long common_index(const long long *__restrict__ 
     return rows[2 * r + 1] + (y1 - rows[2 * r]);
 }
 
-// Adds a tile's coefficients (m, layout order) into the common grids (`scatter`): within one
-// tile every coefficient has its own place, so no two threads meet.
+// Adds a tile's coefficients e_lo ≤ e < e_hi (layout order) into a part of the common grids
+// (`scatter`): `common` holds the grids' coefficients from `common_lo` on (all of them, or
+// the part one GPU keeps). Within one tile every coefficient has its own place, so no two
+// threads meet.
 extern "C" __global__ void wp_tile_add(const cpx *__restrict__ local, cpx *__restrict__ common,
                                        const long long *__restrict__ first,
                                        const long long *__restrict__ grid,
                                        const long long *__restrict__ rows,
-                                       const long long *__restrict__ offsets, int n_boxes, long long m)
+                                       const long long *__restrict__ offsets, int n_boxes,
+                                       long long e_lo, long long e_hi, long long common_lo)
 {
-    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < m;
+    for (long long e = e_lo + blockIdx.x * (long long)blockDim.x + threadIdx.x; e < e_hi;
          e += (long long)gridDim.x * blockDim.x) {
-        long long i = common_index(first, grid, rows, offsets, n_boxes, e);
+        long long i = common_index(first, grid, rows, offsets, n_boxes, e) - common_lo;
         cpx c = common[i], l = local[e];
         c.re = c.re + l.re;
         c.im = c.im + l.im;
@@ -558,15 +561,16 @@ extern "C" __global__ void wp_tile_add(const cpx *__restrict__ local, cpx *__res
     }
 }
 
-// The transpose (`gather`): a tile's window of the common grids, copied into its
-// coefficients.
+// The transpose (`gather`): a tile's coefficients e_lo ≤ e < e_hi, copied from its window of
+// a part of the common grids.
 extern "C" __global__ void wp_tile_take(const cpx *__restrict__ common, cpx *__restrict__ local,
                                         const long long *__restrict__ first,
                                         const long long *__restrict__ grid,
                                         const long long *__restrict__ rows,
-                                        const long long *__restrict__ offsets, int n_boxes, long long m)
+                                        const long long *__restrict__ offsets, int n_boxes,
+                                        long long e_lo, long long e_hi, long long common_lo)
 {
-    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < m;
+    for (long long e = e_lo + blockIdx.x * (long long)blockDim.x + threadIdx.x; e < e_hi;
          e += (long long)gridDim.x * blockDim.x)
-        local[e] = common[common_index(first, grid, rows, offsets, n_boxes, e)];
+        local[e] = common[common_index(first, grid, rows, offsets, n_boxes, e) - common_lo];
 }

@@ -17,19 +17,22 @@
 //! exact transpose; the inverse is conjugate gradients on C*C from the tiles' correction
 //! filters.
 //!
-//! On one CUDA context a host call keeps the common grids on the device for the call where
-//! they fit beside the tile transform (`cuda/tiled_host.rs`): the tiles are then added there,
-//! in tile order, with the same arithmetic; elsewhere (a CPU context, several contexts, or a
-//! cap that leaves no room) on the host, as below.
+//! On CUDA contexts a host call keeps the common grids on the devices for the call where
+//! they fit beside the tile transforms (`cuda/tiled_host.rs`): the tiles are then added
+//! there, in tile order, with the same arithmetic. Over several GPUs that reach each
+//! other's memory the grids are cut by boxes into one part per GPU, and each tile's
+//! coefficients are added into every part after the previous tile's. Elsewhere (a CPU
+//! context, GPUs without a peer path, or a cap that leaves no room) on the host, as below.
 //!
 //! Given several contexts (one per GPU, say), a plan makes one tile transform on each and
-//! deals the tiles out in turn (tile i to context i mod K), one thread per context; the
-//! calling thread adds each tile's coefficients into the common grids in tile order, so the
-//! result does not depend on how many contexts there are. Processes that share the tiles
+//! deals the tiles out in turn (tile i to context i mod K). On the host, one thread per
+//! context transforms its tiles and the calling thread adds each tile's coefficients into
+//! the common grids in tile order. Either way each coefficient is summed in tile order, so
+//! the result does not depend on how many contexts there are. Processes that share the tiles
 //! (MPI ranks) take the same steps apart, one tile at a time (`tile_steps`).
 
 use super::cpu::box_slices;
-use super::cuda::{Pass, TileGeometry, TileTables};
+use super::cuda::{GridPart, Pass, TileGeometry, TileTables};
 use super::inverse::{invert, CorrectionFilter, Frame, InverseReport, Stop};
 use super::layout::{dot, Layout, LayoutOptions};
 use super::{check_array_sizes, check_data_finite, check_finite, WavepacketPlan};
@@ -74,9 +77,12 @@ pub(super) struct Tile {
 
 /// A wave-packet transform of a volume cut into tiles of one layout.
 pub struct TiledPlan<T: Real> {
-    /// The device calls' tables, for a volume on one CUDA context (`tiles_device`); first,
-    /// so that they go before the plan whose stream they were made on.
-    pub(super) queued: Option<TileTables<T>>,
+    /// The tiles' device tables, one per context (none unless each is a CUDA context that
+    /// holds them, and several reach each other's memory): host calls keep the common
+    /// grids on the devices, and on one context the device calls use them
+    /// (`tiles_device`). First, so that they go before the plans whose streams they were
+    /// made on.
+    pub(super) queued: Vec<TileTables<T>>,
     /// One tile transform per context (the first on the plan's context); the same layout.
     pub(super) plans: Vec<WavepacketPlan<T>>,
     filter: CorrectionFilter<T>,
@@ -242,6 +248,35 @@ impl<T: Real> TiledPlan<T> {
 
     fn n_samples(&self) -> usize {
         self.volume.iter().product()
+    }
+
+    /// The common grids cut by boxes into one part per context, of about equal size, in
+    /// box order.
+    pub(super) fn grid_parts(&self) -> Vec<GridPart> {
+        let (layout, grids, k) = (self.layout(), &self.grids, self.plans.len());
+        let total = self.n_coefficients;
+        let local = |b: usize| {
+            layout
+                .boxes
+                .get(b)
+                .map_or(layout.n_coefficients, |x| x.offset)
+        };
+        let common = |b: usize| grids.get(b).map_or(total, |g| g.range.start);
+        let mut parts = Vec::with_capacity(k);
+        let mut b = 0;
+        for p in 1..=k {
+            let start = b;
+            // Whole boxes up to the p-th k-th of the coefficients (the rest for the last).
+            let end_at = total * p / k;
+            while b < grids.len() && (p == k || grids[b].range.end <= end_at) {
+                b += 1;
+            }
+            parts.push(GridPart {
+                local: local(start)..local(b),
+                common: common(start)..common(b),
+            });
+        }
+        parts
     }
 
     pub(super) fn check_sizes(&self, data: usize, coeffs: usize) -> Result<()> {
@@ -614,13 +649,17 @@ fn queued_tables<T: Real>(
     placements: &[Tile],
     grids: &[BoxGrid],
     capped: bool,
-) -> Result<Option<TileTables<T>>> {
-    let [plan] = plans else { return Ok(None) };
-    let Some(stage) = plan.device_stage() else {
-        return Ok(None);
+) -> Result<Vec<TileTables<T>>> {
+    let stages: Option<Vec<_>> = plans.iter().map(|p| p.device_stage()).collect();
+    let Some(stages) = stages else {
+        return Ok(Vec::new());
     };
+    let contexts: Vec<_> = stages.iter().map(|s| s.stream().context()).collect();
+    if !crate::backend::cuda::peer::link_all(&contexts)? {
+        return Ok(Vec::new());
+    }
     let (mut grid, mut rows) = (Vec::new(), Vec::new());
-    for (g, bx) in grids.iter().zip(&plan.layout().boxes) {
+    for (g, bx) in grids.iter().zip(&plans[0].layout().boxes) {
         let first_row = (rows.len() / 2) as i64;
         grid.extend(bx.shape.map(|n| n as i64));
         grid.extend([g.row_lo[0], g.row_lo[1], g.rows[0] as i64, first_row]);
@@ -638,12 +677,17 @@ fn queued_tables<T: Real>(
             .collect(),
         grid,
         rows,
+        n_common: grids.last().map_or(0, |g| g.range.end),
     };
-    match stage.tile_tables(&geometry) {
-        // Refused by the plan's cap: the device calls pass through the host.
-        Err(Error::DeviceOutOfMemory(_)) if capped => Ok(None),
-        tables => tables.map(Some),
+    let mut tables = Vec::with_capacity(stages.len());
+    for stage in stages {
+        match stage.tile_tables(&geometry) {
+            // Refused by the plan's cap: the calls pass through the host.
+            Err(Error::DeviceOutOfMemory(_)) if capped => return Ok(Vec::new()),
+            made => tables.push(made?),
+        }
     }
+    Ok(tables)
 }
 
 /// `common` cut into one mutable slice per box.
@@ -696,13 +740,55 @@ impl<T: Real> TiledPlan<T> {
         input: &[T],
         on_host: impl FnOnce(&Self) -> Result<Vec<T>>,
     ) -> Result<Vec<T>> {
-        if self.queued.is_none() {
+        if self.queued.is_empty() {
             return on_host(self);
         }
         let mut out = try_vec(self.n_samples(), T::zero(), "tiled volume")?;
         match self.through_device(passes, input, &mut out, &mut || Ok(()))? {
             true => Ok(out),
             false => on_host(self),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::BackendRequest;
+
+    /// The common grids' parts cover every box once, in order, whole boxes each, with the
+    /// tile's coefficients of the same boxes, and about equal shares.
+    #[test]
+    fn grid_parts_cut_the_grids_by_whole_boxes() {
+        let cpu = || Context::new(BackendRequest::Cpu, 0).unwrap();
+        let o = LayoutOptions {
+            directions: 26,
+            levels: 1,
+            ..Default::default()
+        };
+        for k in 1..=3 {
+            let contexts: Vec<_> = (0..k).map(|_| cpu()).collect();
+            let plan =
+                TiledPlan::<f32>::on_contexts(&contexts, &[20, 18, 23], &[12, 10, 12], &o).unwrap();
+            let parts = plan.grid_parts();
+            assert_eq!(parts.len(), k);
+            let (l, m) = (plan.layout(), plan.n_coefficients());
+            let starts = |b: usize| (l.boxes[b].offset, plan.box_range(b).unwrap().start);
+            let (mut local, mut common) = (0, 0);
+            for p in &parts {
+                assert_eq!((p.local.start, p.common.start), (local, common));
+                if p.local.end < l.n_coefficients {
+                    let b = l
+                        .boxes
+                        .iter()
+                        .position(|x| x.offset == p.local.end)
+                        .unwrap();
+                    assert_eq!(starts(b), (p.local.end, p.common.end), "{p:?}");
+                }
+                assert!(p.common.len() <= m / k + m / 4, "{k} parts: {p:?} of {m}");
+                (local, common) = (p.local.end, p.common.end);
+            }
+            assert_eq!((local, common), (l.n_coefficients, m));
         }
     }
 }

@@ -3,16 +3,15 @@
 //!
 //! On one context, C and C* run on the device, queued on the caller's stream without
 //! waiting (`cuda/tiled.rs`: each tile cut, transformed and added into the common grids in
-//! tile order, the host calls' steps and arithmetic). Over several contexts the tiles are
-//! dealt out as in the host calls and their coefficients added on the host in tile order
-//! (which is what makes the sum independent of the number of contexts): the input comes
-//! down once after the caller's stream's work and the result goes back once, ordered on
-//! that stream, on the first context's device, and the calls wait. The inverse always runs
+//! tile order, the host calls' steps and arithmetic). Over several contexts the input comes
+//! down once after the caller's stream's work, the host call runs (its common grids on the
+//! devices where they fit, `cuda/tiled_host.rs`), and the result goes back once, ordered
+//! on that stream, on the first context's device; the calls wait. The inverse always runs
 //! the host call's conjugate gradients between one read and one write (each iteration's
 //! stopping test reads the residual on the host), and waits. Results are those of the host
 //! calls.
 
-use super::cuda::{BoxStage, Pass, TiledCall};
+use super::cuda::{tiled_host, BoxStage, Pass, TileGpu, TiledCall};
 use super::inverse::{invert, InverseReport, Stop};
 use super::tiles::TiledPlan;
 use super::{check_data_finite, check_finite};
@@ -54,23 +53,30 @@ impl<T: Real> TiledPlan<T> {
             ),
         };
         let (gpu, stage, caller) = self.device_io(call, data, coeffs)?;
-        if let Some(tables) = &self.queued {
+        if let ([tables], [_]) = (&self.queued[..], &self.plans[..]) {
             let rows = Rows::contiguous(input.len());
             gpu.check_finite(&caller, input, rows, || format!("{call}'s {what}"))?;
             return stage.tiled_ordered(pass, &caller, tables, input, output, &mut || Ok(()));
         }
+        let noop = &mut || Ok(());
         match pass {
             Pass::Forward => {
                 let mut f = try_vec(data, T::zero(), "tiled volume")?;
                 stage.download_ordered(&caller, input, &mut f)?;
                 check_data_finite(&f, &self.context().cpu)?;
-                let c = self.forward_with(&f, &mut || Ok(()))?;
-                stage.upload_ordered(&caller, as_reals(&c), output)
+                let mut c = try_vec(coeffs, T::zero(), "tiled coefficients")?;
+                if !self.through_device(&[pass], &f, &mut c, noop)? {
+                    c.copy_from_slice(as_reals(&self.forward_with(&f, noop)?));
+                }
+                stage.upload_ordered(&caller, &c, output)
             }
             Pass::Adjoint => {
                 let c = self.download_coefficients(stage, &caller, input)?;
                 check_finite(&c, &self.context().cpu)?;
-                let f = self.adjoint_with(&c, &mut || Ok(()))?;
+                let mut f = try_vec(data, T::zero(), "tiled volume")?;
+                if !self.through_device(&[pass], as_reals(&c), &mut f, noop)? {
+                    f = self.adjoint_with(&c, noop)?;
+                }
                 stage.upload_ordered(&caller, &f, output)
             }
         }
@@ -95,9 +101,10 @@ impl<T: Real> TiledPlan<T> {
     }
 
     /// The host call of `passes` (C, C*, or C then C*) from `input` into `output` with the
-    /// common grids on the device, where the plan is on one CUDA context and the device
-    /// holds the volume and the grids beside it (`cuda/tiled_host.rs`); `Ok(false)`
-    /// otherwise, nothing written. `after_tile` runs after each tile of a single pass.
+    /// common grids on the devices, where the plan's contexts are CUDA contexts that hold
+    /// the tiles' tables (and reach each other's memory) and the volume and the grids fit
+    /// beside them (`cuda/tiled_host.rs`); `Ok(false)` otherwise, nothing written.
+    /// `after_tile` runs after each tile of a single pass.
     pub(super) fn through_device(
         &self,
         passes: &[Pass],
@@ -105,15 +112,26 @@ impl<T: Real> TiledPlan<T> {
         output: &mut [T],
         after_tile: &mut dyn FnMut() -> Result<()>,
     ) -> Result<bool> {
-        let (Some(tables), Some(stage)) = (&self.queued, self.plans[0].device_stage()) else {
+        if self.queued.len() != self.plans.len() {
             return Ok(false);
-        };
+        }
+        let mut gpus = Vec::with_capacity(self.plans.len());
+        for ((plan, tables), part) in self.plans.iter().zip(&self.queued).zip(self.grid_parts()) {
+            let Some(stage) = plan.device_stage() else {
+                return Ok(false);
+            };
+            gpus.push(TileGpu {
+                stage,
+                tables,
+                part,
+            });
+        }
         let call = TiledCall {
             passes,
             samples: self.volume().iter().product(),
             grid_reals: 2 * self.n_coefficients(),
         };
-        stage.tiled_host(tables, call, input, output, after_tile)
+        tiled_host(&gpus, call, input, output, after_tile)
     }
 
     /// The first context's GPU, box stage and caller stream for the device call `call`

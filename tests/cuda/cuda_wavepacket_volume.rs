@@ -1,6 +1,6 @@
 //! A 3D wave-packet volume's device forward and adjoint against its host calls: on one
 //! context (the tiles cut, transformed and added on the device, queued on the context's
-//! stream) and over two contexts (the tiles added on the host): the forward bit for bit,
+//! stream) and over two contexts (the common grids in two parts): the forward bit for bit,
 //! the adjoint to rounding (each tile's type-1 USFFT adds with atomics).
 
 use crate::cuda_common::{gpu_context, sanitize_small};

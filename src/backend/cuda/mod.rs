@@ -15,6 +15,7 @@ pub mod launch;
 pub mod memory;
 pub mod module_cache;
 pub mod nvrtc;
+pub mod peer;
 pub mod probe;
 pub mod replay;
 pub mod staging;

@@ -44,8 +44,8 @@ pub use launches::ThresholdAt;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tables::{DeviceTables, GroupRows, HostTables};
-pub use tiled::{TileGeometry, TileTables};
-pub use tiled_host::TiledCall;
+pub use tiled::{GridPart, TileGeometry, TileTables};
+pub use tiled_host::{tiled_host, TileGpu, TiledCall};
 pub use windows::table_bytes as window_table_bytes;
 
 /// The NVRTC prelude for one precision.

@@ -38,6 +38,17 @@ pub struct TileGeometry<'a> {
     pub grid: Vec<i64>,
     /// Per row of the common grids: its first index along axis 1 and its offset.
     pub rows: Vec<i64>,
+    /// Coefficients on the common grids of all boxes.
+    pub n_common: usize,
+}
+
+/// A part of the common grids, whole boxes: a tile's coefficients of those boxes (`local`,
+/// a range of the layout's) and their grids' (`common`, a range of the common grids').
+/// One GPU keeps each part when the tiles are dealt over several.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GridPart {
+    pub local: Range<usize>,
+    pub common: Range<usize>,
 }
 
 /// `TileGeometry` on the device, and each tile's shift tables.
@@ -52,6 +63,16 @@ pub struct TileTables<T> {
     shift: DeviceBuf<T>,
     tiles: Vec<TileEntry>,
     volume: [usize; 3],
+    n_common: usize,
+}
+
+/// A stage's arrays for one tile at a time (`tile`: the layout's n reals; `local`: its
+/// 2·m), its scratch and a silent reporter.
+pub(super) struct TileWork<'a, T: Real> {
+    tile: &'a mut DeviceBuf<T>,
+    pub(super) local: &'a mut DeviceBuf<T>,
+    scratch: &'a mut Scratch<T>,
+    quiet: &'a mut Reporter,
 }
 
 /// One tile: its origin and where its shift tables lie (None: no box is shifted).
@@ -68,6 +89,13 @@ fn upload_table<U: cudarc::driver::DeviceRepr + Copy + Default>(
     let one = [U::default()];
     let x = if x.is_empty() { &one[..] } else { x };
     upload(s, x, "uploading the wave-packet volume's tables")
+}
+
+impl<T> TileTables<T> {
+    /// How many tiles the volume has.
+    pub fn n_tiles(&self) -> usize {
+        self.tiles.len()
+    }
 }
 
 impl<T: Real> BoxStage<T> {
@@ -117,6 +145,7 @@ impl<T: Real> BoxStage<T> {
             shift: upload_table(s, &factors)?,
             tiles,
             volume: g.volume,
+            n_common: g.n_common,
         };
         // The host tables must outlive the copies.
         let what = "uploading the wave-packet volume's tables";
@@ -138,24 +167,24 @@ impl<T: Real> BoxStage<T> {
         output: &mut impl DeviceArrayMut<T>,
         after_tile: &mut dyn FnMut() -> Result<()>,
     ) -> Result<()> {
-        self.on_tiles(caller, |tile, local, scratch, quiet| {
+        let whole = &GridPart {
+            local: 0..self.layout.n_coefficients,
+            common: 0..t.n_common,
+        };
+        self.on_tiles(caller, |w| {
             if pass == Pass::Forward {
                 let what = "clearing the wave-packet volume's coefficients";
                 fill_zero(&self.stream, output, what)?;
             }
-            for (i, p) in t.tiles.iter().enumerate() {
-                let shifts = self.tile_shifts(t, p);
-                let shifts = shifts.as_ref();
+            for i in 0..t.tiles.len() {
                 match pass {
                     Pass::Forward => {
-                        self.tile_samples("wp_tile_cut", t, p.origin, input, tile)?;
-                        self.pass_on(pass, &*tile, local, shifts, scratch, quiet)?;
-                        self.tile_grids("wp_tile_add", t, i, &*local, output)?;
+                        self.forward_tile(t, i, input, w)?;
+                        self.tile_grids("wp_tile_add", t, i, whole, &*w.local, output)?;
                     }
                     Pass::Adjoint => {
-                        self.tile_grids("wp_tile_take", t, i, input, local)?;
-                        self.pass_on(pass, &*local, tile, shifts, scratch, quiet)?;
-                        self.tile_samples("wp_tile_put", t, p.origin, &*tile, output)?;
+                        self.tile_grids("wp_tile_take", t, i, whole, input, w.local)?;
+                        self.adjoint_tile(t, i, w, output)?;
                     }
                 }
                 after_tile()?;
@@ -164,17 +193,58 @@ impl<T: Real> BoxStage<T> {
         })
     }
 
-    /// Runs `work` queued after `caller`'s work on the stage's tile arrays (`tile`: the
-    /// layout's n reals; `local`: its 2·m), its scratch and a silent reporter.
-    fn on_tiles(
+    /// Tile `i` of the volume `input` cut into the stage's tile array and its forward (with
+    /// the tile's grid shifts) into the stage's tile coefficients (`w.local`).
+    pub(super) fn forward_tile(
+        &self,
+        t: &TileTables<T>,
+        i: usize,
+        input: &impl DeviceArray<T>,
+        w: &mut TileWork<'_, T>,
+    ) -> Result<()> {
+        let p = &t.tiles[i];
+        let shifts = self.tile_shifts(t, p);
+        self.tile_samples("wp_tile_cut", t, p.origin, input, w.tile)?;
+        let (tile, local) = (&*w.tile, &mut *w.local);
+        self.pass_on(
+            Pass::Forward,
+            tile,
+            local,
+            shifts.as_ref(),
+            w.scratch,
+            w.quiet,
+        )
+    }
+
+    /// The adjoint of tile `i`'s coefficients (`w.local`, with its grid shifts) into the
+    /// stage's tile array, and its samples inside the volume put into `output`.
+    pub(super) fn adjoint_tile(
+        &self,
+        t: &TileTables<T>,
+        i: usize,
+        w: &mut TileWork<'_, T>,
+        output: &mut impl DeviceArrayMut<T>,
+    ) -> Result<()> {
+        let p = &t.tiles[i];
+        let shifts = self.tile_shifts(t, p);
+        let (local, tile) = (&*w.local, &mut *w.tile);
+        self.pass_on(
+            Pass::Adjoint,
+            local,
+            tile,
+            shifts.as_ref(),
+            w.scratch,
+            w.quiet,
+        )?;
+        self.tile_samples("wp_tile_put", t, p.origin, &*w.tile, output)
+    }
+
+    /// Runs `work` queued after `caller`'s work on the stage's tile arrays, its scratch and
+    /// a silent reporter.
+    pub(super) fn on_tiles(
         &self,
         caller: &CudaStream,
-        work: impl FnOnce(
-            &mut DeviceBuf<T>,
-            &mut DeviceBuf<T>,
-            &mut Scratch<T>,
-            &mut Reporter,
-        ) -> Result<()>,
+        work: impl FnOnce(&mut TileWork<'_, T>) -> Result<()>,
     ) -> Result<()> {
         bind(self.stream.context())?;
         let mut bufs = self.lock();
@@ -182,10 +252,13 @@ impl<T: Real> BoxStage<T> {
         let (Some(tile), Some(local)) = (b.data.as_mut(), b.tile_coeffs.as_mut()) else {
             return Err(Error::Internal("a volume's tile arrays are missing".into()));
         };
-        let quiet = &mut Reporter::new(None);
-        ordered_on(caller, &self.stream, || {
-            work(tile, local, &mut b.scratch, quiet)
-        })
+        let w = &mut TileWork {
+            tile,
+            local,
+            scratch: &mut b.scratch,
+            quiet: &mut Reporter::new(None),
+        };
+        ordered_on(caller, &self.stream, || work(w))
     }
 
     /// Tile `p`'s shift tables (None for a tile without shifts, as the host calls pass).
@@ -241,34 +314,40 @@ impl<T: Real> BoxStage<T> {
         unsafe { l.run() }
     }
 
-    /// Copies between tile `i`'s window of the common grids and its 2·m coefficient reals:
-    /// `wp_tile_add` adds the tile's `src` into the common grids `dst`, its transpose
-    /// `wp_tile_take` copies the window of the common grids `src` into the tile's `dst`.
-    fn tile_grids(
+    /// Copies between tile `i`'s window of a part of the common grids and the part's
+    /// coefficients of the tile (2·m reals in all): `wp_tile_add` adds the tile's `src` into
+    /// the part's grids `dst` (`part.common`'s coefficients, on this device or a peer's),
+    /// its transpose `wp_tile_take` copies the window of the part's grids `src` into the
+    /// tile's `dst`.
+    pub(super) fn tile_grids(
         &self,
         kernel: &str,
         t: &TileTables<T>,
         i: usize,
+        part: &GridPart,
         src: &impl DeviceArray<T>,
         dst: &mut impl DeviceArrayMut<T>,
     ) -> Result<()> {
-        let m = self.layout.n_coefficients;
-        let mut l = self.launch(kernel, grid_stride(m))?;
+        let mut l = self.launch(kernel, grid_stride(part.local.len()))?;
         l.input(src).output(dst);
         self.grid_arguments(&mut l, t, i);
+        l.scalar(part.local.start as i64)
+            .scalar(part.local.end as i64)
+            .scalar(part.common.start as i64);
         // SAFETY: wp_tile_add(const cpx* local, cpx* common, const long long* first, const
         // long long* grid, const long long* rows, const long long* offsets, int n_boxes, long
-        // long m) and wp_tile_take(const cpx* common, cpx* local, … the same): the callers
-        // pass the tile's and the common arrays in the kernel's order. Coefficient e < m (the
-        // tile's array holds 2m reals) finds its box among n_boxes (first, grid: one entry
-        // each), its row of the common grid (rows, built with the grids from every tile's
-        // window, `offsets` this tile's) and touches one coefficient of the common grids
-        // there (the caller's array holds all of them: checked by the callers).
+        // long e_lo, long long e_hi, long long common_lo) and wp_tile_take(const cpx* common,
+        // cpx* local, … the same): the callers pass the tile's and the part's arrays in the
+        // kernel's order. Coefficient e in `part.local` (the tile's array holds 2m reals, m ≥
+        // its end) finds its box among n_boxes (first, grid: one entry each), its row of the
+        // common grid (rows, built with the grids from every tile's window, `offsets` this
+        // tile's) and touches one coefficient there, inside `part.common` (whole boxes: the
+        // part's boxes' grids), at its index less common_lo in the part's array (which holds
+        // the part: checked by the callers).
         unsafe { l.run() }
     }
 
-    /// The common grids' tables and tile `i`'s window offsets, then the box and
-    /// coefficient counts.
+    /// The common grids' tables and tile `i`'s window offsets, then the box count.
     fn grid_arguments(&self, l: &mut Launch<'_>, t: &TileTables<T>, i: usize) {
         let boxes = self.layout.boxes.len();
         let offsets = part(&t.offsets, 3 * boxes * i, 3 * boxes);
@@ -276,7 +355,6 @@ impl<T: Real> BoxStage<T> {
             .input(&t.grid)
             .input(&t.rows)
             .input(&offsets);
-        l.scalar(boxes as i32)
-            .scalar(self.layout.n_coefficients as i64);
+        l.scalar(boxes as i32);
     }
 }
