@@ -126,8 +126,8 @@ class _Frame(Plan):
         Non-finite data raises :class:`seisgpu.NonFiniteError` (GPU arrays of a layout:
         not looked for; the call returns without waiting, bit for bit the host call's
         coefficients on the same GPU; of a volume on one context likewise, the tiles cut
-        and added on the device; of a volume over several contexts: the call waits, the
-        tiles being added on the host, bit for bit the host call's coefficients)."""
+        and added on the device; of a volume over several contexts: the call waits and
+        runs the host call's steps, bit for bit the host call's coefficients)."""
         on_gpu = self._gpu_arrays(data=data, out=out)
         if on_gpu is not None:
             return _on_gpu.forward(self, on_gpu)
