@@ -136,11 +136,8 @@ fn es_beta_scan() {
     println!("| w | β/w | worst rel ℓ2 | 1D | 2D | 3D | old β/w: worst |");
     for width in 2..=16 {
         let worst_at = |per_cell: f64| -> (f64, [f64; 3]) {
-            let kernel = SpreadKernel {
-                shape: KernelShape::ExpSemicircle,
-                width,
-                beta: per_cell * width as f64,
-            };
+            let kernel =
+                SpreadKernel::new(KernelShape::ExpSemicircle, width, per_cell * width as f64);
             let per_dim = problems.each_ref().map(|p| {
                 let [e1, e2] = errors(&cpu, p, kernel);
                 e1.max(e2)
@@ -166,11 +163,11 @@ fn es_beta_scan() {
 /// The old rule: w = ceil(log10(1/tol)) + 2, β/w = 2.30 (2.20, 2.26, 2.38 for w = 2, 3, 4).
 fn old_kernel(tol: f64) -> SpreadKernel {
     let width = ((1.0 / tol).log10().ceil().max(1.0) as usize + 2).clamp(2, 16);
-    SpreadKernel {
-        shape: KernelShape::ExpSemicircle,
+    SpreadKernel::new(
+        KernelShape::ExpSemicircle,
         width,
-        beta: old_per_cell(width) * width as f64,
-    }
+        old_per_cell(width) * width as f64,
+    )
 }
 
 fn old_per_cell(width: usize) -> f64 {
@@ -216,11 +213,11 @@ fn prolate_table_scan() {
     println!("| w | c/w | degree | worst rel ℓ2 | 1D | 2D | 3D | ES_TABLE | ES/prolate |");
     for e in &super::prolate::PROLATE_TABLE {
         let (width, per_cell) = (e.width, e.c_per_cell);
-        let kernel = SpreadKernel {
-            shape: KernelShape::Prolate,
+        let kernel = SpreadKernel::new(
+            KernelShape::Prolate,
             width,
-            beta: super::prolate::prolate_fit(width).beta,
-        };
+            super::prolate::prolate_fit(width).beta,
+        );
         let per_dim = problems.each_ref().map(|p| {
             let [e1, e2] = errors_at(&cpu, p, kernel, 1e-14);
             e1.max(e2)
@@ -248,7 +245,7 @@ fn prolate_table_scan() {
 #[test]
 #[ignore = "prints the prolate fit's transform error per β/c and degree"]
 fn prolate_fit_scan() {
-    use super::prolate::{fit_degree, PROLATE_TABLE, SCAN_FIT};
+    use super::prolate::{fit_degree, PROLATE_TABLE};
     let (cpu, problems) = scan_setup(10);
     let widths: Vec<usize> = std::env::var("SCAN_WIDTHS")
         .map(|v| v.split(',').map(|w| w.trim().parse().unwrap()).collect())
@@ -261,22 +258,15 @@ fn prolate_fit_scan() {
         for per_cell in per_cells.clone().unwrap_or(vec![table_per_cell]) {
             let c = per_cell * width as f64;
             let worst = |r: f64, degree: usize| -> f64 {
-                let f: &'static _ = Box::leak(Box::new(fit_degree(c, r * c, degree)));
-                *SCAN_FIT.lock().unwrap() = Some(f);
-                let kernel = SpreadKernel {
-                    shape: KernelShape::Prolate,
-                    width,
-                    beta: f.beta,
-                };
-                let e = problems
+                let fit = Box::leak(Box::new(fit_degree(c, r * c, degree)));
+                let kernel = SpreadKernel::prolate_with_fit(width, fit);
+                problems
                     .iter()
                     .map(|p| {
                         let [e1, e2] = errors_at(&cpu, p, kernel, 1e-14);
                         e1.max(e2)
                     })
-                    .fold(0.0, f64::max);
-                *SCAN_FIT.lock().unwrap() = None;
-                e
+                    .fold(0.0, f64::max)
             };
             println!("w {width} c/w {per_cell}: exact {:.2e}", worst(0.5, 14));
             if per_cells.is_some() {

@@ -66,7 +66,7 @@ pub(crate) const PROLATE_TABLE: [ProlateWidth; 15] = [
 ];
 
 /// The fitted φ of one width.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ProlateFit {
     pub beta: f64,
     /// P's coefficients in x = 1 − 2z², highest power first (Horner).
@@ -85,10 +85,6 @@ impl ProlateFit {
 
 /// The fit of width `width` (2…16), made once per process.
 pub fn prolate_fit(width: usize) -> &'static ProlateFit {
-    #[cfg(test)]
-    if let Some(f) = *SCAN_FIT.lock().unwrap() {
-        return f;
-    }
     static FITS: [OnceLock<ProlateFit>; 17] = [const { OnceLock::new() }; 17];
     FITS[width].get_or_init(|| {
         let e = prolate_width(width);
@@ -96,11 +92,6 @@ pub fn prolate_fit(width: usize) -> &'static ProlateFit {
         fit_degree(c, e.beta_over_c * c, e.degree)
     })
 }
-
-/// Tests only: the fit every width uses while set (the kernel scan measures candidates).
-#[cfg(test)]
-pub(crate) static SCAN_FIT: std::sync::Mutex<Option<&'static ProlateFit>> =
-    std::sync::Mutex::new(None);
 
 /// ψ0(c, ·) fitted as ES(β)·P with P of `degree`.
 pub fn fit_degree(c: f64, beta: f64, degree: usize) -> ProlateFit {
