@@ -40,10 +40,11 @@ const fn entry(
     }
 }
 
-/// Measured by `kernel_scan` (ignored tests; `cargo test --release --lib usfft::kernel_scan
-/// -- --ignored --nocapture`): the CPU path in f64 against direct sums, types 1 and 2,
-/// 1D/2D/3D, fine grids of exactly 2N, as for `ES_TABLE`. c/w is the best of a scan over
-/// 2.00…2.60 for ψ0 itself; (β/c, degree) the cheapest fit whose error is within a few % of
+/// Measured by `kernel_scan::prolate_scan` (an ignored test; `cargo test --release --lib
+/// usfft::kernel_scan::prolate_scan -- --ignored --nocapture`, with SCAN_FITS and SCAN_CW
+/// for the choices): the CPU path in f64 against direct sums, types 1 and 2, 1D/2D/3D, fine
+/// grids of exactly 2N, as for `ES_TABLE`. c/w is the best of a scan over 2.00…2.60 for ψ0
+/// itself; (β/c, degree) the cheapest fit whose error is within a few % of
 /// ψ0's (the fit β/c = 0.5 of degree 14; c/w for w = 2, 3 from 1.7…2.3). The fit's own deviation
 /// from ψ0 is largest at the edge, where ψ0 is about the width's error. A higher β/c leaves the
 /// factor less to correct, a lower one keeps more of ψ0's edge; both show in the degree.
