@@ -11,7 +11,7 @@
 //!   error is about e^{−π s (R − ½)/R} ≈ 10^{−1.02 s}: s = ceil(log10(1/tol)/1.02) + 1, so the
 //!   width 2s is about twice that of ES for the same accuracy.
 
-use super::prolate::{chebyshev_to_monomials, prolate_fit, PROLATE_TABLE};
+use super::prolate::{chebyshev_to_monomials, prolate_fit, ProlateFit, PROLATE_TABLE};
 
 /// The kernel family chosen in the plan options.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,9 +66,25 @@ pub struct SpreadKernel {
     /// Cells covered per dimension.
     pub width: usize,
     pub beta: f64,
+    /// Tests only: a prolate fit in place of the table's for this width
+    /// (`SpreadKernel::prolate_with_fit`).
+    #[cfg(test)]
+    pub(crate) fit: Option<&'static ProlateFit>,
 }
 
 impl SpreadKernel {
+    /// The kernel of `shape`, `width` and `beta`. A prolate one evaluates its width's fit
+    /// in `PROLATE_TABLE`, so its β is that fit's.
+    pub(crate) fn new(shape: KernelShape, width: usize, beta: f64) -> SpreadKernel {
+        SpreadKernel {
+            shape,
+            width,
+            beta,
+            #[cfg(test)]
+            fit: None,
+        }
+    }
+
     /// The kernel reaching relative accuracy `tol` with upsampling 2.
     pub fn for_tolerance(shape: KernelShape, tol: f64) -> SpreadKernel {
         match shape {
@@ -78,11 +94,7 @@ impl SpreadKernel {
                     .iter()
                     .find(|&&(_, _, err)| err * ES_MARGIN <= tol)
                     .unwrap_or(&ES_TABLE[ES_TABLE.len() - 1]);
-                SpreadKernel {
-                    shape,
-                    width,
-                    beta: per_cell * width as f64,
-                }
+                SpreadKernel::new(shape, width, per_cell * width as f64)
             }
             KernelShape::Prolate => {
                 let width = PROLATE_TABLE
@@ -90,21 +102,13 @@ impl SpreadKernel {
                     .find(|e| e.error * ES_MARGIN <= tol)
                     .unwrap_or(&PROLATE_TABLE[PROLATE_TABLE.len() - 1])
                     .width;
-                SpreadKernel {
-                    shape,
-                    width,
-                    beta: prolate_fit(width).beta,
-                }
+                SpreadKernel::new(shape, width, prolate_fit(width).beta)
             }
             KernelShape::Gaussian => {
                 let half = ((1.0 / tol).log10() / 1.02).ceil().max(1.0) as usize + 1;
                 let width = (2 * half).min(MAX_WIDTH);
                 let half = width as f64 / 2.0;
-                SpreadKernel {
-                    shape,
-                    width,
-                    beta: std::f64::consts::PI * half * 0.75,
-                }
+                SpreadKernel::new(shape, width, std::f64::consts::PI * half * 0.75)
             }
         }
     }
@@ -120,6 +124,19 @@ impl SpreadKernel {
         w
     }
 
+    /// Tests only: the prolate kernel of `width` with `fit` in place of the table's (the
+    /// kernel scan measures candidate fits through it). The CPU path only: the device's
+    /// prelude bakes in the table's fit.
+    #[cfg(test)]
+    pub(crate) fn prolate_with_fit(width: usize, fit: &'static ProlateFit) -> SpreadKernel {
+        SpreadKernel {
+            shape: KernelShape::Prolate,
+            width,
+            beta: fit.beta,
+            fit: Some(fit),
+        }
+    }
+
     /// φ(z) for |z| ≤ 1 (0 outside).
     pub fn eval(&self, z: f64) -> f64 {
         if z.abs() > 1.0 {
@@ -128,8 +145,17 @@ impl SpreadKernel {
         match self.shape {
             KernelShape::ExpSemicircle => (self.beta * ((1.0 - z * z).max(0.0).sqrt() - 1.0)).exp(),
             KernelShape::Gaussian => (-self.beta * z * z).exp(),
-            KernelShape::Prolate => prolate_fit(self.width).eval(z),
+            KernelShape::Prolate => self.prolate().eval(z),
         }
+    }
+
+    /// The fit a prolate kernel evaluates: the table's for its width.
+    fn prolate(&self) -> &'static ProlateFit {
+        #[cfg(test)]
+        if let Some(fit) = self.fit {
+            return fit;
+        }
+        prolate_fit(self.width)
     }
 
     /// The Fourier transform of the stretched kernel ψ(t) = φ(2t/width) at frequency k of a

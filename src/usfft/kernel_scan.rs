@@ -1,14 +1,16 @@
-//! The scan behind the ES kernel table in `kernel.rs` (an ignored test; prints the table):
+//! The scans behind the kernel tables (ignored tests; they print them): `ES_TABLE` in
+//! `kernel.rs` (`es_beta_scan`) and `PROLATE_TABLE` in `prolate.rs` (`prolate_scan`).
 //!
 //!     cargo test --release --lib usfft::kernel_scan -- --ignored --nocapture
 //!
-//! For each width w = 2…16 and β/w = 1.70…2.60 (step 0.01), the CPU path's relative ℓ2
+//! ES: for each width w = 2…16 and β/w = 1.70…2.60 (step 0.01), the CPU path's relative ℓ2
 //! error against direct O(N·M) sums in f64, types 1 and 2, 1D/2D/3D, with mode counts whose
 //! fine grids are exactly 2N (the worst case: `fine_size` rounds up to smooth sizes, which
 //! only adds upsampling). It keeps, per width, the β/w with the smallest worst-case error.
 
 use super::cpu;
 use super::kernel::{KernelShape, SpreadKernel};
+use super::prolate::ProlateFit;
 use super::spec::{frequency, ModeOrder, TransformType, UsfftOptions, UsfftSpec};
 use crate::backend::cpu::CpuBackend;
 use num_complex::Complex;
@@ -136,11 +138,8 @@ fn es_beta_scan() {
     println!("| w | β/w | worst rel ℓ2 | 1D | 2D | 3D | old β/w: worst |");
     for width in 2..=16 {
         let worst_at = |per_cell: f64| -> (f64, [f64; 3]) {
-            let kernel = SpreadKernel {
-                shape: KernelShape::ExpSemicircle,
-                width,
-                beta: per_cell * width as f64,
-            };
+            let kernel =
+                SpreadKernel::new(KernelShape::ExpSemicircle, width, per_cell * width as f64);
             let per_dim = problems.each_ref().map(|p| {
                 let [e1, e2] = errors(&cpu, p, kernel);
                 e1.max(e2)
@@ -166,11 +165,11 @@ fn es_beta_scan() {
 /// The old rule: w = ceil(log10(1/tol)) + 2, β/w = 2.30 (2.20, 2.26, 2.38 for w = 2, 3, 4).
 fn old_kernel(tol: f64) -> SpreadKernel {
     let width = ((1.0 / tol).log10().ceil().max(1.0) as usize + 2).clamp(2, 16);
-    SpreadKernel {
-        shape: KernelShape::ExpSemicircle,
+    SpreadKernel::new(
+        KernelShape::ExpSemicircle,
         width,
-        beta: old_per_cell(width) * width as f64,
-    }
+        old_per_cell(width) * width as f64,
+    )
 }
 
 fn old_per_cell(width: usize) -> f64 {
@@ -207,83 +206,76 @@ fn width_rule_before_and_after() {
     }
 }
 
-/// The measured errors of `PROLATE_TABLE`: per width the fitted prolate kernel's worst error
-/// (tap polynomials to 1e-14, so the kernel's own error shows at every width) beside ES's.
+/// The scan behind `PROLATE_TABLE`, per width of the table (SCAN_WIDTHS=4,7,… for some):
+/// - by default, the errors it keeps: the table's fit's worst error (tap polynomials to 1e-14,
+///   so the kernel's own error shows at every width) per dimension count, beside ES's;
+/// - with SCAN_FITS set, what its (β/c, degree) were chosen from: at the table's c/w, the
+///   fit's error per β/c and degree beside a near-exact ψ0 (β/c = 0.5, degree 14);
+/// - with SCAN_CW=2.30,2.31,…, ψ0's error alone at each of those c/w (the table's c/w is
+///   the best of 2.00…2.60).
 #[test]
-#[ignore = "prints the errors kept in PROLATE_TABLE"]
-fn prolate_table_scan() {
+#[ignore = "prints the errors kept in PROLATE_TABLE, or with SCAN_FITS the fits' errors"]
+fn prolate_scan() {
+    use super::prolate::{fit_degree, prolate_fit, PROLATE_TABLE};
     let (cpu, problems) = scan_setup(10);
-    println!("| w | c/w | degree | worst rel ℓ2 | 1D | 2D | 3D | ES_TABLE | ES/prolate |");
-    for e in &super::prolate::PROLATE_TABLE {
-        let (width, per_cell) = (e.width, e.c_per_cell);
-        let kernel = SpreadKernel {
-            shape: KernelShape::Prolate,
-            width,
-            beta: super::prolate::prolate_fit(width).beta,
-        };
-        let per_dim = problems.each_ref().map(|p| {
+    let list = |name: &str| -> Option<Vec<String>> {
+        std::env::var(name)
+            .ok()
+            .map(|v| v.split(',').map(|w| w.trim().to_string()).collect())
+    };
+    let widths: Vec<usize> = list("SCAN_WIDTHS")
+        .map(|v| v.iter().map(|w| w.parse().unwrap()).collect())
+        .unwrap_or_else(|| PROLATE_TABLE.iter().map(|e| e.width).collect());
+    let per_cells: Option<Vec<f64>> =
+        list("SCAN_CW").map(|v| v.iter().map(|c| c.parse().unwrap()).collect());
+    let fits = std::env::var_os("SCAN_FITS").is_some() || per_cells.is_some();
+    // The worst error per dimension count of a prolate kernel of `width` with `fit`.
+    let per_dim = |width: usize, fit: &'static ProlateFit| -> [f64; 3] {
+        let kernel = SpreadKernel::prolate_with_fit(width, fit);
+        problems.each_ref().map(|p| {
             let [e1, e2] = errors_at(&cpu, p, kernel, 1e-14);
             e1.max(e2)
-        });
-        let worst = per_dim.iter().cloned().fold(0.0, f64::max);
-        let es = super::kernel::ES_TABLE
-            .iter()
-            .find(|e| e.0 == width)
-            .unwrap()
-            .2;
-        println!(
-            "| {width} | {per_cell:.3} | {} | {worst:.2e} | {:.2e} | {:.2e} | {:.2e} | {es:.2e} | {:.2} |",
-            super::prolate::prolate_fit(width).factor.len() - 1,
-            per_dim[0],
-            per_dim[1],
-            per_dim[2],
-            es / worst
-        );
+        })
+    };
+    let worst = |e: [f64; 3]| e.iter().cloned().fold(0.0, f64::max);
+    if !fits {
+        println!("| w | c/w | degree | worst rel ℓ2 | 1D | 2D | 3D | ES_TABLE | ES/prolate |");
     }
-}
-
-/// Per width, the fitted prolate kernel's error for each ES exponent ratio β/c and factor
-/// degree, beside a near-exact ψ0 (β/c = 0.5, degree 14): the table's (β/c, degree) is the
-/// cheapest within 10 % of ψ0's error.
-#[test]
-#[ignore = "prints the prolate fit's transform error per β/c and degree"]
-fn prolate_fit_scan() {
-    use super::prolate::{fit_degree, PROLATE_TABLE, SCAN_FIT};
-    let (cpu, problems) = scan_setup(10);
-    let widths: Vec<usize> = std::env::var("SCAN_WIDTHS")
-        .map(|v| v.split(',').map(|w| w.trim().parse().unwrap()).collect())
-        .unwrap_or_else(|_| (4..=16).collect());
-    let per_cells: Option<Vec<f64>> = std::env::var("SCAN_CW")
-        .ok()
-        .map(|v| v.split(',').map(|w| w.trim().parse().unwrap()).collect());
     for e in PROLATE_TABLE.iter().filter(|e| widths.contains(&e.width)) {
         let (width, table_per_cell) = (e.width, e.c_per_cell);
+        if !fits {
+            let fit = prolate_fit(width);
+            let e = per_dim(width, fit);
+            let es = super::kernel::ES_TABLE
+                .iter()
+                .find(|e| e.0 == width)
+                .unwrap()
+                .2;
+            println!(
+                "| {width} | {table_per_cell:.3} | {} | {:.2e} | {:.2e} | {:.2e} | {:.2e} | {es:.2e} | {:.2} |",
+                fit.factor.len() - 1,
+                worst(e),
+                e[0],
+                e[1],
+                e[2],
+                es / worst(e)
+            );
+            continue;
+        }
         for per_cell in per_cells.clone().unwrap_or(vec![table_per_cell]) {
             let c = per_cell * width as f64;
-            let worst = |r: f64, degree: usize| -> f64 {
-                let f: &'static _ = Box::leak(Box::new(fit_degree(c, r * c, degree)));
-                *SCAN_FIT.lock().unwrap() = Some(f);
-                let kernel = SpreadKernel {
-                    shape: KernelShape::Prolate,
+            let at = |r: f64, degree: usize| -> f64 {
+                worst(per_dim(
                     width,
-                    beta: f.beta,
-                };
-                let e = problems
-                    .iter()
-                    .map(|p| {
-                        let [e1, e2] = errors_at(&cpu, p, kernel, 1e-14);
-                        e1.max(e2)
-                    })
-                    .fold(0.0, f64::max);
-                *SCAN_FIT.lock().unwrap() = None;
-                e
+                    Box::leak(Box::new(fit_degree(c, r * c, degree))),
+                ))
             };
-            println!("w {width} c/w {per_cell}: exact {:.2e}", worst(0.5, 14));
+            println!("w {width} c/w {per_cell}: exact {:.2e}", at(0.5, 14));
             if per_cells.is_some() {
                 continue;
             }
             for r in [0.7, 0.8] {
-                let row: Vec<String> = (2..=12).map(|d| format!("{:.2e}", worst(r, d))).collect();
+                let row: Vec<String> = (2..=12).map(|d| format!("{:.2e}", at(r, d))).collect();
                 println!("w {width} r {r}: {}", row.join(" "));
             }
         }

@@ -40,10 +40,11 @@ const fn entry(
     }
 }
 
-/// Measured by `kernel_scan` (ignored tests; `cargo test --release --lib usfft::kernel_scan
-/// -- --ignored --nocapture`): the CPU path in f64 against direct sums, types 1 and 2,
-/// 1D/2D/3D, fine grids of exactly 2N, as for `ES_TABLE`. c/w is the best of a scan over
-/// 2.00…2.60 for ψ0 itself; (β/c, degree) the cheapest fit whose error is within a few % of
+/// Measured by `kernel_scan::prolate_scan` (an ignored test; `cargo test --release --lib
+/// usfft::kernel_scan::prolate_scan -- --ignored --nocapture`, with SCAN_FITS and SCAN_CW
+/// for the choices): the CPU path in f64 against direct sums, types 1 and 2, 1D/2D/3D, fine
+/// grids of exactly 2N, as for `ES_TABLE`. c/w is the best of a scan over 2.00…2.60 for ψ0
+/// itself; (β/c, degree) the cheapest fit whose error is within a few % of
 /// ψ0's (the fit β/c = 0.5 of degree 14; c/w for w = 2, 3 from 1.7…2.3). The fit's own deviation
 /// from ψ0 is largest at the edge, where ψ0 is about the width's error. A higher β/c leaves the
 /// factor less to correct, a lower one keeps more of ψ0's edge; both show in the degree.
@@ -66,7 +67,7 @@ pub(crate) const PROLATE_TABLE: [ProlateWidth; 15] = [
 ];
 
 /// The fitted φ of one width.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ProlateFit {
     pub beta: f64,
     /// P's coefficients in x = 1 − 2z², highest power first (Horner).
@@ -85,10 +86,6 @@ impl ProlateFit {
 
 /// The fit of width `width` (2…16), made once per process.
 pub fn prolate_fit(width: usize) -> &'static ProlateFit {
-    #[cfg(test)]
-    if let Some(f) = *SCAN_FIT.lock().unwrap() {
-        return f;
-    }
     static FITS: [OnceLock<ProlateFit>; 17] = [const { OnceLock::new() }; 17];
     FITS[width].get_or_init(|| {
         let e = prolate_width(width);
@@ -96,11 +93,6 @@ pub fn prolate_fit(width: usize) -> &'static ProlateFit {
         fit_degree(c, e.beta_over_c * c, e.degree)
     })
 }
-
-/// Tests only: the fit every width uses while set (the kernel scan measures candidates).
-#[cfg(test)]
-pub(crate) static SCAN_FIT: std::sync::Mutex<Option<&'static ProlateFit>> =
-    std::sync::Mutex::new(None);
 
 /// ψ0(c, ·) fitted as ES(β)·P with P of `degree`.
 pub fn fit_degree(c: f64, beta: f64, degree: usize) -> ProlateFit {

@@ -72,7 +72,7 @@ pub struct UsfftSpec {
 
 impl UsfftSpec {
     /// The checked specification of a plan in precision `T` (whose rounding bounds the
-    /// tolerance).
+    /// tolerance), with the kernel for its tolerance (type 3: for half of it).
     pub fn new<T: Real>(
         kind: TransformType,
         dim: usize,
@@ -96,32 +96,7 @@ impl UsfftSpec {
                 options.upsampling
             )));
         }
-        // Type 3 adds two kernels' errors (its spreading and its inner type 2): each gets half.
-        let kernel_tol = if kind == TransformType::Type3 {
-            0.5 * tolerance
-        } else {
-            tolerance
-        };
-        let kernel = SpreadKernel::for_tolerance(options.kernel, kernel_tol);
-        for (d, &n) in modes3.iter().enumerate().take(dim) {
-            if n > (1 << 30) {
-                return Err(Error::Unsupported(format!(
-                    "n_modes[{d}] = {n} is larger than 2^30"
-                )));
-            }
-        }
-        let (fine, freq, deconv) = if kind == TransformType::Type3 {
-            (
-                [1; 3],
-                [vec![0], vec![0], vec![0]],
-                [vec![1.0], vec![1.0], vec![1.0]],
-            )
-        } else {
-            let (fine, _, _) = tables(dim, modes3, options, kernel, false);
-            check_fine_grid(&fine[..dim], n_vectors)?;
-            tables(dim, modes3, options, kernel, true)
-        };
-        Ok(UsfftSpec {
+        let spec = |kernel| UsfftSpec {
             kind,
             dim,
             modes: modes3,
@@ -130,23 +105,52 @@ impl UsfftSpec {
             n_vectors,
             options,
             kernel,
+            fine: [1; 3],
+            freq: [vec![0], vec![0], vec![0]],
+            deconv: [vec![1.0], vec![1.0], vec![1.0]],
+        };
+        if kind == TransformType::Type3 {
+            // No fine grid until the points are set. Its spreading and its inner type 2
+            // (`type3_inner`, with this kernel) each add a kernel's error: each gets half.
+            return Ok(spec(SpreadKernel::for_tolerance(
+                options.kernel,
+                0.5 * tolerance,
+            )));
+        }
+        spec(SpreadKernel::for_tolerance(options.kernel, tolerance)).tabulated()
+    }
+
+    /// This spec with the fine grid, frequencies and deconvolution factors of its modes and
+    /// kernel; refused where a mode count or the fine grid is too large.
+    fn tabulated(self) -> Result<UsfftSpec> {
+        for (d, &n) in self.modes.iter().enumerate().take(self.dim) {
+            if n > (1 << 30) {
+                return Err(Error::Unsupported(format!(
+                    "n_modes[{d}] = {n} is larger than 2^30"
+                )));
+            }
+        }
+        let (fine, _, _) = tables(self.dim, self.modes, self.options, self.kernel, false);
+        check_fine_grid(&fine[..self.dim], self.n_vectors)?;
+        let (fine, freq, deconv) = tables(self.dim, self.modes, self.options, self.kernel, true);
+        Ok(UsfftSpec {
             fine,
             freq,
             deconv,
+            ..self
         })
     }
 
     /// The same plan with another spreading kernel (fine grid and deconvolution redone): the
-    /// kernel-tuning scan measures candidate (width, β) pairs through it.
-    pub fn with_kernel(&self, kernel: SpreadKernel) -> UsfftSpec {
-        let (fine, freq, deconv) = tables(self.dim, self.modes, self.options, kernel, true);
+    /// kernel-tuning scan measures candidate kernels through it.
+    #[cfg(test)]
+    pub(crate) fn with_kernel(&self, kernel: SpreadKernel) -> UsfftSpec {
         UsfftSpec {
             kernel,
-            fine,
-            freq,
-            deconv,
             ..self.clone()
         }
+        .tabulated()
+        .unwrap()
     }
 
     /// A type-3 plan's spreading grid: this spec with the fine grid `fine` (sized from the
@@ -160,23 +164,19 @@ impl UsfftSpec {
     }
 
     /// The type-2 transform inside a type-3 plan: from the spreading grid of `fine` cells
-    /// (its modes, in FFT order) to the rescaled frequencies, with this plan's kernel (chosen
-    /// for half its tolerance), sign, tolerance and batch.
-    pub fn type3_inner<T: Real>(&self, fine: [usize; 3]) -> Result<UsfftSpec> {
-        let options = UsfftOptions {
-            mode_order: ModeOrder::Fft,
-            ..self.options
-        };
-        Ok(UsfftSpec::new::<T>(
-            TransformType::Type2,
-            self.dim,
-            fine,
-            self.sign,
-            self.tolerance,
-            self.n_vectors,
-            options,
-        )?
-        .with_kernel(self.kernel))
+    /// (its modes, in FFT order) to the rescaled frequencies, with this plan's kernel, sign,
+    /// tolerance and batch (all checked when this plan was made).
+    pub fn type3_inner(&self, fine: [usize; 3]) -> Result<UsfftSpec> {
+        UsfftSpec {
+            kind: TransformType::Type2,
+            modes: fine,
+            options: UsfftOptions {
+                mode_order: ModeOrder::Fft,
+                ..self.options
+            },
+            ..self.clone()
+        }
+        .tabulated()
     }
 
     /// N1·N2·N3: elements of one mode vector.

@@ -257,9 +257,7 @@ impl<T: Real> Setup<T> {
     pub fn sized(spec: &UsfftSpec, p: &Type3Points<'_, T>) -> Result<Setup<T>> {
         let geometry = Geometry::new(spec, p)?;
         let grid = spec.type3_grid(geometry.fine).map_err(type3_context)?;
-        let inner = spec
-            .type3_inner::<T>(geometry.fine)
-            .map_err(type3_context)?;
+        let inner = spec.type3_inner(geometry.fine).map_err(type3_context)?;
         Ok(Setup {
             geometry,
             m: p.m,
@@ -287,7 +285,7 @@ fn type3_context(e: Error) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::usfft::spec::{TransformType, UsfftOptions};
+    use crate::usfft::spec::{ModeOrder, TransformType, UsfftOptions};
 
     fn spec(dim: usize, tol: f64) -> UsfftSpec {
         UsfftSpec::new::<f64>(
@@ -326,6 +324,23 @@ mod tests {
         let t = g.grid_frequencies([&f, &[], &[]], 2).unwrap();
         assert!((t[0][1] - 10.0 * h).abs() < 1e-15);
         assert!(t[0][1] <= PI / 2.0 + 1e-15);
+    }
+
+    #[test]
+    fn the_inner_type_2_takes_the_kernel_chosen_for_half_the_tolerance() {
+        for tol in [1e-3, 1e-6, 1e-9] {
+            let s = spec(2, tol);
+            assert_eq!(
+                s.kernel,
+                SpreadKernel::for_tolerance(s.options.kernel, 0.5 * tol)
+            );
+            let inner = s.type3_inner([30, 32, 1]).unwrap();
+            assert_eq!(inner.kind, TransformType::Type2);
+            assert_eq!((inner.modes, inner.fine), ([30, 32, 1], [60, 64, 1]));
+            assert_eq!((inner.kernel, inner.tolerance), (s.kernel, tol));
+            assert_eq!(inner.options.mode_order, ModeOrder::Fft);
+            assert_eq!(inner.freq[0][29], -1);
+        }
     }
 
     #[test]
